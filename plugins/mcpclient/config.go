@@ -1,0 +1,307 @@
+// Package mcpclient connects the harness to one MCP server per plugin
+// instance: configuration, transports (stdio and Streamable HTTP with a
+// legacy SSE fallback), public tool naming and the child-process hygiene
+// the stdio transport needs.
+package mcpclient
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Transport names accepted in [Config.Transport].
+const (
+	TransportStdio          = "stdio"
+	TransportStreamableHTTP = "streamable-http"
+)
+
+// Protocol version settings for [Config.ProtocolVersion].
+const (
+	// ProtocolAuto lets the SDK negotiate (it offers its newest version and
+	// falls back to the legacy initialize handshake).
+	ProtocolAuto = "auto"
+	// DefaultStdioProtocolVersion is pinned for stdio servers because some
+	// legacy servers exit when their first message is not `initialize`
+	// (go-sdk issue #1177), which makes the SDK's discovery probe fatal.
+	DefaultStdioProtocolVersion = "2025-11-25"
+)
+
+// Defaults applied by [Config.Default]. Each one is justified where it is
+// declared so the configuration catalogue can quote it.
+const (
+	// DefaultToolCallTimeoutMs bounds one tools/call. A minute matches the
+	// reference harness and the MCP TypeScript SDK's request timeout: long
+	// enough for builds and searches, short enough that a wedged server
+	// does not stall a turn indefinitely.
+	DefaultToolCallTimeoutMs = 60_000
+	// DefaultStartupTimeoutMs bounds connect plus first discovery. A cold
+	// `npx -y` has to download and install the package before the server
+	// can answer initialize; 30 s (the common peer default) is not always
+	// enough on a slow network, 60 s is.
+	DefaultStartupTimeoutMs = 60_000
+	// DefaultMaxInstructionBytes caps the attributed server instructions
+	// (UTF-8 bytes): generous for real servers, small enough that one
+	// server cannot flood the system prompt.
+	DefaultMaxInstructionBytes = 32_768
+	// DefaultMaxOutputBytes caps the model-facing projection of one tool
+	// result: about 25k tokens, the order of magnitude peers settle on
+	// (Claude Code warns at 10k tokens and caps at 25k).
+	DefaultMaxOutputBytes = 100_000
+	// DefaultReconnectInitialDelayMs is the first backoff step: short
+	// enough that a crashed-and-restarted server is back almost at once,
+	// long enough not to spin on a server that dies during startup.
+	DefaultReconnectInitialDelayMs = 500
+	// DefaultReconnectMaxDelayMs caps exponential backoff at 30 s, the
+	// usual ceiling for interactive tools (the SDK's own SSE reconnect uses
+	// the same cap).
+	DefaultReconnectMaxDelayMs = 30_000
+	// DefaultReconnectMaxAttempts: with doubling from 500 ms capped at 30 s,
+	// 10 attempts span about two and a half minutes — enough to ride out a
+	// server redeploy or a short network outage, short enough that a dead
+	// server is reported failed while the user still cares. It matches the
+	// reference harness (dsh-mcp-spec §3.2).
+	DefaultReconnectMaxAttempts = 10
+
+	// maxMillis is the largest accepted millisecond value (2^31-1, the
+	// reference harness's bound); it also keeps durations far from overflow.
+	maxMillis = 2_147_483_647
+)
+
+// Environment inheritance modes for [InheritEnv.Mode].
+const (
+	// InheritMinimal passes an allow-list of harmless variables (PATH, HOME,
+	// locale, temp dir, …; see [MinimalEnvNames]).
+	InheritMinimal = "minimal"
+	// InheritAll passes the harness's whole environment. It leaks every
+	// secret the harness holds; use only for trusted servers.
+	InheritAll = "all"
+	// InheritNone passes nothing but [InheritEnv.Extra] and [Config.Env].
+	InheritNone = "none"
+)
+
+// serverNamePattern is the contract for [Config.ServerName].
+var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// Config is the configuration of one MCP server connection. Decode it as
+// JSON with camelCase keys: call [Config.Default] on the zero value first,
+// decode strictly (unknown keys are errors) over it, then call
+// [Config.Validate].
+//
+// Config is a plain value; it is safe for concurrent reads. Its maps and
+// slices are shared by copies, so treat a validated Config as immutable.
+type Config struct {
+	// ServerName identifies the server locally (tool names, prompt
+	// sections, status); it is never the server's self-reported name.
+	// Must match ^[A-Za-z0-9_-]{1,32}$.
+	ServerName string `json:"serverName"`
+	// Transport is "stdio" or "streamable-http". Required.
+	Transport string `json:"transport"`
+
+	// Command is the executable for stdio (looked up in the harness's PATH
+	// when it has no path separator). Args are passed verbatim, no shell.
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env entries are set in the child's environment and always win over
+	// inherited variables (so a token can be passed explicitly).
+	Env map[string]string `json:"env,omitempty"`
+	// Cwd is the child's working directory; empty inherits the harness's.
+	Cwd string `json:"cwd,omitempty"`
+	// InheritEnv selects which of the harness's variables a stdio child
+	// inherits. Ignored for HTTP.
+	InheritEnv InheritEnv `json:"inheritEnv"`
+
+	// URL is the Streamable HTTP endpoint (http or https). If the server
+	// rejects Streamable HTTP, the legacy HTTP+SSE transport is tried on
+	// the same URL.
+	URL string `json:"url,omitempty"`
+	// Headers are sent on every HTTP request (POST, GET stream, DELETE).
+	Headers map[string]string `json:"headers,omitempty"`
+
+	// ToolCallTimeoutMs bounds one tools/call (default 60000).
+	ToolCallTimeoutMs int `json:"toolCallTimeoutMs"`
+	// StartupTimeoutMs bounds connect plus first discovery (default 60000).
+	StartupTimeoutMs int `json:"startupTimeoutMs"`
+	// FailOnStartupError fails the plugin's activation when the first
+	// connection attempt fails; otherwise retries continue in the
+	// background (default false).
+	FailOnStartupError bool `json:"failOnStartupError"`
+	// Reconnect is the supervisor's backoff policy.
+	Reconnect ReconnectConfig `json:"reconnect"`
+	// MaxInstructionBytes caps the server's instructions in the system
+	// prompt (default 32768).
+	MaxInstructionBytes int `json:"maxInstructionBytes"`
+	// AllowedTools lists the raw tool names admitted at discovery. Omitted
+	// (nil) admits every tool; an empty list is a configuration error.
+	AllowedTools *[]string `json:"allowedTools,omitempty"`
+	// ProtocolVersion pins the MCP protocol version offered to the server:
+	// "" (default) means "2025-11-25" for stdio and SDK negotiation for
+	// HTTP; "auto" means SDK negotiation for both; otherwise one of
+	// mcp.SupportedProtocolVersions().
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// MaxOutputBytes caps the model-facing text of one tool result
+	// (default 100000).
+	MaxOutputBytes int `json:"maxOutputBytes"`
+}
+
+// ReconnectConfig is the supervisor's reconnection policy: exponential
+// backoff from InitialDelayMs, doubling up to MaxDelayMs, giving up after
+// MaxAttempts consecutive failures. It is a plain value.
+type ReconnectConfig struct {
+	// Enabled turns reconnection on (default true).
+	Enabled bool `json:"enabled"`
+	// InitialDelayMs is the first delay (default 500).
+	InitialDelayMs int `json:"initialDelayMs"`
+	// MaxDelayMs caps the delay (default 30000).
+	MaxDelayMs int `json:"maxDelayMs"`
+	// MaxAttempts is the budget of consecutive attempts (default 10).
+	MaxAttempts int `json:"maxAttempts"`
+}
+
+// InheritEnv decides which variables of the harness's own environment a
+// stdio child inherits before [Config.Env] is applied on top:
+//
+//	inheritEnv: {mode: minimal, extra: [HTTPS_PROXY, NODE_OPTIONS]}
+//
+// Mode is "minimal" (default: [MinimalEnvNames] only), "all" (everything,
+// including secrets) or "none" (nothing). Extra names further variables to
+// pass through in any mode when they are set in the harness's environment.
+// It is a plain value.
+type InheritEnv struct {
+	Mode  string   `json:"mode"`
+	Extra []string `json:"extra,omitempty"`
+}
+
+// Default fills c with the defaults. Call it on a zero value before
+// decoding so decoded fields override the defaults (nested objects such
+// as reconnect merge key by key).
+func (c *Config) Default() {
+	c.ToolCallTimeoutMs = DefaultToolCallTimeoutMs
+	c.StartupTimeoutMs = DefaultStartupTimeoutMs
+	c.FailOnStartupError = false
+	c.Reconnect = ReconnectConfig{
+		Enabled:        true,
+		InitialDelayMs: DefaultReconnectInitialDelayMs,
+		MaxDelayMs:     DefaultReconnectMaxDelayMs,
+		MaxAttempts:    DefaultReconnectMaxAttempts,
+	}
+	c.MaxInstructionBytes = DefaultMaxInstructionBytes
+	c.MaxOutputBytes = DefaultMaxOutputBytes
+	c.InheritEnv = InheritEnv{Mode: InheritMinimal}
+}
+
+// ToolCallTimeout returns ToolCallTimeoutMs as a duration.
+func (c Config) ToolCallTimeout() time.Duration { return millis(c.ToolCallTimeoutMs) }
+
+// StartupTimeout returns StartupTimeoutMs as a duration.
+func (c Config) StartupTimeout() time.Duration { return millis(c.StartupTimeoutMs) }
+
+// InitialDelay returns InitialDelayMs as a duration.
+func (r ReconnectConfig) InitialDelay() time.Duration { return millis(r.InitialDelayMs) }
+
+// MaxDelay returns MaxDelayMs as a duration.
+func (r ReconnectConfig) MaxDelay() time.Duration { return millis(r.MaxDelayMs) }
+
+// EffectiveProtocolVersion returns the version to request from the SDK:
+// "" means "let the SDK negotiate".
+func (c Config) EffectiveProtocolVersion() string {
+	switch c.ProtocolVersion {
+	case ProtocolAuto:
+		return ""
+	case "":
+		if c.Transport == TransportStdio {
+			return DefaultStdioProtocolVersion
+		}
+		return ""
+	default:
+		return c.ProtocolVersion
+	}
+}
+
+// Allows reports whether the raw tool name passes AllowedTools.
+func (c Config) Allows(rawTool string) bool {
+	return c.AllowedTools == nil || slices.Contains(*c.AllowedTools, rawTool)
+}
+
+func millis(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// redactedValue replaces secret values in [Config.Redacted].
+const redactedValue = "[redacted]"
+
+// Redacted returns a deep copy of c that is safe to log or show in
+// status: env and header values are replaced by "[redacted]", and the
+// URL's password and query values are masked.
+func (c Config) Redacted() Config {
+	r := c
+	r.Args = slices.Clone(c.Args)
+	r.Env = redactMap(c.Env)
+	r.Headers = redactMap(c.Headers)
+	r.URL = redactURL(c.URL)
+	r.InheritEnv.Extra = slices.Clone(c.InheritEnv.Extra)
+	if c.AllowedTools != nil {
+		tools := slices.Clone(*c.AllowedTools)
+		r.AllowedTools = &tools
+	}
+	return r
+}
+
+// LogValue makes slog print the redacted form, so logging a Config can
+// never leak a secret.
+func (c Config) LogValue() slog.Value {
+	r := c.Redacted()
+	attrs := []slog.Attr{
+		slog.String("serverName", r.ServerName),
+		slog.String("transport", r.Transport),
+	}
+	if r.Command != "" {
+		attrs = append(attrs, slog.String("command", r.Command), slog.Any("args", r.Args))
+	}
+	if r.Cwd != "" {
+		attrs = append(attrs, slog.String("cwd", r.Cwd))
+	}
+	if len(r.Env) > 0 {
+		attrs = append(attrs, slog.Any("env", r.Env))
+	}
+	if r.URL != "" {
+		attrs = append(attrs, slog.String("url", r.URL))
+	}
+	if len(r.Headers) > 0 {
+		attrs = append(attrs, slog.Any("headers", r.Headers))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+func redactMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k := range maps.Keys(m) {
+		out[k] = redactedValue
+	}
+	return out
+}
+
+// ErrInvalidConfig is matched (errors.Is) by every [*ConfigError].
+var ErrInvalidConfig = errors.New("invalid mcp server configuration")
+
+// ConfigError is one configuration problem: the server, the key path
+// (e.g. "reconnect.maxDelayMs", "env.API_KEY") and what was wrong.
+// It matches [ErrInvalidConfig] with errors.Is.
+type ConfigError struct {
+	Server string
+	Key    string
+	Msg    string
+}
+
+// Error formats `mcp server "<server>": key "<key>": <msg>`.
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("mcp server %q: key %q: %s", e.Server, e.Key, e.Msg)
+}
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
