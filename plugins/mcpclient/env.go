@@ -1,0 +1,102 @@
+package mcpclient
+
+import (
+	"slices"
+	"strings"
+)
+
+// unixMinimalEnv is what a stdio server needs to find programs, its home
+// and temp directories, and to pick a locale and time zone. Nothing here
+// is a credential; proxies, NODE_* and tokens must be named explicitly.
+var unixMinimalEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM",
+	"LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ",
+}
+
+// windowsMinimalEnv is the Windows equivalent: without SYSTEMROOT and
+// friends many programs (and Go's own net package) fail to start.
+var windowsMinimalEnv = []string{
+	"PATH", "PATHEXT", "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC",
+	"TEMP", "TMP", "USERPROFILE", "USERNAME", "USERDOMAIN", "HOMEDRIVE", "HOMEPATH",
+	"APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "PROGRAMFILES(X86)",
+	"COMMONPROGRAMFILES", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE", "OS", "TZ",
+}
+
+// MinimalEnvNames returns the variables a stdio server inherits in the
+// "minimal" [InheritEnv] mode on the given GOOS (runtime.GOOS in
+// production). The result is a fresh slice.
+func MinimalEnvNames(goos string) []string {
+	if goos == "windows" {
+		return slices.Clone(windowsMinimalEnv)
+	}
+	return slices.Clone(unixMinimalEnv)
+}
+
+// buildEnv returns the environment of a stdio child: the variables of
+// parent (an os.Environ()-style slice, later entries winning) admitted by
+// inherit, then explicit on top. Names compare case-insensitively on
+// Windows, exactly elsewhere. The result is sorted by name so it is
+// deterministic; malformed parent entries (no '=') are skipped.
+func buildEnv(parent []string, goos string, inherit InheritEnv, explicit map[string]string) []string {
+	fold := func(name string) string { return name }
+	if goos == "windows" {
+		fold = strings.ToUpper
+	}
+	admit := func(string) bool { return true }
+	if inherit.Mode != InheritAll {
+		allowed := make(map[string]bool)
+		if inherit.Mode != InheritNone {
+			for _, name := range MinimalEnvNames(goos) {
+				allowed[fold(name)] = true
+			}
+		}
+		for _, name := range inherit.Extra {
+			allowed[fold(name)] = true
+		}
+		admit = func(key string) bool { return allowed[key] }
+	}
+
+	type entry struct{ name, value string }
+	vars := make(map[string]entry)
+	for _, kv := range parent {
+		name, value, ok := splitEnv(kv, goos)
+		if !ok {
+			continue
+		}
+		if key := fold(name); admit(key) {
+			vars[key] = entry{name, value}
+		}
+	}
+	for _, name := range sortedKeys(explicit) { // sorted: deterministic if names fold alike
+		vars[fold(name)] = entry{name, explicit[name]}
+	}
+
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	env := make([]string, 0, len(keys))
+	for _, k := range keys {
+		env = append(env, vars[k].name+"="+vars[k].value)
+	}
+	return env
+}
+
+// splitEnv splits "NAME=value". On Windows a leading '=' belongs to the
+// name (cmd.exe keeps per-drive directories as "=C:=C:\dir").
+func splitEnv(kv, goos string) (name, value string, ok bool) {
+	from := 0
+	if goos == "windows" && strings.HasPrefix(kv, "=") {
+		from = 1
+	}
+	i := strings.IndexByte(kv[from:], '=')
+	if i < 0 {
+		return "", "", false
+	}
+	i += from
+	if i == 0 {
+		return "", "", false
+	}
+	return kv[:i], kv[i+1:], true
+}
