@@ -1,0 +1,103 @@
+package demoserver
+
+import (
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultName is the implementation name a server reports when
+// [Options.Name] is empty.
+const DefaultName = "harness-demo"
+
+// DefaultInstructions are the server instructions used when
+// [Options.Instructions] is empty.
+const DefaultInstructions = "The harness demo server offers small tools for trying an MCP host: " +
+	"echo returns its text, add sums two numbers (with structured output), " +
+	"slow waits a number of milliseconds and reports progress, image returns a small PNG, " +
+	"fail always returns a tool error, add_tool registers a new tool at run time, " +
+	"and big returns a text of a requested size. " +
+	"Resources: demo://readme, demo://config.json, demo://logo.png, and notes at demo://notes/{id}."
+
+// version is the implementation version reported to clients.
+const version = "0.1.0"
+
+// Options configures a demo server. The zero value is ready to use.
+//
+// Options is a plain value: New and the Serve functions copy it and never
+// retain or modify the caller's copy.
+type Options struct {
+	// Name is the server implementation name reported to clients.
+	// Empty means [DefaultName].
+	Name string
+	// PageSize is the maximum number of items in one page of tools/list,
+	// resources/list and resources/templates/list. Zero (or a negative value)
+	// means the SDK default ([mcp.DefaultPageSize]); tests use 2 to exercise
+	// pagination.
+	PageSize int
+	// Instructions are the server instructions sent to clients.
+	// Empty means [DefaultInstructions].
+	Instructions string
+	// Logger receives the server's and the SDK's log records. Nil discards
+	// them.
+	Logger *slog.Logger
+}
+
+// withDefaults returns o with every empty field replaced by its default.
+func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if o.PageSize < 0 {
+		o.PageSize = 0
+	}
+	if o.Instructions == "" {
+		o.Instructions = DefaultInstructions
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// schemaCache is shared by every demo server so that New, which tests and the
+// HTTP handler call often, does not repeat schema reflection and resolution.
+var schemaCache = mcp.NewSchemaCache()
+
+// New returns a fresh server with every demo tool, resource and resource
+// template registered and the instructions set.
+//
+// The server is an ordinary *mcp.Server: connect it to any transport with
+// Connect or Run. It is safe for concurrent use by any number of sessions;
+// tools added by add_tool are shared by all sessions of this server and by no
+// other server.
+func New(opts Options) *mcp.Server {
+	return newServer(opts.withDefaults(), nil)
+}
+
+// newServer builds a server from opts, which must have its defaults applied.
+// When stop is closed, running slow calls end early so that closing sessions
+// (which waits for in-flight requests) cannot be held up by them; a nil stop
+// never closes.
+func newServer(opts Options, stop <-chan struct{}) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{
+		Name:    opts.Name,
+		Title:   "Harness demo server",
+		Version: version,
+	}, &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		Logger:       opts.Logger,
+		PageSize:     opts.PageSize,
+		SchemaCache:  schemaCache,
+	})
+	d := &demo{
+		server: s,
+		name:   opts.Name,
+		logger: opts.Logger.With(slog.String("server", opts.Name)),
+		stop:   stop,
+		extras: make(map[string]struct{}),
+	}
+	d.addTools()
+	d.addResources(opts.PageSize)
+	return s
+}

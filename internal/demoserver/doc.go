@@ -1,0 +1,42 @@
+// Package demoserver is the embedded demo MCP server.
+//
+// It backs the `harness demo-server` command, the MCP client of the built-in
+// default profile (so a fresh install does something real with no setup), and
+// the tests and benchmarks across the repository. Everything is built on the
+// go-sdk (github.com/modelcontextprotocol/go-sdk); there is no hand-written
+// JSON-RPC here.
+//
+// # Tools
+//
+//   - echo {text}: returns text unchanged.
+//   - add {a, b}: returns the sum as text and as structured content {"sum": …},
+//     with an output schema.
+//   - slow {ms}: waits ms milliseconds (default 1000, at most 600000), returns
+//     promptly when the request is cancelled, and reports progress when the
+//     caller supplies a progress token.
+//   - image {}: returns an 8x8 PNG gradient as image content (image/png).
+//   - fail {message?}: returns a tool result with isError set.
+//   - add_tool {name}: registers a tool named extra_<name> at run time, so the
+//     server sends notifications/tools/list_changed to connected sessions.
+//   - big {bytes}: returns a text result of exactly that many bytes (at most
+//     16 MiB), for output-cap tests. Over stdio, a result close to the cap
+//     makes a frame larger than the go-sdk client's default 16 MiB line
+//     limit, which such a client reports as an error.
+//
+// Every tool has a generated JSON input schema with descriptions, required
+// fields and bounds; out-of-range arguments come back as tool errors.
+//
+// # Resources
+//
+//   - demo://readme (text/markdown)
+//   - demo://config.json (application/json)
+//   - demo://logo.png (image/png, a blob: the same PNG as the image tool)
+//   - the template demo://notes/{id} (text/plain), a generated note per id
+//
+// # Serving
+//
+// [New] returns a ready *mcp.Server to connect to any transport (tests use
+// mcp.NewInMemoryTransports). [ServeStdio] serves one session over
+// stdin/stdout, [Handler] returns a Streamable HTTP handler, and [ServeHTTP]
+// listens on a loopback address and serves that handler at /mcp.
+package demoserver
