@@ -1,0 +1,238 @@
+// Package ctxtest makes tests of plugins short: a root that is disposed when the test ends,
+// waits bounded by a test timeout, state assertions and event recorders.
+package ctxtest
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// Timeout bounds every wait made by this package.
+var Timeout = 10 * time.Second
+
+// New returns a root whose logs are kept and printed if the test fails, and which is
+// disposed (and settled) when the test ends.
+func New(t testing.TB) *ctx.Context {
+	root, _ := NewLogged(t)
+	return root
+}
+
+// NewLogged is [New] that also returns the root's log.
+func NewLogged(t testing.TB) (*ctx.Context, *Log) {
+	t.Helper()
+	l := &Log{}
+	root := ctx.New(ctx.Options{Logger: slog.New(l.handler())})
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), Timeout)
+		defer cancel()
+		if err := root.Scope().Dispose(c); err != nil && c.Err() != nil {
+			t.Errorf("ctxtest: root dispose: %v", err)
+		}
+		if err := root.Settle(c); err != nil {
+			t.Errorf("ctxtest: settle after dispose: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("root log:\n%s", l.String())
+		}
+	})
+	return root, l
+}
+
+// Wait returns a context bounded by [Timeout], cancelled when the test ends.
+func Wait(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), Timeout)
+	t.Cleanup(cancel)
+	return c
+}
+
+// Settle waits for c's tree to become quiet and fails the test if it does not within
+// [Timeout].
+func Settle(t testing.TB, c *ctx.Context) {
+	t.Helper()
+	if err := c.Settle(Wait(t)); err != nil {
+		t.Fatalf("ctxtest: tree did not settle: %v", err)
+	}
+}
+
+// Mount mounts def on c with config and returns the scope; it fails the test if the mount is
+// refused.
+func Mount(t testing.TB, c *ctx.Context, def ctx.PluginDef, config any) *ctx.Scope {
+	t.Helper()
+	s, err := c.Plugin(def, config)
+	if err != nil {
+		t.Fatalf("ctxtest: mount %s: %v", def.Name(), err)
+	}
+	return s
+}
+
+// MountActive mounts def, settles the tree and asserts the scope is active.
+func MountActive(t testing.TB, c *ctx.Context, def ctx.PluginDef, config any) *ctx.Scope {
+	t.Helper()
+	s := Mount(t, c, def, config)
+	Settle(t, c)
+	RequireState(t, s, ctx.Active)
+	return s
+}
+
+// RequireState fails the test unless s is in state want.
+func RequireState(t testing.TB, s *ctx.Scope, want ctx.State) {
+	t.Helper()
+	if got := s.State(); got != want {
+		t.Fatalf("ctxtest: %s is %v, want %v (err: %v)", s, got, want, s.Err())
+	}
+}
+
+// Recorder collects the arguments of an event, in dispatch order.
+//
+// A Recorder is safe for concurrent use.
+type Recorder[A any] struct {
+	mu     sync.Mutex
+	events []A
+	signal chan struct{}
+}
+
+// Record registers a recorder for ev on c.
+func Record[A any](t testing.TB, c *ctx.Context, ev ctx.Event[A]) *Recorder[A] {
+	t.Helper()
+	r := &Recorder[A]{signal: make(chan struct{}, 1)}
+	if _, err := ev.On(c, func(a A) error {
+		r.mu.Lock()
+		r.events = append(r.events, a)
+		r.mu.Unlock()
+		select {
+		case r.signal <- struct{}{}:
+		default:
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("ctxtest: record %s: %v", ev.Name(), err)
+	}
+	return r
+}
+
+// Events returns a copy of what was recorded so far.
+func (r *Recorder[A]) Events() []A {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// Reset forgets what was recorded.
+func (r *Recorder[A]) Reset() {
+	r.mu.Lock()
+	r.events = nil
+	r.mu.Unlock()
+}
+
+// WaitFor waits until pred holds for the recorded events, failing the test after [Timeout].
+func (r *Recorder[A]) WaitFor(t testing.TB, pred func([]A) bool) []A {
+	t.Helper()
+	deadline := time.NewTimer(Timeout)
+	defer deadline.Stop()
+	for {
+		if ev := r.Events(); pred(ev) {
+			return ev
+		}
+		select {
+		case <-r.signal:
+		case <-deadline.C:
+			t.Fatalf("ctxtest: condition not reached; recorded %d events", len(r.Events()))
+		}
+	}
+}
+
+// Transitions records the state transitions of one scope (or of all scopes when s is nil)
+// as a list of states entered.
+func Transitions(t testing.TB, c *ctx.Context, s *ctx.Scope) *StateLog {
+	t.Helper()
+	l := &StateLog{}
+	if _, err := ctx.StatusChanged.On(c, func(ch ctx.StatusChange) error {
+		if s == nil || ch.Scope == s {
+			l.mu.Lock()
+			l.states = append(l.states, ch.New)
+			l.mu.Unlock()
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("ctxtest: transitions: %v", err)
+	}
+	return l
+}
+
+// StateLog is a list of states entered, recorded by [Transitions].
+//
+// A StateLog is safe for concurrent use.
+type StateLog struct {
+	mu     sync.Mutex
+	states []ctx.State
+}
+
+// States returns the states entered so far.
+func (l *StateLog) States() []ctx.State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.states)
+}
+
+// Log keeps the records of a root's logger.
+//
+// A Log is safe for concurrent use.
+type Log struct {
+	mu      sync.Mutex
+	records []slog.Record
+	buf     bytes.Buffer
+}
+
+func (l *Log) handler() slog.Handler { return &logHandler{l: l} }
+
+// Records returns the records at or above level.
+func (l *Log) Records(level slog.Level) []slog.Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []slog.Record
+	for _, r := range l.records {
+		if r.Level >= level {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// String returns the whole log as text.
+func (l *Log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+type logHandler struct {
+	l     *Log
+	attrs []slog.Attr
+	group string
+}
+
+func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logHandler) Handle(c context.Context, r slog.Record) error {
+	r = r.Clone()
+	r.AddAttrs(h.attrs...)
+	h.l.mu.Lock()
+	defer h.l.mu.Unlock()
+	h.l.records = append(h.l.records, r)
+	return slog.NewTextHandler(&h.l.buf, &slog.HandlerOptions{Level: slog.LevelDebug}).Handle(c, r)
+}
+
+func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &logHandler{l: h.l, attrs: append(slices.Clone(h.attrs), as...), group: h.group}
+}
+
+func (h *logHandler) WithGroup(name string) slog.Handler {
+	return &logHandler{l: h.l, attrs: h.attrs, group: name}
+}

@@ -1,0 +1,26 @@
+// Package ctx is the scope tree that every harness plugin lives in: a Go port of the
+// Cordis v4 plugin model.
+//
+// A tree of scopes starts at a root made by [New]. Plugins are values made once by
+// [Define]; mounting one with [Context.Plugin] creates a child [Scope] that loads on its own
+// goroutine and returns at once. Inside a scope, code holds resources only through effects
+// ([Context.Effect], [Context.Defer], [Context.Go]): when the scope unloads, every effect is
+// undone in reverse order. Services are typed keys ([Key]) that a scope provides and that
+// other scopes declare in their plugin's Inject list; a scope whose injected services are
+// missing waits in [Pending] and loads as soon as they appear. Events ([Event], [Bail],
+// [Chain]) carry their dispatch mode in their type.
+//
+// Plugins are written as
+//
+//	func apply(ctx *ctx.Context, cfg Config) error
+//
+// mirroring Cordis. Inside such a function the parameter shadows the package, so the API is
+// method-centric: operations are methods on [*Context], on [Key] and on the event types.
+//
+// # Concurrency
+//
+// Every exported method is safe for concurrent use. One lock per root guards the tree; it is
+// never held while user code runs (apply functions, disposers, listeners, config hooks). Each
+// scope has at most one state transition in flight; [Context.Settle] waits until no scope of
+// the tree has one.
+package ctx
