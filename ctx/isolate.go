@@ -70,3 +70,7 @@ func (c *Context) Intercepts(name string) []any {
 	}
 	return out
 }
+
+// SameRealm reports whether a and b see the service name in the same isolation realm: use it
+// in a [Target] filter so a service's events reach only its own realm.
+func SameRealm(a, b *Context, name string) bool { return a.realm(name) == b.realm(name) }
