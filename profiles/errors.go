@@ -1,0 +1,122 @@
+package profiles
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Sentinel errors classify every [*Error]; test them with [errors.Is].
+var (
+	// ErrNotFound reports a profile that does not exist: an unknown built-in
+	// name, a missing file, or a missing profile named by extends.
+	ErrNotFound = errors.New("profile not found")
+	// ErrSyntax reports a document that does not parse (YAML or JSON) or a
+	// malformed --set argument or HARNESS_* variable name.
+	ErrSyntax = errors.New("syntax error")
+	// ErrUnknownKey reports a key the profile format does not define.
+	ErrUnknownKey = errors.New("unknown key")
+	// ErrType reports a value of the wrong type.
+	ErrType = errors.New("wrong type")
+	// ErrUnknownPlugin reports a row whose use names no plugin of the catalog.
+	ErrUnknownPlugin = errors.New("unknown plugin")
+	// ErrDuplicate reports two keys that collide: the same key twice in one
+	// map, or sibling row ids that differ only in case.
+	ErrDuplicate = errors.New("duplicate key")
+	// ErrInvalid reports any other invalid value: a bad id, a row without
+	// use, an extends cycle, an overlay that cannot apply.
+	ErrInvalid = errors.New("invalid profile")
+)
+
+// Error describes what is wrong with a profile or an imported document, and
+// where. Every error returned by this package is an *Error.
+//
+// Its message reads, for example:
+//
+//	profile "my.yaml": line 4: key "plugins.gh.enabled": expected a boolean, got string "yes"
+//	profile "default": --set plugins.demo.enabled: key "plugins.demo.enabled": expected a boolean, got string "yes"
+//	mcp import "claude.json": key "mcpServers.gh.args": expected a list of strings, got number 5
+type Error struct {
+	// Op names what was being read: "profile" (Load; also when empty) or
+	// "mcp import" (ImportMCPServers).
+	Op string
+	// Source is the profile name or file path given to Load, or the source
+	// given to ImportMCPServers.
+	Source string
+	// Layer says where the offending value came from when that is not the
+	// Source document itself: `extends "web"`, `--set plugins.demo.enabled`,
+	// `$HARNESS_PLUGINS__DEMO__ENABLED`. Empty for the Source document.
+	Layer string
+	// Line is the 1-based line in the document the error points at, 0 when
+	// unknown or not applicable.
+	Line int
+	// Path is the dotted key path, e.g. "plugins.gh.enabled"; empty for
+	// errors about a whole document or argument.
+	Path string
+	// Msg says what was expected and what was found.
+	Msg string
+	// Err is one of the sentinel errors, possibly joined with an
+	// underlying cause such as an fs.ErrNotExist.
+	Err error
+}
+
+// Error formats the error as `profile "SOURCE": [LAYER[, line N]: ][key "PATH": ]MSG`.
+func (e *Error) Error() string {
+	var b strings.Builder
+	op := e.Op
+	if op == "" {
+		op = "profile"
+	}
+	fmt.Fprintf(&b, "%s %q", op, e.Source)
+	switch {
+	case e.Layer != "" && e.Line > 0:
+		fmt.Fprintf(&b, ": %s, line %d", e.Layer, e.Line)
+	case e.Layer != "":
+		fmt.Fprintf(&b, ": %s", e.Layer)
+	case e.Line > 0:
+		fmt.Fprintf(&b, ": line %d", e.Line)
+	}
+	if e.Path != "" {
+		fmt.Fprintf(&b, ": key %q", e.Path)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Unwrap returns the sentinel (and cause) behind the error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// joinPath renders a key path for messages.
+func joinPath(path []string) string { return strings.Join(path, ".") }
+
+// describe renders a decoded value for "got ..." in messages. Long strings
+// are summarised rather than quoted so that a misplaced secret is not
+// echoed back in full.
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if v == "" {
+			return "an empty string"
+		}
+		if len(v) > 40 {
+			return "a string of " + strconv.Itoa(len(v)) + " bytes"
+		}
+		return "string " + strconv.Quote(v)
+	case bool:
+		return "boolean " + strconv.FormatBool(v)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return fmt.Sprintf("integer %d", v)
+	case float32, float64:
+		return fmt.Sprintf("number %v", v)
+	case []any:
+		return "a list"
+	case map[string]any, map[any]any:
+		return "a map"
+	default:
+		return fmt.Sprintf("a value of type %T", v)
+	}
+}

@@ -1,0 +1,78 @@
+package profiles
+
+import (
+	"embed"
+	"slices"
+	"strings"
+)
+
+// A Profile is a tree of plugin rows, merged from every layer and validated.
+type Profile struct {
+	// Name is the built-in profile name ("default") or the file path as
+	// given to Load.
+	Name string
+	// Source labels the profile in error messages: the same as Name for
+	// files and built-ins.
+	Source string
+	// Description is the profile's optional one-line description.
+	Description string
+	// Rows are the top-level plugin rows in document order.
+	Rows []Row
+
+	layers []string       // the layers merged, base first, for the dump header
+	order  map[string]int // first-seen position of every key path (see pathKey)
+}
+
+// A Row is one plugin mount: a plugin from the catalog with its raw
+// configuration, and optionally nested rows mounted in a child scope.
+type Row struct {
+	// ID is the row's key in its plugins map; unique among its siblings,
+	// compared case-insensitively.
+	ID string
+	// Use names the plugin in the catalog. Empty for a plain scope row,
+	// which only groups its nested rows in a child scope.
+	Use string
+	// Enabled is false when the row, and everything nested in it, is
+	// switched off. It defaults to true.
+	Enabled bool
+	// Config is the plugin's raw configuration (never nil), with
+	// ${HARNESS_SELF} expanded. The plugin decodes it strictly with its
+	// own config type.
+	Config map[string]any
+	// Rows are nested rows, mounted in a child (agent) scope of this row.
+	Rows []Row
+	// Path is the row's key path, e.g. "plugins.agent.plugins.gh".
+	Path string
+}
+
+//go:embed *.yaml
+var builtins embed.FS
+
+// Builtin returns the YAML text of the built-in profile called name, and
+// whether it exists.
+func Builtin(name string) ([]byte, bool) {
+	if name == "" || strings.ContainsAny(name, `/\.`) {
+		return nil, false
+	}
+	b, err := builtins.ReadFile(name + ".yaml")
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// BuiltinNames returns the names of the built-in profiles, sorted.
+func BuiltinNames() []string {
+	entries, err := builtins.ReadDir(".")
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
