@@ -1,0 +1,122 @@
+package archtest
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/cordisgo/harness"
+
+// rule says which project packages a package (and its subpackages, unless listed
+// separately) may import, and whether it may import anything outside the standard library.
+type rule struct {
+	project []string
+	stdOnly bool
+}
+
+// rules mirrors docs/design.md. The longest matching prefix applies.
+var rules = map[string]rule{
+	"ctx":                  {stdOnly: true},
+	"ctx/ctxtest":          {project: []string{"ctx"}, stdOnly: true},
+	"plugins/toolregistry": {project: []string{"ctx"}},
+	"plugins/sysprompt":    {project: []string{"ctx"}, stdOnly: true},
+	"plugins/mcpresources": {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
+	"plugins/mcpclient":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources"}},
+	"plugins/mcpmanager":   {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry", "plugins/remote"}},
+	"plugins/remote":       {project: []string{"ctx"}},
+	"profiles":             {},
+	"internal/demoserver":  {},
+	"internal/archtest":    {},
+	"bench":                {project: []string{"ctx", "plugins", "internal/demoserver", "profiles"}},
+	"cmd":                  {project: []string{""}},
+}
+
+// shellOnly are the third-party modules the design reserves for the binary.
+var shellOnly = []string{"go.uber.org/fx", "github.com/lmittmann/tint", "github.com/spf13/cobra", "github.com/spf13/pflag"}
+
+func ruleFor(rel string) (rule, bool) {
+	best, found := "", false
+	for prefix := range rules {
+		if (rel == prefix || strings.HasPrefix(rel, prefix+"/")) && len(prefix) >= len(best) {
+			best, found = prefix, true
+		}
+	}
+	return rules[best], found
+}
+
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func TestImportRules(t *testing.T) {
+	top, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	err = filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != top && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(top, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		r, ok := ruleFor(rel)
+		if !ok {
+			t.Errorf("%s: package %q has no import rule; add one to rules and docs/design.md", path, rel)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			switch {
+			case isStd(imp):
+			case imp == module || strings.HasPrefix(imp, module+"/"):
+				target := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+				if target == rel || strings.HasPrefix(target, rel+"/") {
+					continue
+				}
+				if !slices.ContainsFunc(r.project, func(p string) bool {
+					return p == "" || target == p || strings.HasPrefix(target, p+"/")
+				}) {
+					t.Errorf("%s: %s may not import %s", rel, filepath.Base(path), target)
+				}
+			case r.stdOnly:
+				t.Errorf("%s: %s imports %s, but this package may use only the standard library", rel, filepath.Base(path), imp)
+			case !strings.HasPrefix(rel, "cmd") && slices.ContainsFunc(shellOnly, func(m string) bool { return strings.HasPrefix(imp, m) }):
+				t.Errorf("%s: %s imports %s, which belongs to the application shell (cmd/harness) only", rel, filepath.Base(path), imp)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no Go files checked")
+	}
+	if _, err := os.Stat(filepath.Join(top, "go.mod")); err != nil {
+		t.Fatalf("not at the module root: %v", err)
+	}
+}
