@@ -1,0 +1,276 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TransportLegacySSE is reported by a connection that fell back to the
+// legacy HTTP+SSE transport (2024-11-05). It is not a configuration value:
+// configure "streamable-http" and the fallback happens when the server
+// rejects Streamable HTTP.
+const TransportLegacySSE = "sse"
+
+// ErrCleanupIncomplete means a stdio server's process group could not be
+// confirmed gone after close (or after a failed connect). A supervisor
+// must not start another process for the same server while it is
+// unresolved: two generations would overlap.
+var ErrCleanupIncomplete = errors.New("mcp server process group could not be confirmed gone")
+
+// Shutdown timing. The SDK closes stdin and waits terminateDuration before
+// it signals the direct child; then the whole group gets SIGTERM, killGrace
+// to exit, SIGKILL, and killWait to disappear.
+const (
+	defaultTerminateDuration = 2 * time.Second
+	defaultKillGrace         = 2 * time.Second
+	killWait                 = 2 * time.Second
+	// reapWait bounds waiting for the SDK's close (which reaps the leader)
+	// after the group was killed.
+	reapWait = 2 * time.Second
+	// drainWait bounds waiting for stderr EOF once the group is gone; a
+	// process that escaped the group may still hold the pipe.
+	drainWait = time.Second
+	// cmdWaitDelay is exec.Cmd.WaitDelay: Wait never blocks longer than
+	// this on I/O after the process exited.
+	cmdWaitDelay = 2 * time.Second
+	// errorTailBytes caps the stderr excerpt embedded in error messages;
+	// StderrTail has the whole buffer.
+	errorTailBytes = 1 << 10
+)
+
+// dialOptions are the caller-side hooks and knobs of dial. The zero value
+// is valid: every field has a documented default.
+type dialOptions struct {
+	// clientInfo identifies the harness to the server (nil: "cordisgo-harness"
+	// with the module version).
+	clientInfo *mcp.Implementation
+	// logger receives SDK diagnostics and this package's own (nil: discard).
+	logger *slog.Logger
+	// onToolListChanged is called on the SDK's notification goroutine for
+	// every notifications/tools/list_changed. It must only signal (e.g. a
+	// non-blocking send): it blocks every later notification while it runs.
+	// nil: no handler, and no list-changed subscription under 2026-07-28.
+	onToolListChanged func()
+	// parentEnv is the environment a stdio child may inherit from
+	// (nil: os.Environ()); goos selects the allow-list ("": runtime.GOOS).
+	parentEnv []string
+	goos      string
+	// stderrTailBytes caps the stderr ring (0: DefaultStderrTailBytes).
+	stderrTailBytes int
+	// terminateDuration is how long the SDK waits after closing stdin before
+	// it signals the child (0: 2s). killGrace is how long the group gets
+	// between SIGTERM and SIGKILL (0: 2s).
+	terminateDuration time.Duration
+	killGrace         time.Duration
+	// httpBase is the RoundTripper under the header injector (nil: a
+	// private clone of http.DefaultTransport, closed with the connection).
+	httpBase http.RoundTripper
+}
+
+func (o dialOptions) log() *slog.Logger {
+	if o.logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.logger
+}
+
+func (o dialOptions) implementation() *mcp.Implementation {
+	if o.clientInfo != nil {
+		return o.clientInfo
+	}
+	version := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	return &mcp.Implementation{Name: "cordisgo-harness", Version: version}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// dial connects to the server described by cfg (which must have passed
+// Validate) and returns a live, initialized connection. ctx bounds the
+// whole connect, including process start and the handshake; it does not
+// bound the connection's lifetime. On failure nothing is left running
+// (or the error wraps ErrCleanupIncomplete); errors are prefixed
+// `mcp server "<name>": connect:` and, for stdio, carry the stderr tail.
+func dial(ctx context.Context, cfg Config, opts dialOptions) (*connection, error) {
+	switch cfg.Transport {
+	case TransportStdio:
+		return dialStdio(ctx, cfg, opts)
+	case TransportStreamableHTTP:
+		return dialHTTP(ctx, cfg, opts)
+	default:
+		return nil, &ConfigError{Server: cfg.ServerName, Key: "transport", Msg: fmt.Sprintf("unsupported transport %q", cfg.Transport)}
+	}
+}
+
+// connectSession runs the MCP handshake over t with the client this
+// package always uses: it advertises no client capabilities (a nil
+// Capabilities would make the SDK offer roots, and servers change
+// behaviour when a client offers roots), pins cfg's protocol version and
+// forwards tools/list_changed to opts.onToolListChanged.
+func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Transport) (*mcp.ClientSession, error) {
+	co := &mcp.ClientOptions{
+		Logger:       opts.log().With("mcpServer", cfg.ServerName),
+		Capabilities: &mcp.ClientCapabilities{},
+	}
+	if signal := opts.onToolListChanged; signal != nil {
+		co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { signal() }
+	}
+	client := mcp.NewClient(opts.implementation(), co)
+	return client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: cfg.EffectiveProtocolVersion()})
+}
+
+// initInfo is what the server reported when the session was initialized.
+// Capabilities is never nil (empty when the server sent none); a nil
+// Capabilities.Tools means the server has no tools.
+type initInfo struct {
+	ServerName      string
+	ServerTitle     string
+	ServerVersion   string
+	ProtocolVersion string
+	Instructions    string
+	Capabilities    *mcp.ServerCapabilities
+}
+
+func newInitInfo(res *mcp.InitializeResult) initInfo {
+	info := initInfo{Capabilities: &mcp.ServerCapabilities{}}
+	if res == nil {
+		return info
+	}
+	info.ProtocolVersion = res.ProtocolVersion
+	info.Instructions = res.Instructions
+	if res.Capabilities != nil {
+		info.Capabilities = res.Capabilities
+	}
+	if si := res.ServerInfo; si != nil { // nil under 2026-07-28 discovery
+		info.ServerName, info.ServerTitle, info.ServerVersion = si.Name, si.Title, si.Version
+	}
+	return info
+}
+
+// connection is one live MCP session and whatever it owns (a process
+// group, an HTTP transport). All methods are safe for concurrent use;
+// Close is idempotent. Close must be called even after Done is closed:
+// a stdio server's process group is only cleaned up by Close.
+type connection struct {
+	server   string
+	kind     string
+	session  *mcp.ClientSession
+	info     initInfo
+	stderr   *tailBuffer // nil unless stdio
+	pgid     int         // 0 unless stdio
+	shutdown func(context.Context) error
+
+	done     chan struct{}
+	closing  atomic.Bool
+	closed   chan struct{}
+	closeErr error // written before closed is closed
+}
+
+// newConnection wraps a connected session; shutdown closes the session
+// and releases what the transport owns.
+func newConnection(cfg Config, kind string, cs *mcp.ClientSession, shutdown func(context.Context) error) *connection {
+	c := &connection{
+		server:   cfg.ServerName,
+		kind:     kind,
+		session:  cs,
+		info:     newInitInfo(cs.InitializeResult()),
+		shutdown: shutdown,
+		done:     make(chan struct{}),
+		closed:   make(chan struct{}),
+	}
+	go func() {
+		_ = cs.Wait()
+		close(c.done)
+	}()
+	return c
+}
+
+// Session returns the SDK session for requests (tools/list, tools/call, …).
+func (c *connection) Session() *mcp.ClientSession { return c.session }
+
+// Info returns what the server reported at initialization.
+func (c *connection) Info() initInfo { return c.info }
+
+// Transport returns the transport in use: "stdio", "streamable-http" or
+// "sse" (legacy fallback).
+func (c *connection) Transport() string { return c.kind }
+
+// ProcessGroup returns the stdio server's process group id (its pid), or 0.
+func (c *connection) ProcessGroup() int { return c.pgid }
+
+// StderrTail returns the last bytes the stdio server wrote to stderr
+// ("" for HTTP).
+func (c *connection) StderrTail() string {
+	if c.stderr == nil {
+		return ""
+	}
+	return c.stderr.Tail()
+}
+
+// Done is closed when the session ends: closed by us, or the server went
+// away (stdio: its stdout closed; HTTP: the SDK gave the connection up).
+// Under stateless HTTP the SDK may never notice a dead server.
+func (c *connection) Done() <-chan struct{} { return c.done }
+
+// Close ends the session gracefully and releases everything the
+// connection owns. ctx bounds the graceful part only: a stdio process
+// group is then terminated and killed regardless, within fixed bounds.
+// The result wraps ErrCleanupIncomplete if the group could not be
+// confirmed gone; other errors are not reported (they are logged by the
+// transport). Later calls wait for the first one and return its result,
+// or ctx's error if ctx ends first.
+func (c *connection) Close(ctx context.Context) error {
+	if !c.closing.CompareAndSwap(false, true) {
+		select {
+		case <-c.closed:
+			return c.closeErr
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	err := c.shutdown(ctx)
+	select {
+	case <-c.done:
+	case <-time.After(reapWait):
+		err = errors.Join(err, fmt.Errorf("mcp server %q: session did not end after close: %w", c.server, ErrCleanupIncomplete))
+	}
+	c.closeErr = err
+	close(c.closed)
+	return err
+}
+
+// connectError formats a failed connect, with the stderr tail if any.
+func connectError(server string, err error, stderrTail string) error {
+	if tail := errorTail(stderrTail); tail != "" {
+		return fmt.Errorf("mcp server %q: connect: %w (stderr: %s)", server, err, tail)
+	}
+	return fmt.Errorf("mcp server %q: connect: %w", server, err)
+}
+
+// errorTail trims s and keeps at most errorTailBytes of its end, starting
+// at a line boundary when one is available.
+func errorTail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= errorTailBytes {
+		return s
+	}
+	b := newTailBuffer(errorTailBytes)
+	_, _ = b.Write([]byte(s))
+	return "…" + b.Tail()
+}

@@ -1,0 +1,208 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// syncBuffer is a bytes.Buffer safe for the SDK's concurrent log writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func memoryConfig(protocol string) Config {
+	var c Config
+	c.Default()
+	c.ServerName, c.Transport, c.Command, c.ProtocolVersion = "mem", TransportStdio, "unused", protocol
+	return c
+}
+
+// dialInMemory connects the client side of this package to srv over an
+// in-memory pipe; wire, if non-nil, receives the client's raw JSON-RPC.
+func dialInMemory(t *testing.T, srv *mcp.Server, cfg Config, opts dialOptions, wire *syncBuffer) (*connection, *mcp.ServerSession) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, serverT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ct mcp.Transport = clientT
+	if wire != nil {
+		ct = &mcp.LoggingTransport{Transport: clientT, Writer: wire}
+	}
+	cs, err := connectSession(ctx, cfg, opts, ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := newConnection(cfg, "in-memory", cs, func(context.Context) error {
+		_ = cs.Close()
+		return nil
+	})
+	t.Cleanup(func() {
+		closeConn(t, conn)
+		_ = ss.Wait()
+	})
+	return conn, ss
+}
+
+func TestSessionInfoAndProtocol(t *testing.T) {
+	tests := []struct{ configured, want string }{
+		{"", "2025-11-25"}, // stdio default, pinned
+		{"auto", "2026-07-28"},
+		{"2025-06-18", "2025-06-18"},
+	}
+	for _, tt := range tests {
+		t.Run("protocol="+tt.configured, func(t *testing.T) {
+			conn, _ := dialInMemory(t, newTestServer(), memoryConfig(tt.configured), dialOptions{}, nil)
+			info := conn.Info()
+			if info.ProtocolVersion != tt.want {
+				t.Errorf("negotiated %q, want %q", info.ProtocolVersion, tt.want)
+			}
+			if info.Instructions != "Use echo to repeat text." {
+				t.Errorf("instructions %q", info.Instructions)
+			}
+			if info.Capabilities == nil || info.Capabilities.Tools == nil {
+				t.Errorf("tools capability missing: %+v", info.Capabilities)
+			}
+			if tt.want < "2026-07-28" && (info.ServerName != "test-server" || info.ServerVersion != "1.2.3") {
+				t.Errorf("server info %+v", info)
+			}
+			if got := callText(t, conn.Session(), "add", map[string]any{"a": 2, "b": 40}); got != "42" {
+				t.Errorf("add = %q", got)
+			}
+		})
+	}
+}
+
+func TestServerWithoutToolsCapability(t *testing.T) {
+	bare := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "0"}, nil)
+	conn, _ := dialInMemory(t, bare, memoryConfig(""), dialOptions{}, nil)
+	if caps := conn.Info().Capabilities; caps == nil || caps.Tools != nil {
+		t.Fatalf("capabilities = %+v, want non-nil without tools", caps)
+	}
+}
+
+// TestNoClientCapabilities: the client must not offer roots (the SDK's
+// default when Capabilities is nil), sampling or elicitation.
+func TestNoClientCapabilities(t *testing.T) {
+	for _, protocol := range []string{"", "auto"} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			var wire syncBuffer
+			_, ss := dialInMemory(t, newTestServer(), memoryConfig(protocol), dialOptions{}, &wire)
+			for _, capability := range []string{`"roots"`, `"sampling"`, `"elicitation"`} {
+				if strings.Contains(wire.String(), capability) {
+					t.Errorf("client advertised %s:\n%s", capability, wire.String())
+				}
+			}
+			if protocol == "" {
+				if !strings.Contains(wire.String(), `"capabilities":{}`) {
+					t.Errorf("initialize without empty capabilities:\n%s", wire.String())
+				}
+				if caps := ss.InitializeParams().Capabilities; caps.RootsV2 != nil {
+					t.Errorf("server saw roots: %+v", caps.RootsV2)
+				}
+			}
+		})
+	}
+}
+
+func TestToolListChangedSignals(t *testing.T) {
+	for _, protocol := range []string{"", "auto"} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			changed := make(chan struct{}, 1)
+			signal := func() {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}
+			srv := newTestServer()
+			conn, _ := dialInMemory(t, srv, memoryConfig(protocol), dialOptions{onToolListChanged: signal}, nil)
+			mcp.AddTool(srv, &mcp.Tool{Name: "late"}, func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
+				return textResult("late"), nil, nil
+			})
+			select {
+			case <-changed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no tools/list_changed signal")
+			}
+			if got := callText(t, conn.Session(), "late", map[string]any{"text": "x"}); got != "late" {
+				t.Errorf("late = %q", got)
+			}
+		})
+	}
+}
+
+func TestDoneWhenServerEndsSession(t *testing.T) {
+	conn, ss := dialInMemory(t, newTestServer(), memoryConfig(""), dialOptions{}, nil)
+	select {
+	case <-conn.Done():
+		t.Fatal("Done closed while connected")
+	default:
+	}
+	_ = ss.Close()
+	select {
+	case <-conn.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done not closed after the server ended the session")
+	}
+}
+
+func TestCloseIsIdempotent(t *testing.T) {
+	conn, _ := dialInMemory(t, newTestServer(), memoryConfig(""), dialOptions{}, nil)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { errs[i] = conn.Close(context.Background()) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Close #%d: %v", i, err)
+		}
+	}
+	select {
+	case <-conn.Done():
+	default:
+		t.Fatal("Done not closed after Close")
+	}
+}
+
+func TestErrorTail(t *testing.T) {
+	long := strings.Repeat("noise\n", 400) + "the last line"
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"  boom\n", "boom"},
+		{long, ""}, // checked below
+	}
+	for _, tt := range tests[:2] {
+		if got := errorTail(tt.in); got != tt.want {
+			t.Errorf("errorTail(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	got := errorTail(long)
+	if len(got) > errorTailBytes+len("…") || !strings.HasPrefix(got, "…noise\n") || !strings.HasSuffix(got, "the last line") {
+		t.Errorf("errorTail(long) = %q", got)
+	}
+}
