@@ -43,6 +43,7 @@ type root struct {
 	listeners  map[*eventDesc][]*listener
 	runtimes   map[PluginDef]map[*Scope]struct{}
 	labels     map[string]*realm
+	remotes    map[string]*RemoteMethod
 	inflight   int
 	idle       chan struct{} // closed while inflight == 0
 	scope      *Scope
