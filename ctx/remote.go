@@ -26,7 +26,6 @@ type RemoteMethod struct {
 
 var remoteName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*/[A-Za-z][A-Za-z0-9_-]*$`)
 
-
 // ExposeRemote marks m as remote, as an effect of c's scope: the method disappears when the
 // returned disposer runs or the scope unloads. Names are unique per tree.
 func (c *Context) ExposeRemote(m RemoteMethod) (Disposer, error) {
