@@ -1,0 +1,40 @@
+package mcpresources
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Resource methods a [Provider] serves.
+const (
+	MethodList      = "resources/list"
+	MethodTemplates = "resources/templates/list"
+	MethodRead      = "resources/read"
+)
+
+// Request is one resource operation against one server. Cursor applies to the list
+// methods and URI to reads; both are the server's own values and pass through unchanged.
+type Request struct {
+	Method string
+	Cursor string
+	URI    string
+}
+
+// Provider gives access to one configured server's resources. The MCP client plugin
+// implements it over its live connection.
+//
+// Implementations must be safe for concurrent use.
+type Provider interface {
+	// Request runs req against the server and returns the protocol result as lossless
+	// JSON. ctx carries the caller's cancellation; caller is the calling scope's context
+	// (it identifies the agent making the call).
+	Request(ctx context.Context, req Request, caller CallerInfo) (json.RawMessage, error)
+}
+
+// CallerInfo identifies who asked for a resource operation.
+type CallerInfo struct {
+	// Scope is the name of the calling scope.
+	Scope string
+	// CallID is the tool call's id, when the request comes from a tool call.
+	CallID string
+}
