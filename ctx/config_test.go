@@ -101,3 +101,11 @@ func TestUpdate(t *testing.T) {
 		t.Fatalf("root update: %v", err)
 	}
 }
+
+func TestNewConfigAppliesDefaults(t *testing.T) {
+	def := ctx.Define(ctx.Meta{Name: "greeter"}, func(*ctx.Context, greetConfig) error { return nil })
+	cfg, ok := def.NewConfig().(*greetConfig)
+	if !ok || cfg.Times != 1 {
+		t.Fatalf("NewConfig() = %#v", def.NewConfig())
+	}
+}

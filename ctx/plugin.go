@@ -34,6 +34,9 @@ type PluginDef interface {
 	Deps() []Dependency
 	// DecodeConfig decodes and validates a raw configuration the way a mount would.
 	DecodeConfig(raw any) (any, error)
+	// NewConfig returns a pointer to a new configuration value with its defaults applied
+	// and no validation, for documentation and tooling.
+	NewConfig() any
 
 	decode(raw any) (any, error)
 	apply(c *Context, cfg any) error
@@ -72,6 +75,15 @@ func (d *Def[C]) Deps() []Dependency { return d.meta.Inject }
 
 // DecodeConfig decodes and validates raw as this plugin's configuration.
 func (d *Def[C]) DecodeConfig(raw any) (any, error) { return d.decode(raw) }
+
+// NewConfig returns a *C with its defaults applied.
+func (d *Def[C]) NewConfig() any {
+	cfg := new(C)
+	if p, ok := any(cfg).(interface{ Default() }); ok {
+		p.Default()
+	}
+	return cfg
+}
 
 func (d *Def[C]) apply(c *Context, cfg any) error { return d.fn(c, cfg.(C)) }
 
