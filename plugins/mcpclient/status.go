@@ -1,0 +1,63 @@
+package mcpclient
+
+import (
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// Phase is where a server's connection stands.
+type Phase string
+
+// Connection phases reported to a [StatusSink].
+const (
+	PhaseConnecting   Phase = "connecting"
+	PhaseConnected    Phase = "connected"
+	PhaseReconnecting Phase = "reconnecting"
+	PhaseFailed       Phase = "failed"
+	PhaseDisposed     Phase = "disposed"
+)
+
+// Status is one report of a server's connection state. It never carries secrets: the
+// error and stderr text come from the server process and the SDK, not from configuration.
+type Status struct {
+	// Server is the configured serverName.
+	Server string `json:"server"`
+	// Scope is the client plugin's scope, which identifies the instance.
+	Scope *ctx.Scope `json:"-"`
+	Phase Phase      `json:"phase"`
+	// Attempt counts connection attempts in the current run of failures (1 for the first);
+	// MaxAttempts is the reconnect budget (0 when reconnection is off).
+	Attempt     int `json:"attempt,omitempty"`
+	MaxAttempts int `json:"maxAttempts,omitempty"`
+	// Err describes the last failure, if any; StderrTail is the end of a stdio server's
+	// stderr.
+	Err        string `json:"error,omitempty"`
+	StderrTail string `json:"stderrTail,omitempty"`
+	// Transport is "stdio", "streamable-http" or "sse" once connected.
+	Transport string `json:"transport,omitempty"`
+	// ServerName, ServerVersion and ProtocolVersion come from the server's initialize
+	// answer.
+	ServerName      string `json:"serverName,omitempty"`
+	ServerVersion   string `json:"serverVersion,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Tools lists the public names of the registered tools.
+	Tools []string `json:"tools,omitempty"`
+	// InstructionBytes is the size of the published instructions.
+	InstructionBytes int `json:"instructionBytes,omitempty"`
+	// CleanupIncomplete is set when the server's process group could not be confirmed
+	// gone: no new process is started for this instance.
+	CleanupIncomplete bool      `json:"cleanupIncomplete,omitempty"`
+	At                time.Time `json:"at"`
+}
+
+// StatusSink receives connection status reports from every MCP client plugin in its
+// realm. The MCP server manager provides one. ReportStatus must not block: copy the report
+// and return.
+type StatusSink interface {
+	ReportStatus(Status)
+}
+
+// StatusSinkKey is the optional status sink service; clients look it up with Get on every
+// report, so a sink mounted later starts receiving reports at the next change.
+var StatusSinkKey = ctx.NewKey[StatusSink]("mcpStatusSink")
