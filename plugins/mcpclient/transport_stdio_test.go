@@ -68,6 +68,7 @@ func processGone(pid int) bool {
 }
 
 func TestStdioConnectAndCall(t *testing.T) {
+	t.Parallel()
 	conn, err := dialTest(t, stdioConfig(t, "normal"), dialOptions{}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +105,7 @@ func TestStdioConnectAndCall(t *testing.T) {
 }
 
 func TestStdioStderrTailBounded(t *testing.T) {
+	t.Parallel()
 	conn, err := dialTest(t, stdioConfig(t, "stderr-chatty"), dialOptions{stderrTailBytes: 1024}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +123,7 @@ func TestStdioStderrTailBounded(t *testing.T) {
 // TestStdioStderrInConnectError: a server that writes to stderr and exits
 // yields a connect error carrying that text (g).
 func TestStdioStderrInConnectError(t *testing.T) {
+	t.Parallel()
 	_, err := dialTest(t, stdioConfig(t, "exit-immediately"), dialOptions{}, 30*time.Second)
 	if err == nil {
 		t.Fatal("connected to a server that exited")
@@ -139,6 +142,7 @@ func TestStdioStderrInConnectError(t *testing.T) {
 // TestStdioConnectBoundedByCtx: a server that never answers initialize
 // (and ignores stdin EOF and SIGTERM) is killed when the connect ctx ends.
 func TestStdioConnectBoundedByCtx(t *testing.T) {
+	t.Parallel()
 	fifo := filepath.Join(t.TempDir(), "ready")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -177,6 +181,7 @@ func TestStdioConnectBoundedByCtx(t *testing.T) {
 // TestStdioCloseEscalates: a server that ignores stdin EOF and SIGTERM is
 // killed with SIGKILL, even when Close's ctx is already done.
 func TestStdioCloseEscalates(t *testing.T) {
+	t.Parallel()
 	opts := dialOptions{terminateDuration: 50 * time.Millisecond, killGrace: 50 * time.Millisecond}
 	conn, err := dialTest(t, stdioConfig(t, "stubborn"), opts, 30*time.Second)
 	if err != nil {
@@ -194,6 +199,7 @@ func TestStdioCloseEscalates(t *testing.T) {
 }
 
 func TestStdioCommandNotFound(t *testing.T) {
+	t.Parallel()
 	cfg := stdioConfig(t, "normal")
 	cfg.Command = "/nonexistent/mcp-server"
 	_, err := dialTest(t, cfg, dialOptions{}, 10*time.Second)
@@ -203,6 +209,7 @@ func TestStdioCommandNotFound(t *testing.T) {
 }
 
 func TestStdioCwd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := stdioConfig(t, "normal")
 	cfg.Cwd = dir
@@ -222,6 +229,7 @@ func TestStdioCwd(t *testing.T) {
 // TestStdioEnvironment: secrets of the parent environment do not reach the
 // child by default; explicit env wins; inheritEnv widens or narrows (f).
 func TestStdioEnvironment(t *testing.T) {
+	t.Parallel()
 	parent := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=/home/parent",
 		"HARNESS_TEST_SECRET=hunter2", "FOO=parent", "EXTRA_ONE=1",
@@ -242,6 +250,7 @@ func TestStdioEnvironment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := stdioConfig(t, "normal")
 			cfg.Env["FOO"] = "explicit"
 			cfg.InheritEnv = tt.inherit
@@ -280,6 +289,7 @@ func liveGroupMembers(t *testing.T, pgid int) []string {
 // TestStdioProcessHygiene: a server started through `sh -c` that leaves a
 // grandchild behind; after Close no process of its group survives (e).
 func TestStdioProcessHygiene(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
