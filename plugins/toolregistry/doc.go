@@ -1,0 +1,56 @@
+// Package toolregistry is the tools service of the harness: plugins register tools into a
+// scoped registry, agents list the tools visible from their scope and execute them through
+// one pipeline (validation, policy, timeout, recording).
+//
+// # Scopes and layers
+//
+// Every registration belongs to the layer of the scope whose context registered it, and is
+// an effect of that context: it goes away when the registering scope unloads. From a scope
+// S, the visible tools are those of S's layer and its ancestors' layers; when two layers
+// hold the same name the nearest one wins, so an agent scope can shadow a global tool.
+// Sibling scopes never see each other's tools. A name registered twice in one layer is an
+// error naming both owners. [Registry.Restrict] hides inherited tools from one subtree.
+//
+// # How a plugin registers a tool
+//
+// Inject the service, then register from the apply function; nothing needs undoing by hand:
+//
+//	var Plugin = ctx.Define(ctx.Meta{Name: "clock", Inject: []ctx.Dependency{toolregistry.Key}},
+//		func(ctx *ctx.Context, _ struct{}) error {
+//			_, err := toolregistry.Key.Use(ctx).Register(ctx, toolregistry.Tool{
+//				Name:        "now",
+//				Description: "Returns the current time.",
+//				Execute: func(_ context.Context, _ *toolregistry.Call) (*toolregistry.Result, error) {
+//					return toolregistry.TextResult(time.Now().Format(time.RFC3339)), nil
+//				},
+//			})
+//			return err
+//		})
+//
+// A plugin that owns a changing group of tools (the MCP client, one group per server) uses
+// [Registry.NewSet] and swaps the whole group with [Set.Replace].
+//
+// # Execution
+//
+// [Registry.Execute] runs lookup → argument validation (JSON schema, compiled once at
+// registration) → the [Policy] waterfall (allow, deny, or ask the [ApprovalKey] service) →
+// the tool with the caller's context and its timeout → output validation → the
+// [PostExecute] waterfall → the output cap → recording ([Registry.History]) and the
+// [Executed] event. Every failure is a [*ToolError] with a stable [Code], and the returned
+// [Result] then reports it to the model. Images travel as [Attachment] references into the
+// [Attachments] store, never as base64 text.
+//
+// # Events
+//
+// [Changed] reports layer changes, coalesced: one [Set.Replace] is one event, and unloading
+// a scope is one event for its layer. Events are emitted with no registry lock held; the
+// order of changes made concurrently is not defined, so listeners should re-read
+// [Registry.List] rather than apply deltas. [Policy], [PostExecute] and [Executed] are
+// dispatched from the caller's context, so listeners registered with [ctx.Subtree] see
+// only their own subtree's calls.
+//
+// # Configuration
+//
+// The [Plugin]'s configuration is [Options]: historySize, maxOutputBytes,
+// attachmentMaxBytes and defaultTimeoutMs. An update is applied in place.
+package toolregistry

@@ -1,0 +1,408 @@
+package toolregistry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// ExecOptions adjusts one [Registry.Execute] call. The zero value is ready to use.
+type ExecOptions struct {
+	// Context bounds the call: its cancellation (or deadline) cancels the tool and the
+	// approval wait, and its values reach the tool. Nil means the caller's context, so the
+	// call ends when the caller's scope unloads; derive Context from the caller to keep that.
+	Context context.Context
+	// CallID identifies the call in the history and events; empty means "call_<n>".
+	CallID string
+}
+
+// Action is a policy verdict.
+type Action string
+
+// Policy actions.
+const (
+	Allow Action = "allow" // run the tool
+	Deny  Action = "deny"  // refuse with Decision.Reason
+	Ask   Action = "ask"   // ask the approval service ([ApprovalKey])
+)
+
+// Decision is the answer of the [Policy] chain.
+type Decision struct {
+	Action Action
+	// Reason explains a Deny to the model and the user, or what an Ask asks about.
+	Reason string
+}
+
+// PolicyRequest is what [Policy] listeners and the [Approver] decide on.
+//
+// A PolicyRequest is owned by the execution; listeners must not modify or keep it.
+type PolicyRequest struct {
+	CallID string
+	// Tool is the tool as visible from the caller.
+	Tool Info
+	// Args are the validated arguments, a JSON object.
+	Args json.RawMessage
+	// Caller is the context the call was made from.
+	Caller *ctx.Context
+}
+
+// Approver decides on calls the policy answered with [Ask]. Provide one with [ApprovalKey];
+// without one, such calls are denied with a reason that says so.
+//
+// Implementations must be safe for concurrent use: executions ask concurrently.
+type Approver interface {
+	// Approve blocks until the call is approved or refused, or ctx (the call's context) is
+	// done. reason is the policy's Decision.Reason. An error refuses the call (or cancels it
+	// when ctx is done).
+	Approve(ctx context.Context, req *PolicyRequest, reason string) (Approval, error)
+}
+
+// Approval is an [Approver]'s answer.
+type Approval struct {
+	Approved bool
+	// Reason explains a refusal.
+	Reason string
+}
+
+// ApproverFunc adapts a function to [Approver].
+type ApproverFunc func(ctx context.Context, req *PolicyRequest, reason string) (Approval, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req *PolicyRequest, reason string) (Approval, error) {
+	return f(ctx, req, reason)
+}
+
+// Pipeline events and the approval service.
+var (
+	// Policy is the permission waterfall, dispatched from the caller's context (so a
+	// listener registered with [ctx.Subtree] rules only its own subtree's calls). Each
+	// listener may answer itself or call next and adjust the answer; the default at the end
+	// of the chain is [Allow]. A listener error or panic denies the call, and so does an
+	// unknown action.
+	Policy = ctx.NewChain[*PolicyRequest, Decision]("tools/policy")
+	// PostExecute runs after every execution, whatever its outcome, from the caller's
+	// context. next returns the result so far; a listener may return a replacement (for
+	// example redacted content). A replacement with IsError set fails a successful call
+	// with [CodeToolError]; a failed call stays failed whatever the replacement; a listener
+	// error fails the call with CodeToolError. The Record's Outcome and Err describe the
+	// outcome so far.
+	PostExecute = ctx.NewChain[*Record, *Result]("tools/post-execute")
+	// Executed is emitted once per execution, after it is recorded, from the caller's
+	// context. Listener errors are logged.
+	Executed = ctx.NewEvent[Record]("tools/executed")
+	// ApprovalKey is the optional approval service consulted on [Ask]. The registry reads it
+	// with Get from the caller's context, so it need not be injected.
+	ApprovalKey = ctx.NewKey[Approver]("toolApproval")
+)
+
+// errTimeout is the cancellation cause of a call whose own timeout expired.
+var errTimeout = errors.New("toolregistry: tool timeout")
+
+var emptyArgs = json.RawMessage("{}")
+
+// run is the per-execution state, allocated once.
+type run struct {
+	call Call
+	req  PolicyRequest
+	rec  Record
+}
+
+func (x *run) current() (*Result, error) { return x.rec.Result, nil }
+
+func allowAll() (Decision, error) { return Decision{Action: Allow}, nil }
+
+// Execute runs the tool called name, as visible from c's scope, through the pipeline:
+//
+//  1. lookup (unknown or hidden → [CodeUnknownTool]);
+//  2. argument validation: a JSON object ("{}" when args is empty) valid against the
+//     parameters schema ([CodeInvalidArgs]);
+//  3. the [Policy] waterfall (default allow; [Ask] consults the [ApprovalKey] service)
+//     ([CodeDenied]); a caller context already done stops here ([CodeCancelled]);
+//  4. the tool's Execute with opts.Context (or c) and the tool's timeout ([CodeTimeout],
+//     [CodeCancelled], [CodeToolError], [CodePanic]), then its Project;
+//  5. output validation of Result.Structured against the output schema
+//     ([CodeInvalidOutput]);
+//  6. the [PostExecute] waterfall;
+//  7. the output cap (maxOutputBytes), cutting text with a marker that says how much was
+//     dropped;
+//  8. recording into the history and the [Executed] event.
+//
+// Execute always returns a non-nil *Result. On failure it has IsError set and content that
+// reports the failure to the model ("Error: <message>", or the tool's own error content),
+// and err is a [*ToolError] with the outcome's code. args is kept in the history and must
+// not be modified afterwards.
+func (r *Registry) Execute(c *ctx.Context, name string, args json.RawMessage, opts ExecOptions) (*Result, error) {
+	o := r.options()
+	x := &run{}
+	rec := &x.rec
+	rec.Started = time.Now()
+	rec.CallID = opts.CallID
+	if rec.CallID == "" {
+		rec.CallID = "call_" + strconv.FormatUint(r.seq.Add(1), 10)
+	}
+	rec.Tool, rec.Args = name, args
+	rec.Scope = c.Scope()
+	rec.ScopeName = rec.Scope.Name()
+	base := opts.Context
+	if base == nil {
+		base = c
+	}
+	res, terr := r.pipeline(c, base, x, o)
+	res, terr = r.finish(c, x, res, terr, o)
+	if terr != nil {
+		return res, terr
+	}
+	return res, nil
+}
+
+// pipeline runs steps 1 to 5. On failure res is nil, or the tool's own error result.
+func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Options) (*Result, *ToolError) {
+	name, args := x.rec.Tool, x.rec.Args
+	r.mu.RLock()
+	e, hidden := r.resolveLocked(c.Scope(), name)
+	r.mu.RUnlock()
+	if e == nil {
+		msg := "unknown tool " + strconv.Quote(name)
+		if hidden != nil {
+			msg += " (hidden in scope " + strconv.Quote(hidden.Name()) + " by a restriction)"
+		}
+		return nil, &ToolError{Code: CodeUnknownTool, Tool: name, Msg: msg}
+	}
+
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = emptyArgs
+	}
+	if !isObject(args) {
+		return nil, &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: not a JSON object"}
+	}
+	if e.args != nil {
+		if err := validateJSON(e.args, args); err != nil {
+			return nil, &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: " + err.Error(), Err: err}
+		}
+	}
+
+	x.req = PolicyRequest{CallID: x.rec.CallID, Tool: e.info, Args: args, Caller: c}
+	if terr := r.authorize(c, base, &x.req); terr != nil {
+		return nil, terr
+	}
+	if base.Err() != nil {
+		cause := context.Cause(base)
+		return nil, &ToolError{Code: CodeCancelled, Tool: name, Msg: "cancelled before dispatch: " + cause.Error(), Err: cause}
+	}
+
+	x.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Attachments: r.store}
+	res, terr := dispatch(base, e, &x.call, o)
+	if terr != nil {
+		return res, terr
+	}
+
+	if e.out != nil {
+		var err error
+		if len(bytes.TrimSpace(res.Structured)) == 0 {
+			err = errors.New("structured content is required by the output schema")
+		} else {
+			err = validateJSON(e.out, res.Structured)
+		}
+		if err != nil {
+			return res, &ToolError{Code: CodeInvalidOutput, Tool: name, Msg: "returned invalid output: " + err.Error(), Err: err}
+		}
+	}
+	return res, nil
+}
+
+// authorize runs the policy chain and, on Ask, the approver.
+func (r *Registry) authorize(c *ctx.Context, base context.Context, req *PolicyRequest) *ToolError {
+	name := req.Tool.Name
+	d, err := Policy.Waterfall(c, req, allowAll)
+	if err != nil {
+		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: policy failed: " + err.Error(), Err: err}
+	}
+	switch d.Action {
+	case Allow:
+		return nil
+	case Deny:
+		reason := d.Reason
+		if reason == "" {
+			reason = "denied by policy"
+		}
+		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: " + reason}
+	case Ask:
+		return r.approve(c, base, req, d.Reason)
+	default:
+		return &ToolError{Code: CodeDenied, Tool: name, Msg: fmt.Sprintf("denied: policy returned an invalid action %q", d.Action)}
+	}
+}
+
+func (r *Registry) approve(c *ctx.Context, base context.Context, req *PolicyRequest, reason string) *ToolError {
+	name := req.Tool.Name
+	what := "approval required"
+	if reason != "" {
+		what += " (" + reason + ")"
+	}
+	ap, ok := ApprovalKey.Get(c)
+	if !ok || ap == nil {
+		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: " + what + " but no approval service is mounted"}
+	}
+	var a Approval
+	err := safely(func() (err error) {
+		a, err = ap.Approve(base, req, reason)
+		return err
+	})
+	switch {
+	case err != nil && base.Err() != nil:
+		cause := context.Cause(base)
+		return &ToolError{Code: CodeCancelled, Tool: name, Msg: "cancelled while waiting for approval: " + cause.Error(), Err: err}
+	case err != nil:
+		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: " + what + ", and approval failed: " + err.Error(), Err: err}
+	case !a.Approved:
+		why := a.Reason
+		if why == "" {
+			why = "not approved"
+		}
+		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied by approver: " + why}
+	}
+	return nil
+}
+
+// dispatch runs the tool under its timeout and classifies what it returned.
+func dispatch(base context.Context, e *entry, call *Call, o *Options) (*Result, *ToolError) {
+	cx := base
+	timeout := e.timeout
+	if timeout == 0 {
+		timeout = o.defaultTimeout()
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		cx, cancel = context.WithTimeoutCause(base, timeout, errTimeout)
+		defer cancel()
+	}
+	res, p, err := invoke(cx, e.tool.Execute, call)
+	name := call.Tool
+	if p != nil {
+		return nil, &ToolError{Code: CodePanic, Tool: name, Msg: fmt.Sprintf("panicked: %v", p.Value), Err: p}
+	}
+	if err != nil || (res != nil && res.IsError) {
+		switch {
+		case context.Cause(cx) == errTimeout:
+			if err == nil {
+				err = context.DeadlineExceeded
+			}
+			return nil, &ToolError{Code: CodeTimeout, Tool: name, Msg: "timed out after " + timeout.String(), Err: err}
+		case base.Err() != nil:
+			cause := context.Cause(base)
+			if err == nil {
+				err = cause
+			}
+			return nil, &ToolError{Code: CodeCancelled, Tool: name, Msg: "cancelled: " + cause.Error(), Err: err}
+		case err != nil:
+			return nil, &ToolError{Code: CodeToolError, Tool: name, Msg: err.Error(), Err: err}
+		default:
+			msg := res.Text()
+			if msg == "" {
+				msg = "the tool reported an error without a message"
+			}
+			return res, &ToolError{Code: CodeToolError, Tool: name, Msg: msg}
+		}
+	}
+	if res == nil {
+		res = &Result{}
+	}
+	if e.tool.Project != nil {
+		var content []Content
+		if pe := safely(func() error { content = e.tool.Project(res); return nil }); pe != nil {
+			return nil, &ToolError{Code: CodePanic, Tool: name, Msg: "projection " + pe.Error(), Err: pe}
+		}
+		projected := *res
+		projected.Content = content
+		res = &projected
+	}
+	return res, nil
+}
+
+// invoke calls fn, recovering a panic.
+func invoke(cx context.Context, fn func(context.Context, *Call) (*Result, error), call *Call) (res *Result, p *ctx.PanicError, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = &ctx.PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	res, err = fn(cx, call)
+	return res, nil, err
+}
+
+// safely runs fn, turning a panic into a *ctx.PanicError.
+func safely(fn func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &ctx.PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return fn()
+}
+
+// finish runs steps 6 to 8.
+func (r *Registry) finish(c *ctx.Context, x *run, res *Result, terr *ToolError, o *Options) (*Result, *ToolError) {
+	rec := &x.rec
+	if terr != nil && (res == nil || !res.IsError) {
+		res = failure(res, terr)
+	}
+	rec.Outcome, rec.Err, rec.Result = CodeOK, terr, res
+	if terr != nil {
+		rec.Outcome = terr.Code
+	}
+
+	out, err := PostExecute.Waterfall(c, rec, x.current)
+	switch {
+	case err != nil && terr != nil:
+		// Already failed: the model keeps seeing the original failure.
+		r.logger.Warn("tools/post-execute listener failed", "tool", rec.Tool, "err", err)
+	case err != nil:
+		terr = &ToolError{Code: CodeToolError, Tool: rec.Tool, Msg: "post-execute: " + err.Error(), Err: err}
+		res = failure(res, terr)
+	case out == res:
+	case out == nil:
+		res = &Result{IsError: terr != nil}
+	case terr != nil && !out.IsError:
+		failed := *out
+		failed.IsError = true
+		res = &failed
+	case terr == nil && out.IsError:
+		msg := out.Text()
+		if msg == "" {
+			msg = "blocked by a post-execute listener"
+		}
+		terr = &ToolError{Code: CodeToolError, Tool: rec.Tool, Msg: msg}
+		res = out
+	default:
+		res = out
+	}
+	if terr != nil {
+		rec.Outcome, rec.Err = terr.Code, terr
+	}
+
+	res = capOutput(res, o.MaxOutputBytes)
+	rec.Result = res
+	rec.Duration = time.Since(rec.Started)
+	r.hist.add(rec)
+	if err := Executed.Emit(c, *rec); err != nil {
+		r.logger.Warn("tools/executed listener failed", "tool", rec.Tool, "err", err)
+	}
+	return res, terr
+}
+
+// failure returns the error result reporting terr to the model, keeping the programmatic
+// parts of res.
+func failure(res *Result, terr *ToolError) *Result {
+	f := ErrorResult("Error: " + terr.Msg)
+	if res != nil {
+		f.Structured, f.Raw = res.Structured, res.Raw
+	}
+	return f
+}

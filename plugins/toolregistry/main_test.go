@@ -1,0 +1,103 @@
+package toolregistry_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newRegistry mounts the registry on a fresh root and returns both.
+func newRegistry(t *testing.T, config any) (*ctx.Context, *toolregistry.Registry) {
+	t.Helper()
+	root := ctxtest.New(t)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, config)
+	reg, ok := toolregistry.Key.Get(root)
+	if !ok {
+		t.Fatal("tools service not provided")
+	}
+	return root, reg
+}
+
+// plugin defines a plugin injecting the registry whose apply runs setup.
+func plugin(name string, setup func(c *ctx.Context, reg *toolregistry.Registry) error) ctx.PluginDef {
+	return ctx.Define(ctx.Meta{Name: name, Inject: []ctx.Dependency{toolregistry.Key}},
+		func(c *ctx.Context, _ struct{}) error { return setup(c, toolregistry.Key.Use(c)) })
+}
+
+// registering defines a plugin that registers tools and mounts children.
+func registering(name string, tools []toolregistry.Tool, children ...ctx.PluginDef) ctx.PluginDef {
+	return plugin(name, func(c *ctx.Context, reg *toolregistry.Registry) error {
+		for _, tl := range tools {
+			if _, err := reg.Register(c, tl); err != nil {
+				return err
+			}
+		}
+		for _, ch := range children {
+			if _, err := c.Plugin(ch, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// reply is a tool answering with text.
+func reply(name, text string) toolregistry.Tool {
+	return toolregistry.Tool{
+		Name:        name,
+		Description: "replies " + text,
+		Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
+			return toolregistry.TextResult(text), nil
+		},
+	}
+}
+
+// exec runs name from c and returns the result text and error.
+func exec(t *testing.T, reg *toolregistry.Registry, c *ctx.Context, name, args string) (string, error) {
+	t.Helper()
+	var raw json.RawMessage
+	if args != "" {
+		raw = json.RawMessage(args)
+	}
+	res, err := reg.Execute(c, name, raw, toolregistry.ExecOptions{})
+	if res == nil {
+		t.Fatalf("Execute(%s) returned a nil result (err %v)", name, err)
+	}
+	return res.Text(), err
+}
+
+// names returns the names of infos.
+func names(infos []toolregistry.Info) []string {
+	out := make([]string, len(infos))
+	for i, in := range infos {
+		out[i] = in.Name
+	}
+	return out
+}
+
+// scopeCtx returns the current context of s, failing if it is not loaded.
+func scopeCtx(t *testing.T, s *ctx.Scope) *ctx.Context {
+	t.Helper()
+	c := s.Context()
+	if c == nil {
+		t.Fatalf("%s is not loaded (%v, err %v)", s, s.State(), s.Err())
+	}
+	return c
+}
+
+// childScope returns the single child scope of def mounted in the tree.
+func childScope(t *testing.T, root *ctx.Context, def ctx.PluginDef) *ctx.Scope {
+	t.Helper()
+	ss := root.Registry().Scopes(def)
+	if len(ss) != 1 {
+		t.Fatalf("%d scopes of %s, want 1", len(ss), def.Name())
+	}
+	return ss[0]
+}

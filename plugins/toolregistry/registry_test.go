@@ -1,0 +1,642 @@
+package toolregistry_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+func TestRegisterValidation(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	ok := reply("x", "x").Execute
+	tests := []struct {
+		name string
+		tool toolregistry.Tool
+	}{
+		{"empty name", toolregistry.Tool{Execute: ok}},
+		{"name too long", toolregistry.Tool{Name: strings.Repeat("a", 65), Execute: ok}},
+		{"space in name", toolregistry.Tool{Name: "a b", Execute: ok}},
+		{"dot in name", toolregistry.Tool{Name: "a.b", Execute: ok}},
+		{"non-ASCII name", toolregistry.Tool{Name: "café", Execute: ok}},
+		{"no execute", toolregistry.Tool{Name: "a"}},
+		{"parameters not an object", toolregistry.Tool{Name: "a", Execute: ok, Parameters: json.RawMessage(`true`)}},
+		{"parameters not JSON", toolregistry.Tool{Name: "a", Execute: ok, Parameters: json.RawMessage(`{`)}},
+		{"bad schema keyword", toolregistry.Tool{Name: "a", Execute: ok, Parameters: json.RawMessage(`{"type":5}`)}},
+		{"bad pattern in schema", toolregistry.Tool{Name: "a", Execute: ok, Parameters: json.RawMessage(`{"properties":{"x":{"pattern":"("}}}`)}},
+		{"unsupported $schema", toolregistry.Tool{Name: "a", Execute: ok, Parameters: json.RawMessage(`{"$schema":"http://json-schema.org/draft-04/schema#"}`)}},
+		{"bad output schema", toolregistry.Tool{Name: "a", Execute: ok, OutputSchema: json.RawMessage(`[]`)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := reg.Register(root, tc.tool)
+			if !errors.Is(err, toolregistry.ErrInvalidTool) || d != nil {
+				t.Fatalf("Register: %v, want ErrInvalidTool", err)
+			}
+		})
+	}
+	valid := []toolregistry.Tool{
+		{Name: strings.Repeat("a", 64), Execute: ok},
+		{Name: "Az09_-", Execute: ok},
+		{Name: "draft7", Execute: ok, Parameters: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`)},
+	}
+	for _, tl := range valid {
+		if _, err := reg.Register(root, tl); err != nil {
+			t.Errorf("Register(%q): %v", tl.Name, err)
+		}
+	}
+	if got := len(reg.List(root)); got != len(valid) {
+		t.Fatalf("%d tools listed, want %d", got, len(valid))
+	}
+}
+
+func TestListInfo(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	params := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	out := json.RawMessage(`{"type":"object"}`)
+	meta := map[string]string{"server": "gh"}
+	tl := toolregistry.Tool{Name: "search", Description: "finds", Parameters: params, OutputSchema: out, Meta: meta,
+		Execute: reply("x", "").Execute}
+	s := ctxtest.MountActive(t, root, registering("github", []toolregistry.Tool{tl, reply("b", ""), reply("a", "")}), nil)
+	meta["server"] = "changed" // the registry keeps its own copy
+
+	infos := reg.List(scopeCtx(t, s))
+	if got := names(infos); !slices.Equal(got, []string{"a", "b", "search"}) {
+		t.Fatalf("List = %v, want sorted a b search", got)
+	}
+	in := infos[2]
+	if in.Description != "finds" || string(in.Parameters) != string(params) || string(in.OutputSchema) != string(out) ||
+		in.Owner != "github" || in.Scope != s || in.Meta["server"] != "gh" {
+		t.Fatalf("Info = %+v", in)
+	}
+	if a := infos[0]; string(a.Parameters) != `{"type":"object"}` || a.OutputSchema != nil {
+		t.Fatalf("defaults: parameters %s, output schema %s", a.Parameters, a.OutputSchema)
+	}
+	if got, ok := reg.Lookup(scopeCtx(t, s), "search"); !ok || got.Name != "search" {
+		t.Fatalf("Lookup = %+v, %v", got, ok)
+	}
+	if _, ok := reg.Lookup(root, "search"); ok {
+		t.Fatal("a child's tool is visible from the root")
+	}
+}
+
+func TestDuplicateInOneLayer(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	errc := make(chan error, 2)
+	def := plugin("alpha", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		if _, err := reg.Register(c, reply("dup", "1")); err != nil {
+			return err
+		}
+		_, err := reg.Register(c, reply("dup", "2"))
+		errc <- err
+		set, err := reg.NewSet(c, "mcp:gh")
+		if err != nil {
+			return err
+		}
+		errc <- set.Replace([]toolregistry.Tool{reply("other", ""), reply("dup", "3")})
+		return nil
+	})
+	ctxtest.MountActive(t, root, def, nil)
+	err := <-errc
+	if !errors.Is(err, toolregistry.ErrDuplicateTool) || !strings.Contains(err.Error(), `"alpha"`) {
+		t.Fatalf("second Register: %v, want ErrDuplicateTool naming alpha", err)
+	}
+	err = <-errc
+	if !errors.Is(err, toolregistry.ErrDuplicateTool) || !strings.Contains(err.Error(), `"alpha"`) || !strings.Contains(err.Error(), `"mcp:gh"`) {
+		t.Fatalf("set collision: %v, want ErrDuplicateTool naming alpha and mcp:gh", err)
+	}
+	// Same name in two layers is not a duplicate.
+	if _, err := reg.Register(root, reply("dup", "root")); err != nil {
+		t.Fatalf("same name in the root layer: %v", err)
+	}
+	if got, _ := exec(t, reg, root, "dup", ""); got != "root" {
+		t.Fatalf("root sees %q", got)
+	}
+}
+
+func TestScopedVisibility(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	if _, err := reg.Register(root, reply("shared", "root")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Register(root, reply("global", "root")); err != nil {
+		t.Fatal(err)
+	}
+	inner := registering("inner", []toolregistry.Tool{reply("deep", "inner"), reply("shared", "inner")})
+	agent := registering("agent", []toolregistry.Tool{reply("shared", "agent"), reply("mine", "agent")}, inner)
+	sibling := registering("sibling", []toolregistry.Tool{reply("theirs", "sibling")})
+	ctxtest.Mount(t, root, agent, nil)
+	ctxtest.Mount(t, root, sibling, nil)
+	ctxtest.Settle(t, root)
+	scopes := map[string]*ctx.Context{
+		"root":    root,
+		"agent":   scopeCtx(t, childScope(t, root, agent)),
+		"inner":   scopeCtx(t, childScope(t, root, inner)),
+		"sibling": scopeCtx(t, childScope(t, root, sibling)),
+	}
+	tests := []struct {
+		from    string
+		visible []string
+		calls   map[string]string // tool → expected reply ("" = unknown)
+	}{
+		{"root", []string{"global", "shared"},
+			map[string]string{"shared": "root", "mine": "", "theirs": "", "deep": ""}},
+		{"agent", []string{"global", "mine", "shared"},
+			map[string]string{"shared": "agent", "global": "root", "mine": "agent", "theirs": "", "deep": ""}},
+		{"inner", []string{"deep", "global", "mine", "shared"},
+			map[string]string{"shared": "inner", "global": "root", "mine": "agent", "deep": "inner", "theirs": ""}},
+		{"sibling", []string{"global", "shared", "theirs"},
+			map[string]string{"shared": "root", "theirs": "sibling", "mine": "", "deep": ""}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.from, func(t *testing.T) {
+			c := scopes[tc.from]
+			if got := names(reg.List(c)); !slices.Equal(got, tc.visible) {
+				t.Fatalf("List = %v, want %v", got, tc.visible)
+			}
+			for tool, want := range tc.calls {
+				got, err := exec(t, reg, c, tool, "")
+				switch {
+				case want == "" && !errors.Is(err, toolregistry.ErrUnknownTool):
+					t.Errorf("%s: %q, %v; want unknown tool", tool, got, err)
+				case want != "" && (err != nil || got != want):
+					t.Errorf("%s: %q, %v; want %q", tool, got, err, want)
+				}
+			}
+		})
+	}
+	// Owner attribution follows the nearest layer.
+	if in, _ := reg.Lookup(scopes["inner"], "shared"); in.Owner != "inner" {
+		t.Fatalf("owner %q", in.Owner)
+	}
+}
+
+func TestDisposal(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	changes := ctxtest.Record(t, root, toolregistry.Changed)
+	var tools []toolregistry.Tool
+	for i := range 50 {
+		tools = append(tools, reply(fmt.Sprintf("t%02d", i), ""))
+	}
+	s := ctxtest.MountActive(t, root, registering("many", tools), nil)
+	if n := len(changes.Events()); n != 50 {
+		t.Fatalf("%d change events for 50 registrations, want 50", n)
+	}
+	if _, err := reg.Register(root, reply("t00", "root")); err != nil {
+		t.Fatal(err)
+	}
+	c := scopeCtx(t, s)
+	if got, _ := exec(t, reg, c, "t00", ""); got != "" {
+		t.Fatalf("the agent's t00 should shadow the root's, got %q", got)
+	}
+	changes.Reset()
+
+	if err := s.Dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	evs := changes.Events()
+	if len(evs) != 1 {
+		t.Fatalf("%d change events on unload, want 1: %+v", len(evs), evs)
+	}
+	if ev := evs[0]; ev.Scope != s || len(ev.Removed) != 50 || !slices.IsSorted(ev.Removed) || len(ev.Added) != 0 {
+		t.Fatalf("unload change = %+v", ev)
+	}
+	if got := names(reg.List(root)); !slices.Equal(got, []string{"t00"}) {
+		t.Fatalf("after unload the root lists %v", got)
+	}
+	// The stale context now sees the root's tool, but cannot call it: it is done.
+	if in, ok := reg.Lookup(c, "t00"); !ok || in.Owner != "root" {
+		t.Fatalf("after unload Lookup = %+v, %v", in, ok)
+	}
+	if _, err := exec(t, reg, c, "t00", ""); !errors.Is(err, toolregistry.ErrCancelled) {
+		t.Fatalf("call from an unloaded scope: %v, want cancelled", err)
+	}
+}
+
+func TestDisposer(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	changes := ctxtest.Record(t, root, toolregistry.Changed)
+	d, err := reg.Register(root, reply("x", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := changes.Events(); len(evs) != 1 || !slices.Equal(evs[0].Added, []string{"x"}) || evs[0].Owner != "root" {
+		t.Fatalf("register events %+v", evs)
+	}
+	for range 2 {
+		if err := d(ctxtest.Wait(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := changes.Events()
+	if len(evs) != 2 || !slices.Equal(evs[1].Removed, []string{"x"}) {
+		t.Fatalf("events %+v", evs)
+	}
+	if _, ok := reg.Lookup(root, "x"); ok {
+		t.Fatal("disposed tool still visible")
+	}
+	// The name is free again.
+	if _, err := reg.Register(root, reply("x", "")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNestedEffectRegistration(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	changes := ctxtest.Record(t, root, toolregistry.Changed)
+	var effect ctx.Disposer
+	def := plugin("nested", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		// An effect created before any registration: its tools are removed by the
+		// layer's flush, which runs before the effect's own cleanup.
+		var err error
+		effect, err = c.Effect("holder", func(e *ctx.Effect) error {
+			_, err := reg.Register(e.Context(), reply("inside", ""))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		_, err = reg.Register(c, reply("outside", ""))
+		return err
+	})
+	s := ctxtest.MountActive(t, root, def, nil)
+	c := scopeCtx(t, s)
+	if got := names(reg.List(c)); !slices.Equal(got, []string{"inside", "outside"}) {
+		t.Fatalf("List = %v", got)
+	}
+	// Disposing the effect while the scope lives removes its tool at once.
+	changes.Reset()
+	if err := effect(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	if evs := changes.Events(); len(evs) != 1 || !slices.Equal(evs[0].Removed, []string{"inside"}) {
+		t.Fatalf("effect disposal events %+v", evs)
+	}
+	if err := s.Restart(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	c = scopeCtx(t, s)
+	if got := names(reg.List(c)); !slices.Equal(got, []string{"inside", "outside"}) {
+		t.Fatalf("after restart List = %v", got)
+	}
+	changes.Reset()
+	if err := s.Dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	if evs := changes.Events(); len(evs) != 1 || !slices.Equal(evs[0].Removed, []string{"inside", "outside"}) {
+		t.Fatalf("unload events %+v", evs)
+	}
+}
+
+func TestRegisterOnInactiveContext(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	s := ctxtest.MountActive(t, root, plugin("gone", func(*ctx.Context, *toolregistry.Registry) error { return nil }), nil)
+	c := scopeCtx(t, s)
+	if err := s.Dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Register(c, reply("late", "")); !errors.Is(err, ctx.ErrInactive) {
+		t.Fatalf("Register on an unloaded scope: %v, want ErrInactive", err)
+	}
+	if _, err := reg.NewSet(c, ""); !errors.Is(err, ctx.ErrInactive) {
+		t.Fatalf("NewSet on an unloaded scope: %v, want ErrInactive", err)
+	}
+	if _, err := reg.Restrict(c, nil, []string{"*"}); !errors.Is(err, ctx.ErrInactive) {
+		t.Fatalf("Restrict on an unloaded scope: %v, want ErrInactive", err)
+	}
+	if len(reg.List(root)) != 0 {
+		t.Fatal("a refused registration is listed")
+	}
+}
+
+func TestRegistryUnload(t *testing.T) {
+	root := ctxtest.New(t)
+	rs := ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+	reg, _ := toolregistry.Key.Get(root)
+	user := ctxtest.MountActive(t, root, registering("user", []toolregistry.Tool{reply("u", "")}), nil)
+	if err := rs.Dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctxtest.Settle(t, root)
+	ctxtest.RequireState(t, user, ctx.Pending) // its tools went with its activation
+	if _, err := reg.Register(root, reply("late", "")); !errors.Is(err, toolregistry.ErrClosed) {
+		t.Fatalf("Register after the registry unloaded: %v, want ErrClosed", err)
+	}
+}
+
+func TestRestrict(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	for _, n := range []string{"mcp__gh__issues", "mcp__gh__pulls", "mcp__fs__read", "bash", "web_fetch"} {
+		if _, err := reg.Register(root, reply(n, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := []string{"bash", "mcp__fs__read", "mcp__gh__issues", "mcp__gh__pulls", "web_fetch"}
+	tests := []struct {
+		name        string
+		allow, deny []string
+		want        []string
+	}{
+		{"no mask", nil, nil, all},
+		{"deny one server", nil, []string{"mcp__gh__*"}, []string{"bash", "mcp__fs__read", "web_fetch"}},
+		{"allow one server", []string{"mcp__gh__*"}, nil, []string{"mcp__gh__issues", "mcp__gh__pulls", "own"}},
+		{"allow and deny", []string{"mcp__*"}, []string{"*pulls"}, []string{"mcp__fs__read", "mcp__gh__issues", "own"}},
+		{"deny everything inherited", nil, []string{"*"}, []string{"own"}},
+		{"character class", []string{"[bw]*"}, nil, []string{"bash", "own", "web_fetch"}},
+		{"single character", nil, []string{"bas?"}, []string{"mcp__fs__read", "mcp__gh__issues", "mcp__gh__pulls", "web_fetch"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			def := plugin("agent", func(c *ctx.Context, reg *toolregistry.Registry) error {
+				if tc.allow != nil || tc.deny != nil {
+					if _, err := reg.Restrict(c, tc.allow, tc.deny); err != nil {
+						return err
+					}
+				}
+				// The scope's own tools are never masked, even when a pattern matches them.
+				_, err := reg.Register(c, reply("own", "own"))
+				return err
+			})
+			s := ctxtest.MountActive(t, root, def, nil)
+			defer func() { _ = s.Dispose(ctxtest.Wait(t)) }()
+			c := scopeCtx(t, s)
+			want := tc.want
+			if !slices.Contains(want, "own") {
+				want = append(slices.Clone(want), "own")
+				slices.Sort(want)
+			}
+			if got := names(reg.List(c)); !slices.Equal(got, want) {
+				t.Fatalf("List = %v, want %v", got, want)
+			}
+			// Hidden tools are uncallable too, and the root is not affected.
+			for _, n := range all {
+				_, err := exec(t, reg, c, n, "")
+				if hidden := !slices.Contains(want, n); hidden != errors.Is(err, toolregistry.ErrUnknownTool) {
+					t.Errorf("call %s: %v (hidden %v)", n, err, hidden)
+				}
+			}
+			if got := names(reg.List(root)); !slices.Equal(got, all) {
+				t.Fatalf("root lists %v", got)
+			}
+		})
+	}
+}
+
+func TestRestrictNestedAndDisposal(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	changes := ctxtest.Record(t, root, toolregistry.Changed)
+	for _, n := range []string{"a", "b", "c"} {
+		if _, err := reg.Register(root, reply(n, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mask ctx.Disposer
+	inner := registering("inner", []toolregistry.Tool{reply("b", "inner-b")})
+	outer := plugin("outer", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		var err error
+		if mask, err = reg.Restrict(c, nil, []string{"a", "b"}); err != nil {
+			return err
+		}
+		_, err = c.Plugin(inner, nil)
+		return err
+	})
+	ctxtest.Mount(t, root, outer, nil)
+	ctxtest.Settle(t, root)
+	oc, ic := scopeCtx(t, childScope(t, root, outer)), scopeCtx(t, childScope(t, root, inner))
+	if got := names(reg.List(oc)); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("outer lists %v", got)
+	}
+	// inner registered its own b below the mask: visible; a stays hidden in the subtree.
+	if got := names(reg.List(ic)); !slices.Equal(got, []string{"b", "c"}) {
+		t.Fatalf("inner lists %v", got)
+	}
+	_, err := exec(t, reg, ic, "a", "")
+	var te *toolregistry.ToolError
+	if !errors.As(err, &te) || te.Code != toolregistry.CodeUnknownTool || !strings.Contains(te.Msg, `hidden in scope "outer"`) {
+		t.Fatalf("hidden call: %v", err)
+	}
+	changes.Reset()
+	if err := mask(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	if evs := changes.Events(); len(evs) != 1 || !evs[0].Restricted || evs[0].Scope != oc.Scope() {
+		t.Fatalf("mask disposal events %+v", evs)
+	}
+	if !changes.Events()[0].Affects(ic.Scope()) || changes.Events()[0].Affects(root.Scope()) {
+		t.Fatal("Affects: the change concerns outer's subtree only")
+	}
+	if got := names(reg.List(ic)); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("inner lists %v after the mask went", got)
+	}
+}
+
+func TestRestrictInvalidPattern(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	for _, p := range [][2][]string{{{"["}, nil}, {nil, {"a[b"}}, {{""}, nil}} {
+		if _, err := reg.Restrict(root, p[0], p[1]); !errors.Is(err, toolregistry.ErrInvalidPattern) {
+			t.Errorf("Restrict(%q, %q): %v, want ErrInvalidPattern", p[0], p[1], err)
+		}
+	}
+}
+
+func TestSetReplace(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	changes := ctxtest.Record(t, root, toolregistry.Changed)
+	set, err := reg.NewSet(root, "mcp:gh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Owner() != "mcp:gh" {
+		t.Fatalf("owner %q", set.Owner())
+	}
+	many := make([]toolregistry.Tool, 200)
+	for i := range many {
+		many[i] = reply(fmt.Sprintf("mcp__gh__t%03d", i), "v1")
+	}
+	if err := set.Replace(many); err != nil {
+		t.Fatal(err)
+	}
+	evs := changes.Events()
+	if len(evs) != 1 || len(evs[0].Added) != 200 || evs[0].Owner != "mcp:gh" {
+		t.Fatalf("Replace of 200 tools: %d events", len(evs))
+	}
+	if n := len(reg.List(root)); n != 200 {
+		t.Fatalf("%d listed", n)
+	}
+	if in, _ := reg.Lookup(root, "mcp__gh__t000"); in.Owner != "mcp:gh" {
+		t.Fatalf("owner %q", in.Owner)
+	}
+
+	// Second version: t000 changed, t001 unchanged, the rest gone, one added.
+	changes.Reset()
+	changed := reply("mcp__gh__t000", "v2")
+	changed.Description = "new description"
+	if err := set.Replace([]toolregistry.Tool{changed, many[1], reply("mcp__gh__new", "")}); err != nil {
+		t.Fatal(err)
+	}
+	evs = changes.Events()
+	if len(evs) != 1 || !slices.Equal(evs[0].Added, []string{"mcp__gh__new"}) ||
+		!slices.Equal(evs[0].Updated, []string{"mcp__gh__t000"}) || len(evs[0].Removed) != 198 {
+		t.Fatalf("diff event %+v", evs)
+	}
+	if got, _ := exec(t, reg, root, "mcp__gh__t000", ""); got != "v2" {
+		t.Fatalf("replaced tool answers %q", got)
+	}
+	if got := set.Names(); !slices.Equal(got, []string{"mcp__gh__new", "mcp__gh__t000", "mcp__gh__t001"}) {
+		t.Fatalf("Names = %v", got)
+	}
+
+	// Identical replacement: no event.
+	changes.Reset()
+	if err := set.Replace([]toolregistry.Tool{changed, many[1], reply("mcp__gh__new", "")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(changes.Events()); n != 0 {
+		t.Fatalf("identical Replace emitted %d events", n)
+	}
+
+	// Failures keep the previous set and emit nothing.
+	if _, err := reg.Register(root, reply("taken", "")); err != nil {
+		t.Fatal(err)
+	}
+	changes.Reset()
+	failures := []struct {
+		name  string
+		tools []toolregistry.Tool
+		want  error
+	}{
+		{"bad name", []toolregistry.Tool{reply("ok", ""), reply("bad name", "")}, toolregistry.ErrInvalidTool},
+		{"listed twice", []toolregistry.Tool{reply("twice", ""), reply("twice", "")}, toolregistry.ErrDuplicateTool},
+		{"owned by another", []toolregistry.Tool{reply("ok", ""), reply("taken", "")}, toolregistry.ErrDuplicateTool},
+	}
+	for _, f := range failures {
+		t.Run(f.name, func(t *testing.T) {
+			if err := set.Replace(f.tools); !errors.Is(err, f.want) {
+				t.Fatalf("Replace: %v, want %v", err, f.want)
+			}
+			if got := set.Names(); len(got) != 3 {
+				t.Fatalf("previous set not kept: %v", got)
+			}
+		})
+	}
+	if n := len(changes.Events()); n != 0 {
+		t.Fatalf("failed Replace calls emitted %d events", n)
+	}
+
+	if err := set.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if evs := changes.Events(); len(evs) != 1 || len(evs[0].Removed) != 3 {
+		t.Fatalf("Clear events %+v", evs)
+	}
+	if err := set.Replace([]toolregistry.Tool{reply("again", "")}); err != nil {
+		t.Fatalf("Replace after Clear: %v", err)
+	}
+	changes.Reset()
+	if err := set.Dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	if evs := changes.Events(); len(evs) != 1 || !slices.Equal(evs[0].Removed, []string{"again"}) {
+		t.Fatalf("Dispose events %+v", evs)
+	}
+	if err := set.Replace(nil); !errors.Is(err, toolregistry.ErrClosed) {
+		t.Fatalf("Replace after Dispose: %v, want ErrClosed", err)
+	}
+	if got := names(reg.List(root)); !slices.Equal(got, []string{"taken"}) {
+		t.Fatalf("List = %v", got)
+	}
+}
+
+func TestUnloadIsOneChange(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	if _, err := reg.Register(root, reply("inherited", "")); err != nil {
+		t.Fatal(err)
+	}
+	changes := ctxtest.Record(t, root, toolregistry.Changed)
+	var set *toolregistry.Set
+	def := plugin("server", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		for i := range 30 {
+			if _, err := reg.Register(c, reply(fmt.Sprintf("single%02d", i), "")); err != nil {
+				return err
+			}
+		}
+		var err error
+		if set, err = reg.NewSet(c, "mcp:srv"); err != nil {
+			return err
+		}
+		tools := make([]toolregistry.Tool, 20)
+		for i := range tools {
+			tools[i] = reply(fmt.Sprintf("set%02d", i), "")
+		}
+		if err := set.Replace(tools); err != nil {
+			return err
+		}
+		_, err = reg.Restrict(c, nil, []string{"inherited"})
+		return err
+	})
+	s := ctxtest.MountActive(t, root, def, nil)
+	if n := len(reg.List(scopeCtx(t, s))); n != 50 {
+		t.Fatalf("%d tools visible, want 50", n)
+	}
+	changes.Reset()
+	if err := s.Dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	evs := changes.Events()
+	if len(evs) != 1 {
+		t.Fatalf("unload emitted %d change events, want 1: %+v", len(evs), evs)
+	}
+	if ev := evs[0]; len(ev.Removed) != 50 || !ev.Restricted || ev.Scope != s {
+		t.Fatalf("unload change: %d removed, restricted %v", len(ev.Removed), ev.Restricted)
+	}
+	if err := set.Replace(nil); !errors.Is(err, toolregistry.ErrClosed) {
+		t.Fatalf("Replace after the owner unloaded: %v, want ErrClosed", err)
+	}
+	if got := names(reg.List(root)); !slices.Equal(got, []string{"inherited"}) {
+		t.Fatalf("List = %v", got)
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	if _, err := reg.Register(root, reply("stable", "ok")); err != nil {
+		t.Fatal(err)
+	}
+	set, err := reg.NewSet(root, "flappy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			_ = set.Replace([]toolregistry.Tool{reply(fmt.Sprintf("v%d", i%3), "")})
+			d, err := reg.Register(root, reply("temp", ""))
+			if err == nil {
+				_ = d(context.Background())
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				if got, err := exec(t, reg, root, "stable", "{}"); err != nil || got != "ok" {
+					t.Errorf("stable: %q, %v", got, err)
+					return
+				}
+				_ = reg.List(root)
+			}
+		})
+	}
+	wg.Wait()
+	<-done
+}

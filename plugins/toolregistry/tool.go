@@ -1,0 +1,317 @@
+package toolregistry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Tool is a tool definition handed to [Registry.Register] or [Set.Replace]. The registry
+// copies what it keeps (Meta included); the schemas' bytes must not be modified afterwards.
+//
+// A Tool is a plain value; its Execute and Project functions are called concurrently, once
+// per execution, and must be safe for that.
+type Tool struct {
+	// Name is the name the model calls the tool by: 1 to 64 characters of A–Z, a–z, 0–9,
+	// '_' and '-'.
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// Parameters is the JSON schema of the arguments (draft 2020-12 or draft-07). It must be
+	// a JSON object; nil means {"type":"object"}. Arguments are always a JSON object.
+	Parameters json.RawMessage
+	// OutputSchema, when set, is the JSON schema that [Result.Structured] must satisfy on
+	// success; a result without Structured then fails with [CodeInvalidOutput].
+	OutputSchema json.RawMessage
+	// Timeout bounds one execution: 0 means the registry's default (defaultTimeoutMs), a
+	// negative value means no timeout.
+	Timeout time.Duration
+	// Execute runs the tool. It runs on the goroutine that called [Registry.Execute] and must
+	// return promptly once ctx is done: the registry does not abandon a running call. A
+	// returned error is a tool error ([CodeToolError]), and so is a *Result with IsError set.
+	// The returned *Result must not be modified afterwards: the registry hands it to callers
+	// and keeps it in its history.
+	Execute func(ctx context.Context, call *Call) (*Result, error)
+	// Project, when set, computes the model-facing content of a successful result (for
+	// example from [Result.Raw]). It runs once per execution, right after Execute, and its
+	// return value replaces Content in the result the pipeline carries on.
+	Project func(*Result) []Content
+	// Meta is free-form metadata shown in listings (for example "server": "gh").
+	Meta map[string]string
+}
+
+// Call is one execution as the tool sees it.
+//
+// A Call is owned by the execution; the tool must not keep it after Execute returns.
+type Call struct {
+	// ID identifies the execution: [ExecOptions.CallID], or "call_<n>" when none was given.
+	ID string
+	// Tool is the tool's name.
+	Tool string
+	// Args are the validated arguments, a JSON object ("{}" when the caller passed none).
+	Args json.RawMessage
+	// Caller is the context the call was made from; its scope is the caller's scope.
+	Caller *ctx.Context
+	// Attachments is the registry's attachment store, for tools that return images.
+	Attachments *Attachments
+}
+
+// ContentType is the kind of a [Content] block.
+type ContentType string
+
+// Content types.
+const (
+	ContentText  ContentType = "text"  // Text holds the text
+	ContentJSON  ContentType = "json"  // JSON holds a JSON value shown to the model verbatim
+	ContentImage ContentType = "image" // Attachment refers to bytes in the attachment store
+)
+
+// Content is one model-facing block of a result. Images are never inline: the bytes live in
+// the [Attachments] store and the block only refers to them.
+//
+// A Content is a plain value; treat its JSON bytes as immutable.
+type Content struct {
+	Type       ContentType     `json:"type"`
+	Text       string          `json:"text,omitempty"`
+	JSON       json.RawMessage `json:"json,omitempty"`
+	Attachment *Attachment     `json:"attachment,omitempty"`
+}
+
+// Text returns a text block.
+func Text(s string) Content { return Content{Type: ContentText, Text: s} }
+
+// JSON returns a block carrying the JSON value v verbatim.
+func JSON(v json.RawMessage) Content { return Content{Type: ContentJSON, JSON: v} }
+
+// Image returns a block referring to a stored attachment (see [Attachments.Put]).
+func Image(a Attachment) Content { return Content{Type: ContentImage, Attachment: &a} }
+
+// ModelText renders the block as the model sees it in text form: text as is, JSON
+// verbatim, an image as "[image: image/png, 1234 bytes, id att_3]" (never base64).
+func (c Content) ModelText() string {
+	switch c.Type {
+	case ContentText:
+		return c.Text
+	case ContentJSON:
+		return string(c.JSON)
+	case ContentImage:
+		if c.Attachment == nil {
+			return "[image unavailable]"
+		}
+		return c.Attachment.String()
+	default:
+		return "[unsupported content type: " + string(c.Type) + "]"
+	}
+}
+
+// Result is what a tool returns, and what [Registry.Execute] hands back.
+//
+// A Result is immutable once returned by a tool or by Execute: the same value may be read by
+// the caller, PostExecute listeners and the history concurrently.
+type Result struct {
+	// Content is the model-facing content, block by block.
+	Content []Content `json:"content"`
+	// Structured is an optional machine-readable value, validated against the tool's
+	// OutputSchema.
+	Structured json.RawMessage `json:"structured,omitempty"`
+	// IsError marks a failed call. Execute sets it on every non-ok outcome, with Content
+	// reporting the failure to the model.
+	IsError bool `json:"isError,omitempty"`
+	// Raw keeps the canonical protocol JSON (for example an MCP CallToolResult) for
+	// programmatic callers. It is never shown to the model and never truncated.
+	Raw json.RawMessage `json:"raw,omitempty"`
+}
+
+// TextResult returns a successful result with one text block.
+func TextResult(s string) *Result { return &Result{Content: []Content{Text(s)}} }
+
+// ErrorResult returns a failed result whose one text block is msg.
+func ErrorResult(msg string) *Result {
+	return &Result{Content: []Content{Text(msg)}, IsError: true}
+}
+
+// Text renders the model-facing content as one string: the blocks' [Content.ModelText]
+// joined with "\n".
+func (r *Result) Text() string {
+	if r == nil {
+		return ""
+	}
+	switch len(r.Content) {
+	case 0:
+		return ""
+	case 1:
+		return r.Content[0].ModelText()
+	}
+	var b strings.Builder
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.ModelText())
+	}
+	return b.String()
+}
+
+// Info describes a registered tool in listings. Its byte slices and map are shared with
+// the registry and must not be modified.
+type Info struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	// OutputSchema is nil when the tool declares none.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Owner is the registering scope's name for [Registry.Register], or the owner given to
+	// [Registry.NewSet].
+	Owner string `json:"owner"`
+	// Scope is the scope whose layer holds the registration.
+	Scope *ctx.Scope `json:"-"`
+	// Meta is the tool's free-form metadata.
+	Meta map[string]string `json:"meta,omitempty"`
+}
+
+// defaultParameters is the schema of a tool that declares no parameters.
+var defaultParameters = json.RawMessage(`{"type":"object"}`)
+
+// MaxNameLen is the longest tool name accepted.
+const MaxNameLen = 64
+
+// ValidName reports whether name is a valid tool name: 1 to [MaxNameLen] characters of
+// A–Z, a–z, 0–9, '_' and '-'.
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > MaxNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch b := name[i]; {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// entry is one registered tool, compiled. Immutable once published, except for the fields
+// marked as guarded by Registry.mu.
+type entry struct {
+	tool    Tool
+	info    Info
+	args    *jsonschema.Resolved // nil: any JSON object is accepted
+	out     *jsonschema.Resolved // nil: no output schema
+	timeout time.Duration        // as declared; 0 = registry default
+
+	// guarded by Registry.mu
+	layer *layer
+	set   *Set
+	grp   *group
+	src   *ctx.Context // context the change events of this entry are emitted from
+}
+
+// compile validates t and prepares it for registration by owner.
+func compile(t Tool, owner string) (*entry, error) {
+	if !ValidName(t.Name) {
+		return nil, fmt.Errorf("%w: name %s must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-'",
+			ErrInvalidTool, strconv.Quote(t.Name), MaxNameLen)
+	}
+	if t.Execute == nil {
+		return nil, fmt.Errorf("%w: tool %q has no Execute function", ErrInvalidTool, t.Name)
+	}
+	e := &entry{tool: t, timeout: t.Timeout}
+	e.tool.Meta = maps.Clone(t.Meta)
+	params := t.Parameters
+	if len(bytes.TrimSpace(params)) == 0 {
+		params = defaultParameters
+	} else {
+		rs, trivial, err := compileSchema(params)
+		if err != nil {
+			return nil, fmt.Errorf("%w: tool %q: parameters: %w", ErrInvalidTool, t.Name, err)
+		}
+		if !trivial {
+			e.args = rs
+		}
+	}
+	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
+		rs, _, err := compileSchema(t.OutputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("%w: tool %q: output schema: %w", ErrInvalidTool, t.Name, err)
+		}
+		e.out = rs
+	} else {
+		e.tool.OutputSchema = nil
+	}
+	e.info = Info{
+		Name:         t.Name,
+		Description:  t.Description,
+		Parameters:   params,
+		OutputSchema: e.tool.OutputSchema,
+		Owner:        owner,
+		Meta:         e.tool.Meta,
+	}
+	return e, nil
+}
+
+// compileSchema parses and resolves a JSON schema. trivial reports a schema that accepts
+// every JSON object (type object, annotations only), for which validation can be skipped
+// once the arguments are known to be an object.
+func compileSchema(raw json.RawMessage) (rs *jsonschema.Resolved, trivial bool, err error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, false, fmt.Errorf("not a JSON object: %w", err)
+	}
+	s := new(jsonschema.Schema)
+	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, false, err
+	}
+	switch s.Schema {
+	case "", "https://json-schema.org/draft/2020-12/schema",
+		"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#":
+	default:
+		return nil, false, fmt.Errorf("unsupported $schema %q (draft 2020-12 and draft-07 are supported)", s.Schema)
+	}
+	rs, err = s.Resolve(nil)
+	if err != nil {
+		return nil, false, err
+	}
+	trivial = true
+	for k, v := range keys {
+		switch k {
+		case "title", "description", "$schema", "$comment", "examples":
+		case "type":
+			trivial = trivial && bytes.Equal(bytes.TrimSpace(v), []byte(`"object"`))
+		default:
+			trivial = false
+		}
+	}
+	return rs, trivial && len(keys) > 0 && keys["type"] != nil, nil
+}
+
+// validateJSON decodes raw and validates it against rs.
+func validateJSON(rs *jsonschema.Resolved, raw json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("not valid JSON: %w", err)
+	}
+	return rs.Validate(v)
+}
+
+// isObject reports whether raw is one valid JSON object.
+func isObject(raw json.RawMessage) bool {
+	for _, b := range raw {
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return json.Valid(raw)
+		}
+		return false
+	}
+	return false
+}
