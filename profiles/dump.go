@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 )
@@ -30,7 +31,11 @@ func (p *Profile) YAML(redact func(path string, v any) any) ([]byte, error) {
 		head = append(head, fmt.Sprintf("Profile %q, merged.", p.Name))
 	}
 	if len(p.layers) > 0 {
-		head = append(head, "Layers: "+strings.Join(p.layers, ", ")+".")
+		layers := make([]string, len(p.layers))
+		for i, l := range p.layers {
+			layers[i] = printable(l)
+		}
+		head = append(head, "Layers: "+strings.Join(layers, ", ")+".")
 	}
 	root.HeadComment = strings.Join(head, "\n")
 	if p.Description != "" {
@@ -55,6 +60,19 @@ func (p *Profile) YAML(redact func(path string, v any) any) ([]byte, error) {
 		return nil, &Error{Source: p.Source, Msg: "cannot render YAML: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
 	}
 	return buf.Bytes(), nil
+}
+
+// printable quotes s when it holds characters a comment cannot show.
+func printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 type dumper struct {

@@ -94,6 +94,8 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{name: "set a row without use", doc: okRow, sets: []string{"plugins.b.config.k=1"}, want: `--set plugins.b.config.k: key "plugins.b": missing key "use"`, kind: profiles.ErrInvalid},
 		{name: "set unknown key", doc: okRow, sets: []string{"plugin.a.use=x"}, want: `--set plugin.a.use: key "plugin": unknown key`, kind: profiles.ErrUnknownKey},
 		{name: "set unknown plugin", doc: okRow, sets: []string{"plugins.a.use=nope"}, want: `--set plugins.a.use: key "plugins.a.use": unknown plugin "nope"`, kind: profiles.ErrUnknownPlugin},
+		{name: "set not UTF-8", doc: okRow, sets: []string{"plugins.a.config.\x86=1"}, want: `--set "plugins.a.config.\x86": not valid UTF-8`, kind: profiles.ErrSyntax},
+		{name: "env not UTF-8", doc: okRow, env: []string{"HARNESS_PLUGINS__A__CONFIG__K=\xff"}, want: `$"HARNESS_PLUGINS__A__CONFIG__K": not valid UTF-8`, kind: profiles.ErrSyntax},
 		{name: "env wrong type", doc: okRow, env: []string{"HARNESS_PLUGINS__A__ENABLED=maybe"}, want: `profile "my.yaml": $HARNESS_PLUGINS__A__ENABLED: key "plugins.a.enabled": expected a boolean, got string "maybe"`, kind: profiles.ErrType, exactly: true},
 		{name: "env empty segment", doc: okRow, env: []string{"HARNESS_PLUGINS____A=1"}, want: "$HARNESS_PLUGINS____A: empty key segment", kind: profiles.ErrSyntax},
 		{name: "env ambiguous", doc: "plugins:\n  a:\n    use: x\n    config: {Url: a, url: b}\n", env: []string{"HARNESS_PLUGINS__A__CONFIG__URL=c"}, want: `"URL" matches keys ["Url" "url"]: expected one`, kind: profiles.ErrInvalid},

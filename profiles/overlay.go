@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/knadh/koanf/providers/env/v2"
 )
@@ -17,6 +18,9 @@ func (l *loader) applySet(arg string) error {
 			"expected KEY=VALUE, e.g. plugins.demo.enabled=false", nil)
 	}
 	ly := &layer{label: "--set " + key, desc: "--set " + key}
+	if !utf8.ValidString(arg) {
+		return l.fail(&layer{label: "--set " + strconv.Quote(key)}, nil, ErrSyntax, "not valid UTF-8", nil)
+	}
 	if key == "" {
 		return l.fail(ly, nil, ErrSyntax, "empty key: expected KEY=VALUE, e.g. plugins.demo.enabled=false", nil)
 	}
@@ -147,6 +151,10 @@ func (l *loader) applyEnv() error {
 // (below an env map: as written, since variable names are case-sensitive).
 func (l *loader) resolveEnv(cur map[string]any, name, raw string, prev []envVar) (envVar, error) {
 	ly := &layer{label: "$" + name}
+	if !utf8.ValidString(name) || !utf8.ValidString(raw) {
+		ly.label = "$" + strconv.Quote(name)
+		return envVar{}, l.fail(ly, nil, ErrSyntax, "not valid UTF-8", nil)
+	}
 	segs := strings.Split(name[len(EnvPrefix):], "__")
 	if slices.Contains(segs, "") {
 		return envVar{}, l.fail(ly, nil, ErrSyntax,
