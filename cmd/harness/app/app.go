@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// Options configure a harness binary. The zero value is the stock harness.
+type Options struct {
+	// Plugins are added to the built-in catalog (see Catalog) under the
+	// names profile rows give in their use key; an entry with a built-in
+	// name replaces that plugin.
+	Plugins map[string]ctx.PluginDef
+	// Name is the program name in usage and messages; "" means "harness".
+	Name string
+	// Version is what the version command reports; "" means the main
+	// module's version from the build information.
+	Version string
+	// Self is the path of the running binary, substituted for
+	// ${HARNESS_SELF} in profiles (the default profile re-executes the
+	// binary as its demo server); "" means os.Executable().
+	Self string
+	// SelfEnv are environment entries added to the configuration of every
+	// row that runs the binary itself (a config whose command is Self), in
+	// its env map; the profile's own entries win. Tests use it to make a
+	// re-executed test binary act as the harness.
+	SelfEnv map[string]string
+}
+
+// Default bounds of the application shell (overridden by flags).
+const (
+	// defaultStartupTimeout bounds the wait for the tree to settle. It is
+	// above the MCP client's own default startupTimeoutMs (60 s), so that a
+	// cold server start is reported by the client, not cut short here.
+	defaultStartupTimeout = 75 * time.Second
+	// defaultShutdownTimeout bounds disposal of the tree: enough for stdio
+	// servers to be asked to exit, then killed, and the kill confirmed.
+	defaultShutdownTimeout = 15 * time.Second
+)
+
+// Main runs the harness with the process's arguments, standard streams and
+// environment, and returns the exit status for os.Exit. SIGINT and SIGTERM
+// cancel the command, which then shuts down cleanly; a second signal kills
+// the process.
+func Main(opts Options) int {
+	c, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// After the first signal, restore the default handling so that a second
+	// one ends a shutdown that hangs.
+	context.AfterFunc(c, stop)
+	return opts.Run(c, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+}
+
+// Run runs one harness command line (args excludes the program name) and
+// returns its exit status: ExitOK, ExitFailure or ExitUsage. Command output
+// goes to stdout, logs and error messages to stderr. env is the
+// environment profiles take HARNESS_* overlays from. Cancelling c stops the
+// command and shuts the application down cleanly.
+func (o Options) Run(c context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	a := o.newInvocation(stdin, stdout, stderr, env)
+	root := a.commands()
+	if args == nil {
+		args = []string{} // cobra reads os.Args for a nil slice
+	}
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(c)
+	code := exitCode(err)
+	if err != nil && err != silentFailure {
+		errorf(stderr, a.prog, "%v", err)
+		if code == ExitUsage && wantsHint(err) {
+			errorf(stderr, a.prog, "run '%s --help' for usage", a.prog)
+		}
+	}
+	return code
+}
+
+// invocation is the state of one Run: options, streams and parsed flags.
+type invocation struct {
+	prog    string
+	version string
+	catalog map[string]ctx.PluginDef
+	self    string
+	selfEnv map[string]string
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            []string
+
+	flags           profileFlags
+	logFormat       string
+	logLevel        string
+	startupTimeout  time.Duration
+	shutdownTimeout time.Duration
+
+	logger *slog.Logger // set before any command runs
+}
+
+func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []string) *invocation {
+	a := &invocation{
+		prog:    o.Name,
+		version: o.Version,
+		catalog: Catalog(),
+		self:    o.Self,
+		selfEnv: o.SelfEnv,
+		stdin:   stdin,
+		stdout:  stdout,
+		stderr:  stderr,
+		env:     env,
+	}
+	if a.prog == "" {
+		a.prog = "harness"
+	}
+	maps.Copy(a.catalog, o.Plugins)
+	if a.self == "" {
+		if exe, err := os.Executable(); err == nil {
+			a.self = exe
+		}
+	} else if abs, err := filepath.Abs(a.self); err == nil {
+		a.self = abs
+	}
+	return a
+}
+
+// action adapts a command function for cobra: errors it returns that carry
+// no exit status are run-time failures, so that every error without one
+// comes from cobra's argument parsing (see exitCode).
+func action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := fn(cmd, args)
+		if err == nil || err == silentFailure {
+			return err
+		}
+		if _, ok := err.(*exitError); ok {
+			return err
+		}
+		return failure(err)
+	}
+}

@@ -1,0 +1,16 @@
+package app
+
+import (
+	"maps"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// builtins is the plugin catalog compiled into the harness: profile rows
+// name these plugins in their use key. A plugin joins the binary with one
+// line here (and custom binaries add theirs with Options.Plugins).
+var builtins = map[string]ctx.PluginDef{}
+
+// Catalog returns a copy of the built-in plugin catalog, keyed by the name
+// a profile row's use key gives.
+func Catalog() map[string]ctx.PluginDef { return maps.Clone(builtins) }

@@ -1,0 +1,234 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// commands builds the command tree of one invocation.
+func (a *invocation) commands() *cobra.Command {
+	root := &cobra.Command{
+		Use:   a.prog + " [flags] <command>",
+		Short: "Host agent-harness plugins and MCP servers, composed by a profile",
+		Long: a.prog + ` mounts the plugins a profile lists in a tree of scopes and connects them to
+MCP servers. Profiles: the built-ins (` + strings.Join(profiles.BuiltinNames(), ", ") + `) or a YAML file.
+
+Exit status: 0 success; 1 failure at run time (a tool error, an unreachable
+server, an interruption); 2 usage or profile error (nothing was run).`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			def := slog.LevelWarn
+			if cmd.Name() == "run" {
+				def = slog.LevelInfo
+			}
+			l, err := newLogger(a.stderr, a.logFormat, a.logLevel, def, a.env)
+			if err != nil {
+				return err
+			}
+			a.logger = l
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageErrorf("a command is required")
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.flags.name, "profile", "p", "", "built-in profile `NAME` or profile file PATH (default \"default\")")
+	pf.StringArrayVar(&a.flags.sets, "set", nil, "overlay one profile setting, `KEY=VALUE` (VALUE is YAML); repeatable")
+	pf.StringArrayVar(&a.flags.stdio, "stdio", nil, "add an MCP server over stdio, `NAME=CMDLINE` (split into words, no shell); repeatable")
+	pf.StringArrayVar(&a.flags.http, "http", nil, "add an MCP server over Streamable HTTP, `NAME=URL`; repeatable")
+	pf.StringVar(&a.logFormat, "log-format", logFormatText, "log format on stderr: text or json")
+	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn or error (default warn; info for run)")
+	pf.DurationVar(&a.startupTimeout, "startup-timeout", defaultStartupTimeout, "how long to wait for plugins and servers to start")
+	pf.DurationVar(&a.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "how long to wait for a clean shutdown")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErrorf("%v", err) })
+
+	root.AddCommand(
+		a.runCommand(),
+		a.mcpCommand(),
+		a.profileCommand(),
+		a.demoServerCommand(),
+		a.versionCommand(),
+	)
+	return root
+}
+
+// args wraps a cobra argument check so that its complaint is a usage
+// error.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageErrorf("%s: %v", cmd.CommandPath(), err)
+		}
+		return nil
+	}
+}
+
+// group is a command that only holds subcommands; run bare, it is a usage
+// error naming them.
+func group(use, short string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var names []string
+			for _, s := range cmd.Commands() {
+				names = append(names, s.Name())
+			}
+			return usageErrorf("%s: expected a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", "))
+		},
+	}
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
+func (a *invocation) profileCommand() *cobra.Command {
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the merged profile as YAML, secrets redacted",
+		Args:  args(cobra.NoArgs),
+		RunE: action(func(*cobra.Command, []string) error {
+			p, err := a.loadProfile()
+			if err != nil {
+				return err
+			}
+			out, err := p.YAML(profiles.Redact)
+			if err != nil {
+				return err
+			}
+			_, err = a.stdout.Write(out)
+			return err
+		}),
+	}
+	check := &cobra.Command{
+		Use:   "check",
+		Short: "Validate the merged profile and every plugin configuration in it",
+		Args:  args(cobra.NoArgs),
+		RunE: action(func(*cobra.Command, []string) error {
+			p, err := a.loadProfile()
+			if err != nil {
+				return err
+			}
+			n := countRows(p.Rows)
+			fmt.Fprintf(a.stdout, "profile %q: ok (%d plugin row%s)\n", p.Source, n, plural(n))
+			return nil
+		}),
+	}
+	return group("profile", "Show or check the merged profile", show, check)
+}
+
+// countRows counts the enabled rows that mount a plugin.
+func countRows(rows []profiles.Row) int {
+	n := 0
+	for _, r := range rows {
+		if !r.Enabled {
+			continue
+		}
+		if r.Use != "" {
+			n++
+		}
+		n += countRows(r.Rows)
+	}
+	return n
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func (a *invocation) mcpCommand() *cobra.Command {
+	imp := &cobra.Command{
+		Use:   "import FILE",
+		Short: `Convert an {"mcpServers": ...} JSON document into profile YAML on stdout ("-": stdin)`,
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: action(func(_ *cobra.Command, args []string) error {
+			name := args[0]
+			var data []byte
+			var err error
+			if name == "-" {
+				data, err = readAll(a.stdin)
+				name = "<stdin>"
+			} else {
+				data, err = os.ReadFile(name)
+			}
+			if err != nil {
+				return usageErrorf("mcp import: %v", err)
+			}
+			out, err := profiles.ImportMCPServers(data, name)
+			if err != nil {
+				return profileError(err)
+			}
+			_, err = a.stdout.Write(out)
+			return err
+		}),
+	}
+	return group("mcp", "Inspect, control and import MCP servers", imp)
+}
+
+func (a *invocation) demoServerCommand() *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "demo-server",
+		Short: "Serve the embedded demo MCP server (stdio, or Streamable HTTP with --http)",
+		Args:  args(cobra.NoArgs),
+		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			opts := demoserver.Options{Logger: a.logger}
+			if cmd.Flags().Changed("http") {
+				return demoserver.ServeHTTP(cmd.Context(), addr, opts)
+			}
+			if a.stdin == os.Stdin && a.stdout == os.Stdout {
+				return demoserver.ServeStdio(cmd.Context(), opts)
+			}
+			return serveDemo(cmd.Context(), opts, a.stdin, a.stdout)
+		}),
+	}
+	cmd.Flags().StringVar(&addr, "http", "", "serve Streamable HTTP at /mcp on `ADDR` (host:port; empty host: loopback; \"\": a free loopback port); the URL is printed on stderr")
+	return cmd
+}
+
+func (a *invocation) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the harness version",
+		Args:  args(cobra.NoArgs),
+		RunE: action(func(*cobra.Command, []string) error {
+			fmt.Fprintln(a.stdout, versionLine(a.prog, a.version))
+			return nil
+		}),
+	}
+}
+
+// versionLine reports the version (the main module's, unless overridden),
+// the VCS revision when the build recorded one, and the toolchain.
+func versionLine(prog, version string) string {
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if version == "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = " " + s.Value[:12]
+			}
+		}
+	}
+	if version == "" {
+		version = "(devel)"
+	}
+	return fmt.Sprintf("%s %s%s %s %s/%s", prog, version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

@@ -1,0 +1,118 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// host is a started application: the profile mounted in a live scope tree.
+type host struct {
+	root    *ctx.Context
+	profile *profiles.Profile
+	logger  *slog.Logger
+	mounts  *mounts
+}
+
+// withHost is the application shell of every command that needs the scope
+// tree. It builds an fx app that supplies the invocation, provides the
+// logger, the profile and the root scope, and ties the root's lifetime to
+// the app's start and stop hooks; starts it (bounded by --startup-timeout);
+// runs fn; and stops it (bounded by --shutdown-timeout), whatever fn
+// returned.
+//
+// fx is the shell only: it wires the handful of process-wide values once.
+// Plugins never see it; the dynamic part of the application is the scope
+// tree.
+func (a *invocation) withHost(c context.Context, fn func(context.Context, *host) error) (err error) {
+	h := &host{mounts: &mounts{}}
+	app := fx.New(
+		fx.WithLogger(fxLogger),
+		fx.Supply(a),
+		fx.Provide(
+			func(a *invocation) *slog.Logger { return a.logger },
+			func(a *invocation) (*profiles.Profile, error) { return a.loadProfile() },
+			newRoot,
+		),
+		fx.Invoke(func(lc fx.Lifecycle, root *ctx.Context, p *profiles.Profile, a *invocation) {
+			lc.Append(fx.Hook{
+				OnStart: func(c context.Context) error { return a.start(c, root, p, h.mounts) },
+				OnStop:  func(c context.Context) error { return root.Scope().Dispose(c) },
+			})
+		}),
+		fx.Populate(&h.root, &h.profile, &h.logger),
+	)
+	if err := app.Err(); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee // the profile's own error, without fx's wrapping
+		}
+		return failure(fmt.Errorf("building the application: %w", err))
+	}
+
+	startCtx, cancel := context.WithTimeout(c, a.startupTimeout)
+	err = app.Start(startCtx)
+	cancel()
+	stopCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(c), a.shutdownTimeout)
+	}
+	if err != nil {
+		// fx has run the stop hooks of whatever had started; the root may
+		// hold scopes mounted before the failure.
+		sc, cancel := stopCtx()
+		defer cancel()
+		if derr := h.root.Scope().Dispose(sc); derr != nil {
+			a.logger.Error("shutdown incomplete", "err", derr)
+		}
+		return failure(fmt.Errorf("starting: %w", err))
+	}
+	defer func() {
+		sc, cancel := stopCtx()
+		defer cancel()
+		if serr := app.Stop(sc); serr != nil {
+			a.logger.Error("shutdown incomplete", "err", serr)
+			if err == nil {
+				err = failure(fmt.Errorf("shutdown: %w", serr))
+			}
+		}
+	}()
+	if c.Err() != nil {
+		return failure(errors.New("interrupted during start-up"))
+	}
+	return fn(c, h)
+}
+
+// newRoot makes the root scope of the tree. Its disposal is the app's stop
+// hook.
+func newRoot(l *slog.Logger) *ctx.Context { return ctx.New(ctx.Options{Logger: l}) }
+
+// start is the app's start hook: it mounts the profile and waits, until c
+// is done, for the tree to be ready (waitReady). Waiting that runs out is
+// not an error: slow servers go on connecting in the background and the
+// command works with what is ready, after a warning. Rows that failed to
+// load are logged.
+func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Profile, m *mounts) error {
+	began := time.Now()
+	if err := mountRows(root, a.catalog, p.Rows, m); err != nil {
+		return err
+	}
+	if err := waitReady(c, root); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			a.logger.Warn("start-up is taking long; continuing with the plugins that are ready",
+				"waited", time.Since(began).Round(time.Millisecond))
+		}
+		return nil
+	}
+	for _, f := range m.failed() {
+		a.logger.Warn("plugin failed to load", "row", f)
+	}
+	a.logger.Debug("profile mounted", "profile", p.Name, "took", time.Since(began).Round(time.Millisecond))
+	return nil
+}

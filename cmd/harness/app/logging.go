@@ -1,0 +1,97 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lmittmann/tint"
+	"go.uber.org/fx/fxevent"
+)
+
+// Log formats accepted by --log-format.
+const (
+	logFormatText = "text"
+	logFormatJSON = "json"
+)
+
+// newLogger builds the process logger writing to w: tint's readable lines
+// for --log-format text (coloured only when w is a terminal and NO_COLOR is
+// unset or empty), slog's JSON lines for --log-format json. level is a slog
+// level name (debug, info, warn, error, or an offset such as warn+2); an
+// empty level means def.
+func newLogger(w io.Writer, format, level string, def slog.Level, env []string) (*slog.Logger, error) {
+	lvl := def
+	if level != "" {
+		if err := lvl.UnmarshalText([]byte(level)); err != nil {
+			return nil, usageErrorf("--log-level %q: expected debug, info, warn or error", level)
+		}
+	}
+	switch strings.ToLower(format) {
+	case "", logFormatText:
+		return slog.New(tint.NewHandler(w, &tint.Options{
+			Level:      lvl,
+			TimeFormat: time.TimeOnly,
+			NoColor:    !colour(w, env),
+		})), nil
+	case logFormatJSON:
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+	default:
+		return nil, usageErrorf("--log-format %q: expected %s or %s", format, logFormatText, logFormatJSON)
+	}
+}
+
+// colour reports whether logs written to w may use ANSI colours: w must be
+// a terminal, NO_COLOR (https://no-color.org) unset or empty, and TERM not
+// "dumb".
+func colour(w io.Writer, env []string) bool {
+	if v, ok := lookupEnv(env, "NO_COLOR"); ok && v != "" {
+		return false
+	}
+	if v, _ := lookupEnv(env, "TERM"); v == "dumb" {
+		return false
+	}
+	return isTerminal(w)
+}
+
+// isTerminal reports whether w is a character device, which is what a
+// terminal is to the process (golang.org/x/term is not a dependency; this
+// check needs only os).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// lookupEnv finds name in an environment list of KEY=VALUE entries; the
+// last entry wins, as in os/exec.
+func lookupEnv(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// fxLogger routes fx's own event log to l at debug level: fx reports every
+// provide, invoke and hook, which is noise at any other level, and every
+// error it reports reaches the user through the command's own error.
+func fxLogger(l *slog.Logger) fxevent.Logger {
+	fl := &fxevent.SlogLogger{Logger: l.With("component", "fx")}
+	fl.UseLogLevel(slog.LevelDebug)
+	fl.UseErrorLevel(slog.LevelDebug)
+	return fl
+}
+
+// errorf prints a message for the user to w, prefixed with the program
+// name.
+func errorf(w io.Writer, prog, format string, args ...any) {
+	fmt.Fprintf(w, "%s: %s\n", prog, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,94 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// mounts records the scope of every mounted row by its key path, so that
+// start-up can report the rows that failed. It is safe for concurrent use:
+// agent scopes mount their rows on their own goroutines.
+type mounts struct {
+	mu     sync.Mutex
+	scopes map[string]*ctx.Scope
+	order  []string
+}
+
+func (m *mounts) add(path string, s *ctx.Scope) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.scopes == nil {
+		m.scopes = map[string]*ctx.Scope{}
+	}
+	if _, seen := m.scopes[path]; !seen {
+		m.order = append(m.order, path)
+	}
+	m.scopes[path] = s // a restarted agent scope mounts its rows again
+}
+
+// failed returns "path: error" for every mounted row whose scope failed,
+// in mount order.
+func (m *mounts) failed() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, p := range m.order {
+		if s := m.scopes[p]; s.State() == ctx.Failed {
+			out = append(out, fmt.Sprintf("%s: %v", p, s.Err()))
+		}
+	}
+	return out
+}
+
+// mountRows mounts the enabled rows in order on c. A row is
+// catalog[row.Use] mounted with row.Config; a row with nested rows is an
+// agent scope named after the row, in which the row's own plugin (if it has
+// one) and then its nested rows are mounted, so that what they register
+// stays inside that scope. Mounting returns at once: scopes load on their
+// own goroutines (see ctx.Context.Plugin); configurations were decoded up
+// front by loadProfile.
+func mountRows(c *ctx.Context, catalog map[string]ctx.PluginDef, rows []profiles.Row, m *mounts) error {
+	for _, r := range rows {
+		if !r.Enabled {
+			continue
+		}
+		if len(r.Rows) == 0 {
+			s, err := c.Plugin(catalog[r.Use], r.Config)
+			if err != nil {
+				return fmt.Errorf("mounting %s: %w", r.Path, err)
+			}
+			m.add(r.Path, s)
+			continue
+		}
+		agent := ctx.Define(ctx.Meta{Name: r.ID}, func(c *ctx.Context, _ struct{}) error {
+			if r.Use != "" {
+				s, err := c.Plugin(catalog[r.Use], r.Config)
+				if err != nil {
+					return fmt.Errorf("mounting %s: %w", r.Path+".use", err)
+				}
+				m.add(r.Path+".use", s)
+			}
+			return mountRows(c, catalog, r.Rows, m)
+		})
+		s, err := c.Plugin(agent, nil)
+		if err != nil {
+			return fmt.Errorf("mounting %s: %w", r.Path, err)
+		}
+		m.add(r.Path, s)
+	}
+	return nil
+}
+
+// waitReady waits, until ctx is done, for the tree under root to settle:
+// every plugin mounted so far has loaded or failed. The MCP client's
+// activation includes its first connection and tool discovery (bounded by
+// its startupTimeoutMs), so a settled tree has discovered every server that
+// could be reached. If a plugin later offers a finer readiness signal, it
+// is waited for here.
+func waitReady(ctx context.Context, root *ctx.Context) error {
+	return root.Settle(ctx)
+}

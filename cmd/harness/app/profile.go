@@ -1,0 +1,203 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// mcpclientUse is the catalog name of the MCP client plugin, which the
+// --stdio and --http flags mount.
+const mcpclientUse = "mcpclient"
+
+// serverNamePattern is the MCP client's serverName grammar; ad-hoc server
+// names become row ids too, which this grammar also satisfies.
+var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// profileFlags are the global flags that select and shape the profile.
+type profileFlags struct {
+	name  string   // -p/--profile
+	sets  []string // --set
+	stdio []string // --stdio NAME=CMDLINE
+	http  []string // --http NAME=URL
+}
+
+// loadProfile loads the profile the flags select, adds the ad-hoc server
+// rows, and decodes every enabled row's configuration with its plugin so
+// that a bad setting is reported before anything is mounted. Errors are
+// usage errors naming the profile (or flag) and the key path.
+func (a *invocation) loadProfile() (*profiles.Profile, error) {
+	p, err := profiles.Load(profiles.LoadOptions{
+		Name:    a.flags.name,
+		Sets:    a.flags.sets,
+		Environ: a.env,
+		Catalog: func(use string) bool { _, ok := a.catalog[use]; return ok },
+		Self:    a.self,
+	})
+	if err != nil {
+		return nil, profileError(err)
+	}
+	adhoc, err := a.adhocRows(p)
+	if err != nil {
+		return nil, err
+	}
+	p.Rows = append(p.Rows, adhoc...)
+	a.addSelfEnv(p.Rows)
+	labels := map[string]string{}
+	for i, r := range adhoc {
+		labels[r.Path] = adhocLabel(a.flags, i)
+	}
+	if err := checkRows(a.catalog, p, p.Rows, labels); err != nil {
+		return nil, profileError(err)
+	}
+	return p, nil
+}
+
+// adhocLabel names the flag that made the i-th ad-hoc row.
+func adhocLabel(f profileFlags, i int) string {
+	if i < len(f.stdio) {
+		return "--stdio " + f.stdio[i]
+	}
+	return "--http " + f.http[i-len(f.stdio)]
+}
+
+// adhocRows turns --stdio and --http flags into mcpclient rows appended to
+// the profile's top level, in flag order (stdio first).
+func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
+	taken := map[string]string{}
+	for _, r := range p.Rows {
+		taken[strings.ToLower(r.ID)] = fmt.Sprintf("the profile's row %q", r.ID)
+	}
+	var rows []profiles.Row
+	add := func(flag, arg string, config func(name, value string) (map[string]any, error)) error {
+		name, value, ok := strings.Cut(arg, "=")
+		if !ok {
+			return usageErrorf("%s %q: expected NAME=%s", flag, arg, map[string]string{"--stdio": "CMDLINE", "--http": "URL"}[flag])
+		}
+		if !serverNamePattern.MatchString(name) {
+			return usageErrorf("%s %q: server name %q must be 1 to 32 letters, digits, '-' or '_'", flag, arg, name)
+		}
+		if prev, dup := taken[strings.ToLower(name)]; dup {
+			return usageErrorf("%s %q: name %q is already used by %s", flag, arg, name, prev)
+		}
+		if _, ok := a.catalog[mcpclientUse]; !ok {
+			return usageErrorf("%s %q: this binary has no %s plugin", flag, arg, mcpclientUse)
+		}
+		cfg, err := config(name, value)
+		if err != nil {
+			return usageErrorf("%s %q: %v", flag, arg, err)
+		}
+		taken[strings.ToLower(name)] = flag + " " + name
+		rows = append(rows, profiles.Row{
+			ID: name, Use: mcpclientUse, Enabled: true, Config: cfg, Path: "plugins." + name,
+		})
+		return nil
+	}
+	for _, arg := range a.flags.stdio {
+		err := add("--stdio", arg, func(name, cmdline string) (map[string]any, error) {
+			words, err := splitWords(cmdline)
+			if err != nil {
+				return nil, fmt.Errorf("command line: %w", err)
+			}
+			if len(words) == 0 {
+				return nil, errors.New("empty command line")
+			}
+			args := make([]any, 0, len(words)-1)
+			for _, w := range words[1:] {
+				args = append(args, w)
+			}
+			return map[string]any{"serverName": name, "transport": "stdio", "command": words[0], "args": args}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, arg := range a.flags.http {
+		err := add("--http", arg, func(name, url string) (map[string]any, error) {
+			if url == "" {
+				return nil, errors.New("empty URL")
+			}
+			return map[string]any{"serverName": name, "transport": "streamable-http", "url": url}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// addSelfEnv adds Options.SelfEnv to the env of every row, at any depth,
+// whose config runs the harness binary itself (command == Self).
+func (a *invocation) addSelfEnv(rows []profiles.Row) {
+	if len(a.selfEnv) == 0 {
+		return
+	}
+	for i := range rows {
+		r := &rows[i]
+		a.addSelfEnv(r.Rows)
+		if cmd, _ := r.Config["command"].(string); cmd == "" || cmd != a.self {
+			continue
+		}
+		env, _ := r.Config["env"].(map[string]any)
+		merged := make(map[string]any, len(env)+len(a.selfEnv))
+		for _, k := range slices.Sorted(maps.Keys(a.selfEnv)) {
+			merged[k] = a.selfEnv[k]
+		}
+		maps.Copy(merged, env) // the profile's own entries win
+		r.Config = maps.Clone(r.Config)
+		r.Config["env"] = merged
+	}
+}
+
+// checkRows decodes the configuration of every enabled row with its
+// plugin. labels name the flag behind an ad-hoc row (by row path).
+func checkRows(catalog map[string]ctx.PluginDef, p *profiles.Profile, rows []profiles.Row, labels map[string]string) error {
+	for _, r := range rows {
+		if !r.Enabled {
+			continue
+		}
+		if r.Use != "" {
+			def, ok := catalog[r.Use]
+			if !ok { // profiles.Load checked this; a row added later may not have been
+				return fmt.Errorf("profile %q: key %q: unknown plugin %q", p.Source, r.Path+".use", r.Use)
+			}
+			if _, err := def.DecodeConfig(r.Config); err != nil {
+				return configError(p, r, labels[r.Path], err)
+			}
+		}
+		if err := checkRows(catalog, p, r.Rows, labels); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configError words a plugin's configuration error like a profile error:
+// the source, the key path and the plugin's message.
+func configError(p *profiles.Profile, r profiles.Row, label string, err error) error {
+	where := fmt.Sprintf("profile %q", p.Source)
+	if label != "" {
+		where = label
+	}
+	path := r.Path + ".config"
+	msg := err.Error()
+	var ce *ctx.ConfigError
+	if errors.As(err, &ce) {
+		switch {
+		case ce.Key != "":
+			path += "." + ce.Key
+			msg = ce.Msg
+		case ce.Err != nil:
+			msg = ce.Err.Error()
+		default:
+			msg = ce.Msg
+		}
+	}
+	return fmt.Errorf("%s: key %q: plugin %q: %s", where, path, r.Use, msg)
+}
