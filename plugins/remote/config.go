@@ -1,0 +1,142 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Defaults applied by [Config.Default].
+const (
+	// DefaultAddr lets the kernel pick a free port on the IPv4 loopback, so two hosts on
+	// one machine never collide; clients find the port in the endpoint file.
+	DefaultAddr = "127.0.0.1:0"
+	// DefaultMaxBodyBytes bounds a request body (the JSON parameters): remote methods take
+	// names and options, not documents, so 4 MiB is generous while keeping one request from
+	// holding the host's memory.
+	DefaultMaxBodyBytes = 4 << 20
+)
+
+// Config configures the remote plugin.
+type Config struct {
+	// Addr is the TCP address to listen on. It must be a loopback address: an IP literal in
+	// 127.0.0.0/8, ::1, or "localhost" (which means 127.0.0.1). Port 0 picks a free port.
+	Addr string `json:"addr"`
+	// TokenFile is where the bearer token is written (mode 0600; its directory is created
+	// with mode 0700). Empty means [DefaultTokenFile]. It must be an absolute path.
+	TokenFile string `json:"tokenFile"`
+	// EndpointFile is where the endpoint (URL, process id, token file) is written for
+	// clients to discover the host. Empty means [EndpointFileFor] of the token file. It must
+	// be an absolute path.
+	EndpointFile string `json:"endpointFile"`
+	// MaxBodyBytes bounds a request body; a larger one is refused with code "too_large".
+	MaxBodyBytes int64 `json:"maxBodyBytes"`
+}
+
+// Default sets the defaults: [DefaultAddr] and [DefaultMaxBodyBytes]; the files default
+// to their standard locations when left empty.
+func (c *Config) Default() {
+	c.Addr = DefaultAddr
+	c.MaxBodyBytes = DefaultMaxBodyBytes
+}
+
+// Validate checks the configuration. Every error names the key it is about.
+func (c Config) Validate() error {
+	if _, err := loopbackAddr(c.Addr); err != nil {
+		return fmt.Errorf("addr %q: %w", c.Addr, err)
+	}
+	if c.TokenFile != "" && !filepath.IsAbs(c.TokenFile) {
+		return fmt.Errorf("tokenFile %q: must be an absolute path", c.TokenFile)
+	}
+	if c.EndpointFile != "" && !filepath.IsAbs(c.EndpointFile) {
+		return fmt.Errorf("endpointFile %q: must be an absolute path", c.EndpointFile)
+	}
+	if c.TokenFile != "" && c.EndpointFile != "" && filepath.Clean(c.TokenFile) == filepath.Clean(c.EndpointFile) {
+		return fmt.Errorf("endpointFile %q: must differ from tokenFile", c.EndpointFile)
+	}
+	if c.MaxBodyBytes <= 0 {
+		return fmt.Errorf("maxBodyBytes %d: must be positive", c.MaxBodyBytes)
+	}
+	return nil
+}
+
+// files returns the token and endpoint file paths, defaults applied.
+func (c Config) files() (token, endpoint string, err error) {
+	token = c.TokenFile
+	if token == "" {
+		if token, err = DefaultTokenFile(); err != nil {
+			return "", "", err
+		}
+	}
+	endpoint = c.EndpointFile
+	if endpoint == "" {
+		endpoint = EndpointFileFor(token)
+	}
+	return token, endpoint, nil
+}
+
+// DefaultTokenFile returns the default token file: remote.token in the "harness"
+// directory of [os.UserConfigDir] (on Linux $XDG_CONFIG_HOME/harness/remote.token or
+// ~/.config/harness/remote.token).
+func DefaultTokenFile() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no default location for tokenFile (set it explicitly): %w", err)
+	}
+	return filepath.Join(dir, "harness", "remote.token"), nil
+}
+
+// DefaultEndpointFile returns the endpoint file a host with the default configuration
+// writes: [EndpointFileFor] of [DefaultTokenFile]. The CLI reads it to find a running host.
+func DefaultEndpointFile() (string, error) {
+	tok, err := DefaultTokenFile()
+	if err != nil {
+		return "", err
+	}
+	return EndpointFileFor(tok), nil
+}
+
+// EndpointFileFor returns the endpoint file that goes with a token file: the same path
+// with a ".token" extension replaced by (or, without it, extended with) ".endpoint.json".
+func EndpointFileFor(tokenFile string) string {
+	return strings.TrimSuffix(tokenFile, ".token") + ".endpoint.json"
+}
+
+var errNotLoopback = errors.New("not a loopback address: the remote API listens on loopback only (use 127.0.0.1, [::1] or localhost with a port)")
+
+// loopbackAddr checks that addr is host:port with a loopback host and returns the address
+// to listen on ("localhost" becomes 127.0.0.1, so the listener never depends on the
+// resolver).
+func loopbackAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", errNotLoopback
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || strconv.FormatUint(n, 10) != port {
+		return "", fmt.Errorf("port %q: must be a number from 0 to 65535", port)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return net.JoinHostPort("127.0.0.1", port), nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || ip.Zone() != "" || !ip.Unmap().IsLoopback() {
+		return "", errNotLoopback
+	}
+	return net.JoinHostPort(ip.Unmap().String(), port), nil
+}
+
+// loopbackHost reports whether host (no port) names the loopback: "localhost" or a
+// loopback IP literal, with or without IPv6 brackets.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
+}

@@ -1,0 +1,86 @@
+package remote_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/remote"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	v, err := remote.Plugin.DecodeConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := v.(remote.Config)
+	if cfg.Addr != remote.DefaultAddr || cfg.MaxBodyBytes != remote.DefaultMaxBodyBytes || cfg.TokenFile != "" || cfg.EndpointFile != "" {
+		t.Fatalf("defaults %+v", cfg)
+	}
+	tok, err := remote.DefaultTokenFile()
+	if err != nil {
+		t.Skipf("no user config dir: %v", err)
+	}
+	if filepath.Base(tok) != "remote.token" || filepath.Base(filepath.Dir(tok)) != "harness" {
+		t.Fatalf("default token file %s", tok)
+	}
+	ep, err := remote.DefaultEndpointFile()
+	if err != nil || ep != filepath.Join(filepath.Dir(tok), "remote.endpoint.json") {
+		t.Fatalf("default endpoint file %s %v", ep, err)
+	}
+	if got := remote.EndpointFileFor("/run/h/api"); got != "/run/h/api.endpoint.json" {
+		t.Fatalf("EndpointFileFor without .token: %s", got)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	abs := filepath.Join(t.TempDir(), "remote.token")
+	for _, addr := range []string{"127.0.0.1:0", "127.0.0.1:8080", "127.1.2.3:0", "localhost:0", "LocalHost:9", "[::1]:0", "[::ffff:127.0.0.1]:0"} {
+		if _, err := remote.Plugin.DecodeConfig(map[string]any{"addr": addr}); err != nil {
+			t.Errorf("addr %q refused: %v", addr, err)
+		}
+	}
+	for _, tc := range []struct {
+		cfg  map[string]any
+		want string
+	}{
+		{map[string]any{"addr": "0.0.0.0:0"}, `addr "0.0.0.0:0"`},
+		{map[string]any{"addr": "[::]:0"}, `addr "[::]:0"`},
+		{map[string]any{"addr": ":8080"}, "addr"},
+		{map[string]any{"addr": "192.168.1.10:80"}, "addr"},
+		{map[string]any{"addr": "8.8.8.8:53"}, "addr"},
+		{map[string]any{"addr": "example.com:80"}, "addr"},
+		{map[string]any{"addr": "localhost.example.com:80"}, "addr"},
+		{map[string]any{"addr": "[fe80::1%lo]:0"}, "addr"},
+		{map[string]any{"addr": "127.0.0.1"}, "addr"},
+		{map[string]any{"addr": "127.0.0.1:http"}, "addr"},
+		{map[string]any{"addr": "127.0.0.1:70000"}, "addr"},
+		{map[string]any{"addr": ""}, "addr"},
+		{map[string]any{"tokenFile": "relative/remote.token"}, "tokenFile"},
+		{map[string]any{"endpointFile": "ep.json"}, "endpointFile"},
+		{map[string]any{"tokenFile": abs, "endpointFile": abs}, "endpointFile"},
+		{map[string]any{"maxBodyBytes": 0}, "maxBodyBytes"},
+		{map[string]any{"adress": "127.0.0.1:0"}, "adress"},
+		{map[string]any{"addr": 8080}, "addr"},
+	} {
+		_, err := remote.Plugin.DecodeConfig(tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("config %v: error %v, want one naming %s", tc.cfg, err, tc.want)
+		}
+	}
+	if _, err := remote.Plugin.DecodeConfig(remote.Config{Addr: "0.0.0.0:1", MaxBodyBytes: 1}); err == nil {
+		t.Error("a typed config with a public addr was accepted")
+	}
+}
+
+func TestMountRefusesPublicAddr(t *testing.T) {
+	root := ctxtest.New(t)
+	s := ctxtest.Mount(t, root, remote.Plugin, map[string]any{"addr": "0.0.0.0:0", "tokenFile": filepath.Join(t.TempDir(), "remote.token")})
+	ctxtest.Settle(t, root)
+	ctxtest.RequireState(t, s, ctx.Failed)
+	if !strings.Contains(s.Err().Error(), "loopback") {
+		t.Fatalf("error %v does not explain the refusal", s.Err())
+	}
+}

@@ -1,0 +1,120 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+)
+
+// Error codes. The transport's own codes come first; the rest are codes a method may
+// return (through a RemoteCode method on its error) that map to a specific HTTP status.
+// Any other code a method returns is passed through with status 500.
+const (
+	// CodeUnauthorized: the bearer token is missing or wrong (401).
+	CodeUnauthorized = "unauthorized"
+	// CodeForbiddenOrigin: the request carries an Origin that is not a loopback origin (403).
+	CodeForbiddenOrigin = "forbidden_origin"
+	// CodeForbiddenHost: the Host header does not name the loopback; this defends against
+	// DNS rebinding (403).
+	CodeForbiddenHost = "forbidden_host"
+	// CodeNotFound: no such path or remote method, or the method is of the other kind (404).
+	// Methods may use it for a missing entity.
+	CodeNotFound = "not_found"
+	// CodeMethodNotAllowed: the HTTP method is not accepted on that path (405).
+	CodeMethodNotAllowed = "method_not_allowed"
+	// CodeBadRequest: the parameters are not valid JSON (400). Methods may use it for
+	// parameters they reject.
+	CodeBadRequest = "bad_request"
+	// CodeTooLarge: the request body exceeds maxBodyBytes (413).
+	CodeTooLarge = "too_large"
+	// CodeMethodError: the method failed without a code of its own (500).
+	CodeMethodError = "method_error"
+	// CodeInternal: the transport failed, e.g. a result could not be encoded as JSON or a
+	// method panicked (500).
+	CodeInternal = "internal"
+	// CodeCancelled: the host is shutting down (or the client left) while the method ran
+	// (503).
+	CodeCancelled = "cancelled"
+
+	// CodeConflict: a method refuses because of the current state, e.g. a name already in
+	// use or a replacement already running (409).
+	CodeConflict = "conflict"
+	// CodeUnavailable: a method's dependency is temporarily unavailable (503).
+	CodeUnavailable = "unavailable"
+	// CodeTimeout: a method gave up waiting (504).
+	CodeTimeout = "timeout"
+	// CodeUnimplemented: a method does not support the requested operation (501).
+	CodeUnimplemented = "unimplemented"
+)
+
+// methodStatus maps the codes a method may return to HTTP statuses.
+var methodStatus = map[string]int{
+	CodeBadRequest:    http.StatusBadRequest,
+	CodeNotFound:      http.StatusNotFound,
+	CodeConflict:      http.StatusConflict,
+	CodeUnavailable:   http.StatusServiceUnavailable,
+	CodeTimeout:       http.StatusGatewayTimeout,
+	CodeUnimplemented: http.StatusNotImplemented,
+	CodeCancelled:     http.StatusServiceUnavailable,
+}
+
+// validCode is the shape of a code a method may return; anything else becomes
+// [CodeMethodError] so the wire format stays predictable.
+var validCode = regexp.MustCompile(`^[a-z][a-z0-9_./-]{0,63}$`)
+
+// Error is the error of the remote API: the JSON body {"error": {"code", "message"}} of
+// every refused request, the payload of a stream's "error" event, and what [Client]
+// methods return when the host answers with one.
+//
+// A method may return an *Error (or any error with a RemoteCode() string method) to choose
+// its code; the host then derives the HTTP status from the code (see the package
+// documentation) and ignores Status.
+type Error struct {
+	// Code is a stable, machine-readable code such as "not_found".
+	Code string `json:"code"`
+	// Message is a human-readable explanation.
+	Message string `json:"message"`
+	// Status is the HTTP status the host answered with (0 for a stream's error event).
+	Status int `json:"-"`
+}
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Error implements error.
+func (e *Error) Error() string { return "remote: " + e.Code + ": " + e.Message }
+
+// RemoteCode returns the code, so an *Error passes through a host unchanged.
+func (e *Error) RemoteCode() string { return e.Code }
+
+// errorBody is the JSON envelope of an error.
+type errorBody struct {
+	Error *Error `json:"error"`
+}
+
+// coder is what a method's error implements to choose its code.
+type coder interface {
+	error
+	RemoteCode() string
+}
+
+// methodError turns a method's error into the wire error and its status.
+func methodError(err error) (*Error, int) {
+	e := &Error{Code: CodeMethodError, Message: err.Error()}
+	if re, ok := err.(*Error); ok {
+		e.Message = re.Message // not "remote: <code>: …" again
+	}
+	if c, ok := errors.AsType[coder](err); ok {
+		if code := c.RemoteCode(); validCode.MatchString(code) {
+			e.Code = code
+		}
+	}
+	status, ok := methodStatus[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	return e, status
+}

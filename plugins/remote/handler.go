@@ -1,0 +1,387 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// Method kinds reported by GET /v1/methods.
+const (
+	KindCall   = "call"
+	KindStream = "stream"
+)
+
+// MethodInfo describes one exposed method in the answer of GET /v1/methods.
+type MethodInfo struct {
+	// Name is "<service>/<method>".
+	Name string `json:"name"`
+	// Kind is [KindCall] or [KindStream].
+	Kind string `json:"kind"`
+}
+
+// handler serves the API. Methods are looked up per request, so methods exposed or
+// withdrawn while the server runs are seen at once.
+type handler struct {
+	ctx      *ctx.Context
+	token    []byte
+	maxBody  int64
+	log      *slog.Logger
+	inflight tracker
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	if !h.inflight.enter() {
+		writeError(w, http.StatusServiceUnavailable, &Error{Code: CodeCancelled, Message: "the remote API is shutting down"})
+		return
+	}
+	defer h.inflight.leave()
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			h.log.Error("remote API handler panicked", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			writeError(w, http.StatusInternalServerError, &Error{Code: CodeInternal, Message: "internal error"})
+		}
+	}()
+
+	host := r.Host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		host = hh
+	}
+	if !loopbackHost(host) {
+		writeError(w, http.StatusForbidden, &Error{Code: CodeForbiddenHost, Message: "the Host header must name the loopback (127.0.0.1, [::1] or localhost)"})
+		return
+	}
+	origin, hasOrigin := r.Header["Origin"]
+	if hasOrigin {
+		if len(origin) != 1 || !loopbackOrigin(origin[0]) {
+			writeError(w, http.StatusForbidden, &Error{Code: CodeForbiddenOrigin, Message: "requests from a non-loopback origin are refused"})
+			return
+		}
+		hdr.Set("Access-Control-Allow-Origin", origin[0])
+		hdr.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions {
+			// A CORS preflight carries no credentials; allow a loopback page to send them.
+			hdr.Set("Access-Control-Allow-Methods", "GET, POST")
+			hdr.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			hdr.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	if !h.authorized(r) {
+		hdr.Set("WWW-Authenticate", `Bearer realm="harness"`)
+		writeError(w, http.StatusUnauthorized, &Error{Code: CodeUnauthorized, Message: "missing or wrong bearer token (see the token file)"})
+		return
+	}
+
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/")
+	if !ok {
+		writeError(w, http.StatusNotFound, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no such path %q", r.URL.Path)})
+		return
+	}
+	kind, name, _ := strings.Cut(rest, "/")
+	switch kind {
+	case "methods":
+		if name != "" {
+			break
+		}
+		if !allow(w, r, http.MethodGet) {
+			return
+		}
+		h.methods(w)
+		return
+	case "call":
+		if !allow(w, r, http.MethodPost) {
+			return
+		}
+		h.call(w, r, name)
+		return
+	case "stream":
+		if !allow(w, r, http.MethodGet, http.MethodPost) {
+			return
+		}
+		h.stream(w, r, name)
+		return
+	}
+	writeError(w, http.StatusNotFound, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no such path %q", r.URL.Path)})
+}
+
+// authorized compares the bearer token in constant time.
+func (h *handler) authorized(r *http.Request) bool {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), h.token) == 1
+}
+
+// loopbackOrigin reports whether origin is http(s)://<loopback host>[:port].
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	if u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	return loopbackHost(u.Hostname())
+}
+
+// allow answers 405 unless r uses one of methods.
+func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	writeError(w, http.StatusMethodNotAllowed, &Error{Code: CodeMethodNotAllowed, Message: fmt.Sprintf("%s is not accepted here; use %s", r.Method, strings.Join(methods, " or "))})
+	return false
+}
+
+func (h *handler) methods(w http.ResponseWriter) {
+	list := []MethodInfo{}
+	for _, m := range h.ctx.RemoteMethods() {
+		kind := KindCall
+		if m.Stream != nil {
+			kind = KindStream
+		}
+		list = append(list, MethodInfo{Name: m.Name, Kind: kind})
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Methods []MethodInfo `json:"methods"`
+	}{list})
+}
+
+// lookup finds the method called name of the given kind, answering 404 if there is none.
+func (h *handler) lookup(w http.ResponseWriter, name, kind string) (ctx.RemoteMethod, bool) {
+	m, ok := h.ctx.RemoteMethod(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no remote method %q", name)})
+		return m, false
+	}
+	if kind == KindCall && m.Call == nil {
+		writeError(w, http.StatusNotFound, &Error{Code: CodeNotFound, Message: fmt.Sprintf("remote method %q is a stream: use /v1/stream/%s", name, name)})
+		return m, false
+	}
+	if kind == KindStream && m.Stream == nil {
+		writeError(w, http.StatusNotFound, &Error{Code: CodeNotFound, Message: fmt.Sprintf("remote method %q is not a stream: use POST /v1/call/%s", name, name)})
+		return m, false
+	}
+	return m, true
+}
+
+// params reads the JSON parameters: the body, or for a GET the "params" query value. No
+// parameters means null.
+func (h *handler) params(w http.ResponseWriter, r *http.Request) (json.RawMessage, bool) {
+	var raw []byte
+	if r.Method == http.MethodGet {
+		raw = []byte(r.URL.Query().Get("params"))
+		if int64(len(raw)) > h.maxBody {
+			writeError(w, http.StatusRequestEntityTooLarge, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("params exceed %d bytes", h.maxBody)})
+			return nil, false
+		}
+	} else {
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+		if err != nil {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				writeError(w, http.StatusRequestEntityTooLarge, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", h.maxBody)})
+			} else {
+				writeError(w, http.StatusBadRequest, &Error{Code: CodeBadRequest, Message: "could not read the request body"})
+			}
+			return nil, false
+		}
+		raw = b
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return json.RawMessage("null"), true
+	}
+	if !json.Valid(raw) {
+		writeError(w, http.StatusBadRequest, &Error{Code: CodeBadRequest, Message: "params are not valid JSON"})
+		return nil, false
+	}
+	return json.RawMessage(raw), true
+}
+
+func (h *handler) call(w http.ResponseWriter, r *http.Request, name string) {
+	m, ok := h.lookup(w, name, KindCall)
+	if !ok {
+		return
+	}
+	params, ok := h.params(w, r)
+	if !ok {
+		return
+	}
+	rc := r.Context()
+	res, err := safeCall(func() (any, error) { return m.Call(rc, params) })
+	if err != nil {
+		e, status := h.failure(rc, name, err)
+		writeError(w, status, e)
+		return
+	}
+	body, err := json.Marshal(struct {
+		Result any `json:"result"`
+	}{res})
+	if err != nil {
+		h.log.Warn("remote method result is not JSON", "method", name, "err", err)
+		writeError(w, http.StatusInternalServerError, &Error{Code: CodeInternal, Message: fmt.Sprintf("the result of %q could not be encoded as JSON", name)})
+		return
+	}
+	writeBody(w, http.StatusOK, body)
+}
+
+// failure classifies a method's error.
+func (h *handler) failure(rc context.Context, name string, err error) (*Error, int) {
+	if rc.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.ErrScopeUnloaded)) {
+		return &Error{Code: CodeCancelled, Message: fmt.Sprintf("remote method %q was cancelled", name)}, http.StatusServiceUnavailable
+	}
+	if pe, ok := errors.AsType[*panicError](err); ok {
+		h.log.Error("remote method panicked", "method", name, "panic", pe.value, "stack", string(pe.stack))
+		return &Error{Code: CodeInternal, Message: fmt.Sprintf("remote method %q panicked", name)}, http.StatusInternalServerError
+	}
+	e, status := methodError(err)
+	h.log.Debug("remote method failed", "method", name, "code", e.Code)
+	return e, status
+}
+
+func (h *handler) stream(w http.ResponseWriter, r *http.Request, name string) {
+	m, ok := h.lookup(w, name, KindStream)
+	if !ok {
+		return
+	}
+	params, ok := h.params(w, r)
+	if !ok {
+		return
+	}
+	rc := r.Context()
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	ev := &eventWriter{w: w, rc: http.NewResponseController(w)}
+	if err := ev.flush(); err != nil {
+		return
+	}
+	_, err := safeCall(func() (any, error) { return nil, m.Stream(rc, params, ev.send) })
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.closed = true // a send after the handler returned must not touch w
+	if ev.failed != nil {
+		return // the client is gone
+	}
+	if err == nil {
+		_ = ev.writeLocked("end", []byte("{}"))
+		return
+	}
+	e, _ := h.failure(rc, name, err)
+	body, _ := json.Marshal(errorBody{e})
+	_ = ev.writeLocked("error", body)
+}
+
+// eventWriter writes server-sent events; send is safe for concurrent use and fails once
+// the stream is over.
+type eventWriter struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	mu     sync.Mutex
+	closed bool
+	failed error
+}
+
+var errStreamClosed = errors.New("remote stream closed")
+
+func (e *eventWriter) send(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("remote stream: value is not JSON: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.closed:
+		return errStreamClosed
+	case e.failed != nil:
+		return e.failed
+	}
+	return e.writeLocked("", data)
+}
+
+// writeLocked writes one event and flushes it. data is compact JSON, so it has no newline.
+func (e *eventWriter) writeLocked(event string, data []byte) error {
+	var b bytes.Buffer
+	if event != "" {
+		b.WriteString("event: " + event + "\n")
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	if _, err := e.w.Write(b.Bytes()); err != nil {
+		e.failed = fmt.Errorf("remote stream: client gone: %w", err)
+		return e.failed
+	}
+	if err := e.flush(); err != nil {
+		e.failed = fmt.Errorf("remote stream: client gone: %w", err)
+		return e.failed
+	}
+	return nil
+}
+
+func (e *eventWriter) flush() error { return e.rc.Flush() }
+
+// panicError is a panic recovered from a remote method.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// safeCall runs fn, turning a panic into a *panicError.
+func safeCall(fn func() (any, error)) (res any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, &panicError{value: v, stack: debug.Stack()}
+		}
+	}()
+	return fn()
+}
+
+func writeError(w http.ResponseWriter, status int, e *Error) {
+	body, _ := json.Marshal(errorBody{e})
+	writeBody(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, &Error{Code: CodeInternal, Message: "the answer could not be encoded as JSON"})
+		return
+	}
+	writeBody(w, status, body)
+}
+
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

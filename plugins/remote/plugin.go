@@ -1,0 +1,260 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// Key names the service the plugin provides while it serves: the running [Server].
+var Key = ctx.NewKey[*Server]("remote")
+
+// Plugin serves every method exposed in its tree with [ctx.Context.ExposeRemote] over
+// HTTP on loopback. Mount it once per tree; its configuration is [Config].
+var Plugin = ctx.Define(ctx.Meta{Name: "remote"}, apply)
+
+// Server describes a running remote API endpoint. Each load of the plugin makes a new
+// Server with a new port (unless fixed) and a new token.
+//
+// A Server is immutable and safe for concurrent use.
+type Server struct {
+	addr         string
+	token        string
+	tokenFile    string
+	endpointFile string
+}
+
+// Addr returns the address the server listens on, such as "127.0.0.1:43117".
+func (s *Server) Addr() string { return s.addr }
+
+// URL returns the base URL of the API, such as "http://127.0.0.1:43117".
+func (s *Server) URL() string { return "http://" + s.addr }
+
+// TokenFile returns the path of the file holding the bearer token.
+func (s *Server) TokenFile() string { return s.tokenFile }
+
+// EndpointFile returns the path of the endpoint file (see [ReadEndpoint]).
+func (s *Server) EndpointFile() string { return s.endpointFile }
+
+// Token returns the bearer token, for in-process clients. Never log it.
+func (s *Server) Token() string { return s.token }
+
+// String describes the server without its token.
+func (s *Server) String() string { return "remote API at " + s.URL() }
+
+// Endpoint is the content of the endpoint file.
+type Endpoint struct {
+	// URL is the base URL of the API.
+	URL string `json:"url"`
+	// PID is the process id of the host.
+	PID int `json:"pid"`
+	// TokenFile is the path of the token file.
+	TokenFile string `json:"tokenFile"`
+}
+
+// readHeaderTimeout bounds how long a connection may take to send its request headers,
+// so idle half-open connections do not pile up. Streams are not affected.
+const readHeaderTimeout = 10 * time.Second
+
+func apply(ctx *ctx.Context, cfg Config) error {
+	listenAddr, err := loopbackAddr(cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("addr %q: %w", cfg.Addr, err)
+	}
+	tokenFile, endpointFile, err := cfg.files()
+	if err != nil {
+		return err
+	}
+	token, err := newToken()
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", listenAddr)
+	if err != nil {
+		return fmt.Errorf("remote API: listen on %s: %w", listenAddr, err)
+	}
+	if _, err := ctx.Defer("listener", func(context.Context) error {
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	}); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	srv := &Server{addr: ln.Addr().String(), token: token, tokenFile: tokenFile, endpointFile: endpointFile}
+	h := &handler{ctx: ctx, token: []byte(token), maxBody: cfg.MaxBodyBytes, log: ctx.Logger()}
+	if _, err := ctx.Go("http-server", func(run context.Context) error { return h.serve(run, ln) }); err != nil {
+		return err
+	}
+
+	if err := writeFileAtomic(tokenFile, []byte(token+"\n")); err != nil {
+		return fmt.Errorf("remote API: tokenFile: %w", err)
+	}
+	if _, err := ctx.Defer("token-file", func(context.Context) error {
+		return removeIfSame(tokenFile, []byte(token+"\n"))
+	}); err != nil {
+		_ = removeIfSame(tokenFile, []byte(token+"\n"))
+		return err
+	}
+	ep, err := json.Marshal(Endpoint{URL: srv.URL(), PID: os.Getpid(), TokenFile: tokenFile})
+	if err != nil {
+		return err
+	}
+	ep = append(ep, '\n')
+	if err := writeFileAtomic(endpointFile, ep); err != nil {
+		return fmt.Errorf("remote API: endpointFile: %w", err)
+	}
+	if _, err := ctx.Defer("endpoint-file", func(context.Context) error {
+		return removeIfSame(endpointFile, ep)
+	}); err != nil {
+		_ = removeIfSame(endpointFile, ep)
+		return err
+	}
+
+	if _, err := Key.Provide(ctx, srv); err != nil {
+		return err
+	}
+	ctx.Logger().Info("remote API listening", "url", srv.URL(), "token_file", tokenFile, "endpoint_file", endpointFile)
+	return nil
+}
+
+// newToken returns 32 random bytes, hex-encoded.
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("remote API: token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// writeFileAtomic writes data to path with mode 0600 through a temporary file in the same
+// directory and a rename, creating the directory with mode 0700 if needed. Readers see the
+// old content or the new one, never a part.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// removeIfSame removes path if it still holds data. Another host configured with the same
+// file may have replaced it since; that host's file is left alone.
+func removeIfSame(path string, data []byte) error {
+	got, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !bytes.Equal(got, data):
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// serve runs the HTTP server on ln until run is cancelled, then closes every connection
+// and waits for the handlers still running (their request contexts derive from run, so
+// the methods they call see the cancellation).
+func (h *handler) serve(run context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:                      h,
+		BaseContext:                  func(net.Listener) context.Context { return run },
+		ReadHeaderTimeout:            readHeaderTimeout,
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+	}
+	stop := context.AfterFunc(run, func() { _ = hs.Close() })
+	defer stop()
+	err := hs.Serve(ln)
+	_ = hs.Close()
+	h.inflight.closeAndWait()
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// tracker counts running handlers and lets the server wait for them once it stops
+// admitting new ones.
+type tracker struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	zero   chan struct{} // made by closeAndWait; closed when n reaches 0
+}
+
+// enter admits a handler; it reports false once the server is stopping.
+func (t *tracker) enter() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.n++
+	return true
+}
+
+func (t *tracker) leave() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n == 0 && t.zero != nil {
+		close(t.zero)
+		t.zero = nil
+	}
+}
+
+// closeAndWait stops admitting handlers and waits for the running ones to return.
+func (t *tracker) closeAndWait() {
+	t.mu.Lock()
+	t.closed = true
+	if t.n == 0 {
+		t.mu.Unlock()
+		return
+	}
+	zero := make(chan struct{})
+	t.zero = zero
+	t.mu.Unlock()
+	<-zero
+}
