@@ -109,3 +109,22 @@ func TestNewConfigAppliesDefaults(t *testing.T) {
 		t.Fatalf("NewConfig() = %#v", def.NewConfig())
 	}
 }
+
+type keyedConfig struct {
+	Port int `json:"port"`
+}
+
+func (k keyedConfig) Validate() error {
+	if k.Port < 0 {
+		return &ctx.ConfigError{Key: "port", Msg: "expected a non-negative port"}
+	}
+	return nil
+}
+
+func TestValidateNamesKey(t *testing.T) {
+	def := ctx.Define(ctx.Meta{Name: "server"}, func(*ctx.Context, keyedConfig) error { return nil })
+	_, err := def.DecodeConfig(map[string]any{"port": -1})
+	if err == nil || err.Error() != `plugin "server": config key "port": expected a non-negative port` {
+		t.Fatalf("error %v", err)
+	}
+}

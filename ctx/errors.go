@@ -30,7 +30,8 @@ var (
 )
 
 // ConfigError reports a plugin configuration that could not be decoded or validated. Key is
-// the dotted key path when one is known.
+// the dotted key path when one is known. A config type's Validate method may return a
+// *ConfigError with Key and Msg set (Plugin is filled in) to name the offending key.
 type ConfigError struct {
 	Plugin string
 	Key    string

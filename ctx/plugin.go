@@ -127,6 +127,13 @@ func (d *Def[C]) decode(raw any) (any, error) {
 		}
 	}
 	if verr != nil {
+		var ce *ConfigError
+		if errors.As(verr, &ce) && ce.Key != "" {
+			// Validate named the key itself: keep its message and fill in the plugin.
+			named := *ce
+			named.Plugin = d.meta.Name
+			return nil, &named
+		}
 		return nil, &ConfigError{Plugin: d.meta.Name, Err: verr}
 	}
 	return cfg, nil
