@@ -5,6 +5,7 @@
 package mcpclient
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -273,6 +274,16 @@ func (c Config) LogValue() slog.Value {
 		attrs = append(attrs, slog.Any("headers", r.Headers))
 	}
 	return slog.GroupValue(attrs...)
+}
+
+// String returns the redacted configuration as compact JSON, so %v and
+// %s never print a secret either.
+func (c Config) String() string {
+	b, err := json.Marshal(c.Redacted())
+	if err != nil {
+		return fmt.Sprintf("mcp server %q (unprintable config: %v)", c.ServerName, err)
+	}
+	return string(b)
 }
 
 func redactMap(m map[string]string) map[string]string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -219,6 +220,13 @@ func TestConfigRedacted(t *testing.T) {
 		}
 		if b, _ := json.Marshal(r); bytes.Contains(b, []byte(secret)) {
 			t.Errorf("redacted config leaks %q: %s", secret, b)
+		}
+	}
+	for _, printed := range []string{fmt.Sprint(c), fmt.Sprintf("%v|%+v|%s", c, c, c)} {
+		for _, secret := range []string{"ghp_secret", "s3cret", "pa55"} {
+			if strings.Contains(printed, secret) {
+				t.Errorf("formatting leaks %q: %s", secret, printed)
+			}
 		}
 	}
 	if !strings.Contains(logs.String(), "GITHUB_TOKEN") {

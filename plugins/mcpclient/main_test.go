@@ -34,7 +34,8 @@ func TestMain(m *testing.M) {
 // "test-server <mode> pid=<pid>" to stderr (and its pid to the FIFO named
 // by readyFIFOEnv, if set). Modes:
 //
-//	normal            tools echo, add, getenv; exits when stdin closes
+//	normal            tools echo, add, getenv and crash (exits 7);
+//	                  exits when stdin closes
 //	stderr-chatty     writes 1000 numbered lines to stderr, then normal
 //	exit-immediately  writes a fatal message to stderr and exits 3
 //	never-initialize  never answers, ignores stdin EOF and SIGTERM
@@ -49,7 +50,14 @@ func runTestServer(mode string) int {
 		}
 	}
 	serve := func() int {
-		if err := newTestServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		s := newTestServer()
+		mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exits the server process"},
+			func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
+				fmt.Fprintln(os.Stderr, "panic: crash requested (marker-c4a5)")
+				os.Exit(7)
+				return nil, nil, nil
+			})
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "test-server:", err)
 		}
 		return 0

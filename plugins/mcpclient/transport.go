@@ -103,11 +103,15 @@ func orDefault(d, def time.Duration) time.Duration {
 
 // dial connects to the server described by cfg (which must have passed
 // Validate) and returns a live, initialized connection. ctx bounds the
-// whole connect, including process start and the handshake; it does not
-// bound the connection's lifetime. On failure nothing is left running
-// (or the error wraps ErrCleanupIncomplete); errors are prefixed
+// whole connect, including process start and the handshake, and should
+// carry a deadline (cfg.StartupTimeout); it does not bound the
+// connection's lifetime. On failure nothing is left running (or the error
+// wraps ErrCleanupIncomplete); errors are prefixed
 // `mcp server "<name>": connect:` and, for stdio, carry the stderr tail.
 func dial(ctx context.Context, cfg Config, opts dialOptions) (*connection, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, connectError(cfg.ServerName, context.Cause(ctx), "")
+	}
 	switch cfg.Transport {
 	case TransportStdio:
 		return dialStdio(ctx, cfg, opts)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // stdioConfig runs this test binary as a stdio server in the given mode.
@@ -101,6 +103,30 @@ func TestStdioConnectAndCall(t *testing.T) {
 	}
 	if err := conn.Close(context.Background()); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestStdioDoneWhenServerDies: a crashing server ends the session (Done
+// closes without Close); Close then still cleans up and succeeds.
+func TestStdioDoneWhenServerDies(t *testing.T) {
+	t.Parallel()
+	conn, err := dialTest(t, stdioConfig(t, "normal"), dialOptions{}, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := conn.Session().CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"text": ""}}); err == nil {
+		t.Error("crash call succeeded")
+	}
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		t.Fatal("Done not closed after the server died")
+	}
+	closeConn(t, conn)
+	if tail := conn.StderrTail(); !strings.Contains(tail, "marker-c4a5") {
+		t.Errorf("stderr tail %q", tail)
 	}
 }
 

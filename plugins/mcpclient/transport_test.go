@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -204,5 +205,23 @@ func TestErrorTail(t *testing.T) {
 	got := errorTail(long)
 	if len(got) > errorTailBytes+len("…") || !strings.HasPrefix(got, "…noise\n") || !strings.HasSuffix(got, "the last line") {
 		t.Errorf("errorTail(long) = %q", got)
+	}
+}
+
+func TestDialWithDoneCtx(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, cfg := range []Config{
+		{ServerName: "s", Transport: TransportStdio, Command: "/bin/sh"},
+		{ServerName: "h", Transport: TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp"},
+	} {
+		_, err := dial(ctx, cfg, dialOptions{})
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `mcp server "`+cfg.ServerName+`": connect: `) {
+			t.Errorf("%s: err = %v", cfg.Transport, err)
+		}
+	}
+	_, err := dial(context.Background(), Config{ServerName: "x", Transport: "carrier-pigeon"}, dialOptions{})
+	if !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("unknown transport: err = %v", err)
 	}
 }
