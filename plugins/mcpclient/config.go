@@ -302,7 +302,8 @@ var ErrInvalidConfig = errors.New("invalid mcp server configuration")
 
 // ConfigError is one configuration problem: the server, the key path
 // (e.g. "reconnect.maxDelayMs", "env.API_KEY") and what was wrong.
-// It matches [ErrInvalidConfig] with errors.Is.
+// It matches [ErrInvalidConfig] with errors.Is. It is not modified after
+// it is returned, so it is safe to share between goroutines.
 type ConfigError struct {
 	Server string
 	Key    string
