@@ -4,12 +4,15 @@ import (
 	"maps"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // builtins is the plugin catalog compiled into the harness: profile rows
 // name these plugins in their use key. A plugin joins the binary with one
 // line here (and custom binaries add theirs with Options.Plugins).
-var builtins = map[string]ctx.PluginDef{}
+var builtins = map[string]ctx.PluginDef{
+	"toolregistry": toolregistry.Plugin,
+}
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name
 // a profile row's use key gives.

@@ -56,6 +56,7 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 
 	root.AddCommand(
 		a.runCommand(),
+		a.toolsCommand(),
 		a.mcpCommand(),
 		a.profileCommand(),
 		a.demoServerCommand(),

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -179,25 +180,46 @@ func checkRows(catalog map[string]ctx.PluginDef, p *profiles.Profile, rows []pro
 }
 
 // configError words a plugin's configuration error like a profile error:
-// the source, the key path and the plugin's message.
+// the source (or the flag behind an ad-hoc row), the key path and what was
+// expected, one line per problem when the plugin reports several.
 func configError(p *profiles.Profile, r profiles.Row, label string, err error) error {
 	where := fmt.Sprintf("profile %q", p.Source)
 	if label != "" {
 		where = label
 	}
 	path := r.Path + ".config"
-	msg := err.Error()
 	var ce *ctx.ConfigError
 	if errors.As(err, &ce) {
 		switch {
 		case ce.Key != "":
-			path += "." + ce.Key
-			msg = ce.Msg
+			return fmt.Errorf("%s: key %q: %s", where, path+"."+ce.Key, ce.Msg)
 		case ce.Err != nil:
-			msg = ce.Err.Error()
+			err = ce.Err
 		default:
-			msg = ce.Msg
+			return fmt.Errorf("%s: key %q: %s", where, path, ce.Msg)
 		}
 	}
-	return fmt.Errorf("%s: key %q: plugin %q: %s", where, path, r.Use, msg)
+	var lines []string
+	for _, e := range leafErrors(err) {
+		var me *mcpclient.ConfigError
+		if errors.As(e, &me) {
+			lines = append(lines, fmt.Sprintf("%s: key %q: %s", where, path+"."+me.Key, me.Msg))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s: key %q: plugin %q: %v", where, path, r.Use, e))
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// leafErrors flattens errors joined with errors.Join.
+func leafErrors(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, leafErrors(e)...)
+	}
+	return out
 }

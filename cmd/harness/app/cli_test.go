@@ -1,0 +1,378 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordisgo/harness/profiles"
+)
+
+func TestVersion(t *testing.T) {
+	r := run(t, nil, "version")
+	r.expect(t, ExitOK, "harness ", "")
+	if !strings.Contains(r.stdout, "go1.") {
+		t.Errorf("version %q does not name the toolchain", r.stdout)
+	}
+	o := testOptions()
+	o.Name, o.Version = "myharness", "v9.9.9"
+	runWith(t, context.Background(), o, "", nil, "version").expect(t, ExitOK, "myharness v9.9.9 ", "")
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "a command is required"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"--frobnicate", "version"}, "unknown flag: --frobnicate"},
+		{[]string{"version", "extra"}, "harness version: unknown command \"extra\""},
+		{[]string{"-p"}, "flag needs an argument"},
+		{[]string{"--startup-timeout", "soon", "version"}, "invalid argument \"soon\""},
+		{[]string{"--log-level", "loud", "version"}, `--log-level "loud": expected debug, info, warn or error`},
+		{[]string{"--log-format", "xml", "version"}, `--log-format "xml": expected text or json`},
+		{[]string{"profile"}, "harness profile: expected a subcommand: check, show"},
+		{[]string{"profile", "show", "extra"}, "unknown command"},
+		{[]string{"mcp"}, "expected a subcommand"},
+		{[]string{"mcp", "import"}, "accepts 1 arg(s), received 0"},
+		{[]string{"tools", "call"}, "accepts between 1 and 2 arg(s), received 0"},
+		{[]string{"tools", "call", "not a name"}, `"not a name" is not a tool name`},
+		{[]string{"tools", "call", "greet", "{bad"}, "arguments must be a JSON object"},
+		{[]string{"tools", "call", "greet", "[1]"}, "arguments must be a JSON object"},
+		{[]string{"tools", "list", "--jsn"}, "unknown flag: --jsn"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := run(t, nil, tc.args...)
+			r.expect(t, ExitUsage, "", tc.want)
+			if !strings.Contains(r.stderr, "--help") {
+				t.Errorf("no usage hint in %q", r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout = %q, want nothing", r.stdout)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	r := run(t, nil, "--help")
+	r.expect(t, ExitOK, "Exit status", "")
+	for _, cmd := range []string{"run", "tools", "mcp", "profile", "demo-server", "version"} {
+		if !strings.Contains(r.stdout, cmd) {
+			t.Errorf("help does not list %s", cmd)
+		}
+	}
+	run(t, nil, "tools", "call", "--help").expect(t, ExitOK, "exits with status 1", "")
+}
+
+func TestProfileShowRedactsSecrets(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "p.yaml", `description: secrets
+extends: cli
+plugins:
+  gh:
+    use: mcpclient
+    config:
+      serverName: gh
+      transport: stdio
+      command: github-mcp-server
+      env:
+        GITHUB_TOKEN: ghp_supersecret1
+  api:
+    use: mcpclient
+    config:
+      serverName: api
+      transport: streamable-http
+      url: https://user:pa55word@example.com/mcp?api_key=k3y
+      headers:
+        Authorization: Bearer sekrit2
+`)
+	env := []string{"HARNESS_PLUGINS__GH__CONFIG__ENV__EXTRA_TOKEN=fromenv3"}
+	r := run(t, env, "-p", p, "--set", "plugins.api.config.toolCallTimeoutMs=5000", "--stdio", "adhoc=my-server --token 'plain arg'", "profile", "show")
+	r.expect(t, ExitOK, "<redacted>", "")
+	for _, secret := range []string{"ghp_supersecret1", "pa55word", "k3y", "sekrit2", "fromenv3"} {
+		if strings.Contains(r.stdout, secret) {
+			t.Errorf("profile show leaks %q:\n%s", secret, r.stdout)
+		}
+	}
+	for _, want := range []string{"GITHUB_TOKEN:", "EXTRA_TOKEN:", "Authorization:", "toolCallTimeoutMs: 5000", "use: toolregistry", "adhoc:", "- plain arg"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("profile show lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestProfileShowDefault(t *testing.T) {
+	r := run(t, nil, "profile", "show")
+	r.expect(t, ExitOK, "demo-server", "")
+	self, _ := os.Executable()
+	if !strings.Contains(r.stdout, self) {
+		t.Errorf("${HARNESS_SELF} not expanded to %s:\n%s", self, r.stdout)
+	}
+	// The dump is a profile: it loads again.
+	again := writeFile(t, t.TempDir(), "again.yaml", r.stdout)
+	run(t, nil, "-p", again, "profile", "check").expect(t, ExitOK, "ok (4 plugin rows)", "")
+	for _, name := range profiles.BuiltinNames() {
+		run(t, nil, "-p", name, "profile", "check").expect(t, ExitOK, "ok", "")
+	}
+}
+
+func TestProfileCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string { return writeFile(t, dir, name, content) }
+	cycleA := file("cycle-a.yaml", "extends: ./cycle-b.yaml\nplugins: {}\n")
+	file("cycle-b.yaml", "extends: ./cycle-a.yaml\nplugins: {}\n")
+	good := file("good.yaml", "extends: cli\nplugins:\n  s:\n    use: teststrict\n    config: {count: 1}\n")
+
+	for _, tc := range []struct {
+		name    string
+		profile string   // file content; "" uses good.yaml
+		path    string   // a profile name or path instead of content
+		args    []string // extra global flags
+		env     []string
+		want    []string // substrings of the message
+	}{
+		{name: "unknown plugin", profile: "plugins:\n  x:\n    use: nope\n",
+			want: []string{`key "plugins.x.use"`, `unknown plugin "nope"`}},
+		{name: "unknown plugin nested", profile: "plugins:\n  agent:\n    plugins:\n      x:\n        use: nope\n",
+			want: []string{`key "plugins.agent.plugins.x.use"`, `unknown plugin "nope"`}},
+		{name: "unknown top-level key", profile: "plugin:\n  x: {use: toolregistry}\n",
+			want: []string{`key "plugin"`, "unknown key"}},
+		{name: "unknown row key", profile: "plugins:\n  x:\n    use: toolregistry\n    confg: {}\n",
+			want: []string{`key "plugins.x.confg"`, "plugin settings go under config"}},
+		{name: "enabled not a boolean", profile: "plugins:\n  x:\n    use: toolregistry\n    enabled: \"yes\"\n",
+			want: []string{`line 4: key "plugins.x.enabled"`, "expected a boolean"}},
+		{name: "use not a string", profile: "plugins:\n  x:\n    use: 5\n",
+			want: []string{`key "plugins.x.use"`, "expected the name of a plugin"}},
+		{name: "config not a map", profile: "plugins:\n  x:\n    use: toolregistry\n    config: 5\n",
+			want: []string{`key "plugins.x.config"`, "expected a map"}},
+		{name: "row neither plugin nor scope", profile: "plugins:\n  x:\n    enabled: true\n",
+			want: []string{`key "plugins.x"`, `missing key "use"`}},
+		{name: "bad row id", profile: "plugins:\n  \"bad id\":\n    use: toolregistry\n",
+			want: []string{"bad id"}},
+		{name: "duplicate key", profile: "plugins:\n  x:\n    use: toolregistry\n  x:\n    use: sysprompt\n",
+			want: []string{"x"}},
+		{name: "yaml syntax", profile: "plugins: [\n",
+			want: []string{"line"}},
+		{name: "missing extends", profile: "extends: nosuch\nplugins: {}\n",
+			want: []string{"nosuch"}},
+		{name: "extends cycle", path: cycleA,
+			want: []string{"cycle"}},
+		{name: "missing file", path: filepath.Join(dir, "missing.yaml"),
+			want: []string{"missing.yaml"}},
+		{name: "plugin config unknown key", profile: "plugins:\n  s:\n    use: teststrict\n    config: {cuont: 1}\n",
+			want: []string{`key "plugins.s.config.cuont"`, "unknown key"}},
+		{name: "plugin config wrong type", profile: "plugins:\n  s:\n    use: teststrict\n    config: {count: many}\n",
+			want: []string{`key "plugins.s.config.count"`, "expected an integer"}},
+		{name: "plugin config list expected", profile: "plugins:\n  s:\n    use: teststrict\n    config: {tags: solo}\n",
+			want: []string{`key "plugins.s.config.tags"`, "expected a list"}},
+		{name: "plugin config map expected", profile: "plugins:\n  s:\n    use: teststrict\n    config: {limits: [1]}\n",
+			want: []string{`key "plugins.s.config.limits"`, "expected a map"}},
+		{name: "plugin config invalid", profile: "plugins:\n  s:\n    use: teststrict\n    config: {count: -1}\n",
+			want: []string{`key "plugins.s.config"`, "count must not be negative"}},
+		{name: "plugin config in nested row", profile: "plugins:\n  agent:\n    plugins:\n      s:\n        use: teststrict\n        config: {count: x}\n",
+			want: []string{`key "plugins.agent.plugins.s.config.count"`}},
+		{name: "mcpclient missing transport", profile: "plugins:\n  gh:\n    use: mcpclient\n    config: {serverName: gh, command: x}\n",
+			want: []string{`key "plugins.gh.config.transport"`, "required"}},
+		{name: "mcpclient bad server name", profile: "plugins:\n  gh:\n    use: mcpclient\n    config: {serverName: \"g h\", transport: stdio, command: x}\n",
+			want: []string{`key "plugins.gh.config.serverName"`}},
+		{name: "mcpclient unknown key", profile: "plugins:\n  gh:\n    use: mcpclient\n    config: {serverName: gh, transport: stdio, cmd: x}\n",
+			want: []string{`key "plugins.gh.config.cmd"`, "unknown key"}},
+		{name: "mcpclient several problems", profile: "plugins:\n  gh:\n    use: mcpclient\n    config: {serverName: gh, transport: stdio, toolCallTimeoutMs: 0}\n",
+			want: []string{`key "plugins.gh.config.command"`, `key "plugins.gh.config.toolCallTimeoutMs"`}},
+		{name: "set without equals", args: []string{"--set", "plugins.s.enabled"},
+			want: []string{"--set"}},
+		{name: "set wrong type", args: []string{"--set", "plugins.s.enabled=maybe"},
+			want: []string{`key "plugins.s.enabled"`, "expected a boolean"}},
+		{name: "set bad plugin config", args: []string{"--set", "plugins.s.config.count=lots"},
+			want: []string{`key "plugins.s.config.count"`, "expected an integer"}},
+		{name: "env wrong type", env: []string{"HARNESS_PLUGINS__S__ENABLED=maybe"},
+			want: []string{"HARNESS_PLUGINS__S__ENABLED", "expected a boolean"}},
+		{name: "stdio without name", args: []string{"--stdio", "npx server"},
+			want: []string{`--stdio "npx server": expected NAME=CMDLINE`}},
+		{name: "stdio bad name", args: []string{"--stdio", "my server=npx"},
+			want: []string{`server name "my server"`}},
+		{name: "stdio unterminated quote", args: []string{"--stdio", "fs=npx 'server"},
+			want: []string{`--stdio "fs=npx 'server"`, "unterminated single quote"}},
+		{name: "stdio empty command", args: []string{"--stdio", "fs=  "},
+			want: []string{"empty command line"}},
+		{name: "stdio name taken by profile", args: []string{"--stdio", "tools=x"},
+			want: []string{`name "tools" is already used by the profile's row "tools"`}},
+		{name: "stdio name given twice", args: []string{"--stdio", "a=x", "--http", "A=http://h/mcp"},
+			want: []string{`name "A" is already used by --stdio a`}},
+		{name: "http without name", args: []string{"--http", "http://localhost/mcp"},
+			want: []string{"expected NAME=URL"}},
+		{name: "http bad url", args: []string{"--http", "web=ftp://example.com"},
+			want: []string{`--http web=ftp://example.com: key "plugins.web.config.url"`, "expected an http or https URL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.path
+			switch {
+			case tc.profile != "":
+				p = file(strings.ReplaceAll(tc.name, " ", "-")+".yaml", tc.profile)
+			case p == "":
+				p = good
+			}
+			r := run(t, tc.env, append(append([]string{"-p", p}, tc.args...), "profile", "check")...)
+			r.expect(t, ExitUsage, "", "")
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("message lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout = %q, want nothing", r.stdout)
+			}
+			// Every other command that needs the profile refuses it the same way.
+			if r2 := run(t, tc.env, append(append([]string{"-p", p}, tc.args...), "tools", "list")...); r2.code != ExitUsage || r2.stderr != r.stderr {
+				t.Errorf("tools list: exit %d, stderr %q; want %d, %q", r2.code, r2.stderr, ExitUsage, r.stderr)
+			}
+		})
+	}
+}
+
+func TestProfileCheckIgnoresDisabledRows(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "p.yaml", "plugins:\n  s:\n    use: teststrict\n    enabled: false\n    config: {count: many}\n")
+	run(t, nil, "-p", p, "profile", "check").expect(t, ExitOK, "ok (0 plugin rows)", "")
+}
+
+func TestMCPImport(t *testing.T) {
+	dir := t.TempDir()
+	doc := writeFile(t, dir, "claude.json", `{
+  "mcpServers": {
+    "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"API_TOKEN": "s3cr3t"}},
+    "web": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer abc"}},
+    "off": {"command": "x", "disabled": true}
+  },
+  "otherSetting": true
+}`)
+	r := run(t, nil, "mcp", "import", doc)
+	r.expect(t, ExitOK, "extends: cli", "")
+	for _, want := range []string{"fs:", "web:", "use: mcpclient", "server-filesystem", "enabled: false"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("import lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// Round trip: the output is a profile that checks, shows and imports
+	// the same way from stdin.
+	prof := writeFile(t, dir, "imported.yaml", r.stdout)
+	run(t, nil, "-p", prof, "profile", "check").expect(t, ExitOK, "ok (5 plugin rows)", "")
+	show := run(t, nil, "-p", prof, "profile", "show")
+	show.expect(t, ExitOK, "serverName: fs", "")
+	if strings.Contains(show.stdout, "s3cr3t") || strings.Contains(show.stdout, "Bearer abc") {
+		t.Errorf("profile show leaks a secret:\n%s", show.stdout)
+	}
+	data, _ := os.ReadFile(doc)
+	fromStdin := runWith(t, context.Background(), testOptions(), string(data), nil, "mcp", "import", "-")
+	fromStdin.expect(t, ExitOK, "", "")
+	if strings.ReplaceAll(fromStdin.stdout, "<stdin>", doc) != r.stdout {
+		t.Errorf("import from stdin differs:\n%s\nvs\n%s", fromStdin.stdout, r.stdout)
+	}
+
+	bad := writeFile(t, dir, "bad.json", `{"mcpServers": {"gh": {"command": "x", "args": 5}}}`)
+	run(t, nil, "mcp", "import", bad).expect(t, ExitUsage, "", `key "mcpServers.gh.args"`)
+	run(t, nil, "mcp", "import", filepath.Join(dir, "none.json")).expect(t, ExitUsage, "", "none.json")
+	notJSON := writeFile(t, dir, "x.json", `{"mcpServers": `)
+	run(t, nil, "mcp", "import", notJSON).expect(t, ExitUsage, "", "x.json")
+}
+
+func TestLogFormats(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "p.yaml", "plugins:\n  tools:\n    use: toolregistry\n  bad:\n    use: testfail\n")
+	r := run(t, nil, "-p", p, "--log-format", "json", "tools", "list")
+	r.expect(t, ExitOK, "", `"level":"WARN"`)
+	line, _, _ := strings.Cut(r.stderr, "\n")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(line), &rec); err != nil {
+		t.Fatalf("not a JSON log line: %q", line)
+	}
+	if !strings.Contains(r.stderr, "this plugin always fails") {
+		t.Errorf("failed plugin not logged: %s", r.stderr)
+	}
+	// Text logs through tint: no colour when stderr is not a terminal.
+	r = run(t, nil, "-p", p, "tools", "list")
+	r.expect(t, ExitOK, "", "WRN plugin failed to load")
+	if strings.Contains(r.stderr, "\x1b[") {
+		t.Errorf("colour codes in non-terminal logs: %q", r.stderr)
+	}
+	// Debug shows fx's own events.
+	r = run(t, nil, "-p", p, "--log-level", "debug", "tools", "list")
+	r.expect(t, ExitOK, "", "component=fx")
+}
+
+func TestColour(t *testing.T) {
+	f, err := os.Open(os.DevNull) // a character device, like a terminal
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if !colour(f, nil) {
+		t.Error("no colour on a character device")
+	}
+	if colour(f, []string{"NO_COLOR=1"}) || colour(f, []string{"TERM=dumb"}) {
+		t.Error("colour despite NO_COLOR or TERM=dumb")
+	}
+	if !colour(f, []string{"NO_COLOR="}) {
+		t.Error("an empty NO_COLOR must not disable colour")
+	}
+	if colour(&strings.Builder{}, nil) {
+		t.Error("colour on a buffer")
+	}
+}
+
+func TestTools(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  mine:\n    use: testtools\n")
+	r := run(t, nil, "-p", p, "tools", "list")
+	r.expect(t, ExitOK, "greet", "")
+	if !strings.Contains(r.stdout, "NAME") || !strings.Contains(r.stdout, "Greets someone.") || strings.Contains(r.stdout, "Second line") {
+		t.Errorf("tools list:\n%s", r.stdout)
+	}
+	r = run(t, nil, "-p", p, "tools", "list", "--json")
+	r.expect(t, ExitOK, `"name": "greet"`, "")
+	var infos []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &infos); err != nil || len(infos) < 3 {
+		t.Fatalf("tools list --json: %v\n%s", err, r.stdout)
+	}
+
+	run(t, nil, "-p", p, "tools", "call", "greet", `{"who": "world"}`).expect(t, ExitOK, "hello, world\n", "")
+	stdin := runWith(t, context.Background(), testOptions(), `{"who": "stdin"}`, nil, "-p", p, "tools", "call", "greet", "-")
+	stdin.expect(t, ExitOK, "hello, stdin", "")
+	r = run(t, nil, "-p", p, "tools", "call", "greet", `{"who": "json"}`, "--json")
+	r.expect(t, ExitOK, `"text": "hello, json"`, "")
+	// Tool errors of every kind exit 1.
+	run(t, nil, "-p", p, "tools", "call", "broken").expect(t, ExitFailure, "broken on purpose", "broken on purpose")
+	run(t, nil, "-p", p, "tools", "call", "broken", "--json").expect(t, ExitFailure, `"isError": true`, "broken on purpose")
+	run(t, nil, "-p", p, "tools", "call", "greet").expect(t, ExitFailure, "", "who")
+	run(t, nil, "-p", p, "tools", "call", "nosuch").expect(t, ExitFailure, "", `unknown tool "nosuch"`)
+
+	// A profile without a registry.
+	empty := writeFile(t, t.TempDir(), "e.yaml", "plugins: {}\n")
+	run(t, nil, "-p", empty, "tools", "list").expect(t, ExitFailure, "", "mounts no tool registry")
+}
+
+func TestToolCallInterrupted(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  mine:\n    use: testtools\n")
+	c, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	began := time.Now()
+	r := runWith(t, c, testOptions(), "", nil, "-p", p, "tools", "call", "wait")
+	r.expect(t, ExitFailure, "", "cancel")
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("interrupted call took %v", d)
+	}
+}
+
+func TestRunUntilInterrupted(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  mine:\n    use: testtools\n")
+	c, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	r := runWith(t, c, testOptions(), "", nil, "-p", p, "run")
+	r.expect(t, ExitOK, "", "running")
+	if !strings.Contains(r.stderr, "shutting down") {
+		t.Errorf("run logs:\n%s", r.stderr)
+	}
+}

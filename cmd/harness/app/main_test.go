@@ -1,0 +1,93 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+)
+
+// testMainEnv makes the test binary act as the harness binary: TestMain
+// then runs Main with the process's arguments instead of the tests. The
+// default profile's demo row re-executes the binary (${HARNESS_SELF}) as
+// `demo-server`, and testOptions passes this variable to such rows.
+const testMainEnv = "HARNESS_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testMainEnv) == "1" {
+		os.Exit(Main(testOptions()))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// testOptions are the options of the harness under test: the built-in
+// catalog, completed with stand-ins for plugins that are not in it yet (the
+// MCP client's stand-in decodes the real mcpclient.Config, so
+// configuration errors are the real ones), plus the test plugins; and
+// SelfEnv so that rows running the test binary get a harness.
+func testOptions() Options {
+	plugins := map[string]ctx.PluginDef{}
+	for _, name := range []string{"toolregistry", "sysprompt", "mcpresources", "mcpmanager", "remote"} {
+		if _, ok := builtins[name]; !ok {
+			plugins[name] = ctx.Define(ctx.Meta{Name: name}, func(*ctx.Context, map[string]any) error { return nil })
+		}
+	}
+	if _, ok := builtins[mcpclientUse]; !ok {
+		plugins[mcpclientUse] = ctx.Define(ctx.Meta{Name: mcpclientUse}, func(*ctx.Context, mcpclient.Config) error { return nil })
+	}
+	for name, def := range testPlugins {
+		plugins[name] = def
+	}
+	return Options{Plugins: plugins, SelfEnv: map[string]string{testMainEnv: "1"}}
+}
+
+// result is what one Run produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs one command line in process with testOptions, no stdin and an
+// environment of env only, bounded by 20 s.
+func run(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	return runWith(t, context.Background(), testOptions(), "", env, args...)
+}
+
+// runWith is run with a context, options and stdin.
+func runWith(t *testing.T, c context.Context, o Options, stdin string, env []string, args ...string) result {
+	t.Helper()
+	c, cancel := context.WithTimeout(c, 20*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := o.Run(c, args, strings.NewReader(stdin), &stdout, &stderr, env)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// writeFile writes content to name in dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// expect fails the test unless r has the exit code and its streams contain
+// the substrings.
+func (r result) expect(t *testing.T, code int, stdout, stderr string) {
+	t.Helper()
+	if r.code != code || !strings.Contains(r.stdout, stdout) || !strings.Contains(r.stderr, stderr) {
+		t.Fatalf("got exit %d, want %d (stdout containing %q, stderr containing %q)\nstdout:\n%s\nstderr:\n%s",
+			r.code, code, stdout, stderr, r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,157 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// toolRegistry returns the tools service of a started host.
+func toolRegistry(h *host) (*toolregistry.Registry, error) {
+	reg, ok := toolregistry.Key.Get(h.root)
+	if !ok {
+		return nil, fmt.Errorf("profile %q mounts no tool registry (a row with use: toolregistry)", h.profile.Source)
+	}
+	return reg, nil
+}
+
+func (a *invocation) toolsCommand() *cobra.Command {
+	var listJSON, callJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the tools visible at the root: name, server, description",
+		Args:  args(cobra.NoArgs),
+		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			return a.withHost(cmd.Context(), func(_ context.Context, h *host) error {
+				reg, err := toolRegistry(h)
+				if err != nil {
+					return err
+				}
+				tools := reg.List(h.root)
+				if listJSON {
+					if tools == nil {
+						tools = []toolregistry.Info{}
+					}
+					return writeJSON(a, tools)
+				}
+				return writeToolTable(a, tools)
+			})
+		}),
+	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print the tools as JSON, with their schemas")
+
+	call := &cobra.Command{
+		Use:   "call NAME [JSON]",
+		Short: `Call a tool through the registry with JSON arguments (default {}; "-": read stdin)`,
+		Long: `Call a tool through the registry's pipeline (validation, policy, timeout) and
+print the model-facing content, or with --json the canonical result. A tool
+error exits with status 1.`,
+		Args: args(cobra.RangeArgs(1, 2)),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			name, raw, err := a.callArgs(argv)
+			if err != nil {
+				return err
+			}
+			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
+				reg, err := toolRegistry(h)
+				if err != nil {
+					return err
+				}
+				res, terr := reg.Execute(h.root, name, raw, toolregistry.ExecOptions{Context: c})
+				if callJSON {
+					if err := writeJSON(a, canonical(res)); err != nil {
+						return err
+					}
+				} else if text := res.Text(); text != "" {
+					fmt.Fprintln(a.stdout, text)
+				}
+				if terr != nil {
+					return failure(terr)
+				}
+				return nil
+			})
+		}),
+	}
+	call.Flags().BoolVar(&callJSON, "json", false, "print the canonical result as JSON (the server's own result for MCP tools)")
+	return group("tools", "List and call tools", list, call)
+}
+
+// callArgs checks the arguments of tools call: a name and a JSON object
+// (from the command line, or stdin for "-").
+func (a *invocation) callArgs(argv []string) (string, json.RawMessage, error) {
+	name := argv[0]
+	if !toolregistry.ValidName(name) {
+		return "", nil, usageErrorf("tools call: %q is not a tool name", name)
+	}
+	raw := []byte("{}")
+	if len(argv) == 2 {
+		raw = []byte(argv[1])
+		if argv[1] == "-" {
+			b, err := readAll(a.stdin)
+			if err != nil {
+				return "", nil, usageErrorf("tools call: reading arguments from stdin: %v", err)
+			}
+			raw = b
+		}
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return "", nil, usageErrorf("tools call %s: arguments must be a JSON object, like '{\"text\": \"hi\"}'", name)
+	}
+	return name, raw, nil
+}
+
+// canonical is the machine-readable form of a result: the tool's own
+// protocol JSON when it kept one (an MCP CallToolResult), else the
+// registry's result.
+func canonical(res *toolregistry.Result) any {
+	if res != nil && len(res.Raw) > 0 {
+		return res.Raw
+	}
+	return res
+}
+
+// writeToolTable prints tools as aligned columns.
+func writeToolTable(a *invocation, tools []toolregistry.Info) error {
+	if len(tools) == 0 {
+		fmt.Fprintln(a.stderr, "no tools")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSERVER\tDESCRIPTION")
+	for _, t := range tools {
+		server := t.Meta["server"]
+		if server == "" {
+			server = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, server, summary(t.Description, 72))
+	}
+	return tw.Flush()
+}
+
+// summary returns the first line of s, cut to at most n runes.
+func summary(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// writeJSON prints v as indented JSON on stdout.
+func writeJSON(a *invocation, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return errors.New("encoding JSON: " + err.Error())
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+	return err
+}
