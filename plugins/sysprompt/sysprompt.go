@@ -1,0 +1,225 @@
+package sysprompt
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// Key is the systemPrompt service. Inject it to use the prompt, or read it with Key.Get when
+// the prompt is optional for the plugin.
+var Key = ctx.NewKey[*Service]("systemPrompt")
+
+// Plugin provides the systemPrompt service. Its configuration is [Options]. A change of the
+// preamble alone is applied in place (one change event, dependents keep running); any other
+// configuration change restarts the plugin.
+var Plugin = ctx.Define(ctx.Meta{Name: "sysprompt"}, apply)
+
+// Changed is emitted after every change to a [Service]'s sections: a registration, a removal
+// (disposer or scope unload) and a text replaced through a [Handle]. It is dispatched from the
+// registering context, after the change is visible to Assemble.
+var Changed = ctx.NewEvent[Change]("systemPrompt/changed")
+
+// Order bands used by the harness. Any int is a valid order; these keep well-known sections at
+// stable positions (the values follow deepseek-harness).
+const (
+	// OrderPreamble is the order of the configured preamble (the harness identity band).
+	OrderPreamble = -1000
+	// OrderMCPServers is the order of MCP server instructions and the MCP resource server list.
+	OrderMCPServers = 3100
+)
+
+// PreambleSection is the name of the section holding [Options].Preamble.
+const PreambleSection = "sysprompt:preamble"
+
+// Sentinel errors, matched with [errors.Is].
+var (
+	// ErrInvalidSection reports a section that cannot be registered: a bad name, or both Text
+	// and Render set.
+	ErrInvalidSection = errors.New("invalid section")
+	// ErrDuplicateSection reports a second registration of a name in one layer.
+	ErrDuplicateSection = errors.New("section already registered in this layer")
+	// ErrTemplate reports a malformed {{…}} reference in an interpolated section.
+	ErrTemplate = errors.New("invalid template")
+	// ErrMissingVariable reports a {{name}} reference to a variable absent from Assembly.Vars.
+	ErrMissingVariable = errors.New("missing variable")
+	// ErrDisposed is returned by [Handle.SetText] once the section has been removed.
+	ErrDisposed = errors.New("section removed")
+)
+
+// Options configures [Plugin].
+//
+// Options is a plain value; the plugin copies it.
+type Options struct {
+	// Preamble is an optional base section, registered as [PreambleSection] at
+	// [OrderPreamble] in the layer the plugin is mounted in. Empty means no preamble.
+	Preamble string `json:"preamble"`
+	// Interpolate substitutes {{name}} variables in the preamble. Off by default: the preamble
+	// is emitted verbatim.
+	Interpolate bool `json:"interpolate"`
+	// Separator joins sections. Default: a blank line ("\n\n"). It may not be empty.
+	Separator string `json:"separator"`
+}
+
+// Default sets the default separator.
+func (o *Options) Default() { o.Separator = "\n\n" }
+
+// Validate checks the separator and, when Interpolate is set, the preamble's references.
+func (o Options) Validate() error {
+	if o.Separator == "" {
+		return errors.New("separator: must not be empty (the default is a blank line)")
+	}
+	if o.Interpolate {
+		if _, err := parseTemplate(o.Preamble); err != nil {
+			return fmt.Errorf("preamble: %w", err)
+		}
+	}
+	return nil
+}
+
+// Service holds the registered sections and assembles prompts.
+//
+// A Service is safe for concurrent use. No lock is held while Render functions or event
+// listeners run, so they may call back into the service.
+type Service struct {
+	sep string
+
+	mu     sync.RWMutex
+	layers map[*ctx.Scope]map[string]*entry // guarded by mu
+	views  map[*ctx.Scope]*view             // guarded by mu; cleared on every structural change
+}
+
+// New returns an empty service. It is what [Plugin] provides; use it directly to assemble
+// prompts outside a plugin tree (tests, tools). An empty Separator means a blank line; the
+// preamble options are ignored (register a section instead).
+func New(opts Options) *Service {
+	sep := opts.Separator
+	if sep == "" {
+		sep = "\n\n"
+	}
+	return &Service{
+		sep:    sep,
+		layers: make(map[*ctx.Scope]map[string]*entry),
+		views:  make(map[*ctx.Scope]*view),
+	}
+}
+
+// Separator returns the string that joins sections.
+func (s *Service) Separator() string { return s.sep }
+
+func apply(c *ctx.Context, o Options) error {
+	s := New(o)
+	pre, err := s.Set(c, Section{Name: PreambleSection, Order: OrderPreamble, Text: o.Preamble, Interpolate: o.Interpolate})
+	if err != nil {
+		return err
+	}
+	err = c.OnUpdate(func(cfg any) bool {
+		n, ok := cfg.(Options)
+		if !ok || n.Separator != o.Separator || n.Interpolate != o.Interpolate {
+			return false
+		}
+		return pre.SetText(n.Preamble) == nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = Key.Provide(c, s)
+	return err
+}
+
+// layerMark, stored under layerMarkKey by OwnLayer and ShareLayer, sends the registrations
+// made from origin and from the scopes mounted directly in origin into layer.
+type layerMark struct{ origin, layer *ctx.Scope }
+
+type layerMarkKey struct{}
+
+// OwnLayer returns a context derived from c through which sections are registered into the
+// layer of c's own scope, instead of the layer of the scope c's plugin was mounted in. They are
+// then visible only to assemblies made from c's scope or its descendants: use it for a
+// section that belongs to one agent scope (its persona, say) rather than to the scope around
+// it. Registrations through the returned context are still effects of c.
+func OwnLayer(c *ctx.Context) *ctx.Context {
+	return c.With(layerMarkKey{}, layerMark{origin: c.Scope(), layer: c.Scope()})
+}
+
+// ShareLayer returns a context derived from c on which to mount helper sub-scopes whose
+// sections belong where c's own would go. The usual case is a plugin for which the prompt is
+// optional and that follows the service reactively:
+//
+//	sysprompt.ShareLayer(ctx).Inject("", []ctx.Dependency{sysprompt.Key}, func(sub *ctx.Context) error {
+//		_, err := sysprompt.Key.Use(sub).Register(sub, section)
+//		return err
+//	})
+//
+// Without it the sub-scope's sections would go into the layer of c's scope, one level too deep
+// to be seen by c's siblings. (An Inject sub-scope with an empty name is named after c, so the
+// attribution stays c's.) Only scopes mounted directly on the returned context are affected.
+func ShareLayer(c *ctx.Context) *ctx.Context {
+	return c.With(layerMarkKey{}, layerMark{origin: c.Scope(), layer: layerOf(c)})
+}
+
+// layerOf returns the layer that a registration through c goes into: the scope c's plugin was
+// mounted in (the root for the root), unless OwnLayer or ShareLayer said otherwise for c's
+// scope or its parent.
+func layerOf(c *ctx.Context) *ctx.Scope {
+	sc := c.Scope()
+	parent := sc.Parent()
+	if m, ok := c.Value(layerMarkKey{}).(layerMark); ok && (m.origin == sc || m.origin == parent) {
+		return m.layer
+	}
+	if parent != nil {
+		return parent
+	}
+	return sc
+}
+
+// ChangeKind says what a [Change] did. It is a plain value.
+type ChangeKind uint8
+
+// Change kinds.
+const (
+	// Added: a section was registered.
+	Added ChangeKind = iota + 1
+	// Removed: a section was disposed, directly or by its scope's unload.
+	Removed
+	// Updated: a section's text was replaced through [Handle.SetText].
+	Updated
+)
+
+// String returns "added", "removed" or "updated".
+func (k ChangeKind) String() string {
+	switch k {
+	case Added:
+		return "added"
+	case Removed:
+		return "removed"
+	case Updated:
+		return "updated"
+	}
+	return fmt.Sprintf("ChangeKind(%d)", uint8(k))
+}
+
+// Change is the argument of [Changed].
+//
+// A Change is an immutable value.
+type Change struct {
+	// Service is the service whose sections changed.
+	Service *Service
+	// Kind says what happened.
+	Kind ChangeKind
+	// Section is the section's name.
+	Section string
+	// Owner is the registering scope; Owner.Name() is the attribution used in prompts.
+	Owner *ctx.Scope
+	// Layer is the scope whose layer holds the section.
+	Layer *ctx.Scope
+}
+
+// emit dispatches ch from c; a failing listener is logged, never returned.
+func emit(c *ctx.Context, ch Change) {
+	if err := Changed.Emit(c, ch); err != nil {
+		c.Logger().Warn("systemPrompt change listener failed", "section", ch.Section, "change", ch.Kind.String(), "err", err)
+	}
+}
