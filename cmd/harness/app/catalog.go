@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -12,6 +13,7 @@ import (
 // line here (and custom binaries add theirs with Options.Plugins).
 var builtins = map[string]ctx.PluginDef{
 	"toolregistry": toolregistry.Plugin,
+	"remote":       remote.Plugin,
 }
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name

@@ -376,3 +376,16 @@ func TestRunUntilInterrupted(t *testing.T) {
 		t.Errorf("run logs:\n%s", r.stderr)
 	}
 }
+
+func TestRunWithRemoteAPI(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "p.yaml", "extends: cli\nplugins:\n  api:\n    use: remote\n")
+	token := filepath.Join(dir, "remote.token")
+	c, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	r := runWith(t, c, testOptions(), "", nil, "-p", p, "--set", "plugins.api.config.tokenFile="+token, "run")
+	r.expect(t, ExitOK, "", "remote API listening")
+	if !strings.Contains(r.stderr, "url=http://127.0.0.1:") {
+		t.Errorf("no URL in the logs:\n%s", r.stderr)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 func (a *invocation) runCommand() *cobra.Command {
@@ -18,6 +19,9 @@ func (a *invocation) runCommand() *cobra.Command {
 		Args:  args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
+				if srv, ok := remote.Key.Get(h.root); ok {
+					h.logger.Info("remote API listening", "url", srv.URL(), "endpointFile", srv.EndpointFile())
+				}
 				h.logger.Info("running; interrupt to stop", "profile", h.profile.Name, "rows", countRows(h.profile.Rows))
 				<-c.Done()
 				h.logger.Info("shutting down")
