@@ -5,6 +5,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -13,6 +14,7 @@ import (
 // line here (and custom binaries add theirs with Options.Plugins).
 var builtins = map[string]ctx.PluginDef{
 	"toolregistry": toolregistry.Plugin,
+	"sysprompt":    sysprompt.Plugin,
 	"remote":       remote.Plugin,
 }
 

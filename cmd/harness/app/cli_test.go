@@ -389,3 +389,26 @@ func TestRunWithRemoteAPI(t *testing.T) {
 		t.Errorf("no URL in the logs:\n%s", r.stderr)
 	}
 }
+
+func TestPrompt(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "p.yaml", `extends: cli
+plugins:
+  prompt:
+    config:
+      preamble: "You are {{who}}."
+      interpolate: true
+`)
+	run(t, nil, "-p", p, "prompt", "--var", "who=a test").expect(t, ExitOK, "You are a test.\n", "")
+	r := run(t, nil, "-p", p, "prompt", "--var", "who=json", "--json")
+	r.expect(t, ExitOK, `"text": "You are json."`, "")
+	var out struct {
+		Sections []promptSection
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Sections) != 1 || out.Sections[0].Owner == "" {
+		t.Errorf("prompt --json: %v\n%s", err, r.stdout)
+	}
+	run(t, nil, "-p", p, "prompt").expect(t, ExitFailure, "", "who")
+	run(t, nil, "-p", p, "prompt", "--var", "novalue").expect(t, ExitUsage, "", "expected NAME=VALUE")
+	empty := writeFile(t, t.TempDir(), "e.yaml", "plugins: {}\n")
+	run(t, nil, "-p", empty, "prompt").expect(t, ExitFailure, "", "mounts no system prompt")
+}
