@@ -35,7 +35,7 @@ func benchPrompt(b *testing.B, mixed bool) (*sysprompt.Service, *ctx.Context, []
 		texts[i] = text
 		c := root
 		if i >= 150 {
-			c = sysprompt.OwnLayer(agent.Context())
+			c = agent.Context().Layered()
 		}
 		if _, err := svc.Register(c, sec); err != nil {
 			b.Fatal(err)

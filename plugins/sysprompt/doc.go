@@ -28,19 +28,18 @@
 //
 // # Layers and visibility
 //
-// Sections live in layers, one per scope. A registration made through a plugin's context goes
-// into the layer of the scope the plugin was mounted in (its parent scope): it is visible to
-// that scope and everything below it. So a plugin mounted at the top level contributes to every
-// assembly, while a plugin mounted inside an agent scope (a profile row nested under another row)
-// contributes only to assemblies made from that agent scope or below it; sibling agent scopes
-// never see each other's sections. To register into the plugin's own scope instead, so that only
-// its own descendants (and assemblies made through its own context) see the section, register
-// through [OwnLayer](ctx). A context of the root registers into the root layer.
+// Sections live in layers. A layer is the root or an agent scope, marked with
+// ctx.Context.Layered (the profile loader marks every row that holds nested rows). A
+// registration goes into the layer of the context it is made through (ctx.Context.Layer): a
+// plugin mounted at the top level contributes to every assembly, while a plugin mounted inside
+// an agent scope contributes only to assemblies made from that agent scope or below it; sibling
+// agent scopes never see each other's sections. The tool registry and the MCP resources service
+// use the same layers, so tools and prompt sections always agree on visibility.
 //
-// A plugin that works with or without the prompt follows the service from a sub-scope
-// mounted with ctx.Inject on [ShareLayer](ctx), so that its sections come and go with the
-// service and still land in the plugin's layer. Reading the service once with Key.Get is not
-// reactive: if the sysprompt plugin restarts, such sections stay with the old service.
+// A plugin that works with or without the prompt follows the service from a sub-scope mounted
+// with ctx.Context.Inject, so that its sections come and go with the service; the sub-scope is
+// in the same layer. Reading the service once with Key.Get is not reactive: if the sysprompt
+// plugin restarts, such sections stay with the old service.
 //
 // [Service.Assemble] merges the layers from the caller's scope up to the root; when two layers
 // hold a section of the same name, the nearer one wins. A name may be registered only once per

@@ -123,9 +123,8 @@ func (e *entry) newBody(text string) (*body, error) {
 }
 
 // Register adds sec to the prompt as an effect of c: the section is removed when the returned
-// disposer runs or c's scope unloads. It goes into the layer of the scope c's plugin was
-// mounted in (see [OwnLayer] and [ShareLayer] for the alternatives), and is attributed to c's
-// scope.
+// disposer runs or c's scope unloads. It goes into c's layer (ctx.Context.Layer: the nearest
+// agent scope, or the root), and is attributed to c's scope.
 //
 // It fails when sec is invalid ([ErrInvalidSection]), when an interpolated Text is malformed
 // ([ErrTemplate]), when the layer already holds the name ([ErrDuplicateSection]; the message

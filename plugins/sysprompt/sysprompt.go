@@ -129,51 +129,9 @@ func apply(c *ctx.Context, o Options) error {
 	return err
 }
 
-// layerMark, stored under layerMarkKey by OwnLayer and ShareLayer, sends the registrations
-// made from origin and from the scopes mounted directly in origin into layer.
-type layerMark struct{ origin, layer *ctx.Scope }
-
-type layerMarkKey struct{}
-
-// OwnLayer returns a context derived from c through which sections are registered into the
-// layer of c's own scope, instead of the layer of the scope c's plugin was mounted in. They are
-// then visible only to assemblies made from c's scope or its descendants: use it for a
-// section that belongs to one agent scope (its persona, say) rather than to the scope around
-// it. Registrations through the returned context are still effects of c.
-func OwnLayer(c *ctx.Context) *ctx.Context {
-	return c.With(layerMarkKey{}, layerMark{origin: c.Scope(), layer: c.Scope()})
-}
-
-// ShareLayer returns a context derived from c on which to mount helper sub-scopes whose
-// sections belong where c's own would go. The usual case is a plugin for which the prompt is
-// optional and that follows the service reactively:
-//
-//	sysprompt.ShareLayer(ctx).Inject("", []ctx.Dependency{sysprompt.Key}, func(sub *ctx.Context) error {
-//		_, err := sysprompt.Key.Use(sub).Register(sub, section)
-//		return err
-//	})
-//
-// Without it the sub-scope's sections would go into the layer of c's scope, one level too deep
-// to be seen by c's siblings. (An Inject sub-scope with an empty name is named after c, so the
-// attribution stays c's.) Only scopes mounted directly on the returned context are affected.
-func ShareLayer(c *ctx.Context) *ctx.Context {
-	return c.With(layerMarkKey{}, layerMark{origin: c.Scope(), layer: layerOf(c)})
-}
-
-// layerOf returns the layer that a registration through c goes into: the scope c's plugin was
-// mounted in (the root for the root), unless OwnLayer or ShareLayer said otherwise for c's
-// scope or its parent.
-func layerOf(c *ctx.Context) *ctx.Scope {
-	sc := c.Scope()
-	parent := sc.Parent()
-	if m, ok := c.Value(layerMarkKey{}).(layerMark); ok && (m.origin == sc || m.origin == parent) {
-		return m.layer
-	}
-	if parent != nil {
-		return parent
-	}
-	return sc
-}
+// layerOf returns the layer that a registration through c goes into: the nearest agent
+// scope (see ctx.Context.Layered), or the root.
+func layerOf(c *ctx.Context) *ctx.Scope { return c.Layer() }
 
 // ChangeKind says what a [Change] did. It is a plain value.
 type ChangeKind uint8

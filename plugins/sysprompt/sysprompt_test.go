@@ -34,7 +34,7 @@ func sections(name string, own bool, secs ...sysprompt.Section) ctx.PluginDef {
 		sp := sysprompt.Key.Use(c)
 		rc := c
 		if own {
-			rc = sysprompt.OwnLayer(c)
+			rc = c.Layered()
 		}
 		for _, s := range secs {
 			if _, err := sp.Register(rc, s); err != nil {
@@ -47,7 +47,7 @@ func sections(name string, own bool, secs ...sysprompt.Section) ctx.PluginDef {
 
 // group is an agent scope: a plugin that mounts children in its own scope.
 func group(name string, children ...ctx.PluginDef) ctx.PluginDef {
-	return ctx.Define(ctx.Meta{Name: name}, func(c *ctx.Context, _ struct{}) error { return mountAll(c, children...) })
+	return ctx.Define(ctx.Meta{Name: name}, func(c *ctx.Context, _ struct{}) error { return mountAll(c.Layered(), children...) })
 }
 
 func mountAll(c *ctx.Context, children ...ctx.PluginDef) error {
@@ -382,10 +382,11 @@ func TestScopedVisibility(t *testing.T) {
 	agentA2 := group("agentA2", mcpA2)
 	// Agent A's own plugin adds a section for its subtree only, then mounts its rows.
 	agentA := ctx.Define(ctx.Meta{Name: "agentA", Inject: []ctx.Dependency{sysprompt.Key}}, func(c *ctx.Context, _ struct{}) error {
-		if _, err := sysprompt.Key.Use(c).Register(sysprompt.OwnLayer(c), static("role", 50, "You review code.")); err != nil {
+		agent := c.Layered()
+		if _, err := sysprompt.Key.Use(c).Register(agent, static("role", 50, "You review code.")); err != nil {
 			return err
 		}
-		return mountAll(c, mcpA, personaA, agentA2)
+		return mountAll(agent, mcpA, personaA, agentA2)
 	})
 	mcpB := sections("mcpB", false, static("mcp:b", 3100, "tools of B"))
 	agentB := group("agentB", mcpB)
@@ -778,7 +779,7 @@ func TestConcurrentAssembleAndChanges(t *testing.T) {
 		if err := h.SetText(fmt.Sprintf("v%d", i)); err != nil {
 			t.Fatal(err)
 		}
-		d, err := svc.Register(sysprompt.OwnLayer(agent.Context()), static(fmt.Sprintf("s%d", i%3), i, "x"))
+		d, err := svc.Register(agent.Context().Layered(), static(fmt.Sprintf("s%d", i%3), i, "x"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -841,14 +842,10 @@ func TestRootDispose(t *testing.T) {
 }
 
 // optional is a plugin that works without the prompt and follows the service from an Inject
-// sub-scope; share mounts that sub-scope with ShareLayer.
-func optional(name string, share bool) ctx.PluginDef {
+// sub-scope, whose registrations land in the same layer as the plugin's own.
+func optional(name string) ctx.PluginDef {
 	return ctx.Define(ctx.Meta{Name: name}, func(c *ctx.Context, _ struct{}) error {
-		mc := c
-		if share {
-			mc = sysprompt.ShareLayer(c)
-		}
-		_, err := mc.Inject("", []ctx.Dependency{sysprompt.Key}, func(sub *ctx.Context) error {
+		_, err := c.Inject("", []ctx.Dependency{sysprompt.Key}, func(sub *ctx.Context) error {
 			_, err := sysprompt.Key.Use(sub).Register(sub, static("mcp:"+name, sysprompt.OrderMCPServers, name+" instructions"))
 			return err
 		})
@@ -856,11 +853,9 @@ func optional(name string, share bool) ctx.PluginDef {
 	})
 }
 
-func TestShareLayerFollowsService(t *testing.T) {
+func TestOptionalUserFollowsService(t *testing.T) {
 	root := ctxtest.New(t)
-	shared := optional("shared", true)
-	plain := optional("plain", false)
-	a := ctxtest.MountActive(t, root, group("agentA", shared, plain), nil)
+	a := ctxtest.MountActive(t, root, group("agentA", optional("shared")), nil)
 	b := ctxtest.MountActive(t, root, group("agentB"), nil)
 	ctxtest.Settle(t, root)
 	// Mounted after its users: their sub-scopes load when it appears.
@@ -877,12 +872,6 @@ func TestShareLayerFollowsService(t *testing.T) {
 			if got := names(assemble(t, svc, c, nil)); len(got) != 0 {
 				t.Fatalf("round %d: %s sees %v", round, c.Scope(), got)
 			}
-		}
-		// Without ShareLayer the sub-scope registers into the plugin's own layer: only
-		// assemblies from the plugin itself (or below) see it.
-		pl := child(t, root, a, plain)
-		if got := names(assemble(t, svc, pl.Context(), nil)); !slices.Equal(got, []string{"mcp:plain", "mcp:shared"}) {
-			t.Fatalf("round %d: the plain plugin sees %v", round, got)
 		}
 		// A restarted service gets the sections again.
 		if err := prompt.Restart(ctxtest.Wait(t)); err != nil {

@@ -104,7 +104,7 @@ func TestNoRetention(t *testing.T) {
 	root := ctxtest.New(t)
 	s := New(Options{})
 	agent := ctxtest.MountActive(t, root, ctx.Define(ctx.Meta{Name: "agent"}, func(*ctx.Context, struct{}) error { return nil }), nil)
-	if _, err := s.Register(OwnLayer(agent.Context()), Section{Name: "a", Text: "A"}); err != nil {
+	if _, err := s.Register(agent.Context().Layered(), Section{Name: "a", Text: "A"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Register(root, Section{Name: "r", Text: "R"}); err != nil {
