@@ -412,3 +412,23 @@ plugins:
 	empty := writeFile(t, t.TempDir(), "e.yaml", "plugins: {}\n")
 	run(t, nil, "-p", empty, "prompt").expect(t, ExitFailure, "", "mounts no system prompt")
 }
+
+func TestNestedRowsMountInAgentScopes(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "p.yaml", `extends: cli
+plugins:
+  agent:
+    plugins:
+      inner:
+        plugins:
+          bad:
+            use: testfail
+      off:
+        use: testfail
+        enabled: false
+`)
+	r := run(t, nil, "-p", p, "tools", "list")
+	r.expect(t, ExitOK, "", "plugins.agent.plugins.inner.plugins.bad: this plugin always fails")
+	if strings.Count(r.stderr, "WRN plugin failed to load") != 1 {
+		t.Errorf("the disabled row was mounted:\n%s", r.stderr)
+	}
+}

@@ -46,11 +46,12 @@ func (m *mounts) failed() []string {
 
 // mountRows mounts the enabled rows in order on c. A row is
 // catalog[row.Use] mounted with row.Config; a row with nested rows is an
-// agent scope named after the row, in which the row's own plugin (if it has
-// one) and then its nested rows are mounted, so that what they register
-// stays inside that scope. Mounting returns at once: scopes load on their
-// own goroutines (see ctx.Context.Plugin); configurations were decoded up
-// front by loadProfile.
+// agent scope named after the row: a layer of its own (ctx.Context.Layered)
+// in which the row's own plugin (if it has one) and then its nested rows
+// are mounted, so that the tools, prompt sections and resource providers
+// they register are visible inside that scope only. Mounting returns at
+// once: scopes load on their own goroutines (see ctx.Context.Plugin);
+// configurations were decoded up front by loadProfile.
 func mountRows(c *ctx.Context, catalog map[string]ctx.PluginDef, rows []profiles.Row, m *mounts) error {
 	for _, r := range rows {
 		if !r.Enabled {
@@ -65,14 +66,15 @@ func mountRows(c *ctx.Context, catalog map[string]ctx.PluginDef, rows []profiles
 			continue
 		}
 		agent := ctx.Define(ctx.Meta{Name: r.ID}, func(c *ctx.Context, _ struct{}) error {
+			layer := c.Layered() // what the row's plugins register stays in this agent scope
 			if r.Use != "" {
-				s, err := c.Plugin(catalog[r.Use], r.Config)
+				s, err := layer.Plugin(catalog[r.Use], r.Config)
 				if err != nil {
 					return fmt.Errorf("mounting %s: %w", r.Path+".use", err)
 				}
 				m.add(r.Path+".use", s)
 			}
-			return mountRows(c, catalog, r.Rows, m)
+			return mountRows(layer, catalog, r.Rows, m)
 		})
 		s, err := c.Plugin(agent, nil)
 		if err != nil {
