@@ -57,6 +57,7 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 	root.AddCommand(
 		a.runCommand(),
 		a.toolsCommand(),
+		a.resourcesCommand(),
 		a.promptCommand(),
 		a.mcpCommand(),
 		a.profileCommand(),

@@ -16,7 +16,43 @@ var testPlugins = map[string]ctx.PluginDef{
 	"testtools":  testTools,
 	"teststrict": testStrict,
 	"testfail":   testFail,
+	"testres":    testResources,
 }
+
+// testResources stands in for the shared resource tools: each echoes the
+// tool name and its arguments.
+var testResources = ctx.Define(ctx.Meta{Name: "testres", Inject: []ctx.Dependency{toolregistry.Key}},
+	func(c *ctx.Context, _ struct{}) error {
+		reg := toolregistry.Key.Use(c)
+		at := c
+		if p := c.Scope().Parent(); p != nil && p.Context() != nil {
+			at = p.Context()
+		}
+		for _, name := range []string{toolListResources, toolListTemplates, toolReadResource} {
+			dispose, err := reg.Register(at, toolregistry.Tool{
+				Name: name,
+				Execute: func(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
+					var in map[string]string
+					if err := json.Unmarshal(call.Args, &in); err != nil {
+						return nil, err
+					}
+					if in["server"] != "demo" {
+						return nil, fmt.Errorf("unknown server %q", in["server"])
+					}
+					res := toolregistry.TextResult(call.Tool + " " + string(call.Args))
+					res.Raw = json.RawMessage(`{"resources":[]}`)
+					return res, nil
+				},
+			})
+			if err != nil {
+				return err
+			}
+			if _, err := c.Defer("unregister "+name, dispose); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 
 // testStrictConfig has one setting of each common kind, to test how
 // configuration errors are reported.
