@@ -9,6 +9,8 @@ import (
 
 // Attachment refers to bytes kept in the registry's [Attachments] store. The model sees it
 // as "[image: image/png, 1234 bytes, id att_3]", never as base64.
+//
+// An Attachment is a plain value, safe to copy and share.
 type Attachment struct {
 	ID        string `json:"id"`
 	MediaType string `json:"mediaType"`

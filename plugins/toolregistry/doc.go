@@ -2,14 +2,20 @@
 // scoped registry, agents list the tools visible from their scope and execute them through
 // one pipeline (validation, policy, timeout, recording).
 //
-// # Scopes and layers
+// # Layers
 //
-// Every registration belongs to the layer of the scope whose context registered it, and is
-// an effect of that context: it goes away when the registering scope unloads. From a scope
-// S, the visible tools are those of S's layer and its ancestors' layers; when two layers
-// hold the same name the nearest one wins, so an agent scope can shadow a global tool.
-// Sibling scopes never see each other's tools. A name registered twice in one layer is an
-// error naming both owners. [Registry.Restrict] hides inherited tools from one subtree.
+// Registrations go into layers. The root scope is the global layer, and [Scoped] makes a
+// scope a layer of its own (an agent scope). A registration is an effect of the context
+// that made it (it goes away when that plugin unloads) and lands in the layer of that
+// context ([LayerOf]): the nearest scope marked with Scoped above it, else the root. So a
+// plugin mounted at the root, such as an MCP client, registers global tools, and plugins
+// mounted in an agent scope register tools of that agent only.
+//
+// From a scope S, the visible tools are those of the layers of S and its ancestors; when
+// two layers hold the same name the nearest one wins, so an agent can shadow a global tool.
+// Sibling agent scopes never see each other's tools. A name registered twice in one layer
+// (say by two MCP clients mounted side by side) is an error naming both owners.
+// [Registry.Restrict] hides inherited tools from one layer's subtree.
 //
 // # How a plugin registers a tool
 //

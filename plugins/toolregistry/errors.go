@@ -7,7 +7,7 @@ import (
 
 // Code is the stable outcome of an execution. Every non-ok outcome of [Registry.Execute] is
 // a [*ToolError] carrying one of the codes below; [Record.Outcome] holds the same value, or
-// [CodeOK]. The strings are part of the API.
+// [CodeOK]. The strings are part of the API. A Code is a plain value.
 type Code string
 
 // Outcome codes.

@@ -13,7 +13,8 @@ import (
 	"github.com/cordisgo/harness/ctx"
 )
 
-// ExecOptions adjusts one [Registry.Execute] call. The zero value is ready to use.
+// ExecOptions adjusts one [Registry.Execute] call. The zero value is ready to use; it is a
+// plain value, read once by Execute.
 type ExecOptions struct {
 	// Context bounds the call: its cancellation (or deadline) cancels the tool and the
 	// approval wait, and its values reach the tool. Nil means the caller's context, so the
@@ -23,7 +24,7 @@ type ExecOptions struct {
 	CallID string
 }
 
-// Action is a policy verdict.
+// Action is a policy verdict, a plain value.
 type Action string
 
 // Policy actions.
@@ -33,7 +34,7 @@ const (
 	Ask   Action = "ask"   // ask the approval service ([ApprovalKey])
 )
 
-// Decision is the answer of the [Policy] chain.
+// Decision is the answer of the [Policy] chain, a plain value.
 type Decision struct {
 	Action Action
 	// Reason explains a Deny to the model and the user, or what an Ask asks about.
@@ -64,14 +65,15 @@ type Approver interface {
 	Approve(ctx context.Context, req *PolicyRequest, reason string) (Approval, error)
 }
 
-// Approval is an [Approver]'s answer.
+// Approval is an [Approver]'s answer, a plain value.
 type Approval struct {
 	Approved bool
 	// Reason explains a refusal.
 	Reason string
 }
 
-// ApproverFunc adapts a function to [Approver].
+// ApproverFunc adapts a function to [Approver]. The function must be safe for concurrent
+// use.
 type ApproverFunc func(ctx context.Context, req *PolicyRequest, reason string) (Approval, error)
 
 // Approve calls f.
@@ -145,7 +147,8 @@ func (r *Registry) Execute(c *ctx.Context, name string, args json.RawMessage, op
 	rec.Started = time.Now()
 	rec.CallID = opts.CallID
 	if rec.CallID == "" {
-		rec.CallID = "call_" + strconv.FormatUint(r.seq.Add(1), 10)
+		var b [24]byte
+		rec.CallID = string(strconv.AppendUint(append(b[:0], "call_"...), r.seq.Add(1), 10))
 	}
 	rec.Tool, rec.Args = name, args
 	rec.Scope = c.Scope()

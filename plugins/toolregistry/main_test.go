@@ -31,21 +31,34 @@ func plugin(name string, setup func(c *ctx.Context, reg *toolregistry.Registry) 
 		func(c *ctx.Context, _ struct{}) error { return setup(c, toolregistry.Key.Use(c)) })
 }
 
-// registering defines a plugin that registers tools and mounts children.
+// registering defines a plain plugin that registers tools (into the layer it is mounted
+// in) and mounts children.
 func registering(name string, tools []toolregistry.Tool, children ...ctx.PluginDef) ctx.PluginDef {
 	return plugin(name, func(c *ctx.Context, reg *toolregistry.Registry) error {
-		for _, tl := range tools {
-			if _, err := reg.Register(c, tl); err != nil {
-				return err
-			}
-		}
-		for _, ch := range children {
-			if _, err := c.Plugin(ch, nil); err != nil {
-				return err
-			}
-		}
-		return nil
+		return setUp(c, reg, tools, children)
 	})
+}
+
+// agent defines an agent scope: a plugin that makes its scope a layer, registers tools
+// into it and mounts children in it.
+func agent(name string, tools []toolregistry.Tool, children ...ctx.PluginDef) ctx.PluginDef {
+	return plugin(name, func(c *ctx.Context, reg *toolregistry.Registry) error {
+		return setUp(toolregistry.Scoped(c), reg, tools, children)
+	})
+}
+
+func setUp(c *ctx.Context, reg *toolregistry.Registry, tools []toolregistry.Tool, children []ctx.PluginDef) error {
+	for _, tl := range tools {
+		if _, err := reg.Register(c, tl); err != nil {
+			return err
+		}
+	}
+	for _, ch := range children {
+		if _, err := c.Plugin(ch, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reply is a tool answering with text.

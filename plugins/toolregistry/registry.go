@@ -27,12 +27,48 @@ type Registry struct {
 	hist   history
 	seq    atomic.Uint64
 
-	mu     sync.RWMutex
-	layers map[*ctx.Scope]*layer // guarded by mu
-	closed bool                  // guarded by mu
+	mu      sync.RWMutex
+	layers  map[*ctx.Scope]*layer // guarded by mu
+	closed  bool                  // guarded by mu
+	version uint64                // guarded by mu; counts changes, stamps cached listings
+
+	cacheMu      sync.Mutex
+	cacheVersion uint64
+	cache        map[*ctx.Scope][]Info // sorted listings by caller scope, valid for cacheVersion
 }
 
-// layer holds what one scope registered. Guarded by Registry.mu.
+// layerKey is the context value that marks a layer: its value is the layer's scope.
+type layerKey struct{}
+
+// Scoped returns a context derived from c that makes c's scope a layer of its own (an
+// agent scope): tools registered, sets created and masks added through the returned
+// context, through contexts derived from it and by every plugin mounted on it (at any
+// depth) go into the layer of c's scope instead of the enclosing layer. They are visible
+// from c's scope and its descendants only, and shadow tools of the same name from
+// enclosing layers. Mount an agent's plugins on it:
+//
+//	func apply(ctx *ctx.Context, cfg Config) error {
+//		ctx = toolregistry.Scoped(ctx)
+//		_, err := ctx.Plugin(mcpclient.Plugin, cfg.Server) // its tools stay in this agent
+//		return err
+//	}
+//
+// Scoped needs no registry: it only marks the context.
+func Scoped(c *ctx.Context) *ctx.Context { return c.With(layerKey{}, c.Scope()) }
+
+// LayerOf returns the scope of the layer that registrations through c go into: the scope
+// of the nearest [Scoped] context c derives from (through contexts and plugin mounts), or
+// the root. So a plugin mounted at the root registers global tools, whatever sub-scopes
+// (ctx.Context.Inject, child plugins) it registers from, and a plugin mounted in an agent
+// scope registers tools of that agent.
+func LayerOf(c *ctx.Context) *ctx.Scope {
+	if s, ok := c.Value(layerKey{}).(*ctx.Scope); ok {
+		return s
+	}
+	return c.Root().Scope()
+}
+
+// layer holds what was registered into one layer scope. Guarded by Registry.mu.
 type layer struct {
 	scope  *ctx.Scope
 	tools  map[string]*entry
@@ -96,7 +132,7 @@ func (r *Registry) options() *Options { return r.opts.Load() }
 // Change reports that the tools of one layer changed: tools were added, removed or
 // replaced, or a mask was added or removed. The visible set may have changed for Scope and
 // each of its descendants; use [Change.Affects] to filter, and [Registry.List] to read the
-// new set.
+// new set. A Change is a plain value; its slices belong to the receiver.
 //
 // Changes are coalesced: one [Set.Replace] or [Set.Clear] is one change whatever the number
 // of tools, and the unload of a scope is one change for its layer. Changes are emitted
@@ -188,7 +224,7 @@ func (r *Registry) flush(g *group) {
 	l := g.layer
 	g.flushed = true
 	delete(l.groups, g.act)
-	ch := Change{Scope: l.scope, Owner: l.scope.Name(), Removed: g.removed, Restricted: g.masked}
+	ch := Change{Scope: l.scope, Owner: g.act.Scope().Name(), Removed: g.removed, Restricted: g.masked}
 	for name, e := range l.tools {
 		if e.grp == g {
 			delete(l.tools, name)
@@ -206,6 +242,7 @@ func (r *Registry) flush(g *group) {
 		l.masks = slices.DeleteFunc(l.masks, func(m *mask) bool { return m.grp == g })
 		ch.Restricted = ch.Restricted || len(l.masks) != n
 	}
+	r.version++
 	r.pruneLocked(l)
 	r.mu.Unlock()
 	r.notify(g.act, ch)
@@ -216,15 +253,16 @@ func duplicate(name string, s *ctx.Scope, existing, owner string) error {
 		ErrDuplicateTool, name, s.Name(), existing, owner)
 }
 
-// Register adds t to the layer of c's scope, as an effect of c (the caller's context, not
+// Register adds t to c's layer ([LayerOf]), as an effect of c (the caller's context, not
 // the registry's): the returned disposer, or the unload of c's scope, unregisters it. The
-// tool is visible from c's scope and its descendants, where it shadows a tool of the same
-// name registered by an ancestor scope. A name already registered in the same scope is an
+// tool is visible from the layer's scope and its descendants, where it shadows a tool of
+// the same name from an enclosing layer. A name already registered in the same layer is an
 // error wrapping [ErrDuplicateTool] that names both owners; an invalid definition is an
-// error wrapping [ErrInvalidTool]. The owner shown in listings is c's scope name.
+// error wrapping [ErrInvalidTool]. The owner shown in listings is c's scope name (the
+// registering plugin).
 func (r *Registry) Register(c *ctx.Context, t Tool) (ctx.Disposer, error) {
-	s := c.Scope()
-	e, err := compile(t, s.Name())
+	s := LayerOf(c)
+	e, err := compile(t, c.Scope().Name())
 	if err != nil {
 		return nil, err
 	}
@@ -249,6 +287,7 @@ func (r *Registry) Register(c *ctx.Context, t Tool) (ctx.Disposer, error) {
 		return nil, fmt.Errorf("register tool %q: %w", t.Name, err)
 	}
 	l.tools[t.Name] = e
+	r.version++
 	r.mu.Unlock()
 	r.notify(c, Change{Scope: s, Owner: e.info.Owner, Added: []string{t.Name}})
 	return d, nil
@@ -262,6 +301,7 @@ func (r *Registry) unregister(e *entry) {
 		return
 	}
 	delete(l.tools, name)
+	r.version++
 	if e.grp.deferring() {
 		e.grp.removed = append(e.grp.removed, name)
 		r.mu.Unlock()
@@ -289,13 +329,13 @@ type Set struct {
 	closed bool
 }
 
-// NewSet creates an empty set of tools owned by owner (c's scope name when empty) in the
-// layer of c's scope, as an effect of c: disposing the set ([Set.Dispose]) or unloading c's
+// NewSet creates an empty set of tools owned by owner (c's scope name when empty) in c's
+// layer ([LayerOf]), as an effect of c: disposing the set ([Set.Dispose]) or unloading c's
 // scope removes its tools.
 func (r *Registry) NewSet(c *ctx.Context, owner string) (*Set, error) {
-	s := c.Scope()
+	s := LayerOf(c)
 	if owner == "" {
-		owner = s.Name()
+		owner = c.Scope().Name()
 	}
 	st := &Set{r: r, owner: owner, src: c}
 	r.mu.Lock()
@@ -377,6 +417,7 @@ func (s *Set) Replace(tools []Tool) error {
 		l.tools[name] = e
 	}
 	s.tools = next
+	r.version++
 	r.mu.Unlock()
 	r.notify(s.src, ch)
 	return nil
@@ -409,6 +450,7 @@ func (s *Set) close() {
 		}
 	}
 	s.tools = nil
+	r.version++
 	if s.grp.deferring() {
 		s.grp.removed = append(s.grp.removed, ch.Removed...)
 		r.mu.Unlock()
@@ -425,21 +467,22 @@ func sameInfo(a, b Info) bool {
 		maps.Equal(a.Meta, b.Meta)
 }
 
-// Restrict adds a mask to c's scope, as an effect of c, that hides inherited tools (those
-// registered by ancestor scopes) from c's scope and its descendants. Tools registered by
-// c's scope itself or below are never masked. With a non-empty allow, only inherited tools
+// Restrict adds a mask to c's layer ([LayerOf]), as an effect of c, that hides inherited
+// tools (those of enclosing layers) from the layer's scope and its descendants. Tools of the
+// layer itself and of layers below it are never masked. With a non-empty allow, only inherited tools
 // matching one of its patterns stay visible; an inherited tool matching a deny pattern is
 // hidden. Patterns use [path.Match] syntax ('*', '?', character classes), so "mcp__gh__*"
 // covers one MCP server and deny ["*"] hides every inherited tool. Several masks on one
 // subtree all apply. Hidden tools are absent from [Registry.List] and calling them fails
-// with [CodeUnknownTool].
+// with [CodeUnknownTool]. Through a context whose layer is the root there is nothing to
+// inherit, so such a mask hides nothing: restrict an agent scope ([Scoped]).
 func (r *Registry) Restrict(c *ctx.Context, allow, deny []string) (ctx.Disposer, error) {
 	for _, p := range slices.Concat(allow, deny) {
 		if _, err := path.Match(p, ""); err != nil || p == "" {
 			return nil, fmt.Errorf("%w: %q", ErrInvalidPattern, p)
 		}
 	}
-	s := c.Scope()
+	s := LayerOf(c)
 	m := &mask{allow: slices.Clone(allow), deny: slices.Clone(deny), src: c}
 	r.mu.Lock()
 	if r.closed {
@@ -458,8 +501,9 @@ func (r *Registry) Restrict(c *ctx.Context, allow, deny []string) (ctx.Disposer,
 		return nil, fmt.Errorf("restrict: %w", err)
 	}
 	l.masks = append(l.masks, m)
+	r.version++
 	r.mu.Unlock()
-	r.notify(c, Change{Scope: s, Owner: s.Name(), Restricted: true})
+	r.notify(c, Change{Scope: s, Owner: c.Scope().Name(), Restricted: true})
 	return d, nil
 }
 
@@ -472,6 +516,7 @@ func (r *Registry) unrestrict(m *mask) {
 		return
 	}
 	l.masks = slices.Delete(l.masks, i, i+1)
+	r.version++
 	if m.grp.deferring() {
 		m.grp.masked = true
 		r.mu.Unlock()
@@ -479,7 +524,7 @@ func (r *Registry) unrestrict(m *mask) {
 	}
 	r.pruneLocked(l)
 	r.mu.Unlock()
-	r.notify(m.src, Change{Scope: l.scope, Owner: l.scope.Name(), Restricted: true})
+	r.notify(m.src, Change{Scope: l.scope, Owner: m.src.Scope().Name(), Restricted: true})
 }
 
 // resolveLocked finds the tool called name as seen from s: the nearest layer wins, and a
@@ -520,16 +565,39 @@ func (r *Registry) Lookup(c *ctx.Context, name string) (Info, bool) {
 }
 
 // List returns the tools visible from c's scope, sorted by name: the registrations of the
-// scope and its ancestors, the nearest registration of a name winning, minus what masks
-// ([Registry.Restrict]) hide.
+// layers of the scope and its ancestors, the nearest registration of a name winning, minus
+// what masks ([Registry.Restrict]) hide. The slice is the caller's; the listing is cached
+// per scope until the next change.
 func (r *Registry) List(c *ctx.Context) []Info {
+	s := c.Scope()
 	r.mu.RLock()
+	defer r.mu.RUnlock()
+	version := r.version
+	r.cacheMu.Lock()
+	cached, ok := r.cache[s]
+	if ok && r.cacheVersion != version {
+		ok = false
+	}
+	r.cacheMu.Unlock()
+	if !ok {
+		cached = r.listLocked(s)
+		r.cacheMu.Lock()
+		if r.cacheVersion != version || r.cache == nil {
+			r.cache, r.cacheVersion = make(map[*ctx.Scope][]Info), version
+		}
+		r.cache[s] = cached
+		r.cacheMu.Unlock()
+	}
+	return slices.Clone(cached)
+}
+
+func (r *Registry) listLocked(s *ctx.Scope) []Info {
 	var (
-		out   []Info
+		found []*entry
 		seen  map[string]struct{}
 		masks []*mask // masks of the levels below the current one
 	)
-	for x := c.Scope(); x != nil; x = x.Parent() {
+	for x := s; x != nil; x = x.Parent() {
 		l := r.layers[x]
 		if l == nil {
 			continue
@@ -543,13 +611,16 @@ func (r *Registry) List(c *ctx.Context) []Info {
 			}
 			seen[name] = struct{}{}
 			if !masked(masks, name) {
-				out = append(out, e.info)
+				found = append(found, e)
 			}
 		}
 		masks = append(masks, l.masks...)
 	}
-	r.mu.RUnlock()
-	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(found, func(a, b *entry) int { return strings.Compare(a.info.Name, b.info.Name) })
+	out := make([]Info, len(found))
+	for i, e := range found {
+		out[i] = e.info
+	}
 	return out
 }
 

@@ -68,34 +68,51 @@ func TestListInfo(t *testing.T) {
 	s := ctxtest.MountActive(t, root, registering("github", []toolregistry.Tool{tl, reply("b", ""), reply("a", "")}), nil)
 	meta["server"] = "changed" // the registry keeps its own copy
 
-	infos := reg.List(scopeCtx(t, s))
+	// A plugin mounted at the root registers global tools.
+	infos := reg.List(root)
 	if got := names(infos); !slices.Equal(got, []string{"a", "b", "search"}) {
 		t.Fatalf("List = %v, want sorted a b search", got)
 	}
 	in := infos[2]
 	if in.Description != "finds" || string(in.Parameters) != string(params) || string(in.OutputSchema) != string(out) ||
-		in.Owner != "github" || in.Scope != s || in.Meta["server"] != "gh" {
+		in.Owner != "github" || in.Scope != root.Scope() || in.Meta["server"] != "gh" {
 		t.Fatalf("Info = %+v", in)
 	}
 	if a := infos[0]; string(a.Parameters) != `{"type":"object"}` || a.OutputSchema != nil {
 		t.Fatalf("defaults: parameters %s, output schema %s", a.Parameters, a.OutputSchema)
 	}
+	// The listing is the caller's: changing it changes nothing in the registry.
+	infos[0].Name = "changed"
+	if got := names(reg.List(root)); !slices.Equal(got, []string{"a", "b", "search"}) {
+		t.Fatalf("List after modifying an earlier listing = %v", got)
+	}
 	if got, ok := reg.Lookup(scopeCtx(t, s), "search"); !ok || got.Name != "search" {
 		t.Fatalf("Lookup = %+v, %v", got, ok)
 	}
-	if _, ok := reg.Lookup(root, "search"); ok {
-		t.Fatal("a child's tool is visible from the root")
+	if s.Context() == nil {
+		t.Fatal("github not loaded")
 	}
 }
 
 func TestDuplicateInOneLayer(t *testing.T) {
 	root, reg := newRegistry(t, nil)
 	errc := make(chan error, 2)
-	def := plugin("alpha", func(c *ctx.Context, reg *toolregistry.Registry) error {
-		if _, err := reg.Register(c, reply("dup", "1")); err != nil {
+	alpha := plugin("alpha", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		if _, err := reg.Register(c, reply("dup", "alpha")); err != nil {
 			return err
 		}
-		_, err := reg.Register(c, reply("dup", "2"))
+		_, err := reg.Register(c, reply("dup", "again"))
+		errc <- err
+		return nil
+	})
+	ctxtest.MountActive(t, root, alpha, nil)
+	if err := <-errc; !errors.Is(err, toolregistry.ErrDuplicateTool) || !strings.Contains(err.Error(), `"alpha"`) {
+		t.Fatalf("second Register: %v, want ErrDuplicateTool naming alpha", err)
+	}
+	// Two plugins mounted side by side share the root layer: the second one's
+	// registration fails, naming both owners, and so does a set's.
+	beta := plugin("beta", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		_, err := reg.Register(c, reply("dup", "beta"))
 		errc <- err
 		set, err := reg.NewSet(c, "mcp:gh")
 		if err != nil {
@@ -104,21 +121,89 @@ func TestDuplicateInOneLayer(t *testing.T) {
 		errc <- set.Replace([]toolregistry.Tool{reply("other", ""), reply("dup", "3")})
 		return nil
 	})
-	ctxtest.MountActive(t, root, def, nil)
-	err := <-errc
-	if !errors.Is(err, toolregistry.ErrDuplicateTool) || !strings.Contains(err.Error(), `"alpha"`) {
-		t.Fatalf("second Register: %v, want ErrDuplicateTool naming alpha", err)
+	ctxtest.MountActive(t, root, beta, nil)
+	for _, owner := range []string{`"beta"`, `"mcp:gh"`} {
+		err := <-errc
+		if !errors.Is(err, toolregistry.ErrDuplicateTool) || !strings.Contains(err.Error(), `"alpha"`) ||
+			!strings.Contains(err.Error(), owner) || !strings.Contains(err.Error(), `scope "root"`) {
+			t.Fatalf("collision: %v, want ErrDuplicateTool naming alpha and %s", err, owner)
+		}
 	}
-	err = <-errc
-	if !errors.Is(err, toolregistry.ErrDuplicateTool) || !strings.Contains(err.Error(), `"alpha"`) || !strings.Contains(err.Error(), `"mcp:gh"`) {
-		t.Fatalf("set collision: %v, want ErrDuplicateTool naming alpha and mcp:gh", err)
+	if _, err := reg.Register(root, reply("dup", "root")); !errors.Is(err, toolregistry.ErrDuplicateTool) {
+		t.Fatalf("the root registers into the same layer: %v", err)
 	}
-	// Same name in two layers is not a duplicate.
-	if _, err := reg.Register(root, reply("dup", "root")); err != nil {
-		t.Fatalf("same name in the root layer: %v", err)
-	}
-	if got, _ := exec(t, reg, root, "dup", ""); got != "root" {
+	// The same name in another layer is not a duplicate: it shadows.
+	a := ctxtest.MountActive(t, root, agent("agent", []toolregistry.Tool{reply("dup", "agent")}), nil)
+	if got, _ := exec(t, reg, root, "dup", ""); got != "alpha" {
 		t.Fatalf("root sees %q", got)
+	}
+	if got, _ := exec(t, reg, scopeCtx(t, a), "dup", ""); got != "agent" {
+		t.Fatalf("agent sees %q", got)
+	}
+}
+
+func TestLayerOf(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	layers := make(chan [2]*ctx.Scope, 8) // registering scope, layer
+	record := func(c *ctx.Context) { layers <- [2]*ctx.Scope{c.Scope(), toolregistry.LayerOf(c)} }
+	// A plain plugin at the root that registers from an Inject sub-scope and an effect.
+	sub := plugin("sub", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		record(c)
+		_, err := c.Inject("sub-inject", []ctx.Dependency{toolregistry.Key}, func(c *ctx.Context) error {
+			record(c)
+			_, err := reg.Register(c, reply("from_inject", ""))
+			return err
+		})
+		return err
+	})
+	inAgent := plugin("in-agent", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		record(c)
+		_, err := reg.Register(c, reply("from_agent_plugin", ""))
+		return err
+	})
+	ag := plugin("agent", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		record(c) // its own activation context is not marked
+		c = toolregistry.Scoped(c)
+		record(c)
+		if _, err := c.Effect("e", func(e *ctx.Effect) error { record(e.Context()); return nil }); err != nil {
+			return err
+		}
+		_, err := c.Plugin(inAgent, nil)
+		return err
+	})
+	ctxtest.Mount(t, root, sub, nil)
+	ctxtest.Mount(t, root, ag, nil)
+	ctxtest.Settle(t, root)
+	record(root)
+	close(layers)
+	agentScope := childScope(t, root, ag)
+	want := map[string][]*ctx.Scope{
+		"root":       {root.Scope()},
+		"sub":        {root.Scope(), root.Scope()}, // the plugin and its Inject sub-scope
+		"sub-inject": nil,
+		"agent":      {root.Scope(), agentScope, agentScope},
+		"in-agent":   {agentScope},
+	}
+	got := map[string][]*ctx.Scope{}
+	for l := range layers {
+		got[l[0].Name()] = append(got[l[0].Name()], l[1])
+	}
+	got["sub"] = append(got["sub"], got["sub-inject"]...)
+	delete(got, "sub-inject")
+	delete(want, "sub-inject")
+	for name, w := range want {
+		if !slices.Equal(got[name], w) {
+			t.Errorf("%s: layers %v, want %v", name, got[name], w)
+		}
+	}
+	if in, ok := reg.Lookup(root, "from_inject"); !ok || in.Owner != "sub-inject" || in.Scope != root.Scope() {
+		t.Fatalf("a tool registered from an Inject sub-scope: %+v, %v", in, ok)
+	}
+	if _, ok := reg.Lookup(root, "from_agent_plugin"); ok {
+		t.Fatal("a tool of the agent layer is visible from the root")
+	}
+	if in, ok := reg.Lookup(scopeCtx(t, agentScope), "from_agent_plugin"); !ok || in.Scope != agentScope || in.Owner != "in-agent" {
+		t.Fatalf("agent tool %+v, %v", in, ok)
 	}
 }
 
@@ -127,34 +212,43 @@ func TestScopedVisibility(t *testing.T) {
 	if _, err := reg.Register(root, reply("shared", "root")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reg.Register(root, reply("global", "root")); err != nil {
-		t.Fatal(err)
+	// A plain plugin at the root: global tools.
+	server := registering("server", []toolregistry.Tool{reply("global", "server")})
+	// Agent scopes: what their plugins register stays inside.
+	innerTools := registering("inner-tools", []toolregistry.Tool{reply("deep", "inner")})
+	inner := agent("inner", []toolregistry.Tool{reply("shared", "inner")}, innerTools)
+	agentTools := registering("agent-tools", []toolregistry.Tool{reply("mine", "agent")})
+	ag := agent("agent", []toolregistry.Tool{reply("shared", "agent")}, agentTools, inner)
+	sibling := agent("sibling", []toolregistry.Tool{reply("theirs", "sibling")})
+	for _, def := range []ctx.PluginDef{server, ag, sibling} {
+		ctxtest.Mount(t, root, def, nil)
 	}
-	inner := registering("inner", []toolregistry.Tool{reply("deep", "inner"), reply("shared", "inner")})
-	agent := registering("agent", []toolregistry.Tool{reply("shared", "agent"), reply("mine", "agent")}, inner)
-	sibling := registering("sibling", []toolregistry.Tool{reply("theirs", "sibling")})
-	ctxtest.Mount(t, root, agent, nil)
-	ctxtest.Mount(t, root, sibling, nil)
 	ctxtest.Settle(t, root)
 	scopes := map[string]*ctx.Context{
-		"root":    root,
-		"agent":   scopeCtx(t, childScope(t, root, agent)),
-		"inner":   scopeCtx(t, childScope(t, root, inner)),
-		"sibling": scopeCtx(t, childScope(t, root, sibling)),
+		"root":        root,
+		"server":      scopeCtx(t, childScope(t, root, server)),
+		"agent":       scopeCtx(t, childScope(t, root, ag)),
+		"agent-tools": scopeCtx(t, childScope(t, root, agentTools)),
+		"inner":       scopeCtx(t, childScope(t, root, inner)),
+		"inner-tools": scopeCtx(t, childScope(t, root, innerTools)),
+		"sibling":     scopeCtx(t, childScope(t, root, sibling)),
 	}
+	atRoot := map[string]string{"shared": "root", "global": "server", "mine": "", "theirs": "", "deep": ""}
+	inAgent := map[string]string{"shared": "agent", "global": "server", "mine": "agent", "theirs": "", "deep": ""}
+	inInner := map[string]string{"shared": "inner", "global": "server", "mine": "agent", "deep": "inner", "theirs": ""}
 	tests := []struct {
 		from    string
 		visible []string
 		calls   map[string]string // tool → expected reply ("" = unknown)
 	}{
-		{"root", []string{"global", "shared"},
-			map[string]string{"shared": "root", "mine": "", "theirs": "", "deep": ""}},
-		{"agent", []string{"global", "mine", "shared"},
-			map[string]string{"shared": "agent", "global": "root", "mine": "agent", "theirs": "", "deep": ""}},
-		{"inner", []string{"deep", "global", "mine", "shared"},
-			map[string]string{"shared": "inner", "global": "root", "mine": "agent", "deep": "inner", "theirs": ""}},
+		{"root", []string{"global", "shared"}, atRoot},
+		{"server", []string{"global", "shared"}, atRoot},
+		{"agent", []string{"global", "mine", "shared"}, inAgent},
+		{"agent-tools", []string{"global", "mine", "shared"}, inAgent},
+		{"inner", []string{"deep", "global", "mine", "shared"}, inInner},
+		{"inner-tools", []string{"deep", "global", "mine", "shared"}, inInner},
 		{"sibling", []string{"global", "shared", "theirs"},
-			map[string]string{"shared": "root", "theirs": "sibling", "mine": "", "deep": ""}},
+			map[string]string{"shared": "root", "global": "server", "theirs": "sibling", "mine": "", "deep": ""}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.from, func(t *testing.T) {
@@ -173,9 +267,12 @@ func TestScopedVisibility(t *testing.T) {
 			}
 		})
 	}
-	// Owner attribution follows the nearest layer.
-	if in, _ := reg.Lookup(scopes["inner"], "shared"); in.Owner != "inner" {
-		t.Fatalf("owner %q", in.Owner)
+	// Attribution follows the nearest layer.
+	if in, _ := reg.Lookup(scopes["inner-tools"], "shared"); in.Owner != "inner" || in.Scope != scopes["inner"].Scope() {
+		t.Fatalf("shared seen from inner-tools: owner %q, scope %v", in.Owner, in.Scope)
+	}
+	if in, _ := reg.Lookup(scopes["agent"], "mine"); in.Owner != "agent-tools" || in.Scope != scopes["agent"].Scope() {
+		t.Fatalf("mine: owner %q, scope %v", in.Owner, in.Scope)
 	}
 }
 
@@ -186,7 +283,7 @@ func TestDisposal(t *testing.T) {
 	for i := range 50 {
 		tools = append(tools, reply(fmt.Sprintf("t%02d", i), ""))
 	}
-	s := ctxtest.MountActive(t, root, registering("many", tools), nil)
+	s := ctxtest.MountActive(t, root, agent("many", tools), nil)
 	if n := len(changes.Events()); n != 50 {
 		t.Fatalf("%d change events for 50 registrations, want 50", n)
 	}
@@ -356,6 +453,7 @@ func TestRestrict(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			def := plugin("agent", func(c *ctx.Context, reg *toolregistry.Registry) error {
+				c = toolregistry.Scoped(c)
 				if tc.allow != nil || tc.deny != nil {
 					if _, err := reg.Restrict(c, tc.allow, tc.deny); err != nil {
 						return err
@@ -399,8 +497,9 @@ func TestRestrictNestedAndDisposal(t *testing.T) {
 		}
 	}
 	var mask ctx.Disposer
-	inner := registering("inner", []toolregistry.Tool{reply("b", "inner-b")})
+	inner := agent("inner", []toolregistry.Tool{reply("b", "inner-b")})
 	outer := plugin("outer", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		c = toolregistry.Scoped(c)
 		var err error
 		if mask, err = reg.Restrict(c, nil, []string{"a", "b"}); err != nil {
 			return err
@@ -563,6 +662,7 @@ func TestUnloadIsOneChange(t *testing.T) {
 	changes := ctxtest.Record(t, root, toolregistry.Changed)
 	var set *toolregistry.Set
 	def := plugin("server", func(c *ctx.Context, reg *toolregistry.Registry) error {
+		c = toolregistry.Scoped(c)
 		for i := range 30 {
 			if _, err := reg.Register(c, reply(fmt.Sprintf("single%02d", i), "")); err != nil {
 				return err

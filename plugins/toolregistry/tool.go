@@ -64,7 +64,7 @@ type Call struct {
 	Attachments *Attachments
 }
 
-// ContentType is the kind of a [Content] block.
+// ContentType is the kind of a [Content] block, a plain value.
 type ContentType string
 
 // Content types.
@@ -160,8 +160,9 @@ func (r *Result) Text() string {
 	return b.String()
 }
 
-// Info describes a registered tool in listings. Its byte slices and map are shared with
-// the registry and must not be modified.
+// Info describes a registered tool in listings. It is a plain value, safe to copy and read
+// concurrently; its byte slices and map are shared with the registry and must not be
+// modified.
 type Info struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
