@@ -30,6 +30,12 @@ func ServeStdio(ctx context.Context, opts Options) error {
 	return serveTransport(ctx, opts, &mcp.StdioTransport{})
 }
 
+// ServeIO is [ServeStdio] over the given streams instead of the process's stdin and
+// stdout: it serves one session read from r and written to w until ctx is done or r ends.
+func ServeIO(ctx context.Context, opts Options, r io.ReadCloser, w io.WriteCloser) error {
+	return serveTransport(ctx, opts, &mcp.IOTransport{Reader: r, Writer: w})
+}
+
 // serveTransport runs one session of a fresh server over t.
 func serveTransport(ctx context.Context, opts Options, t mcp.Transport) error {
 	opts = opts.withDefaults()

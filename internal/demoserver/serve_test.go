@@ -3,6 +3,7 @@ package demoserver
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -218,5 +219,27 @@ func TestHandlerSharesOneServer(t *testing.T) {
 	}
 	if !slices.ContainsFunc(list.Tools, func(tool *mcp.Tool) bool { return tool.Name == "extra_shared" }) {
 		t.Error("the other session does not list extra_shared")
+	}
+}
+
+func TestServeIO(t *testing.T) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ServeIO(ctx, Options{}, sr, sw) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "io"}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "io" {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	_ = cs.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
