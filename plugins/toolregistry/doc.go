@@ -4,12 +4,12 @@
 //
 // # Layers
 //
-// Registrations go into layers. The root scope is the global layer, and [Scoped] makes a
-// scope a layer of its own (an agent scope). A registration is an effect of the context
-// that made it (it goes away when that plugin unloads) and lands in the layer of that
-// context ([LayerOf]): the nearest scope marked with Scoped above it, else the root. So a
-// plugin mounted at the root, such as an MCP client, registers global tools, and plugins
-// mounted in an agent scope register tools of that agent only.
+// Registrations go into layers ([ctx.Context.Layer]): the root scope is the global layer,
+// and a scope whose plugins are mounted on [ctx.Context.Layered] is a layer of its own (an
+// agent scope). A registration is an effect of the context that made it (it goes away when
+// that plugin unloads) and lands in that context's layer. So a plugin mounted at the top
+// level, such as an MCP client, registers global tools whatever sub-scopes it registers
+// from, and plugins mounted in an agent scope register tools of that agent only.
 //
 // From a scope S, the visible tools are those of the layers of S and its ancestors; when
 // two layers hold the same name the nearest one wins, so an agent can shadow a global tool.

@@ -43,7 +43,7 @@ func registering(name string, tools []toolregistry.Tool, children ...ctx.PluginD
 // into it and mounts children in it.
 func agent(name string, tools []toolregistry.Tool, children ...ctx.PluginDef) ctx.PluginDef {
 	return plugin(name, func(c *ctx.Context, reg *toolregistry.Registry) error {
-		return setUp(toolregistry.Scoped(c), reg, tools, children)
+		return setUp(c.Layered(), reg, tools, children)
 	})
 }
 

@@ -37,37 +37,6 @@ type Registry struct {
 	cache        map[*ctx.Scope][]Info // sorted listings by caller scope, valid for cacheVersion
 }
 
-// layerKey is the context value that marks a layer: its value is the layer's scope.
-type layerKey struct{}
-
-// Scoped returns a context derived from c that makes c's scope a layer of its own (an
-// agent scope): tools registered, sets created and masks added through the returned
-// context, through contexts derived from it and by every plugin mounted on it (at any
-// depth) go into the layer of c's scope instead of the enclosing layer. They are visible
-// from c's scope and its descendants only, and shadow tools of the same name from
-// enclosing layers. Mount an agent's plugins on it:
-//
-//	func apply(ctx *ctx.Context, cfg Config) error {
-//		ctx = toolregistry.Scoped(ctx)
-//		_, err := ctx.Plugin(mcpclient.Plugin, cfg.Server) // its tools stay in this agent
-//		return err
-//	}
-//
-// Scoped needs no registry: it only marks the context.
-func Scoped(c *ctx.Context) *ctx.Context { return c.With(layerKey{}, c.Scope()) }
-
-// LayerOf returns the scope of the layer that registrations through c go into: the scope
-// of the nearest [Scoped] context c derives from (through contexts and plugin mounts), or
-// the root. So a plugin mounted at the root registers global tools, whatever sub-scopes
-// (ctx.Context.Inject, child plugins) it registers from, and a plugin mounted in an agent
-// scope registers tools of that agent.
-func LayerOf(c *ctx.Context) *ctx.Scope {
-	if s, ok := c.Value(layerKey{}).(*ctx.Scope); ok {
-		return s
-	}
-	return c.Root().Scope()
-}
-
 // layer holds what was registered into one layer scope. Guarded by Registry.mu.
 type layer struct {
 	scope  *ctx.Scope
@@ -253,7 +222,7 @@ func duplicate(name string, s *ctx.Scope, existing, owner string) error {
 		ErrDuplicateTool, name, s.Name(), existing, owner)
 }
 
-// Register adds t to c's layer ([LayerOf]), as an effect of c (the caller's context, not
+// Register adds t to c's layer ([ctx.Context.Layer]), as an effect of c (the caller's context, not
 // the registry's): the returned disposer, or the unload of c's scope, unregisters it. The
 // tool is visible from the layer's scope and its descendants, where it shadows a tool of
 // the same name from an enclosing layer. A name already registered in the same layer is an
@@ -261,7 +230,7 @@ func duplicate(name string, s *ctx.Scope, existing, owner string) error {
 // error wrapping [ErrInvalidTool]. The owner shown in listings is c's scope name (the
 // registering plugin).
 func (r *Registry) Register(c *ctx.Context, t Tool) (ctx.Disposer, error) {
-	s := LayerOf(c)
+	s := c.Layer()
 	e, err := compile(t, c.Scope().Name())
 	if err != nil {
 		return nil, err
@@ -330,10 +299,10 @@ type Set struct {
 }
 
 // NewSet creates an empty set of tools owned by owner (c's scope name when empty) in c's
-// layer ([LayerOf]), as an effect of c: disposing the set ([Set.Dispose]) or unloading c's
+// layer ([ctx.Context.Layer]), as an effect of c: disposing the set ([Set.Dispose]) or unloading c's
 // scope removes its tools.
 func (r *Registry) NewSet(c *ctx.Context, owner string) (*Set, error) {
-	s := LayerOf(c)
+	s := c.Layer()
 	if owner == "" {
 		owner = c.Scope().Name()
 	}
@@ -467,7 +436,7 @@ func sameInfo(a, b Info) bool {
 		maps.Equal(a.Meta, b.Meta)
 }
 
-// Restrict adds a mask to c's layer ([LayerOf]), as an effect of c, that hides inherited
+// Restrict adds a mask to c's layer ([ctx.Context.Layer]), as an effect of c, that hides inherited
 // tools (those of enclosing layers) from the layer's scope and its descendants. Tools of the
 // layer itself and of layers below it are never masked. With a non-empty allow, only inherited tools
 // matching one of its patterns stay visible; an inherited tool matching a deny pattern is
@@ -475,14 +444,14 @@ func sameInfo(a, b Info) bool {
 // covers one MCP server and deny ["*"] hides every inherited tool. Several masks on one
 // subtree all apply. Hidden tools are absent from [Registry.List] and calling them fails
 // with [CodeUnknownTool]. Through a context whose layer is the root there is nothing to
-// inherit, so such a mask hides nothing: restrict an agent scope ([Scoped]).
+// inherit, so such a mask hides nothing: restrict an agent scope ([ctx.Context.Layered]).
 func (r *Registry) Restrict(c *ctx.Context, allow, deny []string) (ctx.Disposer, error) {
 	for _, p := range slices.Concat(allow, deny) {
 		if _, err := path.Match(p, ""); err != nil || p == "" {
 			return nil, fmt.Errorf("%w: %q", ErrInvalidPattern, p)
 		}
 	}
-	s := LayerOf(c)
+	s := c.Layer()
 	m := &mask{allow: slices.Clone(allow), deny: slices.Clone(deny), src: c}
 	r.mu.Lock()
 	if r.closed {

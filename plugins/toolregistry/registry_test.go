@@ -142,10 +142,10 @@ func TestDuplicateInOneLayer(t *testing.T) {
 	}
 }
 
-func TestLayerOf(t *testing.T) {
+func TestLayers(t *testing.T) {
 	root, reg := newRegistry(t, nil)
 	layers := make(chan [2]*ctx.Scope, 8) // registering scope, layer
-	record := func(c *ctx.Context) { layers <- [2]*ctx.Scope{c.Scope(), toolregistry.LayerOf(c)} }
+	record := func(c *ctx.Context) { layers <- [2]*ctx.Scope{c.Scope(), c.Layer()} }
 	// A plain plugin at the root that registers from an Inject sub-scope and an effect.
 	sub := plugin("sub", func(c *ctx.Context, reg *toolregistry.Registry) error {
 		record(c)
@@ -163,7 +163,7 @@ func TestLayerOf(t *testing.T) {
 	})
 	ag := plugin("agent", func(c *ctx.Context, reg *toolregistry.Registry) error {
 		record(c) // its own activation context is not marked
-		c = toolregistry.Scoped(c)
+		c = c.Layered()
 		record(c)
 		if _, err := c.Effect("e", func(e *ctx.Effect) error { record(e.Context()); return nil }); err != nil {
 			return err
@@ -453,7 +453,7 @@ func TestRestrict(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			def := plugin("agent", func(c *ctx.Context, reg *toolregistry.Registry) error {
-				c = toolregistry.Scoped(c)
+				c = c.Layered()
 				if tc.allow != nil || tc.deny != nil {
 					if _, err := reg.Restrict(c, tc.allow, tc.deny); err != nil {
 						return err
@@ -499,7 +499,7 @@ func TestRestrictNestedAndDisposal(t *testing.T) {
 	var mask ctx.Disposer
 	inner := agent("inner", []toolregistry.Tool{reply("b", "inner-b")})
 	outer := plugin("outer", func(c *ctx.Context, reg *toolregistry.Registry) error {
-		c = toolregistry.Scoped(c)
+		c = c.Layered()
 		var err error
 		if mask, err = reg.Restrict(c, nil, []string{"a", "b"}); err != nil {
 			return err
@@ -662,7 +662,7 @@ func TestUnloadIsOneChange(t *testing.T) {
 	changes := ctxtest.Record(t, root, toolregistry.Changed)
 	var set *toolregistry.Set
 	def := plugin("server", func(c *ctx.Context, reg *toolregistry.Registry) error {
-		c = toolregistry.Scoped(c)
+		c = c.Layered()
 		for i := range 30 {
 			if _, err := reg.Register(c, reply(fmt.Sprintf("single%02d", i), "")); err != nil {
 				return err
