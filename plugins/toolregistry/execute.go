@@ -126,7 +126,8 @@ func allowAll() (Decision, error) { return Decision{Action: Allow}, nil }
 //  2. argument validation: a JSON object ("{}" when args is empty) valid against the
 //     parameters schema ([CodeInvalidArgs]);
 //  3. the [Policy] waterfall (default allow; [Ask] consults the [ApprovalKey] service)
-//     ([CodeDenied]); a caller context already done stops here ([CodeCancelled]);
+//     ([CodeDenied]); a call whose context is done before or after it stops there
+//     ([CodeCancelled]);
 //  4. the tool's Execute with opts.Context (or c) and the tool's timeout ([CodeTimeout],
 //     [CodeCancelled], [CodeToolError], [CodePanic]), then its Project;
 //  5. output validation of Result.Structured against the output schema
@@ -191,13 +192,15 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 		}
 	}
 
+	if terr := cancelledBeforeDispatch(base, name); terr != nil {
+		return nil, terr
+	}
 	x.req = PolicyRequest{CallID: x.rec.CallID, Tool: e.info, Args: args, Caller: c}
 	if terr := r.authorize(c, base, &x.req); terr != nil {
 		return nil, terr
 	}
-	if base.Err() != nil {
-		cause := context.Cause(base)
-		return nil, &ToolError{Code: CodeCancelled, Tool: name, Msg: "cancelled before dispatch: " + cause.Error(), Err: cause}
+	if terr := cancelledBeforeDispatch(base, name); terr != nil {
+		return nil, terr
 	}
 
 	x.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Attachments: r.store}
@@ -218,6 +221,15 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 		}
 	}
 	return res, nil
+}
+
+// cancelledBeforeDispatch reports a call whose context ended before the tool ran.
+func cancelledBeforeDispatch(base context.Context, name string) *ToolError {
+	if base.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(base)
+	return &ToolError{Code: CodeCancelled, Tool: name, Msg: "cancelled before dispatch: " + cause.Error(), Err: cause}
 }
 
 // authorize runs the policy chain and, on Ask, the approver.

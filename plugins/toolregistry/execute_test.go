@@ -84,6 +84,10 @@ func TestExecutePipeline(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
+	waiting, stopWaiting := context.WithCancel(context.Background())
+	defer stopWaiting()
+	approving, stopApproving := context.WithCancel(context.Background())
+	defer stopApproving()
 
 	tests := []struct {
 		name     string
@@ -133,9 +137,19 @@ func TestExecutePipeline(t *testing.T) {
 			approver: approver(toolregistry.Approval{Approved: true}, errors.New("channel closed")), want: toolregistry.CodeDenied, text: "approval failed: channel closed"},
 		{name: "ask, cancelled while waiting", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
 			approver: toolregistry.ApproverFunc(func(cx context.Context, _ *toolregistry.PolicyRequest, _ string) (toolregistry.Approval, error) {
+				stopWaiting() // the user walks away
 				<-cx.Done()
 				return toolregistry.Approval{}, cx.Err()
-			}), context: cancelled, want: toolregistry.CodeCancelled, text: "waiting for approval"},
+			}), context: waiting, want: toolregistry.CodeCancelled, text: "waiting for approval"},
+		{name: "cancelled during an approval that succeeds", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+			approver: toolregistry.ApproverFunc(func(context.Context, *toolregistry.PolicyRequest, string) (toolregistry.Approval, error) {
+				stopApproving()
+				return toolregistry.Approval{Approved: true}, nil
+			}), context: approving, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
+		{name: "cancelled before the policy", tool: toolregistry.Tool{Execute: echoArgs},
+			policy: func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
+				panic("the policy must not be consulted")
+			}, context: cancelled, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
 		{name: "cancelled before dispatch", tool: toolregistry.Tool{Execute: echoArgs}, context: cancelled, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
 		// 4. execution
 		{name: "tool returns an error", tool: toolregistry.Tool{Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {

@@ -17,9 +17,9 @@ import (
 // Registry is the tools service: scoped registrations, listings and the execution pipeline.
 // Get it with [Key] from a plugin that injects it; the [Plugin] provides it.
 //
-// A Registry is safe for concurrent use. Listing, lookup and execution take a read lock for
-// a few map lookups per scope level and never wait for registrations in progress to run user
-// code; no lock is held while tools, listeners or the approver run.
+// A Registry is safe for concurrent use. Lookup and execution take a read lock for one map
+// lookup per scope level; listings are cached per scope until the next change; registrations
+// hold the write lock briefly. No lock is held while tools, listeners or the approver run.
 type Registry struct {
 	logger *slog.Logger
 	opts   atomic.Pointer[Options]
@@ -101,13 +101,14 @@ func (r *Registry) options() *Options { return r.opts.Load() }
 // Change reports that the tools of one layer changed: tools were added, removed or
 // replaced, or a mask was added or removed. The visible set may have changed for Scope and
 // each of its descendants; use [Change.Affects] to filter, and [Registry.List] to read the
-// new set. A Change is a plain value; its slices belong to the receiver.
+// new set. A Change is a plain value; its slices are shared by every listener and must not
+// be modified.
 //
 // Changes are coalesced: one [Set.Replace] or [Set.Clear] is one change whatever the number
-// of tools, and the unload of a scope is one change for its layer. Changes are emitted
-// after the registry's lock is released, from a context of the layer's scope, so listeners
-// may call back into the registry; the order of changes made concurrently by different
-// goroutines is not defined.
+// of tools, and the unload of a plugin is one change for the layer it registered into.
+// Changes are emitted after the registry's lock is released, from the registering context
+// (a scope within the layer's subtree), so listeners may call back into the registry; the
+// order of changes made concurrently by different goroutines is not defined.
 type Change struct {
 	// Scope is the scope whose layer changed.
 	Scope *ctx.Scope
