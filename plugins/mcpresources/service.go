@@ -1,0 +1,348 @@
+package mcpresources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/sysprompt"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// Key is the mcpResources service. The MCP client reads it with Key.Get (resources are
+// optional for it) and registers one [Provider] per configured server.
+var Key = ctx.NewKey[*Service]("mcpResources")
+
+// Plugin provides the mcpResources service ([Key]). It injects the tools service and has no
+// configuration (its config type is struct{}). While the systemPrompt service is available it
+// also maintains the resource-server section of the prompt (see the package documentation).
+var Plugin = ctx.Define(ctx.Meta{Name: "mcpresources", Inject: []ctx.Dependency{toolregistry.Key}}, apply)
+
+// ToolOwner is the owner the shared tools are registered under: listings show it in
+// [toolregistry.Info.Owner], whichever provider caused the registration.
+const ToolOwner = "mcpresources"
+
+// MaxServerNameLen is the longest server name [Service.Register] accepts.
+const MaxServerNameLen = 32
+
+// Sentinel errors. Match them with [errors.Is].
+var (
+	// ErrInvalidServer: [Service.Register] got a server name outside ^[A-Za-z0-9_-]{1,32}$,
+	// or a nil provider.
+	ErrInvalidServer = errors.New("mcpresources: invalid server")
+	// ErrDuplicateServer: the server name already has a provider in the caller's scope.
+	ErrDuplicateServer = errors.New("mcpresources: duplicate server")
+	// ErrUnknownServer: a resource tool named a server that has no provider visible from the
+	// calling scope. The tool error of such a call wraps it.
+	ErrUnknownServer = errors.New("mcpresources: unknown server")
+	// ErrClosed: the service's scope unloaded; it accepts no more providers.
+	ErrClosed = errors.New("mcpresources: service closed")
+)
+
+// Service keeps the resource providers of every scope and the shared resource tools. Get it
+// with [Key]; the [Plugin] provides it.
+//
+// A Service is safe for concurrent use. Tool executions, [Service.Servers] and prompt
+// rendering take a read lock for a few map lookups per scope level and never wait for
+// registrations; no lock is held while a provider runs. Registrations and removals (Register
+// and the disposers it returns) are applied one at a time for the whole service, and they
+// register or remove tools and prompt sections, whose change events are dispatched
+// synchronously on the same goroutine: a listener of [toolregistry.Changed] or
+// [sysprompt.Changed] must not call Register or a provider disposer directly (it would
+// deadlock); it may start a goroutine or mount a plugin instead.
+type Service struct {
+	reg    *toolregistry.Registry
+	logger *slog.Logger
+	tools  []toolregistry.Tool // the three shared tools, built once
+
+	// op serialises every change to the layers: provider insertion and removal, tool sets,
+	// prompt sections. It is held while the registry and the prompt service are called, and
+	// taken before mu.
+	op sync.Mutex
+
+	mu     sync.RWMutex
+	layers map[*ctx.Scope]*layer // guarded by mu; written with op held too
+	prompt *sysprompt.Service    // guarded by mu; written with op held too
+	closed bool                  // guarded by mu; written with op held too
+}
+
+// layer holds what was registered into one layer (an agent scope, or the root): its
+// providers, and while it has any, the shared tools and the prompt section of that layer.
+type layer struct {
+	scope     *ctx.Scope        // the layer's scope
+	providers map[string]*entry // guarded by Service.mu; written with op held too
+	tools     *toolregistry.Set // guarded by Service.op
+	section   ctx.Disposer      // guarded by Service.op
+}
+
+// entry is one registered provider. Immutable but for ready.
+type entry struct {
+	server string
+	p      Provider
+	scope  *ctx.Scope // the layer's scope
+	ready  bool       // guarded by Service.mu: visible to resolution once registration completed
+}
+
+func newService(reg *toolregistry.Registry, logger *slog.Logger) *Service {
+	s := &Service{reg: reg, logger: logger, layers: make(map[*ctx.Scope]*layer)}
+	s.tools = s.sharedTools()
+	return s
+}
+
+// promptDeps is what the prompt sub-scope injects.
+var promptDeps = []ctx.Dependency{sysprompt.Key}
+
+func apply(ctx *ctx.Context, _ struct{}) error {
+	s := newService(toolregistry.Key.Use(ctx), ctx.Logger())
+	if _, err := ctx.Defer("mcpresources:close", s.close); err != nil {
+		return err
+	}
+	// The prompt is optional: this sub-scope loads whenever a systemPrompt service is
+	// available (now or later, or a replacement) and unloads when it goes away.
+	if _, err := ctx.Inject("mcpresources-prompt", promptDeps, s.bindPrompt); err != nil {
+		return err
+	}
+	_, err := Key.Provide(ctx, s)
+	return err
+}
+
+// validServerName reports whether name matches ^[A-Za-z0-9_-]{1,32}$.
+func validServerName(name string) bool {
+	if len(name) == 0 || len(name) > MaxServerNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch b := name[i]; {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Register makes p the resource provider of the server called server in c's layer
+// ([ctx.Context.Layer]: the agent scope c belongs to, or the root), as an effect of c (the
+// caller's context, not the service's): the returned disposer, or the unload of c's scope,
+// removes it. The disposer is idempotent.
+//
+// The provider is visible to tool calls made from the layer's scope and its descendants,
+// where it shadows a provider of the same name from an enclosing layer; sibling agent scopes
+// never see it. The name must match ^[A-Za-z0-9_-]{1,32}$ ([ErrInvalidServer]) and be
+// unique in the layer ([ErrDuplicateServer], the error names it); other layers may reuse it.
+//
+// The first provider of a layer registers the three shared resource tools in that layer of
+// the tools service. They are owned by the service ([ToolOwner]), not by the provider's
+// plugin: they are an effect of the layer scope's activation, so a provider's plugin can
+// unload without taking along tools that its siblings still need, and the service removes
+// them when the layer's last provider goes. The three are registered all together or not at
+// all: if the registry refuses them (another owner holds one of the names in that layer),
+// Register fails with that error and the provider is not registered. While the systemPrompt
+// service is available, the first provider of a layer also adds the layer's prompt section,
+// which goes with the last.
+//
+// See [Service] for what listeners of the change events this emits may not do.
+func (s *Service) Register(c *ctx.Context, server string, p Provider) (ctx.Disposer, error) {
+	if !validServerName(server) {
+		return nil, tagged(ErrInvalidServer, "MCP resource server name %q must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-'",
+			server, MaxServerNameLen)
+	}
+	if p == nil {
+		return nil, tagged(ErrInvalidServer, "MCP resource server %q has a nil provider", server)
+	}
+	if c.Err() != nil {
+		return nil, fmt.Errorf("register MCP resource server %q in scope %q: %w", server, c.Scope().Name(), ctx.ErrInactive)
+	}
+	sc := c.Layer()
+
+	s.op.Lock()
+	defer s.op.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, tagged(ErrClosed, "register MCP resource server %q: the mcpResources service has unloaded", server)
+	}
+	l := s.layers[sc]
+	if l == nil {
+		l = &layer{scope: sc, providers: make(map[string]*entry)}
+		s.layers[sc] = l
+	}
+	if l.providers[server] != nil {
+		s.mu.Unlock()
+		return nil, tagged(ErrDuplicateServer, "MCP resource server %q is already registered in this scope (layer %q)",
+			server, sc.Name())
+	}
+	e := &entry{server: server, p: p, scope: sc}
+	l.providers[server] = e
+	s.mu.Unlock()
+
+	if l.tools == nil {
+		if err := s.installTools(l); err != nil {
+			s.removeLocked(e)
+			return nil, fmt.Errorf("register MCP resource server %q in layer %q: shared resource tools: %w", server, sc.Name(), err)
+		}
+	}
+	dispose, err := c.Defer("mcpResources:"+server, func(context.Context) error {
+		s.op.Lock()
+		defer s.op.Unlock()
+		s.removeLocked(e)
+		return nil
+	})
+	if err != nil {
+		s.removeLocked(e)
+		return nil, fmt.Errorf("register MCP resource server %q: %w", server, err)
+	}
+	s.mu.Lock()
+	e.ready = true
+	s.mu.Unlock()
+	s.addSectionLocked(l)
+	return dispose, nil
+}
+
+// layerContext returns a context of the layer scope's current activation that registers
+// into that layer: registrations through it are effects of the layer scope itself, not of
+// any one provider's plugin, so they last while the layer's scope is loaded and the service
+// decides when they go. Nil when the scope is not loaded.
+func layerContext(l *layer) *ctx.Context {
+	act := l.scope.Context()
+	if act == nil {
+		return nil
+	}
+	return act.Layered()
+}
+
+// installTools registers the shared tools in l's layer, as a tool set the service disposes
+// when the layer's last provider leaves. The caller holds op.
+func (s *Service) installTools(l *layer) error {
+	lc := layerContext(l)
+	if lc == nil {
+		return fmt.Errorf("layer scope %q is not loaded: %w", l.scope.Name(), ctx.ErrInactive)
+	}
+	set, err := s.reg.NewSet(lc, ToolOwner)
+	if err != nil {
+		return err
+	}
+	if err := set.Replace(s.tools); err != nil {
+		_ = set.Dispose(context.Background())
+		return err
+	}
+	l.tools = set
+	return nil
+}
+
+// removeLocked removes e. When it was the last provider of its layer, the layer's tools and
+// section go too. The caller holds op.
+func (s *Service) removeLocked(e *entry) {
+	s.mu.Lock()
+	l := s.layers[e.scope]
+	if l == nil || l.providers[e.server] != e {
+		s.mu.Unlock()
+		return
+	}
+	delete(l.providers, e.server)
+	last := len(l.providers) == 0
+	if last {
+		delete(s.layers, l.scope)
+	}
+	s.mu.Unlock()
+	if last {
+		s.teardownLocked(l)
+	}
+}
+
+// teardownLocked removes l's tools and section. The caller holds op.
+func (s *Service) teardownLocked(l *layer) {
+	// Disposers wait only for a disposal already running elsewhere (the layer scope's own
+	// unload, which disposes these effects before the providers' plugins), which never
+	// waits for op.
+	wait := context.Background()
+	if l.section != nil {
+		if err := l.section(wait); err != nil {
+			s.logger.Warn("removing the MCP resource prompt section failed", "layer", l.scope.Name(), "err", err)
+		}
+		l.section = nil
+	}
+	if l.tools != nil {
+		if err := l.tools.Dispose(wait); err != nil {
+			s.logger.Warn("removing the MCP resource tools failed", "layer", l.scope.Name(), "err", err)
+		}
+		l.tools = nil
+	}
+}
+
+// close runs when the service's scope unloads: every layer loses its shared tools and
+// section, and later registrations fail with ErrClosed. Providers' disposers, still
+// attached to their scopes, then find nothing to remove.
+func (s *Service) close(context.Context) error {
+	s.op.Lock()
+	defer s.op.Unlock()
+	s.mu.Lock()
+	s.closed = true
+	layers := slices.Collect(maps.Values(s.layers))
+	clear(s.layers)
+	s.mu.Unlock()
+	for _, l := range layers {
+		s.teardownLocked(l)
+	}
+	return nil
+}
+
+// resolve returns the provider of server as seen from sc: the nearest layer at or above sc
+// that has one wins.
+func (s *Service) resolve(sc *ctx.Scope, server string) *entry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for x := sc; x != nil; x = x.Parent() {
+		if l := s.layers[x]; l != nil {
+			if e := l.providers[server]; e != nil && e.ready {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// Servers returns the names of the resource servers visible from c's scope, sorted: those
+// registered in the layers of c's scope and its ancestors. This is the list the prompt section shows and
+// the set of names the resource tools accept when called from c's scope.
+func (s *Service) Servers(c *ctx.Context) []string {
+	return s.servers(c.Scope())
+}
+
+func (s *Service) servers(sc *ctx.Scope) []string {
+	var names []string
+	s.mu.RLock()
+	for x := sc; x != nil; x = x.Parent() {
+		if l := s.layers[x]; l != nil {
+			for name, e := range l.providers {
+				if e.ready && !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	s.mu.RUnlock()
+	slices.Sort(names)
+	return names
+}
+
+// taggedError is an error with its own message that matches a sentinel with [errors.Is], so
+// that messages read as one sentence rather than "sentinel: message".
+type taggedError struct {
+	msg      string
+	sentinel error
+}
+
+func tagged(sentinel error, format string, args ...any) error {
+	return &taggedError{msg: fmt.Sprintf(format, args...), sentinel: sentinel}
+}
+
+func (e *taggedError) Error() string { return e.msg }
+
+// Unwrap returns the sentinel.
+func (e *taggedError) Unwrap() error { return e.sentinel }
