@@ -104,9 +104,12 @@ func TestExecutePipeline(t *testing.T) {
 		// 1. lookup
 		{name: "ok", tool: toolregistry.Tool{Execute: echoArgs}, args: `{"a":1}`, want: toolregistry.CodeOK, text: `{"a":1}`, ran: true},
 		{name: "empty args become {}", tool: toolregistry.Tool{Execute: echoArgs}, want: toolregistry.CodeOK, text: `{}`, ran: true},
+		{name: "whitespace around args", tool: toolregistry.Tool{Execute: echoArgs}, args: " \n{\"a\":1} ", want: toolregistry.CodeOK, text: `{"a":1}`, ran: true},
+		{name: "whitespace-only args become {}", tool: toolregistry.Tool{Execute: echoArgs}, args: "  ", want: toolregistry.CodeOK, text: `{}`, ran: true},
 		{name: "unknown tool", tool: toolregistry.Tool{Execute: echoArgs}, call: "nope", want: toolregistry.CodeUnknownTool, text: `Error: unknown tool "nope"`},
 		// 2. arguments
 		{name: "args not an object", tool: toolregistry.Tool{Execute: echoArgs}, args: `[1]`, want: toolregistry.CodeInvalidArgs, text: "not a JSON object"},
+		{name: "args a string", tool: toolregistry.Tool{Execute: echoArgs}, args: `"x"`, want: toolregistry.CodeInvalidArgs, text: "not a JSON object"},
 		{name: "args not JSON", tool: toolregistry.Tool{Execute: echoArgs}, args: `{"a":`, want: toolregistry.CodeInvalidArgs, text: "invalid arguments"},
 		{name: "args miss a required property", tool: toolregistry.Tool{Execute: echoArgs, Parameters: params}, args: `{}`, want: toolregistry.CodeInvalidArgs, text: "invalid arguments"},
 		{name: "args of the wrong type", tool: toolregistry.Tool{Execute: echoArgs, Parameters: params}, args: `{"q":3}`, want: toolregistry.CodeInvalidArgs, text: "invalid arguments"},
@@ -133,6 +136,12 @@ func TestExecutePipeline(t *testing.T) {
 			approver: approver(toolregistry.Approval{Approved: true}, nil), want: toolregistry.CodeOK, ran: true},
 		{name: "ask, refused", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
 			approver: approver(toolregistry.Approval{Reason: "user said no"}, nil), want: toolregistry.CodeDenied, text: "denied by approver: user said no"},
+		{name: "ask, refused without a reason", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+			approver: approver(toolregistry.Approval{}, nil), want: toolregistry.CodeDenied, text: "denied by approver: not approved"},
+		{name: "ask, approver panics", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+			approver: toolregistry.ApproverFunc(func(context.Context, *toolregistry.PolicyRequest, string) (toolregistry.Approval, error) {
+				panic("approver bug")
+			}), want: toolregistry.CodeDenied, text: "approval failed: panic: approver bug"},
 		{name: "ask, approver fails", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
 			approver: approver(toolregistry.Approval{Approved: true}, errors.New("channel closed")), want: toolregistry.CodeDenied, text: "approval failed: channel closed"},
 		{name: "ask, cancelled while waiting", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
@@ -158,6 +167,9 @@ func TestExecutePipeline(t *testing.T) {
 		{name: "tool returns an error result", tool: toolregistry.Tool{Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
 			return toolregistry.ErrorResult("repository not found"), nil
 		}}, want: toolregistry.CodeToolError, text: "repository not found", ran: true},
+		{name: "tool returns an empty error result", tool: toolregistry.Tool{Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
+			return &toolregistry.Result{IsError: true}, nil
+		}}, want: toolregistry.CodeToolError, ran: true},
 		{name: "tool returns nil", tool: toolregistry.Tool{Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
 			return nil, nil
 		}}, want: toolregistry.CodeOK, ran: true},
@@ -493,6 +505,9 @@ func TestPostExecute(t *testing.T) {
 		{"listener panics", echoArgs, func(*toolregistry.Record, func() (*toolregistry.Result, error)) (*toolregistry.Result, error) {
 			panic("oops")
 		}, toolregistry.CodeToolError, "post-execute: panic: oops"},
+		{"block a success without a message", echoArgs, func(*toolregistry.Record, func() (*toolregistry.Result, error)) (*toolregistry.Result, error) {
+			return &toolregistry.Result{IsError: true}, nil
+		}, toolregistry.CodeToolError, ""},
 		{"nil replacement", echoArgs, func(*toolregistry.Record, func() (*toolregistry.Result, error)) (*toolregistry.Result, error) {
 			return nil, nil
 		}, toolregistry.CodeOK, ""},
@@ -544,5 +559,28 @@ func TestToolErrorFormatting(t *testing.T) {
 	b, _ := json.Marshal(err)
 	if string(b) != `{"code":"denied","tool":"rm","message":"denied: no"}` {
 		t.Fatalf("JSON %s", b)
+	}
+}
+
+func TestListenerErrorsAreLogged(t *testing.T) {
+	root, log := ctxtest.NewLogged(t)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+	reg, _ := toolregistry.Key.Get(root)
+	if _, err := toolregistry.Changed.On(root, func(toolregistry.Change) error { return errors.New("changed listener") }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := toolregistry.Executed.On(root, func(toolregistry.Record) error { return errors.New("executed listener") }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Register(root, reply("t", "ok")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := exec(t, reg, root, "t", ""); err != nil || got != "ok" {
+		t.Fatalf("a failing listener changed the call: %q, %v", got, err)
+	}
+	for _, want := range []string{"changed listener", "executed listener"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
 	}
 }

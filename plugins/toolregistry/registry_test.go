@@ -355,7 +355,17 @@ func TestNestedEffectRegistration(t *testing.T) {
 		// layer's flush, which runs before the effect's own cleanup.
 		var err error
 		effect, err = c.Effect("holder", func(e *ctx.Effect) error {
-			_, err := reg.Register(e.Context(), reply("inside", ""))
+			if _, err := reg.Register(e.Context(), reply("inside", "")); err != nil {
+				return err
+			}
+			set, err := reg.NewSet(e.Context(), "inner-set")
+			if err != nil {
+				return err
+			}
+			if err := set.Replace([]toolregistry.Tool{reply("set_tool", "")}); err != nil {
+				return err
+			}
+			_, err = reg.Restrict(e.Context(), nil, []string{"hidden"})
 			return err
 		})
 		if err != nil {
@@ -366,29 +376,36 @@ func TestNestedEffectRegistration(t *testing.T) {
 	})
 	s := ctxtest.MountActive(t, root, def, nil)
 	c := scopeCtx(t, s)
-	if got := names(reg.List(c)); !slices.Equal(got, []string{"inside", "outside"}) {
+	if got := names(reg.List(c)); !slices.Equal(got, []string{"inside", "outside", "set_tool"}) {
 		t.Fatalf("List = %v", got)
 	}
-	// Disposing the effect while the scope lives removes its tool at once.
+	// Disposing the effect while the scope lives undoes each registration at once, newest
+	// first: the mask, the set, the tool.
 	changes.Reset()
 	if err := effect(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
-	if evs := changes.Events(); len(evs) != 1 || !slices.Equal(evs[0].Removed, []string{"inside"}) {
+	evs := changes.Events()
+	if len(evs) != 3 || !evs[0].Restricted || !slices.Equal(evs[1].Removed, []string{"set_tool"}) ||
+		!slices.Equal(evs[2].Removed, []string{"inside"}) {
 		t.Fatalf("effect disposal events %+v", evs)
 	}
 	if err := s.Restart(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
 	c = scopeCtx(t, s)
-	if got := names(reg.List(c)); !slices.Equal(got, []string{"inside", "outside"}) {
+	if got := names(reg.List(c)); !slices.Equal(got, []string{"inside", "outside", "set_tool"}) {
 		t.Fatalf("after restart List = %v", got)
 	}
+	// Unloading: the layer's flush (registered with the first registration, inside the
+	// effect, so after the effect itself) runs before the effect is disposed and removes
+	// its tool, set and mask too: one change.
 	changes.Reset()
 	if err := s.Dispose(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
-	if evs := changes.Events(); len(evs) != 1 || !slices.Equal(evs[0].Removed, []string{"inside", "outside"}) {
+	evs = changes.Events()
+	if len(evs) != 1 || !slices.Equal(evs[0].Removed, []string{"inside", "outside", "set_tool"}) || !evs[0].Restricted {
 		t.Fatalf("unload events %+v", evs)
 	}
 }
@@ -426,6 +443,12 @@ func TestRegistryUnload(t *testing.T) {
 	ctxtest.RequireState(t, user, ctx.Pending) // its tools went with its activation
 	if _, err := reg.Register(root, reply("late", "")); !errors.Is(err, toolregistry.ErrClosed) {
 		t.Fatalf("Register after the registry unloaded: %v, want ErrClosed", err)
+	}
+	if _, err := reg.NewSet(root, ""); !errors.Is(err, toolregistry.ErrClosed) {
+		t.Fatalf("NewSet after the registry unloaded: %v, want ErrClosed", err)
+	}
+	if _, err := reg.Restrict(root, nil, []string{"*"}); !errors.Is(err, toolregistry.ErrClosed) {
+		t.Fatalf("Restrict after the registry unloaded: %v, want ErrClosed", err)
 	}
 }
 
