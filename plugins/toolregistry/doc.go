@@ -33,8 +33,10 @@
 //			return err
 //		})
 //
-// A plugin that owns a changing group of tools (the MCP client, one group per server) uses
-// [Registry.NewSet] and swaps the whole group with [Set.Replace].
+// Mounted at the top level, such a plugin registers a global tool; mounted on an agent
+// scope's [ctx.Context.Layered] context, a tool of that agent only. A plugin that owns a
+// changing group of tools (the MCP client, one group per server) uses [Registry.NewSet]
+// and swaps the whole group with [Set.Replace].
 //
 // # Execution
 //
@@ -49,11 +51,17 @@
 // # Events
 //
 // [Changed] reports layer changes, coalesced: one [Set.Replace] is one event, and unloading
-// a scope is one event for its layer. Events are emitted with no registry lock held; the
+// a plugin is one event for the layer it registered into. Events are emitted with no registry lock held; the
 // order of changes made concurrently is not defined, so listeners should re-read
 // [Registry.List] rather than apply deltas. [Policy], [PostExecute] and [Executed] are
 // dispatched from the caller's context, so listeners registered with [ctx.Subtree] see
 // only their own subtree's calls.
+//
+// # Concurrency
+//
+// Every method of [Registry], [Set] and [Attachments] is safe for concurrent use. A tool
+// runs on the goroutine that called Execute, with no registry lock held, so tools may
+// execute other tools; listeners run synchronously on the goroutine that caused the event.
 //
 // # Configuration
 //

@@ -113,6 +113,10 @@ func TestExecutePipeline(t *testing.T) {
 		{name: "args not JSON", tool: toolregistry.Tool{Execute: echoArgs}, args: `{"a":`, want: toolregistry.CodeInvalidArgs, text: "invalid arguments"},
 		{name: "args miss a required property", tool: toolregistry.Tool{Execute: echoArgs, Parameters: params}, args: `{}`, want: toolregistry.CodeInvalidArgs, text: "invalid arguments"},
 		{name: "args of the wrong type", tool: toolregistry.Tool{Execute: echoArgs, Parameters: params}, args: `{"q":3}`, want: toolregistry.CodeInvalidArgs, text: "invalid arguments"},
+		{name: "empty properties accept any object", tool: toolregistry.Tool{Execute: echoArgs, Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+			args: `{"x":1}`, want: toolregistry.CodeOK, text: `{"x":1}`, ran: true},
+		{name: "no additional properties", tool: toolregistry.Tool{Execute: echoArgs, Parameters: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)},
+			args: `{"x":1}`, want: toolregistry.CodeInvalidArgs, text: "invalid arguments"},
 		{name: "args valid against the schema", tool: toolregistry.Tool{Execute: echoArgs, Parameters: params}, args: `{"q":"x"}`, want: toolregistry.CodeOK, text: `{"q":"x"}`, ran: true},
 		// 3. policy and approval
 		{name: "policy allows", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Allow}), want: toolregistry.CodeOK, ran: true},

@@ -283,10 +283,17 @@ func compileSchema(raw json.RawMessage) (rs *jsonschema.Resolved, trivial bool, 
 	}
 	trivial = true
 	for k, v := range keys {
+		v = bytes.TrimSpace(v)
 		switch k {
 		case "title", "description", "$schema", "$comment", "examples":
 		case "type":
-			trivial = trivial && bytes.Equal(bytes.TrimSpace(v), []byte(`"object"`))
+			trivial = trivial && string(v) == `"object"`
+		case "properties": // {"type":"object","properties":{}}, as SDKs emit for no arguments
+			trivial = trivial && string(v) == "{}"
+		case "required":
+			trivial = trivial && string(v) == "[]"
+		case "additionalProperties":
+			trivial = trivial && string(v) == "true"
 		default:
 			trivial = false
 		}
