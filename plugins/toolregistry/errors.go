@@ -64,6 +64,7 @@ var (
 	ErrPanic         = &ToolError{Code: CodePanic}
 )
 
+// Error renders `tool "<name>": <message>`, or `toolregistry: <code>` for a sentinel.
 func (e *ToolError) Error() string {
 	switch {
 	case e.Tool == "" && e.Msg == "":
