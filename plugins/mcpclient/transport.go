@@ -74,6 +74,11 @@ type dialOptions struct {
 	// httpBase is the RoundTripper under the header injector (nil: a
 	// private clone of http.DefaultTransport, closed with the connection).
 	httpBase http.RoundTripper
+	// onTransportReady, if set, is called once the transport reached the
+	// server (stdio: the process started; HTTP: the first response
+	// arrived), before the MCP handshake completes. Probes use it to tell
+	// a failed connect from a failed initialize.
+	onTransportReady func()
 }
 
 func (o dialOptions) log() *slog.Logger {
@@ -261,10 +266,34 @@ func (c *connection) Close(ctx context.Context) error {
 
 // connectError formats a failed connect, with the stderr tail if any.
 func connectError(server string, err error, stderrTail string) error {
-	if tail := errorTail(stderrTail); tail != "" {
-		return fmt.Errorf("mcp server %q: connect: %w (stderr: %s)", server, err, tail)
+	return &dialError{server: server, err: err, stderr: stderrTail}
+}
+
+// dialError is a failed connect: `mcp server "<name>": connect: <err>`,
+// followed by an excerpt of the stdio server's stderr when it wrote any.
+// The whole tail stays available to status reports. It is immutable.
+type dialError struct {
+	server string
+	err    error
+	stderr string
+}
+
+func (e *dialError) Error() string {
+	if tail := errorTail(e.stderr); tail != "" {
+		return fmt.Sprintf("mcp server %q: connect: %v (stderr: %s)", e.server, e.err, tail)
 	}
-	return fmt.Errorf("mcp server %q: connect: %w", server, err)
+	return fmt.Sprintf("mcp server %q: connect: %v", e.server, e.err)
+}
+
+func (e *dialError) Unwrap() error { return e.err }
+
+// stderrOf returns the stderr tail a failed connect carries, or "".
+func stderrOf(err error) string {
+	var de *dialError
+	if errors.As(err, &de) {
+		return de.stderr
+	}
+	return ""
 }
 
 // errorTail trims s and keeps at most errorTailBytes of its end, starting

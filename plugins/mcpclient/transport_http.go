@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,9 +36,14 @@ func dialHTTP(ctx context.Context, cfg Config, opts dialOptions) (*connection, e
 	}
 
 	probe := &postProbe{}
+	var reached *sync.Once
+	if opts.onTransportReady != nil {
+		reached = new(sync.Once)
+	}
 	streamable := &mcp.StreamableClientTransport{
-		Endpoint:   cfg.URL,
-		HTTPClient: &http.Client{Transport: &headerRoundTripper{base: base, headers: headers, probe: probe}},
+		Endpoint: cfg.URL,
+		HTTPClient: &http.Client{Transport: &headerRoundTripper{base: base, headers: headers, probe: probe,
+			reached: reached, onReached: opts.onTransportReady}},
 	}
 	kind := TransportStreamableHTTP
 	cs, err := connectSession(ctx, cfg, opts, streamable)
@@ -45,8 +51,9 @@ func dialHTTP(ctx context.Context, cfg Config, opts dialOptions) (*connection, e
 	if err != nil && ctx.Err() == nil && probe.rejected() {
 		log.Info("server rejected Streamable HTTP, trying legacy SSE", "status", probe.lastStatus.Load())
 		sse = &detachedTransport{inner: &mcp.SSEClientTransport{
-			Endpoint:   cfg.URL,
-			HTTPClient: &http.Client{Transport: &headerRoundTripper{base: base, headers: headers}},
+			Endpoint: cfg.URL,
+			HTTPClient: &http.Client{Transport: &headerRoundTripper{base: base, headers: headers,
+				reached: reached, onReached: opts.onTransportReady}},
 		}}
 		var sseErr error
 		cs, sseErr = connectSession(ctx, cfg, opts, sse)
@@ -84,6 +91,9 @@ type headerRoundTripper struct {
 	base    http.RoundTripper
 	headers http.Header // canonical keys; read-only
 	probe   *postProbe  // nil: not recorded
+	// reached, when set, runs onReached once, on the first response.
+	reached   *sync.Once
+	onReached func()
 }
 
 // RoundTrip implements http.RoundTripper. It does not modify req.
@@ -97,6 +107,9 @@ func (h *headerRoundTripper) RoundTrip(req *http.Request) (*http.Response, error
 		}
 	}
 	resp, err := h.base.RoundTrip(req)
+	if err == nil && h.reached != nil {
+		h.reached.Do(h.onReached)
+	}
 	if err == nil && h.probe != nil && req.Method == http.MethodPost {
 		h.probe.record(resp.StatusCode)
 	}

@@ -32,7 +32,8 @@ func dialStdio(ctx context.Context, cfg Config, opts dialOptions) (*connection, 
 			Command:           p.cmd,
 			TerminateDuration: orDefault(opts.terminateDuration, defaultTerminateDuration),
 		},
-		proc: p,
+		proc:  p,
+		ready: opts.onTransportReady,
 	}
 	cs, err := connectSession(ctx, cfg, opts, t)
 	if p.stopWatchdog != nil && !p.stopWatchdog() {
@@ -139,6 +140,7 @@ func (p *stdioProcess) drain() {
 type stdioTransport struct {
 	inner *mcp.CommandTransport
 	proc  *stdioProcess
+	ready func() // dialOptions.onTransportReady; may be nil
 }
 
 // Connect implements mcp.Transport.
@@ -154,6 +156,9 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	p.pgid = t.inner.Command.Process.Pid
 	p.conn = conn
 	p.stopWatchdog = context.AfterFunc(ctx, func() { killGroup(p) })
+	if t.ready != nil {
+		t.ready()
+	}
 	return conn, nil
 }
 

@@ -1,0 +1,242 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// statusLog is a StatusSink that records every report.
+type statusLog struct {
+	mu      sync.Mutex
+	reports []Status
+	signal  chan struct{}
+}
+
+func newStatusLog() *statusLog { return &statusLog{signal: make(chan struct{}, 1)} }
+
+func (l *statusLog) ReportStatus(s Status) {
+	l.mu.Lock()
+	l.reports = append(l.reports, s)
+	l.mu.Unlock()
+	select {
+	case l.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (l *statusLog) all() []Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reports)
+}
+
+// phases returns the phases reported for server.
+func (l *statusLog) phases(server string) []Phase {
+	var out []Phase
+	for _, s := range l.all() {
+		if s.Server == server {
+			out = append(out, s.Phase)
+		}
+	}
+	return out
+}
+
+// waitFor waits until pred holds for the last report of server and returns that report.
+func (l *statusLog) waitFor(t *testing.T, server string, what string, pred func(Status) bool) Status {
+	t.Helper()
+	deadline := time.NewTimer(ctxtest.Timeout)
+	defer deadline.Stop()
+	for {
+		all := l.all()
+		for i := len(all) - 1; i >= 0; i-- {
+			if all[i].Server == server {
+				if pred(all[i]) {
+					return all[i]
+				}
+				break
+			}
+		}
+		select {
+		case <-l.signal:
+		case <-deadline.C:
+			t.Fatalf("status of %q never became %s; reports: %+v", server, what, l.phases(server))
+		}
+	}
+}
+
+func (l *statusLog) waitPhase(t *testing.T, server string, p Phase) Status {
+	t.Helper()
+	return l.waitFor(t, server, string(p), func(s Status) bool { return s.Phase == p })
+}
+
+// memServer serves every generation a fresh in-memory session of one go-sdk server.
+type memServer struct {
+	srv      *mcp.Server
+	dials    atomic.Int32
+	failNext atomic.Int32 // dials to fail before serving again
+	closeErr error        // returned by every connection's Close
+
+	mu       sync.Mutex
+	sessions []*mcp.ServerSession
+}
+
+func newMemServer(srv *mcp.Server) *memServer { return &memServer{srv: srv} }
+
+func (m *memServer) dial(cx context.Context, cfg Config, opts dialOptions) (*connection, error) {
+	m.dials.Add(1)
+	if m.failNext.Load() > 0 {
+		m.failNext.Add(-1)
+		return nil, connectError(cfg.ServerName, errors.New("connection refused (test)"), "")
+	}
+	if err := cx.Err(); err != nil {
+		return nil, connectError(cfg.ServerName, context.Cause(cx), "")
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := m.srv.Connect(cx, st, nil)
+	if err != nil {
+		return nil, connectError(cfg.ServerName, err, "")
+	}
+	cs, err := connectSession(cx, cfg, opts, ct)
+	if err != nil {
+		_ = ss.Close()
+		return nil, connectError(cfg.ServerName, err, "")
+	}
+	m.mu.Lock()
+	m.sessions = append(m.sessions, ss)
+	m.mu.Unlock()
+	closeErr := m.closeErr
+	return newConnection(cfg, "in-memory", cs, func(context.Context) error {
+		_ = cs.Close()
+		_ = ss.Wait()
+		return closeErr
+	}), nil
+}
+
+// crash ends the newest server session, as a dying server would.
+func (m *memServer) crash() {
+	m.mu.Lock()
+	ss := m.sessions[len(m.sessions)-1]
+	m.mu.Unlock()
+	_ = ss.Close()
+}
+
+// env is a tree with the tool registry and a status sink.
+type env struct {
+	t    *testing.T
+	root *ctx.Context
+	log  *ctxtest.Log
+	reg  *toolregistry.Registry
+	st   *statusLog
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	root, log := ctxtest.NewLogged(t)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+	reg, ok := toolregistry.Key.Get(root)
+	if !ok {
+		t.Fatal("no tools service")
+	}
+	st := newStatusLog()
+	if _, err := StatusSinkKey.Provide(root, st); err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, root: root, log: log, reg: reg, st: st}
+}
+
+// mount mounts the client with cfg on c (the root when nil) and hooks, and waits for its
+// activation.
+func (e *env) mount(c *ctx.Context, cfg Config, h *hooks) *ctx.Scope {
+	e.t.Helper()
+	if c == nil {
+		c = e.root
+	}
+	if h != nil {
+		c = c.With(hooksKey{}, h)
+	}
+	s := ctxtest.Mount(e.t, c, Plugin, cfg)
+	if err := s.Wait(ctxtest.Wait(e.t)); err != nil {
+		e.t.Logf("load error: %v", err)
+	}
+	return s
+}
+
+// call executes a tool from c (the root when nil).
+func (e *env) call(c *ctx.Context, name, args string) (*toolregistry.Result, error) {
+	e.t.Helper()
+	if c == nil {
+		c = e.root
+	}
+	var raw json.RawMessage
+	if args != "" {
+		raw = json.RawMessage(args)
+	}
+	return e.reg.Execute(c, name, raw, toolregistry.ExecOptions{})
+}
+
+// mustCall executes a tool and fails the test on error.
+func (e *env) mustCall(c *ctx.Context, name, args string) *toolregistry.Result {
+	e.t.Helper()
+	res, err := e.call(c, name, args)
+	if err != nil {
+		e.t.Fatalf("%s(%s): %v", name, args, err)
+	}
+	return res
+}
+
+// names lists the tools visible from c (the root when nil).
+func (e *env) names(c *ctx.Context) []string {
+	if c == nil {
+		c = e.root
+	}
+	var out []string
+	for _, in := range e.reg.List(c) {
+		out = append(out, in.Name)
+	}
+	return out
+}
+
+// memConfig is a valid configuration for the in-memory dialer.
+func memConfig(server string) Config {
+	c := memoryConfig("")
+	c.ServerName = server
+	return c
+}
+
+func demo() *mcp.Server { return demoserver.New(demoserver.Options{}) }
+
+// countLists counts the tools/list requests a server receives.
+func countLists(srv *mcp.Server) *atomic.Int32 {
+	var n atomic.Int32
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				n.Add(1)
+			}
+			return next(c, method, req)
+		}
+	})
+	return &n
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var _ = fmt.Sprint

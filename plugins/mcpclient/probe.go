@@ -1,0 +1,234 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// ProbeStage is how far a probe got. A failed probe names the stage that failed; a
+// successful one is [ProbeOK]. (Resolving templates and credentials is the manager's stage,
+// before Probe is called.)
+type ProbeStage string
+
+// Probe stages, in order.
+const (
+	// ProbeConnect: starting the process, or reaching the HTTP endpoint.
+	ProbeConnect ProbeStage = "connect"
+	// ProbeInitialize: the MCP handshake.
+	ProbeInitialize ProbeStage = "initialize"
+	// ProbeListTools: tools/list.
+	ProbeListTools ProbeStage = "list-tools"
+	// ProbeOK: every stage succeeded.
+	ProbeOK ProbeStage = "ok"
+)
+
+// Probe defaults, used when [ProbeOptions] leaves a field zero.
+const (
+	DefaultProbeMaxTools            = 200
+	DefaultProbeMaxDescriptionBytes = 1024
+)
+
+// ProbeOptions bounds a probe. The zero value uses the defaults.
+type ProbeOptions struct {
+	// MaxTools caps the tools listed (default 200); listing stops once it is reached.
+	MaxTools int
+	// MaxDescriptionBytes caps each tool description (default 1024), cut at a UTF-8
+	// boundary with "…".
+	MaxDescriptionBytes int
+	// Logger receives the SDK's and the transport's diagnostics (nil: discarded).
+	Logger *slog.Logger
+}
+
+// ProbeTool is one tool a probe listed.
+type ProbeTool struct {
+	// Name is the public name the tool would be registered under.
+	Name string `json:"name"`
+	// RawName is the server's name for it.
+	RawName     string `json:"rawName"`
+	Description string `json:"description,omitempty"`
+	// Allowed reports whether the configuration's allowedTools admits it.
+	Allowed bool `json:"allowed"`
+}
+
+// ProbeTimings are the durations of the stages a probe went through.
+type ProbeTimings struct {
+	Connect    time.Duration `json:"connectNs,omitempty"`
+	Initialize time.Duration `json:"initializeNs,omitempty"`
+	ListTools  time.Duration `json:"listToolsNs,omitempty"`
+	Close      time.Duration `json:"closeNs,omitempty"`
+	Total      time.Duration `json:"totalNs"`
+}
+
+// CleanupOutcome is how a probe's connection ended, independently of the probe's result.
+type CleanupOutcome string
+
+// Cleanup outcomes.
+const (
+	// CleanupClosed: the connection (and a stdio server's process group) is gone.
+	CleanupClosed CleanupOutcome = "closed"
+	// CleanupIncomplete: a stdio server's process group could not be confirmed gone
+	// ([ErrCleanupIncomplete]); a manager should not start the server again until it is.
+	CleanupIncomplete CleanupOutcome = "cleanup-incomplete"
+	// CleanupError: closing failed otherwise.
+	CleanupError CleanupOutcome = "error"
+)
+
+// ProbeCleanup is the independent result of closing a probe's connection.
+type ProbeCleanup struct {
+	Outcome CleanupOutcome `json:"outcome"`
+	Err     string         `json:"error,omitempty"`
+}
+
+// ProbeResult is the outcome of [Probe]. It never carries configured secrets: header values,
+// secret-looking environment values and URL credentials are masked in every text.
+type ProbeResult struct {
+	// Stage is [ProbeOK], or the stage that failed; Err describes the failure.
+	Stage ProbeStage `json:"stage"`
+	Err   string     `json:"error,omitempty"`
+	// Transport is "stdio", "streamable-http" or "sse" once connected.
+	Transport       string `json:"transport,omitempty"`
+	ServerName      string `json:"serverName,omitempty"`
+	ServerVersion   string `json:"serverVersion,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Instructions reports whether the server sent instructions, and their size.
+	InstructionBytes int `json:"instructionBytes,omitempty"`
+	// Tools lists the tools, at most MaxTools of them; ToolsTruncated says there were more.
+	Tools          []ProbeTool `json:"tools,omitempty"`
+	ToolsTruncated bool        `json:"toolsTruncated,omitempty"`
+	// StderrTail is the end of a stdio server's stderr.
+	StderrTail string       `json:"stderrTail,omitempty"`
+	Timings    ProbeTimings `json:"timings"`
+	Cleanup    ProbeCleanup `json:"cleanup"`
+}
+
+// OK reports whether every stage succeeded.
+func (r ProbeResult) OK() bool { return r.Stage == ProbeOK }
+
+// Probe connects to the server described by cfg (validated first), lists its tools and
+// closes the connection, without touching any live client: a management surface uses it to
+// test an entry. ctx bounds the whole probe, and each of connect+initialize and list-tools
+// is bounded by cfg's startupTimeoutMs. The connection is always closed; the cleanup result
+// is reported independently of the probe's stage.
+//
+// Probe is safe for concurrent use; probes share nothing.
+func Probe(ctx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
+	start := time.Now()
+	scrub := secretScrubber(cfg)
+	res := ProbeResult{Stage: ProbeConnect, Cleanup: ProbeCleanup{Outcome: CleanupClosed}}
+	finish := func() ProbeResult {
+		res.Err = scrub.Replace(res.Err)
+		res.StderrTail = scrub.Replace(res.StderrTail)
+		res.Cleanup.Err = scrub.Replace(res.Cleanup.Err)
+		res.Timings.Total = time.Since(start)
+		return res
+	}
+	if err := cfg.Validate(); err != nil {
+		res.Err = err.Error()
+		return finish()
+	}
+	if opts.MaxTools <= 0 {
+		opts.MaxTools = DefaultProbeMaxTools
+	}
+	if opts.MaxDescriptionBytes <= 0 {
+		opts.MaxDescriptionBytes = DefaultProbeMaxDescriptionBytes
+	}
+
+	var (
+		mu      sync.Mutex
+		reached time.Time
+	)
+	dopts := dialOptions{logger: opts.Logger, onTransportReady: func() {
+		mu.Lock()
+		if reached.IsZero() {
+			reached = time.Now()
+		}
+		mu.Unlock()
+	}}
+	cx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout())
+	conn, err := dial(cx, cfg, dopts)
+	cancel()
+	dialed := time.Now()
+	mu.Lock()
+	r := reached
+	mu.Unlock()
+	if r.IsZero() {
+		res.Timings.Connect = dialed.Sub(start)
+	} else {
+		res.Timings.Connect = r.Sub(start)
+		res.Timings.Initialize = dialed.Sub(r)
+	}
+	if err != nil {
+		if !r.IsZero() {
+			res.Stage = ProbeInitialize
+		}
+		res.Err = err.Error()
+		res.StderrTail = stderrOf(err)
+		if errors.Is(err, ErrCleanupIncomplete) {
+			res.Cleanup = ProbeCleanup{Outcome: CleanupIncomplete, Err: err.Error()}
+		}
+		return finish()
+	}
+
+	info := conn.Info()
+	res.Stage = ProbeListTools
+	res.Transport = conn.Transport()
+	res.ServerName, res.ServerVersion, res.ProtocolVersion = info.ServerName, info.ServerVersion, info.ProtocolVersion
+	res.InstructionBytes = len(info.Instructions)
+	listStart := time.Now()
+	if info.Capabilities.Tools != nil {
+		cx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout())
+		tools, more, err := listTools(cx, conn.Session(), opts.MaxTools)
+		cancel()
+		if err != nil {
+			res.Err = err.Error()
+		}
+		res.ToolsTruncated = more
+		for _, t := range tools {
+			res.Tools = append(res.Tools, ProbeTool{
+				Name:        PublicToolName(cfg.ServerName, t.Name),
+				RawName:     t.Name,
+				Description: capText(t.Description, opts.MaxDescriptionBytes),
+				Allowed:     cfg.Allows(t.Name),
+			})
+		}
+	}
+	res.Timings.ListTools = time.Since(listStart)
+	if res.Err == "" {
+		res.Stage = ProbeOK
+	}
+
+	closeStart := time.Now()
+	cx, cancel = context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	cerr := conn.Close(cx)
+	cancel()
+	res.Timings.Close = time.Since(closeStart)
+	res.StderrTail = conn.StderrTail()
+	switch {
+	case cerr == nil:
+	case errors.Is(cerr, ErrCleanupIncomplete):
+		res.Cleanup = ProbeCleanup{Outcome: CleanupIncomplete, Err: cerr.Error()}
+	default:
+		res.Cleanup = ProbeCleanup{Outcome: CleanupError, Err: cerr.Error()}
+	}
+	return finish()
+}
+
+// capText cuts s to at most max bytes at a UTF-8 boundary, ending with "…" when cut.
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const ellipsis = "…"
+	keep := max - len(ellipsis)
+	if keep < 0 {
+		keep = 0
+	}
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + ellipsis
+}

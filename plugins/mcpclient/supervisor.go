@@ -1,0 +1,615 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Supervisor timing that is not configurable.
+const (
+	// closeTimeout bounds the graceful part of closing a generation (the SDK's close, an HTTP
+	// DELETE); a stdio process group is then terminated and killed within fixed bounds
+	// whatever happens (see connection.Close).
+	closeTimeout = 5 * time.Second
+	// refreshQuiet is how long the refresher waits for tools/list_changed notifications to
+	// stop before it re-lists, and refreshMaxDelay bounds that wait, so a storm of
+	// notifications costs one or two listings and a steady stream cannot starve them.
+	refreshQuiet    = 20 * time.Millisecond
+	refreshMaxDelay = 250 * time.Millisecond
+)
+
+// ErrUnavailable is matched (errors.Is) by the error of a tool call or resource request made
+// while the server has no live connection: connecting, reconnecting, failed or shut down. The
+// message says which, for example `mcp server "gh" is reconnecting (attempt 2 of 10)`.
+var ErrUnavailable = errors.New("mcp server unavailable")
+
+// unavailableError is an ErrUnavailable with a precise message. It is immutable.
+type unavailableError struct{ msg string }
+
+func (e *unavailableError) Error() string        { return e.msg }
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// clock is the supervisor's source of time for backoff and the stability window. Tests
+// replace it to drive reconnection without sleeping.
+type clock interface {
+	Now() time.Time
+	// After returns a channel that receives once d has passed, and a function that stops it.
+	After(d time.Duration) (<-chan time.Time, func())
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) After(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
+}
+
+// dialFunc connects one generation; dial in production.
+type dialFunc func(ctx context.Context, cfg Config, opts dialOptions) (*connection, error)
+
+// hooks are the package's test seams. Tests mount the plugin on a context carrying them
+// (ctx.Context.With(hooksKey{}, &hooks{...})); production code never sets them, so the
+// production path is dial with the system clock.
+type hooks struct {
+	dial  dialFunc
+	clock clock
+	// tune adjusts the dial options (shorter kill grace periods, …).
+	tune func(*dialOptions)
+}
+
+type hooksKey struct{}
+
+// generation is one connection: one SDK session over one transport (the SDK binds a session
+// to its transport for life), plus the signals the supervisor waits on.
+type generation struct {
+	conn    *connection
+	changed chan struct{} // tools/list_changed, coalesced: one queued at most
+	lost    chan struct{} // closed once a call saw the session gone
+	once    sync.Once
+	lostErr error // written before lost is closed
+}
+
+func newGeneration() *generation {
+	return &generation{changed: make(chan struct{}, 1), lost: make(chan struct{})}
+}
+
+// signalChanged is the tools/list_changed handler: it runs on the SDK's notification
+// goroutine and only signals.
+func (g *generation) signalChanged() {
+	select {
+	case g.changed <- struct{}{}:
+	default:
+	}
+}
+
+// markLost reports that a request found the session gone (the server forgot it, or the
+// connection closed under it).
+func (g *generation) markLost(err error) {
+	g.once.Do(func() {
+		g.lostErr = err
+		close(g.lost)
+	})
+}
+
+// sessionGone reports whether err from a request means the session cannot serve again: the
+// server answered 404 for it (a restarted HTTP server), or the connection is closed.
+func sessionGone(err error) bool {
+	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)
+}
+
+// supervisor owns one server's connection for the lifetime of a client scope: it connects,
+// publishes tools and instructions, refreshes on tools/list_changed, reconnects with backoff,
+// and reports status. Its loop runs on one goroutine (run); calls read the live generation
+// with one atomic load.
+type supervisor struct {
+	c     *ctx.Context // the client's activation
+	cfg   Config
+	set   *toolregistry.Set
+	log   *slog.Logger
+	clock clock
+	dial  dialFunc
+	opts  dialOptions
+	scrub *strings.Replacer // masks configured secrets in reported text
+
+	ready    chan struct{} // closed after the first attempt
+	startErr error         // the first attempt's error; written before ready is closed
+
+	live atomic.Pointer[generation] // nil while not connected
+
+	mu       sync.Mutex
+	state    Status                     // guarded by mu: the last report
+	instr    string                     // guarded by mu: published attributed instructions
+	watchers map[*func(string)]struct{} // guarded by mu: instruction observers
+}
+
+func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *supervisor {
+	s := &supervisor{
+		c:        c,
+		cfg:      cfg,
+		set:      set,
+		log:      c.Logger().With("mcpServer", cfg.ServerName),
+		clock:    systemClock{},
+		dial:     dial,
+		scrub:    secretScrubber(cfg),
+		ready:    make(chan struct{}),
+		watchers: make(map[*func(string)]struct{}),
+	}
+	s.opts.logger = s.log
+	if h, ok := c.Value(hooksKey{}).(*hooks); ok && h != nil {
+		if h.dial != nil {
+			s.dial = h.dial
+		}
+		if h.clock != nil {
+			s.clock = h.clock
+		}
+		if h.tune != nil {
+			h.tune(&s.opts)
+		}
+	}
+	return s
+}
+
+// maxAttempts is the reconnect budget reported in status (0 when reconnection is off).
+func (s *supervisor) maxAttempts() int {
+	if !s.cfg.Reconnect.Enabled {
+		return 0
+	}
+	return s.cfg.Reconnect.MaxAttempts
+}
+
+// backoff returns the delay before retry n (1-based): initialDelay doubling, capped at
+// maxDelay.
+func (s *supervisor) backoff(n int) time.Duration {
+	d, ceiling := s.cfg.Reconnect.InitialDelay(), s.cfg.Reconnect.MaxDelay()
+	for i := 1; i < n && d < ceiling; i++ {
+		d *= 2
+	}
+	return min(d, ceiling)
+}
+
+// run is the supervisor loop, the body of the client's goroutine. It returns when the
+// client's scope unloads, after closing the live generation and reporting "disposed".
+func (s *supervisor) run(runCtx context.Context) error {
+	failures := 0 // consecutive failed attempts in the current outage
+	startup := true
+	s.report(Status{Phase: PhaseConnecting})
+	for {
+		g, tools, err := s.connect(runCtx)
+		if err == nil && runCtx.Err() == nil {
+			err = s.publish(g, tools, startup)
+			if err != nil {
+				if cerr := s.closeGeneration(g); cerr != nil {
+					err = errors.Join(err, cerr)
+				}
+				g = nil
+			}
+		}
+		if startup {
+			startup = false
+			s.startErr = err
+			close(s.ready)
+			if err != nil && s.cfg.FailOnStartupError {
+				// apply fails the scope with this error, which unloads everything.
+				s.report(Status{Phase: PhaseFailed, StderrTail: stderrOf(err), Err: err.Error()})
+				return s.parked(runCtx)
+			}
+		}
+		if runCtx.Err() != nil {
+			var cerr error
+			if g != nil {
+				cerr = s.closeGeneration(g)
+			}
+			return s.disposed(cerr)
+		}
+
+		lost := false
+		if err == nil {
+			connectedAt := s.clock.Now()
+			cause := s.serve(runCtx, g)
+			s.live.Store(nil)
+			cerr := s.closeGeneration(g)
+			if runCtx.Err() != nil {
+				return s.disposed(cerr)
+			}
+			s.log.Warn("mcp server connection lost", "err", cause)
+			if cerr != nil {
+				err = cerr
+			} else {
+				err = cause
+			}
+			lost = true
+			if s.clock.Now().Sub(connectedAt) >= s.cfg.Reconnect.MaxDelay() {
+				failures = 0 // the connection survived the stability window: a new outage
+			}
+		}
+		if errors.Is(err, ErrCleanupIncomplete) {
+			// The old process group may still run: starting another would make two servers
+			// of one entry overlap. Only a reload recovers.
+			s.set.Clear()
+			s.setInstructions("")
+			s.report(Status{Phase: PhaseFailed, CleanupIncomplete: true, StderrTail: stderrOf(err),
+				Err: fmt.Sprintf("%v — reconnection stopped so that two server processes never overlap; reload the plugin to retry", err)})
+			return s.parked(runCtx)
+		}
+		if !s.cfg.Reconnect.Enabled {
+			msg := "connection failed and reconnect is disabled — reload the plugin to connect"
+			if lost {
+				msg = "connection lost and reconnect is disabled — its tools fail until the plugin is reloaded"
+			}
+			s.report(Status{Phase: PhaseFailed, StderrTail: stderrOf(err), Err: fmt.Sprintf("%s: %v", msg, err)})
+			return s.parked(runCtx)
+		}
+		failures++
+		if max := s.cfg.Reconnect.MaxAttempts; failures > max {
+			s.set.Clear()
+			s.setInstructions("")
+			s.report(Status{Phase: PhaseFailed, Attempt: max, StderrTail: stderrOf(err),
+				Err: fmt.Sprintf("giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the plugin to reconnect: %v", max, err)})
+			return s.parked(runCtx)
+		}
+		delay := s.backoff(failures)
+		s.report(Status{Phase: PhaseReconnecting, Attempt: failures, StderrTail: stderrOf(err), Err: err.Error()})
+		s.log.Info("mcp server reconnecting", "attempt", failures, "maxAttempts", s.cfg.Reconnect.MaxAttempts, "delay", delay)
+		wait, stop := s.clock.After(delay)
+		select {
+		case <-wait:
+		case <-runCtx.Done():
+			stop()
+			return s.disposed(nil)
+		}
+	}
+}
+
+// parked waits for the scope to unload after the supervisor stopped for good.
+func (s *supervisor) parked(runCtx context.Context) error {
+	<-runCtx.Done()
+	return s.disposed(nil)
+}
+
+// disposed reports the end of the supervisor.
+func (s *supervisor) disposed(closeErr error) error {
+	s.live.Store(nil)
+	st := Status{Phase: PhaseDisposed}
+	if closeErr != nil {
+		st.Err = closeErr.Error()
+		st.CleanupIncomplete = errors.Is(closeErr, ErrCleanupIncomplete)
+	}
+	s.report(st)
+	return nil
+}
+
+// connect dials one generation and lists its tools, within startupTimeoutMs. On failure
+// nothing of the generation is left (or the error wraps ErrCleanupIncomplete).
+func (s *supervisor) connect(runCtx context.Context) (*generation, []toolregistry.Tool, error) {
+	timeout := s.cfg.StartupTimeout()
+	cx, cancel := context.WithTimeoutCause(runCtx, timeout,
+		fmt.Errorf("startup timed out after %v (startupTimeoutMs)", timeout))
+	defer cancel()
+	g := newGeneration()
+	opts := s.opts
+	opts.onToolListChanged = g.signalChanged
+	conn, err := s.dial(cx, s.cfg, opts)
+	if err != nil {
+		return nil, nil, s.timeoutCause(cx, runCtx, err)
+	}
+	g.conn = conn
+	tools, err := s.discover(cx, g)
+	if err != nil {
+		err = s.timeoutCause(cx, runCtx, err)
+		if cerr := s.closeGeneration(g); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		return nil, nil, err
+	}
+	return g, tools, nil
+}
+
+// timeoutCause makes a startup timeout explicit in err.
+func (s *supervisor) timeoutCause(cx, runCtx context.Context, err error) error {
+	if cx.Err() != nil && runCtx.Err() == nil && !errors.Is(err, context.Cause(cx)) {
+		return fmt.Errorf("%w: %w", context.Cause(cx), err)
+	}
+	return err
+}
+
+// publish makes g the live generation: its tools replace the previous ones in one swap, its
+// instructions are published, and "connected" is reported. A registration failure fails the
+// attempt at a strict startup (failOnStartupError); otherwise it is reported and the
+// connection is kept with whatever tools were registered before.
+func (s *supervisor) publish(g *generation, tools []toolregistry.Tool, startup bool) error {
+	var regErr error
+	if err := s.set.Replace(tools); err != nil {
+		if startup && s.cfg.FailOnStartupError {
+			return fmt.Errorf("mcp server %q: tool registration failed: %w", s.cfg.ServerName, err)
+		}
+		s.log.Error("tool registration failed; keeping the previous tools", "err", err)
+		regErr = err
+	}
+	s.setInstructions(attributedInstructions(s.cfg.ServerName, g.conn.Info().Instructions, s.cfg.MaxInstructionBytes))
+	s.live.Store(g)
+	st := s.connectedStatus(g)
+	if regErr != nil {
+		st.Err = "tool registration failed: " + regErr.Error()
+	}
+	s.report(st)
+	return nil
+}
+
+func (s *supervisor) connectedStatus(g *generation) Status {
+	info := g.conn.Info()
+	s.mu.Lock()
+	instr := len(s.instr)
+	s.mu.Unlock()
+	return Status{
+		Phase:            PhaseConnected,
+		Transport:        g.conn.Transport(),
+		ServerName:       info.ServerName,
+		ServerVersion:    info.ServerVersion,
+		ProtocolVersion:  info.ProtocolVersion,
+		Tools:            s.set.Names(),
+		InstructionBytes: instr,
+		StderrTail:       g.conn.StderrTail(),
+	}
+}
+
+// serve waits while g is live, refreshing its tools on tools/list_changed, and returns why
+// it ended (nil when runCtx ended).
+func (s *supervisor) serve(runCtx context.Context, g *generation) error {
+	for {
+		select {
+		case <-runCtx.Done():
+			return nil
+		case <-g.conn.Done():
+			return fmt.Errorf("mcp server %q closed the connection", s.cfg.ServerName)
+		case <-g.lost:
+			return g.lostErr
+		case <-g.changed:
+			if s.settle(runCtx, g) {
+				s.refresh(runCtx, g)
+			}
+		}
+	}
+}
+
+// settle waits until tools/list_changed notifications pause for refreshQuiet (at most
+// refreshMaxDelay), so that a burst costs one listing. It reports false when g stopped
+// being worth refreshing meanwhile.
+func (s *supervisor) settle(runCtx context.Context, g *generation) bool {
+	quiet := time.NewTimer(refreshQuiet)
+	defer quiet.Stop()
+	ceiling := time.NewTimer(refreshMaxDelay)
+	defer ceiling.Stop()
+	for {
+		select {
+		case <-g.changed:
+			quiet.Reset(refreshQuiet)
+		case <-quiet.C:
+			return true
+		case <-ceiling.C:
+			return true
+		case <-runCtx.Done():
+			return false
+		case <-g.conn.Done():
+			return false
+		case <-g.lost:
+			return false
+		}
+	}
+}
+
+// refresh re-lists g's tools and swaps them in. A failed listing (or a rejected one) keeps
+// the previous tools.
+func (s *supervisor) refresh(runCtx context.Context, g *generation) {
+	cx, cancel := context.WithTimeout(runCtx, s.cfg.ToolCallTimeout())
+	defer cancel()
+	before := s.set.Names()
+	tools, err := s.discover(cx, g)
+	if err != nil {
+		if runCtx.Err() != nil {
+			return
+		}
+		if sessionGone(err) {
+			g.markLost(err)
+		}
+		s.log.Warn("tool re-sync failed; keeping the previous tools", "err", err)
+		return
+	}
+	if err := s.set.Replace(tools); err != nil {
+		s.log.Error("tool re-sync: registration failed; keeping the previous tools", "err", err)
+		return
+	}
+	if !slices.Equal(before, s.set.Names()) {
+		s.report(s.connectedStatus(g))
+	}
+}
+
+// closeGeneration closes g's connection: the barrier before any new generation starts.
+func (s *supervisor) closeGeneration(g *generation) error {
+	cx, cancel := context.WithTimeout(context.WithoutCancel(s.c), closeTimeout)
+	defer cancel()
+	return g.conn.Close(cx)
+}
+
+// unavailable is the fail-fast error of a request made with no live generation.
+func (s *supervisor) unavailable() error {
+	s.mu.Lock()
+	st := s.state
+	s.mu.Unlock()
+	name := s.cfg.ServerName
+	var msg string
+	switch st.Phase {
+	case PhaseReconnecting:
+		msg = fmt.Sprintf("mcp server %q is reconnecting (attempt %d of %d)", name, st.Attempt, st.MaxAttempts)
+		if st.Err != "" {
+			msg += "; last error: " + st.Err
+		}
+	case PhaseConnecting:
+		msg = fmt.Sprintf("mcp server %q is connecting", name)
+	case PhaseConnected:
+		msg = fmt.Sprintf("mcp server %q lost its connection and is reconnecting", name)
+	case PhaseFailed:
+		msg = fmt.Sprintf("mcp server %q is unavailable: %s", name, st.Err)
+	default:
+		msg = fmt.Sprintf("mcp server %q is shut down", name)
+	}
+	return &unavailableError{msg: msg}
+}
+
+// report records st as the current status and hands it to the status sink, if one is
+// mounted. A failing sink is logged and never disturbs the supervisor.
+func (s *supervisor) report(st Status) {
+	st.Server = s.cfg.ServerName
+	st.Scope = s.c.Scope()
+	st.At = time.Now()
+	if st.MaxAttempts == 0 && (st.Phase == PhaseReconnecting || st.Attempt > 0) {
+		st.MaxAttempts = s.maxAttempts()
+	}
+	st.Err = s.scrub.Replace(st.Err)
+	st.StderrTail = s.scrub.Replace(st.StderrTail)
+	s.mu.Lock()
+	s.state = st
+	s.mu.Unlock()
+
+	level := slog.LevelInfo
+	switch st.Phase {
+	case PhaseReconnecting:
+		level = slog.LevelWarn
+	case PhaseFailed:
+		level = slog.LevelError
+	case PhaseConnecting, PhaseDisposed:
+		level = slog.LevelDebug
+	}
+	s.log.Log(context.Background(), level, "mcp server "+string(st.Phase),
+		"attempt", st.Attempt, "maxAttempts", st.MaxAttempts, "tools", len(st.Tools), "err", st.Err)
+
+	sink, ok := StatusSinkKey.Get(s.c)
+	if !ok || sink == nil {
+		return
+	}
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Warn("status sink failed while reporting", "phase", st.Phase, "panic", v)
+			}
+		}()
+		sink.ReportStatus(st)
+	}()
+}
+
+// status returns the last report.
+func (s *supervisor) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// setInstructions publishes the attributed instructions to the observers (the prompt
+// section), if they changed.
+func (s *supervisor) setInstructions(text string) {
+	s.mu.Lock()
+	if s.instr == text {
+		s.mu.Unlock()
+		return
+	}
+	s.instr = text
+	fns := make([]func(string), 0, len(s.watchers))
+	for fn := range s.watchers {
+		fns = append(fns, *fn)
+	}
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn(text)
+	}
+}
+
+// watchInstructions calls fn with the current instructions and after every change, until
+// the returned function is called.
+func (s *supervisor) watchInstructions(fn func(string)) (current string, stop func()) {
+	p := &fn
+	s.mu.Lock()
+	s.watchers[p] = struct{}{}
+	current = s.instr
+	s.mu.Unlock()
+	return current, func() {
+		s.mu.Lock()
+		delete(s.watchers, p)
+		s.mu.Unlock()
+	}
+}
+
+// secretScrubber masks configured secret values (header values, secret-looking env values,
+// URL passwords and query values) in text that is shown in status or probe results.
+func secretScrubber(cfg Config) *strings.Replacer {
+	var secrets []string
+	add := func(v string) {
+		if len(v) >= 4 {
+			secrets = append(secrets, v)
+		}
+		for _, f := range strings.Fields(v) { // "Bearer <token>"
+			if len(f) >= 8 && f != v {
+				secrets = append(secrets, f)
+			}
+		}
+	}
+	for _, v := range cfg.Headers {
+		add(v)
+	}
+	for k, v := range cfg.Env {
+		if secretName(k) {
+			add(v)
+		}
+	}
+	for _, v := range urlSecrets(cfg.URL) {
+		add(v)
+	}
+	// Longest first, so a secret that contains another is masked whole.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, v := range slices.Compact(secrets) {
+		pairs = append(pairs, v, redactedValue)
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// secretName reports whether an environment variable name looks like it holds a secret.
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL", "COOKIE", "SESSION"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// urlSecrets returns the password and the query values of raw, which may be credentials.
+func urlSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil || u == nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+	}
+	for _, vs := range u.Query() {
+		out = append(out, vs...)
+	}
+	return out
+}

@@ -1,0 +1,208 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxToolPages bounds one tools/list drain: a server whose cursors never end is refused
+// rather than followed for ever.
+const maxToolPages = 1000
+
+// objectSchema is the parameters schema of a tool whose own schema cannot be used.
+var objectSchema = json.RawMessage(`{"type":"object"}`)
+
+// listTools drains tools/list, following nextCursor until it is empty. A cursor the server
+// already returned in this drain (a loop) or more than maxToolPages pages reject the listing.
+func listTools(cx context.Context, cs *mcp.ClientSession, limit int) ([]*mcp.Tool, bool, error) {
+	var (
+		out     []*mcp.Tool
+		params  mcp.ListToolsParams
+		cursors = make(map[string]bool)
+	)
+	for page := 1; ; page++ {
+		res, err := cs.ListTools(cx, &params)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, t := range res.Tools {
+			if t != nil {
+				out = append(out, t)
+			}
+		}
+		if limit > 0 && len(out) >= limit {
+			return out[:limit], res.NextCursor != "" || len(out) > limit, nil
+		}
+		next := res.NextCursor
+		switch {
+		case next == "":
+			return out, false, nil
+		case cursors[next]:
+			return nil, false, fmt.Errorf("the server repeated the cursor %q: invalid tool list", next)
+		case page >= maxToolPages:
+			return nil, false, fmt.Errorf("the tool list has more than %d pages", maxToolPages)
+		}
+		cursors[next] = true
+		params.Cursor = next
+	}
+}
+
+// remoteTool is one discovered tool: what its Execute needs, built once per discovery so a
+// call does no lookup but one atomic load.
+type remoteTool struct {
+	s      *supervisor
+	raw    string // the name on the wire
+	public string
+}
+
+// discover lists g's tools and builds their registry definitions: public names
+// mcp__<server>__<tool>, descriptions and schemas passed through, the allow-list applied. A
+// server without the tools capability has none. A raw name listed twice rejects the listing.
+func (s *supervisor) discover(cx context.Context, g *generation) ([]toolregistry.Tool, error) {
+	server := s.cfg.ServerName
+	if g.conn.Info().Capabilities.Tools == nil {
+		return nil, nil
+	}
+	listed, _, err := listTools(cx, g.conn.Session(), 0)
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %q: tools/list: %w", server, err)
+	}
+	raws := make(map[string]bool, len(listed))
+	publics := make(map[string]string, len(listed))
+	tools := make([]toolregistry.Tool, 0, len(listed))
+	for _, t := range listed {
+		if raws[t.Name] {
+			return nil, fmt.Errorf("mcp server %q listed tool %q more than once: invalid tool list", server, t.Name)
+		}
+		raws[t.Name] = true
+		if t.Name == "" {
+			s.log.Warn("ignoring a tool without a name")
+			continue
+		}
+		if !s.cfg.Allows(t.Name) {
+			continue
+		}
+		public := PublicToolName(server, t.Name)
+		if other, dup := publics[public]; dup {
+			return nil, fmt.Errorf("mcp server %q: tools %q and %q have the same public name %q: invalid tool list", server, other, t.Name, public)
+		}
+		publics[public] = t.Name
+		tools = append(tools, s.toolDef(t, public))
+	}
+	if s.cfg.AllowedTools != nil {
+		var missing []string
+		for _, name := range *s.cfg.AllowedTools {
+			if !raws[name] {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			s.log.Warn(fmt.Sprintf("allowedTools names %d tool(s) the server did not list: %q — entries are raw MCP tool names, not mcp__%s__… public names",
+				len(missing), missing, server))
+		}
+	}
+	return tools, nil
+}
+
+// toolDef builds the registry definition of t.
+func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
+	rt := &remoteTool{s: s, raw: t.Name, public: public}
+	params, err := usableSchema(t.InputSchema)
+	if err != nil {
+		s.log.Warn("tool input schema unusable; arguments are passed unchecked", "tool", t.Name, "err", err)
+		params = objectSchema
+	}
+	var out json.RawMessage
+	if t.OutputSchema != nil {
+		if out, err = usableSchema(t.OutputSchema); err != nil {
+			s.log.Warn("tool output schema unusable; structured content is not checked", "tool", t.Name, "err", err)
+			out = nil
+		}
+	}
+	return toolregistry.Tool{
+		Name:         public,
+		Description:  t.Description,
+		Parameters:   params,
+		OutputSchema: out,
+		Timeout:      s.cfg.ToolCallTimeout(),
+		Execute:      rt.execute,
+		Meta:         map[string]string{"server": s.cfg.ServerName, "mcpTool": t.Name},
+	}
+}
+
+// supportedDrafts are the $schema values the tool registry compiles.
+var supportedDrafts = []string{"", "https://json-schema.org/draft/2020-12/schema",
+	"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#"}
+
+// usableSchema returns v (a schema as the SDK decoded it) as JSON the tool registry can
+// compile: a JSON object that resolves. A $schema naming another draft is dropped (the
+// keywords servers use mean the same in the supported drafts).
+func usableSchema(v any) (json.RawMessage, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil || keys == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	var draft string
+	if d, ok := keys["$schema"]; ok {
+		_ = json.Unmarshal(d, &draft)
+		if !slices.Contains(supportedDrafts, draft) {
+			delete(keys, "$schema")
+			if raw, err = json.Marshal(keys); err != nil {
+				return nil, err
+			}
+		}
+	}
+	sc := new(jsonschema.Schema)
+	if err := json.Unmarshal(raw, sc); err != nil {
+		return nil, err
+	}
+	if _, err := sc.Resolve(nil); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// execute is the tool's Execute: one tools/call on the live generation, with the raw name.
+// The registry has validated the arguments and bounds ctx with toolCallTimeoutMs; the SDK
+// turns ctx's end into notifications/cancelled for the server.
+func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
+	s := t.s
+	g := s.live.Load()
+	if g == nil {
+		return nil, s.unavailable()
+	}
+	res, err := g.conn.Session().CallTool(cx, &mcp.CallToolParams{Name: t.raw, Arguments: call.Args})
+	if err != nil {
+		return nil, s.callError(cx, g, "tools/call "+t.raw, err)
+	}
+	return AdaptResult(t.raw, res, call.Attachments, s.cfg.MaxOutputBytes), nil
+}
+
+// callError classifies the error of a request on g. A session the server forgot, or a
+// closed connection, makes the supervisor reconnect.
+func (s *supervisor) callError(cx context.Context, g *generation, what string, err error) error {
+	if cx.Err() != nil {
+		return err // timeout or cancellation: the registry reports it from ctx
+	}
+	server := s.cfg.ServerName
+	if sessionGone(err) {
+		g.markLost(err)
+		return &unavailableError{msg: fmt.Sprintf("mcp server %q lost the connection during %s and is reconnecting: %v", server, what, err)}
+	}
+	if strings.Contains(err.Error(), "content type") {
+		return fmt.Errorf("mcp server %q: %s: [unsupported MCP content: the result could not be decoded: %v]", server, what, err)
+	}
+	return fmt.Errorf("mcp server %q: %s: %w", server, what, err)
+}
