@@ -49,7 +49,7 @@
 // and MIME type, worked out without decoding it:
 //
 //	MCP server: demo
-//	{"contents":[{"uri":"demo://logo.png","mimeType":"image/png","blob":"[binary blob: 94 bytes, image/png]"}]}
+//	{"contents":[{"uri":"demo://logo.png","mimeType":"image/png","blob":"[binary blob: 92 bytes, image/png]"}]}
 //
 // Text contents, URIs, MIME types and cursors stay as the server sent them. A provider error
 // (a disconnected or reconnecting server, a server error) is a tool error naming the server

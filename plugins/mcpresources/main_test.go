@@ -269,3 +269,10 @@ func toolError(t *testing.T, err error) *toolregistry.ToolError {
 	}
 	return te
 }
+
+// rawProvider answers every request with the same bytes.
+type rawProvider string
+
+func (p rawProvider) Request(context.Context, mcpresources.Request, mcpresources.CallerInfo) (json.RawMessage, error) {
+	return json.RawMessage(p), nil
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"strconv"
 )
 
@@ -13,155 +12,174 @@ import (
 // member named "blob" that is a string is replaced by a description of the binary data. The
 // canonical result itself is never changed.
 func modelText(server string, raw json.RawMessage) (string, error) {
-	var b bytes.Buffer
-	b.Grow(len("MCP server: \n") + len(server) + len(raw))
-	b.WriteString("MCP server: ")
-	b.WriteString(server)
-	b.WriteByte('\n')
-	if err := rewrite(&b, raw); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
-// rewrite appends raw, one JSON value, to b in compact form with blobs described.
-func rewrite(b *bytes.Buffer, raw []byte) error {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return errors.New("empty JSON value")
-	}
-	switch raw[0] {
-	case '{':
-		return rewriteObject(b, raw)
-	case '[':
-		return rewriteArray(b, raw)
-	}
 	if !json.Valid(raw) {
-		return errors.New("not valid JSON")
+		if len(bytes.TrimSpace(raw)) == 0 {
+			return "", errors.New("empty result")
+		}
+		return "", errors.New("not valid JSON")
 	}
-	return json.Compact(b, raw)
+	p := projector{in: raw, out: make([]byte, 0, len("MCP server: \n")+len(server)+len(raw))}
+	p.out = append(append(append(p.out, "MCP server: "...), server...), '\n')
+	p.value() // valid JSON: the projector need not check its input
+	return string(p.out), nil
 }
 
-type member struct {
-	key string
-	val json.RawMessage
+// projector copies a valid JSON value in one pass, dropping white space and describing
+// blobs. Strings, numbers and literals are copied byte for byte.
+type projector struct {
+	in  []byte
+	i   int
+	out []byte
 }
 
-func rewriteObject(b *bytes.Buffer, raw []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // {
-		return err
+func (p *projector) space() {
+	for p.i < len(p.in) {
+		switch p.in[p.i] {
+		case ' ', '\t', '\r', '\n':
+			p.i++
+		default:
+			return
+		}
 	}
-	var members []member
-	mimeType := ""
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
+}
+
+// stringEnd returns the index just past the string starting at p.i, and whether it holds
+// escapes.
+func (p *projector) stringEnd() (end int, escaped bool) {
+	for j := p.i + 1; ; j++ {
+		switch p.in[j] {
+		case '\\':
+			j++
+			escaped = true
+		case '"':
+			return j + 1, escaped
 		}
-		key, _ := t.(string)
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return err
-		}
-		if key == "mimeType" {
-			var s string
-			if json.Unmarshal(val, &s) == nil {
-				mimeType = s
+	}
+}
+
+func (p *projector) value() {
+	p.space()
+	switch p.in[p.i] {
+	case '{':
+		p.object()
+	case '[':
+		p.array()
+	case '"':
+		end, _ := p.stringEnd()
+		p.out = append(p.out, p.in[p.i:end]...)
+		p.i = end
+	default: // number, true, false, null
+		j := p.i
+		for j < len(p.in) {
+			c := p.in[j]
+			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+				break
 			}
+			j++
 		}
-		members = append(members, member{key, val})
+		p.out = append(p.out, p.in[p.i:j]...)
+		p.i = j
 	}
-	if _, err := dec.Token(); err != nil { // }
-		return err
-	}
-	if err := trailing(dec); err != nil {
-		return err
-	}
-	b.WriteByte('{')
-	for i, m := range members {
-		if i > 0 {
-			b.WriteByte(',')
+}
+
+func (p *projector) array() {
+	p.out = append(p.out, '[')
+	p.i++
+	for n := 0; ; n++ {
+		p.space()
+		switch p.in[p.i] {
+		case ']':
+			p.i++
+			p.out = append(p.out, ']')
+			return
+		case ',':
+			p.i++
 		}
-		writeString(b, m.key)
-		b.WriteByte(':')
-		if m.key == "blob" && len(m.val) > 0 && m.val[0] == '"' {
-			writeString(b, describeBlob(m.val, mimeType))
+		if n > 0 {
+			p.out = append(p.out, ',')
+		}
+		p.value()
+	}
+}
+
+func (p *projector) object() {
+	p.out = append(p.out, '{')
+	p.i++
+	var (
+		mime    []byte // the raw body of this object's mimeType string, once seen
+		pending []int  // where a blob description written before mimeType was seen ends
+	)
+	for n := 0; ; n++ {
+		p.space()
+		switch p.in[p.i] {
+		case '}':
+			p.i++
+			// Insert the MIME type into descriptions written before it was known, last
+			// first so the earlier offsets stay valid.
+			if len(mime) > 0 {
+				for k := len(pending) - 1; k >= 0; k-- {
+					at := pending[k]
+					ins := append([]byte(", "), mime...)
+					p.out = append(p.out[:at], append(ins, p.out[at:]...)...)
+				}
+			}
+			p.out = append(p.out, '}')
+			return
+		case ',':
+			p.i++
+			p.space()
+		}
+		if n > 0 {
+			p.out = append(p.out, ',')
+		}
+		kend, _ := p.stringEnd()
+		key := p.in[p.i:kend]
+		p.out = append(p.out, key...)
+		p.i = kend
+		p.space()
+		p.i++ // :
+		p.out = append(p.out, ':')
+		p.space()
+		if p.in[p.i] != '"' {
+			p.value()
 			continue
 		}
-		if err := rewrite(b, m.val); err != nil {
-			return err
+		end, escaped := p.stringEnd()
+		body := p.in[p.i+1 : end-1]
+		switch string(key) {
+		case `"blob"`:
+			p.out = append(p.out, `"[binary blob: `...)
+			p.out = appendBlobSize(p.out, body, escaped)
+			if len(mime) > 0 {
+				p.out = append(append(p.out, ", "...), mime...)
+			} else {
+				pending = append(pending, len(p.out))
+			}
+			p.out = append(p.out, `]"`...)
+		case `"mimeType"`:
+			mime = body
+			p.out = append(p.out, p.in[p.i:end]...)
+		default:
+			p.out = append(p.out, p.in[p.i:end]...)
 		}
+		p.i = end
 	}
-	b.WriteByte('}')
-	return nil
 }
 
-func rewriteArray(b *bytes.Buffer, raw []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // [
-		return err
-	}
-	b.WriteByte('[')
-	for i := 0; dec.More(); i++ {
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return err
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if err := rewrite(b, val); err != nil {
-			return err
+// appendBlobSize appends the decoded size of a base64 string body (raw JSON string content):
+// "1234 bytes", or "not valid base64, N characters".
+func appendBlobSize(out, body []byte, escaped bool) []byte {
+	if escaped {
+		var s string
+		if err := json.Unmarshal(append(append([]byte{'"'}, body...), '"'), &s); err == nil {
+			body = []byte(s)
 		}
 	}
-	if _, err := dec.Token(); err != nil { // ]
-		return err
+	if n, ok := base64Size(body); ok {
+		return append(strconv.AppendInt(out, int64(n), 10), " bytes"...)
 	}
-	b.WriteByte(']')
-	return trailing(dec)
-}
-
-// trailing fails when anything but white space follows the value dec has read.
-func trailing(dec *json.Decoder) error {
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
-}
-
-// writeString appends s as a JSON string, without HTML escaping.
-func writeString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)       // a string always encodes
-	b.Truncate(b.Len() - 1) // Encode's newline
-}
-
-// describeBlob describes a base64 blob, given as a JSON string, by its decoded size (worked
-// out from the encoding, without decoding it) and MIME type:
-// "[binary blob: 1234 bytes, image/png]".
-func describeBlob(raw json.RawMessage, mimeType string) string {
-	var s []byte
-	if bytes.IndexByte(raw, '\\') < 0 && len(raw) >= 2 {
-		s = raw[1 : len(raw)-1]
-	} else {
-		var str string
-		if err := json.Unmarshal(raw, &str); err != nil {
-			return "[binary blob: not a valid JSON string]"
-		}
-		s = []byte(str)
-	}
-	desc := "[binary blob: "
-	if n, ok := base64Size(s); ok {
-		desc += strconv.Itoa(n) + " bytes"
-	} else {
-		desc += "not valid base64, " + strconv.Itoa(len(s)) + " characters"
-	}
-	if mimeType != "" {
-		desc += ", " + mimeType
-	}
-	return desc + "]"
+	out = append(out, "not valid base64, "...)
+	return append(strconv.AppendInt(out, int64(len(body)), 10), " characters"...)
 }
 
 // base64Size returns the number of bytes that s, standard or URL-safe base64 with or without
