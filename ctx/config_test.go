@@ -23,6 +23,7 @@ func TestConfigDecodeErrors(t *testing.T) {
 		{"validate", map[string]any{"times": -1}, `plugin "greeter": invalid config: times must not be negative`},
 		{"not an object", []any{1}, `expected an object`},
 		{"json bytes", []byte(`{"bogus": 1}`), `config key "bogus": unknown key`},
+		{"key case", map[string]any{"Greeting": "hi"}, `config key "Greeting": unknown key (did you mean "greeting"?)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -271,8 +271,15 @@ func (e Chain[A, R]) On(c *Context, fn func(a A, next func() (R, error)) (R, err
 // Waterfall runs the chain for a. last runs after every listener called next (nil: the zero
 // R). Calling next a second time returns [ErrNextCalled] without running anything.
 func (e Chain[A, R]) Waterfall(c *Context, a A, last func() (R, error), opts ...DispatchOption) (R, error) {
-	cfg := dispatchConfigOf(opts)
 	ls := c.scope.r.snapshot(e.d)
+	if len(ls) == 0 {
+		if last == nil {
+			var zero R
+			return zero, nil
+		}
+		return last()
+	}
+	cfg := dispatchConfigOf(opts)
 	var step func(i int) (R, error)
 	step = func(i int) (R, error) {
 		for i < len(ls) && !admit(ls[i], c.scope, cfg) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -143,6 +144,9 @@ func (d *Def[C]) decodeJSON(b []byte, cfg *C) error {
 	if len(bytes.TrimSpace(b)) == 0 || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 		return nil
 	}
+	if kerr := checkKeyCase(b, reflect.TypeOf(cfg).Elem()); kerr != nil {
+		return &ConfigError{Plugin: d.meta.Name, Key: kerr.key, Msg: kerr.msg}
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(cfg)
@@ -275,5 +279,95 @@ func (g Registry) Scopes(def PluginDef) []*Scope {
 	}
 	g.r.mu.RUnlock()
 	sortScopes(out)
+	return out
+}
+
+type keyError struct{ key, msg string }
+
+// checkKeyCase reports a key that encoding/json would accept only by ignoring case: config
+// keys are exact, so "historysize" is an unknown key, not historySize.
+func checkKeyCase(b []byte, t reflect.Type) *keyError {
+	var raw any
+	if json.Unmarshal(b, &raw) != nil {
+		return nil // the decoder reports syntax errors
+	}
+	return walkKeys(raw, t, "")
+}
+
+func walkKeys(raw any, t reflect.Type, path string) *keyError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return nil
+		}
+		fields := jsonFields(t)
+		for k, v := range m {
+			ft, exact := fields[k]
+			if !exact {
+				for name := range fields {
+					if strings.EqualFold(name, k) {
+						return &keyError{key: path + k, msg: fmt.Sprintf("unknown key (did you mean %q?)", name)}
+					}
+				}
+				continue // unknown keys are reported by the decoder
+			}
+			if err := walkKeys(v, ft, path+k+"."); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if list, ok := raw.([]any); ok {
+			for i, v := range list {
+				if err := walkKeys(v, t.Elem(), fmt.Sprintf("%s%d.", path, i)); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		if m, ok := raw.(map[string]any); ok {
+			for k, v := range m {
+				if err := walkKeys(v, t.Elem(), path+k+"."); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields maps the JSON names of t's fields (embedded structs flattened) to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := make(map[string]reflect.Type, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					out[k] = v
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
 	return out
 }
