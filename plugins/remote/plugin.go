@@ -197,9 +197,21 @@ func removeIfSame(path string, data []byte) error {
 // and waits for the handlers still running (their request contexts derive from run, so
 // the methods they call see the cancellation).
 func (h *handler) serve(run context.Context, ln net.Listener) error {
+	// conns tracks every connection's goroutine until it is closed: net/http may linger on
+	// a connection after Close (it pauses before closing one whose request body went
+	// unread), and an unload must leave no goroutine behind.
+	var conns sync.WaitGroup
 	hs := &http.Server{
-		Handler:                      h,
-		BaseContext:                  func(net.Listener) context.Context { return run },
+		Handler:     h,
+		BaseContext: func(net.Listener) context.Context { return run },
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			switch st {
+			case http.StateNew:
+				conns.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				conns.Done()
+			}
+		},
 		ReadHeaderTimeout:            readHeaderTimeout,
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
@@ -209,6 +221,7 @@ func (h *handler) serve(run context.Context, ln net.Listener) error {
 	err := hs.Serve(ln)
 	_ = hs.Close()
 	h.inflight.closeAndWait()
+	conns.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
