@@ -4,9 +4,9 @@
 // happen on demand, one tool call at a time; nothing is read when a server connects.
 //
 // Mount [Plugin] once, usually at the root, next to the tools service it injects. It has no
-// configuration. The MCP client reads the service with Key.Get and calls [Service.Register]
-// for each configured server; a provider stays registered while its client entry is loaded,
-// whatever the connection's health.
+// configuration. Each MCP client follows the service from a sub-scope that injects it and
+// calls [Service.Register] for its server; the provider stays registered while the client
+// entry is loaded, whatever the connection's health.
 //
 // # Layers and visibility
 //
@@ -29,13 +29,15 @@
 // scope ([toolregistry.Call].Caller) before any request reaches a server; a name that no
 // visible provider has fails with a tool error wrapping [ErrUnknownServer] that lists the
 // visible servers. Arguments are validated by the tools service against these schemas before
-// the service runs, so a missing argument never reaches a provider:
+// the service runs, so a missing or empty argument never reaches a provider:
 //
 //	list_mcp_resources           {"server": string (required), "cursor": string}
 //	list_mcp_resource_templates  {"server": string (required), "cursor": string}
 //	read_mcp_resource            {"server": string (required), "uri": string (required)}
 //
-// ([ListParameters] and [ReadParameters] hold the exact JSON schemas.) They map to the MCP
+// Required strings must not be empty; other keys are ignored. ([ListParameters] and
+// [ReadParameters] hold the exact JSON schemas, with the descriptions the model reads.) They
+// map to the MCP
 // methods resources/list, resources/templates/list and resources/read. Cursors and URIs are
 // the server's own values and pass through unchanged: without a cursor a list call returns
 // the server's first page, and a result's nextCursor, passed back as cursor, gets the next.

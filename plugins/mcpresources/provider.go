@@ -14,6 +14,9 @@ const (
 
 // Request is one resource operation against one server. Cursor applies to the list
 // methods and URI to reads; both are the server's own values and pass through unchanged.
+// An empty Cursor asks for the first page.
+//
+// A Request is a plain value.
 type Request struct {
 	Method string
 	Cursor string
@@ -32,6 +35,8 @@ type Provider interface {
 }
 
 // CallerInfo identifies who asked for a resource operation.
+//
+// A CallerInfo is a plain value.
 type CallerInfo struct {
 	// Scope is the name of the calling scope.
 	Scope string

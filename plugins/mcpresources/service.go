@@ -14,8 +14,9 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
-// Key is the mcpResources service. The MCP client reads it with Key.Get (resources are
-// optional for it) and registers one [Provider] per configured server.
+// Key is the mcpResources service. It is optional for its users: the MCP client follows it
+// from a sub-scope that injects it ([ctx.Context.Inject]) and registers one [Provider] per
+// configured server whenever the service is available.
 var Key = ctx.NewKey[*Service]("mcpResources")
 
 // Plugin provides the mcpResources service ([Key]). It injects the tools service and has no
@@ -35,7 +36,7 @@ var (
 	// ErrInvalidServer: [Service.Register] got a server name outside ^[A-Za-z0-9_-]{1,32}$,
 	// or a nil provider.
 	ErrInvalidServer = errors.New("mcpresources: invalid server")
-	// ErrDuplicateServer: the server name already has a provider in the caller's scope.
+	// ErrDuplicateServer: the server name already has a provider in the caller's layer.
 	ErrDuplicateServer = errors.New("mcpresources: duplicate server")
 	// ErrUnknownServer: a resource tool named a server that has no provider visible from the
 	// calling scope. The tool error of such a call wraps it.
@@ -44,7 +45,7 @@ var (
 	ErrClosed = errors.New("mcpresources: service closed")
 )
 
-// Service keeps the resource providers of every scope and the shared resource tools. Get it
+// Service keeps the resource providers of every layer and the shared resource tools. Get it
 // with [Key]; the [Plugin] provides it.
 //
 // A Service is safe for concurrent use. Tool executions, [Service.Servers] and prompt

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -21,7 +22,8 @@ const (
 
 // Parameter schemas of the shared tools (JSON Schema draft 2020-12). They are part of the API:
 // the configuration catalog shows them, and the registry validates every call against them
-// before the service sees it.
+// before the service sees it. The service registers its own copies: modifying these values
+// changes nothing.
 var (
 	// ListParameters is the schema of list_mcp_resources and list_mcp_resource_templates.
 	ListParameters = json.RawMessage(`{"type":"object",` +
@@ -53,10 +55,11 @@ const (
 // sharedTools builds the three tool definitions, bound to s.
 func (s *Service) sharedTools() []toolregistry.Tool {
 	meta := map[string]string{"service": Key.Name()}
+	list, read := slices.Clone(ListParameters), slices.Clone(ReadParameters)
 	return []toolregistry.Tool{
-		{Name: ToolList, Description: listDescription, Parameters: ListParameters, Execute: s.executor(MethodList), Meta: meta},
-		{Name: ToolTemplates, Description: templatesDescription, Parameters: ListParameters, Execute: s.executor(MethodTemplates), Meta: meta},
-		{Name: ToolRead, Description: readDescription, Parameters: ReadParameters, Execute: s.executor(MethodRead), Meta: meta},
+		{Name: ToolList, Description: listDescription, Parameters: list, Execute: s.executor(MethodList), Meta: meta},
+		{Name: ToolTemplates, Description: templatesDescription, Parameters: list, Execute: s.executor(MethodTemplates), Meta: meta},
+		{Name: ToolRead, Description: readDescription, Parameters: read, Execute: s.executor(MethodRead), Meta: meta},
 	}
 }
 

@@ -1,0 +1,101 @@
+package mcpresources_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpresources"
+	"github.com/cordisgo/harness/plugins/sysprompt"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// docsServer stands in for an MCP client's connection to a server with a text and a binary
+// resource.
+type docsServer struct{}
+
+func (docsServer) Request(_ context.Context, req mcpresources.Request, _ mcpresources.CallerInfo) (json.RawMessage, error) {
+	switch {
+	case req.Method == mcpresources.MethodList:
+		return json.RawMessage(`{"resources":[{"uri":"docs://guide","name":"guide"},{"uri":"docs://logo","name":"logo"}]}`), nil
+	case req.Method == mcpresources.MethodRead && req.URI == "docs://logo":
+		return json.RawMessage(`{"contents":[{"uri":"docs://logo","mimeType":"image/png","blob":"iVBORw0KGgo="}]}`), nil
+	case req.Method == mcpresources.MethodRead:
+		return json.RawMessage(`{"contents":[{"uri":"docs://guide","mimeType":"text/markdown","text":"# Guide"}]}`), nil
+	}
+	return json.RawMessage(`{"resourceTemplates":[]}`), nil
+}
+
+// A server's provider brings the three shared tools; the model reads resources through
+// them, and sees binary contents described rather than dumped.
+func Example() {
+	root := ctx.New(ctx.Options{})
+	defer root.Scope().Dispose(context.Background())
+	_, _ = root.Plugin(toolregistry.Plugin, nil)
+	_, _ = root.Plugin(mcpresources.Plugin, nil)
+	_ = root.Settle(context.Background())
+
+	// What the MCP client does for its server "docs".
+	resources, _ := mcpresources.Key.Get(root)
+	if _, err := resources.Register(root, "docs", docsServer{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	tools, _ := toolregistry.Key.Get(root)
+	for _, in := range tools.List(root) {
+		fmt.Println(in.Name, "owned by", in.Owner)
+	}
+	res, _ := tools.Execute(root, mcpresources.ToolRead, json.RawMessage(`{"server":"docs","uri":"docs://logo"}`), toolregistry.ExecOptions{})
+	fmt.Println(res.Text())
+	fmt.Println("raw:", string(res.Raw))
+
+	_, err := tools.Execute(root, mcpresources.ToolList, json.RawMessage(`{"server":"gh"}`), toolregistry.ExecOptions{})
+	fmt.Println(err)
+	// Output:
+	// list_mcp_resource_templates owned by mcpresources
+	// list_mcp_resources owned by mcpresources
+	// read_mcp_resource owned by mcpresources
+	// MCP server: docs
+	// {"contents":[{"uri":"docs://logo","mimeType":"image/png","blob":"[binary blob: 8 bytes, image/png]"}]}
+	// raw: {"contents":[{"uri":"docs://logo","mimeType":"image/png","blob":"iVBORw0KGgo="}]}
+	// tool "list_mcp_resources": MCP resource server "gh" is unavailable in this agent's scope ("root"); visible servers: ["docs"]
+}
+
+// Servers registered in an agent scope are visible to that agent only; the prompt section
+// lists what the assembling scope sees.
+func Example_agentScopes() {
+	root := ctx.New(ctx.Options{})
+	defer root.Scope().Dispose(context.Background())
+	_, _ = root.Plugin(toolregistry.Plugin, nil)
+	_, _ = root.Plugin(sysprompt.Plugin, nil)
+	_, _ = root.Plugin(mcpresources.Plugin, nil)
+	_ = root.Settle(context.Background())
+	resources, _ := mcpresources.Key.Get(root)
+	_, _ = resources.Register(root, "docs", docsServer{})
+
+	// An agent scope is a layer of its own; what is registered through it stays inside.
+	reviewer := ctx.Define(ctx.Meta{Name: "reviewer"}, func(c *ctx.Context, _ struct{}) error {
+		_, err := resources.Register(c.Layered(), "github", docsServer{})
+		return err
+	})
+	agent, _ := root.Plugin(reviewer, nil)
+	_ = root.Settle(context.Background())
+
+	fmt.Println("root sees", resources.Servers(root))
+	fmt.Println("reviewer sees", resources.Servers(agent.Context()))
+	prompt, _ := sysprompt.Key.Get(root)
+	p, _ := prompt.Assemble(agent.Context(), nil)
+	fmt.Println(p.Text)
+	// Output:
+	// root sees [docs]
+	// reviewer sees [docs github]
+	// ## MCP resource servers
+	//
+	// These MCP servers offer resources (documents, files, data) that you can read on demand. Use one of these names as the server argument: ["docs","github"].
+	//
+	// - list_mcp_resources: list a server's resources with their URIs. When a result has nextCursor, call again with that value as cursor to get the next page.
+	// - list_mcp_resource_templates: list a server's URI templates (such as file:///{path}); fill in the placeholders to build a URI.
+	// - read_mcp_resource: read one resource by URI. Binary contents are described by size and type, not shown.
+}
