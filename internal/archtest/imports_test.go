@@ -34,6 +34,7 @@ var rules = map[string]rule{
 	"profiles":             {},
 	"internal/demoserver":  {},
 	"internal/archtest":    {},
+	"internal/interop":     {project: []string{""}},
 	"bench":                {project: []string{"ctx", "plugins", "internal/demoserver", "profiles"}},
 	"cmd":                  {project: []string{""}},
 }
