@@ -33,16 +33,17 @@ type env struct {
 	svc       *mcpresources.Service
 	resources *ctx.Scope // the mcpresources plugin's scope
 	prompt    *sysprompt.Service
+	log       *ctxtest.Log
 }
 
 func newEnv(t *testing.T, withPrompt bool) *env {
 	t.Helper()
-	root := ctxtest.New(t)
+	root, log := ctxtest.NewLogged(t)
 	ctxtest.Mount(t, root, toolregistry.Plugin, nil)
 	if withPrompt {
 		ctxtest.Mount(t, root, sysprompt.Plugin, nil)
 	}
-	e := &env{root: root, resources: ctxtest.Mount(t, root, mcpresources.Plugin, nil)}
+	e := &env{root: root, resources: ctxtest.Mount(t, root, mcpresources.Plugin, nil), log: log}
 	ctxtest.Settle(t, root)
 	ctxtest.RequireState(t, e.resources, ctx.Active)
 	var ok bool

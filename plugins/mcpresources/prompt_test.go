@@ -1,6 +1,7 @@
 package mcpresources_test
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -145,4 +146,34 @@ func TestPromptServiceComesLater(t *testing.T) {
 	}
 	// The tools never depended on the prompt.
 	e.requireTools(t, e.root, true)
+}
+
+func TestPromptSectionConflict(t *testing.T) {
+	e := newEnv(t, true)
+	// Someone else holds the section's name in the root layer: the resources service logs
+	// it and its tools work regardless.
+	other, err := e.prompt.Register(e.root, sysprompt.Section{Name: mcpresources.SectionName, Order: 1, Text: "theirs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.svc.Register(e.root, "demo", &tagProvider{tag: "demo"})
+	if err != nil {
+		t.Fatalf("Register with the section name taken: %v", err)
+	}
+	e.requireTools(t, e.root, true)
+	if got := e.answeredBy(t, e.root, "demo"); got != "demo" {
+		t.Fatalf("answered by %q", got)
+	}
+	warned := false
+	for _, r := range e.log.Records(slog.LevelWarn) {
+		warned = warned || strings.Contains(r.Message, "prompt section")
+	}
+	if !warned {
+		t.Fatalf("no warning about the section; log:\n%s", e.log.String())
+	}
+	if p, _ := e.prompt.Assemble(e.root, nil); p.Text != "theirs" {
+		t.Fatalf("prompt %q", p.Text)
+	}
+	dispose(t, d)
+	dispose(t, other)
 }
