@@ -4,6 +4,8 @@ import (
 	"maps"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -16,6 +18,8 @@ var builtins = map[string]ctx.PluginDef{
 	"toolregistry": toolregistry.Plugin,
 	"sysprompt":    sysprompt.Plugin,
 	"remote":       remote.Plugin,
+	"mcpclient":    mcpclient.Plugin,
+	"mcpresources": mcpresources.Plugin,
 }
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name
