@@ -117,3 +117,20 @@ func (s *Service) unknown(scope, server string, visible []string) error {
 	return tagged(ErrUnknownServer, "MCP resource server %q is unavailable in this agent's scope (%q); visible servers: %s",
 		server, scope, names)
 }
+
+// ToolDoc describes one of the shared resource tools, for documentation.
+type ToolDoc struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// ToolDocs returns the three shared tools as the model sees them: names, descriptions and
+// parameter schemas.
+func ToolDocs() []ToolDoc {
+	return []ToolDoc{
+		{ToolList, listDescription, slices.Clone(ListParameters)},
+		{ToolTemplates, templatesDescription, slices.Clone(ListParameters)},
+		{ToolRead, readDescription, slices.Clone(ReadParameters)},
+	}
+}

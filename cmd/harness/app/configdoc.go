@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpresources"
 )
 
 // modulePath is the import path prefix of this repository's packages.
@@ -69,6 +70,20 @@ the key. Omitted keys take the defaults below. Values can also be set with
 			return nil, err
 		}
 		fmt.Fprintf(&b, "\nDefaults as JSON:\n\n```json\n%s\n```\n\n", example)
+	}
+	b.WriteString(`## Tools of ` + "`mcpresources`" + `
+
+The resource service registers these three tools in every layer that has at least one MCP
+resource server. Every call names its server explicitly; the name is resolved in the calling
+agent's scope before any request is sent.
+
+`)
+	for _, td := range mcpresources.ToolDocs() {
+		var schema bytes.Buffer
+		if err := json.Indent(&schema, td.Parameters, "", "  "); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "### `%s`\n\n%s\n\n```json\n%s\n```\n\n", td.Name, td.Description, schema.String())
 	}
 	return b.Bytes(), nil
 }
