@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -96,8 +97,11 @@ func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, 
 	if g == nil {
 		return nil, s.unavailable()
 	}
+	parent := cx
 	cx, cancel := context.WithTimeout(cx, s.cfg.ToolCallTimeout())
 	defer cancel()
+	cx, done := g.bind(cx)
+	defer done()
 	cs := g.conn.Session()
 	hasResources := g.conn.Info().Capabilities.Resources != nil
 	var (
@@ -124,7 +128,10 @@ func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, 
 		return nil, fmt.Errorf("mcp server %q: unsupported resource method %q", s.cfg.ServerName, req.Method)
 	}
 	if err != nil {
-		return nil, s.callError(cx, g, req.Method, err)
+		if parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("mcp server %q: %s timed out after %v (toolCallTimeoutMs)", s.cfg.ServerName, req.Method, s.cfg.ToolCallTimeout())
+		}
+		return nil, s.callError(parent, g, req.Method, err)
 	}
 	return json.Marshal(res)
 }

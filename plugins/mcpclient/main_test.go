@@ -2,11 +2,14 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +37,8 @@ func TestMain(m *testing.M) {
 // "test-server <mode> pid=<pid>" to stderr (and its pid to the FIFO named
 // by readyFIFOEnv, if set). Modes:
 //
-//	normal            tools echo, add, getenv and crash (exits 7);
+//	normal            tools echo, add, getenv, crash (exits 7) and the
+//	                  supervision tools (see addSupervisionTools);
 //	                  exits when stdin closes
 //	stderr-chatty     writes 1000 numbered lines to stderr, then normal
 //	exit-immediately  writes a fatal message to stderr and exits 3
@@ -51,6 +55,7 @@ func runTestServer(mode string) int {
 	}
 	serve := func() int {
 		s := newTestServer()
+		addSupervisionTools(s)
 		mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exits the server process"},
 			func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
 				fmt.Fprintln(os.Stderr, "panic: crash requested (marker-c4a5)")
@@ -158,4 +163,83 @@ func closeConn(t *testing.T, c *connection) {
 	if err := c.Close(ctx); err != nil {
 		t.Fatalf("close: %v", err)
 	}
+}
+
+// serverStats counts what a test server saw, for tests that must prove
+// behaviour on the server side.
+type serverStats struct {
+	Lists     int64 `json:"lists"`     // tools/list requests received
+	Cancelled int64 `json:"cancelled"` // notifications/cancelled received
+	Aborted   int64 `json:"aborted"`   // block calls whose context ended
+}
+
+// addSupervisionTools adds tools that let a test observe the server:
+//
+//	stats    returns serverStats as JSON text
+//	block    waits until its request is cancelled (or release is called),
+//	         then counts it
+//	storm    makes the server send n (default 1000) tools/list_changed
+//	         notifications in a burst
+func addSupervisionTools(s *mcp.Server) (release func()) {
+	var lists, cancelled, aborted, storm atomic.Int64
+	stop := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(stop) }) }
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/list":
+				lists.Add(1)
+			case "notifications/cancelled":
+				cancelled.Add(1)
+			}
+			return next(c, method, req)
+		}
+	})
+	// The SDK debounces list_changed; this multiplies the one notification it
+	// sends into a storm.
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/tools/list_changed" {
+				for n := storm.Swap(0); n > 1; n-- {
+					if _, err := next(c, method, req); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return next(c, method, req)
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "stats", Description: "reports what the server saw"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			b, _ := json.Marshal(serverStats{Lists: lists.Load(), Cancelled: cancelled.Load(), Aborted: aborted.Load()})
+			return textResult(string(b)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "block", Description: "never answers"},
+		func(c context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-c.Done():
+				aborted.Add(1)
+				return nil, nil, c.Err()
+			case <-stop:
+				return textResult("released"), nil, nil
+			}
+		})
+	type stormIn struct {
+		N int64 `json:"n,omitempty"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "storm", Description: "sends a burst of tools/list_changed"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in stormIn) (*mcp.CallToolResult, any, error) {
+			n := in.N
+			if n <= 0 {
+				n = 1000
+			}
+			storm.Store(n)
+			name := fmt.Sprintf("stormed_%d", time.Now().UnixNano())
+			mcp.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return textResult(name), nil, nil
+			})
+			return textResult(name), nil, nil
+		})
+	return release
 }

@@ -88,6 +88,8 @@ type memServer struct {
 	dials    atomic.Int32
 	failNext atomic.Int32 // dials to fail before serving again
 	closeErr error        // returned by every connection's Close
+	open     atomic.Int32 // connections not closed yet
+	overlap  atomic.Bool  // a dial happened while another connection was open
 
 	mu       sync.Mutex
 	sessions []*mcp.ServerSession
@@ -117,10 +119,14 @@ func (m *memServer) dial(cx context.Context, cfg Config, opts dialOptions) (*con
 	m.mu.Lock()
 	m.sessions = append(m.sessions, ss)
 	m.mu.Unlock()
+	if m.open.Add(1) > 1 {
+		m.overlap.Store(true)
+	}
 	closeErr := m.closeErr
 	return newConnection(cfg, "in-memory", cs, func(context.Context) error {
 		_ = cs.Close()
 		_ = ss.Wait()
+		m.open.Add(-1)
 		return closeErr
 	}), nil
 }

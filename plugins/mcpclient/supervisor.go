@@ -81,10 +81,26 @@ type generation struct {
 	lost    chan struct{} // closed once a call saw the session gone
 	once    sync.Once
 	lostErr error // written before lost is closed
+
+	// life ends when the generation is being closed: requests in flight are cancelled
+	// then (the SDK's close would otherwise wait for them), which also tells the server.
+	life context.Context
+	end  context.CancelFunc
 }
 
 func newGeneration() *generation {
-	return &generation{changed: make(chan struct{}, 1), lost: make(chan struct{})}
+	life, end := context.WithCancel(context.Background())
+	return &generation{changed: make(chan struct{}, 1), lost: make(chan struct{}), life: life, end: end}
+}
+
+// bind returns a context for one request on g: cancelled with parent, or when g closes.
+func (g *generation) bind(parent context.Context) (context.Context, func()) {
+	cx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(g.life, cancel)
+	return cx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // signalChanged is the tools/list_changed handler: it runs on the SDK's notification
@@ -439,6 +455,7 @@ func (s *supervisor) refresh(runCtx context.Context, g *generation) {
 
 // closeGeneration closes g's connection: the barrier before any new generation starts.
 func (s *supervisor) closeGeneration(g *generation) error {
+	g.end()
 	cx, cancel := context.WithTimeout(context.WithoutCancel(s.c), closeTimeout)
 	defer cancel()
 	return g.conn.Close(cx)

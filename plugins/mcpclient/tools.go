@@ -183,20 +183,25 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 	if g == nil {
 		return nil, s.unavailable()
 	}
-	res, err := g.conn.Session().CallTool(cx, &mcp.CallToolParams{Name: t.raw, Arguments: call.Args})
+	bound, done := g.bind(cx)
+	res, err := g.conn.Session().CallTool(bound, &mcp.CallToolParams{Name: t.raw, Arguments: call.Args})
+	done()
 	if err != nil {
 		return nil, s.callError(cx, g, "tools/call "+t.raw, err)
 	}
 	return AdaptResult(t.raw, res, call.Attachments, s.cfg.MaxOutputBytes), nil
 }
 
-// callError classifies the error of a request on g. A session the server forgot, or a
-// closed connection, makes the supervisor reconnect.
+// callError classifies the error of a request on g made with the caller's context cx. A
+// session the server forgot, or a closed connection, makes the supervisor reconnect.
 func (s *supervisor) callError(cx context.Context, g *generation, what string, err error) error {
 	if cx.Err() != nil {
 		return err // timeout or cancellation: the registry reports it from ctx
 	}
 	server := s.cfg.ServerName
+	if g.life.Err() != nil {
+		return &unavailableError{msg: fmt.Sprintf("mcp server %q: the connection was closed during %s", server, what)}
+	}
 	if sessionGone(err) {
 		g.markLost(err)
 		return &unavailableError{msg: fmt.Sprintf("mcp server %q lost the connection during %s and is reconnecting: %v", server, what, err)}
