@@ -3,6 +3,7 @@ module github.com/cordisgo/harness
 go 1.26.8
 
 require (
+	github.com/fsnotify/fsnotify v1.9.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/knadh/koanf/parsers/json v1.0.1
 	github.com/knadh/koanf/parsers/yaml v1.1.1

@@ -1,0 +1,110 @@
+// Package mcpmanager is the mcpManager service: it runs the MCP servers a user configures
+// in a settings file, plus the servers plugins register for their own lifetime, one
+// [mcpclient.Plugin] instance per server, and reports their status to management surfaces
+// (list, watch, restart, probe, the mcp-manager/status event, and the remote methods
+// mcpManager/*).
+//
+// # Settings file
+//
+// [Config.SettingsFile] names a YAML file with one key, servers, a mapping from server name
+// to entry, kept in document order:
+//
+//	servers:
+//	  github:
+//	    transport: streamable-http
+//	    url: https://api.githubcopilot.com/mcp/
+//	    headers:
+//	      Authorization: "Bearer ${secret:github}"
+//	  files:
+//	    enabled: false
+//	    transport: stdio
+//	    command: npx
+//	    args: ["-y", "@modelcontextprotocol/server-filesystem", "${HOME}/src"]
+//	    env:
+//	      LOG_LEVEL: "${FILES_LOG_LEVEL:-info}"
+//
+// A name matches ^[A-Za-z0-9_-]{1,32}$; it is the server's serverName, so it names its tools
+// (mcp__<name>__<tool>). An entry is an [mcpclient.Config] without serverName (camelCase
+// keys, the client's defaults for omitted keys), plus enabled (default true). Decoding is
+// strict: an unknown key, a wrong type, a bad name or a template syntax error rejects the
+// whole file. An empty file is rejected too (a file caught half-written, truncated to
+// nothing, must not stop every server); write "servers: {}" to configure none. A file that
+// does not exist configures no servers.
+//
+// # Templates
+//
+// The string fields command, args, env values, cwd, url and header values may contain
+// references, resolved each time the server is mounted or probed (never when the file is
+// read, and never shown: views show the entry as written):
+//
+//	${VAR}             the environment variable VAR; an error if it is unset
+//	${VAR:-default}    VAR, or default when VAR is unset or empty
+//	${secret:NAME}     the secret NAME from the credentials provider
+//	$${                a literal "${"
+//
+// Secrets come from the [CredentialsKey] service when a plugin provides one, otherwise from
+// a [FileCredentials] file ([Config.CredentialsFile], mode 0600). A missing variable, a
+// missing secret or a missing credentials provider is an error of that server only: it is
+// shown failed, with the reference that could not be resolved, and the others run.
+//
+// # Reload
+//
+// The settings file's directory is watched (fsnotify; polling when the directory is missing
+// or watching is unavailable). After a change the file must stay quiet for
+// [Config.DebounceMs] before it is read, and each read is a fresh parse. A file that cannot
+// be read or parsed is rejected with a logged error, reported in [SettingsStatus], and the
+// last good configuration keeps running. A good file is reconciled entry by entry: an
+// unchanged entry keeps its instance (process and session); a changed one is replaced; a
+// removed or disabled one is disposed; a new one is mounted. Each server name has its own
+// worker goroutine, so mounts and disposals of different servers run in parallel and one
+// slow server never delays another, while the replacements of one server (reloads,
+// restarts, registration changes) happen one at a time and never overlap.
+//
+// The manager watches the file itself with fsnotify (the library koanf's file provider
+// uses) rather than through that provider: the provider stops for good when the file is
+// removed, cannot watch a file that does not exist yet, and merges reloads into one koanf
+// instance. Parsing uses yaml.v3 nodes directly so that document order and line numbers
+// survive.
+//
+// # Registered servers
+//
+// [Manager.Register] adds a server as an effect of the calling plugin's context: it runs
+// while registered, and its disposer returns once the instance — and so its tools — are
+// gone. Names are unique across configured (even disabled) and registered servers.
+//
+// # Status
+//
+// Clients report their connection state to the manager through the [mcpclient.StatusSink]
+// service it provides. [Manager.List] shows configured entries in document order, then
+// registered entries, then retained records of removed entries (an instance still
+// stopping, or one whose cleanup is incomplete); see [View] and [State]. Every change is
+// published to [Manager.Watch] subscribers (latest wins for slow readers) and as
+// [StatusEvent]. No view, event, log line or error of the manager carries a secret: entries
+// are shown redacted ([mcpclient.Config.Redacted]) with templates unresolved, and every
+// resolved value long enough to be a credential is scrubbed from server-provided text.
+//
+// # Cleanup incomplete
+//
+// When a client reports that a server's process group could not be confirmed gone (or its
+// disposal does not finish within 30 s), the name is blocked for the manager's lifetime:
+// no new instance is mounted (two processes of one server must never overlap), restart
+// and probe are refused with [ErrCleanupIncomplete], and the view says cleanup-incomplete
+// — also as a retained record when the entry is removed. Only a host restart clears it.
+//
+// # Remote methods
+//
+// The manager exposes, for plugins/remote:
+//
+//	mcpManager/list     call    → Snapshot
+//	mcpManager/watch    stream  → Snapshot, again after every change
+//	mcpManager/restart  call    {"name"} → {"server": View}
+//	mcpManager/probe    call    {"name", "options": ProbeOptions} → ProbeResult
+//
+// Errors are [*Error]s, whose codes (not_found, conflict, unavailable, bad_request) the
+// remote API sends as is.
+//
+// # Concurrency
+//
+// [Manager] is safe for concurrent use; see its documentation. Values it returns (views,
+// snapshots, probe results) are copies.
+package mcpmanager

@@ -1,0 +1,562 @@
+package mcpmanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+)
+
+// disposeTimeout bounds the disposal of one client instance. The client bounds its own
+// close (graceful phase, then the process group is killed within fixed bounds), so this
+// only trips on a wedged instance, which is then reported as cleanup-incomplete.
+const disposeTimeout = 30 * time.Second
+
+// Manager is the mcpManager service: it runs the servers of the settings file and those
+// plugins register, and reports their status.
+//
+// Concurrency: every method is safe for concurrent use. One mutex guards the manager's
+// state and is never held while other code runs (client mounts and disposals, listeners,
+// credentials lookups, probes). Each server name has at most one worker goroutine, owned
+// by the manager's scope, that replaces its instance; workers of different names run in
+// parallel, so a slow server never delays another. Status events and watch streams are
+// fed from one publisher goroutine, so a slow or failing listener never blocks the
+// manager.
+type Manager struct {
+	c     *ctx.Context // the manager's activation
+	scope *ctx.Scope
+	log   *slog.Logger
+	cfg   Config
+	hk    hooks
+	creds *FileCredentials
+	wg    sync.WaitGroup // workers, probes, publisher, file watcher, shutdown
+
+	mu       sync.Mutex
+	active   bool // the manager's scope is active: clients can find the status sink
+	closed   bool
+	settings []*entry // the running (last good) settings, document order
+	sstatus  SettingsStatus
+	lastData []byte          // the settings file's content as last applied
+	regs     []*registration // registration order
+	regSeq   uint64
+	open     map[*registration]struct{} // registrations whose gone channel is open
+	records  map[string]*record
+	retSeq   uint64
+	byScope  map[*ctx.Scope]*instance
+	early    map[*ctx.Scope]mcpclient.Status // reports that arrived before their mount was recorded
+	mounting int                             // mounts between Plugin and commit
+
+	// Published state (see publish.go).
+	version  uint64
+	last     map[viewKey]View // last built view per entry, for Since and UpdatedAt
+	since    map[viewKey]time.Time
+	lastSnap Snapshot
+	signal   chan struct{}
+	watchers map[*watcher]struct{}
+}
+
+// hooks are the manager's seams: production values by default, replaced by tests.
+type hooks struct {
+	client    ctx.PluginDef
+	probe     func(context.Context, mcpclient.Config, ProbeOptions) mcpclient.ProbeResult
+	lookupEnv func(string) (string, bool)
+	now       func() time.Time
+}
+
+// hooksKey carries *hooks on the context a test mounts the plugin on.
+type hooksKey struct{}
+
+// registration is one Register call.
+type registration struct {
+	e       *entry
+	owner   string
+	seq     uint64
+	removed bool
+	gone    chan struct{} // closed once removed and no instance of it is left
+	closed  bool
+}
+
+// record is the runtime of one server name: its instance and its worker.
+type record struct {
+	name     string
+	inst     *instance
+	restarts uint64
+	busy     bool
+	again    bool
+	idle     chan struct{} // closed when the current busy period ends
+	mountFor *registration // registration whose mount is in flight
+	mounting bool
+	// mountKey and mountErr: the last mount of the definition with key mountKey failed.
+	mountKey string
+	mountErr string
+	blocked  bool // cleanup incomplete: never mount again
+	blockMsg string
+	starts   int
+	probes   map[*probeRun]struct{}
+	// retained: the desired entry is gone; retSeq orders retained records. lastEntry and
+	// lastSource describe what the record last ran.
+	retSeq     uint64
+	lastEntry  *entry
+	lastSource Source
+	lastOwner  string
+}
+
+// instance is one mounted client scope.
+type instance struct {
+	scope     *ctx.Scope
+	e         *entry
+	src       Source
+	owner     *registration
+	key       string // desired key it was mounted for
+	scrub     *scrubber
+	startedAt time.Time
+
+	report      mcpclient.Status
+	hasReport   bool
+	connectedAt time.Time
+	scopeState  ctx.State
+	loadErr     string
+	stopping    bool
+	incomplete  bool
+}
+
+// probeRun is one running probe.
+type probeRun struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// errEntryChanged is the cancellation cause of probes whose entry changed.
+var errEntryChanged = errors.New("the server's entry changed, or it is being replaced")
+
+func newManager(c *ctx.Context, cfg Config, hk hooks) *Manager {
+	if hk.lookupEnv == nil {
+		hk.lookupEnv = os.LookupEnv
+	}
+	if hk.now == nil {
+		hk.now = time.Now
+	}
+	if hk.client == nil {
+		hk.client = mcpclient.Plugin
+	}
+	if hk.probe == nil {
+		hk.probe = clientProbe
+	}
+	m := &Manager{
+		c:        c,
+		scope:    c.Scope(),
+		log:      c.Logger(),
+		cfg:      cfg,
+		hk:       hk,
+		records:  make(map[string]*record),
+		open:     make(map[*registration]struct{}),
+		byScope:  make(map[*ctx.Scope]*instance),
+		early:    make(map[*ctx.Scope]mcpclient.Status),
+		last:     make(map[viewKey]View),
+		since:    make(map[viewKey]time.Time),
+		signal:   make(chan struct{}, 1),
+		watchers: make(map[*watcher]struct{}),
+	}
+	if cfg.credentialsPath != "" {
+		m.creds = NewFileCredentials(cfg.credentialsPath)
+	}
+	m.sstatus.File = cfg.settingsPath
+	return m
+}
+
+// ---- desired state --------------------------------------------------------------------
+
+// desired is what a name should run: the entry, its source and registration.
+type desired struct {
+	e   *entry
+	src Source
+	reg *registration
+	key string
+}
+
+// desiredLocked returns what name should run, or ok=false when nothing defines it.
+// A registration wins over a settings entry of the same name (it can only exist if the
+// settings entry appeared after it).
+func (m *Manager) desiredLocked(rec *record) (desired, bool) {
+	for _, r := range m.regs {
+		if r.e.name == rec.name {
+			return desired{e: r.e, src: SourceRegistered, reg: r,
+				key: "registered#" + strconv.FormatUint(r.seq, 10) + "#" + strconv.FormatUint(rec.restarts, 10) + "#" + r.e.key}, true
+		}
+	}
+	if e := m.settingsEntryLocked(rec.name); e != nil {
+		return desired{e: e, src: SourceSettings, key: "settings#" + strconv.FormatUint(rec.restarts, 10) + "#" + e.key}, true
+	}
+	return desired{}, false
+}
+
+func (m *Manager) settingsEntryLocked(name string) *entry {
+	for _, e := range m.settings {
+		if e.name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+func (m *Manager) registrationLocked(name string) *registration {
+	for _, r := range m.regs {
+		if r.e.name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// recordLocked returns the record of name, creating it.
+func (m *Manager) recordLocked(name string) *record {
+	rec := m.records[name]
+	if rec == nil {
+		rec = &record{name: name, probes: make(map[*probeRun]struct{})}
+		m.records[name] = rec
+	}
+	return rec
+}
+
+// forgetLocked drops a record that holds nothing any more.
+func (m *Manager) forgetLocked(rec *record) {
+	if rec.busy || rec.inst != nil || rec.blocked || len(rec.probes) > 0 {
+		return
+	}
+	if _, ok := m.desiredLocked(rec); ok {
+		return
+	}
+	if m.records[rec.name] == rec {
+		delete(m.records, rec.name)
+	}
+}
+
+// ---- workers --------------------------------------------------------------------------
+
+// kickLocked makes sure a worker looks at rec.
+func (m *Manager) kickLocked(rec *record) {
+	if !m.active && !m.closed {
+		return // activate kicks every record
+	}
+	if rec.busy {
+		rec.again = true
+		return
+	}
+	rec.busy = true
+	rec.idle = make(chan struct{})
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.work(rec)
+	}()
+}
+
+// cancelProbesLocked cancels rec's probes and returns their done channels.
+func cancelProbesLocked(rec *record) []chan struct{} {
+	var out []chan struct{}
+	for p := range rec.probes {
+		p.cancel(errEntryChanged)
+		out = append(out, p.done)
+	}
+	return out
+}
+
+// work moves rec towards its desired state, one step at a time, until nothing is left.
+func (m *Manager) work(rec *record) {
+	for {
+		m.mu.Lock()
+		rec.again = false
+		d, ok := m.desiredLocked(rec)
+		inst := rec.inst
+		switch {
+		case inst != nil && (m.closed || !ok || !d.e.enabled || inst.key != d.key || inst.owner != d.reg):
+			inst.stopping = true
+			probes := cancelProbesLocked(rec)
+			m.dirtyLocked()
+			m.mu.Unlock()
+			waitAll(probes)
+			m.dispose(rec, inst)
+		case inst == nil && ok && d.e.enabled && !rec.blocked && !m.closed && rec.mountKey != d.key:
+			rec.mounting, rec.mountFor = true, d.reg
+			m.mounting++
+			probes := cancelProbesLocked(rec)
+			m.dirtyLocked()
+			m.mu.Unlock()
+			waitAll(probes)
+			m.mount(rec, d)
+		default:
+			rec.busy = false
+			close(rec.idle)
+			m.forgetLocked(rec)
+			m.dirtyLocked()
+			m.mu.Unlock()
+			return
+		}
+	}
+}
+
+func waitAll(chs []chan struct{}) {
+	for _, ch := range chs {
+		<-ch
+	}
+}
+
+// mount resolves d and mounts a client for it, then records the instance.
+func (m *Manager) mount(rec *record, d desired) {
+	r := &resolver{lookupEnv: m.hk.lookupEnv, secrets: m.credentials}
+	res, err := d.e.resolve(r)
+	var scope *ctx.Scope
+	if err == nil {
+		scope, err = m.c.Plugin(m.hk.client, res.cfg)
+		if errors.Is(err, ctx.ErrInactive) {
+			err = errClosed()
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mounting--
+	rec.mounting, rec.mountFor = false, nil
+	defer m.dirtyLocked()
+	now := m.hk.now()
+	if err != nil {
+		msg := err.Error()
+		if res != nil {
+			msg = res.scrub.clean(msg)
+		}
+		rec.mountKey, rec.mountErr = d.key, msg
+		rec.lastEntry, rec.lastSource = d.e, d.src
+		if !m.closed {
+			m.log.Warn("mcp server not started", "server", rec.name, "err", msg)
+		}
+		if m.mounting == 0 {
+			clear(m.early)
+		}
+		m.closeGoneLocked(d.reg)
+		return
+	}
+	rec.mountKey, rec.mountErr = "", ""
+	rec.starts++
+	rec.lastEntry, rec.lastSource = d.e, d.src
+	rec.lastOwner = ""
+	if d.reg != nil {
+		rec.lastOwner = d.reg.owner
+	}
+	inst := &instance{scope: scope, e: d.e, src: d.src, owner: d.reg, key: d.key, scrub: res.scrub, startedAt: now}
+	rec.inst = inst
+	m.byScope[scope] = inst
+	if st, ok := m.early[scope]; ok {
+		delete(m.early, scope)
+		m.applyReportLocked(inst, st)
+	}
+	if m.mounting == 0 {
+		clear(m.early)
+	}
+	state, serr := scope.State(), scope.Err()
+	m.applyScopeStateLocked(inst, state, serr)
+	m.log.Debug("mcp server mounted", "server", rec.name, "source", d.src, "instance", scope.ID())
+}
+
+// dispose disposes inst's scope and records the outcome.
+func (m *Manager) dispose(rec *record, inst *instance) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(m.c), disposeTimeout)
+	err := inst.scope.Dispose(dctx)
+	timedOut := dctx.Err() != nil
+	cancel()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.byScope, inst.scope)
+	rec.inst = nil
+	switch {
+	case inst.incomplete || errors.Is(err, mcpclient.ErrCleanupIncomplete):
+		m.blockLocked(rec, "the process group of the previous instance could not be confirmed gone")
+	case timedOut:
+		m.blockLocked(rec, fmt.Sprintf("the previous instance did not finish its cleanup within %s", disposeTimeout))
+	case err != nil:
+		m.log.Warn("mcp server cleanup reported errors", "server", rec.name, "err", inst.scrub.clean(err.Error()))
+	}
+	m.closeGoneLocked(inst.owner)
+	m.dirtyLocked()
+}
+
+// blockLocked marks rec's cleanup incomplete: its name is never mounted again.
+func (m *Manager) blockLocked(rec *record, why string) {
+	if rec.blocked {
+		return
+	}
+	rec.blocked = true
+	rec.blockMsg = why + "; no new instance is started for this server until the host restarts"
+	m.log.Error("mcp server cleanup incomplete", "server", rec.name, "err", rec.blockMsg)
+}
+
+// closeGoneLocked closes the gone channel of a removed registration once none of its
+// instances is left or in flight.
+func (m *Manager) closeGoneLocked(reg *registration) {
+	if reg == nil || !reg.removed || reg.closed {
+		return
+	}
+	if rec := m.records[reg.e.name]; rec != nil {
+		if (rec.inst != nil && rec.inst.owner == reg) || (rec.mounting && rec.mountFor == reg) {
+			return
+		}
+	}
+	reg.closed = true
+	close(reg.gone)
+	delete(m.open, reg)
+}
+
+// credentials returns the credentials provider: the CredentialsKey service if one is
+// provided, else the manager's file.
+func (m *Manager) credentials() (Credentials, error) {
+	if cr, ok := CredentialsKey.Get(m.c); ok && cr != nil {
+		return cr, nil
+	}
+	if m.creds == nil {
+		return nil, fmt.Errorf("%w: no %s service and no credentials file", ErrNoCredentials, CredentialsKey.Name())
+	}
+	if err := m.creds.Available(); err != nil {
+		return nil, err
+	}
+	return m.creds, nil
+}
+
+// ---- client reports -------------------------------------------------------------------
+
+// sink is the manager's mcpclient.StatusSink.
+type sink struct{ m *Manager }
+
+// ReportStatus records a client's report. It never blocks on anything but the manager's
+// mutex.
+func (s sink) ReportStatus(st mcpclient.Status) {
+	m := s.m
+	if st.Scope == nil || st.Scope.Parent() != m.scope {
+		return // a client the manager did not mount
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	inst := m.byScope[st.Scope]
+	if inst == nil {
+		if m.mounting > 0 {
+			m.early[st.Scope] = st
+		}
+		return
+	}
+	m.applyReportLocked(inst, st)
+	m.dirtyLocked()
+}
+
+func (m *Manager) applyReportLocked(inst *instance, st mcpclient.Status) {
+	st.Tools = slices.Clone(st.Tools)
+	inst.report, inst.hasReport = st, true
+	if st.Phase == mcpclient.PhaseConnected {
+		inst.connectedAt = st.At
+		if inst.connectedAt.IsZero() {
+			inst.connectedAt = m.hk.now()
+		}
+	}
+	if st.CleanupIncomplete {
+		inst.incomplete = true
+		if rec := m.records[inst.e.name]; rec != nil && rec.inst == inst {
+			m.blockLocked(rec, "the server's process group could not be confirmed gone")
+		}
+	}
+}
+
+// onScopeStatus follows the state of the manager's own scope and of the client scopes.
+func (m *Manager) onScopeStatus(ch ctx.StatusChange) error {
+	if ch.Scope == m.scope {
+		if ch.New == ctx.Active {
+			m.activate()
+		}
+		return nil
+	}
+	if ch.Scope.Parent() != m.scope {
+		return nil
+	}
+	var serr error
+	if ch.New == ctx.Failed {
+		serr = ch.Scope.Err()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if inst := m.byScope[ch.Scope]; inst != nil {
+		m.applyScopeStateLocked(inst, ch.New, serr)
+		m.dirtyLocked()
+	}
+	return nil
+}
+
+func (m *Manager) applyScopeStateLocked(inst *instance, st ctx.State, err error) {
+	inst.scopeState = st
+	switch st {
+	case ctx.Failed:
+		msg := "the client failed to load"
+		if err != nil {
+			msg = inst.scrub.clean(err.Error())
+		}
+		inst.loadErr = msg
+	case ctx.Loading, ctx.Active:
+		inst.loadErr = ""
+	}
+}
+
+// activate runs once the manager's scope is active: from then on clients find the status
+// sink, so the servers are mounted.
+func (m *Manager) activate() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.active || m.closed {
+		return
+	}
+	m.active = true
+	m.kickAllLocked()
+}
+
+// kickAllLocked kicks every name that is defined or has a record.
+func (m *Manager) kickAllLocked() {
+	for _, e := range m.settings {
+		m.kickLocked(m.recordLocked(e.name))
+	}
+	for _, r := range m.regs {
+		m.kickLocked(m.recordLocked(r.e.name))
+	}
+	for _, rec := range m.records {
+		m.kickLocked(rec)
+	}
+}
+
+// shutdown runs when the manager's activation ends: it refuses new work, cancels probes,
+// ends watch streams and has every worker dispose its instance, in parallel.
+func (m *Manager) shutdown() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	for _, rec := range m.records {
+		cancelProbesLocked(rec)
+	}
+	m.kickAllLocked()
+	for w := range m.watchers {
+		w.closeLocked(m)
+	}
+}
+
+// finish runs last in the manager's unload, once every goroutine has returned: it releases
+// registrations whose disposers still wait.
+func (m *Manager) finish() {
+	m.wg.Wait()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for r := range m.open {
+		r.removed, r.closed = true, true
+		close(r.gone)
+		delete(m.open, r)
+	}
+}

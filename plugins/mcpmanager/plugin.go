@@ -1,0 +1,185 @@
+package mcpmanager
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+)
+
+// Key is the mcpManager service: the running [Manager].
+var Key = ctx.NewKey[*Manager]("mcpManager")
+
+// Plugin runs the manager. Mount it once per tree (it provides [Key] and the
+// [mcpclient.StatusSinkKey] status sink, one of each per realm). Its configuration is
+// [Config].
+//
+// Loading reads the settings file and starts watching it; the servers are mounted, in
+// parallel, as soon as the manager's scope is active. Unloading cancels probes, ends watch
+// streams, disposes every instance in parallel and returns once all are gone.
+var Plugin = ctx.Define(ctx.Meta{Name: "mcpmanager"}, apply)
+
+func apply(c *ctx.Context, cfg Config) error {
+	if err := cfg.resolvePaths(); err != nil {
+		return err
+	}
+	var hk hooks
+	if h, ok := c.Value(hooksKey{}).(*hooks); ok && h != nil {
+		hk = *h
+	}
+	m := newManager(c, cfg, hk)
+
+	// Registered first, so it runs last in the unload: it waits for every goroutine the
+	// manager started, including the disposals begun by shutdown.
+	if _, err := c.Defer("mcpManager:join", func(context.Context) error {
+		m.finish()
+		return nil
+	}); err != nil {
+		return err
+	}
+	m.wg.Add(1)
+	context.AfterFunc(c, func() {
+		defer m.wg.Done()
+		m.shutdown()
+	})
+	if _, err := ctx.StatusChanged.On(c, m.onScopeStatus); err != nil {
+		return err
+	}
+
+	if m.cfg.settingsPath != "" {
+		sw := newSettingsWatch(m, m.cfg.settingsPath)
+		m.reload()
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			sw.run(c)
+		}()
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.publish(c)
+	}()
+
+	if _, err := mcpclient.StatusSinkKey.Provide(c, sink{m}); err != nil {
+		return err
+	}
+	if _, err := Key.Provide(c, m); err != nil {
+		return err
+	}
+	return m.exposeRemote(c)
+}
+
+// Remote parameters.
+type (
+	// NameParams are the parameters of mcpManager/restart.
+	NameParams struct {
+		Name string `json:"name"`
+	}
+	// ProbeParams are the parameters of mcpManager/probe.
+	ProbeParams struct {
+		Name    string       `json:"name"`
+		Options ProbeOptions `json:"options"`
+	}
+	// RestartResult is the answer of mcpManager/restart: the server's view once the new
+	// instance is mounted.
+	RestartResult struct {
+		Server View `json:"server"`
+	}
+)
+
+// exposeRemote marks list, watch, restart and probe as remote methods mcpManager/*.
+func (m *Manager) exposeRemote(c *ctx.Context) error {
+	methods := []ctx.RemoteMethod{
+		{Name: "mcpManager/list", Call: func(context.Context, json.RawMessage) (any, error) {
+			if err := m.live(); err != nil {
+				return nil, err
+			}
+			return m.Snapshot(), nil
+		}},
+		{Name: "mcpManager/watch", Stream: func(rc context.Context, _ json.RawMessage, send func(any) error) error {
+			if err := m.live(); err != nil {
+				return err
+			}
+			for snap := range m.Watch(rc) {
+				if err := send(snap); err != nil {
+					return err
+				}
+			}
+			if rc.Err() != nil {
+				return context.Cause(rc)
+			}
+			return errClosed()
+		}},
+		{Name: "mcpManager/restart", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
+			var p NameParams
+			if err := decodeParams(raw, &p); err != nil {
+				return nil, err
+			}
+			if err := m.Restart(rc, p.Name); err != nil {
+				return nil, err
+			}
+			for _, v := range m.List() {
+				if v.Name == p.Name && !v.Removed {
+					return RestartResult{Server: v}, nil
+				}
+			}
+			return nil, errorf(CodeNotFound, p.Name, "the server went away during the restart")
+		}},
+		{Name: "mcpManager/probe", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
+			var p ProbeParams
+			if err := decodeParams(raw, &p); err != nil {
+				return nil, err
+			}
+			return m.Probe(rc, p.Name, p.Options)
+		}},
+	}
+	for _, rm := range methods {
+		if _, err := c.ExposeRemote(rm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// live fails once the manager is stopping.
+func (m *Manager) live() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errClosed()
+	}
+	return nil
+}
+
+// decodeParams decodes remote parameters strictly; a name is required.
+func decodeParams(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errorf(CodeBadRequest, "", "parameters: %v", paramError(err))
+	}
+	var name string
+	switch p := v.(type) {
+	case *NameParams:
+		name = p.Name
+	case *ProbeParams:
+		name = p.Name
+	}
+	if name == "" {
+		return errorf(CodeBadRequest, "", `parameters: "name" is required`)
+	}
+	return nil
+}
+
+func paramError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("%s: expected %s", te.Field, typeWord(te.Type.String()))
+	}
+	return err
+}

@@ -1,0 +1,394 @@
+package mcpmanager
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+)
+
+// StatusEvent reports a managed server whose view changed: (name, status). It is emitted
+// for every published change while the manager is live, from the manager's publisher
+// goroutine with parallel dispatch: listeners run concurrently, their errors and panics
+// are logged without skipping the others, and no manager operation waits for them. When
+// listeners are slow, a server's intermediate states may be coalesced into its latest.
+var StatusEvent = ctx.NewEvent[StatusChange]("mcp-manager/status")
+
+// viewKey identifies a view across builds.
+type viewKey struct {
+	name    string
+	src     Source
+	removed bool
+}
+
+func keyOf(v View) viewKey { return viewKey{v.Name, v.Source, v.Removed} }
+
+// dirtyLocked wakes the publisher.
+func (m *Manager) dirtyLocked() {
+	select {
+	case m.signal <- struct{}{}:
+	default:
+	}
+}
+
+// buildLocked computes the current snapshot, maintaining Since, UpdatedAt and Version.
+func (m *Manager) buildLocked() Snapshot {
+	now := m.hk.now()
+	var views []View
+	for _, e := range m.settings {
+		if reg := m.registrationLocked(e.name); reg != nil {
+			views = append(views, m.conflictViewLocked(e, reg))
+			continue
+		}
+		views = append(views, m.entryViewLocked(m.records[e.name], e, SourceSettings, nil))
+	}
+	for _, r := range m.regs {
+		views = append(views, m.entryViewLocked(m.records[r.e.name], r.e, SourceRegistered, r))
+	}
+	var retained []*record
+	for _, rec := range m.records {
+		if _, ok := m.desiredLocked(rec); ok {
+			rec.retSeq = 0
+			continue
+		}
+		if rec.inst == nil && !rec.blocked {
+			continue
+		}
+		if rec.retSeq == 0 {
+			m.retSeq++
+			rec.retSeq = m.retSeq
+		}
+		retained = append(retained, rec)
+	}
+	slices.SortFunc(retained, func(a, b *record) int { return cmp.Compare(a.retSeq, b.retSeq) })
+	for _, rec := range retained {
+		views = append(views, m.retainedViewLocked(rec))
+	}
+
+	next := make(map[viewKey]View, len(views))
+	for i := range views {
+		v := &views[i]
+		k := keyOf(*v)
+		prev, had := m.last[k]
+		switch {
+		case had && prev.Status == v.Status:
+			v.Since = m.since[k]
+		default:
+			v.Since = now
+			m.since[k] = now
+		}
+		if had && prev.equal(*v) {
+			v.UpdatedAt = prev.UpdatedAt
+		} else {
+			v.UpdatedAt = now
+		}
+		next[k] = *v
+	}
+	for k := range m.since {
+		if _, ok := next[k]; !ok {
+			delete(m.since, k)
+		}
+	}
+	m.last = next
+
+	snap := Snapshot{Servers: views, Settings: m.sstatus}
+	if snap.Servers == nil {
+		snap.Servers = []View{}
+	}
+	if !sameSnapshot(snap, m.lastSnap) || m.version == 0 {
+		m.version++
+	}
+	snap.Version = m.version
+	m.lastSnap = snap
+	return cloneSnapshot(snap)
+}
+
+func sameSnapshot(a, b Snapshot) bool {
+	if a.Settings != b.Settings || len(a.Servers) != len(b.Servers) {
+		return false
+	}
+	for i := range a.Servers {
+		if !a.Servers[i].equal(b.Servers[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func cloneSnapshot(s Snapshot) Snapshot {
+	out := s
+	out.Servers = make([]View, len(s.Servers))
+	for i, v := range s.Servers {
+		out.Servers[i] = cloneView(v)
+	}
+	return out
+}
+
+// baseView fills what every view of e shows.
+func baseView(e *entry, src Source) View {
+	return View{
+		Name:      e.name,
+		Source:    src,
+		Enabled:   e.enabled,
+		Transport: e.cfg.Transport,
+		Tools:     []string{},
+		Config:    e.redacted(),
+	}
+}
+
+// entryViewLocked is the view of a configured or registered entry that owns its name.
+func (m *Manager) entryViewLocked(rec *record, e *entry, src Source, reg *registration) View {
+	v := baseView(e, src)
+	if reg != nil {
+		v.Owner = reg.owner
+	}
+	if rec == nil {
+		if !e.enabled {
+			v.Status = StateDisabled
+		} else if m.closed {
+			v.Status = StateStopping
+		} else {
+			v.Status = StateStarting
+		}
+		return v
+	}
+	v.Starts = rec.starts
+	d, _ := m.desiredLocked(rec)
+	inst := rec.inst
+	switch {
+	case rec.blocked:
+		v.Status, v.Error = StateCleanupIncomplete, rec.blockMsg
+	case inst != nil && (inst.stopping || inst.key != d.key || m.closed):
+		v.Status = StateStopping
+	case m.closed:
+		v.Status = StateStopping
+	case !e.enabled:
+		v.Status = StateDisabled
+	case inst == nil && rec.mountErr != "" && rec.mountKey == d.key:
+		v.Status, v.Error = StateFailed, rec.mountErr
+	case inst == nil:
+		v.Status = StateStarting
+	default:
+		v.Status, v.Error = inst.state()
+	}
+	if inst != nil {
+		inst.fill(&v)
+	}
+	return v
+}
+
+// conflictViewLocked is the view of a settings entry whose name a registration holds.
+func (m *Manager) conflictViewLocked(e *entry, reg *registration) View {
+	v := baseView(e, SourceSettings)
+	if !e.enabled {
+		v.Status = StateDisabled
+		return v
+	}
+	v.Status = StateFailed
+	v.Error = fmt.Sprintf("the name is taken by a server registered by %q; rename this settings entry", reg.owner)
+	return v
+}
+
+// retainedViewLocked is the view of a record whose entry is gone.
+func (m *Manager) retainedViewLocked(rec *record) View {
+	e, src, owner := rec.lastEntry, rec.lastSource, rec.lastOwner
+	if in := rec.inst; in != nil {
+		e, src = in.e, in.src
+		if in.owner != nil {
+			owner = in.owner.owner
+		}
+	}
+	v := baseView(e, src)
+	v.Removed = true
+	v.Owner = owner
+	v.Starts = rec.starts
+	switch {
+	case rec.blocked:
+		v.Status, v.Error = StateCleanupIncomplete, rec.blockMsg
+	default:
+		v.Status = StateStopping
+	}
+	if rec.inst != nil {
+		rec.inst.fill(&v)
+	}
+	return v
+}
+
+// state derives a live instance's state from its scope and its last report.
+func (in *instance) state() (State, string) {
+	switch {
+	case in.incomplete:
+		return StateCleanupIncomplete, "the server's process group could not be confirmed gone; no new instance is started for this server until the host restarts"
+	case in.loadErr != "":
+		return StateFailed, in.loadErr
+	case !in.hasReport:
+		return StateStarting, ""
+	}
+	errText := in.scrub.clean(in.report.Err)
+	switch in.report.Phase {
+	case mcpclient.PhaseConnected:
+		return StateConnected, ""
+	case mcpclient.PhaseReconnecting:
+		return StateReconnecting, errText
+	case mcpclient.PhaseFailed:
+		return StateFailed, errText
+	case mcpclient.PhaseDisposed:
+		return StateStopping, ""
+	default:
+		return StateStarting, errText
+	}
+}
+
+// fill copies the instance's details into v; an error already set is kept.
+func (in *instance) fill(v *View) {
+	v.StartedAt = in.startedAt
+	v.ConnectedAt = in.connectedAt
+	if !in.hasReport {
+		return
+	}
+	r := in.report
+	if r.Transport != "" {
+		v.Transport = r.Transport
+	}
+	v.Attempt, v.MaxAttempts = r.Attempt, r.MaxAttempts
+	if r.ServerName != "" || r.ServerVersion != "" {
+		v.ServerInfo = &ServerInfo{Name: r.ServerName, Version: r.ServerVersion}
+	}
+	v.ProtocolVersion = r.ProtocolVersion
+	if r.Tools != nil {
+		v.Tools = slices.Clone(r.Tools)
+	}
+	v.InstructionBytes = r.InstructionBytes
+	v.StderrTail = in.scrub.clean(r.StderrTail)
+	if v.Error == "" && r.Err != "" && v.Status != StateConnected {
+		v.Error = in.scrub.clean(r.Err)
+	}
+}
+
+// ---- publisher ------------------------------------------------------------------------
+
+// publish runs until the manager's activation ends: after each change it builds the
+// snapshot, hands it to every watcher and emits StatusEvent for each changed view.
+func (m *Manager) publish(run context.Context) {
+	sent := make(map[viewKey]View)
+	for {
+		select {
+		case <-run.Done():
+			return
+		case <-m.signal:
+		}
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return
+		}
+		snap := m.buildLocked()
+		for w := range m.watchers {
+			w.offerLocked(snap)
+		}
+		m.mu.Unlock()
+
+		var changes []StatusChange
+		seen := make(map[viewKey]bool, len(snap.Servers))
+		for _, v := range snap.Servers {
+			k := keyOf(v)
+			seen[k] = true
+			if prev, ok := sent[k]; ok && prev.equal(v) {
+				continue
+			}
+			sent[k] = v
+			changes = append(changes, StatusChange{Name: v.Name, Status: v})
+		}
+		for k, v := range sent {
+			if !seen[k] {
+				delete(sent, k)
+				changes = append(changes, StatusChange{Name: v.Name, Status: v, Removed: true})
+			}
+		}
+		for _, ch := range changes {
+			if run.Err() != nil {
+				return
+			}
+			if err := StatusEvent.Parallel(m.c, ch); err != nil {
+				m.log.Error("mcp-manager/status listener failed", "server", ch.Name, "err", err)
+			}
+			if ch.Status.Status != "" {
+				m.log.Debug("mcp server status", "server", ch.Name, "source", ch.Status.Source, "status", ch.Status.Status,
+					"removed", ch.Removed || ch.Status.Removed, "err", ch.Status.Error)
+			}
+		}
+	}
+}
+
+// ---- watchers -------------------------------------------------------------------------
+
+// watcher is one Watch subscription: a channel holding at most the latest snapshot.
+type watcher struct {
+	ch     chan Snapshot
+	ver    uint64
+	closed bool
+	stop   func() bool
+}
+
+// offerLocked replaces whatever the subscriber has not read yet with snap.
+func (w *watcher) offerLocked(snap Snapshot) {
+	if w.closed || snap.Version <= w.ver {
+		return
+	}
+	w.ver = snap.Version
+	select {
+	case <-w.ch:
+	default:
+	}
+	w.ch <- snap // the buffer is empty: only the publisher and Watch send, under m.mu
+}
+
+func (w *watcher) closeLocked(m *Manager) {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	close(w.ch)
+	delete(m.watchers, w)
+	if w.stop != nil {
+		w.stop()
+	}
+}
+
+// Watch streams the server list: the current snapshot at once, then the whole snapshot
+// again after every change. A subscriber that reads slowly gets the latest snapshot, not
+// every intermediate one. The channel is closed when ctx ends or the manager stops;
+// cancelling ctx ends only this subscription.
+func (m *Manager) Watch(ctx context.Context) <-chan Snapshot {
+	w := &watcher{ch: make(chan Snapshot, 1)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		close(w.ch)
+		return w.ch
+	}
+	m.watchers[w] = struct{}{}
+	w.offerLocked(m.buildLocked())
+	w.stop = context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		w.closeLocked(m)
+	})
+	return w.ch
+}
+
+// List returns the server views: configured entries in document order, then registered
+// entries in registration order, then retained records of removed entries.
+func (m *Manager) List() []View {
+	return m.Snapshot().Servers
+}
+
+// Snapshot returns the views together with the settings file's status.
+func (m *Manager) Snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.buildLocked()
+}

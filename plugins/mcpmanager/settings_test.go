@@ -1,0 +1,253 @@
+package mcpmanager
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseSettings(t *testing.T) {
+	doc := `
+servers:
+  zeta:
+    transport: stdio
+    command: zeta-server
+  alpha:
+    enabled: false
+    transport: streamable-http
+    url: https://example.com/mcp
+    headers: {Authorization: "Bearer ${secret:alpha}"}
+  mid:
+    transport: stdio
+    command: npx
+    args: ["-y", "pkg", "${HOME}/src"]
+    reconnect: {maxAttempts: 3}
+`
+	entries, err := parseSettings("s.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.name)
+	}
+	if !slices.Equal(got, []string{"zeta", "alpha", "mid"}) {
+		t.Fatalf("order %v: want document order", got)
+	}
+	if !entries[0].enabled || entries[1].enabled {
+		t.Fatalf("enabled: %v %v", entries[0].enabled, entries[1].enabled)
+	}
+	if entries[2].cfg.ServerName != "mid" || entries[2].cfg.Reconnect.MaxAttempts != 3 || entries[2].cfg.Reconnect.MaxDelayMs != 30_000 {
+		t.Fatalf("mid decoded as %+v: want serverName from the key, defaults merged", entries[2].cfg)
+	}
+	if entries[0].static() != true || entries[2].static() {
+		t.Fatal("static: zeta has no template, mid has one")
+	}
+
+	// The same document decodes to the same keys; a changed field changes only its entry.
+	again, _ := parseSettings("s.yaml", []byte(strings.Replace(doc, "maxAttempts: 3", "maxAttempts: 4", 1)))
+	if again[0].key != entries[0].key || again[1].key != entries[1].key || again[2].key == entries[2].key {
+		t.Fatal("keys: only mid changed")
+	}
+}
+
+func TestParseSettingsRejects(t *testing.T) {
+	cases := []struct {
+		name, doc, want string
+	}{
+		{"empty", "", "the file is empty"},
+		{"blank", "\n  \n", "the file is empty"},
+		{"comment only", "# nothing\n", "no YAML document"},
+		{"not yaml", "servers: [\n", "not valid YAML"},
+		{"half written", "servers:\n  a:\n    transport: stdio\n    command: \"unterminated\n", "not valid YAML"},
+		{"root list", "- a\n", "expected a mapping with a servers key"},
+		{"unknown top key", "servers: {}\nextra: 1\n", `key "extra": unknown key`},
+		{"servers list", "servers: [a]\n", "expected a mapping of server name to entry"},
+		{"bad name", "servers:\n  bad.name: {transport: stdio, command: x}\n", "must match"},
+		{"duplicate", "servers:\n  a: {transport: stdio, command: x}\n  a: {transport: stdio, command: y}\n", "servers.a"},
+		{"serverName", "servers:\n  a: {serverName: b, transport: stdio, command: x}\n", "serverName"},
+		{"enabled string", "servers:\n  a: {enabled: yes, transport: stdio, command: x}\n", "expected true or false"},
+		{"unknown key", "servers:\n  a: {transport: stdio, command: x, colour: red}\n", `servers.a.colour": unknown key`},
+		{"wrong type", "servers:\n  a:\n    transport: stdio\n    command: x\n    toolCallTimeoutMs: soon\n", `line 5: key "servers.a.toolCallTimeoutMs": expected an integer, got string`},
+		{"entry scalar", "servers:\n  a: 3\n", "expected a mapping"},
+		{"template syntax", "servers:\n  a: {transport: stdio, command: \"${UNCLOSED\"}\n", "command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parseSettings("s.yaml", []byte(c.doc))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, ErrInvalidSettings) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q: want it to contain %q and match ErrInvalidSettings", err, c.want)
+			}
+			if !strings.Contains(err.Error(), `settings file "s.yaml"`) {
+				t.Fatalf("error %q does not name the file", err)
+			}
+		})
+	}
+	// An empty servers key is valid and configures nothing.
+	for _, doc := range []string{"servers: {}\n", "servers:\n", "{}\n"} {
+		if es, err := parseSettings("s.yaml", []byte(doc)); err != nil || len(es) != 0 {
+			t.Fatalf("%q: %v %v", doc, es, err)
+		}
+	}
+}
+
+// Errors never quote values from the file: a secret pasted in the wrong place must not
+// reach logs.
+func TestParseSettingsErrorsQuoteNoValues(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef"
+	for _, doc := range []string{
+		"servers:\n  a:\n    transport: stdio\n    command: x\n    toolCallTimeoutMs: " + secret + "\n",
+		"servers:\n  a:\n    transport: stdio\n    command: x\n    env: " + secret + "\n",
+		"servers:\n  a:\n    transport: stdio\n    command: x\n    args: {k: " + secret + "}\n",
+		"servers:\n  a:\n    enabled: " + secret + "\n",
+		"servers:\n  a: " + secret + "\n",
+	} {
+		_, err := parseSettings("s.yaml", []byte(doc))
+		if err == nil {
+			t.Fatalf("accepted %q", doc)
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Fatalf("error quotes the value: %v", err)
+		}
+	}
+}
+
+func TestTemplates(t *testing.T) {
+	env := map[string]string{"HOME": "/home/u", "EMPTY": "", "TOKEN": "tok-123456789"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	creds := credFunc(func(name string) (string, error) {
+		if name == "gh" {
+			return "ghp_secretvalue", nil
+		}
+		return "", ErrSecretNotFound
+	})
+	cases := []struct{ in, want, err string }{
+		{"plain", "plain", ""},
+		{"$HOME stays", "$HOME stays", ""},
+		{"${HOME}/src", "/home/u/src", ""},
+		{"${MISSING:-dflt}", "dflt", ""},
+		{"${EMPTY:-dflt}", "dflt", ""},
+		{"${EMPTY}", "", ""},
+		{"${MISSING:-}", "", ""},
+		{"Bearer ${secret:gh}", "Bearer ghp_secretvalue", ""},
+		{"$${HOME} is literal", "${HOME} is literal", ""},
+		{"a${HOME}b${TOKEN}c", "a/home/ub" + "tok-123456789c", ""},
+		{"${MISSING}", "", "${MISSING}: environment variable is not set"},
+		{"${secret:nope}", "", "${secret:nope}: secret not found"},
+	}
+	for _, c := range cases {
+		tm, err := parseTemplate(c.in)
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		r := &resolver{lookupEnv: lookup, secrets: func() (Credentials, error) { return creds, nil }}
+		got, err := r.expand(tm)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("%q: error %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Fatalf("%q → %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"${", "${HOME", "${}", "${1X}", "${A-B}", "${secret:}", "${secret:a b}", "${A:-${B}}"} {
+		if _, err := parseTemplate(bad); err == nil {
+			t.Fatalf("%q parsed", bad)
+		}
+	}
+	// Without a credentials provider, a secret reference fails clearly.
+	tm, _ := parseTemplate("${secret:gh}")
+	r := &resolver{lookupEnv: lookup, secrets: func() (Credentials, error) { return nil, ErrNoCredentials }}
+	if _, err := r.expand(tm); !errors.Is(err, ErrNoCredentials) {
+		t.Fatalf("no provider: %v", err)
+	}
+}
+
+type credFunc func(string) (string, error)
+
+func (f credFunc) Lookup(name string) (string, error) { return f(name) }
+
+func TestResolveScrubsAndNamesKeys(t *testing.T) {
+	entries, err := parseSettings("s.yaml", []byte(`servers:
+  gh:
+    transport: streamable-http
+    url: "https://api.example.com/${PATHPART}"
+    headers: {Authorization: "Bearer ${secret:gh}", X-Plain: "${PLAIN}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PATHPART": "mcp", "PLAIN": "some-plain-header"}
+	r := &resolver{
+		lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		secrets: func() (Credentials, error) {
+			return credFunc(func(string) (string, error) { return "ghp_0123456789", nil }), nil
+		},
+	}
+	res, err := entries[0].resolve(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.cfg.Headers["Authorization"] != "Bearer ghp_0123456789" || res.cfg.URL != "https://api.example.com/mcp" {
+		t.Fatalf("resolved %+v", res.cfg)
+	}
+	if entries[0].cfg.Headers["Authorization"] != "Bearer ${secret:gh}" {
+		t.Fatal("resolution changed the entry")
+	}
+	text := res.scrub.clean("401 for Bearer ghp_0123456789 with some-plain-header")
+	if strings.Contains(text, "ghp_0123456789") || strings.Contains(text, "some-plain-header") {
+		t.Fatalf("not scrubbed: %q", text)
+	}
+	// A missing variable names the server and the key.
+	delete(env, "PATHPART")
+	_, err = entries[0].resolve(r)
+	if err == nil || !strings.Contains(err.Error(), `mcp server "gh": key "url": ${PATHPART}`) {
+		t.Fatalf("missing variable: %v", err)
+	}
+}
+
+func TestFileCredentials(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "credentials.yaml")
+	const secret = "s3cr3t-value-xyz"
+	fc := NewFileCredentials(path)
+	if _, err := fc.Lookup("a"); !errors.Is(err, ErrNoCredentials) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("a: "+secret+"\nnum: 12\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fc.Lookup("a"); err == nil || !strings.Contains(err.Error(), "must be 0600") {
+		t.Fatalf("mode 0644 accepted: %v", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := fc.Lookup("a"); err != nil || v != secret {
+		t.Fatalf("lookup: %q %v", v, err)
+	}
+	if v, err := fc.Lookup("num"); err != nil || v != "12" {
+		t.Fatalf("number: %q %v", v, err)
+	}
+	if _, err := fc.Lookup("b"); !errors.Is(err, ErrSecretNotFound) {
+		t.Fatalf("absent secret: %v", err)
+	}
+	// Malformed files: errors carry lines, never values.
+	for _, bad := range []string{"a: [" + secret + "]\n", "- " + secret + "\n", "a: " + secret + "\na: x\n", "a: \"" + secret + "\n", "a: {b: " + secret + "}\n"} {
+		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := fc.Lookup("a")
+		if err == nil || strings.Contains(err.Error(), secret) {
+			t.Fatalf("%q: %v", bad, err)
+		}
+	}
+}
