@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
 // Options configure a harness binary. The zero value is the stock harness.
@@ -107,6 +108,13 @@ type invocation struct {
 	shutdownTimeout time.Duration
 
 	logger *slog.Logger // set before any command runs
+
+	// liveStatus, if set, receives every MCP client status report as it
+	// happens (run's startup display); quietStartup leaves out the report
+	// of servers that are not connected once the tree has started (for
+	// commands that show statuses themselves).
+	liveStatus   func(mcpclient.Status)
+	quietStartup bool
 }
 
 func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []string) *invocation {

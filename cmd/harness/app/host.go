@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -19,6 +20,9 @@ type host struct {
 	profile *profiles.Profile
 	logger  *slog.Logger
 	mounts  *mounts
+	// board collects the MCP clients' status reports; it is the tree's
+	// status sink unless the profile mounts the manager, which has its own.
+	board *statusBoard
 }
 
 // withHost is the application shell of every command that needs the scope
@@ -32,7 +36,7 @@ type host struct {
 // Plugins never see it; the dynamic part of the application is the scope
 // tree.
 func (a *invocation) withHost(c context.Context, fn func(context.Context, *host) error) (err error) {
-	h := &host{mounts: &mounts{}}
+	h := &host{mounts: &mounts{}, board: &statusBoard{live: a.liveStatus}}
 	app := fx.New(
 		fx.WithLogger(fxLogger),
 		fx.Supply(a),
@@ -43,7 +47,7 @@ func (a *invocation) withHost(c context.Context, fn func(context.Context, *host)
 		),
 		fx.Invoke(func(lc fx.Lifecycle, root *ctx.Context, p *profiles.Profile, a *invocation) {
 			lc.Append(fx.Hook{
-				OnStart: func(c context.Context) error { return a.start(c, root, p, h.mounts) },
+				OnStart: func(c context.Context) error { return a.start(c, root, p, h) },
 				OnStop:  func(c context.Context) error { return root.Scope().Dispose(c) },
 			})
 		}),
@@ -86,6 +90,13 @@ func (a *invocation) withHost(c context.Context, fn func(context.Context, *host)
 	if c.Err() != nil {
 		return failure(errors.New("interrupted during start-up"))
 	}
+	if !a.quietStartup {
+		// Servers that did not connect are reported here, once: the command
+		// goes on with the tools of the others.
+		for _, st := range h.board.notReady() {
+			errorf(a.stderr, a.prog, "mcp server %s", statusLine(st))
+		}
+	}
 	return fn(c, h)
 }
 
@@ -93,13 +104,20 @@ func (a *invocation) withHost(c context.Context, fn func(context.Context, *host)
 // hook.
 func newRoot(l *slog.Logger) *ctx.Context { return ctx.New(ctx.Options{Logger: l}) }
 
-// start is the app's start hook: it mounts the profile and waits, until c
-// is done, for the tree to be ready (waitReady). Waiting that runs out is
-// not an error: slow servers go on connecting in the background and the
-// command works with what is ready, after a warning. Rows that failed to
-// load are logged.
-func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Profile, m *mounts) error {
+// start is the app's start hook: it provides the status sink (unless the
+// profile mounts the MCP server manager, which provides its own), mounts
+// the profile and waits, until c is done, for the tree to be ready
+// (waitReady). Waiting that runs out is not an error: slow servers go on
+// connecting in the background and the command works with what is ready,
+// after a warning. Rows that failed to load are logged.
+func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Profile, h *host) error {
 	began := time.Now()
+	m := h.mounts
+	if !mountsUse(p.Rows, managerUse) {
+		if _, err := mcpclient.StatusSinkKey.Provide(root, h.board); err != nil {
+			return err
+		}
+	}
 	if err := mountRows(root, a.catalog, p.Rows, m); err != nil {
 		return err
 	}

@@ -3,12 +3,16 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
@@ -16,8 +20,16 @@ func (a *invocation) runCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "run",
 		Short: "Host the profile until interrupted (SIGINT or SIGTERM shut it down cleanly)",
-		Args:  args(cobra.NoArgs),
+		Long: `Host the profile until interrupted. Every MCP server's connection status is
+shown as it changes (on a terminal as plain lines such as "demo: connected
+(7 tools)", otherwise as log lines); the remote API's URL is logged when the
+profile mounts it. SIGINT or SIGTERM shut the tree down cleanly (stdio
+servers and their process groups included); a second signal kills the
+harness.`,
+		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			a.liveStatus = a.statusPrinter(isTerminal(a.stderr))
+			a.quietStartup = true // the live display has shown every status
 			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
 				if srv, ok := remote.Key.Get(h.root); ok {
 					h.logger.Info("remote API listening", "url", srv.URL(), "endpointFile", srv.EndpointFile())
@@ -28,6 +40,30 @@ func (a *invocation) runCommand() *cobra.Command {
 				return nil
 			})
 		}),
+	}
+}
+
+// statusPrinter returns the live status display of run: on a terminal,
+// one plain line per report on stderr; otherwise a log line, at warn level
+// for a server that is reconnecting and error level for one that failed.
+func (a *invocation) statusPrinter(tty bool) func(mcpclient.Status) {
+	var mu sync.Mutex // keeps lines whole when clients report at once
+	return func(st mcpclient.Status) {
+		line := statusLine(st)
+		if tty {
+			mu.Lock()
+			fmt.Fprintln(a.stderr, line)
+			mu.Unlock()
+			return
+		}
+		level := slog.LevelInfo
+		switch st.Phase {
+		case mcpclient.PhaseReconnecting:
+			level = slog.LevelWarn
+		case mcpclient.PhaseFailed:
+			level = slog.LevelError
+		}
+		a.logger.Log(context.Background(), level, line)
 	}
 }
 

@@ -1,0 +1,136 @@
+package app
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// managerUse is the catalog name of the MCP server manager plugin. A profile
+// that mounts it gets the manager's status sink (there is one per realm), so
+// the harness then provides none of its own.
+const managerUse = "mcpmanager"
+
+// statusBoard is the harness's status sink (mcpclient.StatusSink): it keeps
+// the last report of every MCP client in the tree, by client scope, and
+// hands each report to live, if set (the run command's startup display).
+// It is safe for concurrent use; ReportStatus never blocks on anything but
+// live, which must be quick (one line to stderr or the logger).
+type statusBoard struct {
+	mu    sync.Mutex
+	last  map[*ctx.Scope]mcpclient.Status
+	order []*ctx.Scope
+	live  func(mcpclient.Status)
+}
+
+// ReportStatus implements mcpclient.StatusSink.
+func (b *statusBoard) ReportStatus(st mcpclient.Status) {
+	st.Tools = slices.Clone(st.Tools)
+	b.mu.Lock()
+	if b.last == nil {
+		b.last = map[*ctx.Scope]mcpclient.Status{}
+	}
+	if _, seen := b.last[st.Scope]; !seen {
+		b.order = append(b.order, st.Scope)
+	}
+	b.last[st.Scope] = st
+	live := b.live
+	b.mu.Unlock()
+	if live != nil {
+		live(st)
+	}
+}
+
+// setLive sets the live display.
+func (b *statusBoard) setLive(fn func(mcpclient.Status)) {
+	b.mu.Lock()
+	b.live = fn
+	b.mu.Unlock()
+}
+
+// statuses returns the last report of every client, in the order they
+// first reported, leaving out disposed clients.
+func (b *statusBoard) statuses() []mcpclient.Status {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]mcpclient.Status, 0, len(b.order))
+	for _, s := range b.order {
+		if st := b.last[s]; st.Phase != mcpclient.PhaseDisposed {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// notReady returns the reports of the clients that are not connected.
+func (b *statusBoard) notReady() []mcpclient.Status {
+	var out []mcpclient.Status
+	for _, st := range b.statuses() {
+		if st.Phase != mcpclient.PhaseConnected {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// statusLine renders a report for people, one line:
+//
+//	demo: connected (7 tools)
+//	gh: reconnecting (attempt 2 of 10): connect: exec: "gh-mcp": executable file not found in $PATH
+func statusLine(st mcpclient.Status) string {
+	var b strings.Builder
+	b.WriteString(st.Server)
+	b.WriteString(": ")
+	b.WriteString(string(st.Phase))
+	switch st.Phase {
+	case mcpclient.PhaseConnected:
+		fmt.Fprintf(&b, " (%d tool%s)", len(st.Tools), plural(len(st.Tools)))
+	case mcpclient.PhaseReconnecting, mcpclient.PhaseConnecting:
+		if st.Attempt > 0 && st.MaxAttempts > 0 {
+			fmt.Fprintf(&b, " (attempt %d of %d)", st.Attempt, st.MaxAttempts)
+		} else if st.Attempt > 1 {
+			fmt.Fprintf(&b, " (attempt %d)", st.Attempt)
+		}
+	}
+	if st.Err != "" {
+		b.WriteString(": ")
+		// The client words its errors for logs, naming the server first.
+		b.WriteString(joinLines(strings.TrimPrefix(st.Err, fmt.Sprintf("mcp server %q: ", st.Server))))
+	}
+	if tail := lastLine(st.StderrTail); tail != "" && st.Phase != mcpclient.PhaseConnected {
+		b.WriteString(" (stderr: ")
+		b.WriteString(tail)
+		b.WriteString(")")
+	}
+	if st.CleanupIncomplete {
+		b.WriteString(" [process cleanup incomplete]")
+	}
+	return b.String()
+}
+
+// joinLines joins the lines of s with "; ".
+func joinLines(s string) string {
+	fields := strings.FieldsFunc(strings.TrimSpace(s), func(r rune) bool { return r == '\n' || r == '\r' })
+	return strings.Join(fields, "; ")
+}
+
+// lastLine returns the last non-blank line of s, cut to 200 runes.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return summary(lines[len(lines)-1], 200)
+}
+
+// mountsUse reports whether an enabled row, at any depth, mounts use.
+func mountsUse(rows []profiles.Row, use string) bool {
+	for _, r := range rows {
+		if r.Enabled && (r.Use == use || mountsUse(r.Rows, use)) {
+			return true
+		}
+	}
+	return false
+}
