@@ -1,10 +1,12 @@
 package mcpclient
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 )
 
 func TestPluginToolsFromDemoServer(t *testing.T) {
@@ -23,4 +25,46 @@ func TestPluginToolsFromDemoServer(t *testing.T) {
 		t.Fatalf("echo %q", res.Text())
 	}
 	e.st.waitPhase(t, "demo", PhaseConnected)
+}
+
+// TestServerNameUniquePerScope: a second client with the same serverName in the same
+// registration scope fails naming the server, and the first stays intact; another agent
+// scope may reuse the name; the name is free again once its holder is disposed.
+func TestServerNameUniquePerScope(t *testing.T) {
+	e := newEnv(t)
+	first := e.mount(nil, memConfig("gh"), &hooks{dial: newMemServer(demo()).dial})
+	second := e.mount(nil, memConfig("gh"), &hooks{dial: newMemServer(demo()).dial})
+	ctxtest.RequireState(t, second, ctx.Failed)
+	if err := second.Err(); !errors.Is(err, ErrDuplicateServer) || !strings.Contains(err.Error(), `mcp server "gh": serverName is already used in scope "root"`) {
+		t.Fatalf("second: %v", err)
+	}
+	ctxtest.RequireState(t, first, ctx.Active)
+	if got := e.mustCall(nil, "mcp__gh__echo", `{"text":"still here"}`).Text(); got != "still here" {
+		t.Errorf("first client broken: %q", got)
+	}
+
+	// Agent scopes are registration scopes of their own.
+	var agents []*ctx.Context
+	agent := ctx.Define(ctx.Meta{Name: "agent"}, func(c *ctx.Context, _ struct{}) error {
+		agents = append(agents, c.Layered())
+		return nil
+	})
+	ctxtest.MountActive(t, e.root, agent, nil)
+	ctxtest.MountActive(t, e.root, agent, nil)
+	for _, a := range agents {
+		s := e.mount(a, memConfig("gh"), &hooks{dial: newMemServer(demo()).dial})
+		ctxtest.RequireState(t, s, ctx.Active)
+		if got := e.mustCall(a, "mcp__gh__echo", `{"text":"agent"}`).Text(); got != "agent" {
+			t.Errorf("agent call %q", got)
+		}
+	}
+
+	must(t, first.Dispose(ctxtest.Wait(t)))
+	must(t, second.Dispose(ctxtest.Wait(t)))
+	third := e.mount(nil, memConfig("gh"), &hooks{dial: newMemServer(demo()).dial})
+	ctxtest.RequireState(t, third, ctx.Active)
+	must(t, e.root.Scope().Dispose(ctxtest.Wait(t)))
+	if n := names.layers(); n != 0 {
+		t.Errorf("%d layers still hold reservations after the root is gone", n)
+	}
 }

@@ -69,6 +69,8 @@ type hooks struct {
 	clock clock
 	// tune adjusts the dial options (shorter kill grace periods, …).
 	tune func(*dialOptions)
+	// observe receives each supervisor created.
+	observe func(*supervisor)
 }
 
 type hooksKey struct{}
@@ -174,6 +176,9 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 		}
 		if h.tune != nil {
 			h.tune(&s.opts)
+		}
+		if h.observe != nil {
+			h.observe(s)
 		}
 	}
 	return s

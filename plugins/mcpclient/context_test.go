@@ -1,0 +1,190 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/mcpresources"
+	"github.com/cordisgo/harness/plugins/sysprompt"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// prompt assembles the system prompt seen from c.
+func (e *env) prompt(c *ctx.Context) string {
+	e.t.Helper()
+	if c == nil {
+		c = e.root
+	}
+	sp, ok := sysprompt.Key.Get(e.root)
+	if !ok {
+		e.t.Fatal("no systemPrompt service")
+	}
+	p, err := sp.Assemble(c, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p.Text
+}
+
+// swappableServer serves each new generation from the current server.
+type swappableServer struct {
+	mu  sync.Mutex
+	cur *memServer
+}
+
+func (s *swappableServer) dial(cx context.Context, cfg Config, opts dialOptions) (*connection, error) {
+	s.mu.Lock()
+	m := s.cur
+	s.mu.Unlock()
+	return m.dial(cx, cfg, opts)
+}
+
+func (s *swappableServer) swap(m *memServer) {
+	s.mu.Lock()
+	s.cur = m
+	s.mu.Unlock()
+}
+
+func instructed(text string) *mcp.Server {
+	return demoserver.New(demoserver.Options{Instructions: text})
+}
+
+// TestInstructionsSection (item 8): the instructions become the attributed section
+// mcp:<server>, literal, only after a successful discovery, republished when a reconnect
+// brings different ones, and they follow the prompt service.
+func TestInstructionsSection(t *testing.T) {
+	e := newEnv(t)
+	promptScope := ctxtest.MountActive(t, e.root, sysprompt.Plugin, nil)
+	fc := newFakeClock()
+	first := newMemServer(instructed("Use {{braces}} literally.\n\n"))
+	first.failNext.Store(1)
+	sw := &swappableServer{cur: first}
+	e.mount(nil, memConfig("srv"), &hooks{dial: sw.dial, clock: fc})
+	if p := e.prompt(nil); strings.Contains(p, "MCP server") {
+		t.Fatalf("instructions published before a successful discovery: %q", p)
+	}
+	fc.fire(t)
+	e.st.waitPhase(t, "srv", PhaseConnected)
+	if p := e.prompt(nil); p != "### MCP server: srv\n\nUse {{braces}} literally." {
+		t.Fatalf("prompt %q", p)
+	}
+
+	changes := ctxtest.Record(t, e.root, sysprompt.Changed)
+	sw.swap(newMemServer(instructed("Version two.")))
+	first.crash()
+	e.st.waitPhase(t, "srv", PhaseReconnecting)
+	fc.fire(t)
+	e.st.waitPhase(t, "srv", PhaseConnected)
+	if p := e.prompt(nil); p != "### MCP server: srv\n\nVersion two." {
+		t.Fatalf("prompt after reconnect %q", p)
+	}
+	if ev := changes.Events(); len(ev) != 1 || ev[0].Kind != sysprompt.Updated || ev[0].Section != "mcp:srv" {
+		t.Errorf("prompt changes %+v", ev)
+	}
+
+	// The section goes with the prompt service and comes back with a new one.
+	must(t, promptScope.Dispose(ctxtest.Wait(t)))
+	ctxtest.MountActive(t, e.root, sysprompt.Plugin, nil)
+	ctxtest.Settle(t, e.root)
+	if p := e.prompt(nil); p != "### MCP server: srv\n\nVersion two." {
+		t.Fatalf("prompt with a new service %q", p)
+	}
+}
+
+// TestInstructionsCapped (item 8): the attributed text is capped at maxInstructionBytes
+// with a marker.
+func TestInstructionsCapped(t *testing.T) {
+	e := newEnv(t)
+	ctxtest.MountActive(t, e.root, sysprompt.Plugin, nil)
+	cfg := memConfig("srv")
+	cfg.MaxInstructionBytes = 200
+	e.mount(nil, cfg, &hooks{dial: newMemServer(instructed(strings.Repeat("word ", 100))).dial})
+	p := e.prompt(nil)
+	if len(p) > 200 || !strings.HasPrefix(p, "### MCP server: srv\n\nword word") ||
+		!strings.HasSuffix(p, "[instructions truncated: 520 bytes, maxInstructionBytes 200]") {
+		t.Fatalf("%d bytes: %q", len(p), p)
+	}
+	if st := e.st.waitPhase(t, "srv", PhaseConnected); st.InstructionBytes != len(p) {
+		t.Errorf("status instruction bytes %d, want %d", st.InstructionBytes, len(p))
+	}
+	if got := attributedInstructions("s", "  \n\t", 10); got != "" {
+		t.Errorf("blank instructions: %q", got)
+	}
+	if got := attributedInstructions("s", "abcdef", 5); got != "### M" {
+		t.Errorf("tiny limit: %q", got)
+	}
+}
+
+// TestInstructionsScoped (item 8): a client in an agent scope contributes to that agent's
+// prompt only.
+func TestInstructionsScoped(t *testing.T) {
+	e := newEnv(t)
+	ctxtest.MountActive(t, e.root, sysprompt.Plugin, nil)
+	var agent *ctx.Context
+	agentDef := ctx.Define(ctx.Meta{Name: "agent"}, func(c *ctx.Context, _ struct{}) error {
+		agent = c
+		return nil
+	})
+	ctxtest.MountActive(t, e.root, agentDef, nil)
+	e.mount(agent.Layered(), memConfig("srv"), &hooks{dial: newMemServer(instructed("Agent only.")).dial})
+	if p := e.prompt(agent); !strings.Contains(p, "Agent only.") {
+		t.Errorf("agent prompt %q", p)
+	}
+	if p := e.prompt(nil); strings.Contains(p, "Agent only.") {
+		t.Errorf("root prompt %q", p)
+	}
+}
+
+// TestResourceProvider (item 8): the server's resources are reachable through the shared
+// resource tools while the client lives; the provider goes with the client.
+func TestResourceProvider(t *testing.T) {
+	e := newEnv(t)
+	ctxtest.MountActive(t, e.root, mcpresources.Plugin, nil)
+	s := e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(demo()).dial})
+	ctxtest.Settle(t, e.root)
+	if got := e.mustCall(nil, mcpresources.ToolList, `{"server":"srv"}`).Text(); !strings.Contains(got, "demo://readme") {
+		t.Errorf("list: %q", got)
+	}
+	if got := e.mustCall(nil, mcpresources.ToolTemplates, `{"server":"srv"}`).Text(); !strings.Contains(got, "demo://notes/{id}") {
+		t.Errorf("templates: %q", got)
+	}
+	if got := e.mustCall(nil, mcpresources.ToolRead, `{"server":"srv","uri":"demo://notes/7"}`).Text(); got == "" {
+		t.Errorf("read: %q", got)
+	}
+	must(t, s.Dispose(ctxtest.Wait(t)))
+	if _, err := e.call(nil, mcpresources.ToolList, `{"server":"srv"}`); !errors.Is(err, toolregistry.ErrUnknownTool) {
+		t.Errorf("resource tools after the last provider left: %v", err)
+	}
+}
+
+// TestResourcesWithoutCapability (item 8): a server without resources lists nothing and
+// refuses reads; a disconnected one fails fast.
+func TestResourcesWithoutCapability(t *testing.T) {
+	e := newEnv(t)
+	srv := bareServer()
+	rawTool(srv, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return textResult("t"), nil
+	})
+	var sup *supervisor
+	e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(srv).dial, observe: func(s *supervisor) { sup = s }})
+	p := resourceProvider{sup}
+	raw, err := p.Request(e.root, mcpresources.Request{Method: mcpresources.MethodList}, mcpresources.CallerInfo{})
+	if err != nil || string(raw) != `{"resources":[]}` {
+		t.Errorf("list: %s %v", raw, err)
+	}
+	if _, err := p.Request(e.root, mcpresources.Request{Method: mcpresources.MethodRead, URI: "x://y"}, mcpresources.CallerInfo{}); err == nil ||
+		!strings.Contains(err.Error(), "does not offer resources") {
+		t.Errorf("read: %v", err)
+	}
+	sup.live.Store(nil)
+	if _, err := p.Request(e.root, mcpresources.Request{Method: mcpresources.MethodList}, mcpresources.CallerInfo{}); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("disconnected: %v", err)
+	}
+}
