@@ -432,14 +432,3 @@ plugins:
 		t.Errorf("the disabled row was mounted:\n%s", r.stderr)
 	}
 }
-
-func TestResources(t *testing.T) {
-	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  res:\n    use: testres\n")
-	run(t, nil, "-p", p, "resources", "list", "demo").expect(t, ExitOK, `list_mcp_resources {"server":"demo"}`, "")
-	run(t, nil, "-p", p, "resources", "templates", "demo", "--cursor", "c1").expect(t, ExitOK, `list_mcp_resource_templates {"cursor":"c1","server":"demo"}`, "")
-	run(t, nil, "-p", p, "resources", "read", "demo", "demo://readme").expect(t, ExitOK, `"uri":"demo://readme"`, "")
-	run(t, nil, "-p", p, "resources", "list", "demo", "--json").expect(t, ExitOK, `"resources": []`, "")
-	run(t, nil, "-p", p, "resources", "list", "nosuch").expect(t, ExitFailure, "", `unknown server "nosuch"`)
-	run(t, nil, "-p", p, "resources", "read", "demo").expect(t, ExitUsage, "", "accepts 2 arg(s)")
-	run(t, nil, "-p", "cli", "resources", "list", "demo").expect(t, ExitFailure, "", "no list_mcp_resources tool at the root")
-}

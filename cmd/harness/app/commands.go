@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -185,12 +186,24 @@ func (a *invocation) mcpCommand() *cobra.Command {
 
 func (a *invocation) demoServerCommand() *cobra.Command {
 	var addr string
+	var startDelay time.Duration
 	cmd := &cobra.Command{
 		Use:   "demo-server",
 		Short: "Serve the embedded demo MCP server (stdio, or Streamable HTTP with --http)",
 		Args:  args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			opts := demoserver.Options{Logger: a.logger}
+			if startDelay > 0 {
+				// A server that is slow to start, for tests of start-up
+				// waits and of signals during start-up.
+				t := time.NewTimer(startDelay)
+				select {
+				case <-t.C:
+				case <-cmd.Context().Done():
+					t.Stop()
+					return nil
+				}
+			}
 			if cmd.Flags().Changed("http") {
 				return demoserver.ServeHTTP(cmd.Context(), addr, opts)
 			}
@@ -199,6 +212,10 @@ func (a *invocation) demoServerCommand() *cobra.Command {
 			}
 			return serveDemo(cmd.Context(), opts, a.stdin, a.stdout)
 		}),
+	}
+	cmd.Flags().DurationVar(&startDelay, "start-delay", 0, "wait this long before serving (for tests)")
+	if err := cmd.Flags().MarkHidden("start-delay"); err != nil {
+		panic(err)
 	}
 	cmd.Flags().StringVar(&addr, "http", "", "serve Streamable HTTP at /mcp on `ADDR` (host:port; empty host: loopback; \"\": a free loopback port); the URL is printed on stderr")
 	return cmd

@@ -16,43 +16,7 @@ var testPlugins = map[string]ctx.PluginDef{
 	"testtools":  testTools,
 	"teststrict": testStrict,
 	"testfail":   testFail,
-	"testres":    testResources,
 }
-
-// testResources stands in for the shared resource tools: each echoes the
-// tool name and its arguments.
-var testResources = ctx.Define(ctx.Meta{Name: "testres", Inject: []ctx.Dependency{toolregistry.Key}},
-	func(c *ctx.Context, _ struct{}) error {
-		reg := toolregistry.Key.Use(c)
-		at := c
-		if p := c.Scope().Parent(); p != nil && p.Context() != nil {
-			at = p.Context()
-		}
-		for _, name := range []string{toolListResources, toolListTemplates, toolReadResource} {
-			dispose, err := reg.Register(at, toolregistry.Tool{
-				Name: name,
-				Execute: func(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
-					var in map[string]string
-					if err := json.Unmarshal(call.Args, &in); err != nil {
-						return nil, err
-					}
-					if in["server"] != "demo" {
-						return nil, fmt.Errorf("unknown server %q", in["server"])
-					}
-					res := toolregistry.TextResult(call.Tool + " " + string(call.Args))
-					res.Raw = json.RawMessage(`{"resources":[]}`)
-					return res, nil
-				},
-			})
-			if err != nil {
-				return err
-			}
-			if _, err := c.Defer("unregister "+name, dispose); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 
 // testStrictConfig has one setting of each common kind, to test how
 // configuration errors are reported.
@@ -85,15 +49,12 @@ type testToolsConfig struct {
 	Prefix string `json:"prefix"`
 }
 
-// testTools registers greet and broken in the layer of the scope it is
-// mounted in (its parent), where the scope's agents see them.
+// testTools registers greet, broken and wait through its own context: they
+// land in the layer it is mounted in (ctx.Context.Layer), the root's or an
+// agent scope's, and go away when it unloads.
 var testTools = ctx.Define(ctx.Meta{Name: "testtools", Inject: []ctx.Dependency{toolregistry.Key}},
 	func(c *ctx.Context, cfg testToolsConfig) error {
 		reg := toolregistry.Key.Use(c)
-		at := c
-		if p := c.Scope().Parent(); p != nil && p.Context() != nil {
-			at = p.Context()
-		}
 		for _, t := range []toolregistry.Tool{{
 			Name:        cfg.Prefix + "greet",
 			Description: "Greets someone.\nSecond line not shown in listings.",
@@ -121,11 +82,7 @@ var testTools = ctx.Define(ctx.Meta{Name: "testtools", Inject: []ctx.Dependency{
 				return nil, c.Err()
 			},
 		}} {
-			dispose, err := reg.Register(at, t)
-			if err != nil {
-				return err
-			}
-			if _, err := c.Defer("unregister "+t.Name, dispose); err != nil {
+			if _, err := reg.Register(c, t); err != nil {
 				return err
 			}
 		}

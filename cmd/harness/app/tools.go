@@ -66,7 +66,7 @@ error exits with status 1.`,
 				}
 				res, terr := reg.Execute(h.root, name, raw, toolregistry.ExecOptions{Context: c})
 				if callJSON {
-					if err := writeJSON(a, canonical(res)); err != nil {
+					if err := writeJSON(a, canonicalCall(res, terr)); err != nil {
 						return err
 					}
 				} else if text := res.Text(); text != "" {
@@ -116,6 +116,27 @@ func canonical(res *toolregistry.Result) any {
 		return res.Raw
 	}
 	return res
+}
+
+// canonicalCall is the --json form of a call's outcome: canonical(res),
+// and when the registry itself refused or failed the call (the result has
+// no protocol JSON of the tool's own), the registry's error under "error"
+// with its code, such as {"code": "invalid_arguments", ...}.
+func canonicalCall(res *toolregistry.Result, terr error) any {
+	var te *toolregistry.ToolError
+	if res == nil || len(res.Raw) > 0 || !errors.As(terr, &te) {
+		return canonical(res)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return canonical(res)
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return canonical(res)
+	}
+	m["error"] = te
+	return m
 }
 
 // writeToolTable prints tools as aligned columns.

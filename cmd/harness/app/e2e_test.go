@@ -1,0 +1,193 @@
+package app
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// These tests run commands on the default profile with the real MCP client:
+// its demo row re-executes the test binary (${HARNESS_SELF}) as
+// `demo-server`, which TestMain turns into the harness (SelfEnv).
+
+// selfCmd returns the command line that runs the test binary as the
+// harness's demo server, for --stdio, with extra demo-server flags. Its
+// command is Self, so the row gets SelfEnv (see testOptions).
+func selfCmd(t *testing.T, flags ...string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(append([]string{"'" + self + "'", "demo-server"}, flags...), " ")
+}
+
+func TestDefaultToolsList(t *testing.T) {
+	t.Parallel()
+	r := run(t, nil, "tools", "list")
+	r.expect(t, ExitOK, "mcp__demo__echo", "")
+	for _, want := range []string{"mcp__demo__add", "mcp__demo__slow", "mcp__demo__fail", "mcp__demo__image", "read_mcp_resource", "list_mcp_resources"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("tools list lacks %s:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "mcp__demo__echo              demo    Returns the given text unchanged.") {
+		t.Errorf("tools list does not show echo's server and description:\n%s", r.stdout)
+	}
+	if r.stderr != "" {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+
+	r = run(t, nil, "tools", "list", "--json")
+	r.expect(t, ExitOK, `"name": "mcp__demo__echo"`, "")
+	var infos []toolregistry.Info
+	if err := json.Unmarshal([]byte(r.stdout), &infos); err != nil {
+		t.Fatalf("tools list --json: %v\n%s", err, r.stdout)
+	}
+	found := false
+	for _, in := range infos {
+		if in.Name == "mcp__demo__add" {
+			found = true
+			if in.Meta["server"] != "demo" || !strings.Contains(string(in.Parameters), `"a"`) {
+				t.Errorf("add: %+v", in)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no mcp__demo__add in %s", r.stdout)
+	}
+}
+
+func TestDefaultToolsCall(t *testing.T) {
+	t.Parallel()
+	run(t, nil, "tools", "call", "mcp__demo__add", `{"a":2,"b":40}`).expect(t, ExitOK, "42\n", "")
+	run(t, nil, "tools", "call", "mcp__demo__echo", `{"text":"hi there"}`).expect(t, ExitOK, "hi there\n", "")
+	r := run(t, nil, "tools", "call", "mcp__demo__add", `{"a":2,"b":40}`, "--json")
+	r.expect(t, ExitOK, `"structuredContent"`, "")
+	if !strings.Contains(r.stdout, `"sum": 42`) {
+		t.Errorf("add --json:\n%s", r.stdout)
+	}
+	// A tool error: exit status 1, the message on stdout (as the model sees
+	// it) and on stderr.
+	run(t, nil, "tools", "call", "mcp__demo__fail").expect(t, ExitFailure, "always fails", "always fails")
+	run(t, nil, "tools", "call", "mcp__demo__fail", `{"message":"boom"}`, "--json").expect(t, ExitFailure, `"isError": true`, "boom")
+	// Arguments the schema refuses never reach the server.
+	r = run(t, nil, "tools", "call", "mcp__demo__add", `{"a":"two"}`)
+	r.expect(t, ExitFailure, "", `tool "mcp__demo__add": invalid arguments`)
+	r = run(t, nil, "tools", "call", "mcp__demo__add", `{"a":"two"}`, "--json")
+	r.expect(t, ExitFailure, `"code": "invalid_arguments"`, "invalid arguments")
+	run(t, nil, "tools", "call", "mcp__demo__nosuch").expect(t, ExitFailure, "", `unknown tool "mcp__demo__nosuch"`)
+}
+
+func TestDefaultPrompt(t *testing.T) {
+	t.Parallel()
+	run(t, nil, "prompt").expect(t, ExitOK, "### MCP server: demo\n\nThe harness demo server", "")
+	r := run(t, nil, "prompt", "--json")
+	r.expect(t, ExitOK, "", "")
+	var out struct {
+		Text     string
+		Sections []promptSection
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("prompt --json: %v\n%s", err, r.stdout)
+	}
+	var demo *promptSection
+	for i, s := range out.Sections {
+		if s.Name == "mcp:demo" {
+			demo = &out.Sections[i]
+		}
+	}
+	if demo == nil || demo.Owner == "" || !strings.Contains(demo.Text, "demo server") || !strings.Contains(out.Text, demo.Text) {
+		t.Errorf("no mcp:demo section with an owner:\n%s", r.stdout)
+	}
+}
+
+func TestDefaultResources(t *testing.T) {
+	t.Parallel()
+	r := run(t, nil, "resources", "list", "demo")
+	r.expect(t, ExitOK, `"uri":"demo://readme"`, "")
+	if !strings.Contains(r.stdout, "demo://logo.png") {
+		t.Errorf("resources list:\n%s", r.stdout)
+	}
+	run(t, nil, "resources", "templates", "demo").expect(t, ExitOK, `"uriTemplate":"demo://notes/{id}"`, "")
+	run(t, nil, "resources", "read", "demo", "demo://readme").expect(t, ExitOK, "embedded demo MCP server", "")
+	run(t, nil, "resources", "read", "demo", "demo://notes/7").expect(t, ExitOK, "demo://notes/7", "")
+	// A blob is described, not dumped.
+	r = run(t, nil, "resources", "read", "demo", "demo://logo.png")
+	r.expect(t, ExitOK, "[binary blob: ", "")
+	if !strings.Contains(r.stdout, "image/png") || strings.Contains(r.stdout, "iVBOR") {
+		t.Errorf("blob read:\n%s", r.stdout)
+	}
+	run(t, nil, "resources", "list", "demo", "--json").expect(t, ExitOK, `"resources"`, "")
+	run(t, nil, "resources", "list", "nosuch").expect(t, ExitFailure, "", "nosuch")
+	run(t, nil, "resources", "read", "demo", "demo://missing").expect(t, ExitFailure, "", "Resource not found")
+	run(t, nil, "resources", "read", "demo").expect(t, ExitUsage, "", "accepts 2 arg(s)")
+	run(t, nil, "-p", "cli", "resources", "list", "demo").expect(t, ExitFailure, "", "demo")
+}
+
+func TestAdhocStdioServer(t *testing.T) {
+	t.Parallel()
+	r := run(t, nil, "--stdio", "x="+selfCmd(t), "tools", "list")
+	r.expect(t, ExitOK, "mcp__x__echo", "")
+	if !strings.Contains(r.stdout, "mcp__demo__echo") {
+		t.Errorf("the profile's server is missing:\n%s", r.stdout)
+	}
+	run(t, nil, "--stdio", "x="+selfCmd(t), "tools", "call", "mcp__x__add", `{"a":1,"b":1}`).expect(t, ExitOK, "2\n", "")
+}
+
+func TestAdhocHTTPServer(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(demoserver.Handler(demoserver.Options{}))
+	defer srv.Close()
+	r := run(t, nil, "-p", "cli", "--http", "web="+srv.URL+"/mcp", "tools", "list")
+	r.expect(t, ExitOK, "mcp__web__echo", "")
+	run(t, nil, "-p", "cli", "--http", "web="+srv.URL+"/mcp", "tools", "call", "mcp__web__add", `{"a":20,"b":22}`).expect(t, ExitOK, "42\n", "")
+	run(t, nil, "-p", "cli", "--http", "web="+srv.URL+"/mcp", "resources", "read", "web", "demo://readme").expect(t, ExitOK, "embedded demo MCP server", "")
+	srv.CloseClientConnections()
+}
+
+// TestSlowServerIsWaitedFor: a server that takes a while to start is
+// connected before the command lists the tools.
+func TestSlowServerIsWaitedFor(t *testing.T) {
+	t.Parallel()
+	r := run(t, nil, "--stdio", "slow="+selfCmd(t, "--start-delay", "1s"), "tools", "list")
+	r.expect(t, ExitOK, "mcp__slow__echo", "")
+	if !strings.Contains(r.stdout, "mcp__demo__echo") {
+		t.Errorf("tools list:\n%s", r.stdout)
+	}
+}
+
+// TestFailingServerDoesNotHang: a server that cannot start is reported with
+// its error, and the command goes on with the other servers' tools.
+func TestFailingServerDoesNotHang(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	r := run(t, nil, "--stdio", "bad="+missing, "tools", "list")
+	r.expect(t, ExitOK, "mcp__demo__echo", "harness: mcp server bad: reconnecting (attempt 1 of 10): ")
+	if !strings.Contains(r.stderr, "no-such-server") || strings.Contains(r.stdout, "mcp__bad__") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	// With failOnStartupError the client's scope fails: its error is logged
+	// and the rest still works.
+	p := writeFile(t, t.TempDir(), "p.yaml", `extends: default
+plugins:
+  bad:
+    use: mcpclient
+    config:
+      serverName: bad
+      transport: stdio
+      command: `+missing+`
+      failOnStartupError: true
+`)
+	r = run(t, nil, "-p", p, "tools", "call", "mcp__demo__echo", `{"text":"still here"}`)
+	r.expect(t, ExitOK, "still here", "plugins.bad: ")
+	if !strings.Contains(r.stderr, "no-such-server") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}
