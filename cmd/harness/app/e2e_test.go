@@ -128,7 +128,7 @@ func TestDefaultResources(t *testing.T) {
 	run(t, nil, "resources", "list", "nosuch").expect(t, ExitFailure, "", "nosuch")
 	run(t, nil, "resources", "read", "demo", "demo://missing").expect(t, ExitFailure, "", "Resource not found")
 	run(t, nil, "resources", "read", "demo").expect(t, ExitUsage, "", "accepts 2 arg(s)")
-	run(t, nil, "-p", "cli", "resources", "list", "demo").expect(t, ExitFailure, "", "demo")
+	run(t, nil, "-p", "cli", "resources", "list", "demo").expect(t, ExitFailure, "", "no list_mcp_resources tool")
 }
 
 func TestAdhocStdioServer(t *testing.T) {
