@@ -35,11 +35,16 @@ const (
 // message says which, for example `mcp server "gh" is reconnecting (attempt 2 of 10)`.
 var ErrUnavailable = errors.New("mcp server unavailable")
 
-// unavailableError is an ErrUnavailable with a precise message. It is immutable.
-type unavailableError struct{ msg string }
+// unavailableError is an ErrUnavailable with a precise message and, when a request failed,
+// its cause. It is immutable.
+type unavailableError struct {
+	msg   string
+	cause error
+}
 
 func (e *unavailableError) Error() string        { return e.msg }
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+func (e *unavailableError) Unwrap() error        { return e.cause }
 
 // clock is the supervisor's source of time for backoff and the stability window. Tests
 // replace it to drive reconnection without sleeping.
@@ -237,7 +242,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 			return s.disposed(cerr)
 		}
 
-		lost := false
+		lost, tail := false, stderrOf(err)
 		if err == nil {
 			connectedAt := s.clock.Now()
 			cause := s.serve(runCtx, g)
@@ -252,7 +257,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 			} else {
 				err = cause
 			}
-			lost = true
+			lost, tail = true, g.conn.StderrTail()
 			if s.clock.Now().Sub(connectedAt) >= s.cfg.Reconnect.MaxDelay() {
 				failures = 0 // the connection survived the stability window: a new outage
 			}
@@ -262,7 +267,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 			// of one entry overlap. Only a reload recovers.
 			s.set.Clear()
 			s.setInstructions("")
-			s.report(Status{Phase: PhaseFailed, CleanupIncomplete: true, StderrTail: stderrOf(err),
+			s.report(Status{Phase: PhaseFailed, CleanupIncomplete: true, StderrTail: tail,
 				Err: fmt.Sprintf("%v — reconnection stopped so that two server processes never overlap; reload the plugin to retry", err)})
 			return s.parked(runCtx)
 		}
@@ -271,19 +276,19 @@ func (s *supervisor) run(runCtx context.Context) error {
 			if lost {
 				msg = "connection lost and reconnect is disabled — its tools fail until the plugin is reloaded"
 			}
-			s.report(Status{Phase: PhaseFailed, StderrTail: stderrOf(err), Err: fmt.Sprintf("%s: %v", msg, err)})
+			s.report(Status{Phase: PhaseFailed, StderrTail: tail, Err: fmt.Sprintf("%s: %v", msg, err)})
 			return s.parked(runCtx)
 		}
 		failures++
 		if max := s.cfg.Reconnect.MaxAttempts; failures > max {
 			s.set.Clear()
 			s.setInstructions("")
-			s.report(Status{Phase: PhaseFailed, Attempt: max, StderrTail: stderrOf(err),
+			s.report(Status{Phase: PhaseFailed, Attempt: max, StderrTail: tail,
 				Err: fmt.Sprintf("giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the plugin to reconnect: %v", max, err)})
 			return s.parked(runCtx)
 		}
 		delay := s.backoff(failures)
-		s.report(Status{Phase: PhaseReconnecting, Attempt: failures, StderrTail: stderrOf(err), Err: err.Error()})
+		s.report(Status{Phase: PhaseReconnecting, Attempt: failures, StderrTail: tail, Err: err.Error()})
 		s.log.Info("mcp server reconnecting", "attempt", failures, "maxAttempts", s.cfg.Reconnect.MaxAttempts, "delay", delay)
 		wait, stop := s.clock.After(delay)
 		select {

@@ -204,7 +204,7 @@ func (s *supervisor) callError(cx context.Context, g *generation, what string, e
 	}
 	if sessionGone(err) {
 		g.markLost(err)
-		return &unavailableError{msg: fmt.Sprintf("mcp server %q lost the connection during %s and is reconnecting: %v", server, what, err)}
+		return &unavailableError{msg: fmt.Sprintf("mcp server %q lost the connection during %s and is reconnecting: %v", server, what, err), cause: err}
 	}
 	if strings.Contains(err.Error(), "content type") {
 		return fmt.Errorf("mcp server %q: %s: [unsupported MCP content: the result could not be decoded: %v]", server, what, err)
