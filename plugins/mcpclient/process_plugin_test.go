@@ -181,7 +181,9 @@ func newSwapHandler(t *testing.T) *swapHandler {
 	return s
 }
 
-func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*s.h.Load()).ServeHTTP(w, r) }
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
 
 func (s *swapHandler) restart() {
 	srv := demoserver.New(demoserver.Options{})
