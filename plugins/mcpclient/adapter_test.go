@@ -172,3 +172,28 @@ func TestResultsEndToEnd(t *testing.T) {
 		t.Errorf("big: %d bytes, ends %q", len(text), text[max(0, len(text)-120):])
 	}
 }
+
+// TestCanonicalJSONFastPath: the direct encoding of plain text results is byte for byte
+// what the SDK's marshalling produces.
+func TestCanonicalJSONFastPath(t *testing.T) {
+	texts := []string{"", "hello", `quote " and \ backslash`, "tab\tnew\nline\r\b\f\x00\x1f",
+		"<html> & </html>", "line\u2028sep\u2029", "émoji 😀", "bad \xff utf8 \xc3", strings.Repeat("x", 5000)}
+	for _, isErr := range []bool{false, true} {
+		for _, text := range texts {
+			res := &mcp.CallToolResult{IsError: isErr, Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: "b"}}}
+			if !plainText(res) {
+				t.Fatal("not plain")
+			}
+			want, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := canonicalJSON(res); string(got) != string(want) {
+				t.Errorf("text %q:\n got %s\nwant %s", text, got, want)
+			}
+		}
+	}
+	if plainText(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a", Meta: mcp.Meta{"k": 1}}}}) {
+		t.Error("meta counted as plain")
+	}
+}

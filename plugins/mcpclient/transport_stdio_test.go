@@ -19,7 +19,7 @@ import (
 )
 
 // stdioConfig runs this test binary as a stdio server in the given mode.
-func stdioConfig(t *testing.T, mode string) Config {
+func stdioConfig(t testing.TB, mode string) Config {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

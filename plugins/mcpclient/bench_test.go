@@ -1,0 +1,124 @@
+//go:build unix
+
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The performance bar: a trivial tool (echo) called (a) with a raw go-sdk
+// ClientSession.CallTool and (b) through the tool registry and this plugin, against the same
+// server, in memory and over stdio. Run side by side:
+//
+//	go test -run '^$' -bench 'BenchmarkCall' -benchmem ./plugins/mcpclient
+
+var benchArgs = json.RawMessage(`{"text":"hello"}`)
+
+// benchServer returns the in-memory server of a benchmark: the demo server.
+func benchServer() *mcp.Server { return demo() }
+
+// rawSession connects a plain go-sdk client over t, as an SDK user would (same protocol
+// version and capabilities as the plugin, so both sessions are alike).
+func rawSession(b *testing.B, t mcp.Transport) *mcp.ClientSession {
+	b.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cs, err := c.Connect(context.Background(), t, &mcp.ClientSessionOptions{ProtocolVersion: DefaultStdioProtocolVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func benchRaw(b *testing.B, cs *mcp.ClientSession) {
+	b.ReportAllocs()
+	cx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "echo", Arguments: benchArgs})
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// pluginTree mounts the registry and the client with cfg (and hooks) on a fresh root.
+func pluginTree(b *testing.B, cfg Config, h *hooks) (*ctx.Context, *toolregistry.Registry) {
+	b.Helper()
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	b.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
+	if _, err := root.Plugin(toolregistry.Plugin, nil); err != nil {
+		b.Fatal(err)
+	}
+	c := root
+	if h != nil {
+		c = root.With(hooksKey{}, h)
+	}
+	s, err := c.Plugin(Plugin, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := root.Settle(context.Background()); err != nil || s.State() != ctx.Active {
+		b.Fatalf("client %v: %v", s.State(), s.Err())
+	}
+	reg, _ := toolregistry.Key.Get(root)
+	return root, reg
+}
+
+func benchPlugin(b *testing.B, root *ctx.Context, reg *toolregistry.Registry, tool string) {
+	b.ReportAllocs()
+	if _, ok := reg.Lookup(root, tool); !ok {
+		b.Fatalf("no tool %s", tool)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := reg.Execute(root, tool, benchArgs, toolregistry.ExecOptions{})
+		if err != nil || res.Text() != "hello" {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+func BenchmarkCallRawSDK(b *testing.B) {
+	b.Run("in-memory", func(b *testing.B) {
+		srv := benchServer()
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = ss.Wait() })
+		benchRaw(b, rawSession(b, ct))
+	})
+	b.Run("stdio", func(b *testing.B) {
+		exe, err := os.Executable()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), testServerEnv+"=normal", "GORACE=atexit_sleep_ms=0")
+		benchRaw(b, rawSession(b, &mcp.CommandTransport{Command: cmd}))
+	})
+}
+
+func BenchmarkCallPlugin(b *testing.B) {
+	b.Run("in-memory", func(b *testing.B) {
+		root, reg := pluginTree(b, memConfig("bench"), &hooks{dial: newMemServer(benchServer()).dial})
+		benchPlugin(b, root, reg, "mcp__bench__echo")
+	})
+	b.Run("stdio", func(b *testing.B) {
+		cfg := stdioConfig(b, "normal")
+		cfg.ServerName = "bench"
+		root, reg := pluginTree(b, cfg, nil)
+		benchPlugin(b, root, reg, "mcp__bench__echo")
+	})
+}
