@@ -181,7 +181,7 @@ func (a *invocation) mcpCommand() *cobra.Command {
 			return err
 		}),
 	}
-	return group("mcp", "Inspect, control and import MCP servers", imp)
+	return group("mcp", "Inspect, control and import MCP servers", append(a.mcpManageCommands(), imp)...)
 }
 
 func (a *invocation) demoServerCommand() *cobra.Command {

@@ -1,0 +1,471 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// Remote methods of the MCP server manager (plugins/mcpmanager). The mcp
+// commands call them on a running host through the remote API, and on a
+// manager mounted in process through the same methods (ctx remote
+// methods), so both print the same thing.
+const (
+	methodList    = "mcpManager/list"
+	methodRestart = "mcpManager/restart"
+	methodProbe   = "mcpManager/probe"
+)
+
+// hostAnswerTimeout bounds the check that the host named by an endpoint
+// file is running.
+const hostAnswerTimeout = 3 * time.Second
+
+// mcpFlags are the flags of mcp list, probe and restart.
+type mcpFlags struct {
+	endpoint string // --endpoint: the running host's endpoint file
+	local    bool   // --local: never use a running host
+	asJSON   bool
+}
+
+// serverView is one server as mcp list shows it: the fields of the
+// manager's view that the table uses (the manager's JSON is printed whole
+// with --json), or a client's last status report when no manager runs.
+type serverView struct {
+	Name        string          `json:"name"`
+	Status      string          `json:"status"`
+	Transport   string          `json:"transport,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	Attempt     int             `json:"attempt,omitempty"`
+	MaxAttempts int             `json:"maxAttempts,omitempty"`
+	Tools       []string        `json:"tools"`
+	StderrTail  string          `json:"stderrTail,omitempty"`
+	Config      json.RawMessage `json:"config,omitempty"`
+}
+
+// serverList is the answer of mcpManager/list (the part mcp list reads),
+// and the JSON mcp list prints without a manager.
+type serverList struct {
+	Servers []serverView `json:"servers"`
+}
+
+// probeOutcome is the answer of mcpManager/probe, and what mcp probe
+// prints without a manager.
+type probeOutcome struct {
+	Name string `json:"name"`
+	mcpclient.ProbeResult
+}
+
+func (a *invocation) mcpManageCommands() []*cobra.Command {
+	var f mcpFlags
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the MCP servers and their status (a running host's, or the profile's in process)",
+		Args:  args(cobra.NoArgs),
+		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			return a.mcpList(cmd.Context(), f)
+		}),
+	}
+	probe := &cobra.Command{
+		Use:   "probe NAME",
+		Short: "Connect to one MCP server afresh, list its tools and disconnect, without touching the live client",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			return a.mcpProbe(cmd.Context(), f, argv[0])
+		}),
+	}
+	restart := &cobra.Command{
+		Use:   "restart NAME",
+		Short: "Restart one MCP server: a new connection (and process) with a fresh reconnect budget",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			return a.mcpRestart(cmd.Context(), f, argv[0])
+		}),
+	}
+	cmds := []*cobra.Command{list, probe, restart}
+	for _, c := range cmds {
+		fl := c.Flags()
+		fl.StringVar(&f.endpoint, "endpoint", "", "the running host's endpoint `FILE` (default: the remote plugin's default endpoint file)")
+		fl.BoolVar(&f.local, "local", false, "do not look for a running host: mount the profile in this process")
+		fl.BoolVar(&f.asJSON, "json", false, "print the answer as JSON")
+	}
+	return cmds
+}
+
+// runningHost returns a client for the running host that the endpoint
+// file names and that answers, or nil when there is none (no endpoint
+// file, or a stale one: then a note says so on stderr).
+func (a *invocation) runningHost(c context.Context, f mcpFlags) *remote.Client {
+	if f.local {
+		return nil
+	}
+	cl, err := remote.Discover(f.endpoint)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			errorf(a.stderr, a.prog, "ignoring the endpoint file: %v; working in process", err)
+		}
+		return nil
+	}
+	cx, cancel := context.WithTimeout(c, hostAnswerTimeout)
+	defer cancel()
+	if _, err := cl.Methods(cx); err != nil {
+		errorf(a.stderr, a.prog, "no running host answers at %s (%v); working in process", cl.BaseURL, err)
+		return nil
+	}
+	return cl
+}
+
+// callHost calls a manager method on a running host, and reports a host
+// without a manager as such.
+func callHost(c context.Context, cl *remote.Client, method string, params, result any) error {
+	err := cl.Call(c, method, params, result)
+	var re *remote.Error
+	if errors.As(err, &re) && re.Status == 404 {
+		return fmt.Errorf("the host at %s has no MCP server manager (%s: %s); use --local to work in process", cl.BaseURL, method, re.Message)
+	}
+	return err
+}
+
+// callLocal calls a manager method mounted in process, if there is one
+// (ok false otherwise), and decodes its answer into result.
+func callLocal(c context.Context, root *ctx.Context, method string, params, result any) (ok bool, err error) {
+	m, found := root.RemoteMethod(method)
+	if !found || m.Call == nil {
+		return false, nil
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return true, err
+	}
+	v, err := m.Call(c, raw)
+	if err != nil {
+		return true, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return true, err
+	}
+	return true, json.Unmarshal(b, result)
+}
+
+func (a *invocation) mcpList(c context.Context, f mcpFlags) error {
+	var raw json.RawMessage
+	if cl := a.runningHost(c, f); cl != nil {
+		if err := callHost(c, cl, methodList, nil, &raw); err != nil {
+			return err
+		}
+		return a.printList(raw, f.asJSON)
+	}
+	a.quietStartup = true // the list shows every status
+	return a.withHost(c, func(c context.Context, h *host) error {
+		ok, err := callLocal(c, h.root, methodList, nil, &raw)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if raw, err = json.Marshal(clientList(h)); err != nil {
+				return err
+			}
+		}
+		return a.printList(raw, f.asJSON)
+	})
+}
+
+// clientList lists the MCP clients of a tree without a manager: every
+// client's last status report, then the clients whose scope failed before
+// reporting (an invalid or duplicate server name, say).
+func clientList(h *host) serverList {
+	out := serverList{Servers: []serverView{}}
+	seen := map[*ctx.Scope]bool{}
+	for _, st := range h.board.statuses() {
+		seen[st.Scope] = true
+		v := serverView{
+			Name: st.Server, Status: string(st.Phase), Transport: st.Transport, Error: st.Err,
+			Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Tools: st.Tools, StderrTail: st.StderrTail,
+		}
+		if cfg, ok := st.Scope.Config().(mcpclient.Config); ok {
+			if v.Transport == "" {
+				v.Transport = cfg.Transport
+			}
+			v.Config, _ = json.Marshal(cfg.Redacted())
+		}
+		if v.Tools == nil {
+			v.Tools = []string{}
+		}
+		out.Servers = append(out.Servers, v)
+	}
+	h.mounts.mu.Lock()
+	defer h.mounts.mu.Unlock()
+	for _, path := range h.mounts.order {
+		s := h.mounts.scopes[path]
+		if seen[s] || s.Def() == nil || s.Def().Name() != mcpclientUse || s.State() != ctx.Failed {
+			continue
+		}
+		v := serverView{Name: path, Status: string(mcpclient.PhaseFailed), Tools: []string{}}
+		if s.Err() != nil {
+			v.Error = s.Err().Error()
+		}
+		out.Servers = append(out.Servers, v)
+	}
+	return out
+}
+
+// printList prints a server list: as JSON unchanged, or as a table.
+func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
+	var l serverList
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return fmt.Errorf("reading the server list: %w", err)
+	}
+	if asJSON {
+		return writeJSON(a, raw)
+	}
+	if len(l.Servers) == 0 {
+		fmt.Fprintln(a.stderr, "no MCP servers")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tTRANSPORT\tTOOLS\tDETAIL")
+	for _, s := range l.Servers {
+		detail := strings.TrimPrefix(s.Error, fmt.Sprintf("mcp server %q: ", s.Name))
+		if s.Attempt > 0 && s.MaxAttempts > 0 && s.Status != string(mcpclient.PhaseConnected) {
+			detail = fmt.Sprintf("attempt %d of %d: %s", s.Attempt, s.MaxAttempts, detail)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Status, dash(s.Transport), len(s.Tools), summary(joinLines(detail), 100))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error {
+	var out probeOutcome
+	params := map[string]any{"name": name}
+	if cl := a.runningHost(c, f); cl != nil {
+		if err := callHost(c, cl, methodProbe, params, &out); err != nil {
+			return err
+		}
+		return a.printProbe(out, f.asJSON)
+	}
+	p, err := a.loadProfile()
+	if err != nil {
+		return err
+	}
+	if mountsUse(p.Rows, managerUse) {
+		// The manager resolves its entries (templates, credentials): mount
+		// the profile and ask it.
+		return a.withHost(c, func(c context.Context, h *host) error {
+			ok, err := callLocal(c, h.root, methodProbe, params, &out)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
+			}
+			return a.printProbe(out, f.asJSON)
+		})
+	}
+	// No manager: probe the configuration of the profile's row, without
+	// mounting anything.
+	cfg, err := a.serverConfig(p, name)
+	if err != nil {
+		return err
+	}
+	out = probeOutcome{Name: name, ProbeResult: mcpclient.Probe(c, cfg, mcpclient.ProbeOptions{Logger: a.logger})}
+	return a.printProbe(out, f.asJSON)
+}
+
+// serverConfig returns the decoded configuration of the profile's enabled
+// mcpclient row, at any depth, whose serverName is name.
+func (a *invocation) serverConfig(p *profiles.Profile, name string) (mcpclient.Config, error) {
+	var names []string
+	var found *mcpclient.Config
+	var walk func(rows []profiles.Row) error
+	walk = func(rows []profiles.Row) error {
+		for _, r := range rows {
+			if !r.Enabled {
+				continue
+			}
+			if r.Use == mcpclientUse {
+				v, err := a.catalog[mcpclientUse].DecodeConfig(r.Config)
+				if err != nil {
+					return err // loadProfile decoded it already
+				}
+				if cfg, ok := v.(mcpclient.Config); ok {
+					names = append(names, cfg.ServerName)
+					if cfg.ServerName == name && found == nil {
+						found = &cfg
+					}
+				}
+			}
+			if err := walk(r.Rows); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(p.Rows); err != nil {
+		return mcpclient.Config{}, err
+	}
+	if found == nil {
+		return mcpclient.Config{}, noServer(p, name, names)
+	}
+	return *found, nil
+}
+
+func noServer(p *profiles.Profile, name string, names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("no MCP server %q: profile %q has no MCP servers", name, p.Source)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("no MCP server %q in profile %q (servers: %s)", name, p.Source, strings.Join(names, ", "))
+}
+
+// printProbe prints a probe's outcome; a failed probe, or one whose
+// connection could not be cleaned up, is a failure.
+func (a *invocation) printProbe(out probeOutcome, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(a, out); err != nil {
+			return err
+		}
+	} else {
+		a.printProbeText(out)
+	}
+	switch {
+	case !out.OK():
+		if asJSON {
+			return failure(fmt.Errorf("probe of %s failed at %s: %s", out.Name, out.Stage, out.Err))
+		}
+		return silentFailure
+	case out.Cleanup.Outcome != "" && out.Cleanup.Outcome != mcpclient.CleanupClosed:
+		return failure(fmt.Errorf("probe of %s: closing the connection: %s: %s", out.Name, out.Cleanup.Outcome, out.Cleanup.Err))
+	}
+	return nil
+}
+
+// printProbeText prints a probe's outcome for people: a summary line, the
+// tools, and for a failure the error and the end of the server's stderr.
+func (a *invocation) printProbeText(out probeOutcome) {
+	total := out.Timings.Total.Round(time.Millisecond)
+	if !out.OK() {
+		fmt.Fprintf(a.stdout, "%s: failed at %s after %v: %s\n", out.Name, out.Stage, total,
+			strings.TrimPrefix(joinLines(out.Err), fmt.Sprintf("mcp server %q: ", out.Name)))
+		if tail := strings.TrimSpace(out.StderrTail); tail != "" {
+			fmt.Fprintf(a.stdout, "stderr:\n%s\n", tail)
+		}
+		return
+	}
+	server := strings.TrimSpace(out.ServerName + " " + out.ServerVersion)
+	fmt.Fprintf(a.stdout, "%s: ok in %v: %s over %s, protocol %s, %d tool%s", out.Name, total,
+		dash(server), out.Transport, out.ProtocolVersion, len(out.Tools), plural(len(out.Tools)))
+	if out.ToolsTruncated {
+		fmt.Fprint(a.stdout, " (more not listed)")
+	}
+	if out.InstructionBytes > 0 {
+		fmt.Fprintf(a.stdout, ", instructions (%d bytes)", out.InstructionBytes)
+	}
+	fmt.Fprintln(a.stdout)
+	if len(out.Tools) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tALLOWED\tDESCRIPTION")
+	for _, t := range out.Tools {
+		allowed := "yes"
+		if !t.Allowed {
+			allowed = "no"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, allowed, summary(t.Description, 72))
+	}
+	tw.Flush()
+}
+
+func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) error {
+	params := map[string]any{"name": name}
+	var res struct {
+		Server serverView `json:"server"`
+	}
+	var raw json.RawMessage
+	print := func() error {
+		if f.asJSON {
+			return writeJSON(a, raw)
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return fmt.Errorf("reading the restart's answer: %w", err)
+		}
+		fmt.Fprintf(a.stdout, "%s: restarted; now %s\n", name, res.Server.Status)
+		return nil
+	}
+	if cl := a.runningHost(c, f); cl != nil {
+		if err := callHost(c, cl, methodRestart, params, &raw); err != nil {
+			return err
+		}
+		return print()
+	}
+	a.quietStartup = true
+	return a.withHost(c, func(c context.Context, h *host) error {
+		ok, err := callLocal(c, h.root, methodRestart, params, &raw)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return print()
+		}
+		// No manager: restart the client's scope, which disconnects (and
+		// ends a stdio server's process group), connects afresh and waits
+		// for the first discovery, then report its status.
+		var target *ctx.Scope
+		var names []string
+		for _, st := range h.board.statuses() {
+			names = append(names, st.Server)
+			if st.Server == name && target == nil {
+				target = st.Scope
+			}
+		}
+		if target == nil {
+			return noServer(h.profile, name, names)
+		}
+		cx, cancel := context.WithTimeout(c, a.startupTimeout)
+		defer cancel()
+		if err := target.Restart(cx); err != nil {
+			return fmt.Errorf("restarting %s: %w", name, err)
+		}
+		for _, st := range h.board.statuses() {
+			if st.Scope == target {
+				v := serverView{Name: name, Status: string(st.Phase), Transport: st.Transport, Error: st.Err, Tools: st.Tools}
+				if v.Tools == nil {
+					v.Tools = []string{}
+				}
+				if raw, err = json.Marshal(struct {
+					Server serverView `json:"server"`
+				}{v}); err != nil {
+					return err
+				}
+				if err := print(); err != nil {
+					return err
+				}
+				if st.Phase != mcpclient.PhaseConnected && !f.asJSON {
+					errorf(a.stderr, a.prog, "mcp server %s", statusLine(st))
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("restarting %s: no status reported", name)
+	})
+}

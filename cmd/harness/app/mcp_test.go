@@ -1,0 +1,138 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/remote"
+)
+
+// noHost is an --endpoint flag naming a file that does not exist, so that
+// the mcp commands never find a host running on the machine.
+func noHost(t *testing.T) []string {
+	return []string{"--endpoint", filepath.Join(t.TempDir(), "none.endpoint.json")}
+}
+
+func TestMCPListInProcess(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	r := run(t, nil, append([]string{"--stdio", "bad=" + missing, "mcp", "list"}, noHost(t)...)...)
+	r.expect(t, ExitOK, "NAME  STATUS", "")
+	for _, want := range []string{"demo  connected     stdio      7", "bad   reconnecting  stdio      0      attempt 1 of 10: connect: "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("mcp list lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stderr, "harness: mcp server") {
+		t.Errorf("the list's statuses are repeated on stderr:\n%s", r.stderr)
+	}
+
+	// --json: the configuration, secrets redacted.
+	secret := writeFile(t, t.TempDir(), "s.yaml", "extends: default\nplugins:\n  tok:\n    use: mcpclient\n    config: {serverName: tok, transport: stdio, command: "+missing+", env: {API_TOKEN: s3cr3t-value}}\n")
+	r = run(t, nil, append([]string{"-p", secret, "mcp", "list", "--json"}, noHost(t)...)...)
+	r.expect(t, ExitOK, `"name": "tok"`, "")
+	if strings.Contains(r.stdout, "s3cr3t-value") || !strings.Contains(r.stdout, "API_TOKEN") {
+		t.Errorf("mcp list --json does not redact the token:\n%s", r.stdout)
+	}
+	var l serverList
+	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Servers) != 2 {
+		t.Fatalf("mcp list --json: %v\n%s", err, r.stdout)
+	}
+
+	// A client whose scope failed before it reported (a duplicate name in
+	// another row) is listed with the scope's error.
+	p := writeFile(t, t.TempDir(), "p.yaml", "extends: default\nplugins:\n  twin:\n    use: mcpclient\n    config: {serverName: demo, transport: stdio, command: "+missing+"}\n")
+	r = run(t, nil, append([]string{"-p", p, "mcp", "list"}, noHost(t)...)...)
+	r.expect(t, ExitOK, "plugins.twin  failed", "")
+}
+
+func TestMCPProbe(t *testing.T) {
+	t.Parallel()
+	r := run(t, nil, append([]string{"mcp", "probe", "demo"}, noHost(t)...)...)
+	r.expect(t, ExitOK, "demo: ok in ", "")
+	for _, want := range []string{"over stdio", "7 tools", "mcp__demo__echo      yes"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("probe lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = run(t, nil, append([]string{"mcp", "probe", "demo", "--json"}, noHost(t)...)...)
+	r.expect(t, ExitOK, `"stage": "ok"`, "")
+	if !strings.Contains(r.stdout, `"outcome": "closed"`) {
+		t.Errorf("probe --json:\n%s", r.stdout)
+	}
+
+	// A failing server: exit 1, the stage and the error; a secret in its
+	// configuration is never printed.
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	secret := writeFile(t, t.TempDir(), "s.yaml", "extends: default\nplugins:\n  bad:\n    use: mcpclient\n    config: {serverName: bad, transport: stdio, command: "+missing+", env: {API_TOKEN: s3cr3t-env}}\n")
+	r = run(t, nil, append([]string{"-p", secret, "mcp", "probe", "bad"}, noHost(t)...)...)
+	r.expect(t, ExitFailure, "bad: failed at connect after ", "")
+	if !strings.Contains(r.stdout, "no-such-server") || strings.Contains(r.stdout+r.stderr, "s3cr3t-env") {
+		t.Errorf("probe of a failing server:\n%s\n%s", r.stdout, r.stderr)
+	}
+	run(t, nil, append([]string{"--stdio", "bad=" + missing, "mcp", "probe", "bad", "--json"}, noHost(t)...)...).
+		expect(t, ExitFailure, `"stage": "connect"`, "probe of bad failed at connect")
+
+	run(t, nil, append([]string{"mcp", "probe", "nosuch"}, noHost(t)...)...).
+		expect(t, ExitFailure, "", `no MCP server "nosuch" in profile "default" (servers: demo)`)
+	run(t, nil, append([]string{"-p", "cli", "mcp", "probe", "demo"}, noHost(t)...)...).
+		expect(t, ExitFailure, "", `profile "cli" has no MCP servers`)
+	run(t, nil, "mcp", "probe").expect(t, ExitUsage, "", "accepts 1 arg(s)")
+}
+
+func TestMCPRestartInProcess(t *testing.T) {
+	t.Parallel()
+	run(t, nil, append([]string{"mcp", "restart", "demo"}, noHost(t)...)...).expect(t, ExitOK, "demo: restarted; now connected\n", "")
+	r := run(t, nil, append([]string{"mcp", "restart", "demo", "--json"}, noHost(t)...)...)
+	r.expect(t, ExitOK, `"status": "connected"`, "")
+	run(t, nil, append([]string{"mcp", "restart", "nosuch"}, noHost(t)...)...).expect(t, ExitFailure, "", `no MCP server "nosuch"`)
+}
+
+// TestMCPAgainstRunningHost: with an endpoint file whose host answers, the
+// commands go to that host; a host without a manager is reported as such,
+// and a stale endpoint file falls back to working in process.
+func TestMCPAgainstRunningHost(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	token := filepath.Join(dir, "remote.token")
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer root.Scope().Dispose(context.WithoutCancel(c))
+	s, err := root.Plugin(remote.Plugin, map[string]any{"tokenFile": token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(c); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := remote.EndpointFileFor(token)
+	run(t, nil, "mcp", "list", "--endpoint", endpoint).expect(t, ExitFailure, "", "has no MCP server manager (mcpManager/list")
+	run(t, nil, "mcp", "restart", "demo", "--endpoint", endpoint).expect(t, ExitFailure, "", "use --local")
+	// --local ignores the host.
+	run(t, nil, "mcp", "list", "--endpoint", endpoint, "--local").expect(t, ExitOK, "demo  connected", "")
+
+	// A stale endpoint: the host is gone.
+	stale := filepath.Join(dir, "stale.endpoint.json")
+	data, err := os.ReadFile(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Dispose(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(token, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, "mcp", "list", "--endpoint", stale).expect(t, ExitOK, "demo  connected", "no running host answers at http://127.0.0.1:")
+}
