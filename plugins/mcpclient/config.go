@@ -1,7 +1,3 @@
-// Package mcpclient connects the harness to one MCP server per plugin
-// instance: configuration, transports (stdio and Streamable HTTP with a
-// legacy SSE fallback), public tool naming and the child-process hygiene
-// the stdio transport needs.
 package mcpclient
 
 import (
@@ -96,56 +92,42 @@ var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 // Config is a plain value; it is safe for concurrent reads. Its maps and
 // slices are shared by copies, so treat a validated Config as immutable.
 type Config struct {
-	// ServerName identifies the server locally (tool names, prompt
-	// sections, status); it is never the server's self-reported name.
-	// Must match ^[A-Za-z0-9_-]{1,32}$.
+	// ServerName names the server locally (tool names mcp__<serverName>__<tool>, the prompt section, status), unique in its registration scope; required, ^[A-Za-z0-9_-]{1,32}$.
 	ServerName string `json:"serverName"`
-	// Transport is "stdio" or "streamable-http". Required.
+	// Transport is "stdio" or "streamable-http"; required.
 	Transport string `json:"transport"`
 
-	// Command is the executable for stdio (looked up in the harness's PATH
-	// when it has no path separator). Args are passed verbatim, no shell.
-	Command string   `json:"command,omitempty"`
-	Args    []string `json:"args,omitempty"`
-	// Env entries are set in the child's environment and always win over
-	// inherited variables (so a token can be passed explicitly).
+	// Command is the stdio server's executable, looked up in PATH when it has no path separator; required for stdio.
+	Command string `json:"command,omitempty"`
+	// Args are the stdio server's arguments, passed verbatim (no shell); default none.
+	Args []string `json:"args,omitempty"`
+	// Env sets variables in the stdio server's environment, always winning over inherited ones (so a token can be passed explicitly); default none.
 	Env map[string]string `json:"env,omitempty"`
-	// Cwd is the child's working directory; empty inherits the harness's.
+	// Cwd is the stdio server's working directory; default empty, the harness's own.
 	Cwd string `json:"cwd,omitempty"`
-	// InheritEnv selects which of the harness's variables a stdio child
-	// inherits. Ignored for HTTP.
+	// InheritEnv selects which of the harness's variables a stdio server inherits before env applies; default mode "minimal".
 	InheritEnv InheritEnv `json:"inheritEnv"`
 
-	// URL is the Streamable HTTP endpoint (http or https). If the server
-	// rejects Streamable HTTP, the legacy HTTP+SSE transport is tried on
-	// the same URL.
+	// URL is the Streamable HTTP endpoint (http or https), with a legacy HTTP+SSE fallback on the same URL; required for streamable-http.
 	URL string `json:"url,omitempty"`
-	// Headers are sent on every HTTP request (POST, GET stream, DELETE).
+	// Headers are sent on every HTTP request (POST, GET stream, DELETE), for example Authorization; default none.
 	Headers map[string]string `json:"headers,omitempty"`
 
-	// ToolCallTimeoutMs bounds one tools/call (default 60000).
+	// ToolCallTimeoutMs bounds one tools/call or resource request; the server is sent notifications/cancelled when it expires (default 60000).
 	ToolCallTimeoutMs int `json:"toolCallTimeoutMs"`
-	// StartupTimeoutMs bounds connect plus first discovery (default 60000).
+	// StartupTimeoutMs bounds each connection attempt: connect plus tool discovery (default 60000, enough for a cold npx).
 	StartupTimeoutMs int `json:"startupTimeoutMs"`
-	// FailOnStartupError fails the plugin's activation when the first
-	// connection attempt fails; otherwise retries continue in the
-	// background (default false).
+	// FailOnStartupError fails the plugin's activation when the first attempt fails, instead of retrying in the background (default false).
 	FailOnStartupError bool `json:"failOnStartupError"`
-	// Reconnect is the supervisor's backoff policy.
+	// Reconnect is the reconnection policy: exponential backoff with a budget that resets after a connection stayed up for maxDelayMs.
 	Reconnect ReconnectConfig `json:"reconnect"`
-	// MaxInstructionBytes caps the server's instructions in the system
-	// prompt (default 32768).
+	// MaxInstructionBytes caps the attributed server instructions in the system prompt, cut with a marker (default 32768).
 	MaxInstructionBytes int `json:"maxInstructionBytes"`
-	// AllowedTools lists the raw tool names admitted at discovery. Omitted
-	// (nil) admits every tool; an empty list is a configuration error.
+	// AllowedTools lists the raw tool names registered; default omitted, every tool (an empty list is an error).
 	AllowedTools *[]string `json:"allowedTools,omitempty"`
-	// ProtocolVersion pins the MCP protocol version offered to the server:
-	// "" (default) means "2025-11-25" for stdio and SDK negotiation for
-	// HTTP; "auto" means SDK negotiation for both; otherwise one of
-	// mcp.SupportedProtocolVersions().
+	// ProtocolVersion is the MCP version offered: default "" ("2025-11-25" for stdio, negotiated for HTTP), "auto" to negotiate, or a supported version.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
-	// MaxOutputBytes caps the model-facing text of one tool result
-	// (default 100000).
+	// MaxOutputBytes caps the model-facing text of one tool result, cut with a marker (default 100000).
 	MaxOutputBytes int `json:"maxOutputBytes"`
 }
 
@@ -155,11 +137,11 @@ type Config struct {
 type ReconnectConfig struct {
 	// Enabled turns reconnection on (default true).
 	Enabled bool `json:"enabled"`
-	// InitialDelayMs is the first delay (default 500).
+	// InitialDelayMs is the delay before the first retry, doubling for each further one (default 500).
 	InitialDelayMs int `json:"initialDelayMs"`
-	// MaxDelayMs caps the delay (default 30000).
+	// MaxDelayMs caps the delay, and is the uptime after which the budget resets (default 30000).
 	MaxDelayMs int `json:"maxDelayMs"`
-	// MaxAttempts is the budget of consecutive attempts (default 10).
+	// MaxAttempts is the budget of consecutive retries before giving up and unregistering the tools (default 10).
 	MaxAttempts int `json:"maxAttempts"`
 }
 
@@ -173,7 +155,9 @@ type ReconnectConfig struct {
 // pass through in any mode when they are set in the harness's environment.
 // It is a plain value.
 type InheritEnv struct {
-	Mode  string   `json:"mode"`
+	// Mode is "minimal" (PATH, HOME, locale and the like), "all" (everything, secrets included) or "none" (default "minimal").
+	Mode string `json:"mode"`
+	// Extra names further variables passed through in any mode when set in the harness's environment; default none.
 	Extra []string `json:"extra,omitempty"`
 }
 
