@@ -5,6 +5,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
@@ -20,6 +21,7 @@ var builtins = map[string]ctx.PluginDef{
 	"remote":       remote.Plugin,
 	"mcpclient":    mcpclient.Plugin,
 	"mcpresources": mcpresources.Plugin,
+	"mcpmanager":   mcpmanager.Plugin,
 }
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name

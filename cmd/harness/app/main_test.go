@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
 // testMainEnv makes the test binary act as the harness binary: TestMain
@@ -29,20 +28,10 @@ func TestMain(m *testing.M) {
 }
 
 // testOptions are the options of the harness under test: the built-in
-// catalog, completed with stand-ins for plugins that are not in it yet (the
-// MCP client's stand-in decodes the real mcpclient.Config, so
-// configuration errors are the real ones), plus the test plugins; and
-// SelfEnv so that rows running the test binary get a harness.
+// catalog plus the test plugins, and SelfEnv so that rows running the test
+// binary get a harness.
 func testOptions() Options {
 	plugins := map[string]ctx.PluginDef{}
-	for _, name := range []string{"toolregistry", "sysprompt", "mcpresources", "mcpmanager", "remote"} {
-		if _, ok := builtins[name]; !ok {
-			plugins[name] = ctx.Define(ctx.Meta{Name: name}, func(*ctx.Context, map[string]any) error { return nil })
-		}
-	}
-	if _, ok := builtins[mcpclientUse]; !ok {
-		plugins[mcpclientUse] = ctx.Define(ctx.Meta{Name: mcpclientUse}, func(*ctx.Context, mcpclient.Config) error { return nil })
-	}
 	for name, def := range testPlugins {
 		plugins[name] = def
 	}

@@ -15,14 +15,15 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
 )
 
 // Remote methods of the MCP server manager (plugins/mcpmanager). The mcp
-// commands call them on a running host through the remote API, and on a
-// manager mounted in process through the same methods (ctx remote
-// methods), so both print the same thing.
+// commands call them on a running host through the remote API; a manager
+// mounted in process answers through its Go API, encoded the same way, so
+// both print the same thing.
 const (
 	methodList    = "mcpManager/list"
 	methodRestart = "mcpManager/restart"
@@ -138,18 +139,32 @@ func callHost(c context.Context, cl *remote.Client, method string, params, resul
 	return err
 }
 
-// callLocal calls a manager method mounted in process, if there is one
-// (ok false otherwise), and decodes its answer into result.
-func callLocal(c context.Context, root *ctx.Context, method string, params, result any) (ok bool, err error) {
-	m, found := root.RemoteMethod(method)
-	if !found || m.Call == nil {
+// callLocal answers a manager method with the manager mounted in process
+// (plugins/mcpmanager's Go API), if there is one (ok false otherwise),
+// encoding the answer as the remote API would, into result.
+func callLocal(c context.Context, root *ctx.Context, method string, name string, result any) (ok bool, err error) {
+	m, found := mcpmanager.Key.Get(root)
+	if !found || m == nil {
 		return false, nil
 	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return true, err
+	var v any
+	switch method {
+	case methodList:
+		v = m.Snapshot()
+	case methodProbe:
+		v, err = m.Probe(c, name, mcpmanager.ProbeOptions{})
+	case methodRestart:
+		if err = m.Restart(c, name); err == nil {
+			err = fmt.Errorf("mcp server %q went away during the restart", name)
+			for _, view := range m.List() {
+				if view.Name == name && !view.Removed {
+					v, err = mcpmanager.RestartResult{Server: view}, nil
+				}
+			}
+		}
+	default:
+		return true, fmt.Errorf("unknown manager method %s", method)
 	}
-	v, err := m.Call(c, raw)
 	if err != nil {
 		return true, err
 	}
@@ -170,7 +185,7 @@ func (a *invocation) mcpList(c context.Context, f mcpFlags) error {
 	}
 	a.quietStartup = true // the list shows every status
 	return a.withHost(c, func(c context.Context, h *host) error {
-		ok, err := callLocal(c, h.root, methodList, nil, &raw)
+		ok, err := callLocal(c, h.root, methodList, "", &raw)
 		if err != nil {
 			return err
 		}
@@ -271,7 +286,7 @@ func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error 
 		// The manager resolves its entries (templates, credentials): mount
 		// the profile and ask it.
 		return a.withHost(c, func(c context.Context, h *host) error {
-			ok, err := callLocal(c, h.root, methodProbe, params, &out)
+			ok, err := callLocal(c, h.root, methodProbe, name, &out)
 			if err != nil {
 				return err
 			}
@@ -420,7 +435,7 @@ func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) erro
 	}
 	a.quietStartup = true
 	return a.withHost(c, func(c context.Context, h *host) error {
-		ok, err := callLocal(c, h.root, methodRestart, params, &raw)
+		ok, err := callLocal(c, h.root, methodRestart, name, &raw)
 		if err != nil {
 			return err
 		}

@@ -136,3 +136,34 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 	}
 	run(t, nil, "mcp", "list", "--endpoint", stale).expect(t, ExitOK, "demo  connected", "no running host answers at http://127.0.0.1:")
 }
+
+// TestMCPWithManagerInProcess: on the web profile, the mcp commands use the
+// manager mounted in process.
+func TestMCPWithManagerInProcess(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := writeFile(t, dir, "mcp-servers.yaml", `servers:
+  managed:
+    transport: stdio
+    command: `+self+`
+    args: [demo-server]
+    env: {`+testMainEnv+`: "1", API_TOKEN: s3cr3t-managed}
+`)
+	web := []string{"-p", "web", "--set", "plugins.manager.config.settingsFile=" + settings,
+		"--set", "plugins.remote.config.tokenFile=" + filepath.Join(dir, "remote.token")}
+	r := run(t, nil, append(web, "mcp", "list", "--local")...)
+	r.expect(t, ExitOK, "managed  connected  stdio      7", "")
+	r = run(t, nil, append(web, "mcp", "list", "--local", "--json")...)
+	r.expect(t, ExitOK, `"source": "settings"`, "")
+	if strings.Contains(r.stdout, "s3cr3t-managed") {
+		t.Errorf("mcp list --json leaks the token:\n%s", r.stdout)
+	}
+	run(t, nil, append(web, "mcp", "probe", "managed", "--local")...).expect(t, ExitOK, "managed: ok in ", "")
+	run(t, nil, append(web, "mcp", "restart", "managed", "--local")...).expect(t, ExitOK, "managed: restarted; now ", "")
+	run(t, nil, append(web, "mcp", "restart", "nosuch", "--local")...).expect(t, ExitFailure, "", "nosuch")
+	run(t, nil, append(web, "tools", "list")...).expect(t, ExitOK, "mcp__managed__echo", "")
+}
