@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cordisgo/harness/ctx"
@@ -71,16 +72,24 @@ func (s *supervisor) bindPrompt(sub *ctx.Context) error {
 	if err != nil {
 		return err
 	}
-	current, stop := s.watchInstructions(func(text string) {
+	// mu orders the initial text against updates from the supervisor, so the section
+	// always ends with the newest text.
+	var mu sync.Mutex
+	set := func(text string) {
+		mu.Lock()
+		defer mu.Unlock()
 		if err := h.SetText(text); err != nil && sub.Err() == nil {
 			s.log.Warn("updating the instructions section failed", "err", err)
 		}
-	})
+	}
+	_, stop := s.watchInstructions(set)
 	if _, err := sub.Defer("mcpclient:instructions", func(context.Context) error { stop(); return nil }); err != nil {
 		stop()
 		return err
 	}
-	return h.SetText(current)
+	mu.Lock()
+	defer mu.Unlock()
+	return h.SetText(s.instructions())
 }
 
 // resourceProvider serves the server's resources to mcpResources over the live generation.

@@ -32,7 +32,7 @@ const (
 	DefaultProbeMaxDescriptionBytes = 1024
 )
 
-// ProbeOptions bounds a probe. The zero value uses the defaults.
+// ProbeOptions bounds a probe. The zero value uses the defaults. It is a plain value.
 type ProbeOptions struct {
 	// MaxTools caps the tools listed (default 200); listing stops once it is reached.
 	MaxTools int
@@ -43,7 +43,7 @@ type ProbeOptions struct {
 	Logger *slog.Logger
 }
 
-// ProbeTool is one tool a probe listed.
+// ProbeTool is one tool a probe listed. It is a plain value.
 type ProbeTool struct {
 	// Name is the public name the tool would be registered under.
 	Name string `json:"name"`
@@ -55,12 +55,19 @@ type ProbeTool struct {
 }
 
 // ProbeTimings are the durations of the stages a probe went through.
+//
+// ProbeTimings is a plain value.
 type ProbeTimings struct {
-	Connect    time.Duration `json:"connectNs,omitempty"`
+	// Connect is the time to start the process or get the first HTTP response.
+	Connect time.Duration `json:"connectNs,omitempty"`
+	// Initialize is the MCP handshake after that.
 	Initialize time.Duration `json:"initializeNs,omitempty"`
-	ListTools  time.Duration `json:"listToolsNs,omitempty"`
-	Close      time.Duration `json:"closeNs,omitempty"`
-	Total      time.Duration `json:"totalNs"`
+	// ListTools is the tools/list drain.
+	ListTools time.Duration `json:"listToolsNs,omitempty"`
+	// Close is the time to close the connection (and a stdio server's process group).
+	Close time.Duration `json:"closeNs,omitempty"`
+	// Total is the whole probe.
+	Total time.Duration `json:"totalNs"`
 }
 
 // CleanupOutcome is how a probe's connection ended, independently of the probe's result.
@@ -77,14 +84,16 @@ const (
 	CleanupError CleanupOutcome = "error"
 )
 
-// ProbeCleanup is the independent result of closing a probe's connection.
+// ProbeCleanup is the independent result of closing a probe's connection. It is a plain
+// value.
 type ProbeCleanup struct {
 	Outcome CleanupOutcome `json:"outcome"`
 	Err     string         `json:"error,omitempty"`
 }
 
 // ProbeResult is the outcome of [Probe]. It never carries configured secrets: header values,
-// secret-looking environment values and URL credentials are masked in every text.
+// secret-looking environment values and URL credentials are masked in every text. It is a
+// plain value.
 type ProbeResult struct {
 	// Stage is [ProbeOK], or the stage that failed; Err describes the failure.
 	Stage ProbeStage `json:"stage"`

@@ -3,6 +3,7 @@
 package mcpclient
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -92,15 +93,15 @@ func TestStdioPluginStorm(t *testing.T) {
 	}
 }
 
-// TestStdioPluginCancellation (item 4): a call that never answers times out, and the server
-// sees notifications/cancelled and its handler ends.
+// TestStdioPluginCancellation (item 4): a call that never answers is cancelled by its
+// caller, and the server sees notifications/cancelled and its handler ends.
 func TestStdioPluginCancellation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	cfg := stdioConfig(t, "normal")
-	cfg.ToolCallTimeoutMs = 100
-	e.mount(nil, cfg, fastKill)
-	if _, err := e.call(nil, "mcp__t__block", `{}`); !errors.Is(err, toolregistry.ErrTimeout) {
+	e.mount(nil, stdioConfig(t, "normal"), fastKill)
+	cx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := e.reg.Execute(e.root, "mcp__t__block", json.RawMessage(`{}`), toolregistry.ExecOptions{Context: cx}); !errors.Is(err, toolregistry.ErrCancelled) {
 		t.Fatalf("block: %v", err)
 	}
 	// The SDK sends the cancellation asynchronously: ask until the server saw it.

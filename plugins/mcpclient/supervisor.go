@@ -215,6 +215,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 	s.report(Status{Phase: PhaseConnecting})
 	for {
 		g, tools, err := s.connect(runCtx)
+		connectedAt := s.clock.Now()
 		if err == nil && runCtx.Err() == nil {
 			err = s.publish(g, tools, startup)
 			if err != nil {
@@ -244,7 +245,6 @@ func (s *supervisor) run(runCtx context.Context) error {
 
 		lost, tail := false, stderrOf(err)
 		if err == nil {
-			connectedAt := s.clock.Now()
 			cause := s.serve(runCtx, g)
 			s.live.Store(nil)
 			cerr := s.closeGeneration(g)
@@ -563,8 +563,15 @@ func (s *supervisor) setInstructions(text string) {
 	}
 }
 
-// watchInstructions calls fn with the current instructions and after every change, until
-// the returned function is called.
+// instructions returns the published attributed instructions.
+func (s *supervisor) instructions() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.instr
+}
+
+// watchInstructions calls fn after every change of the instructions, until the returned
+// function is called; current is the text when the watch started.
 func (s *supervisor) watchInstructions(fn func(string)) (current string, stop func()) {
 	p := &fn
 	s.mu.Lock()
