@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -39,16 +41,34 @@ func rawSession(b *testing.B, t mcp.Transport) *mcp.ClientSession {
 	return cs
 }
 
-func benchRaw(b *testing.B, cs *mcp.ClientSession) {
+// processCPU returns the CPU time this process has used. Wall time on a shared machine is
+// noisy; the CPU time per call is what the plugin adds to (for stdio, the server's CPU is
+// another process's and is not counted).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs call b.N times, reporting allocations and CPU time per call.
+func measure(b *testing.B, call func()) {
 	b.ReportAllocs()
-	cx := context.Background()
 	b.ResetTimer()
+	start := processCPU()
 	for b.Loop() {
+		call()
+	}
+	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+}
+
+func benchRaw(b *testing.B, cs *mcp.ClientSession) {
+	cx := context.Background()
+	measure(b, func() {
 		res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "echo", Arguments: benchArgs})
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
-	}
+	})
 }
 
 // pluginTree mounts the registry and the client with cfg (and hooks) on a fresh root.
@@ -75,17 +95,15 @@ func pluginTree(b *testing.B, cfg Config, h *hooks) (*ctx.Context, *toolregistry
 }
 
 func benchPlugin(b *testing.B, root *ctx.Context, reg *toolregistry.Registry, tool string) {
-	b.ReportAllocs()
 	if _, ok := reg.Lookup(root, tool); !ok {
 		b.Fatalf("no tool %s", tool)
 	}
-	b.ResetTimer()
-	for b.Loop() {
+	measure(b, func() {
 		res, err := reg.Execute(root, tool, benchArgs, toolregistry.ExecOptions{})
 		if err != nil || res.Text() != "hello" {
 			b.Fatal(err, res)
 		}
-	}
+	})
 }
 
 func BenchmarkCallRawSDK(b *testing.B) {
