@@ -88,6 +88,19 @@
 // [Probe] checks a configuration without a plugin: connect, list tools, close, with the
 // stage reached, timings and an independent cleanup result.
 //
+// # Decisions
+//
+// Where this client differs from the reference harness (dsh-mcp-client), on purpose:
+// instructions over maxInstructionBytes are cut with a marker instead of failing the
+// connection; besides a closed transport, a request that finds the session gone
+// (mcp.ErrSessionMissing, mcp.ErrConnectionClosed) triggers a reconnect, since a restarted
+// HTTP server may never close the SDK's connection; tools/list_changed waits for a burst to
+// settle (20 ms of quiet, at most 250 ms) before re-listing; a result the SDK cannot decode
+// (a content type it does not know) is a tool error naming the problem, while blocks it
+// decodes but this client does not project become diagnostics; every phase change is
+// reported, disposal and list-change re-syncs that change the tools included. Requests in
+// flight are cancelled when their connection closes, so closing never waits for them.
+//
 // # Concurrency
 //
 // Every exported function is safe for concurrent use. A plugin instance runs one supervisor
