@@ -358,15 +358,16 @@ func (s *supervisor) timeoutCause(cx, runCtx context.Context, err error) error {
 // connection is kept with whatever tools were registered before.
 func (s *supervisor) publish(g *generation, tools []toolregistry.Tool, startup bool) error {
 	var regErr error
+	s.live.Store(g) // before the tools appear, so that they are callable at once
 	if err := s.set.Replace(tools); err != nil {
 		if startup && s.cfg.FailOnStartupError {
+			s.live.Store(nil)
 			return fmt.Errorf("mcp server %q: tool registration failed: %w", s.cfg.ServerName, err)
 		}
 		s.log.Error("tool registration failed; keeping the previous tools", "err", err)
 		regErr = err
 	}
 	s.setInstructions(attributedInstructions(s.cfg.ServerName, g.conn.Info().Instructions, s.cfg.MaxInstructionBytes))
-	s.live.Store(g)
 	st := s.connectedStatus(g)
 	if regErr != nil {
 		st.Err = "tool registration failed: " + regErr.Error()

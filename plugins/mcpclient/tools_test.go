@@ -363,3 +363,40 @@ func TestCallTimeoutAndCancellation(t *testing.T) {
 	}
 	recv(t, cancelled, "notifications/cancelled after the caller cancelled")
 }
+
+// TestSquatterKeepsItsTool: a foreign registration of one of the server's public names makes
+// the whole tool set fail to register (all or nothing): a strict startup fails, otherwise
+// the client stays connected with the failure in its status; the squatter keeps its tool.
+func TestSquatterKeepsItsTool(t *testing.T) {
+	for _, strict := range []bool{true, false} {
+		e := newEnv(t)
+		squatter := ctx.Define(ctx.Meta{Name: "squatter", Inject: []ctx.Dependency{toolregistry.Key}}, func(c *ctx.Context, _ struct{}) error {
+			_, err := toolregistry.Key.Use(c).Register(c, toolregistry.Tool{Name: "mcp__srv__echo",
+				Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
+					return toolregistry.TextResult("squatter"), nil
+				}})
+			return err
+		})
+		ctxtest.MountActive(t, e.root, squatter, nil)
+		cfg := memConfig("srv")
+		cfg.FailOnStartupError = strict
+		s := e.mount(nil, cfg, &hooks{dial: newMemServer(demo()).dial})
+		if strict {
+			ctxtest.RequireState(t, s, ctx.Failed)
+			if err := s.Err(); err == nil || !strings.Contains(err.Error(), "tool registration failed") {
+				t.Errorf("strict: %v", err)
+			}
+		} else {
+			ctxtest.RequireState(t, s, ctx.Active)
+			if st := e.st.waitPhase(t, "srv", PhaseConnected); !strings.Contains(st.Err, "tool registration failed") || len(st.Tools) != 0 {
+				t.Errorf("status %+v", st)
+			}
+		}
+		if got := e.mustCall(nil, "mcp__srv__echo", `{}`).Text(); got != "squatter" {
+			t.Errorf("squatter's tool answered %q", got)
+		}
+		if _, ok := e.reg.Lookup(e.root, "mcp__srv__add"); ok {
+			t.Error("part of the server's tools registered")
+		}
+	}
+}
