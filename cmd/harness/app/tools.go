@@ -64,6 +64,7 @@ error exits with status 1.`,
 				if err != nil {
 					return err
 				}
+				h.logger.Debug("calling tool", "tool", name)
 				res, terr := reg.Execute(h.root, name, raw, toolregistry.ExecOptions{Context: c})
 				if callJSON {
 					if err := writeJSON(a, canonicalCall(res, terr)); err != nil {

@@ -1,0 +1,291 @@
+//go:build linux
+
+package app
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests run the test binary as the harness in a subprocess, send it
+// SIGTERM at a known point, and check that it exits promptly with the
+// expected status and that no process it started survives it. They read
+// the harness's JSON debug log to know where it is: the MCP client logs
+// "mcp server started" with the server's pid (which is also its process
+// group id: stdio servers run in groups of their own), and tools call logs
+// "calling tool" just before it calls.
+
+// exitDeadline is a generous bound on the harness's exit after SIGTERM:
+// the test only fails if the harness hangs.
+const exitDeadline = 30 * time.Second
+
+// harnessProc is a harness subprocess and the log records it wrote.
+type harnessProc struct {
+	cmd  *exec.Cmd
+	logs chan map[string]any
+	done chan struct{}
+	err  error // of Wait, once done is closed
+}
+
+// startHarness starts the harness with JSON debug logs on its stderr.
+func startHarness(t *testing.T, args ...string) *harnessProc {
+	t.Helper()
+	cmd := harnessCmd(t, append([]string{"--log-format", "json", "--log-level", "debug"}, args...)...)
+	cmd.Stdout = io.Discard
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &harnessProc{cmd: cmd, logs: make(chan map[string]any, 1024), done: make(chan struct{})}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		defer close(h.logs)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			var rec map[string]any
+			if json.Unmarshal(sc.Bytes(), &rec) != nil {
+				continue
+			}
+			h.logs <- rec // waitLog or a drain (terminate, cleanup) reads it
+		}
+	}()
+	go func() {
+		<-read // Wait closes the pipe: read it to the end first
+		h.err = cmd.Wait()
+		close(h.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-h.done:
+		default:
+			cmd.Process.Kill()
+			go drain(h.logs)
+			<-h.done
+		}
+	})
+	return h
+}
+
+// waitLog returns the first record (from now on) whose msg is msg,
+// failing the test if the harness ends first.
+func (h *harnessProc) waitLog(t *testing.T, msg string) map[string]any {
+	t.Helper()
+	for rec := range h.logs {
+		if rec["msg"] == msg {
+			return rec
+		}
+	}
+	t.Fatalf("the harness ended without logging %q (%v)", msg, h.err)
+	return nil
+}
+
+// terminate sends SIGTERM and waits, up to exitDeadline, for the exit
+// status.
+func (h *harnessProc) terminate(t *testing.T) int {
+	t.Helper()
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	go drain(h.logs)
+	select {
+	case <-h.done:
+	case <-time.After(exitDeadline):
+		t.Fatalf("the harness did not exit within %v of SIGTERM", exitDeadline)
+	}
+	return h.cmd.ProcessState.ExitCode()
+}
+
+// drain reads logs to the end.
+func drain(logs <-chan map[string]any) {
+	for range logs {
+	}
+}
+
+// procInfo is one process as /proc/PID/stat describes it.
+type procInfo struct {
+	pid, ppid, pgrp int
+	state           string
+	start           uint64 // start time in clock ticks since boot: tells a reused pid apart
+}
+
+// processes reads every live (non-zombie) process from /proc.
+func processes(t *testing.T) map[int]procInfo {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]procInfo{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
+		// majflt cmajflt utime stime cutime cstime priority nice threads
+		// itrealvalue starttime ...; comm may hold spaces and parentheses.
+		s := string(b)
+		rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(rest) < 20 {
+			continue
+		}
+		p := procInfo{pid: pid, state: rest[0]}
+		p.ppid, _ = strconv.Atoi(rest[1])
+		p.pgrp, _ = strconv.Atoi(rest[2])
+		p.start, _ = strconv.ParseUint(rest[19], 10, 64)
+		if p.state != "Z" && p.state != "X" {
+			out[pid] = p
+		}
+	}
+	return out
+}
+
+// descendants returns the live processes whose parent chain leads to pid.
+func descendants(all map[int]procInfo, pid int) []procInfo {
+	var out []procInfo
+	for _, p := range all {
+		for q, ok := p, true; ok && q.ppid > 1; q, ok = all[q.ppid] {
+			if q.ppid == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// checkNoSurvivors fails the test if a process recorded while the harness
+// ran, or any process in one of the recorded process groups, is still
+// alive.
+func checkNoSurvivors(t *testing.T, recorded []procInfo, pgids map[int]bool) {
+	t.Helper()
+	for _, p := range processes(t) {
+		if pgids[p.pgrp] {
+			t.Errorf("process %d (group %d) survived the harness", p.pid, p.pgrp)
+		}
+		for _, r := range recorded {
+			if r.pid == p.pid && r.start == p.start {
+				t.Errorf("process %d, started by the harness, survived it", p.pid)
+			}
+		}
+	}
+}
+
+// snapshot records the harness's descendants and their process groups, and
+// the server pids the log named.
+func snapshot(t *testing.T, h *harnessProc, serverPids ...int) ([]procInfo, map[int]bool) {
+	t.Helper()
+	recorded := descendants(processes(t), h.cmd.Process.Pid)
+	pgids := map[int]bool{}
+	for _, p := range recorded {
+		if p.pgrp != h.cmd.Process.Pid && p.pgrp != os.Getpid() {
+			pgids[p.pgrp] = true
+		}
+	}
+	for _, pid := range serverPids {
+		pgids[pid] = true
+	}
+	if len(recorded) < len(serverPids) {
+		t.Fatalf("found %d processes under the harness, want at least %d", len(recorded), len(serverPids))
+	}
+	return recorded, pgids
+}
+
+func logPid(t *testing.T, rec map[string]any) int {
+	t.Helper()
+	pid, ok := rec["pid"].(float64)
+	if !ok || pid <= 1 {
+		t.Fatalf("no pid in %v", rec)
+	}
+	return int(pid)
+}
+
+// TestSIGTERMDuringStartup: the harness is told to stop while a server is
+// still starting (a shell that never answers, with a child of its own in
+// its process group): it exits with status 1 and leaves no process behind.
+// The shell writes its pid to a FIFO when it runs.
+func TestSIGTERMDuringStartup(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// O_RDWR: opening does not wait for a writer, and closing ends a read.
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	script := "sleep 600 & echo $$ >" + fifo + "; wait"
+	h := startHarness(t, "--stdio", "slow=/bin/sh -c '"+script+"'", "tools", "list")
+	started := make(chan int, 1)
+	go func() {
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		pid, _ := strconv.Atoi(strings.TrimSpace(line))
+		started <- pid
+	}()
+	var slow int
+	select {
+	case slow = <-started:
+	case <-h.done:
+		f.Close()
+		t.Fatalf("the harness ended before the server started: %v", h.err)
+	}
+	recorded, pgids := snapshot(t, h, slow)
+	if len(recorded) < 2 {
+		t.Fatalf("the server's shell and its child are not both running: %+v", recorded)
+	}
+	if code := h.terminate(t); code != ExitFailure {
+		t.Errorf("exit status %d after SIGTERM during start-up, want %d", code, ExitFailure)
+	}
+	checkNoSurvivors(t, recorded, pgids)
+}
+
+// TestSIGTERMDuringCall: the harness is told to stop during a long tool
+// call: the call is cancelled, the harness exits with status 1 and leaves
+// no process behind.
+func TestSIGTERMDuringCall(t *testing.T) {
+	t.Parallel()
+	h := startHarness(t, "tools", "call", "mcp__demo__slow", `{"ms":60000}`)
+	pid := logPid(t, h.waitLog(t, "mcp server started"))
+	h.waitLog(t, "calling tool")
+	recorded, pgids := snapshot(t, h, pid)
+	began := time.Now()
+	if code := h.terminate(t); code != ExitFailure {
+		t.Errorf("exit status %d after SIGTERM during a call, want %d", code, ExitFailure)
+	}
+	t.Logf("exited %v after SIGTERM", time.Since(began).Round(time.Millisecond))
+	checkNoSurvivors(t, recorded, pgids)
+}
+
+// TestSIGTERMRun: run shuts down cleanly on SIGTERM: exit status 0, no
+// process left behind.
+func TestSIGTERMRun(t *testing.T) {
+	t.Parallel()
+	h := startHarness(t, "run")
+	pid := logPid(t, h.waitLog(t, "mcp server started"))
+	h.waitLog(t, "running; interrupt to stop")
+	recorded, pgids := snapshot(t, h, pid)
+	if code := h.terminate(t); code != ExitOK {
+		t.Errorf("exit status %d after SIGTERM, want %d", code, ExitOK)
+	}
+	checkNoSurvivors(t, recorded, pgids)
+}
