@@ -6,7 +6,13 @@
 // # Commands
 //
 //	harness [-p|--profile NAME|PATH] [--set k=v]... [--stdio NAME=CMDLINE]... [--http NAME=URL]... <command>
-//	  run                        host the profile until SIGINT or SIGTERM, then shut down cleanly
+//	  run                        host the profile until SIGINT or SIGTERM, then shut down cleanly;
+//	                             every server's status is shown as it changes
+//	  tools list [--json]        tools visible at the root: name, server, description
+//	  tools call NAME [JSON] [--json]   call through the registry; exit status 1 on a tool error
+//	  resources list|templates SERVER / resources read SERVER URI
+//	  prompt [--json]            the assembled system prompt (--json: sections with owners)
+//	  mcp list | mcp probe NAME | mcp restart NAME   against a running host (remote API) or in process
 //	  mcp import FILE            convert an {"mcpServers": ...} document into profile YAML on stdout
 //	  profile show | check       the merged profile with secrets redacted / validation only
 //	  demo-server [--http ADDR]  the embedded demo MCP server (stdio by default)
@@ -26,6 +32,10 @@
 // bounded by --startup-timeout, for the tree to settle: the MCP client's
 // activation includes the first connection and tool discovery. Shutdown
 // disposes the tree, bounded by --shutdown-timeout.
+//
+// Servers that did not connect by then are reported once on stderr, and
+// the command goes on with the others' tools. docs/cli.md documents every
+// command, flag and exit status.
 //
 // Logs go to stderr: readable lines (coloured on a terminal unless NO_COLOR
 // is set) or JSON with --log-format json; --log-level picks the level
