@@ -140,3 +140,46 @@ func BenchmarkCallPlugin(b *testing.B) {
 		benchPlugin(b, root, reg, "mcp__bench__echo")
 	})
 }
+
+// BenchmarkCallPaired alternates a raw CallTool and a call through the registry and the
+// plugin on the same session, timing each, so that both see the same load: on a shared
+// machine this is the fairest measure of the plugin's overhead. It reports the mean of
+// each kind of call and the overhead in percent of the raw call.
+func BenchmarkCallPaired(b *testing.B) {
+	run := func(b *testing.B, cfg Config, h *hooks) {
+		var sup *supervisor
+		if h == nil {
+			h = &hooks{}
+		}
+		h.observe = func(s *supervisor) { sup = s }
+		root, reg := pluginTree(b, cfg, h)
+		tool := "mcp__" + cfg.ServerName + "__echo"
+		cs := sup.live.Load().conn.Session()
+		cx := context.Background()
+		var raw, plugin time.Duration
+		b.ResetTimer()
+		for b.Loop() {
+			t0 := time.Now()
+			if _, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "echo", Arguments: benchArgs}); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if res, err := reg.Execute(root, tool, benchArgs, toolregistry.ExecOptions{}); err != nil || res.Text() != "hello" {
+				b.Fatal(err, res)
+			}
+			raw += t1.Sub(t0)
+			plugin += time.Since(t1)
+		}
+		b.ReportMetric(float64(raw)/float64(b.N), "raw-ns/call")
+		b.ReportMetric(float64(plugin)/float64(b.N), "plugin-ns/call")
+		b.ReportMetric(100*float64(plugin-raw)/float64(raw), "overhead-%")
+	}
+	b.Run("in-memory", func(b *testing.B) {
+		run(b, memConfig("bench"), &hooks{dial: newMemServer(benchServer()).dial})
+	})
+	b.Run("stdio", func(b *testing.B) {
+		cfg := stdioConfig(b, "normal")
+		cfg.ServerName = "bench"
+		run(b, cfg, nil)
+	})
+}
