@@ -1,0 +1,104 @@
+//go:build unix
+
+package interop
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// The installed server package, relative to this directory (the tests' working directory).
+const (
+	packageName = "@modelcontextprotocol/server-everything"
+	packageDir  = "node_modules/" + packageName
+	installHint = "install it with `npm ci --prefix internal/interop --no-audit --no-fund` from the repository root (needs node and npm)"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(relaySocketEnv) != "" {
+		// The test binary re-executed by the plugin as a stdio relay (see runRelay).
+		os.Exit(runRelay())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// server is the installed reference server: how to run it.
+type server struct {
+	node    string // absolute path of the node executable
+	entry   string // absolute path of the package's bin script
+	version string // installed version, equal to the pinned one
+}
+
+// locate finds node and the installed package. Anything missing skips the test with a hint,
+// or fails it when $CI is set, so that CI cannot pass by skipping.
+func locate(t *testing.T) server {
+	t.Helper()
+	var pinned struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	readJSON(t, "package.json", &pinned)
+	want := pinned.Dependencies[packageName]
+	if want == "" {
+		t.Fatalf("package.json does not pin %s", packageName)
+	}
+
+	manifest := filepath.Join(packageDir, "package.json")
+	if _, err := os.Stat(manifest); errors.Is(err, fs.ErrNotExist) {
+		unavailable(t, packageName+" is not installed in internal/interop/node_modules; "+installHint)
+	}
+	var installed struct {
+		Version string            `json:"version"`
+		Bin     map[string]string `json:"bin"`
+	}
+	readJSON(t, manifest, &installed)
+	if installed.Version != want {
+		t.Fatalf("installed %s is %s but package.json pins %s; reinstall: %s", packageName, installed.Version, want, installHint)
+	}
+	bin := installed.Bin["mcp-server-everything"]
+	if bin == "" {
+		t.Fatalf("%s %s declares no mcp-server-everything bin: %v", packageName, installed.Version, installed.Bin)
+	}
+	entry, err := filepath.Abs(filepath.Join(packageDir, bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(entry); err != nil {
+		t.Fatalf("the bin script of %s: %v; reinstall: %s", packageName, err, installHint)
+	}
+
+	node, err := exec.LookPath("node")
+	if err != nil {
+		unavailable(t, "node is not in PATH ("+err.Error()+"); the interop tests run "+packageName+" with it")
+	}
+	if node, err = filepath.Abs(node); err != nil {
+		t.Fatal(err)
+	}
+	return server{node: node, entry: entry, version: installed.Version}
+}
+
+// unavailable skips the test, or fails it on CI.
+func unavailable(t *testing.T, msg string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + " (CI is set: the interop tests must run, not skip)")
+	}
+	t.Skip(msg)
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
