@@ -35,7 +35,7 @@ var rules = map[string]rule{
 	"internal/demoserver":  {},
 	"internal/archtest":    {},
 	"internal/interop":     {project: []string{""}},
-	"bench":                {project: []string{"ctx", "plugins", "internal/demoserver", "profiles"}},
+	"bench":                {project: []string{""}},
 	"cmd":                  {project: []string{""}},
 }
 
