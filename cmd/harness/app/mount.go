@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -89,8 +90,42 @@ func mountRows(c *ctx.Context, catalog map[string]ctx.PluginDef, rows []profiles
 // every plugin mounted so far has loaded or failed. The MCP client's
 // activation includes its first connection and tool discovery (bounded by
 // its startupTimeoutMs), so a settled tree has discovered every server that
-// could be reached. If a plugin later offers a finer readiness signal, it
-// is waited for here.
-func waitReady(ctx context.Context, root *ctx.Context) error {
-	return root.Settle(ctx)
+// could be reached. The MCP server manager mounts its servers' clients
+// from a worker of its own, after its activation: with a manager in the
+// tree, waitReady then also waits until the manager has read its settings
+// and none of its servers is starting, and lets the tree settle again.
+func waitReady(c context.Context, root *ctx.Context) error {
+	if err := root.Settle(c); err != nil {
+		return err
+	}
+	m, ok := mcpmanager.Key.Get(root)
+	if !ok || m == nil {
+		return nil
+	}
+	wc, cancel := context.WithCancel(c)
+	defer cancel()
+	for snap := range m.Watch(wc) {
+		if managerSettled(snap) {
+			break
+		}
+	}
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return root.Settle(c)
+}
+
+// managerSettled reports whether a manager's snapshot shows its settings
+// read (or missing, or rejected) and no server starting or stopping.
+func managerSettled(snap mcpmanager.Snapshot) bool {
+	st := snap.Settings
+	if st.File != "" && st.LoadedAt.IsZero() && !st.Missing && st.Error == "" {
+		return false
+	}
+	for _, v := range snap.Servers {
+		if v.Status == mcpmanager.StateStarting || v.Status == mcpmanager.StateStopping {
+			return false
+		}
+	}
+	return true
 }
