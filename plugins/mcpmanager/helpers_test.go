@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,7 +73,12 @@ func newHost(t *testing.T, o hostOptions) *host {
 	if o.hooks != nil {
 		mc = root.With(hooksKey{}, o.hooks)
 	}
-	h.scope = ctxtest.MountActive(t, mc, Plugin, cfg)
+	// Not MountActive: Settle would wait for the clients' first connections too.
+	h.scope = ctxtest.Mount(t, mc, Plugin, cfg)
+	if err := h.scope.Wait(ctxtest.Wait(t)); err != nil {
+		t.Fatalf("manager load: %v", err)
+	}
+	ctxtest.RequireState(t, h.scope, ctx.Active)
 	m, ok := Key.Get(root)
 	if !ok {
 		t.Fatal("mcpManager not provided")
@@ -172,11 +178,19 @@ func testExe(t testing.TB) string {
 
 // stdioEntry renders a settings entry for the test server (indented under servers:).
 func stdioEntry(t testing.TB, name, mode, extra string) string {
+	return stdioEntryEnv(t, name, mode, nil, extra)
+}
+
+// stdioEntryEnv is stdioEntry with more environment entries (values are quoted).
+func stdioEntryEnv(t testing.TB, name, mode string, env map[string]string, extra string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %s:\n", name)
 	fmt.Fprintf(&b, "    transport: stdio\n")
 	fmt.Fprintf(&b, "    command: %q\n", testExe(t))
 	fmt.Fprintf(&b, "    env:\n      %s: %s\n      MCPM_LABEL: %s\n", serverModeEnv, mode, name)
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
+	}
 	fmt.Fprintf(&b, "    reconnect: {initialDelayMs: 50, maxDelayMs: 200, maxAttempts: 2}\n")
 	for _, line := range strings.Split(strings.TrimRight(extra, "\n"), "\n") {
 		if line != "" {

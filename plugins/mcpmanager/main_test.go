@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
@@ -29,7 +26,7 @@ func TestMain(m *testing.M) {
 //
 //	normal  tools echo and whoami; instructions; exits when stdin closes
 //	leaky   prints the value of MCPM_TOKEN to stderr, then serves like normal
-//	hang    never answers (the client must give up or kill it); ignores SIGTERM
+//	hang    reads stdin and never answers; exits when stdin closes
 func runServer(mode string) int {
 	fmt.Fprintf(os.Stderr, "test server %s pid=%d\n", mode, os.Getpid())
 	switch mode {
@@ -37,9 +34,7 @@ func runServer(mode string) int {
 	case "leaky":
 		fmt.Fprintf(os.Stderr, "debug: token is %s\n", os.Getenv("MCPM_TOKEN"))
 	case "hang":
-		signal.Ignore(syscall.SIGTERM)
 		_, _ = io.Copy(io.Discard, os.Stdin)
-		time.Sleep(time.Hour)
 		return 0
 	default:
 		fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)

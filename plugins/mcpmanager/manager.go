@@ -269,22 +269,53 @@ func cancelProbesLocked(rec *record) []chan struct{} {
 	return out
 }
 
+// action is the next step a worker takes for a record.
+type action uint8
+
+const (
+	actIdle action = iota
+	actDispose
+	actMount
+)
+
+// nextLocked returns the next step towards rec's desired state.
+func (m *Manager) nextLocked(rec *record) (action, desired) {
+	d, ok := m.desiredLocked(rec)
+	inst := rec.inst
+	switch {
+	case inst != nil && (m.closed || !ok || !d.e.enabled || inst.key != d.key || inst.owner != d.reg):
+		return actDispose, d
+	case inst == nil && ok && d.e.enabled && !rec.blocked && !m.closed && rec.mountKey != d.key:
+		return actMount, d
+	}
+	return actIdle, d
+}
+
+// changingLocked reports whether rec's instance is being replaced, or is about to be.
+func (m *Manager) changingLocked(rec *record) bool {
+	if rec.mounting || (rec.inst != nil && rec.inst.stopping) {
+		return true
+	}
+	act, _ := m.nextLocked(rec)
+	return act != actIdle
+}
+
 // work moves rec towards its desired state, one step at a time, until nothing is left.
 func (m *Manager) work(rec *record) {
 	for {
 		m.mu.Lock()
 		rec.again = false
-		d, ok := m.desiredLocked(rec)
+		act, d := m.nextLocked(rec)
 		inst := rec.inst
-		switch {
-		case inst != nil && (m.closed || !ok || !d.e.enabled || inst.key != d.key || inst.owner != d.reg):
+		switch act {
+		case actDispose:
 			inst.stopping = true
 			probes := cancelProbesLocked(rec)
 			m.dirtyLocked()
 			m.mu.Unlock()
 			waitAll(probes)
 			m.dispose(rec, inst)
-		case inst == nil && ok && d.e.enabled && !rec.blocked && !m.closed && rec.mountKey != d.key:
+		case actMount:
 			rec.mounting, rec.mountFor = true, d.reg
 			m.mounting++
 			probes := cancelProbesLocked(rec)

@@ -59,10 +59,15 @@ func apply(c *ctx.Context, cfg Config) error {
 			sw.run(c)
 		}()
 	}
-	m.wg.Add(1)
+	q := newEventQueue()
+	m.wg.Add(2)
 	go func() {
 		defer m.wg.Done()
-		m.publish(c)
+		m.publish(c, q)
+	}()
+	go func() {
+		defer m.wg.Done()
+		m.emit(c, q)
 	}()
 
 	if _, err := mcpclient.StatusSinkKey.Provide(c, sink{m}); err != nil {

@@ -116,7 +116,7 @@ func (m *Manager) Probe(ctx context.Context, name string, opts ProbeOptions) (Pr
 	case rec != nil && rec.blocked:
 		m.mu.Unlock()
 		return ProbeResult{}, errCleanup(name)
-	case rec != nil && rec.busy:
+	case rec != nil && m.changingLocked(rec):
 		m.mu.Unlock()
 		return ProbeResult{}, errorf(CodeConflict, name, "the server is being replaced; probe again once it is")
 	}

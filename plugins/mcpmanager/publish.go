@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -271,8 +272,8 @@ func (in *instance) fill(v *View) {
 // ---- publisher ------------------------------------------------------------------------
 
 // publish runs until the manager's activation ends: after each change it builds the
-// snapshot, hands it to every watcher and emits StatusEvent for each changed view.
-func (m *Manager) publish(run context.Context) {
+// snapshot, hands it to every watcher and queues a StatusEvent for each changed view.
+func (m *Manager) publish(run context.Context, q *eventQueue) {
 	sent := make(map[viewKey]View)
 	for {
 		select {
@@ -291,7 +292,6 @@ func (m *Manager) publish(run context.Context) {
 		}
 		m.mu.Unlock()
 
-		var changes []StatusChange
 		seen := make(map[viewKey]bool, len(snap.Servers))
 		for _, v := range snap.Servers {
 			k := keyOf(v)
@@ -300,24 +300,75 @@ func (m *Manager) publish(run context.Context) {
 				continue
 			}
 			sent[k] = v
-			changes = append(changes, StatusChange{Name: v.Name, Status: v})
+			m.log.Debug("mcp server status", "server", v.Name, "source", v.Source, "status", v.Status, "removed", v.Removed, "err", v.Error)
+			q.push(k, StatusChange{Name: v.Name, Status: v})
 		}
 		for k, v := range sent {
 			if !seen[k] {
 				delete(sent, k)
-				changes = append(changes, StatusChange{Name: v.Name, Status: v, Removed: true})
+				m.log.Debug("mcp server removed from the list", "server", v.Name, "source", v.Source)
+				q.push(k, StatusChange{Name: v.Name, Status: v, Removed: true})
 			}
 		}
-		for _, ch := range changes {
-			if run.Err() != nil {
-				return
+	}
+}
+
+// eventQueue holds the status changes not emitted yet, at most one per view: a newer change
+// of a view replaces the queued one, keeping its place. It is safe for concurrent use.
+type eventQueue struct {
+	mu      sync.Mutex
+	order   []viewKey
+	pending map[viewKey]StatusChange
+	signal  chan struct{}
+}
+
+func newEventQueue() *eventQueue {
+	return &eventQueue{pending: make(map[viewKey]StatusChange), signal: make(chan struct{}, 1)}
+}
+
+func (q *eventQueue) push(k viewKey, ch StatusChange) {
+	q.mu.Lock()
+	if _, queued := q.pending[k]; !queued {
+		q.order = append(q.order, k)
+	}
+	q.pending[k] = ch
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *eventQueue) pop() (StatusChange, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.order) == 0 {
+		return StatusChange{}, false
+	}
+	k := q.order[0]
+	q.order = q.order[1:]
+	ch := q.pending[k]
+	delete(q.pending, k)
+	return ch, true
+}
+
+// emit dispatches the queued changes, one at a time, until the manager's activation ends.
+// Listeners run in parallel; a slow one delays later events (which coalesce meanwhile),
+// never the manager or its watch streams.
+func (m *Manager) emit(run context.Context, q *eventQueue) {
+	for {
+		select {
+		case <-run.Done():
+			return
+		case <-q.signal:
+		}
+		for run.Err() == nil {
+			ch, ok := q.pop()
+			if !ok {
+				break
 			}
 			if err := StatusEvent.Parallel(m.c, ch); err != nil {
 				m.log.Error("mcp-manager/status listener failed", "server", ch.Name, "err", err)
-			}
-			if ch.Status.Status != "" {
-				m.log.Debug("mcp server status", "server", ch.Name, "source", ch.Status.Source, "status", ch.Status.Status,
-					"removed", ch.Removed || ch.Status.Removed, "err", ch.Status.Error)
 			}
 		}
 	}
