@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	"github.com/cordisgo/harness/bench/mcpbench"
+)
+
+// callsResult is the JSON line of `mcpbench calls`; bench/ts/calls.mjs prints the same
+// fields for the TypeScript client.
+type callsResult struct {
+	Kind     string `json:"kind"` // "calls"
+	Client   string `json:"client"`
+	Protocol string `json:"protocol"`
+	mcpbench.Stats
+	// ClientCPUUsPerCall is this process's processor time (user + system) during the timed
+	// calls, divided by their number: what the client itself costs per call.
+	ClientCPUUsPerCall float64 `json:"clientCPUUsPerCall"`
+	mcpbench.Memory
+}
+
+func runCalls(cx context.Context, args []string) error {
+	fs := flag.NewFlagSet("calls", flag.ContinueOnError)
+	client := fs.String("client", mcpbench.ClientHarness, "client: harness (Registry.Execute through mcpclient) or gosdk (bare ClientSession.CallTool)")
+	harness := fs.String("harness", "", "the harness binary; `PATH demo-server` is the server")
+	conc := fs.Int("c", 1, "concurrent calls")
+	n := fs.Int("n", 5000, "timed calls")
+	warmup := fs.Int("warmup", 500, "untimed calls first")
+	maxSeconds := fs.Float64("max-seconds", 60, "stop starting calls after this many seconds of the timed part")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to `FILE`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := needHarness(*harness); err != nil {
+		return err
+	}
+	connectCx, cancel := context.WithTimeout(cx, time.Minute)
+	c, err := mcpbench.Dial(connectCx, *client, mcpbench.HarnessServer(*harness))
+	cancel()
+	if err != nil {
+		return err
+	}
+	res, err := measureCalls(cx, c, *client, *conc, *n, *warmup, *maxSeconds, *cpuprofile)
+	if cerr := c.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	return emit(res)
+}
+
+func measureCalls(cx context.Context, c mcpbench.Client, name string, conc, n, warmup int, maxSeconds float64, cpuprofile string) (callsResult, error) {
+	if warmup > 0 {
+		if _, err := mcpbench.Drive(cx, mcpbench.Load{Calls: warmup, Concurrency: conc}, c.Call); err != nil {
+			return callsResult{}, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return callsResult{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return callsResult{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	before := mcpbench.ReadCPU()
+	st, err := mcpbench.Drive(cx, mcpbench.Load{
+		Calls:       n,
+		Concurrency: conc,
+		MaxDuration: time.Duration(maxSeconds * float64(time.Second)),
+	}, c.Call)
+	if err != nil {
+		return callsResult{}, err
+	}
+	cpu := mcpbench.ReadCPU().Sub(before)
+	mem, err := mcpbench.ReadMemory(0)
+	if err != nil {
+		return callsResult{}, err
+	}
+	return callsResult{
+		Kind:               "calls",
+		Client:             name,
+		Protocol:           c.Protocol(),
+		Stats:              st,
+		ClientCPUUsPerCall: float64(cpu.Self.Microseconds()) / float64(max(st.Calls, 1)),
+		Memory:             mem,
+	}, nil
+}
