@@ -112,19 +112,10 @@ func apply(ctx *ctx.Context, _ struct{}) error {
 	return err
 }
 
-// validServerName reports whether name matches ^[A-Za-z0-9_-]{1,32}$.
+// validServerName reports whether name matches ^[A-Za-z0-9_-]{1,32}$: a tool name's
+// charset, at most MaxServerNameLen long.
 func validServerName(name string) bool {
-	if len(name) == 0 || len(name) > MaxServerNameLen {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		switch b := name[i]; {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '_', b == '-':
-		default:
-			return false
-		}
-	}
-	return true
+	return len(name) <= MaxServerNameLen && toolregistry.ValidName(name)
 }
 
 // Register makes p the resource provider of the server called server in c's layer
