@@ -35,6 +35,7 @@ var rules = map[string]rule{
 	"internal/demoserver":  {},
 	"internal/archtest":    {},
 	"internal/interop":     {project: []string{""}},
+	"internal/faults":      {project: []string{""}},
 	"bench":                {project: []string{""}},
 	"cmd":                  {project: []string{""}},
 }

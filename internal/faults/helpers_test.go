@@ -1,0 +1,436 @@
+//go:build faults
+
+package faults
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// waitBound bounds every wait of the suite that is not itself the subject of an assertion:
+// the test fails rather than hangs.
+const waitBound = 20 * time.Second
+
+func init() { ctxtest.Timeout = waitBound }
+
+// ---- leaks -------------------------------------------------------------------------------
+
+// leakCheck records what a test starts and checks, when the test ends (after everything
+// else it cleans up), that none of it is left: goroutines, file descriptors, and every
+// member of the process groups it recorded.
+type leakCheck struct {
+	mu    sync.Mutex
+	pgids map[int]bool
+}
+
+// checkLeaks must be called first in a test, so that its check runs last.
+func checkLeaks(t *testing.T) *leakCheck {
+	t.Helper()
+	lc := &leakCheck{pgids: map[int]bool{}}
+	ignore := goleak.IgnoreCurrent()
+	fds := countFDs(t)
+	t.Cleanup(func() {
+		lc.mu.Lock()
+		pgids := maps2slice(lc.pgids)
+		lc.mu.Unlock()
+		for _, p := range processes(t) {
+			if slices.Contains(pgids, p.pgrp) {
+				t.Errorf("process %d (%s) of server process group %d survived", p.pid, p.comm, p.pgrp)
+			}
+		}
+		// Descriptors are closed by the goroutines that own them, which goleak waits
+		// for; poll briefly so a close that is still running is not counted. No
+		// tolerance: every descriptor the test opened must be closed.
+		deadline := time.Now().Add(5 * time.Second)
+		n := countFDs(t)
+		for n > fds && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			n = countFDs(t)
+		}
+		if n > fds {
+			t.Errorf("file descriptors: %d before the test, %d after:\n%s", fds, n, listFDs())
+		}
+		if err := goleak.Find(ignore); err != nil {
+			t.Errorf("goroutines leaked: %v", err)
+		}
+		t.Logf("leak check: %d server process groups gone, %d descriptors before and %d after, no goroutine left", len(pgids), fds, n)
+	})
+	return lc
+}
+
+func (lc *leakCheck) addGroup(pgid int) {
+	lc.mu.Lock()
+	lc.pgids[pgid] = true
+	lc.mu.Unlock()
+}
+
+func maps2slice(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents) - 1 // the directory being read
+}
+
+func listFDs() string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var b strings.Builder
+	for _, e := range ents {
+		target, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		fmt.Fprintf(&b, "  %s -> %s\n", e.Name(), target)
+	}
+	return b.String()
+}
+
+// proc is one live process as /proc/<pid>/stat shows it.
+type proc struct {
+	pid, ppid, pgrp int
+	comm            string
+}
+
+// processes lists the live processes (zombies excluded: they are gone, only not yet reaped).
+func processes(t *testing.T) []proc {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []proc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid pgrp ..."; comm may contain anything, so split after the
+		// last ')'.
+		s := string(raw)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		f := strings.Fields(s[end+1:])
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		p := proc{pid: pid, comm: s[open+1 : end]}
+		p.ppid, _ = strconv.Atoi(f[1])
+		p.pgrp, _ = strconv.Atoi(f[2])
+		out = append(out, p)
+	}
+	return out
+}
+
+// ---- events from fault servers ------------------------------------------------------------
+
+// event is one report of a fault server: what it saw, and its pid (which is its process
+// group id: stdio servers run in groups of their own).
+type event struct {
+	kind string
+	pid  int
+}
+
+// events collects the reports of fault servers on a Unix socket. A "start" records the
+// server's process group for the leak check.
+type events struct {
+	path   string
+	ln     net.Listener
+	lc     *leakCheck
+	mu     sync.Mutex
+	list   []event
+	signal chan struct{}
+	wg     sync.WaitGroup
+}
+
+func newEvents(t *testing.T, lc *leakCheck) *events {
+	t.Helper()
+	// Unix socket paths are short (108 bytes); t.TempDir's may not be.
+	dir, err := os.MkdirTemp("", "faults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &events{path: filepath.Join(dir, "ev.sock"), lc: lc, signal: make(chan struct{}, 1)}
+	if ev.ln, err = net.Listen("unix", ev.path); err != nil {
+		t.Fatal(err)
+	}
+	ev.wg.Add(1)
+	go ev.accept()
+	t.Cleanup(func() {
+		ev.ln.Close()
+		ev.wg.Wait()
+		os.RemoveAll(dir)
+	})
+	return ev
+}
+
+func (ev *events) accept() {
+	defer ev.wg.Done()
+	for {
+		c, err := ev.ln.Accept()
+		if err != nil {
+			return
+		}
+		ev.wg.Add(1)
+		go func() {
+			defer ev.wg.Done()
+			defer c.Close()
+			_ = c.SetReadDeadline(time.Now().Add(waitBound))
+			sc := bufio.NewScanner(c)
+			for sc.Scan() {
+				kind, pidText, _ := strings.Cut(sc.Text(), " ")
+				pid, _ := strconv.Atoi(pidText)
+				if kind == "start" {
+					ev.lc.addGroup(pid)
+				}
+				ev.mu.Lock()
+				ev.list = append(ev.list, event{kind, pid})
+				ev.mu.Unlock()
+				select {
+				case ev.signal <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+}
+
+// mark returns the number of events so far: waitKind(from) sees only later ones.
+func (ev *events) mark() int {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return len(ev.list)
+}
+
+// count returns how many events of kind arrived after from.
+func (ev *events) count(from int, kind string) int {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	n := 0
+	for _, e := range ev.list[from:] {
+		if e.kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// waitKind returns the first event of kind after from, failing the test after waitBound.
+func (ev *events) waitKind(t *testing.T, from int, kind string) event {
+	t.Helper()
+	deadline := time.NewTimer(waitBound)
+	defer deadline.Stop()
+	for {
+		ev.mu.Lock()
+		for _, e := range ev.list[from:] {
+			if e.kind == kind {
+				ev.mu.Unlock()
+				return e
+			}
+		}
+		ev.mu.Unlock()
+		select {
+		case <-ev.signal:
+		case <-deadline.C:
+			t.Fatalf("no %q event from a fault server within %v", kind, waitBound)
+		}
+	}
+}
+
+// ---- status reports ---------------------------------------------------------------------
+
+// statusLog is a mcpclient.StatusSink that keeps every report.
+type statusLog struct {
+	mu      sync.Mutex
+	reports []mcpclient.Status
+	signal  chan struct{}
+}
+
+func (l *statusLog) ReportStatus(st mcpclient.Status) {
+	l.mu.Lock()
+	l.reports = append(l.reports, st)
+	l.mu.Unlock()
+	select {
+	case l.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (l *statusLog) of(server string) []mcpclient.Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []mcpclient.Status
+	for _, st := range l.reports {
+		if st.Server == server {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func (l *statusLog) count(server string, p mcpclient.Phase) int {
+	n := 0
+	for _, st := range l.of(server) {
+		if st.Phase == p {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor waits until pred holds for the reports of server and returns the last one.
+func (l *statusLog) waitFor(t *testing.T, server, what string, pred func([]mcpclient.Status) bool) mcpclient.Status {
+	t.Helper()
+	deadline := time.NewTimer(waitBound)
+	defer deadline.Stop()
+	for {
+		if all := l.of(server); len(all) > 0 && pred(all) {
+			return all[len(all)-1]
+		}
+		select {
+		case <-l.signal:
+		case <-deadline.C:
+			var phases []string
+			for _, st := range l.of(server) {
+				phases = append(phases, fmt.Sprintf("%s(%d) %s", st.Phase, st.Attempt, st.Err))
+			}
+			t.Fatalf("status of %q never became %s; reports:\n%s", server, what, strings.Join(phases, "\n"))
+		}
+	}
+}
+
+// waitPhase waits until the last report of server is in phase p.
+func (l *statusLog) waitPhase(t *testing.T, server string, p mcpclient.Phase) mcpclient.Status {
+	t.Helper()
+	return l.waitFor(t, server, string(p), func(all []mcpclient.Status) bool { return all[len(all)-1].Phase == p })
+}
+
+// ---- a host with the tool registry and MCP clients ----------------------------------------
+
+// fixture is a tree with the tool registry and a status sink, for client scenarios.
+type fixture struct {
+	t    *testing.T
+	lc   *leakCheck
+	ev   *events
+	root *ctx.Context
+	reg  *toolregistry.Registry
+	st   *statusLog
+	exe  string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	lc := checkLeaks(t)
+	f := &fixture{t: t, lc: lc, ev: newEvents(t, lc), st: &statusLog{signal: make(chan struct{}, 1)}}
+	var err error
+	if f.exe, err = os.Executable(); err != nil {
+		t.Fatal(err)
+	}
+	f.root = ctxtest.New(t)
+	if _, err := mcpclient.StatusSinkKey.Provide(f.root, f.st); err != nil {
+		t.Fatal(err)
+	}
+	ctxtest.MountActive(t, f.root, toolregistry.Plugin, nil)
+	reg, ok := toolregistry.Key.Get(f.root)
+	if !ok {
+		t.Fatal("no tools service")
+	}
+	f.reg = reg
+	return f
+}
+
+// stdio returns the client configuration of a fault server in mode, with small delays;
+// over replaces keys.
+func (f *fixture) stdio(name, mode string, over map[string]any) map[string]any {
+	cfg := map[string]any{
+		"serverName": name,
+		"transport":  "stdio",
+		"command":    f.exe,
+		"env":        map[string]string{serverEnv: mode, eventsEnv: f.ev.path},
+		"reconnect":  map[string]any{"initialDelayMs": 10, "maxDelayMs": 50, "maxAttempts": 3},
+	}
+	for k, v := range over {
+		cfg[k] = v
+	}
+	return cfg
+}
+
+// mount mounts a client and waits for its activation (its first connection attempt).
+func (f *fixture) mount(cfg map[string]any) *ctx.Scope {
+	f.t.Helper()
+	s := ctxtest.Mount(f.t, f.root, mcpclient.Plugin, cfg)
+	if err := s.Wait(ctxtest.Wait(f.t)); err != nil {
+		f.t.Fatalf("client activation: %v", err)
+	}
+	return s
+}
+
+// call executes a tool as the model would.
+func (f *fixture) call(tool, args string) (*toolregistry.Result, error) {
+	return f.reg.Execute(f.root, tool, json.RawMessage(args), toolregistry.ExecOptions{})
+}
+
+// mustCall executes a tool and returns its text, failing the test on an error.
+func (f *fixture) mustCall(tool, args string) string {
+	f.t.Helper()
+	res, err := f.call(tool, args)
+	if err != nil {
+		f.t.Fatalf("%s: %v", tool, err)
+	}
+	return res.Text()
+}
+
+// tools returns the names of the registered tools with the prefix.
+func (f *fixture) tools(prefix string) []string {
+	var out []string
+	for _, in := range f.reg.List(f.root) {
+		if strings.HasPrefix(in.Name, prefix) {
+			out = append(out, in.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// within waits for done, failing the test after d.
+func within(t *testing.T, d time.Duration, what string, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s did not finish within %v (deadlock?)", what, d)
+	}
+}
+
+var _ = errors.Is
+var _ = context.Background
