@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -129,9 +130,10 @@ func (g *generation) markLost(err error) {
 }
 
 // sessionGone reports whether err from a request means the session cannot serve again: the
-// server answered 404 for it (a restarted HTTP server), or the connection is closed.
+// server answered 404 for it (a restarted HTTP server), the connection is closed, or the
+// stream ended under the request (io.EOF: a stdio server that died mid-call).
 func sessionGone(err error) bool {
-	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)
+	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF)
 }
 
 // supervisor owns one server's connection for the lifetime of a client scope: it connects,
