@@ -27,12 +27,16 @@ func TestMain(m *testing.M) {
 //	normal  tools echo and whoami; instructions; exits when stdin closes
 //	leaky   prints the value of MCPM_TOKEN to stderr, then serves like normal
 //	hang    reads stdin and never answers; exits when stdin closes
+//	exit-with-args  prints its arguments to stderr and exits 3
 func runServer(mode string) int {
 	fmt.Fprintf(os.Stderr, "test server %s pid=%d\n", mode, os.Getpid())
 	switch mode {
 	case "normal":
 	case "leaky":
 		fmt.Fprintf(os.Stderr, "debug: token is %s\n", os.Getenv("MCPM_TOKEN"))
+	case "exit-with-args":
+		fmt.Fprintf(os.Stderr, "fatal: bad arguments %q\n", os.Args[1:])
+		return 3
 	case "hang":
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return 0

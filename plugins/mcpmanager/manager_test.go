@@ -1,14 +1,19 @@
 package mcpmanager
 
 import (
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Port of manager.spec "mounts enabled servers from the initial document and reports
@@ -197,4 +202,85 @@ func TestHotReload(t *testing.T) {
 	if tools := h.tools(); len(tools) != 0 {
 		t.Fatalf("tools after removal: %v", tools)
 	}
+}
+
+// Port of manager.spec's allow-list cases: stdio and HTTP servers register only the listed
+// tools, no allow-list admits all, a changed allow-list remounts, an empty one fails the
+// server without starting a client.
+func TestAllowedTools(t *testing.T) {
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newTestServer("http") }, nil))
+	t.Cleanup(srv.Close) // after the host: its clients hold streams open
+	httpEntry := fmt.Sprintf("  web:\n    transport: streamable-http\n    url: %s\n    allowedTools: [whoami]\n", srv.URL)
+	settings := "servers:\n" + stdioEntry(t, "s", "normal", "allowedTools: [echo]") + httpEntry +
+		stdioEntry(t, "all", "normal", "") + stdioEntry(t, "empty", "normal", "allowedTools: []")
+	h := newHost(t, hostOptions{settings: &settings})
+	snap := h.waitSnap("servers up", func(s Snapshot) bool {
+		a, _ := find(s, "s")
+		b, _ := find(s, "web")
+		c, _ := find(s, "all")
+		d, _ := find(s, "empty")
+		return a.Status == StateConnected && b.Status == StateConnected && c.Status == StateConnected && d.Status == StateFailed
+	})
+	for name, want := range map[string][]string{
+		"s":   {"mcp__s__echo"},
+		"web": {"mcp__web__whoami"},
+		"all": {"mcp__all__echo", "mcp__all__whoami"},
+	} {
+		if v, _ := find(snap, name); !slices.Equal(v.Tools, want) {
+			t.Fatalf("%s tools %v, want %v", name, v.Tools, want)
+		}
+	}
+	if v, _ := find(snap, "web"); v.Transport != mcpclient.TransportStreamableHTTP {
+		t.Fatalf("web transport %q", v.Transport)
+	}
+	if v, _ := find(snap, "empty"); !strings.Contains(v.Error, "allowedTools") || !strings.Contains(v.Error, "is empty") || v.Starts != 0 {
+		t.Fatalf("empty: %s", dump(v))
+	}
+	if n := len(h.root.Registry().Scopes(mcpclient.Plugin)); n != 3 {
+		t.Fatalf("%d client instances, want 3 (none for the empty allow-list)", n)
+	}
+
+	// A changed allow-list remounts with the new tool set.
+	h.write(strings.Replace(settings, "allowedTools: [echo]", "allowedTools: [echo, whoami]", 1))
+	snap = h.waitSnap("s remounted", func(s Snapshot) bool {
+		v, _ := find(s, "s")
+		return v.Starts == 2 && v.Status == StateConnected
+	})
+	if v, _ := find(snap, "s"); !slices.Equal(v.Tools, []string{"mcp__s__echo", "mcp__s__whoami"}) {
+		t.Fatalf("s tools after the change: %v", v.Tools)
+	}
+	if v, _ := find(snap, "web"); v.Starts != 1 {
+		t.Fatalf("web was remounted: %s", dump(v))
+	}
+}
+
+// Port of reconcile.spec "mount re-enabled" and "disabled-and-changed ⇒ only dispose".
+func TestReenable(t *testing.T) {
+	fc := newFakeClients()
+	settings := "servers:\n" + fakeEntry("a", "")
+	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
+	h.waitStatus(StateConnected, "a")
+	h.write("servers:\n" + fakeEntry("a", "enabled: false\nargs: [changed]"))
+	h.waitStatus(StateDisabled, "a")
+	if fc.count(fc.live, "a") != 0 || fc.count(fc.mounted, "a") != 1 {
+		t.Fatalf("disabled and changed: live %d, mounted %d", fc.count(fc.live, "a"), fc.count(fc.mounted, "a"))
+	}
+	h.write("servers:\n" + fakeEntry("a", "args: [changed]"))
+	snap := h.waitStatus(StateConnected, "a")
+	if v, _ := find(snap, "a"); v.Starts != 2 || fc.count(fc.live, "a") != 1 {
+		t.Fatalf("re-enabled: %s", dump(v))
+	}
+}
+
+// Without the tools service, a server waits (the client injects it) and its view says why;
+// mounting the registry lets it connect.
+func TestWaitsForTools(t *testing.T) {
+	settings := "servers:\n" + stdioEntry(t, "a", "normal", "")
+	h := newHost(t, hostOptions{settings: &settings, noTools: true})
+	h.waitSnap("waiting for tools", func(s Snapshot) bool {
+		v, _ := find(s, "a")
+		return v.Status == StateStarting && strings.Contains(v.Error, "tools service")
+	})
+	ctxtest.MountActive(t, h.root, toolregistry.Plugin, nil)
+	h.waitStatus(StateConnected, "a")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // StatusEvent reports a managed server whose view changed: (name, status). It is emitted
@@ -174,6 +175,11 @@ func (m *Manager) entryViewLocked(rec *record, e *entry, src Source, reg *regist
 		v.Status = StateStarting
 	default:
 		v.Status, v.Error = inst.state()
+		if v.Status == StateStarting && !inst.hasReport && inst.scopeState == ctx.Pending {
+			if _, ok := toolregistry.Key.Get(m.c); !ok {
+				v.Error = "waiting for the tools service: mount the toolregistry plugin"
+			}
+		}
 	}
 	if inst != nil {
 		inst.fill(&v)

@@ -3,6 +3,7 @@ package mcpmanager
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,7 +39,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 		sdk.ServeHTTP(w, r)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the host: its clients hold streams open
 
 	settings := "servers:\n" +
 		stdioEntryEnv(t, "leaky", "leaky", map[string]string{"MCPM_TOKEN": "${secret:tok}"}, "args: [\"--password=${MCPM_PASS}\"]") +
@@ -143,3 +144,40 @@ func TestMissingCredentialsProvider(t *testing.T) {
 	}
 	h.waitStatus(StateConnected, "needs")
 }
+
+// A secret passed in args and echoed on stderr by a failing server stays out of the
+// manager's views, events and log lines. (The client plugin's own log lines are another
+// matter: its scrubber knows header values, secret-looking env values and URL credentials,
+// not values the manager substituted into args; see the package report.)
+func TestSecretEchoedByFailingServer(t *testing.T) {
+	const secret = "ARGSECRET-11223344556677"
+	settings := "servers:\n" + stdioEntry(t, "x", "exit-with-args", `args: ["--token=${secret:tok}"]`)
+	h := newHost(t, hostOptions{settings: &settings, creds: map[string]string{"tok": secret}})
+	snap := h.waitStatus(StateFailed, "x")
+	v, _ := find(snap, "x")
+	if !strings.Contains(v.StderrTail, "--token=[redacted]") || !strings.Contains(v.Error, "[redacted]") {
+		t.Fatalf("x: %s", dump(v))
+	}
+	outputs := []string{dump(snap), dump(h.events.Events())}
+	for _, rec := range h.log.Records(slog.LevelDebug) {
+		if scope := recordAttr(rec, "scope"); scope == "mcpmanager" {
+			outputs = append(outputs, rec.Message+" "+fmt.Sprint(recordAttrs(rec)))
+		}
+	}
+	for _, out := range outputs {
+		if strings.Contains(out, secret) {
+			t.Fatalf("the secret leaked: %s", out)
+		}
+	}
+}
+
+func recordAttrs(r slog.Record) map[string]string {
+	out := map[string]string{}
+	r.Attrs(func(a slog.Attr) bool {
+		out[a.Key] = a.Value.String()
+		return true
+	})
+	return out
+}
+
+func recordAttr(r slog.Record, key string) string { return recordAttrs(r)[key] }
