@@ -57,7 +57,7 @@ const (
 func Dial(cx context.Context, name string, srv Server) (Client, error) {
 	switch name {
 	case ClientHarness:
-		return DialHarness(cx, srv)
+		return DialHarness(cx, srv, nil)
 	case ClientGoSDK:
 		return DialGoSDK(cx, srv)
 	}
@@ -89,10 +89,19 @@ type Host struct {
 	Registry *toolregistry.Registry
 }
 
-// NewHost creates a root and mounts the tool registry on it.
+// NewHost creates a root and mounts the tool registry on it with its default options.
 func NewHost(cx context.Context, logger *slog.Logger) (*Host, error) {
+	return NewHostWith(cx, logger, nil)
+}
+
+// NewHostWith is NewHost with the registry's options (nil: the defaults).
+func NewHostWith(cx context.Context, logger *slog.Logger, opts *toolregistry.Options) (*Host, error) {
 	root := ctx.New(ctx.Options{Logger: logger})
-	s, err := root.Plugin(toolregistry.Plugin, nil)
+	var cfg any
+	if opts != nil {
+		cfg = *opts
+	}
+	s, err := root.Plugin(toolregistry.Plugin, cfg)
 	if err == nil {
 		err = s.Wait(cx)
 	}
@@ -147,10 +156,10 @@ type Harness struct {
 	args json.RawMessage
 }
 
-// DialHarness builds a host, mounts srv as server "demo" and waits until its tools are
-// registered.
-func DialHarness(cx context.Context, srv Server) (*Harness, error) {
-	h, err := NewHost(cx, Logger())
+// DialHarness builds a host (with the registry options reg; nil: the defaults), mounts srv
+// as server "demo" and waits until its tools are registered.
+func DialHarness(cx context.Context, srv Server, reg *toolregistry.Options) (*Harness, error) {
+	h, err := NewHostWith(cx, Logger(), reg)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/bench/mcpbench"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // callsResult is the JSON line of `mcpbench calls`; bench/ts/calls.mjs prints the same
@@ -33,6 +34,7 @@ func runCalls(cx context.Context, args []string) error {
 	warmup := fs.Int("warmup", 500, "untimed calls first")
 	maxSeconds := fs.Float64("max-seconds", 60, "stop starting calls after this many seconds of the timed part")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to `FILE`")
+	history := fs.Int("history", -1, "harness only: the registry's historySize (-1: its default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,7 +42,16 @@ func runCalls(cx context.Context, args []string) error {
 		return err
 	}
 	connectCx, cancel := context.WithTimeout(cx, time.Minute)
-	c, err := mcpbench.Dial(connectCx, *client, mcpbench.HarnessServer(*harness))
+	var c mcpbench.Client
+	var err error
+	if *client == mcpbench.ClientHarness && *history >= 0 {
+		var o toolregistry.Options
+		o.Default()
+		o.HistorySize = *history
+		c, err = mcpbench.DialHarness(connectCx, mcpbench.HarnessServer(*harness), &o)
+	} else {
+		c, err = mcpbench.Dial(connectCx, *client, mcpbench.HarnessServer(*harness))
+	}
 	cancel()
 	if err != nil {
 		return err

@@ -3,7 +3,7 @@
 // stdout; `mcpbench table` turns the collected lines into the markdown table of
 // docs/performance.md. bench/mcpbench.sh runs everything.
 //
-//	mcpbench calls   -client harness|gosdk -harness PATH [-c 16] [-n 20000] [-warmup 500]
+//	mcpbench calls   -client harness|gosdk -harness PATH [-c 16] [-n 20000] [-warmup 500] [-history N] [-cpuprofile F]
 //	mcpbench rss     -harness PATH -servers N
 //	mcpbench rss-run -harness PATH -servers N
 //	mcpbench startup -harness PATH [-servers 20] [-rounds 7]
