@@ -33,12 +33,16 @@ type Error struct {
 	cleanup bool
 }
 
-// Sentinels for errors.Is.
+// Sentinels for errors.Is; an [*Error] matches the sentinel of its code.
 var (
-	ErrNotFound    = &Error{Code: CodeNotFound, Msg: "no such server"}
-	ErrConflict    = &Error{Code: CodeConflict, Msg: "conflict"}
+	// ErrNotFound matches errors with code not_found.
+	ErrNotFound = &Error{Code: CodeNotFound, Msg: "no such server"}
+	// ErrConflict matches errors with code conflict, ErrCleanupIncomplete included.
+	ErrConflict = &Error{Code: CodeConflict, Msg: "conflict"}
+	// ErrUnavailable matches errors with code unavailable.
 	ErrUnavailable = &Error{Code: CodeUnavailable, Msg: "manager unavailable"}
-	ErrBadRequest  = &Error{Code: CodeBadRequest, Msg: "bad request"}
+	// ErrBadRequest matches errors with code bad_request.
+	ErrBadRequest = &Error{Code: CodeBadRequest, Msg: "bad request"}
 	// ErrCleanupIncomplete is matched by refusals caused by a server whose previous
 	// instance could not be confirmed gone (code conflict). Only a host restart clears it.
 	ErrCleanupIncomplete = &Error{Code: CodeConflict, Msg: "cleanup incomplete", cleanup: true}

@@ -1,0 +1,99 @@
+package mcpmanager
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// mountAt mounts a manager on a fresh host whose settings file is path.
+func mountAt(t *testing.T, path string, fc *fakeClients) *host {
+	t.Helper()
+	root, log := ctxtest.NewLogged(t)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+	s := ctxtest.Mount(t, root.With(hooksKey{}, &hooks{client: fc.def}), Plugin, map[string]any{"settingsFile": path, "debounceMs": 10})
+	if err := s.Wait(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctxtest.RequireState(t, s, ctx.Active)
+	m, _ := Key.Get(root)
+	return &host{t: t, root: root, log: log, settings: path, scope: s, m: m}
+}
+
+// A settings file in a directory that does not exist yet is picked up once both appear
+// (the manager polls until it can watch the directory), and again after the directory is
+// removed and recreated.
+func TestSettingsDirectoryAppears(t *testing.T) {
+	fc := newFakeClients()
+	dir := filepath.Join(t.TempDir(), "later")
+	path := filepath.Join(dir, "mcp-servers.yaml")
+	h := mountAt(t, path, fc)
+	if s := h.m.Snapshot(); !s.Settings.Missing || len(s.Servers) != 0 || s.Settings.Error != "" {
+		t.Fatalf("before the file exists: %s", dump(s))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.write("servers:\n" + fakeEntry("a", ""))
+	h.waitStatus(StateConnected, "a")
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	h.waitSnap("directory removed", func(s Snapshot) bool { return len(s.Servers) == 0 && s.Settings.Missing })
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.write("servers:\n" + fakeEntry("b", ""))
+	h.waitStatus(StateConnected, "b")
+}
+
+// A settings path that is a symbolic link follows its target when the link is swapped (as
+// mounted config maps do), and an atomic rename over the file is one change.
+func TestSettingsSymlinkSwapAndRename(t *testing.T) {
+	fc := newFakeClients()
+	dir := t.TempDir()
+	one, two := filepath.Join(dir, "one.yaml"), filepath.Join(dir, "two.yaml")
+	if err := os.WriteFile(one, []byte("servers:\n"+fakeEntry("a", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(two, []byte("servers:\n"+fakeEntry("b", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "mcp-servers.yaml")
+	if err := os.Symlink(one, path); err != nil {
+		t.Fatal(err)
+	}
+	h := mountAt(t, path, fc)
+	h.waitStatus(StateConnected, "a")
+
+	tmp := filepath.Join(dir, "link.tmp")
+	if err := os.Symlink(two, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	h.waitSnap("swapped to two", func(s Snapshot) bool {
+		_, hasA := find(s, "a")
+		b, hasB := find(s, "b")
+		return !hasA && hasB && b.Status == StateConnected
+	})
+
+	// An editor's save: write a temporary file, rename it over the path (here replacing the
+	// link itself).
+	if err := os.WriteFile(tmp, []byte("servers:\n"+fakeEntry("b", "")+fakeEntry("c", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.waitStatus(StateConnected, "b", "c")
+	if v, _ := find(snap, "b"); v.Starts != 1 {
+		t.Fatalf("b was remounted by a rename that did not change it: %s", dump(v))
+	}
+}
