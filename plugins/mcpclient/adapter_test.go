@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -195,5 +196,65 @@ func TestCanonicalJSONFastPath(t *testing.T) {
 	}
 	if plainText(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a", Meta: mcp.Meta{"k": 1}}}}) {
 		t.Error("meta counted as plain")
+	}
+}
+
+// rewritingTransport is a server transport whose responses pass through edit: a way to make
+// a real go-sdk server send content the SDK has no type for.
+type rewritingTransport struct {
+	mcp.Transport
+	edit func(json.RawMessage) json.RawMessage
+}
+
+func (t rewritingTransport) Connect(c context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(c)
+	return rewritingConn{conn, t.edit}, err
+}
+
+type rewritingConn struct {
+	mcp.Connection
+	edit func(json.RawMessage) json.RawMessage
+}
+
+func (c rewritingConn) Write(cx context.Context, msg jsonrpc.Message) error {
+	if r, ok := msg.(*jsonrpc.Response); ok && r.Result != nil {
+		r.Result = c.edit(r.Result)
+	}
+	return c.Connection.Write(cx, msg)
+}
+
+// TestUndecodableContent (item 5): a content type the SDK cannot decode fails that call with
+// an explicit diagnostic; the session stays up.
+func TestUndecodableContent(t *testing.T) {
+	e := newEnv(t)
+	srv := demo()
+	dial := func(cx context.Context, cfg Config, opts dialOptions) (*connection, error) {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(cx, rewritingTransport{st, func(raw json.RawMessage) json.RawMessage {
+			return bytes.ReplaceAll(raw, []byte(`"type":"text","text":"holo`), []byte(`"type":"hologram","text":"holo`))
+		}}, nil)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := connectSession(cx, cfg, opts, ct)
+		if err != nil {
+			return nil, err
+		}
+		return newConnection(cfg, "in-memory", cs, func(context.Context) error {
+			_ = cs.Close()
+			return ss.Wait()
+		}), nil
+	}
+	e.mount(nil, memConfig("srv"), &hooks{dial: dial})
+	_, err := e.call(nil, "mcp__srv__echo", `{"text":"holo"}`)
+	if !errors.Is(err, toolregistry.ErrToolError) || !strings.Contains(err.Error(), `[unsupported MCP content: the result could not be decoded:`) ||
+		!strings.Contains(err.Error(), `"hologram"`) {
+		t.Fatalf("call: %v", err)
+	}
+	if got := e.mustCall(nil, "mcp__srv__echo", `{"text":"plain"}`).Text(); got != "plain" {
+		t.Errorf("next call %q", got)
+	}
+	if got := e.st.phases("srv"); !phasesEqual(got, PhaseConnecting, PhaseConnected) {
+		t.Errorf("phases %v", got)
 	}
 }
