@@ -27,9 +27,9 @@ const disposeTimeout = 30 * time.Second
 // state and is never held while other code runs (client mounts and disposals, listeners,
 // credentials lookups, probes). Each server name has at most one worker goroutine, owned
 // by the manager's scope, that replaces its instance; workers of different names run in
-// parallel, so a slow server never delays another. Status events and watch streams are
-// fed from one publisher goroutine, so a slow or failing listener never blocks the
-// manager.
+// parallel, so a slow server never delays another. Watch streams are fed by a publisher
+// goroutine and status events dispatched by another, so neither a slow subscriber nor a
+// slow or failing listener ever blocks the manager.
 type Manager struct {
 	c     *ctx.Context // the manager's activation
 	scope *ctx.Scope
@@ -90,7 +90,6 @@ type record struct {
 	inst     *instance
 	restarts uint64
 	busy     bool
-	again    bool
 	idle     chan struct{} // closed when the current busy period ends
 	mountFor *registration // registration whose mount is in flight
 	mounting bool
@@ -247,8 +246,7 @@ func (m *Manager) kickLocked(rec *record) {
 		return // activate kicks every record
 	}
 	if rec.busy {
-		rec.again = true
-		return
+		return // the worker re-reads the desired state before each step
 	}
 	rec.busy = true
 	rec.idle = make(chan struct{})
@@ -304,7 +302,6 @@ func (m *Manager) changingLocked(rec *record) bool {
 func (m *Manager) work(rec *record) {
 	for {
 		m.mu.Lock()
-		rec.again = false
 		act, d := m.nextLocked(rec)
 		inst := rec.inst
 		switch act {

@@ -79,7 +79,7 @@ func apply(c *ctx.Context, cfg Config) error {
 	return m.exposeRemote(c)
 }
 
-// Remote parameters.
+// Remote parameters and results; plain values.
 type (
 	// NameParams are the parameters of mcpManager/restart.
 	NameParams struct {

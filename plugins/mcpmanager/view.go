@@ -45,7 +45,8 @@ const (
 	SourceRegistered Source = "registered"
 )
 
-// ServerInfo is what a server reported about itself when it initialized.
+// ServerInfo is what a server reported about itself when it initialized. It is a plain
+// value.
 type ServerInfo struct {
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
@@ -108,7 +109,8 @@ func (v View) equal(o View) bool {
 	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
-// SettingsStatus describes the settings file as the manager last read it.
+// SettingsStatus describes the settings file as the manager last read it. It is a plain
+// value.
 type SettingsStatus struct {
 	// File is the settings file's absolute path ("" when the manager has none).
 	File string `json:"file,omitempty"`
@@ -138,7 +140,7 @@ type Snapshot struct {
 }
 
 // StatusChange is the argument of [StatusEvent]: a server whose view changed, and the view
-// now current.
+// now current. Listeners share its slices and maps: treat it as read-only.
 type StatusChange struct {
 	// Name is the settings key or registered name.
 	Name string `json:"name"`
