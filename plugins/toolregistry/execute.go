@@ -109,7 +109,8 @@ var errTimeout = errors.New("toolregistry: tool timeout")
 
 var emptyArgs = json.RawMessage("{}")
 
-// run is the per-execution state, allocated once.
+// run is the per-execution state, allocated once. It is garbage once Execute returns: the
+// history keeps a copy of rec, not the run.
 type run struct {
 	call Call
 	req  PolicyRequest
@@ -183,13 +184,8 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = emptyArgs
 	}
-	if !isObject(args) {
-		return nil, &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: not a JSON object"}
-	}
-	if e.args != nil {
-		if err := validateJSON(e.args, args); err != nil {
-			return nil, &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: " + err.Error(), Err: err}
-		}
+	if terr := checkArgs(e, name, args); terr != nil {
+		return nil, terr
 	}
 
 	if terr := cancelledBeforeDispatch(base, name); terr != nil {
@@ -213,6 +209,8 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 		var err error
 		if len(bytes.TrimSpace(res.Structured)) == 0 {
 			err = errors.New("structured content is required by the output schema")
+		} else if v, ok := decodeJSON(res.Structured); ok {
+			err = e.out.Validate(v)
 		} else {
 			err = validateJSON(e.out, res.Structured)
 		}
@@ -221,6 +219,37 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 		}
 	}
 	return res, nil
+}
+
+// checkArgs checks that args is a JSON object valid against e's parameters schema. The
+// arguments are decoded once, for the validator; when the fast decoder declines (invalid
+// JSON, or input it cannot decode exactly as encoding/json does), the check falls back to
+// encoding/json, which also produces the error messages.
+func checkArgs(e *entry, name string, args json.RawMessage) *ToolError {
+	if e.args != nil {
+		if v, ok := decodeJSON(args); ok {
+			if _, obj := v.(map[string]any); !obj {
+				return notObject(name)
+			}
+			if err := e.args.Validate(v); err != nil {
+				return &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: " + err.Error(), Err: err}
+			}
+			return nil
+		}
+	}
+	if !isObject(args) {
+		return notObject(name)
+	}
+	if e.args != nil {
+		if err := validateJSON(e.args, args); err != nil {
+			return &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: " + err.Error(), Err: err}
+		}
+	}
+	return nil
+}
+
+func notObject(name string) *ToolError {
+	return &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: not a JSON object"}
 }
 
 // cancelledBeforeDispatch reports a call whose context ended before the tool ran.
@@ -293,7 +322,9 @@ func dispatch(base context.Context, e *entry, call *Call, o *Options) (*Result, 
 	if timeout == 0 {
 		timeout = o.defaultTimeout()
 	}
-	if timeout > 0 {
+	// A caller's deadline that comes first makes the tool's own timeout moot: then the call
+	// runs under base directly, as context.WithTimeout would (minus its allocations).
+	if timeout > 0 && !deadlineBefore(base, timeout) {
 		var cancel context.CancelFunc
 		cx, cancel = context.WithTimeoutCause(base, timeout, errTimeout)
 		defer cancel()
@@ -339,6 +370,12 @@ func dispatch(base context.Context, e *entry, call *Call, o *Options) (*Result, 
 		res = &projected
 	}
 	return res, nil
+}
+
+// deadlineBefore reports whether cx has a deadline earlier than timeout from now.
+func deadlineBefore(cx context.Context, timeout time.Duration) bool {
+	d, ok := cx.Deadline()
+	return ok && time.Until(d) < timeout
 }
 
 // invoke calls fn, recovering a panic.

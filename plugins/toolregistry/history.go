@@ -2,6 +2,7 @@ package toolregistry
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,63 +35,58 @@ type Record struct {
 	Result *Result `json:"result,omitempty"`
 }
 
-// history is a ring of the newest records.
+// history is a ring of the newest records, kept by value: a record retains only its own
+// fields (the arguments, the final result, the error and the caller's scope), not the
+// per-execution state it was built in. The ring grows with use up to its size.
 type history struct {
 	mu   sync.Mutex
-	ring []*Record
-	next int // index of the slot the next record goes into
-	full bool
+	size int      // capacity
+	ring []Record // len(ring) <= size; once len(ring) == size, next is the oldest
+	next int      // index of the slot the next record overwrites once the ring is full
 }
 
 func (h *history) add(rec *Record) {
 	h.mu.Lock()
-	if len(h.ring) > 0 {
-		h.ring[h.next] = rec
-		h.next++
-		if h.next == len(h.ring) {
-			h.next, h.full = 0, true
+	switch {
+	case h.size == 0:
+	case len(h.ring) < h.size:
+		if len(h.ring) == cap(h.ring) {
+			h.ring = slices.Grow(h.ring, min(max(2*len(h.ring), 16), h.size)-len(h.ring))
+		}
+		h.ring = append(h.ring, *rec)
+	default:
+		h.ring[h.next] = *rec
+		if h.next++; h.next == h.size {
+			h.next = 0
 		}
 	}
 	h.mu.Unlock()
 }
 
-// snapshotLocked returns the kept records, oldest first.
-func (h *history) snapshotLocked() []*Record {
-	if !h.full {
-		return h.ring[:h.next:h.next]
-	}
-	out := make([]*Record, 0, len(h.ring))
-	return append(append(out, h.ring[h.next:]...), h.ring[:h.next]...)
+// appendLocked appends the kept records to dst, oldest first.
+func (h *history) appendLocked(dst []Record) []Record {
+	return append(append(dst, h.ring[h.next:]...), h.ring[:h.next]...)
 }
 
 func (h *history) records() []Record {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	recs := h.snapshotLocked()
-	out := make([]Record, len(recs))
-	for i, r := range recs {
-		out[i] = *r
-	}
-	return out
+	return h.appendLocked(make([]Record, 0, len(h.ring)))
 }
 
 // resize changes the capacity, keeping the newest records.
 func (h *history) resize(n int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if n == len(h.ring) {
+	if n == h.size {
 		return
 	}
-	recs := h.snapshotLocked()
+	recs := h.appendLocked(nil)
 	if len(recs) > n {
 		recs = recs[len(recs)-n:]
 	}
-	ring := make([]*Record, n)
-	copy(ring, recs)
-	h.ring, h.next, h.full = ring, len(recs), len(recs) == n
-	if h.full {
-		h.next = 0
-	}
+	h.ring = slices.Clip(slices.Clone(recs))
+	h.size, h.next = n, 0
 }
 
 // History returns the recorded executions, oldest first (at most historySize of them, the
