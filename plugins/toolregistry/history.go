@@ -35,58 +35,75 @@ type Record struct {
 	Result *Result `json:"result,omitempty"`
 }
 
-// history is a ring of the newest records, kept by value: a record retains only its own
-// fields (the arguments, the final result, the error and the caller's scope), not the
-// per-execution state it was built in. The ring grows with use up to its size.
+// historyMaxBytes bounds the bytes the history retains (arguments and results), whatever
+// its record count: a run of huge results must not pin gigabytes. The oldest records go
+// first; the newest is always kept.
+const historyMaxBytes = 64 << 20
+
+// history keeps the newest records by value: a record retains only its own fields (the
+// arguments, the final result, the error and the caller's scope), not the per-execution
+// state it was built in. It is bounded by count (size) and by retained bytes.
 type history struct {
-	mu   sync.Mutex
-	size int      // capacity
-	ring []Record // len(ring) <= size; once len(ring) == size, next is the oldest
-	next int      // index of the slot the next record overwrites once the ring is full
+	mu    sync.Mutex
+	size  int      // capacity in records
+	recs  []Record // recs[start:] are kept, oldest first
+	start int
+	bytes int // retained bytes of recs[start:]
+}
+
+// recordBytes estimates what a record retains beyond its fixed fields.
+func recordBytes(rec *Record) int {
+	n := len(rec.Args)
+	if res := rec.Result; res != nil {
+		n += len(res.Raw) + len(res.Structured)
+		for _, c := range res.Content {
+			n += len(c.Text) + len(c.JSON)
+		}
+	}
+	return n
 }
 
 func (h *history) add(rec *Record) {
 	h.mu.Lock()
-	switch {
-	case h.size == 0:
-	case len(h.ring) < h.size:
-		if len(h.ring) == cap(h.ring) {
-			h.ring = slices.Grow(h.ring, min(max(2*len(h.ring), 16), h.size)-len(h.ring))
-		}
-		h.ring = append(h.ring, *rec)
-	default:
-		h.ring[h.next] = *rec
-		if h.next++; h.next == h.size {
-			h.next = 0
-		}
+	defer h.mu.Unlock()
+	if h.size == 0 {
+		return
 	}
-	h.mu.Unlock()
-}
-
-// appendLocked appends the kept records to dst, oldest first.
-func (h *history) appendLocked(dst []Record) []Record {
-	return append(append(dst, h.ring[h.next:]...), h.ring[:h.next]...)
+	h.recs = append(h.recs, *rec)
+	h.bytes += recordBytes(rec)
+	for kept := len(h.recs) - h.start; kept > 1 && (kept > h.size || h.bytes > historyMaxBytes); kept-- {
+		h.bytes -= recordBytes(&h.recs[h.start])
+		h.recs[h.start] = Record{}
+		h.start++
+	}
+	if h.start > len(h.recs)/2 && h.start > 16 {
+		h.recs = append(h.recs[:0], h.recs[h.start:]...)
+		clear(h.recs[len(h.recs):cap(h.recs)])
+		h.start = 0
+	}
 }
 
 func (h *history) records() []Record {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.appendLocked(make([]Record, 0, len(h.ring)))
+	return slices.Clone(h.recs[h.start:])
 }
 
 // resize changes the capacity, keeping the newest records.
 func (h *history) resize(n int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if n == h.size {
-		return
+	h.size = n
+	kept := h.recs[h.start:]
+	if len(kept) > n {
+		kept = kept[len(kept)-n:]
 	}
-	recs := h.appendLocked(nil)
-	if len(recs) > n {
-		recs = recs[len(recs)-n:]
+	h.recs = slices.Clone(kept)
+	h.start = 0
+	h.bytes = 0
+	for i := range h.recs {
+		h.bytes += recordBytes(&h.recs[i])
 	}
-	h.ring = slices.Clip(slices.Clone(recs))
-	h.size, h.next = n, 0
 }
 
 // History returns the recorded executions, oldest first (at most historySize of them, the
