@@ -231,7 +231,7 @@ func TestHugeResult(t *testing.T) {
 	}
 	held := heapInUse()
 	text := res.Text()
-	if len(text) > 50_000+200 || !strings.Contains(text, fmt.Sprintf("[output truncated by the MCP client: %d of %d bytes dropped (maxOutputBytes 50000)]", bigResultBytes-50_000, bigResultBytes)) {
+	if len(text) > 50_000 || !strings.Contains(text, fmt.Sprintf(" of %d bytes dropped (maxOutputBytes 50000)]", bigResultBytes)) {
 		t.Errorf("model text: %d bytes, ending %q", len(text), text[max(0, len(text)-200):])
 	}
 	if len(res.Raw) < bigResultBytes {
@@ -248,10 +248,6 @@ func TestHugeResult(t *testing.T) {
 // Scenario 3d with the default caps: the client's maxOutputBytes and the registry's are both
 // 100000. The model must be told how much of the 10 MiB was dropped.
 func TestHugeResultDefaultCaps(t *testing.T) {
-	t.Skip("known bug: mcpclient's capContent cuts the text to maxOutputBytes and then appends its marker, " +
-		"so the text is maxOutputBytes+~95 bytes; the registry's cap (same default, 100000) cuts it again and " +
-		"replaces the client's marker with \"[output truncated: 97 of 100097 bytes dropped]\": the model is told " +
-		"97 bytes were dropped instead of 10 MiB")
 	f := newFixture(t)
 	f.mount(f.stdio("b", "echo", nil))
 	f.st.waitPhase(t, "b", mcpclient.PhaseConnected)
@@ -268,9 +264,6 @@ func TestHugeResultDefaultCaps(t *testing.T) {
 // Scenario 3d, repeated: memory stays bounded over many 10 MiB results that nobody holds,
 // not just while one is held.
 func TestHugeResultsRepeated(t *testing.T) {
-	t.Skip("known bug: the tool registry's history (historySize, default 1000 records) keeps every " +
-		"Record.Result including Raw, the full canonical MCP result: each 10 MiB result stays live " +
-		"(measured: +152 MiB live heap after 10 calls nobody held), so 1000 such calls retain ~15 GiB")
 	f := newFixture(t)
 	f.mount(f.stdio("b", "echo", nil))
 	f.st.waitPhase(t, "b", mcpclient.PhaseConnected)
@@ -283,8 +276,9 @@ func TestHugeResultsRepeated(t *testing.T) {
 	after := heapInUse()
 	grew := int64(after) - int64(before)
 	t.Logf("live heap %d MiB before, %d MiB after 10 results of 10 MiB (+%d MiB)", before>>20, after>>20, grew>>20)
-	if grew > heapBound {
-		t.Errorf("10 results of 10 MiB, none held by the caller, grew the live heap by %d MiB, want < %d MiB", grew>>20, heapBound>>20)
+	// The registry's history keeps up to 32 MiB of recent arguments and results on purpose.
+	if bound := int64(heapBound + 32<<20); grew > bound {
+		t.Errorf("10 results of 10 MiB, none held by the caller, grew the live heap by %d MiB, want < %d MiB", grew>>20, bound>>20)
 	}
 }
 

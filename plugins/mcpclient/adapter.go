@@ -234,7 +234,14 @@ func capContent(blocks []toolregistry.Content, max int) []toolregistry.Content {
 		return blocks
 	}
 	out := make([]toolregistry.Content, 0, len(blocks)+1)
-	budget := max
+	// The marker counts against the cap, so that text and marker together fit in max and a
+	// registry cap of the same size never cuts (and re-labels) the result again. Its
+	// longest form (dropped == total) bounds its length.
+	budget := max - 1 - len(capMarker(total, total, max))
+	if budget < 0 {
+		budget = 0
+	}
+	room := budget
 	for _, c := range blocks {
 		n := size(c)
 		if n <= budget {
@@ -254,14 +261,19 @@ func capContent(blocks []toolregistry.Content, max int) []toolregistry.Content {
 		}
 		break
 	}
-	marker := "[output truncated by the MCP client: " + strconv.Itoa(total-(max-budget)) + " of " +
-		strconv.Itoa(total) + " bytes dropped (maxOutputBytes " + strconv.Itoa(max) + ")]"
+	marker := capMarker(total-(room-budget), total, max)
 	if last := len(out) - 1; last >= 0 && out[last].Type == toolregistry.ContentText {
 		out[last].Text += "\n" + marker
 	} else {
 		out = append(out, toolregistry.Text(marker))
 	}
 	return out
+}
+
+// capMarker says how much of the output was dropped.
+func capMarker(dropped, total, max int) string {
+	return "[output truncated by the MCP client: " + strconv.Itoa(dropped) + " of " +
+		strconv.Itoa(total) + " bytes dropped (maxOutputBytes " + strconv.Itoa(max) + ")]"
 }
 
 // canonicalJSON returns the MCP JSON of res, as the SDK marshals it. Results made only of

@@ -38,7 +38,7 @@ type Record struct {
 // historyMaxBytes bounds the bytes the history retains (arguments and results), whatever
 // its record count: a run of huge results must not pin gigabytes. The oldest records go
 // first; the newest is always kept.
-const historyMaxBytes = 64 << 20
+const historyMaxBytes = 32 << 20
 
 // history keeps the newest records by value: a record retains only its own fields (the
 // arguments, the final result, the error and the caller's scope), not the per-execution

@@ -24,7 +24,7 @@ var Plugin = ctx.Define(ctx.Meta{Name: "toolregistry"}, apply)
 // Options is a plain value.
 type Options struct {
 	// HistorySize is how many execution records are kept, newest first out (default 1000;
-	// 0 keeps none). The history also keeps at most 64 MiB of arguments and results,
+	// 0 keeps none). The history also keeps at most 32 MiB of arguments and results,
 	// dropping the oldest records first.
 	HistorySize int `json:"historySize"`
 	// MaxOutputBytes caps the model-facing text of one result (text and JSON blocks);
