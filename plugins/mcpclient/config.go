@@ -129,6 +129,11 @@ type Config struct {
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// MaxOutputBytes caps the model-facing text of one tool result, cut with a marker (default 100000).
 	MaxOutputBytes int `json:"maxOutputBytes"`
+	// Secrets are further values to mask in logs, status and probe results, beyond the ones
+	// recognised automatically (header values, secret-looking env values, URL credentials).
+	// Not configurable from a profile: the MCP manager sets it to the values its templates
+	// resolved.
+	Secrets []string `json:"-"`
 }
 
 // ReconnectConfig is the supervisor's reconnection policy: exponential

@@ -253,7 +253,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 			if runCtx.Err() != nil {
 				return s.disposed(cerr)
 			}
-			s.log.Warn("mcp server connection lost", "err", cause)
+			s.log.Warn("mcp server connection lost", "err", s.scrubErr(cause))
 			if cerr != nil {
 				err = cerr
 			} else {
@@ -366,7 +366,7 @@ func (s *supervisor) publish(g *generation, tools []toolregistry.Tool, startup b
 			s.live.Store(nil)
 			return fmt.Errorf("mcp server %q: tool registration failed: %w", s.cfg.ServerName, err)
 		}
-		s.log.Error("tool registration failed; keeping the previous tools", "err", err)
+		s.log.Error("tool registration failed; keeping the previous tools", "err", s.scrubErr(err))
 		regErr = err
 	}
 	s.setInstructions(attributedInstructions(s.cfg.ServerName, g.conn.Info().Instructions, s.cfg.MaxInstructionBytes))
@@ -454,11 +454,11 @@ func (s *supervisor) refresh(runCtx context.Context, g *generation) {
 		if sessionGone(err) {
 			g.markLost(err)
 		}
-		s.log.Warn("tool re-sync failed; keeping the previous tools", "err", err)
+		s.log.Warn("tool re-sync failed; keeping the previous tools", "err", s.scrubErr(err))
 		return
 	}
 	if err := s.set.Replace(tools); err != nil {
-		s.log.Error("tool re-sync: registration failed; keeping the previous tools", "err", err)
+		s.log.Error("tool re-sync: registration failed; keeping the previous tools", "err", s.scrubErr(err))
 		return
 	}
 	if !slices.Equal(before, s.set.Names()) {
@@ -588,6 +588,14 @@ func (s *supervisor) watchInstructions(fn func(string)) (current string, stop fu
 	}
 }
 
+// scrubErr returns err's text with configured secrets masked, for logging.
+func (s *supervisor) scrubErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return s.scrub.Replace(err.Error())
+}
+
 // secretScrubber masks configured secret values (header values, secret-looking env values,
 // URL passwords and query values) in text that is shown in status or probe results.
 func secretScrubber(cfg Config) *strings.Replacer {
@@ -611,6 +619,9 @@ func secretScrubber(cfg Config) *strings.Replacer {
 		}
 	}
 	for _, v := range urlSecrets(cfg.URL) {
+		add(v)
+	}
+	for _, v := range cfg.Secrets {
 		add(v)
 	}
 	// Longest first, so a secret that contains another is masked whole.

@@ -132,6 +132,8 @@ func (e *entry) resolve(r *resolver) (*resolved, error) {
 		}
 	}
 	res := &resolved{cfg: cfg, scrub: newScrubber(cfg, r)}
+	// The client masks the same values in its own logs and reports.
+	res.cfg.Secrets = res.scrub.vals
 	if err := cfg.Validate(); err != nil {
 		// Validation messages quote few values (a redacted URL at most); scrub anyway.
 		return res, fmt.Errorf("%s", res.scrub.clean(err.Error()))
@@ -151,6 +153,7 @@ const (
 // header value and template substitution long enough to be a credential. It is immutable.
 type scrubber struct {
 	repl *strings.Replacer
+	vals []string // the masked values, longest first
 }
 
 func newScrubber(cfg mcpclient.Config, r *resolver) *scrubber {
@@ -189,7 +192,7 @@ func newScrubber(cfg mcpclient.Config, r *resolver) *scrubber {
 	for _, v := range vals {
 		pairs = append(pairs, v, redactedText)
 	}
-	return &scrubber{repl: strings.NewReplacer(pairs...)}
+	return &scrubber{repl: strings.NewReplacer(pairs...), vals: vals}
 }
 
 // redactedText replaces a scrubbed value.
