@@ -27,11 +27,16 @@ func provider(name string, k ctx.Key[string], v string, inject ...ctx.Dependency
 func TestPendingInject(t *testing.T) {
 	root := ctxtest.New(t)
 	release := make(chan struct{})
+	loading := make(chan struct{})
 	slowProvider := ctx.Define(ctx.Meta{Name: "slow"}, func(c *ctx.Context, _ struct{}) error {
 		if _, err := fooKey.Provide(c, "ready"); err != nil {
 			return err
 		}
-		<-release // the provider's init is still running
+		close(loading)
+		select { // the provider's init is still running
+		case <-release:
+		case <-c.Done():
+		}
 		return nil
 	})
 	var saw atomic.Value
@@ -41,6 +46,7 @@ func TestPendingInject(t *testing.T) {
 	})
 	cs := ctxtest.Mount(t, root, consumer, nil)
 	ps := ctxtest.Mount(t, root, slowProvider, nil)
+	<-loading
 	if err := cs.Wait(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
