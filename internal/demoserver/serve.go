@@ -68,6 +68,19 @@ func Handler(opts Options) http.Handler {
 	return streamableHandler(newServer(opts, nil), opts)
 }
 
+// HandlerWithClose is [Handler] plus a function that closes every session the handler
+// still has open, so that a test (or a server shutting down) leaves no session goroutine
+// behind when a client went away without ending its session.
+func HandlerWithClose(opts Options) (http.Handler, func()) {
+	opts = opts.withDefaults()
+	s := newServer(opts, nil)
+	return streamableHandler(s, opts), func() {
+		for ss := range s.Sessions() {
+			_ = ss.Close()
+		}
+	}
+}
+
 // streamableHandler serves every session with s.
 func streamableHandler(s *mcp.Server, opts Options) *mcp.StreamableHTTPHandler {
 	return mcp.NewStreamableHTTPHandler(

@@ -81,10 +81,12 @@ func TestDefaultToolsCall(t *testing.T) {
 // commands, not the transport).
 func demoHTTP(t *testing.T) []string {
 	t.Helper()
-	srv := httptest.NewServer(demoserver.Handler(demoserver.Options{}))
+	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
+		closeSessions()
 	})
 	return []string{"-p", "cli", "--http", "demo=" + srv.URL + "/mcp"}
 }
@@ -171,7 +173,9 @@ func TestAdhocStdioServer(t *testing.T) {
 
 func TestAdhocHTTPServer(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(demoserver.Handler(demoserver.Options{}))
+	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
+	srv := httptest.NewServer(h)
+	defer closeSessions()
 	defer srv.Close()
 	r := run(t, nil, "-p", "cli", "--http", "web="+srv.URL+"/mcp", "tools", "list")
 	r.expect(t, ExitOK, "mcp__web__echo", "")

@@ -148,10 +148,12 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 func TestMCPWithManagerInProcess(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	srv := httptest.NewServer(demoserver.Handler(demoserver.Options{}))
+	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
+		closeSessions()
 	})
 	settings := writeFile(t, dir, "mcp-servers.yaml", `servers:
   managed:
