@@ -432,3 +432,17 @@ plugins:
 		t.Errorf("the disabled row was mounted:\n%s", r.stderr)
 	}
 }
+
+// TestRunShowsManagerStatus: with the manager in the profile, run shows where the manager's
+// servers stand (the manager, not the harness, collects the clients' reports).
+func TestRunShowsManagerStatus(t *testing.T) {
+	dir := t.TempDir()
+	settings := writeFile(t, dir, "servers.yaml", "servers:\n  broken:\n    transport: stdio\n    command: "+
+		filepath.Join(dir, "no-such-server")+"\n    reconnect: {maxAttempts: 1, initialDelayMs: 10}\n")
+	p := writeFile(t, dir, "p.yaml", "extends: cli\nplugins:\n  manager:\n    use: mcpmanager\n    config:\n      settingsFile: "+settings+
+		"\n      credentialsFile: "+filepath.Join(dir, "credentials.yaml")+"\n")
+	c, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	r := runWith(t, c, testOptions(), "", nil, "-p", p, "run")
+	r.expect(t, ExitOK, "", "broken: failed")
+}

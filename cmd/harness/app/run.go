@@ -13,6 +13,7 @@ import (
 
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
@@ -31,6 +32,31 @@ harness.`,
 			a.liveStatus = a.statusPrinter(isTerminal(a.stderr))
 			a.quietStartup = true // the live display has shown every status
 			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
+				if m, ok := mcpmanager.Key.Get(h.root); ok {
+					// The manager collects the clients' reports: show where its servers
+					// stand, then every change.
+					var mu sync.Mutex
+					shown := map[string]string{} // last line per server: events may repeat the list
+					live := func(st mcpclient.Status) {
+						line := statusLine(st)
+						mu.Lock()
+						repeat := shown[st.Server] == line
+						shown[st.Server] = line
+						mu.Unlock()
+						if !repeat {
+							a.liveStatus(st)
+						}
+					}
+					if _, err := mcpmanager.StatusEvent.On(h.root, func(ch mcpmanager.StatusChange) error {
+						live(viewStatus(ch))
+						return nil
+					}); err != nil {
+						return err
+					}
+					for _, v := range m.List() {
+						live(viewStatus(mcpmanager.StatusChange{Name: v.Name, Status: v, Removed: v.Removed}))
+					}
+				}
 				if srv, ok := remote.Key.Get(h.root); ok {
 					h.logger.Info("remote API listening", "url", srv.URL(), "endpointFile", srv.EndpointFile())
 				}
@@ -40,6 +66,26 @@ harness.`,
 				return nil
 			})
 		}),
+	}
+}
+
+// viewStatus turns a manager status change into the client status that the live display
+// prints.
+func viewStatus(ch mcpmanager.StatusChange) mcpclient.Status {
+	v := ch.Status
+	phase := mcpclient.Phase(v.Status)
+	if ch.Removed {
+		phase = "removed"
+	}
+	return mcpclient.Status{
+		Server:            ch.Name,
+		Phase:             phase,
+		Attempt:           v.Attempt,
+		MaxAttempts:       v.MaxAttempts,
+		Err:               v.Error,
+		StderrTail:        v.StderrTail,
+		Tools:             v.Tools,
+		CleanupIncomplete: v.Status == mcpmanager.StateCleanupIncomplete,
 	}
 }
 
