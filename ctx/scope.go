@@ -207,9 +207,6 @@ func (s *Scope) Dispose(ctx context.Context) error {
 	}
 	select {
 	case <-s.done:
-		if s.parent == nil {
-			s.rootCancel(ErrScopeUnloaded)
-		}
 		return s.disposeErr
 	case <-ctx.Done():
 		return ctx.Err()
@@ -372,6 +369,9 @@ func (s *Scope) run() {
 		}
 		if s.disposing {
 			s.setStateLocked(Disposed)
+			if s.parent == nil {
+				s.rootCancel(ErrScopeUnloaded) // the root's contexts end with the tree
+			}
 			close(s.done)
 			break
 		}
