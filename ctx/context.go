@@ -115,7 +115,7 @@ func (c *Context) With(key, val any) *Context {
 	return &d
 }
 
-// activation returns the activation that registrations through c go into, or nil.
+// activationLocked returns the activation that registrations through c go into, or nil.
 // Callers hold r.mu.
 func (c *Context) activationLocked() *activation {
 	if c.act != nil {

@@ -81,8 +81,8 @@ func (c *Context) listen(d *eventDesc, fn any, opts []ListenOption) (Disposer, e
 	return n.dispose, nil
 }
 
-// snapshot returns the listeners of d admitted for a dispatch from src. The returned slice
-// is never modified afterwards.
+// snapshot returns the listeners of d; filtering is the dispatcher's. The returned slice is
+// never modified afterwards (lists are copy-on-write).
 func (r *root) snapshot(d *eventDesc) []*listener {
 	r.mu.RLock()
 	ls := r.listeners[d]
@@ -155,10 +155,10 @@ func (e Event[A]) Once(c *Context, fn func(A) error, opts ...ListenOption) (Disp
 // Emit calls the listeners in order on the calling goroutine and stops at the first error
 // (a panic counts as one), which it returns.
 func (e Event[A]) Emit(c *Context, a A, opts ...DispatchOption) error {
-	return emitList(e.d, c.scope.r.snapshot(e.d), c.scope, a, dispatchConfigOf(opts))
+	return emitList(c.scope.r.snapshot(e.d), c.scope, a, dispatchConfigOf(opts))
 }
 
-func emitList[A any](d *eventDesc, ls []*listener, src *Scope, a A, cfg *dispatchConfig) (err error) {
+func emitList[A any](ls []*listener, src *Scope, a A, cfg *dispatchConfig) (err error) {
 	if len(ls) == 0 {
 		return nil
 	}
@@ -180,7 +180,7 @@ func emitList[A any](d *eventDesc, ls []*listener, src *Scope, a A, cfg *dispatc
 
 // emitInternal emits a built-in event from the root; listener errors are logged.
 func (e Event[A]) emitInternal(r *root, a A) {
-	if err := emitList(e.d, r.snapshot(e.d), nil, a, nil); err != nil {
+	if err := emitList(r.snapshot(e.d), nil, a, nil); err != nil {
 		r.logger.Error("listener failed", "event", e.d.name, "err", err)
 	}
 }
