@@ -540,13 +540,6 @@ func (s *supervisor) report(st Status) {
 	}()
 }
 
-// status returns the last report.
-func (s *supervisor) status() Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state
-}
-
 // setInstructions publishes the attributed instructions to the observers (the prompt
 // section), if they changed.
 func (s *supervisor) setInstructions(text string) {

@@ -81,16 +81,6 @@ func (e *entry) static() bool {
 	return true
 }
 
-// sameDefinition reports whether e and o define the same server (ignoring enabled).
-func (e *entry) sameDefinition(o *entry) bool {
-	if e == nil || o == nil {
-		return e == o
-	}
-	a, _ := json.Marshal(e.cfg)
-	b, _ := json.Marshal(o.cfg)
-	return string(a) == string(b)
-}
-
 // redacted returns the configuration as written with secrets masked, for views.
 func (e *entry) redacted() mcpclient.Config { return e.cfg.Redacted() }
 

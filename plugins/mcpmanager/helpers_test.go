@@ -41,8 +41,6 @@ type hostOptions struct {
 	creds      map[string]string // written to the credentials file with mode 0600
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func newHost(t *testing.T, o hostOptions) *host {
 	t.Helper()
 	root, log := ctxtest.NewLogged(t)

@@ -46,13 +46,6 @@ func (b *statusBoard) ReportStatus(st mcpclient.Status) {
 	}
 }
 
-// setLive sets the live display.
-func (b *statusBoard) setLive(fn func(mcpclient.Status)) {
-	b.mu.Lock()
-	b.live = fn
-	b.mu.Unlock()
-}
-
 // statuses returns the last report of every client, in the order they
 // first reported, leaving out disposed clients.
 func (b *statusBoard) statuses() []mcpclient.Status {
