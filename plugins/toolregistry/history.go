@@ -2,7 +2,6 @@ package toolregistry
 
 import (
 	"encoding/json"
-	"slices"
 	"sync"
 	"time"
 
@@ -42,13 +41,16 @@ const historyMaxBytes = 32 << 20
 
 // history keeps the newest records by value: a record retains only its own fields (the
 // arguments, the final result, the error and the caller's scope), not the per-execution
-// state it was built in. It is bounded by count (size) and by retained bytes.
+// state it was built in. It is bounded by count (size) and by retained bytes. The records
+// live in a ring that grows up to size and is then reused, so the history holds no slack
+// for the garbage collector to mark.
 type history struct {
 	mu    sync.Mutex
 	size  int      // capacity in records
-	recs  []Record // recs[start:] are kept, oldest first
-	start int
-	bytes int // retained bytes of recs[start:]
+	ring  []Record // len(ring) <= size
+	head  int      // index of the oldest kept record in ring
+	n     int      // records kept
+	bytes int      // retained bytes of the kept records
 }
 
 // recordBytes estimates what a record retains beyond its fixed fields.
@@ -69,40 +71,57 @@ func (h *history) add(rec *Record) {
 	if h.size == 0 {
 		return
 	}
-	h.recs = append(h.recs, *rec)
-	h.bytes += recordBytes(rec)
-	for kept := len(h.recs) - h.start; kept > 1 && (kept > h.size || h.bytes > historyMaxBytes); kept-- {
-		h.bytes -= recordBytes(&h.recs[h.start])
-		h.recs[h.start] = Record{}
-		h.start++
+	if h.n == h.size {
+		h.dropOldest()
 	}
-	if h.start > len(h.recs)/2 && h.start > 16 {
-		h.recs = append(h.recs[:0], h.recs[h.start:]...)
-		clear(h.recs[len(h.recs):cap(h.recs)])
-		h.start = 0
+	if i := (h.head + h.n) % h.size; i < len(h.ring) {
+		h.ring[i] = *rec
+	} else {
+		h.ring = append(h.ring, *rec) // still growing: head is 0, i == len(ring)
+	}
+	h.n++
+	h.bytes += recordBytes(rec)
+	for h.n > 1 && h.bytes > historyMaxBytes {
+		h.dropOldest()
 	}
 }
 
+// dropOldest forgets the oldest kept record; h.n > 0.
+func (h *history) dropOldest() {
+	old := &h.ring[h.head]
+	h.bytes -= recordBytes(old)
+	*old = Record{}
+	h.head = (h.head + 1) % h.size
+	h.n--
+}
+
+// records returns copies of the kept records, oldest first.
 func (h *history) records() []Record {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return slices.Clone(h.recs[h.start:])
+	return h.kept()
+}
+
+// kept is records with h.mu held.
+func (h *history) kept() []Record {
+	out := make([]Record, h.n)
+	for i := range out {
+		out[i] = h.ring[(h.head+i)%h.size]
+	}
+	return out
 }
 
 // resize changes the capacity, keeping the newest records.
 func (h *history) resize(n int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.size = n
-	kept := h.recs[h.start:]
+	kept := h.kept()
 	if len(kept) > n {
 		kept = kept[len(kept)-n:]
 	}
-	h.recs = slices.Clone(kept)
-	h.start = 0
-	h.bytes = 0
-	for i := range h.recs {
-		h.bytes += recordBytes(&h.recs[i])
+	h.size, h.ring, h.head, h.n, h.bytes = n, kept, 0, len(kept), 0
+	for i := range kept {
+		h.bytes += recordBytes(&kept[i])
 	}
 }
 

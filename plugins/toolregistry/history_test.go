@@ -45,3 +45,38 @@ func TestHistoryByteBound(t *testing.T) {
 		t.Fatal("size 0 keeps nothing")
 	}
 }
+
+// The ring wraps and keeps the newest records in order, under both bounds and resizes.
+func TestHistoryRing(t *testing.T) {
+	h := &history{size: 4}
+	want := []string{}
+	for i := range 23 {
+		id := string(rune('a' + i))
+		h.add(&Record{CallID: id})
+		want = append(want, id)
+		if len(want) > 4 {
+			want = want[1:]
+		}
+		got := []string{}
+		for _, r := range h.records() {
+			got = append(got, r.CallID)
+		}
+		if strings.Join(got, "") != strings.Join(want, "") {
+			t.Fatalf("after %d adds: %v, want %v", i+1, got, want)
+		}
+		if len(h.ring) > h.size {
+			t.Fatalf("ring of %d for size %d", len(h.ring), h.size)
+		}
+	}
+	h.resize(6)
+	h.add(&Record{CallID: "X"})
+	h.add(&Record{CallID: "Y"})
+	h.add(&Record{CallID: "Z"})
+	got := ""
+	for _, r := range h.records() {
+		got += r.CallID
+	}
+	if got != "uvwXYZ" {
+		t.Fatalf("after growing to 6: %q", got)
+	}
+}

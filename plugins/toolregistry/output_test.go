@@ -265,7 +265,7 @@ func TestModelText(t *testing.T) {
 func TestOptions(t *testing.T) {
 	var def toolregistry.Options
 	def.Default()
-	if def != (toolregistry.Options{HistorySize: 1000, MaxOutputBytes: 100000, AttachmentMaxBytes: 20 << 20, DefaultTimeoutMs: 120000}) {
+	if def != (toolregistry.Options{HistorySize: 100, MaxOutputBytes: 100000, AttachmentMaxBytes: 20 << 20, DefaultTimeoutMs: 120000}) {
 		t.Fatalf("defaults %+v", def)
 	}
 	tests := []struct {

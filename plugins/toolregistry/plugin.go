@@ -23,9 +23,12 @@ var Plugin = ctx.Define(ctx.Meta{Name: "toolregistry"}, apply)
 //
 // Options is a plain value.
 type Options struct {
-	// HistorySize is how many execution records are kept, newest first out (default 1000;
-	// 0 keeps none). The history also keeps at most 32 MiB of arguments and results,
-	// dropping the oldest records first.
+	// HistorySize is how many execution records are kept, newest first out (default 100;
+	// 0 keeps none): a window of recent calls for inspection; listen to the tools/executed
+	// event for a complete log. The history also keeps at most 32 MiB of arguments and
+	// results, dropping the oldest records first. Every record retains its result, and the
+	// garbage collector marks the history on every cycle: a window of thousands costs
+	// measurable CPU per call in a host whose heap is otherwise small.
 	HistorySize int `json:"historySize"`
 	// MaxOutputBytes caps the model-facing text of one result (text and JSON blocks);
 	// longer output is cut with a marker saying how much was dropped (default 100000).
@@ -39,7 +42,7 @@ type Options struct {
 
 // Default sets the defaults.
 func (o *Options) Default() {
-	*o = Options{HistorySize: 1000, MaxOutputBytes: 100_000, AttachmentMaxBytes: 20 << 20, DefaultTimeoutMs: 120_000}
+	*o = Options{HistorySize: 100, MaxOutputBytes: 100_000, AttachmentMaxBytes: 20 << 20, DefaultTimeoutMs: 120_000}
 }
 
 // Validate checks the ranges.

@@ -205,9 +205,9 @@ func ValidName(name string) bool {
 type entry struct {
 	tool    Tool
 	info    Info
-	args    *jsonschema.Resolved // nil: any JSON object is accepted
-	out     *jsonschema.Resolved // nil: no output schema
-	timeout time.Duration        // as declared; 0 = registry default
+	args    *schema       // nil: any JSON object is accepted
+	out     *schema       // nil: no output schema
+	timeout time.Duration // as declared; 0 = registry default
 
 	// guarded by Registry.mu
 	layer *layer
@@ -262,7 +262,7 @@ func compile(t Tool, owner string) (*entry, error) {
 // compileSchema parses and resolves a JSON schema. trivial reports a schema that accepts
 // every JSON object (type object, annotations only), for which validation can be skipped
 // once the arguments are known to be an object.
-func compileSchema(raw json.RawMessage) (rs *jsonschema.Resolved, trivial bool, err error) {
+func compileSchema(raw json.RawMessage) (out *schema, trivial bool, err error) {
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &keys); err != nil {
 		return nil, false, fmt.Errorf("not a JSON object: %w", err)
@@ -277,10 +277,11 @@ func compileSchema(raw json.RawMessage) (rs *jsonschema.Resolved, trivial bool, 
 	default:
 		return nil, false, fmt.Errorf("unsupported $schema %q (draft 2020-12 and draft-07 are supported)", s.Schema)
 	}
-	rs, err = s.Resolve(nil)
+	rs, err := s.Resolve(nil)
 	if err != nil {
 		return nil, false, err
 	}
+	out = newSchema(s, rs)
 	trivial = true
 	for k, v := range keys {
 		v = bytes.TrimSpace(v)
@@ -298,16 +299,16 @@ func compileSchema(raw json.RawMessage) (rs *jsonschema.Resolved, trivial bool, 
 			trivial = false
 		}
 	}
-	return rs, trivial && len(keys) > 0 && keys["type"] != nil, nil
+	return out, trivial && len(keys) > 0 && keys["type"] != nil, nil
 }
 
-// validateJSON decodes raw and validates it against rs.
-func validateJSON(rs *jsonschema.Resolved, raw json.RawMessage) error {
+// validateJSON decodes raw and validates it against s.
+func validateJSON(s *schema, raw json.RawMessage) error {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return fmt.Errorf("not valid JSON: %w", err)
 	}
-	return rs.Validate(v)
+	return s.Validate(v)
 }
 
 // isObject reports whether raw is one valid JSON object.
