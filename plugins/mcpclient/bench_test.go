@@ -73,7 +73,7 @@ func benchRaw(b *testing.B, cs *mcp.ClientSession) {
 }
 
 // pluginTree mounts the registry and the client with cfg (and hooks) on a fresh root.
-func pluginTree(b *testing.B, cfg Config, h *hooks) (*ctx.Context, *toolregistry.Registry) {
+func pluginTree(b testing.TB, cfg Config, h *hooks) (*ctx.Context, *toolregistry.Registry) {
 	b.Helper()
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
 	b.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
@@ -213,13 +213,12 @@ func BenchmarkPluginPath(b *testing.B) {
 	root, reg := pluginTree(b, memConfig("bench"), &hooks{dial: newMemServer(benchServer()).dial})
 	info, _ := reg.Lookup(root, "mcp__bench__echo")
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}
-	life, end := context.WithCancel(context.Background())
-	defer end()
-	g := &generation{life: life}
+	g := newGeneration()
+	defer g.end()
 	_, err := reg.Register(root.Layered(), toolregistry.Tool{Name: "local_echo", Parameters: info.Parameters,
 		Execute: func(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
-			_, done := g.bind(cx)
-			done()
+			g.track(call)
+			g.untrack(call)
 			return AdaptResult("echo", res, call.Attachments, DefaultMaxOutputBytes), nil
 		}})
 	if err != nil {
@@ -233,10 +232,10 @@ func BenchmarkPluginPath(b *testing.B) {
 		})
 	})
 	b.Run("plugin-only", func(b *testing.B) {
-		cx := context.Background()
+		call := &toolregistry.Call{}
 		measure(b, func() {
-			_, done := g.bind(cx)
-			done()
+			g.track(call)
+			g.untrack(call)
 			AdaptResult("echo", res, nil, DefaultMaxOutputBytes)
 		})
 	})

@@ -94,11 +94,52 @@ type generation struct {
 	// then (the SDK's close would otherwise wait for them), which also tells the server.
 	life context.Context
 	end  context.CancelFunc
+
+	// Tool calls in flight, cancelled through toolregistry.Call.Cancel when life ends: no
+	// context per call (other requests use bind).
+	callsMu sync.Mutex
+	calls   map[*toolregistry.Call]struct{} // nil once life has ended
 }
+
+// errGenerationClosed is the cause a tool call in flight is cancelled with when its
+// connection closes.
+var errGenerationClosed = errors.New("mcpclient: the connection closed during the call")
 
 func newGeneration() *generation {
 	life, end := context.WithCancel(context.Background())
-	return &generation{changed: make(chan struct{}, 1), lost: make(chan struct{}), life: life, end: end}
+	g := &generation{changed: make(chan struct{}, 1), lost: make(chan struct{}), life: life, end: end,
+		calls: make(map[*toolregistry.Call]struct{})}
+	context.AfterFunc(life, g.cancelCalls)
+	return g
+}
+
+// track records a tool call in flight on g; false when g's life has already ended.
+func (g *generation) track(call *toolregistry.Call) bool {
+	g.callsMu.Lock()
+	defer g.callsMu.Unlock()
+	if g.calls == nil {
+		return false
+	}
+	g.calls[call] = struct{}{}
+	return true
+}
+
+// untrack forgets a call track recorded.
+func (g *generation) untrack(call *toolregistry.Call) {
+	g.callsMu.Lock()
+	delete(g.calls, call)
+	g.callsMu.Unlock()
+}
+
+// cancelCalls ends the tool calls in flight; it runs once, when life ends.
+func (g *generation) cancelCalls() {
+	g.callsMu.Lock()
+	calls := g.calls
+	g.calls = nil
+	g.callsMu.Unlock()
+	for call := range calls {
+		call.Cancel(errGenerationClosed)
+	}
 }
 
 // bind returns a context for one request on g: cancelled with parent, or when g closes.

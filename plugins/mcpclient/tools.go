@@ -183,9 +183,11 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 	if g == nil {
 		return nil, s.unavailable()
 	}
-	bound, done := g.bind(cx)
-	res, err := g.conn.Session().CallTool(bound, &mcp.CallToolParams{Name: t.raw, Arguments: call.Args})
-	done()
+	if !g.track(call) {
+		return nil, s.unavailable()
+	}
+	res, err := g.conn.Session().CallTool(cx, &mcp.CallToolParams{Name: t.raw, Arguments: call.Args})
+	g.untrack(call)
 	if err != nil {
 		return nil, s.callError(cx, g, "tools/call "+t.raw, err)
 	}
@@ -195,7 +197,7 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 // callError classifies the error of a request on g made with the caller's context cx. A
 // session the server forgot, or a closed connection, makes the supervisor reconnect.
 func (s *supervisor) callError(cx context.Context, g *generation, what string, err error) error {
-	if cx.Err() != nil {
+	if cx.Err() != nil && context.Cause(cx) != errGenerationClosed {
 		return err // timeout or cancellation: the registry reports it from ctx
 	}
 	server := s.cfg.ServerName

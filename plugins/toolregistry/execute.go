@@ -104,9 +104,6 @@ var (
 	ApprovalKey = ctx.NewKey[Approver]("toolApproval")
 )
 
-// errTimeout is the cancellation cause of a call whose own timeout expired.
-var errTimeout = errors.New("toolregistry: tool timeout")
-
 var emptyArgs = json.RawMessage("{}")
 
 // run is the per-execution state, allocated once. It is garbage once Execute returns: the
@@ -200,7 +197,7 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 	}
 
 	x.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Attachments: r.store}
-	res, terr := dispatch(base, e, &x.call, o)
+	res, terr := dispatch(&r.timers, base, e, &x.call, o)
 	if terr != nil {
 		return res, terr
 	}
@@ -316,18 +313,24 @@ func (r *Registry) approve(c *ctx.Context, base context.Context, req *PolicyRequ
 }
 
 // dispatch runs the tool under its timeout and classifies what it returned.
-func dispatch(base context.Context, e *entry, call *Call, o *Options) (*Result, *ToolError) {
+func dispatch(dl *deadlines, base context.Context, e *entry, call *Call, o *Options) (*Result, *ToolError) {
 	cx := base
 	timeout := e.timeout
 	if timeout == 0 {
 		timeout = o.defaultTimeout()
 	}
-	// A caller's deadline that comes first makes the tool's own timeout moot: then the call
-	// runs under base directly, as context.WithTimeout would (minus its allocations).
+	// The tool runs under a context the registry can end: at the tool's timeout, or through
+	// Call.Cancel. A caller's deadline that comes first makes the timeout moot: then no
+	// deadline is registered, as context.WithTimeout would not arm its timer.
 	if timeout > 0 && !deadlineBefore(base, timeout) {
-		var cancel context.CancelFunc
-		cx, cancel = context.WithTimeoutCause(base, timeout, errTimeout)
-		defer cancel()
+		c := dl.start(base, timeout)
+		defer dl.stop(c)
+		cx, call.cancel = c, c.cancel
+	} else {
+		var cancel context.CancelCauseFunc
+		cx, cancel = context.WithCancelCause(base)
+		defer cancel(context.Canceled)
+		call.cancel = cancel
 	}
 	res, p, err := invoke(cx, e.tool.Execute, call)
 	name := call.Tool

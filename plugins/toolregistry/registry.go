@@ -26,6 +26,7 @@ type Registry struct {
 	store  *Attachments
 	hist   history
 	seq    atomic.Uint64
+	timers deadlines
 
 	mu      sync.RWMutex
 	layers  map[*ctx.Scope]*layer // guarded by mu

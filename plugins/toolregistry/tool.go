@@ -62,6 +62,21 @@ type Call struct {
 	Caller *ctx.Context
 	// Attachments is the registry's attachment store, for tools that return images.
 	Attachments *Attachments
+
+	cancel context.CancelCauseFunc // ends the context the tool runs under
+}
+
+// Cancel ends the context the tool runs under, with cause, as if the caller had cancelled
+// the call. It is for a tool whose work depends on something with a lifetime of its own,
+// such as a connection that can close while the call is in flight: cancelling through the
+// call costs nothing per call, where deriving a context from the call's to cancel would
+// cost several allocations. The registry treats the tool's result as it would any other.
+// Cancel is safe to call concurrently and more than once (the first cause wins); it is a
+// no-op after the call has returned, and on a Call the registry did not make.
+func (c *Call) Cancel(cause error) {
+	if c.cancel != nil {
+		c.cancel(cause)
+	}
 }
 
 // ContentType is the kind of a [Content] block, a plain value.

@@ -1,0 +1,125 @@
+package toolregistry
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// errTimeout is the cancellation cause of a call whose own timeout expired. It matches
+// context.DeadlineExceeded with errors.Is.
+var errTimeout = fmt.Errorf("toolregistry: tool timeout: %w", context.DeadlineExceeded)
+
+// callContext is the context a tool runs under when the registry enforces its timeout: a
+// cancelable context that reports the call's deadline, and context.DeadlineExceeded as its
+// error once the deadline has passed, as one made by context.WithTimeout would. Contexts
+// derived from it report context.Canceled, with errTimeout as their cause.
+type callContext struct {
+	context.Context // from context.WithCancelCause
+	cancel          context.CancelCauseFunc
+	deadline        time.Time
+	index           int // in deadlines.heap; -1 once out of it
+}
+
+// Deadline implements context.Context.
+func (c *callContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Err implements context.Context.
+func (c *callContext) Err() error {
+	err := c.Context.Err()
+	if err != nil && context.Cause(c.Context) == errTimeout {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// deadlines enforces the registry's per-call timeouts with one runtime timer. A timer per
+// call (context.WithTimeout) costs about 10 µs of CPU per call next to a stdio round trip
+// of a few hundred: arming it wakes the runtime's sleeping network poller (measured in
+// docs/performance.md). Here a call's deadline goes into a heap, and the one timer is
+// re-armed only when it fires or when a deadline earlier than the armed one arrives, which
+// does not happen while every tool has the same timeout.
+//
+// deadlines is safe for concurrent use; its zero value is ready.
+type deadlines struct {
+	mu    sync.Mutex
+	heap  callHeap
+	timer *time.Timer
+	armed time.Time // when the timer fires; zero when it is not armed
+}
+
+// start returns the context of a call under base that ends timeout from now. The caller
+// must call stop with it when the call returns.
+func (d *deadlines) start(base context.Context, timeout time.Duration) *callContext {
+	inner, cancel := context.WithCancelCause(base)
+	c := &callContext{Context: inner, cancel: cancel, deadline: time.Now().Add(timeout)}
+	d.mu.Lock()
+	heap.Push(&d.heap, c)
+	if d.armed.IsZero() || c.deadline.Before(d.armed) {
+		d.armLocked(c.deadline)
+	}
+	d.mu.Unlock()
+	return c
+}
+
+// stop ends c (a no-op when its deadline already did) and forgets its deadline.
+func (d *deadlines) stop(c *callContext) {
+	d.mu.Lock()
+	if c.index >= 0 {
+		heap.Remove(&d.heap, c.index)
+	}
+	d.mu.Unlock()
+	c.cancel(context.Canceled)
+}
+
+func (d *deadlines) armLocked(when time.Time) {
+	d.armed = when
+	if d.timer == nil {
+		d.timer = time.AfterFunc(time.Until(when), d.fire)
+	} else {
+		d.timer.Reset(time.Until(when))
+	}
+}
+
+// fire ends the calls whose deadline has passed and re-arms the timer for the next one.
+func (d *deadlines) fire() {
+	now := time.Now()
+	var expired []*callContext
+	d.mu.Lock()
+	for len(d.heap) > 0 && !d.heap[0].deadline.After(now) {
+		expired = append(expired, heap.Pop(&d.heap).(*callContext))
+	}
+	d.armed = time.Time{}
+	if len(d.heap) > 0 {
+		d.armLocked(d.heap[0].deadline)
+	}
+	d.mu.Unlock()
+	for _, c := range expired {
+		c.cancel(errTimeout)
+	}
+}
+
+// callHeap orders calls by deadline (container/heap).
+type callHeap []*callContext
+
+func (h callHeap) Len() int           { return len(h) }
+func (h callHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h callHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *callHeap) Push(x any) {
+	c := x.(*callContext)
+	c.index = len(*h)
+	*h = append(*h, c)
+}
+func (h *callHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	c.index = -1
+	return c
+}
