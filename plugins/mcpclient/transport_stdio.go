@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -129,9 +128,21 @@ func newStdioProcess(cfg Config, opts dialOptions) (*stdioProcess, error) {
 	return p, nil
 }
 
+// drain copies the server's stderr into the tail buffer until the pipe closes. It reads
+// through a small buffer of its own: io.Copy would hold a 32 KiB one for the life of every
+// server (the read blocks between writes), which a host with many quiet servers pays for.
 func (p *stdioProcess) drain() {
 	defer close(p.drained)
-	_, _ = io.Copy(p.stderr, p.stderrR)
+	buf := make([]byte, 2048)
+	for {
+		n, err := p.stderrR.Read(buf)
+		if n > 0 {
+			_, _ = p.stderr.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // stdioTransport is mcp.CommandTransport plus the bookkeeping the SDK does

@@ -1,9 +1,12 @@
 package toolregistry
 
 import (
+	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"regexp"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -17,27 +20,57 @@ import (
 // jsonschema-go accepts (FuzzSchemaCheck compares the two) and walks the decoded value
 // directly instead of through reflection, about an order of magnitude faster.
 //
-// A schema is immutable and safe for concurrent use.
+// With a fast checker, the resolved form is dropped after registration and resolved again
+// from raw the first time an instance needs it (one that is invalid, in practice): it is
+// several kilobytes per tool, and a host with many servers registers hundreds of tools.
+//
+// A schema is safe for concurrent use.
 type schema struct {
+	raw  json.RawMessage // as registered; retained by the tool's Info anyway
+	fast *checkNode      // nil: every instance goes to the resolved form
+
+	once sync.Once
 	rs   *jsonschema.Resolved
-	fast *checkNode // nil: every instance goes to rs
 }
 
-func newSchema(s *jsonschema.Schema, rs *jsonschema.Resolved) *schema {
-	out := &schema{rs: rs}
+// newSchema returns the compiled form of raw, which parsed as s and resolved as rs.
+func newSchema(raw json.RawMessage, s *jsonschema.Schema, rs *jsonschema.Resolved) *schema {
+	out := &schema{raw: raw}
 	if s.Schema == "" || s.Schema == "https://json-schema.org/draft/2020-12/schema" ||
 		s.Schema == "http://json-schema.org/draft-07/schema#" || s.Schema == "https://json-schema.org/draft-07/schema#" {
 		out.fast = buildCheck(s, 0)
 	}
+	if out.fast == nil {
+		out.once.Do(func() { out.rs = rs })
+	}
 	return out
 }
+
+// resolved returns jsonschema-go's form of the schema, resolving it again if it was
+// dropped; nil only if that fails, which it did not at registration.
+func (s *schema) resolved() *jsonschema.Resolved {
+	s.once.Do(func() {
+		sc := new(jsonschema.Schema)
+		if json.Unmarshal(s.raw, sc) == nil {
+			s.rs, _ = sc.Resolve(nil)
+		}
+	})
+	return s.rs
+}
+
+// errUnresolvable reports a schema that resolved at registration but not later.
+var errUnresolvable = errors.New("the schema could not be resolved again")
 
 // Validate validates v, a value as json.Unmarshal into an any produces it.
 func (s *schema) Validate(v any) error {
 	if s.fast != nil && s.fast.accepts(v) {
 		return nil
 	}
-	return s.rs.Validate(v)
+	rs := s.resolved()
+	if rs == nil {
+		return errUnresolvable
+	}
+	return rs.Validate(v)
 }
 
 // JSON types as a bit set; typeInteger is a number with no fractional part.

@@ -55,7 +55,7 @@ func FuzzSchemaCheck(f *testing.F) {
 // checkAgreement compares the two validators on v and returns the verdict.
 func checkAgreement(t *testing.T, s *schema, rawSchema []byte, v any) bool {
 	t.Helper()
-	slow := s.rs.Validate(v)
+	slow := s.resolved().Validate(v)
 	if s.fast == nil {
 		return slow == nil
 	}
@@ -78,10 +78,15 @@ func TestSchemaCheckSeeds(t *testing.T) {
 		}
 		if s.fast != nil {
 			built++
+			if s.rs != nil {
+				t.Errorf("schema %s: the resolved form is kept next to the fast checker", p[0])
+			}
+		} else if s.rs == nil {
+			t.Errorf("schema %s: no fast checker and no resolved form", p[0])
 		}
 		checkAgreement(t, s, []byte(p[0]), v)
 		// Validate, the entry point, gives jsonschema-go's verdict and message either way.
-		if got, want := errString(s.Validate(v)), errString(s.rs.Validate(v)); got != want {
+		if got, want := errString(s.Validate(v)), errString(s.resolved().Validate(v)); got != want {
 			t.Errorf("schema %s, instance %s: Validate = %q, jsonschema-go = %q", p[0], p[1], got, want)
 		}
 	}

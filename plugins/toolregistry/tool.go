@@ -296,7 +296,7 @@ func compileSchema(raw json.RawMessage) (out *schema, trivial bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	out = newSchema(s, rs)
+	out = newSchema(raw, s, rs)
 	trivial = true
 	for k, v := range keys {
 		v = bytes.TrimSpace(v)
