@@ -2,7 +2,9 @@
 # Side-by-side benchmark of MCP clients against one stdio server: the demo server of the
 # harness binary (`harness demo-server`, tool echo), the same binary for every client.
 #   calls    tool-call throughput and p50/p99 latency at concurrency 1 and 16 for
-#            harness  - Registry.Execute("mcp__demo__echo") through the mcpclient plugin
+#            harness  - Registry.Execute("mcp__demo__echo") through the mcpclient plugin,
+#                       with the harness binary's GC policy (internal/gcpolicy)
+#            harness-gogc100 - the same host with Go's default GC settings
 #            gosdk    - a bare go-sdk ClientSession.CallTool over mcp.CommandTransport
 #            ts       - the official TypeScript SDK client (bench/ts/calls.mjs)
 #   memory   peak RSS (VmHWM) of a harness host with 1 and with 20 connected servers
@@ -26,7 +28,7 @@
 #   MCPBENCH_STARTUP_ROUNDS [7]   startup rounds of each kind; medians
 #
 # Prints a markdown table with the ratios and the goals of issue 8, and the machine it ran
-# on. Raw results go to bench/results/ (ignored by git). About 3–5 minutes on 2 vCPUs.
+# on. Raw results go to bench/results/ (ignored by git). About 6–8 minutes on 2 vCPUs.
 set -euo pipefail
 
 usage() {
@@ -107,14 +109,14 @@ run_calls() {
 }
 
 echo "mcpbench: calls, $rounds rounds (c=1: $calls_c1 calls, c=16: $calls_c16 calls per run)" >&2
-clients=(harness gosdk ts)
+clients=(harness harness-gogc100 gosdk ts)
 for ((r = 0; r < rounds; r++)); do
 	for c in 1 16; do
 		n=$calls_c1
 		[ "$c" = 16 ] && n=$calls_c16
 		# Rotate the order every round so that no client always runs first or last.
-		for ((k = 0; k < 3; k++)); do
-			client=${clients[$(((r + k) % 3))]}
+		for ((k = 0; k < ${#clients[@]}; k++)); do
+			client=${clients[$(((r + k) % ${#clients[@]}))]}
 			echo "mcpbench:   round $((r + 1)) c=$c $client" >&2
 			run_calls "$client" "$c" "$n"
 		done

@@ -46,22 +46,27 @@ type Client interface {
 	Close() error
 }
 
-// Names of the clients.
+// Names of the clients. ClientHarness and ClientHarnessGoGC are the same host; the first
+// runs with the harness binary's garbage collector policy (internal/gcpolicy), as the
+// binary does, the second with Go's defaults, as the bare go-sdk client does. The command
+// applies the policy; Dial connects either the same way.
 const (
-	ClientHarness = "harness"
-	ClientGoSDK   = "gosdk"
-	ClientTS      = "ts"
+	ClientHarness     = "harness"
+	ClientHarnessGoGC = "harness-gogc100"
+	ClientGoSDK       = "gosdk"
+	ClientTS          = "ts"
 )
 
-// Dial connects the named Go client (ClientHarness or ClientGoSDK) to srv.
+// Dial connects the named Go client (ClientHarness, ClientHarnessGoGC or ClientGoSDK) to
+// srv.
 func Dial(cx context.Context, name string, srv Server) (Client, error) {
 	switch name {
-	case ClientHarness:
+	case ClientHarness, ClientHarnessGoGC:
 		return DialHarness(cx, srv, nil)
 	case ClientGoSDK:
 		return DialGoSDK(cx, srv)
 	}
-	return nil, fmt.Errorf("mcpbench: unknown Go client %q (want %s or %s)", name, ClientHarness, ClientGoSDK)
+	return nil, fmt.Errorf("mcpbench: unknown Go client %q (want %s, %s or %s)", name, ClientHarness, ClientHarnessGoGC, ClientGoSDK)
 }
 
 // Logger is the logger of the hosts built here: warnings and errors to stderr.

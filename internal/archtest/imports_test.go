@@ -34,6 +34,7 @@ var rules = map[string]rule{
 	"profiles":             {},
 	"internal/demoserver":  {},
 	"internal/archtest":    {},
+	"internal/gcpolicy":    {stdOnly: true},
 	"internal/interop":     {project: []string{""}},
 	"internal/faults":      {project: []string{""}},
 	"bench":                {project: []string{""}},

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/gcpolicy"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -53,8 +54,11 @@ const (
 // Main runs the harness with the process's arguments, standard streams and
 // environment, and returns the exit status for os.Exit. SIGINT and SIGTERM
 // cancel the command, which then shuts down cleanly; a second signal kills
-// the process.
+// the process. Unless GOGC is set, the process runs with the harness's
+// garbage collector policy (package internal/gcpolicy: a 16 MiB heap goal
+// while the live heap is small, Go's default above).
 func Main(opts Options) int {
+	defer gcpolicy.Start().Stop()
 	c, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// After the first signal, restore the default handling so that a second

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/bench/mcpbench"
+	"github.com/cordisgo/harness/internal/gcpolicy"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -27,7 +28,7 @@ type callsResult struct {
 
 func runCalls(cx context.Context, args []string) error {
 	fs := flag.NewFlagSet("calls", flag.ContinueOnError)
-	client := fs.String("client", mcpbench.ClientHarness, "client: harness (Registry.Execute through mcpclient) or gosdk (bare ClientSession.CallTool)")
+	client := fs.String("client", mcpbench.ClientHarness, "client: harness (Registry.Execute through mcpclient, with the binary's GC policy), harness-gogc100 (the same with Go's default GC) or gosdk (bare ClientSession.CallTool)")
 	harness := fs.String("harness", "", "the harness binary; `PATH demo-server` is the server")
 	conc := fs.Int("c", 1, "concurrent calls")
 	n := fs.Int("n", 5000, "timed calls")
@@ -41,10 +42,13 @@ func runCalls(cx context.Context, args []string) error {
 	if err := needHarness(*harness); err != nil {
 		return err
 	}
+	if *client == mcpbench.ClientHarness {
+		defer gcpolicy.Start().Stop()
+	}
 	connectCx, cancel := context.WithTimeout(cx, time.Minute)
 	var c mcpbench.Client
 	var err error
-	if *client == mcpbench.ClientHarness && *history >= 0 {
+	if *client != mcpbench.ClientGoSDK && *history >= 0 {
 		var o toolregistry.Options
 		o.Default()
 		o.HistorySize = *history

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/bench/mcpbench"
+	"github.com/cordisgo/harness/internal/gcpolicy"
 )
 
 // rssResult is the JSON line of `mcpbench rss` and `mcpbench rss-run`; bench/ts/calls.mjs
@@ -37,6 +38,7 @@ func runRSS(cx context.Context, args []string) error {
 	if err := needHarness(*harness); err != nil {
 		return err
 	}
+	defer gcpolicy.Start().Stop() // the host runs as the harness binary does
 	waitCx, cancel := context.WithTimeout(cx, 2*time.Minute)
 	defer cancel()
 	h, err := mcpbench.NewHost(waitCx, mcpbench.Logger())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/bench/mcpbench"
+	"github.com/cordisgo/harness/internal/gcpolicy"
 )
 
 // startupResult is the JSON line of `mcpbench startup`. Times are medians over the rounds,
@@ -40,6 +41,7 @@ func runStartup(cx context.Context, args []string) error {
 	if err := needHarness(*harness); err != nil {
 		return err
 	}
+	defer gcpolicy.Start().Stop() // the host runs as the harness binary does
 	srv := mcpbench.HarnessServer(*harness)
 	logger := mcpbench.Logger()
 	res := startupResult{Kind: "startup", Servers: *servers, Rounds: *rounds}
