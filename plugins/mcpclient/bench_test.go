@@ -144,8 +144,9 @@ func BenchmarkCallPlugin(b *testing.B) {
 
 // BenchmarkCallPaired alternates a raw CallTool and a call through the registry and the
 // plugin on the same session, timing each, so that both see the same load: on a shared
-// machine this is the fairest measure of the plugin's overhead. It reports the mean of
-// each kind of call and the overhead in percent of the raw call.
+// machine this is the fairest measure of the plugin's overhead. It reports the median of
+// each kind of call, the overhead in percent of the raw call, and the process's CPU time
+// per call of each kind (for stdio: the client's; the server is another process).
 func BenchmarkCallPaired(b *testing.B) {
 	run := func(b *testing.B, cfg Config, h *hooks) {
 		var sup *supervisor
@@ -172,16 +173,22 @@ func BenchmarkCallPaired(b *testing.B) {
 			return time.Since(t0)
 		}
 		var raw, plugin []time.Duration
+		var rawCPU, pluginCPU time.Duration
+		timed := func(call func() time.Duration, into *[]time.Duration, cpu *time.Duration) {
+			c0 := processCPU()
+			*into = append(*into, call())
+			*cpu += processCPU() - c0
+		}
 		i := 0
 		b.ResetTimer()
 		for b.Loop() {
 			// Alternate the order, so that neither kind always follows the other.
 			if i++; i%2 == 0 {
-				raw = append(raw, rawCall())
-				plugin = append(plugin, pluginCall())
+				timed(rawCall, &raw, &rawCPU)
+				timed(pluginCall, &plugin, &pluginCPU)
 			} else {
-				plugin = append(plugin, pluginCall())
-				raw = append(raw, rawCall())
+				timed(pluginCall, &plugin, &pluginCPU)
+				timed(rawCall, &raw, &rawCPU)
 			}
 		}
 		// Medians: a busy machine adds outliers that would dominate means.
@@ -189,6 +196,8 @@ func BenchmarkCallPaired(b *testing.B) {
 		b.ReportMetric(float64(r), "raw-ns/call")
 		b.ReportMetric(float64(p), "plugin-ns/call")
 		b.ReportMetric(100*float64(p-r)/float64(r), "overhead-%")
+		b.ReportMetric(float64(rawCPU)/float64(len(raw)), "raw-cpu-ns/call")
+		b.ReportMetric(float64(pluginCPU)/float64(len(plugin)), "plugin-cpu-ns/call")
 	}
 	b.Run("in-memory", func(b *testing.B) {
 		run(b, memConfig("bench"), &hooks{dial: newMemServer(benchServer()).dial})
