@@ -33,13 +33,10 @@ type schema struct {
 	rs   *jsonschema.Resolved
 }
 
-// newSchema returns the compiled form of raw, which parsed as s and resolved as rs.
+// newSchema returns the compiled form of raw, which parsed as s (of a draft compileSchema
+// accepts) and resolved as rs.
 func newSchema(raw json.RawMessage, s *jsonschema.Schema, rs *jsonschema.Resolved) *schema {
-	out := &schema{raw: raw}
-	if s.Schema == "" || s.Schema == "https://json-schema.org/draft/2020-12/schema" ||
-		s.Schema == "http://json-schema.org/draft-07/schema#" || s.Schema == "https://json-schema.org/draft-07/schema#" {
-		out.fast = buildCheck(s, 0)
-	}
+	out := &schema{raw: raw, fast: buildCheck(s, 0)}
 	if out.fast == nil {
 		out.once.Do(func() { out.rs = rs })
 	}
