@@ -119,7 +119,7 @@ type Config struct {
 	StartupTimeoutMs int `json:"startupTimeoutMs"`
 	// FailOnStartupError fails the plugin's activation when the first attempt fails, instead of retrying in the background (default false).
 	FailOnStartupError bool `json:"failOnStartupError"`
-	// Reconnect is the reconnection policy: exponential backoff with a budget that resets after a connection stayed up for maxDelayMs.
+	// Reconnect is the reconnection policy: exponential backoff, each delay spread randomly between 80 % and 120 % (never above maxDelayMs) so that servers lost together do not reconnect in the same instant, with a budget that resets after a connection stayed up for maxDelayMs.
 	Reconnect ReconnectConfig `json:"reconnect"`
 	// MaxInstructionBytes caps the attributed server instructions in the system prompt, cut with a marker (default 32768).
 	MaxInstructionBytes int `json:"maxInstructionBytes"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/url"
 	"slices"
 	"strings"
@@ -77,6 +78,8 @@ type hooks struct {
 	tune func(*dialOptions)
 	// observe receives each supervisor created.
 	observe func(*supervisor)
+	// jitter replaces the random spread of reconnect delays (identity: none).
+	jitter func(time.Duration) time.Duration
 }
 
 type hooksKey struct{}
@@ -182,14 +185,15 @@ func sessionGone(err error) bool {
 // and reports status. Its loop runs on one goroutine (run); calls read the live generation
 // with one atomic load.
 type supervisor struct {
-	c     *ctx.Context // the client's activation
-	cfg   Config
-	set   *toolregistry.Set
-	log   *slog.Logger
-	clock clock
-	dial  dialFunc
-	opts  dialOptions
-	scrub *strings.Replacer // masks configured secrets in reported text
+	c      *ctx.Context // the client's activation
+	cfg    Config
+	set    *toolregistry.Set
+	log    *slog.Logger
+	clock  clock
+	jitter func(time.Duration) time.Duration // spreads reconnect delays (spread)
+	dial   dialFunc
+	opts   dialOptions
+	scrub  *strings.Replacer // masks configured secrets in reported text
 
 	ready    chan struct{} // closed after the first attempt
 	startErr error         // the first attempt's error; written before ready is closed
@@ -209,6 +213,7 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 		set:      set,
 		log:      c.Logger().With("mcpServer", cfg.ServerName),
 		clock:    systemClock{},
+		jitter:   spread,
 		dial:     dial,
 		scrub:    secretScrubber(cfg),
 		ready:    make(chan struct{}),
@@ -221,6 +226,9 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 		}
 		if h.clock != nil {
 			s.clock = h.clock
+		}
+		if h.jitter != nil {
+			s.jitter = h.jitter
 		}
 		if h.tune != nil {
 			h.tune(&s.opts)
@@ -241,13 +249,20 @@ func (s *supervisor) maxAttempts() int {
 }
 
 // backoff returns the delay before retry n (1-based): initialDelay doubling, capped at
-// maxDelay.
+// maxDelay, then spread by the jitter.
 func (s *supervisor) backoff(n int) time.Duration {
 	d, ceiling := s.cfg.Reconnect.InitialDelay(), s.cfg.Reconnect.MaxDelay()
 	for i := 1; i < n && d < ceiling; i++ {
 		d *= 2
 	}
-	return min(d, ceiling)
+	return min(s.jitter(min(d, ceiling)), ceiling)
+}
+
+// spread returns a random delay between 80 % and 120 % of d, so that clients that lost their
+// servers together (one host's twenty servers after a sleep, many hosts after a remote
+// server's restart) do not all come back in the same instant.
+func spread(d time.Duration) time.Duration {
+	return d*4/5 + rand.N(d*2/5+1)
 }
 
 // run is the supervisor loop, the body of the client's goroutine. It returns when the

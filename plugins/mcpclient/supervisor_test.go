@@ -26,7 +26,7 @@ func TestReconnectAfterTransportLoss(t *testing.T) {
 	ms := newMemServer(demo())
 	cfg := memConfig("srv")
 	cfg.Reconnect.MaxAttempts = 5
-	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: fc})
+	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: fc, jitter: noJitter})
 	e.st.waitPhase(t, "srv", PhaseConnected)
 
 	ms.crash()
@@ -64,7 +64,7 @@ func TestBackoffAndGiveUp(t *testing.T) {
 	ms := newMemServer(demo())
 	cfg := memConfig("srv")
 	cfg.Reconnect.InitialDelayMs, cfg.Reconnect.MaxDelayMs, cfg.Reconnect.MaxAttempts = 100, 250, 3
-	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: fc})
+	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: fc, jitter: noJitter})
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	if len(e.names(nil)) == 0 {
 		t.Fatal("no tools")
@@ -364,5 +364,27 @@ func TestWorksWithoutSink(t *testing.T) {
 	reg, _ := toolregistry.Key.Get(root)
 	if _, ok := reg.Lookup(root, "mcp__srv__echo"); !ok {
 		t.Fatal("no echo tool")
+	}
+}
+
+func noJitter(d time.Duration) time.Duration { return d }
+
+// Reconnect delays are spread between 80 % and 120 % of the exponential backoff, never above
+// maxDelayMs, so that servers lost together do not all come back at once.
+func TestBackoffJitter(t *testing.T) {
+	s := &supervisor{jitter: spread}
+	s.cfg.Reconnect.InitialDelayMs, s.cfg.Reconnect.MaxDelayMs = 1000, 3000
+	seen := map[time.Duration]bool{}
+	for range 200 {
+		for n, base := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second} {
+			d := s.backoff(n + 1)
+			if d < base*4/5 || d > min(base*6/5, 3*time.Second) {
+				t.Fatalf("retry %d: delay %v outside [%v, %v]", n+1, d, base*4/5, min(base*6/5, 3*time.Second))
+			}
+			seen[d] = true
+		}
+	}
+	if len(seen) < 100 {
+		t.Errorf("only %d distinct delays in 800: not spread", len(seen))
 	}
 }
