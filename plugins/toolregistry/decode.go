@@ -201,9 +201,49 @@ func unquote(quoted []byte) (string, bool) {
 	return s, true
 }
 
-// number decodes a number with JSON's grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?,
-// into a float64 as encoding/json does (strconv.ParseFloat of the literal).
+// number decodes a number into a float64 as encoding/json does (strconv.ParseFloat of the
+// literal).
 func (d *decoder) number() (any, bool) {
+	f, ok := d.float()
+	if !ok {
+		return nil, false
+	}
+	return f, true
+}
+
+// float is number without boxing the value. An integer literal of at most 15 digits is
+// exact in a float64, so it is converted directly, as ParseFloat would round it (not at
+// all), without ParseFloat's allocation.
+func (d *decoder) float() (float64, bool) {
+	lit, integer, ok := d.numberLiteral()
+	if !ok {
+		return 0, false
+	}
+	if integer {
+		mag, neg := lit, lit[0] == '-'
+		if neg {
+			mag = lit[1:]
+		}
+		if len(mag) <= 15 {
+			var v int64
+			for _, c := range mag {
+				v = v*10 + int64(c-'0')
+			}
+			f := float64(v)
+			if neg {
+				f = -f // "-0" is -0.0, as ParseFloat gives
+			}
+			return f, true
+		}
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	return f, err == nil // out of range: encoding/json reports it
+}
+
+// numberLiteral scans a number with JSON's grammar,
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and returns its literal; integer reports
+// one without fraction or exponent.
+func (d *decoder) numberLiteral() (lit []byte, integer, ok bool) {
 	b, start, i := d.b, d.i, d.i
 	if b[i] == '-' {
 		i++
@@ -214,14 +254,15 @@ func (d *decoder) number() (any, bool) {
 	case i < len(b) && '1' <= b[i] && b[i] <= '9':
 		i = digits(b, i)
 	default:
-		return nil, false
+		return nil, false, false
 	}
+	integer = true
 	if i < len(b) && b[i] == '.' {
 		j := digits(b, i+1)
 		if j == i+1 {
-			return nil, false
+			return nil, false, false
 		}
-		i = j
+		i, integer = j, false
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
@@ -230,16 +271,12 @@ func (d *decoder) number() (any, bool) {
 		}
 		j := digits(b, i)
 		if j == i {
-			return nil, false
+			return nil, false, false
 		}
-		i = j
-	}
-	f, err := strconv.ParseFloat(string(b[start:i]), 64)
-	if err != nil {
-		return nil, false // out of range: encoding/json reports it
+		i, integer = j, false
 	}
 	d.i = i
-	return f, true
+	return b[start:i], integer, true
 }
 
 // digits returns the index after the run of decimal digits starting at i.

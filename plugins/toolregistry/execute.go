@@ -202,7 +202,7 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 		return res, terr
 	}
 
-	if e.out != nil {
+	if e.out != nil && !e.out.acceptsRaw(res.Structured) {
 		var err error
 		if len(bytes.TrimSpace(res.Structured)) == 0 {
 			err = errors.New("structured content is required by the output schema")
@@ -218,12 +218,16 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 	return res, nil
 }
 
-// checkArgs checks that args is a JSON object valid against e's parameters schema. The
-// arguments are decoded once, for the validator; when the fast decoder declines (invalid
-// JSON, or input it cannot decode exactly as encoding/json does), the check falls back to
-// encoding/json, which also produces the error messages.
+// checkArgs checks that args is a JSON object valid against e's parameters schema. The fast
+// checker, where the schema has one, checks the JSON text as it scans it; otherwise (or if
+// it does not accept) the arguments are decoded once, for the validator; when the fast
+// decoder declines (invalid JSON, or input it cannot decode exactly as encoding/json does),
+// the check falls back to encoding/json, which also produces the error messages.
 func checkArgs(e *entry, name string, args json.RawMessage) *ToolError {
 	if e.args != nil {
+		if e.args.acceptsRaw(args) && objectStart(args) {
+			return nil
+		}
 		if v, ok := decodeJSON(args); ok {
 			if _, obj := v.(map[string]any); !obj {
 				return notObject(name)

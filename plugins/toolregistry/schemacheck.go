@@ -58,6 +58,12 @@ func (s *schema) resolved() *jsonschema.Resolved {
 // errUnresolvable reports a schema that resolved at registration but not later.
 var errUnresolvable = errors.New("the schema could not be resolved again")
 
+// acceptsRaw reports whether the JSON text raw is shown valid by the fast checker without
+// decoding it; false leaves the decision to Validate.
+func (s *schema) acceptsRaw(raw []byte) bool {
+	return s.fast != nil && s.fast.acceptsRaw(raw)
+}
+
 // Validate validates v, a value as json.Unmarshal into an any produces it.
 func (s *schema) Validate(v any) error {
 	if s.fast != nil && s.fast.accepts(v) {

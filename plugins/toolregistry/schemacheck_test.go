@@ -1,6 +1,7 @@
 package toolregistry
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -31,6 +32,11 @@ var schemaCheckSeeds = [][2]string{
 	{`{"type":"object","properties":{"e":{"enum":[1,"1",true,null]}}}`, `{"e":1.0}`},
 	{`{"type":"object","properties":{"e":{"enum":[[1],{"a":1}]}}}`, `{"e":[1]}`},
 	{`{"type":"object","additionalProperties":{"not":{}}}`, `{"a":1}`},
+	{`{"type":"object","properties":{"s":{"enum":["a\"b"]}}}`, `{"s":"a\"b"}`},
+	{`{"type":"object","properties":{"n":{"type":"integer","maximum":3}}}`, `{"n":3,"n":4}`},
+	{`{"type":"object","properties":{"n":{"type":"integer","maximum":3}}}`, `{"n":4,"n":3}`},
+	{`{"type":"object","properties":{"n":{"type":"number","minimum":-1}}}`, `{"n":-0,"m":[1e400]}`},
+	{`{"type":"object","required":["a"]}`, ` {"a":{"b":[null,true,"\u00e9"]}} `},
 }
 
 // FuzzSchemaCheck checks that the fast checker, wherever it is built, accepts exactly the
@@ -46,9 +52,15 @@ func FuzzSchemaCheck(f *testing.F) {
 		}
 		var v any
 		if json.Unmarshal(rawInstance, &v) != nil {
+			if s.acceptsRaw(rawInstance) {
+				t.Fatalf("schema %s: the scan accepts invalid JSON %q", rawSchema, rawInstance)
+			}
 			return
 		}
-		checkAgreement(t, s, rawSchema, v)
+		valid := checkAgreement(t, s, rawSchema, v)
+		if s.acceptsRaw(rawInstance) && !valid {
+			t.Fatalf("schema %s: the scan accepts %q, which jsonschema-go rejects", rawSchema, rawInstance)
+		}
 	})
 }
 
@@ -72,10 +84,6 @@ func TestSchemaCheckSeeds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("compileSchema(%s): %v", p[0], err)
 		}
-		var v any
-		if err := json.Unmarshal([]byte(p[1]), &v); err != nil {
-			t.Fatal(err)
-		}
 		if s.fast != nil {
 			built++
 			if s.rs != nil {
@@ -84,7 +92,16 @@ func TestSchemaCheckSeeds(t *testing.T) {
 		} else if s.rs == nil {
 			t.Errorf("schema %s: no fast checker and no resolved form", p[0])
 		}
-		checkAgreement(t, s, []byte(p[0]), v)
+		var v any
+		if err := json.Unmarshal([]byte(p[1]), &v); err != nil {
+			if s.acceptsRaw([]byte(p[1])) {
+				t.Errorf("schema %s: the scan accepts invalid JSON %s", p[0], p[1])
+			}
+			continue
+		}
+		if valid := checkAgreement(t, s, []byte(p[0]), v); s.acceptsRaw([]byte(p[1])) && !valid {
+			t.Errorf("schema %s: the scan accepts %s, which jsonschema-go rejects", p[0], p[1])
+		}
 		// Validate, the entry point, gives jsonschema-go's verdict and message either way.
 		if got, want := errString(s.Validate(v)), errString(s.resolved().Validate(v)); got != want {
 			t.Errorf("schema %s, instance %s: Validate = %q, jsonschema-go = %q", p[0], p[1], got, want)
@@ -127,10 +144,21 @@ func TestSchemaCheckRandom(t *testing.T) {
 			t.Fatalf("no fast checker for a schema of the subset: %s", raw)
 		}
 		for range 8 {
-			if checkAgreement(t, s, raw, randValue(r, sch, 0)) {
+			v := randValue(r, sch, 0)
+			ok := checkAgreement(t, s, raw, v)
+			if ok {
 				valid++
 			} else {
 				invalid++
+			}
+			// The scan of the JSON text agrees too: the random values have no escapes and
+			// no duplicate keys, so it never needs to decline.
+			text, _ := json.Marshal(v)
+			if r.IntN(2) == 0 {
+				text, _ = json.MarshalIndent(v, " ", "\t")
+			}
+			if got := s.acceptsRaw(text); got != ok {
+				t.Fatalf("schema %s, instance %s: the scan says %v, jsonschema-go %v", raw, text, got, ok)
 			}
 		}
 	}
@@ -265,4 +293,27 @@ func randValue(r *rand.Rand, sch map[string]any, depth int) any {
 		}
 	}
 	return out
+}
+
+// Checking the arguments of a call against a schema of the fast checker's subset allocates
+// nothing: the JSON text is checked as it is scanned.
+func TestCheckArgsAllocations(t *testing.T) {
+	e, err := compile(Tool{Name: "t", Execute: func(context.Context, *Call) (*Result, error) { return nil, nil },
+		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1},` +
+			`"n":{"type":"integer","minimum":0},"tags":{"type":"array","items":{"enum":["a","b"]}}},"required":["text"],"additionalProperties":false}`)}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := json.RawMessage(`{"text":"hello","n":3,"tags":["a","b"]}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		if terr := checkArgs(e, "t", args); terr != nil {
+			t.Fatal(terr)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("checkArgs allocated %v times per call, want 0", allocs)
+	}
+	if terr := checkArgs(e, "t", json.RawMessage(`{"text":""}`)); terr == nil || !strings.Contains(terr.Msg, "minLength") {
+		t.Errorf("invalid arguments: %v", terr)
+	}
 }

@@ -326,16 +326,17 @@ func validateJSON(s *schema, raw json.RawMessage) error {
 	return s.Validate(v)
 }
 
-// isObject reports whether raw is one valid JSON object.
-func isObject(raw json.RawMessage) bool {
+// objectStart reports whether the first non-space byte of raw opens an object.
+func objectStart(raw []byte) bool {
 	for _, b := range raw {
 		switch b {
 		case ' ', '\t', '\n', '\r':
 			continue
-		case '{':
-			return json.Valid(raw)
 		}
-		return false
+		return b == '{'
 	}
 	return false
 }
+
+// isObject reports whether raw is one valid JSON object.
+func isObject(raw json.RawMessage) bool { return objectStart(raw) && json.Valid(raw) }
