@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -42,6 +43,11 @@ var imageMagic = map[string]func([]byte) bool{
 // much was dropped. tool is the raw tool name, used in diagnostics. store may be nil (images
 // are then described). AdaptResult never fails: whatever cannot be shown becomes a diagnostic.
 func AdaptResult(tool string, res *mcp.CallToolResult, store *toolregistry.Attachments, maxOutputBytes int) *toolregistry.Result {
+	if len(res.Content) == 1 && plainText(res) {
+		if text := res.Content[0].(*mcp.TextContent).Text; text != "" {
+			return adaptText(res, text, maxOutputBytes)
+		}
+	}
 	out := &toolregistry.Result{IsError: res.IsError, Raw: canonicalJSON(res)}
 	if res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
@@ -53,6 +59,28 @@ func AdaptResult(tool string, res *mcp.CallToolResult, store *toolregistry.Attac
 		out.Content = capContent(out.Content, maxOutputBytes)
 	}
 	return out
+}
+
+// plainTextResult is the adapted form of the most common result, one text block and nothing
+// else, in one allocation: the result, its content and (when it is short) its canonical
+// JSON.
+type plainTextResult struct {
+	res     toolregistry.Result
+	content [1]toolregistry.Content
+	raw     [96]byte
+}
+
+// adaptText is AdaptResult for a plain result whose only block is text (not empty).
+func adaptText(res *mcp.CallToolResult, text string, maxOutputBytes int) *toolregistry.Result {
+	t := new(plainTextResult)
+	t.res.IsError = res.IsError
+	t.res.Raw = appendPlainText(t.raw[:0], res)
+	t.content[0] = toolregistry.Text(text)
+	t.res.Content = t.content[:]
+	if maxOutputBytes > 0 {
+		t.res.Content = capContent(t.res.Content, maxOutputBytes)
+	}
+	return &t.res
 }
 
 // project computes the model-facing blocks of res.
@@ -281,31 +309,39 @@ func capMarker(dropped, total, max int) string {
 // json.Marshal produces, at a fraction of its cost.
 func canonicalJSON(res *mcp.CallToolResult) json.RawMessage {
 	if plainText(res) {
-		n := len(`{"content":[],"isError":true}`)
-		for _, c := range res.Content {
-			n += len(`{"type":"text","text":""},`) + len(c.(*mcp.TextContent).Text) + 8
-		}
-		b := make([]byte, 0, n)
-		b = append(b, `{"content":[`...)
-		for i, c := range res.Content {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"type":"text","text":`...)
-			b = appendJSONString(b, c.(*mcp.TextContent).Text)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-		if res.IsError {
-			b = append(b, `,"isError":true`...)
-		}
-		return append(b, '}')
+		return appendPlainText(nil, res)
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return nil
 	}
 	return raw
+}
+
+// appendPlainText appends the canonical JSON of res, a plainText result, to b, growing it
+// once when it is too short.
+func appendPlainText(b []byte, res *mcp.CallToolResult) []byte {
+	n := len(`{"content":[],"isError":true}`)
+	for _, c := range res.Content {
+		n += len(`{"type":"text","text":""},`) + len(c.(*mcp.TextContent).Text) + 8
+	}
+	if cap(b)-len(b) < n {
+		b = slices.Grow(b, n)
+	}
+	b = append(b, `{"content":[`...)
+	for i, c := range res.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"text","text":`...)
+		b = appendJSONString(b, c.(*mcp.TextContent).Text)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}')
 }
 
 // plainText reports whether res has nothing but text blocks without metadata.
