@@ -268,6 +268,12 @@ func (e Chain[A, R]) On(c *Context, fn func(a A, next func() (R, error)) (R, err
 	return c.listen(e.d, fn, opts)
 }
 
+// Listened reports whether any listener of the event is registered in c's tree (filters of
+// the dispatch aside). Dispatching without listeners is cheap already, one snapshot read; a
+// dispatcher whose arguments cost something to build (a closure for last, say) can skip
+// building them when Listened is false.
+func (e Chain[A, R]) Listened(c *Context) bool { return len(c.scope.r.snapshot(e.d)) > 0 }
+
 // Waterfall runs the chain for a. last runs after every listener called next (nil: the zero
 // R). Calling next a second time returns [ErrNextCalled] without running anything.
 func (e Chain[A, R]) Waterfall(c *Context, a A, last func() (R, error), opts ...DispatchOption) (R, error) {

@@ -1,6 +1,7 @@
 package ctx_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -145,6 +146,26 @@ func TestWaterfall(t *testing.T) {
 	got, _ = sum.Waterfall(root, 0, func() (int, error) { return 1, nil })
 	if got != 6 || fourth.Load() {
 		t.Fatalf("short circuit: got %d, fourth called %v", got, fourth.Load())
+	}
+}
+
+func TestWaterfallListened(t *testing.T) {
+	root := ctxtest.New(t)
+	if sum.Listened(root) {
+		t.Fatal("Listened with no listener")
+	}
+	off, err := sum.On(root, func(a int, next func() (int, error)) (int, error) { return next() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Listened(root) {
+		t.Fatal("not Listened with a listener")
+	}
+	if err := off(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Listened(root) {
+		t.Fatal("Listened after the listener was removed")
 	}
 }
 

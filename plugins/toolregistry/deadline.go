@@ -50,18 +50,17 @@ type deadlines struct {
 	armed time.Time // when the timer fires; zero when it is not armed
 }
 
-// start returns the context of a call under base that ends timeout from now. The caller
-// must call stop with it when the call returns.
-func (d *deadlines) start(base context.Context, timeout time.Duration) *callContext {
+// start makes c (zero, or stopped) the context of a call under base that ends timeout from
+// now. The caller must call stop with it when the call returns.
+func (d *deadlines) start(c *callContext, base context.Context, timeout time.Duration) {
 	inner, cancel := context.WithCancelCause(base)
-	c := &callContext{Context: inner, cancel: cancel, deadline: time.Now().Add(timeout)}
+	*c = callContext{Context: inner, cancel: cancel, deadline: time.Now().Add(timeout)}
 	d.mu.Lock()
 	heap.Push(&d.heap, c)
 	if d.armed.IsZero() || c.deadline.Before(d.armed) {
 		d.armLocked(c.deadline)
 	}
 	d.mu.Unlock()
-	return c
 }
 
 // stop ends c (a no-op when its deadline already did) and forgets its deadline.

@@ -14,10 +14,15 @@ func TestDeadlines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var d deadlines
 		start := time.Now()
-		long := d.start(context.Background(), 5*time.Second)
-		short := d.start(context.Background(), time.Second) // earlier than the armed timer
-		mid := d.start(context.Background(), 3*time.Second)
-		done := d.start(context.Background(), 2*time.Second)
+		begin := func(timeout time.Duration) *callContext {
+			c := new(callContext)
+			d.start(c, context.Background(), timeout)
+			return c
+		}
+		long := begin(5 * time.Second)
+		short := begin(time.Second) // earlier than the armed timer
+		mid := begin(3 * time.Second)
+		done := begin(2 * time.Second)
 		d.stop(done) // returns before its deadline
 		if !errors.Is(done.Err(), context.Canceled) || context.Cause(done) != context.Canceled {
 			t.Fatalf("stopped call: err %v, cause %v", done.Err(), context.Cause(done))
@@ -67,7 +72,7 @@ func TestDeadlineSeenByTool(t *testing.T) {
 		}}}
 		o := &Options{}
 		o.Default()
-		_, terr := dispatch(&d, context.Background(), e, &Call{Tool: "slow"}, o)
+		_, terr := dispatch(&d, new(callContext), context.Background(), e, &Call{Tool: "slow"}, o)
 		if terr == nil || terr.Code != CodeTimeout || !errors.Is(terr, context.DeadlineExceeded) {
 			t.Fatalf("dispatch: %v", terr)
 		}

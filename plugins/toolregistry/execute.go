@@ -112,6 +112,7 @@ type run struct {
 	call Call
 	req  PolicyRequest
 	rec  Record
+	cx   callContext // the tool's context when the registry enforces its timeout
 }
 
 func (x *run) current() (*Result, error) { return x.rec.Result, nil }
@@ -197,7 +198,7 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 	}
 
 	x.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Attachments: r.store}
-	res, terr := dispatch(&r.timers, base, e, &x.call, o)
+	res, terr := dispatch(&r.timers, &x.cx, base, e, &x.call, o)
 	if terr != nil {
 		return res, terr
 	}
@@ -317,7 +318,7 @@ func (r *Registry) approve(c *ctx.Context, base context.Context, req *PolicyRequ
 }
 
 // dispatch runs the tool under its timeout and classifies what it returned.
-func dispatch(dl *deadlines, base context.Context, e *entry, call *Call, o *Options) (*Result, *ToolError) {
+func dispatch(dl *deadlines, cc *callContext, base context.Context, e *entry, call *Call, o *Options) (*Result, *ToolError) {
 	cx := base
 	timeout := e.timeout
 	if timeout == 0 {
@@ -327,9 +328,9 @@ func dispatch(dl *deadlines, base context.Context, e *entry, call *Call, o *Opti
 	// Call.Cancel. A caller's deadline that comes first makes the timeout moot: then no
 	// deadline is registered, as context.WithTimeout would not arm its timer.
 	if timeout > 0 && !deadlineBefore(base, timeout) {
-		c := dl.start(base, timeout)
-		defer dl.stop(c)
-		cx, call.cancel = c, c.cancel
+		dl.start(cc, base, timeout)
+		defer dl.stop(cc)
+		cx, call.cancel = cc, cc.cancel
 	} else {
 		var cancel context.CancelCauseFunc
 		cx, cancel = context.WithCancelCause(base)
@@ -417,7 +418,10 @@ func (r *Registry) finish(c *ctx.Context, x *run, res *Result, terr *ToolError, 
 		rec.Outcome = terr.Code
 	}
 
-	out, err := PostExecute.Waterfall(c, rec, x.current)
+	out, err := res, error(nil)
+	if PostExecute.Listened(c) { // the method value x.current is an allocation
+		out, err = PostExecute.Waterfall(c, rec, x.current)
+	}
 	switch {
 	case err != nil && terr != nil:
 		// Already failed: the model keeps seeing the original failure.
