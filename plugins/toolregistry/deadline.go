@@ -36,9 +36,9 @@ func (c *callContext) Err() error {
 }
 
 // deadlines enforces the registry's per-call timeouts with one runtime timer. A timer per
-// call (context.WithTimeout) costs about 10 µs of CPU per call next to a stdio round trip
-// of a few hundred: arming it wakes the runtime's sleeping network poller (measured in
-// docs/performance.md). Here a call's deadline goes into a heap, and the one timer is
+// call (context.WithTimeout) cost about 10 µs of CPU per call next to a stdio round trip of a
+// few hundred, where a context without a timer cost nothing measurable (docs/performance.md);
+// arming a timer likely wakes the runtime's sleeping network poller. Here a call's deadline goes into a heap, and the one timer is
 // re-armed only when it fires or when a deadline earlier than the armed one arrives, which
 // does not happen while every tool has the same timeout.
 //
