@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,9 +27,10 @@ const (
 // logoSize is the width and height of the demo PNG.
 const logoSize = 8
 
-// logo is the demo PNG, encoded once. It is shared by every server and
-// result and must never be modified.
-var logo = encodeLogo()
+// logo is the demo PNG, encoded on first use (the PNG encoder allocates
+// almost 1 MB, which every harness command would otherwise pay at start).
+// It is shared by every server and result and must never be modified.
+var logo = sync.OnceValue(encodeLogo)
 
 // encodeLogo draws a logoSize×logoSize gradient (red grows to the right,
 // green downwards) and encodes it as PNG.
@@ -52,7 +54,7 @@ func encodeLogo() []byte {
 }
 
 // logoPNG returns the demo PNG.
-func logoPNG() []byte { return logo }
+func logoPNG() []byte { return logo() }
 
 // addResources registers the static resources and the notes template.
 func (d *demo) addResources(pageSize int) {
@@ -82,7 +84,7 @@ func (d *demo) addResources(pageSize int) {
 		Title:       "Demo logo",
 		Description: fmt.Sprintf("A %dx%d PNG gradient (binary).", logoSize, logoSize),
 		MIMEType:    "image/png",
-		Size:        int64(len(logo)),
+		Size:        int64(len(logo())),
 	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
 			{URI: req.Params.URI, MIMEType: "image/png", Blob: logoPNG()},
