@@ -74,7 +74,8 @@ type plainTextResult struct {
 func adaptText(res *mcp.CallToolResult, text string, maxOutputBytes int) *toolregistry.Result {
 	t := new(plainTextResult)
 	t.res.IsError = res.IsError
-	t.res.Raw = appendPlainText(t.raw[:0], res)
+	raw := appendPlainText(t.raw[:0], res)
+	t.res.Raw = raw[:len(raw):len(raw)] // an append by a caller copies instead of writing into t
 	t.content[0] = toolregistry.Text(text)
 	t.res.Content = t.content[:]
 	if maxOutputBytes > 0 {
