@@ -3,6 +3,7 @@ package ctx_test
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/cordisgo/harness/ctx"
 )
@@ -109,4 +110,24 @@ func Example_event() {
 	// welcome, ada
 	// hi
 	// [removed]
+}
+
+// Listened lets a dispatcher skip building what only listeners would use.
+func ExampleChain_Listened() {
+	root := ctx.New(ctx.Options{})
+	defer root.Scope().Dispose(context.Background())
+	moderate := ctx.NewChain[string, string]("example/moderate")
+
+	fmt.Println(moderate.Listened(root))
+	_, _ = moderate.On(root, func(msg string, next func() (string, error)) (string, error) {
+		out, err := next()
+		return strings.ToUpper(out), err
+	})
+	if moderate.Listened(root) {
+		out, _ := moderate.Waterfall(root, "hello", func() (string, error) { return "hello", nil })
+		fmt.Println(out)
+	}
+	// Output:
+	// false
+	// HELLO
 }

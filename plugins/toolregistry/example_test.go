@@ -63,3 +63,37 @@ func Example() {
 	// true true
 	// tool "greet": unknown tool "greet"
 }
+
+// A tool whose work depends on something with a lifetime of its own (here a connection that
+// closes while the call waits) ends its call with Call.Cancel; the registry reports the
+// tool's error as for any other failure.
+func ExampleCall_Cancel() {
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer root.Scope().Dispose(context.Background())
+	if _, err := root.Plugin(toolregistry.Plugin, nil); err != nil {
+		panic(err)
+	}
+	if err := root.Settle(context.Background()); err != nil {
+		panic(err)
+	}
+	tools, _ := toolregistry.Key.Get(root)
+
+	errClosed := errors.New("the connection closed")
+	connectionClosed := make(chan struct{})
+	_, err := tools.Register(root, toolregistry.Tool{
+		Name: "wait",
+		Execute: func(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
+			go func() { <-connectionClosed; call.Cancel(errClosed) }()
+			<-cx.Done()
+			return nil, context.Cause(cx)
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	close(connectionClosed)
+	_, err = tools.Execute(root, "wait", nil, toolregistry.ExecOptions{})
+	fmt.Println(err, errors.Is(err, errClosed))
+	// Output:
+	// tool "wait": the connection closed true
+}
