@@ -203,14 +203,10 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 		return res, terr
 	}
 
-	if e.out != nil && !e.out.acceptsRaw(res.Structured) {
-		var err error
-		if len(bytes.TrimSpace(res.Structured)) == 0 {
-			err = errors.New("structured content is required by the output schema")
-		} else if v, ok := decodeJSON(res.Structured); ok {
-			err = e.out.Validate(v)
-		} else {
-			err = validateJSON(e.out, res.Structured)
+	if e.out != nil {
+		err := errors.New("structured content is required by the output schema")
+		if len(bytes.TrimSpace(res.Structured)) > 0 {
+			err = e.out.validateText(res.Structured)
 		}
 		if err != nil {
 			return res, &ToolError{Code: CodeInvalidOutput, Tool: name, Msg: "returned invalid output: " + err.Error(), Err: err}
@@ -219,33 +215,20 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Opt
 	return res, nil
 }
 
-// checkArgs checks that args is a JSON object valid against e's parameters schema. The fast
-// checker, where the schema has one, checks the JSON text as it scans it; otherwise (or if
-// it does not accept) the arguments are decoded once, for the validator; when the fast
-// decoder declines (invalid JSON, or input it cannot decode exactly as encoding/json does),
-// the check falls back to encoding/json, which also produces the error messages.
+// checkArgs checks that args is a JSON object valid against e's parameters schema
+// (schema.validateText: the fast scan, else the decoded value, else encoding/json).
 func checkArgs(e *entry, name string, args json.RawMessage) *ToolError {
-	if e.args != nil {
-		if e.args.acceptsRaw(args) && objectStart(args) {
-			return nil
+	if e.args == nil || !objectStart(args) {
+		if !isObject(args) {
+			return notObject(name)
 		}
-		if v, ok := decodeJSON(args); ok {
-			if _, obj := v.(map[string]any); !obj {
-				return notObject(name)
-			}
-			if err := e.args.Validate(v); err != nil {
-				return &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: " + err.Error(), Err: err}
-			}
-			return nil
-		}
+		return nil
 	}
-	if !isObject(args) {
-		return notObject(name)
-	}
-	if e.args != nil {
-		if err := validateJSON(e.args, args); err != nil {
-			return &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: " + err.Error(), Err: err}
+	if err := e.args.validateText(args); err != nil {
+		if !json.Valid(args) {
+			return notObject(name)
 		}
+		return &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: " + err.Error(), Err: err}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package toolregistry
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"regexp"
@@ -62,6 +63,22 @@ var errUnresolvable = errors.New("the schema could not be resolved again")
 // decoding it; false leaves the decision to Validate.
 func (s *schema) acceptsRaw(raw []byte) bool {
 	return s.fast != nil && s.fast.acceptsRaw(raw)
+}
+
+// validateText validates the JSON text raw: the fast scan first; else the value decoded by
+// the single-pass decoder; else encoding/json's decoding, which also reports invalid JSON.
+func (s *schema) validateText(raw []byte) error {
+	if s.acceptsRaw(raw) {
+		return nil
+	}
+	if v, ok := decodeJSON(raw); ok {
+		return s.Validate(v)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("not valid JSON: %w", err)
+	}
+	return s.Validate(v)
 }
 
 // Validate validates v, a value as json.Unmarshal into an any produces it.

@@ -317,15 +317,6 @@ func compileSchema(raw json.RawMessage) (out *schema, trivial bool, err error) {
 	return out, trivial && len(keys) > 0 && keys["type"] != nil, nil
 }
 
-// validateJSON decodes raw and validates it against s.
-func validateJSON(s *schema, raw json.RawMessage) error {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("not valid JSON: %w", err)
-	}
-	return s.Validate(v)
-}
-
 // objectStart reports whether the first non-space byte of raw opens an object.
 func objectStart(raw []byte) bool {
 	for _, b := range raw {
