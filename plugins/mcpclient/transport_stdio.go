@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -131,18 +132,11 @@ func newStdioProcess(cfg Config, opts dialOptions) (*stdioProcess, error) {
 // drain copies the server's stderr into the tail buffer until the pipe closes. It reads
 // through a small buffer of its own: io.Copy would hold a 32 KiB one for the life of every
 // server (the read blocks between writes), which a host with many quiet servers pays for.
+// The pipe is wrapped so that io.CopyBuffer uses that buffer (*os.File has a WriteTo that
+// would bring its own).
 func (p *stdioProcess) drain() {
 	defer close(p.drained)
-	buf := make([]byte, 2048)
-	for {
-		n, err := p.stderrR.Read(buf)
-		if n > 0 {
-			_, _ = p.stderr.Write(buf[:n])
-		}
-		if err != nil {
-			return
-		}
-	}
+	_, _ = io.CopyBuffer(p.stderr, struct{ io.Reader }{p.stderrR}, make([]byte, 2048))
 }
 
 // stdioTransport is mcp.CommandTransport plus the bookkeeping the SDK does
