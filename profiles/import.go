@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +16,6 @@ import (
 
 // ImportBase is the built-in profile an imported document extends.
 const ImportBase = "cli"
-
-// validServerName is the mcpclient plugin's serverName grammar.
-var validServerName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // ignoredServerKeys are fields of other clients that have no counterpart
 // here and are dropped on import: per-tool auto-approval lists (Cline, Roo
@@ -83,7 +79,7 @@ func ImportMCPServers(data []byte, source string) ([]byte, error) {
 	used := map[string]string{}
 	for _, name := range names {
 		p := []string{top, name}
-		if !validServerName.MatchString(name) {
+		if !validServerName(name) {
 			return nil, im.fail(p, ErrInvalid, fmt.Sprintf(
 				"invalid server name %q: expected 1 to 32 letters, digits, '-' or '_' (rename it in the document)", name))
 		}

@@ -3,14 +3,36 @@ package profiles
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 )
 
-// validID is the grammar of a row id. Dots would make key paths
-// ambiguous; the length keeps ids usable in names derived from them.
-var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+// validID reports whether id is a row id: ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$. Dots would make
+// key paths ambiguous; the length keeps ids usable in names derived from them.
+func validID(id string) bool {
+	return isWord(id, 64) && id[0] != '_' && id[0] != '-'
+}
+
+// validServerName reports whether name is the mcpclient plugin's serverName:
+// ^[A-Za-z0-9_-]{1,32}$.
+func validServerName(name string) bool { return isWord(name, 32) }
+
+// isWord reports whether s is 1 to max bytes of A–Z, a–z, 0–9, '_' and '-'. (These checks
+// are written out: compiling their regular expressions, with counted repetitions, cost every
+// process that links this package over a millisecond at start.)
+func isWord(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := range len(s) {
+		switch b := s[i]; {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // build validates the merged profile and turns it into a Profile.
 func (l *loader) build(name string) (*Profile, error) {
@@ -72,7 +94,7 @@ func (l *loader) rows(v any, path []string, depth int) ([]Row, error) {
 	)
 	for _, id := range l.sorted(m, path) {
 		rp := append(slices.Clip(path), id)
-		if !validID.MatchString(id) {
+		if !validID(id) {
 			return nil, l.failAt(rp, ErrInvalid, fmt.Sprintf(
 				"invalid id %q: expected 1 to 64 letters, digits, '-' or '_', starting with a letter or digit", id))
 		}

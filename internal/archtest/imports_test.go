@@ -35,6 +35,7 @@ var rules = map[string]rule{
 	"internal/demoserver":  {},
 	"internal/archtest":    {},
 	"internal/gcpolicy":    {stdOnly: true},
+	"internal/grammartest": {stdOnly: true},
 	"internal/interop":     {project: []string{""}},
 	"internal/faults":      {project: []string{""}},
 	"bench":                {project: []string{""}},

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordisgo/harness/internal/grammartest"
 )
 
 // decodeConfig mirrors how the plugin decodes: defaults, then strict JSON.
@@ -232,4 +234,8 @@ func TestConfigRedacted(t *testing.T) {
 	if !strings.Contains(logs.String(), "GITHUB_TOKEN") {
 		t.Errorf("log should keep the variable name: %s", logs.String())
 	}
+}
+
+func TestValidServerNameGrammar(t *testing.T) {
+	grammartest.Compare(t, `^[A-Za-z0-9_-]{1,32}$`, ValidServerName, "zAZ09_-.:/ \x00é", MaxServerNameLen)
 }

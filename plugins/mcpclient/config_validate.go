@@ -15,7 +15,7 @@ import (
 // order); every error names the server and the key.
 func (c Config) Validate() error {
 	v := validator{server: c.ServerName}
-	if !serverNamePattern.MatchString(c.ServerName) {
+	if !ValidServerName(c.ServerName) {
 		v.addf("serverName", "must match ^[A-Za-z0-9_-]{1,32}$, got %q", c.ServerName)
 	}
 	switch c.Transport {

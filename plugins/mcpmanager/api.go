@@ -24,7 +24,7 @@ import (
 // is taken (or blocked by an incomplete cleanup), [ErrUnavailable] when the manager is
 // stopped, and with ctx.ErrInactive when c is unloading.
 func (m *Manager) Register(c *ctx.Context, name string, cfg mcpclient.Config) (ctx.Disposer, error) {
-	if !serverKeyPattern.MatchString(name) {
+	if !mcpclient.ValidServerName(name) {
 		return nil, errorf(CodeBadRequest, "", "server name %q must match ^[A-Za-z0-9_-]{1,32}$", clip(name))
 	}
 	if cfg.ServerName != "" && cfg.ServerName != name {

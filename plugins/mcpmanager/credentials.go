@@ -134,7 +134,7 @@ func parseCredentials(path string, data []byte) (map[string]string, error) {
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		if k.Kind != yaml.ScalarNode || !secretNamePattern.MatchString(k.Value) {
+		if k.Kind != yaml.ScalarNode || !validSecretName(k.Value) {
 			return nil, fmt.Errorf("credentials file %s: line %d: a secret name is 1 to 128 of [A-Za-z0-9_.-]", path, k.Line)
 		}
 		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {

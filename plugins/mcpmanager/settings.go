@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -43,9 +42,6 @@ func (e *SettingsError) Error() string {
 
 // Is reports whether target is [ErrInvalidSettings].
 func (e *SettingsError) Is(target error) bool { return target == ErrInvalidSettings }
-
-// serverKeyPattern is the contract for a server name (the key under servers).
-var serverKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // parseSettings parses a settings document: a mapping with one key, servers, a mapping of
 // server name to entry, in document order. An empty document is an error, so that a file
@@ -95,7 +91,7 @@ func parseSettings(file string, data []byte) ([]*entry, error) {
 		k, v := servers.Content[i], servers.Content[i+1]
 		name := k.Value
 		key := "servers." + name
-		if k.Kind != yaml.ScalarNode || !serverKeyPattern.MatchString(name) {
+		if k.Kind != yaml.ScalarNode || !mcpclient.ValidServerName(name) {
 			return nil, fail(k.Line, "servers", "server name %q must match ^[A-Za-z0-9_-]{1,32}$ (rename the key)", clip(name))
 		}
 		if line, dup := seen[name]; dup {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -16,10 +15,6 @@ import (
 // mcpclientUse is the catalog name of the MCP client plugin, which the
 // --stdio and --http flags mount.
 const mcpclientUse = "mcpclient"
-
-// serverNamePattern is the MCP client's serverName grammar; ad-hoc server
-// names become row ids too, which this grammar also satisfies.
-var serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // profileFlags are the global flags that select and shape the profile.
 type profileFlags struct {
@@ -81,7 +76,8 @@ func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
 		if !ok {
 			return usageErrorf("%s %q: expected NAME=%s", flag, arg, map[string]string{"--stdio": "CMDLINE", "--http": "URL"}[flag])
 		}
-		if !serverNamePattern.MatchString(name) {
+		// Ad-hoc server names become row ids too, which the server name grammar satisfies.
+		if !mcpclient.ValidServerName(name) {
 			return usageErrorf("%s %q: server name %q must be 1 to 32 letters, digits, '-' or '_'", flag, arg, name)
 		}
 		if prev, dup := taken[strings.ToLower(name)]; dup {
