@@ -1,16 +1,12 @@
 package demoserver
 
 import (
-	"bytes"
 	"context"
+	_ "embed" // the demo PNG
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,34 +23,16 @@ const (
 // logoSize is the width and height of the demo PNG.
 const logoSize = 8
 
-// logo is the demo PNG, encoded on first use (the PNG encoder allocates
-// almost 1 MB, which every harness command would otherwise pay at start).
-// It is shared by every server and result and must never be modified.
-var logo = sync.OnceValue(encodeLogo)
-
-// encodeLogo draws a logoSize×logoSize gradient (red grows to the right,
-// green downwards) and encodes it as PNG.
-func encodeLogo() []byte {
-	img := image.NewNRGBA(image.Rect(0, 0, logoSize, logoSize))
-	for y := range logoSize {
-		for x := range logoSize {
-			img.SetNRGBA(x, y, color.NRGBA{
-				R: uint8(x * 255 / (logoSize - 1)),
-				G: uint8(y * 255 / (logoSize - 1)),
-				B: 0x80,
-				A: 0xff,
-			})
-		}
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		panic(fmt.Sprintf("demoserver: encoding the demo PNG: %v", err))
-	}
-	return buf.Bytes()
-}
+// logo is the demo PNG: a logoSize×logoSize gradient, red growing to the right and green
+// downwards, blue 0x80, opaque (TestLogoPixels checks every pixel). It is embedded rather
+// than encoded at start, which cost every demo server process about a millisecond. It is
+// shared by every server and result and must never be modified.
+//
+//go:embed logo.png
+var logo []byte
 
 // logoPNG returns the demo PNG.
-func logoPNG() []byte { return logo() }
+func logoPNG() []byte { return logo }
 
 // addResources registers the static resources and the notes template.
 func (d *demo) addResources(pageSize int) {
@@ -84,7 +62,7 @@ func (d *demo) addResources(pageSize int) {
 		Title:       "Demo logo",
 		Description: fmt.Sprintf("A %dx%d PNG gradient (binary).", logoSize, logoSize),
 		MIMEType:    "image/png",
-		Size:        int64(len(logo())),
+		Size:        int64(len(logo)),
 	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
 			{URI: req.Params.URI, MIMEType: "image/png", Blob: logoPNG()},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/color"
 	"image/png"
 	"log/slog"
 	"maps"
@@ -196,13 +197,18 @@ func checkPNG(t *testing.T, data []byte) {
 	if b := img.Bounds(); b.Dx() != logoSize || b.Dy() != logoSize {
 		t.Errorf("PNG is %dx%d, want %dx%d", b.Dx(), b.Dy(), logoSize, logoSize)
 	}
-	if r0, _, _, _ := img.At(0, 0).RGBA(); r0 != 0 {
-		t.Errorf("top-left red = %d, want 0 (a gradient)", r0)
-	}
-	if r1, _, _, _ := img.At(logoSize-1, 0).RGBA(); r1 != 0xffff {
-		t.Errorf("top-right red = %d, want 0xffff (a gradient)", r1)
+	for y := range logoSize {
+		for x := range logoSize {
+			want := color.NRGBA{R: uint8(x * 255 / (logoSize - 1)), G: uint8(y * 255 / (logoSize - 1)), B: 0x80, A: 0xff}
+			if got := color.NRGBAModel.Convert(img.At(x, y)); got != want {
+				t.Fatalf("pixel (%d, %d) = %v, want %v (the gradient)", x, y, got, want)
+			}
+		}
 	}
 }
+
+// TestLogoPixels checks the embedded PNG itself.
+func TestLogoPixels(t *testing.T) { checkPNG(t, logoPNG()) }
 
 // progressRecorder collects progress notifications for one token.
 func progressRecorder() (*mcp.ClientOptions, <-chan *mcp.ProgressNotificationParams) {
