@@ -76,7 +76,7 @@
 // Status: every phase change (connecting, connected, reconnecting n of m, failed, disposed)
 // is reported with the error, the stderr tail, the tool names, the instruction size, the
 // server's identity and the protocol version to the [StatusSink] mounted under
-// [StatusSinkKey], when there is one.
+// [StatusSinkKey], when there is one, and emitted as [StatusEvent] for other observers.
 //
 // Server context: while the systemPrompt service is mounted, the server's instructions are
 // the section mcp:<serverName>, headed "### MCP server: <serverName>", literal (never

@@ -61,3 +61,11 @@ type StatusSink interface {
 // StatusSinkKey is the optional status sink service; clients look it up with Get on every
 // report, so a sink mounted later starts receiving reports at the next change.
 var StatusSinkKey = ctx.NewKey[StatusSink]("mcpStatusSink")
+
+// StatusEvent is emitted with every status report, from the client's context, after the
+// status sink (if any) has received it. The sink is one service per realm, owned by the MCP
+// server manager when one is mounted; the event lets any number of other observers, such as
+// the harness binary's server list, follow every client. Listeners run on the reporting
+// goroutine and must return quickly; they must copy Status.Tools to keep it. A listener error
+// or panic is logged and stops the dispatch to later listeners, never the client.
+var StatusEvent = ctx.NewEvent[Status]("mcp-client/status")

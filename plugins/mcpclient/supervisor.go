@@ -556,7 +556,8 @@ func (s *supervisor) unavailable() error {
 }
 
 // report records st as the current status and hands it to the status sink, if one is
-// mounted. A failing sink is logged and never disturbs the supervisor.
+// mounted, then to the StatusEvent listeners. A failing sink or listener is logged and never
+// disturbs the supervisor.
 func (s *supervisor) report(st Status) {
 	st.Server = s.cfg.ServerName
 	st.Scope = s.c.Scope()
@@ -582,18 +583,19 @@ func (s *supervisor) report(st Status) {
 	s.log.Log(context.Background(), level, "mcp server "+string(st.Phase),
 		"attempt", st.Attempt, "maxAttempts", st.MaxAttempts, "tools", len(st.Tools), "err", st.Err)
 
-	sink, ok := StatusSinkKey.Get(s.c)
-	if !ok || sink == nil {
-		return
-	}
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				s.log.Warn("status sink failed while reporting", "phase", st.Phase, "panic", v)
-			}
+	if sink, ok := StatusSinkKey.Get(s.c); ok && sink != nil {
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					s.log.Warn("status sink failed while reporting", "phase", st.Phase, "panic", v)
+				}
+			}()
+			sink.ReportStatus(st)
 		}()
-		sink.ReportStatus(st)
-	}()
+	}
+	if err := StatusEvent.Emit(s.c, st); err != nil {
+		s.log.Warn("status listener failed", "phase", st.Phase, "err", err)
+	}
 }
 
 // setInstructions publishes the attributed instructions to the observers (the prompt

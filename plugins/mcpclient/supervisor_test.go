@@ -367,6 +367,33 @@ func TestWorksWithoutSink(t *testing.T) {
 	}
 }
 
+// TestStatusEvent: every report the sink receives is also emitted as StatusEvent, in the
+// same order; a failing listener is logged and disturbs neither the client nor the sink.
+func TestStatusEvent(t *testing.T) {
+	e := newEnv(t)
+	events := newStatusLog()
+	_, err := StatusEvent.On(e.root, func(st Status) error { events.ReportStatus(st); return nil })
+	must(t, err)
+	_, err = StatusEvent.On(e.root, func(Status) error { panic("listener exploded") })
+	must(t, err)
+	s := e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(demo()).dial})
+	st := events.waitPhase(t, "srv", PhaseConnected)
+	if st.Scope != s || !slices.Contains(st.Tools, "mcp__srv__echo") {
+		t.Errorf("event %+v", st)
+	}
+	must(t, s.Dispose(ctxtest.Wait(t)))
+	want := []Phase{PhaseConnecting, PhaseConnected, PhaseDisposed}
+	if got := events.phases("srv"); !phasesEqual(got, want...) {
+		t.Errorf("event phases %v, want %v", got, want)
+	}
+	if got := e.st.phases("srv"); !phasesEqual(got, want...) {
+		t.Errorf("sink phases %v, want %v", got, want)
+	}
+	if !strings.Contains(e.log.String(), "status listener failed") {
+		t.Errorf("no log of the listener failure:\n%s", e.log.String())
+	}
+}
+
 func noJitter(d time.Duration) time.Duration { return d }
 
 // Reconnect delays are spread between 80 % and 120 % of the exponential backoff, never above

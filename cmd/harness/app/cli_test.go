@@ -1,11 +1,15 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -434,15 +438,44 @@ plugins:
 }
 
 // TestRunShowsManagerStatus: with the manager in the profile, run shows where the manager's
-// servers stand (the manager, not the harness, collects the clients' reports).
+// servers stand (from the manager's views), and the profile's own client rows (demo) too.
 func TestRunShowsManagerStatus(t *testing.T) {
 	dir := t.TempDir()
 	settings := writeFile(t, dir, "servers.yaml", "servers:\n  broken:\n    transport: stdio\n    command: "+
 		filepath.Join(dir, "no-such-server")+"\n    reconnect: {maxAttempts: 1, initialDelayMs: 10}\n")
-	p := writeFile(t, dir, "p.yaml", "extends: cli\nplugins:\n  manager:\n    use: mcpmanager\n    config:\n      settingsFile: "+settings+
+	p := writeFile(t, dir, "p.yaml", "extends: default\nplugins:\n  manager:\n    use: mcpmanager\n    config:\n      settingsFile: "+settings+
 		"\n      credentialsFile: "+filepath.Join(dir, "credentials.yaml")+"\n")
-	c, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(time.Second, cancel)
-	r := runWith(t, c, testOptions(), "", nil, "-p", p, "run")
-	r.expect(t, ExitOK, "", "broken: failed")
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Interrupt run once both lines are shown.
+	stderr := &watchWriter{want: []string{"broken: failed", "demo: connected"}, seen: cancel}
+	code := testOptions().Run(c, []string{"-p", p, "run"}, strings.NewReader(""), io.Discard, stderr, nil)
+	if out := stderr.String(); code != ExitOK || !strings.Contains(out, "broken: failed") || !strings.Contains(out, "demo: connected") {
+		t.Fatalf("exit %d, stderr:\n%s", code, out)
+	}
+}
+
+// watchWriter collects output and calls seen once it contains every string of want.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want []string
+	seen func()
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.seen != nil && !slices.ContainsFunc(w.want, func(s string) bool { return !strings.Contains(w.buf.String(), s) }) {
+		w.seen()
+		w.seen = nil
+	}
+	return len(p), nil
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

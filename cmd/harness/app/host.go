@@ -20,8 +20,8 @@ type host struct {
 	profile *profiles.Profile
 	logger  *slog.Logger
 	mounts  *mounts
-	// board collects the MCP clients' status reports; it is the tree's
-	// status sink unless the profile mounts the manager, which has its own.
+	// board collects every MCP client's status reports (mcpclient.StatusEvent),
+	// whether or not the manager also receives them as the tree's status sink.
 	board *statusBoard
 }
 
@@ -104,19 +104,17 @@ func (a *invocation) withHost(c context.Context, fn func(context.Context, *host)
 // hook.
 func newRoot(l *slog.Logger) *ctx.Context { return ctx.New(ctx.Options{Logger: l}) }
 
-// start is the app's start hook: it provides the status sink (unless the
-// profile mounts the MCP server manager, which provides its own), mounts
-// the profile and waits, until c is done, for the tree to be ready
+// start is the app's start hook: it subscribes the status board to every
+// client's reports, mounts the profile and waits, until c is done, for the
+// tree to be ready
 // (waitReady). Waiting that runs out is not an error: slow servers go on
 // connecting in the background and the command works with what is ready,
 // after a warning. Rows that failed to load are logged.
 func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Profile, h *host) error {
 	began := time.Now()
 	m := h.mounts
-	if !mountsUse(p.Rows, managerUse) {
-		if _, err := mcpclient.StatusSinkKey.Provide(root, h.board); err != nil {
-			return err
-		}
+	if _, err := mcpclient.StatusEvent.On(root, h.board.report); err != nil {
+		return err
 	}
 	if err := mountRows(root, a.catalog, p.Rows, m); err != nil {
 		return err

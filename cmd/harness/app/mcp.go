@@ -60,6 +60,9 @@ type serverView struct {
 // and the JSON mcp list prints without a manager.
 type serverList struct {
 	Servers []serverView `json:"servers"`
+	// Unmanaged are the MCP client rows of the profile itself, listed in
+	// process next to a manager's servers (a manager lists only its own).
+	Unmanaged []serverView `json:"unmanaged,omitempty"`
 }
 
 // probeOutcome is the answer of mcpManager/probe, and what mcp probe
@@ -189,23 +192,47 @@ func (a *invocation) mcpList(c context.Context, f mcpFlags) error {
 		if err != nil {
 			return err
 		}
-		if !ok {
-			if raw, err = json.Marshal(clientList(h)); err != nil {
-				return err
-			}
+		clients := clientList(h)
+		switch {
+		case !ok:
+			raw, err = json.Marshal(clients)
+		case len(clients.Servers) > 0:
+			raw, err = withUnmanaged(raw, clients.Servers)
+		}
+		if err != nil {
+			return err
 		}
 		return a.printList(raw, f.asJSON)
 	})
 }
 
-// clientList lists the MCP clients of a tree without a manager: every
-// client's last status report, then the clients whose scope failed before
-// reporting (an invalid or duplicate server name, say).
+// withUnmanaged adds the unmanaged clients to a manager's list, as the
+// key "unmanaged", keeping every key of the manager's answer.
+func withUnmanaged(managerList json.RawMessage, unmanaged []serverView) (json.RawMessage, error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(managerList, &keys); err != nil {
+		return nil, fmt.Errorf("reading the manager's server list: %w", err)
+	}
+	b, err := json.Marshal(unmanaged)
+	if err != nil {
+		return nil, err
+	}
+	keys["unmanaged"] = b
+	return json.Marshal(keys)
+}
+
+// clientList lists the MCP clients of the tree that the manager (if any)
+// did not mount: every such client's last status report, then the clients
+// whose scope failed before reporting (an invalid or duplicate server
+// name, say).
 func clientList(h *host) serverList {
 	out := serverList{Servers: []serverView{}}
 	seen := map[*ctx.Scope]bool{}
 	for _, st := range h.board.statuses() {
 		seen[st.Scope] = true
+		if managed(st) {
+			continue
+		}
 		v := serverView{
 			Name: st.Server, Status: string(st.Phase), Transport: st.Transport, Error: st.Err,
 			Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Tools: st.Tools, StderrTail: st.StderrTail,
@@ -246,13 +273,14 @@ func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 	if asJSON {
 		return writeJSON(a, raw)
 	}
-	if len(l.Servers) == 0 {
+	servers := append(l.Servers, l.Unmanaged...)
+	if len(servers) == 0 {
 		fmt.Fprintln(a.stderr, "no MCP servers")
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tTRANSPORT\tTOOLS\tDETAIL")
-	for _, s := range l.Servers {
+	for _, s := range servers {
 		detail := strings.TrimPrefix(s.Error, fmt.Sprintf("mcp server %q: ", s.Name))
 		if s.Attempt > 0 && s.MaxAttempts > 0 && s.Status != string(mcpclient.PhaseConnected) {
 			detail = fmt.Sprintf("attempt %d of %d: %s", s.Attempt, s.MaxAttempts, detail)
@@ -435,23 +463,28 @@ func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) erro
 	}
 	a.quietStartup = true
 	return a.withHost(c, func(c context.Context, h *host) error {
-		ok, err := callLocal(c, h.root, methodRestart, name, &raw)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return print()
-		}
-		// No manager: restart the client's scope, which disconnects (and
-		// ends a stdio server's process group), connects afresh and waits
-		// for the first discovery, then report its status.
+		// A client the manager did not mount: restart its scope, which
+		// disconnects (and ends a stdio server's process group), connects
+		// afresh and waits for the first discovery, then report its status.
 		var target *ctx.Scope
 		var names []string
 		for _, st := range h.board.statuses() {
+			if managed(st) {
+				continue
+			}
 			names = append(names, st.Server)
 			if st.Server == name && target == nil {
 				target = st.Scope
 			}
+		}
+		// The manager's servers come first; a name it does not know may be
+		// one of the profile's own clients.
+		ok, err := callLocal(c, h.root, methodRestart, name, &raw)
+		if ok && (err == nil || target == nil || !errors.Is(err, mcpmanager.ErrNotFound)) {
+			if err != nil {
+				return err
+			}
+			return print()
 		}
 		if target == nil {
 			return noServer(h.profile, name, names)

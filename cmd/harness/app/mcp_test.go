@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,4 +176,22 @@ func TestMCPWithManagerInProcess(t *testing.T) {
 	run(t, nil, append(web, "mcp", "restart", "managed", "--local")...).expect(t, ExitOK, "managed: restarted; now ", "")
 	run(t, nil, append(web, "mcp", "restart", "nosuch", "--local")...).expect(t, ExitFailure, "", "nosuch")
 	run(t, nil, append(web, "tools", "list")...).expect(t, ExitOK, "mcp__managed__echo", "")
+
+	// The profile's own client rows are listed next to the manager's servers, and can be
+	// restarted by name.
+	withDemo := append(slices.Clone(web[:2]), web[4:]...)
+	r = run(t, nil, append(withDemo, "mcp", "list", "--local")...)
+	r.expect(t, ExitOK, "managed  connected  streamable-http  7", "")
+	r.expect(t, ExitOK, "demo     connected  stdio            7", "")
+	r = run(t, nil, append(withDemo, "mcp", "list", "--local", "--json")...)
+	var l struct {
+		Servers   []serverView `json:"servers"`
+		Unmanaged []serverView `json:"unmanaged"`
+		Version   uint64       `json:"version"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Servers) != 1 || len(l.Unmanaged) != 1 ||
+		l.Unmanaged[0].Name != "demo" || l.Version == 0 {
+		t.Errorf("mcp list --json: %v\n%s", err, r.stdout)
+	}
+	run(t, nil, append(withDemo, "mcp", "restart", "demo", "--local")...).expect(t, ExitOK, "demo: restarted; now ", "")
 }

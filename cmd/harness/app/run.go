@@ -29,7 +29,14 @@ servers and their process groups included); a second signal kills the
 harness.`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			a.liveStatus = a.statusPrinter(isTerminal(a.stderr))
+			printer := a.statusPrinter(isTerminal(a.stderr))
+			// Every client's reports, except those of the manager's clients: the
+			// manager's views describe those (below).
+			a.liveStatus = func(st mcpclient.Status) {
+				if !managed(st) {
+					printer(st)
+				}
+			}
 			a.quietStartup = true // the live display has shown every status
 			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
 				if m, ok := mcpmanager.Key.Get(h.root); ok {
@@ -44,7 +51,7 @@ harness.`,
 						shown[st.Server] = line
 						mu.Unlock()
 						if !repeat {
-							a.liveStatus(st)
+							printer(st)
 						}
 					}
 					if _, err := mcpmanager.StatusEvent.On(h.root, func(ch mcpmanager.StatusChange) error {

@@ -8,19 +8,15 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
 )
 
-// managerUse is the catalog name of the MCP server manager plugin. A profile
-// that mounts it gets the manager's status sink (there is one per realm), so
-// the harness then provides none of its own.
-const managerUse = "mcpmanager"
-
-// statusBoard is the harness's status sink (mcpclient.StatusSink): it keeps
-// the last report of every MCP client in the tree, by client scope, and
-// hands each report to live, if set (the run command's startup display).
-// It is safe for concurrent use; ReportStatus never blocks on anything but
-// live, which must be quick (one line to stderr or the logger).
+// statusBoard follows every MCP client in the tree (mcpclient.StatusEvent):
+// it keeps the last report of each, by client scope, and hands each report
+// to live, if set (the run command's live display). It is safe for
+// concurrent use; report never blocks on anything but live, which must be
+// quick (one line to stderr or the logger).
 type statusBoard struct {
 	mu    sync.Mutex
 	last  map[*ctx.Scope]mcpclient.Status
@@ -28,8 +24,8 @@ type statusBoard struct {
 	live  func(mcpclient.Status)
 }
 
-// ReportStatus implements mcpclient.StatusSink.
-func (b *statusBoard) ReportStatus(st mcpclient.Status) {
+// report records st; it is the board's mcpclient.StatusEvent listener.
+func (b *statusBoard) report(st mcpclient.Status) error {
 	st.Tools = slices.Clone(st.Tools)
 	b.mu.Lock()
 	if b.last == nil {
@@ -44,6 +40,20 @@ func (b *statusBoard) ReportStatus(st mcpclient.Status) {
 	if live != nil {
 		live(st)
 	}
+	return nil
+}
+
+// managerUse is the catalog name of the MCP server manager plugin.
+const managerUse = "mcpmanager"
+
+// managed reports whether the client reporting st was mounted by the MCP server manager
+// (whose views, richer than a client's report, describe it).
+func managed(st mcpclient.Status) bool {
+	if st.Scope == nil {
+		return false
+	}
+	p := st.Scope.Parent()
+	return p != nil && p.Def() == ctx.PluginDef(mcpmanager.Plugin)
 }
 
 // statuses returns the last report of every client, in the order they
