@@ -95,6 +95,10 @@ sdk_version=$(node -p 'require("./bench/ts/node_modules/@modelcontextprotocol/sd
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 out=$results/mcpbench.jsonl
 : >"$out"
+# A Go client's call in flight for 20 s dumps the client's goroutines to stderr and the
+# server's (SIGQUIT) to this file: a diagnosis, should a call ever hang.
+server_stderr=$results/server-stderr.log
+: >"$server_stderr"
 
 # run_calls CLIENT CONCURRENCY CALLS appends one JSON line to $out.
 run_calls() {
@@ -104,7 +108,8 @@ run_calls() {
 			-c "$c" -n "$n" --warmup "$warmup" --max-seconds "$max_seconds" >>"$out"
 	else
 		"$mcpbench" calls -client "$client" -harness "$harness" \
-			-c "$c" -n "$n" -warmup "$warmup" -max-seconds "$max_seconds" >>"$out"
+			-c "$c" -n "$n" -warmup "$warmup" -max-seconds "$max_seconds" \
+			-stall 20s -server-stderr "$server_stderr" >>"$out"
 	fi
 }
 

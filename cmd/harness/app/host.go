@@ -106,10 +106,9 @@ func newRoot(l *slog.Logger) *ctx.Context { return ctx.New(ctx.Options{Logger: l
 
 // start is the app's start hook: it subscribes the status board to every
 // client's reports, mounts the profile and waits, until c is done, for the
-// tree to be ready
-// (waitReady). Waiting that runs out is not an error: slow servers go on
-// connecting in the background and the command works with what is ready,
-// after a warning. Rows that failed to load are logged.
+// tree to be ready (waitReady). Waiting that runs out is not an error: slow
+// servers go on connecting in the background and the command works with
+// what is ready, after a warning. Rows that failed to load are logged.
 func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Profile, h *host) error {
 	began := time.Now()
 	m := h.mounts

@@ -36,6 +36,8 @@ func runCalls(cx context.Context, args []string) error {
 	maxSeconds := fs.Float64("max-seconds", 60, "stop starting calls after this many seconds of the timed part")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to `FILE`")
 	history := fs.Int("history", -1, "harness only: the registry's historySize (-1: its default)")
+	stall := fs.Duration("stall", 0, "diagnose a call in flight for longer than this: dump the client's goroutines and SIGQUIT the server (0: off)")
+	serverStderr := fs.String("server-stderr", "", "append the server's stderr to `FILE` (for -stall's server dump)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,6 +47,10 @@ func runCalls(cx context.Context, args []string) error {
 	if *client == mcpbench.ClientHarness {
 		defer gcpolicy.Start().Stop()
 	}
+	server := mcpbench.HarnessServer(*harness)
+	if *serverStderr != "" {
+		server = serverWithStderr(server, *serverStderr)
+	}
 	connectCx, cancel := context.WithTimeout(cx, time.Minute)
 	var c mcpbench.Client
 	var err error
@@ -52,15 +58,22 @@ func runCalls(cx context.Context, args []string) error {
 		var o toolregistry.Options
 		o.Default()
 		o.HistorySize = *history
-		c, err = mcpbench.DialHarness(connectCx, mcpbench.HarnessServer(*harness), &o)
+		c, err = mcpbench.DialHarness(connectCx, server, &o)
 	} else {
-		c, err = mcpbench.Dial(connectCx, *client, mcpbench.HarnessServer(*harness))
+		c, err = mcpbench.Dial(connectCx, *client, server)
 	}
 	cancel()
 	if err != nil {
 		return err
 	}
-	res, err := measureCalls(cx, c, *client, *conc, *n, *warmup, *maxSeconds, *cpuprofile)
+	call := c.Call
+	if *stall > 0 {
+		w := &stallWatch{after: *stall}
+		var stop func()
+		call, stop = w.wrap(call)
+		defer stop()
+	}
+	res, err := measureCalls(cx, c, call, *client, *conc, *n, *warmup, *maxSeconds, *cpuprofile)
 	if cerr := c.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close: %w", cerr)
 	}
@@ -70,9 +83,9 @@ func runCalls(cx context.Context, args []string) error {
 	return emit(res)
 }
 
-func measureCalls(cx context.Context, c mcpbench.Client, name string, conc, n, warmup int, maxSeconds float64, cpuprofile string) (callsResult, error) {
+func measureCalls(cx context.Context, c mcpbench.Client, call func(context.Context) error, name string, conc, n, warmup int, maxSeconds float64, cpuprofile string) (callsResult, error) {
 	if warmup > 0 {
-		if _, err := mcpbench.Drive(cx, mcpbench.Load{Calls: warmup, Concurrency: conc}, c.Call); err != nil {
+		if _, err := mcpbench.Drive(cx, mcpbench.Load{Calls: warmup, Concurrency: conc}, call); err != nil {
 			return callsResult{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -92,7 +105,7 @@ func measureCalls(cx context.Context, c mcpbench.Client, name string, conc, n, w
 		Calls:       n,
 		Concurrency: conc,
 		MaxDuration: time.Duration(maxSeconds * float64(time.Second)),
-	}, c.Call)
+	}, call)
 	if err != nil {
 		return callsResult{}, err
 	}
