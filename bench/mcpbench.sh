@@ -3,8 +3,9 @@
 # harness binary (`harness demo-server`, tool echo), the same binary for every client.
 #   calls    tool-call throughput and p50/p99 latency at concurrency 1 and 16 for
 #            harness  - Registry.Execute("mcp__demo__echo") through the mcpclient plugin,
-#                       with the harness binary's GC policy (internal/gcpolicy)
-#            harness-gogc100 - the same host with Go's default GC settings
+#                       with the harness binary's runtime policies (internal/gcpolicy,
+#                       internal/procpolicy)
+#            harness-gogc100 - the same host with Go's default GC and GOMAXPROCS
 #            gosdk    - a bare go-sdk ClientSession.CallTool over mcp.CommandTransport
 #            ts       - the official TypeScript SDK client (bench/ts/calls.mjs)
 #   memory   peak RSS (VmHWM) of a harness host with 1 and with 20 connected servers

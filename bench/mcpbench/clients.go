@@ -47,9 +47,10 @@ type Client interface {
 }
 
 // Names of the clients. ClientHarness and ClientHarnessGoGC are the same host; the first
-// runs with the harness binary's garbage collector policy (internal/gcpolicy), as the
-// binary does, the second with Go's defaults, as the bare go-sdk client does. The command
-// applies the policy; Dial connects either the same way.
+// runs with the harness binary's runtime policies (internal/gcpolicy for the garbage
+// collector, internal/procpolicy for GOMAXPROCS), as the binary does, the second with Go's
+// defaults, as the bare go-sdk client does. The command applies the policies; Dial connects
+// either the same way.
 const (
 	ClientHarness     = "harness"
 	ClientHarnessGoGC = "harness-gogc100"

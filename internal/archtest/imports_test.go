@@ -36,6 +36,7 @@ var rules = map[string]rule{
 	"internal/archtest":    {},
 	"internal/gcpolicy":    {stdOnly: true},
 	"internal/grammartest": {stdOnly: true},
+	"internal/procpolicy":  {stdOnly: true},
 	"internal/interop":     {project: []string{""}},
 	"internal/faults":      {project: []string{""}},
 	"bench":                {project: []string{""}},

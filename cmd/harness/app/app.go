@@ -15,6 +15,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/gcpolicy"
+	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -56,9 +57,12 @@ const (
 // cancel the command, which then shuts down cleanly; a second signal kills
 // the process. Unless GOGC is set, the process runs with the harness's
 // garbage collector policy (package internal/gcpolicy: a 16 MiB heap goal
-// while the live heap is small, Go's default above).
+// while the live heap is small, Go's default above); unless GOMAXPROCS is
+// set, with half of Go's default processors (package internal/procpolicy),
+// except a stdio demo server.
 func Main(opts Options) int {
 	defer gcpolicy.Start().Stop()
+	defer procpolicy.Apply()()
 	c, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// After the first signal, restore the default handling so that a second

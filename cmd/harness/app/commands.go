@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -208,6 +209,8 @@ func (a *invocation) demoServerCommand() *cobra.Command {
 				return demoserver.ServeHTTP(cmd.Context(), addr, opts)
 			}
 			if a.stdin == os.Stdin && a.stdout == os.Stdout {
+				// Blocking reads of stdin: the host's processor policy would slow it.
+				procpolicy.ForStdioServer()
 				return demoserver.ServeStdio(cmd.Context(), opts)
 			}
 			return serveDemo(cmd.Context(), opts, a.stdin, a.stdout)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cordisgo/harness/bench/mcpbench"
 	"github.com/cordisgo/harness/internal/gcpolicy"
+	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -28,7 +29,7 @@ type callsResult struct {
 
 func runCalls(cx context.Context, args []string) error {
 	fs := flag.NewFlagSet("calls", flag.ContinueOnError)
-	client := fs.String("client", mcpbench.ClientHarness, "client: harness (Registry.Execute through mcpclient, with the binary's GC policy), harness-gogc100 (the same with Go's default GC) or gosdk (bare ClientSession.CallTool)")
+	client := fs.String("client", mcpbench.ClientHarness, "client: harness (Registry.Execute through mcpclient, with the binary's GC and GOMAXPROCS policies), harness-gogc100 (the same with Go's defaults) or gosdk (bare ClientSession.CallTool)")
 	harness := fs.String("harness", "", "the harness binary; `PATH demo-server` is the server")
 	conc := fs.Int("c", 1, "concurrent calls")
 	n := fs.Int("n", 5000, "timed calls")
@@ -46,6 +47,7 @@ func runCalls(cx context.Context, args []string) error {
 	}
 	if *client == mcpbench.ClientHarness {
 		defer gcpolicy.Start().Stop()
+		defer procpolicy.Apply()()
 	}
 	server := mcpbench.HarnessServer(*harness)
 	if *serverStderr != "" {

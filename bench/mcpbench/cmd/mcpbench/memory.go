@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordisgo/harness/bench/mcpbench"
 	"github.com/cordisgo/harness/internal/gcpolicy"
+	"github.com/cordisgo/harness/internal/procpolicy"
 )
 
 // rssResult is the JSON line of `mcpbench rss` and `mcpbench rss-run`; bench/ts/calls.mjs
@@ -39,6 +40,7 @@ func runRSS(cx context.Context, args []string) error {
 		return err
 	}
 	defer gcpolicy.Start().Stop() // the host runs as the harness binary does
+	defer procpolicy.Apply()()
 	waitCx, cancel := context.WithTimeout(cx, 2*time.Minute)
 	defer cancel()
 	h, err := mcpbench.NewHost(waitCx, mcpbench.Logger())

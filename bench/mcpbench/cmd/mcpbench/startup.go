@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/bench/mcpbench"
 	"github.com/cordisgo/harness/internal/gcpolicy"
+	"github.com/cordisgo/harness/internal/procpolicy"
 )
 
 // startupResult is the JSON line of `mcpbench startup`. Times are medians over the rounds,
@@ -42,6 +43,7 @@ func runStartup(cx context.Context, args []string) error {
 		return err
 	}
 	defer gcpolicy.Start().Stop() // the host runs as the harness binary does
+	defer procpolicy.Apply()()
 	srv := mcpbench.HarnessServer(*harness)
 	logger := mcpbench.Logger()
 	res := startupResult{Kind: "startup", Servers: *servers, Rounds: *rounds}

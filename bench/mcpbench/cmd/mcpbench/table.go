@@ -257,7 +257,7 @@ func (ti *tableInput) render() string {
 			hg, ht := paired(get(h), get(g)), paired(get(h), get(t))
 			ratio := pairRatios(hg, ht)
 			if dg := paired(get(d), get(g)); dg.ok {
-				ratio += fmt.Sprintf("; GOGC=100: %.2f× go-sdk", dg.v)
+				ratio += fmt.Sprintf("; Go defaults: %.2f× go-sdk", dg.v)
 			}
 			return row{what: what + ", " + c,
 				harness: num(med(get(h)), decimals), gogc: num(med(get(d)), decimals),
@@ -351,7 +351,7 @@ func (ti *tableInput) render() string {
 	}
 
 	var b strings.Builder
-	b.WriteString("| measurement | harness | harness, GOGC=100 | go-sdk | TS SDK | ratio | goal | met |\n")
+	b.WriteString("| measurement | harness | harness, Go defaults | go-sdk | TS SDK | ratio | goal | met |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
