@@ -12,10 +12,10 @@ func TestPercent(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 400},
-		{300 << 10, 400},
-		{MinHeap / 5, 400}, // 400 % above it: exactly MinHeap
-		{4 << 20, 300},     // 4 MiB × 4 = 16 MiB
+		{0, 800},
+		{300 << 10, 800},
+		{MinHeap / 9, 800}, // 800 % above it: exactly MinHeap
+		{8 << 20, 300},     // 8 MiB × 4 = 32 MiB
 		{MinHeap / 2, 100}, // twice the live heap is MinHeap already
 		{MinHeap, 100},
 		{1 << 30, 100},
@@ -47,7 +47,7 @@ func TestStartStop(t *testing.T) {
 		t.Fatalf("GC percent %d after Start (policy %d), want %d", got, p.Current(), maxPercent)
 	}
 	// After a collection with a large live heap the policy returns to Go's default.
-	big := make([]*[1 << 20]byte, 12)
+	big := make([]*[1 << 20]byte, MinHeap>>20*3/4)
 	for i := range big {
 		big[i] = new([1 << 20]byte)
 	}

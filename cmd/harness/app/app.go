@@ -56,7 +56,7 @@ const (
 // environment, and returns the exit status for os.Exit. SIGINT and SIGTERM
 // cancel the command, which then shuts down cleanly; a second signal kills
 // the process. Unless GOGC is set, the process runs with the harness's
-// garbage collector policy (package internal/gcpolicy: a 16 MiB heap goal
+// garbage collector policy (package internal/gcpolicy: a 32 MiB heap goal
 // while the live heap is small, Go's default above); unless GOMAXPROCS is
 // set, with half of Go's default processors (package internal/procpolicy),
 // except a stdio demo server.
