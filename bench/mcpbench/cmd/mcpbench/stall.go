@@ -32,7 +32,7 @@ func (w *stallWatch) wrap(call func(context.Context) error) (tracked func(contex
 	w.calls = map[uint64]time.Time{}
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(w.after / 4)
+		t := time.NewTicker(max(w.after/4, time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
