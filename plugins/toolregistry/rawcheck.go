@@ -185,22 +185,8 @@ func (n *checkNode) acceptsBytes(s []byte) bool {
 	if n.types != 0 && n.types&typeString == 0 {
 		return false
 	}
-	if n.hasEnum {
-		found := false
-		for _, e := range n.enum {
-			if x, ok := e.(string); ok && x == string(s) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if n.hasKon {
-		if x, ok := n.konst.(string); !ok || x != string(s) {
-			return false
-		}
+	if !n.enumConst(func(e any) bool { x, ok := e.(string); return ok && x == string(s) }) {
+		return false
 	}
 	if n.minLen >= 0 || n.maxLen >= 0 {
 		c := utf8.RuneCount(s)
@@ -220,22 +206,8 @@ func (n *checkNode) acceptsFloat(f float64) bool {
 	if n.types != 0 && n.types&t == 0 {
 		return false
 	}
-	if n.hasEnum {
-		found := false
-		for _, e := range n.enum {
-			if x, ok := e.(float64); ok && x == f {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if n.hasKon {
-		if x, ok := n.konst.(float64); !ok || x != f {
-			return false
-		}
+	if !n.enumConst(func(e any) bool { x, ok := e.(float64); return ok && x == f }) {
+		return false
 	}
 	return n.number(f)
 }

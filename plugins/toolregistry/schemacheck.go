@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -297,19 +298,7 @@ func (n *checkNode) accepts(v any) bool {
 	if t == 0 || n.types != 0 && n.types&t == 0 {
 		return false
 	}
-	if n.hasEnum {
-		found := false
-		for _, e := range n.enum {
-			if e == v {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if n.hasKon && n.konst != v {
+	if !n.enumConst(func(e any) bool { return e == v }) {
 		return false
 	}
 	switch x := v.(type) {
@@ -340,6 +329,16 @@ func (n *checkNode) accepts(v any) bool {
 		return n.object(x)
 	}
 	return true
+}
+
+// enumConst reports whether a value passes n's enum and const, eq telling whether a decoded
+// JSON scalar of them equals the value. (eq does not escape: callers pass closures over
+// unboxed values without allocating.)
+func (n *checkNode) enumConst(eq func(any) bool) bool {
+	if n.hasEnum && !slices.ContainsFunc(n.enum, eq) {
+		return false
+	}
+	return !n.hasKon || eq(n.konst)
 }
 
 func (n *checkNode) number(x float64) bool {
