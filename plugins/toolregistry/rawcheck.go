@@ -1,7 +1,6 @@
 package toolregistry
 
 import (
-	"math"
 	"unicode/utf8"
 )
 
@@ -199,11 +198,7 @@ func (n *checkNode) acceptsBytes(s []byte) bool {
 
 // acceptsFloat is accepts for a number, without boxing it.
 func (n *checkNode) acceptsFloat(f float64) bool {
-	t := typeNumber
-	if _, frac := math.Modf(f); frac == 0 {
-		t = typeInteger
-	}
-	if n.types != 0 && n.types&t == 0 {
+	if t := floatType(f); n.types != 0 && n.types&t == 0 {
 		return false
 	}
 	if !n.enumConst(func(e any) bool { x, ok := e.(float64); return ok && x == f }) {

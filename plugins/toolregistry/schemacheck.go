@@ -277,10 +277,7 @@ func typeOf(v any) uint8 {
 	case bool:
 		return typeBoolean
 	case float64:
-		if _, f := math.Modf(x); f == 0 {
-			return typeInteger
-		}
-		return typeNumber
+		return floatType(x)
 	case string:
 		return typeString
 	case []any:
@@ -289,6 +286,14 @@ func typeOf(v any) uint8 {
 		return typeObject
 	}
 	return 0
+}
+
+// floatType returns the type bit of a number: integer when it has no fractional part.
+func floatType(f float64) uint8 {
+	if _, frac := math.Modf(f); frac == 0 {
+		return typeInteger
+	}
+	return typeNumber
 }
 
 // accepts reports whether v is valid against n. False means "not shown valid": the caller
