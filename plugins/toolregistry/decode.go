@@ -82,9 +82,7 @@ func (d *decoder) object(depth int) (any, bool) {
 	}
 	d.i++ // '{'
 	m := make(map[string]any)
-	d.space()
-	if d.i < len(d.b) && d.b[d.i] == '}' {
-		d.i++
+	if d.closes('}') {
 		return m, true
 	}
 	for {
@@ -92,33 +90,18 @@ func (d *decoder) object(depth int) (any, bool) {
 			return nil, false
 		}
 		k, ok := d.str()
-		if !ok {
+		if !ok || !d.colon() {
 			return nil, false
 		}
-		d.space()
-		if d.i >= len(d.b) || d.b[d.i] != ':' {
-			return nil, false
-		}
-		d.i++
-		d.space()
 		v, ok := d.value(depth)
 		if !ok {
 			return nil, false
 		}
 		m[k] = v // the last of duplicate keys wins, as with encoding/json
-		d.space()
-		if d.i >= len(d.b) {
+		if more, ok := d.next('}'); !ok {
 			return nil, false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case '}':
-			d.i++
+		} else if !more {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -129,9 +112,7 @@ func (d *decoder) array(depth int) (any, bool) {
 	}
 	d.i++               // '['
 	a := make([]any, 0) // encoding/json decodes [] as an empty, non-nil slice
-	d.space()
-	if d.i < len(d.b) && d.b[d.i] == ']' {
-		d.i++
+	if d.closes(']') {
 		return a, true
 	}
 	for {
@@ -140,21 +121,52 @@ func (d *decoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.i >= len(d.b) {
+		if more, ok := d.next(']'); !ok {
 			return nil, false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case ']':
-			d.i++
+		} else if !more {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// closes skips space and, when the container ends there with end, consumes it.
+func (d *decoder) closes(end byte) bool {
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == end {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// colon consumes the ':' after an object key, with the space around it.
+func (d *decoder) colon() bool {
+	d.space()
+	if d.i >= len(d.b) || d.b[d.i] != ':' {
+		return false
+	}
+	d.i++
+	d.space()
+	return true
+}
+
+// next consumes what follows a member or element: a ',' (more is true) or the container's
+// end (more is false); ok is false for anything else.
+func (d *decoder) next(end byte) (more, ok bool) {
+	d.space()
+	if d.i >= len(d.b) {
+		return false, false
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		d.space()
+		return true, true
+	case end:
+		d.i++
+		return false, true
+	}
+	return false, false
 }
 
 // str decodes the string starting at the opening quote at d.i.

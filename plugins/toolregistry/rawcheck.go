@@ -60,9 +60,7 @@ func (d *decoder) checkObject(n *checkNode, depth int) bool {
 	}
 	d.i++           // '{'
 	var seen uint64 // n.required[i] was present
-	d.space()
-	if d.i < len(d.b) && d.b[d.i] == '}' {
-		d.i++
+	if d.closes('}') {
 		return n == nil || len(n.required) == 0
 	}
 	for {
@@ -70,15 +68,9 @@ func (d *decoder) checkObject(n *checkNode, depth int) bool {
 			return false
 		}
 		key, ok := d.rawStr()
-		if !ok {
+		if !ok || !d.colon() {
 			return false
 		}
-		d.space()
-		if d.i >= len(d.b) || d.b[d.i] != ':' {
-			return false
-		}
-		d.i++
-		d.space()
 		var sub *checkNode
 		if n != nil {
 			if c, named := n.props[string(key)]; named {
@@ -97,19 +89,10 @@ func (d *decoder) checkObject(n *checkNode, depth int) bool {
 		if !d.check(sub, depth) {
 			return false
 		}
-		d.space()
-		if d.i >= len(d.b) {
+		if more, ok := d.next('}'); !ok {
 			return false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case '}':
-			d.i++
+		} else if !more {
 			return n == nil || seen == 1<<len(n.required)-1
-		default:
-			return false
 		}
 	}
 }
@@ -124,9 +107,7 @@ func (d *decoder) checkArray(n *checkNode, depth int) bool {
 	}
 	d.i++ // '['
 	count := 0
-	d.space()
-	if d.i < len(d.b) && d.b[d.i] == ']' {
-		d.i++
+	if d.closes(']') {
 		return n == nil || n.count(count)
 	}
 	for {
@@ -134,19 +115,10 @@ func (d *decoder) checkArray(n *checkNode, depth int) bool {
 			return false
 		}
 		count++
-		d.space()
-		if d.i >= len(d.b) {
+		if more, ok := d.next(']'); !ok {
 			return false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-			d.space()
-		case ']':
-			d.i++
+		} else if !more {
 			return n == nil || n.count(count)
-		default:
-			return false
 		}
 	}
 }
