@@ -219,7 +219,7 @@ type cell struct {
 
 func val(v float64, ok bool) cell { return cell{v, ok} }
 
-// row is one line of the table. gogc is the harness at Go's default GC settings.
+// row is one line of the table. gogc is the harness with Go's defaults (GC and GOMAXPROCS).
 type row struct {
 	what                     string
 	harness, gogc, gosdk, ts string
