@@ -3,12 +3,16 @@
 package interop
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -51,7 +55,9 @@ func locate(t *testing.T) server {
 
 	manifest := filepath.Join(packageDir, "package.json")
 	if _, err := os.Stat(manifest); errors.Is(err, fs.ErrNotExist) {
-		unavailable(t, packageName+" is not installed in internal/interop/node_modules; "+installHint)
+		if err := install(manifest); err != nil {
+			unavailable(t, packageName+" is not installed in internal/interop/node_modules and installing it failed: "+err.Error()+"; "+installHint)
+		}
 	}
 	var installed struct {
 		Version string            `json:"version"`
@@ -83,14 +89,62 @@ func locate(t *testing.T) server {
 	return server{node: node, entry: entry, version: installed.Version}
 }
 
-// unavailable skips the test, or fails it on CI.
+// install runs `npm ci` in this directory once, when manifest (the installed package's
+// package.json) is missing. An exclusive lock on .install.lock serialises the test binaries
+// that go test runs in parallel (interop and faults both use this directory): the first
+// installs, the others wait and then find the package. It fails when node or npm is missing
+// or npm fails, with npm's output.
+func install(manifest string) error {
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s is not in PATH", tool)
+		}
+	}
+	lock, err := os.OpenFile(".install.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("lock file: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(manifest); err == nil {
+		return nil // installed by another test binary while this one waited
+	}
+	fmt.Fprintf(os.Stderr, "interop: %s is not installed: running npm ci --prefix . --no-audit --no-fund (once)\n", packageName)
+	cmd := exec.Command("npm", "ci", "--prefix", ".", "--no-audit", "--no-fund")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("npm ci: %w\n%s", err, bytes.TrimSpace(out))
+	}
+	if _, err := os.Stat(manifest); err != nil {
+		return fmt.Errorf("npm ci succeeded but %s is missing: %w", manifest, err)
+	}
+	return nil
+}
+
+// unavailable skips the test loudly, or fails it on CI. go test hides the output of a
+// package that passes, so a skip would show as a bare "ok": the notice is also written to
+// the controlling terminal, if there is one, where the person who ran go test sees it.
 func unavailable(t *testing.T, msg string) {
 	t.Helper()
 	if os.Getenv("CI") != "" {
 		t.Fatal(msg + " (CI is set: the interop tests must run, not skip)")
 	}
-	t.Skip(msg)
+	skipOnce.Do(func() {
+		notice := "interop: SKIPPING the interoperability tests: " + msg + "\n"
+		fmt.Fprint(os.Stderr, notice)
+		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+			fmt.Fprint(tty, notice)
+			tty.Close()
+		}
+	})
+	t.Skip("SKIPPED: " + msg)
 }
+
+// skipOnce prints the skip notice once per test binary.
+var skipOnce sync.Once
 
 func readJSON(t *testing.T, path string, v any) {
 	t.Helper()
