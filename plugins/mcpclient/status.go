@@ -18,6 +18,13 @@ const (
 	PhaseDisposed     Phase = "disposed"
 )
 
+// StatusLogKey is the attribute (value true) of every log record in which a client repeats
+// a status report (connected, reconnecting, failed, the connection lost), so that a host
+// that shows statuses itself — from a [StatusSink] or [StatusEvent] — can leave those
+// records out of its log instead of showing each event twice. Library users without such a
+// display keep them.
+const StatusLogKey = "status_report"
+
 // Status is one report of a server's connection state. It never carries secrets: the
 // error and stderr text come from the server process and the SDK, not from configuration.
 type Status struct {

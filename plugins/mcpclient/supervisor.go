@@ -309,7 +309,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 			if runCtx.Err() != nil {
 				return s.disposed(cerr)
 			}
-			s.log.Warn("mcp server connection lost", "err", s.scrubErr(cause))
+			s.log.Warn("mcp server connection lost", StatusLogKey, true, "err", s.scrubErr(cause))
 			if cerr != nil {
 				err = cerr
 			} else {
@@ -327,6 +327,15 @@ func (s *supervisor) run(runCtx context.Context) error {
 			s.setInstructions("")
 			s.report(Status{Phase: PhaseFailed, CleanupIncomplete: true, StderrTail: tail,
 				Err: fmt.Sprintf("%v — reconnection stopped so that two server processes never overlap; reload the plugin to retry", err)})
+			return s.parked(runCtx)
+		}
+		if !lost && permanent(err) {
+			// Retrying cannot help (an executable that does not exist, a URL that cannot be
+			// dialled): say so at once instead of after every retry's backoff.
+			s.set.Clear()
+			s.setInstructions("")
+			s.report(Status{Phase: PhaseFailed, StderrTail: tail,
+				Err: fmt.Sprintf("%v — it cannot start this way, so it is not retried: fix the configuration, then restart the server", err)})
 			return s.parked(runCtx)
 		}
 		if !s.cfg.Reconnect.Enabled {
@@ -347,7 +356,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 		}
 		delay := s.backoff(failures)
 		s.report(Status{Phase: PhaseReconnecting, Attempt: failures, StderrTail: tail, Err: err.Error()})
-		s.log.Info("mcp server reconnecting", "attempt", failures, "maxAttempts", s.cfg.Reconnect.MaxAttempts, "delay", delay)
+		s.log.Info("mcp server reconnecting", StatusLogKey, true, "attempt", failures, "maxAttempts", s.cfg.Reconnect.MaxAttempts, "delay", delay)
 		wait, stop := s.clock.After(delay)
 		select {
 		case <-wait:
@@ -580,7 +589,7 @@ func (s *supervisor) report(st Status) {
 	case PhaseConnecting, PhaseDisposed:
 		level = slog.LevelDebug
 	}
-	s.log.Log(context.Background(), level, "mcp server "+string(st.Phase),
+	s.log.Log(context.Background(), level, "mcp server "+string(st.Phase), StatusLogKey, true,
 		"attempt", st.Attempt, "maxAttempts", st.MaxAttempts, "tools", len(st.Tools), "err", st.Err)
 
 	if sink, ok := StatusSinkKey.Get(s.c); ok && sink != nil {

@@ -453,6 +453,10 @@ func TestRunShowsManagerStatus(t *testing.T) {
 	if out := stderr.String(); code != ExitOK || !strings.Contains(out, "broken: failed") || !strings.Contains(out, "demo: connected") {
 		t.Fatalf("exit %d, stderr:\n%s", code, out)
 	}
+	// Each event once: the status line, not also the client's own log record of it.
+	if out := stderr.String(); strings.Contains(out, "mcp server failed") || strings.Contains(out, "mcp server connected") {
+		t.Errorf("a status shown twice (a log line and a status line):\n%s", out)
+	}
 }
 
 // watchWriter collects output and calls seen once it contains every string of want.

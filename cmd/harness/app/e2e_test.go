@@ -201,7 +201,10 @@ func TestFailingServerDoesNotHang(t *testing.T) {
 	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no-such-server")
 	r := run(t, nil, "--stdio", "bad="+missing, "tools", "list")
-	r.expect(t, ExitOK, "mcp__demo__echo", "harness: mcp server bad: reconnecting (attempt ")
+	r.expect(t, ExitOK, "mcp__demo__echo", "harness: mcp server bad: failed: connect: fork/exec ")
+	if strings.Contains(r.stderr, "ERR mcp server failed") {
+		t.Errorf("the failure is shown twice, as a log line and a status line:\n%s", r.stderr)
+	}
 	if !strings.Contains(r.stderr, "no-such-server") || strings.Contains(r.stdout, "mcp__bad__") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}

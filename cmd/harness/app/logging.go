@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/lmittmann/tint"
 	"go.uber.org/fx/fxevent"
+
+	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
 // Log formats accepted by --log-format.
@@ -30,18 +33,53 @@ func newLogger(w io.Writer, format, level string, def slog.Level, env []string) 
 			return nil, usageErrorf("--log-level %q: expected debug, info, warn or error", level)
 		}
 	}
+	var h slog.Handler
 	switch strings.ToLower(format) {
 	case "", logFormatText:
-		return slog.New(tint.NewHandler(w, &tint.Options{
+		h = tint.NewHandler(w, &tint.Options{
 			Level:      lvl,
 			TimeFormat: time.TimeOnly,
 			NoColor:    !colour(w, env),
-		})), nil
+		})
 	case logFormatJSON:
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})
 	default:
 		return nil, usageErrorf("--log-format %q: expected %s or %s", format, logFormatText, logFormatJSON)
 	}
+	if lvl > slog.LevelDebug {
+		// The commands show every MCP client's status themselves (status lines, the
+		// list's table): the clients' own log records of the same events would say it
+		// twice. At debug level everything is logged.
+		h = withoutStatusReports{h}
+	}
+	return slog.New(h), nil
+}
+
+// withoutStatusReports is a handler that drops the log records in which an MCP client
+// repeats a status report (those with the attribute mcpclient.StatusLogKey).
+type withoutStatusReports struct{ slog.Handler }
+
+func (h withoutStatusReports) Handle(c context.Context, r slog.Record) error {
+	report := false
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == mcpclient.StatusLogKey {
+			report = a.Value.Kind() == slog.KindBool && a.Value.Bool()
+			return false
+		}
+		return true
+	})
+	if report {
+		return nil
+	}
+	return h.Handler.Handle(c, r)
+}
+
+func (h withoutStatusReports) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return withoutStatusReports{h.Handler.WithAttrs(attrs)}
+}
+
+func (h withoutStatusReports) WithGroup(name string) slog.Handler {
+	return withoutStatusReports{h.Handler.WithGroup(name)}
 }
 
 // colour reports whether logs written to w may use ANSI colours: w must be

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -278,14 +280,48 @@ func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 		fmt.Fprintln(a.stderr, "no MCP servers")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tTRANSPORT\tTOOLS\tDETAIL")
+	rows := [][]string{{"NAME", "STATUS", "TRANSPORT", "TOOLS", "DETAIL"}}
 	for _, s := range servers {
 		detail := strings.TrimPrefix(s.Error, fmt.Sprintf("mcp server %q: ", s.Name))
 		if s.Attempt > 0 && s.MaxAttempts > 0 && s.Status != string(mcpclient.PhaseConnected) {
 			detail = fmt.Sprintf("attempt %d of %d: %s", s.Attempt, s.MaxAttempts, detail)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Status, dash(s.Transport), len(s.Tools), summary(joinLines(detail), 100))
+		if tail := lastLine(s.StderrTail); tail != "" && s.Status != string(mcpclient.PhaseConnected) {
+			detail += " (stderr: " + tail + ")"
+		}
+		rows = append(rows, []string{s.Name, s.Status, dash(s.Transport), strconv.Itoa(len(s.Tools)), joinLines(detail)})
+	}
+	return a.printTable(rows)
+}
+
+// printTable prints rows (the first is the header) as a table on stdout, every cell
+// whole: the last column is wrapped to the terminal's width (see outputWidth), its
+// continuation lines indented under it; off a terminal lines are not wrapped.
+func (a *invocation) printTable(rows [][]string) error {
+	const pad = 2
+	width := a.outputWidth(a.stdout)
+	offset := 0
+	if len(rows) > 0 {
+		for col := 0; col < len(rows[0])-1; col++ {
+			w := 0
+			for _, r := range rows {
+				w = max(w, utf8.RuneCountInString(r[col]))
+			}
+			offset += w + pad
+		}
+	}
+	lastWidth := 0
+	if width > 0 {
+		lastWidth = max(width-offset, 24) // narrower than that is not readable: let the terminal wrap
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, pad, ' ', 0)
+	for _, r := range rows {
+		n := len(r) - 1
+		lines := wrapWords(r[n], lastWidth)
+		fmt.Fprintf(tw, "%s\t%s\n", strings.Join(r[:n], "\t"), lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(tw, "%s%s\n", strings.Repeat("\t", n), l)
+		}
 	}
 	return tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
@@ -28,13 +29,30 @@ func TestMCPListInProcess(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-server")
 	r := run(t, nil, append([]string{"--stdio", "bad=" + missing, "mcp", "list"}, noHost(t)...)...)
 	r.expect(t, ExitOK, "NAME  STATUS", "")
-	for _, want := range []string{"demo  connected     stdio      7", "bad   reconnecting  stdio      0      attempt "} {
+	for _, want := range []string{"demo  connected  stdio      7", "bad   failed     stdio      0      connect: fork/exec "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("mcp list lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if strings.Contains(r.stderr, "harness: mcp server") {
+	if strings.Contains(r.stderr, "harness: mcp server") || strings.Contains(r.stderr, "mcp server failed") {
 		t.Errorf("the list's statuses are repeated on stderr:\n%s", r.stderr)
+	}
+	// The whole cause, however long: not cut off the table, and wrapped to the width.
+	if !strings.Contains(r.stdout, "no such file or directory — it cannot start this way") {
+		t.Errorf("the cause is cut:\n%s", r.stdout)
+	}
+	r = run(t, []string{"COLUMNS=70"}, append([]string{"--stdio", "bad=" + missing, "mcp", "list"}, noHost(t)...)...)
+	var cause strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(r.stdout, "\n"), "\n") {
+		if utf8.RuneCountInString(line) > 70 {
+			t.Errorf("line longer than COLUMNS=70: %q", line)
+		}
+		if strings.HasPrefix(line, "bad ") || strings.HasPrefix(line, "    ") {
+			cause.WriteString(strings.TrimSpace(line[strings.Index(line, "  0  ")+5:]) + " ")
+		}
+	}
+	if joined := strings.ReplaceAll(cause.String(), " ", ""); !strings.Contains(joined, "thenrestarttheserver") || !strings.Contains(joined, missing) {
+		t.Errorf("the wrapped cause is not whole: %q\n%s", cause.String(), r.stdout)
 	}
 
 	// --json: the configuration, secrets redacted.

@@ -105,7 +105,9 @@ func statusLine(st mcpclient.Status) string {
 		// The client words its errors for logs, naming the server first.
 		b.WriteString(joinLines(strings.TrimPrefix(st.Err, fmt.Sprintf("mcp server %q: ", st.Server))))
 	}
-	if tail := lastLine(st.StderrTail); tail != "" && st.Phase != mcpclient.PhaseConnected {
+	// The end of the server's stderr explains a failure; without one (a clean stop, a
+	// connection) it is only the server's banner, not an error.
+	if tail := lastLine(st.StderrTail); tail != "" && st.Err != "" && st.Phase != mcpclient.PhaseConnected {
 		b.WriteString(" (stderr: ")
 		b.WriteString(tail)
 		b.WriteString(")")

@@ -1,0 +1,70 @@
+package mcpclient
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPermanentStartFailures: a server that can never start fails at once with the cause,
+// without a single retry (the fake clock would hold a retry's timer), while a transient
+// failure (TestBackoffAndGiveUp) keeps the backoff.
+func TestPermanentStartFailures(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "not-executable")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\nexit 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdio := func(command string) Config {
+		var c Config
+		c.Default()
+		c.Transport, c.Command = TransportStdio, command
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"missing-absolute", stdio(filepath.Join(dir, "no-such-server")), "no such file or directory"},
+		{"missing-in-path", stdio("no-such-mcp-server-on-any-path"), "executable file not found"},
+		{"permission", stdio(notExec), "permission denied"},
+		{"missing-cwd", func() Config { c := stdio("/bin/sh"); c.Cwd = filepath.Join(dir, "gone"); return c }(), "no such file or directory"},
+		{"bad-port", httpConfig("http://127.0.0.1:99999/mcp"), "invalid port"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			fc := newFakeClock()
+			cfg := tc.cfg
+			cfg.ServerName = "srv"
+			cfg.Reconnect.MaxAttempts = 10
+			e.mount(nil, cfg, &hooks{clock: fc, jitter: noJitter})
+			st := e.st.waitPhase(t, "srv", PhaseFailed)
+			if !strings.Contains(st.Err, "not retried") || !strings.Contains(st.Err, tc.want) {
+				t.Errorf("failed status: %q, want the cause %q and not retried", st.Err, tc.want)
+			}
+			if got := e.st.phases("srv"); !phasesEqual(got, PhaseConnecting, PhaseFailed) {
+				t.Errorf("phases %v, want connecting, failed", got)
+			}
+			if n := fc.pending(); n != 0 {
+				t.Errorf("%d retry timers pending", n)
+			}
+		})
+	}
+}
+
+func TestPermanentClassifiesTransientAsTransient(t *testing.T) {
+	e := newEnv(t)
+	fc := newFakeClock()
+	ms := newMemServer(demo())
+	ms.failNext.Store(1)
+	cfg := memConfig("srv")
+	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: fc, jitter: noJitter})
+	st := e.st.waitPhase(t, "srv", PhaseReconnecting)
+	if st.Attempt != 1 {
+		t.Errorf("reconnecting status %+v", st)
+	}
+	fc.fire(t)
+	e.st.waitPhase(t, "srv", PhaseConnected)
+}
