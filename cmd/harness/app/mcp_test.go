@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/demoserver"
