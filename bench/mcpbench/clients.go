@@ -183,7 +183,7 @@ func DialHarness(cx context.Context, srv Server, reg *toolregistry.Options) (*Ha
 
 // Call implements Client.
 func (c *Harness) Call(cx context.Context) error {
-	res, err := c.host.Registry.Execute(c.host.Root, c.tool, c.args, toolregistry.ExecOptions{Context: cx})
+	res, err := c.host.Registry.Execute(cx, c.host.Root, c.tool, c.args, toolregistry.ExecOptions{})
 	if err != nil {
 		return err
 	}

@@ -397,7 +397,7 @@ func (f *fixture) mount(cfg map[string]any) *ctx.Scope {
 
 // call executes a tool as the model would.
 func (f *fixture) call(tool, args string) (*toolregistry.Result, error) {
-	return f.reg.Execute(f.root, tool, json.RawMessage(args), toolregistry.ExecOptions{})
+	return f.reg.Execute(f.root, f.root, tool, json.RawMessage(args), toolregistry.ExecOptions{})
 }
 
 // mustCall executes a tool and returns its text, failing the test on an error.

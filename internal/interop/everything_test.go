@@ -150,7 +150,7 @@ func (e *env) serverTools() []string {
 // call executes a tool from the root and fails the test unless it succeeds.
 func (e *env) call(t *testing.T, name, args string) *toolregistry.Result {
 	t.Helper()
-	res, err := e.reg.Execute(e.root, name, json.RawMessage(args), toolregistry.ExecOptions{})
+	res, err := e.reg.Execute(e.root, e.root, name, json.RawMessage(args), toolregistry.ExecOptions{})
 	if err != nil {
 		t.Fatalf("%s %s: %v", name, args, err)
 	}
@@ -213,7 +213,7 @@ func testDirect(t *testing.T, srv server, cfg mcpclient.Config) {
 			t.Fatalf("get-sum: %q, want %q", got, want)
 		}
 		// The server's input schema is enforced by the registry before any request.
-		_, err := e.reg.Execute(e.root, public("get-sum"), json.RawMessage(`{"a":"two","b":40}`), toolregistry.ExecOptions{})
+		_, err := e.reg.Execute(e.root, e.root, public("get-sum"), json.RawMessage(`{"a":"two","b":40}`), toolregistry.ExecOptions{})
 		if !errors.Is(err, toolregistry.ErrInvalidArgs) {
 			t.Fatalf("get-sum with a string: %v, want invalid arguments", err)
 		}
@@ -435,7 +435,7 @@ func testTapped(t *testing.T, p *tap, cfg mcpclient.Config) {
 		done := make(chan outcome, 1)
 		go func() {
 			args := fmt.Sprintf(`{"duration":%d,"steps":1}`, longOperation)
-			res, err := e.reg.Execute(e.root, public(raw), json.RawMessage(args), toolregistry.ExecOptions{Context: callCtx})
+			res, err := e.reg.Execute(callCtx, e.root, public(raw), json.RawMessage(args), toolregistry.ExecOptions{})
 			done <- outcome{res, err}
 		}()
 		isCall := func(ev event) bool { return ev.Method == "tools/call" && ev.Tool == raw }

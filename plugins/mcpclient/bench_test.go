@@ -100,7 +100,7 @@ func benchPlugin(b *testing.B, root *ctx.Context, reg *toolregistry.Registry, to
 		b.Fatalf("no tool %s", tool)
 	}
 	measure(b, func() {
-		res, err := reg.Execute(root, tool, benchArgs, toolregistry.ExecOptions{})
+		res, err := reg.Execute(root, root, tool, benchArgs, toolregistry.ExecOptions{})
 		if err != nil || res.Text() != "hello" {
 			b.Fatal(err, res)
 		}
@@ -167,7 +167,7 @@ func BenchmarkCallPaired(b *testing.B) {
 		}
 		pluginCall := func() time.Duration {
 			t0 := time.Now()
-			if res, err := reg.Execute(root, tool, benchArgs, toolregistry.ExecOptions{}); err != nil || res.Text() != "hello" {
+			if res, err := reg.Execute(root, root, tool, benchArgs, toolregistry.ExecOptions{}); err != nil || res.Text() != "hello" {
 				b.Fatal(err, res)
 			}
 			return time.Since(t0)
@@ -235,7 +235,7 @@ func BenchmarkPluginPath(b *testing.B) {
 	}
 	b.Run("registry+plugin", func(b *testing.B) {
 		measure(b, func() {
-			if _, err := reg.Execute(root, "local_echo", benchArgs, toolregistry.ExecOptions{}); err != nil {
+			if _, err := reg.Execute(root, root, "local_echo", benchArgs, toolregistry.ExecOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		})

@@ -39,7 +39,7 @@ func Example() {
 	_ = client.Wait(context.Background()) // activation waits for the first discovery
 
 	reg, _ := toolregistry.Key.Get(root)
-	res, err := reg.Execute(root, "mcp__demo__echo", []byte(`{"text":"hello"}`), toolregistry.ExecOptions{})
+	res, err := reg.Execute(root, root, "mcp__demo__echo", []byte(`{"text":"hello"}`), toolregistry.ExecOptions{})
 	fmt.Println(res.Text(), err)
 	// Output:
 	// demo: connected over streamable-http, 7 tools

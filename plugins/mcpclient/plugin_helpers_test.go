@@ -190,7 +190,7 @@ func (e *env) call(c *ctx.Context, name, args string) (*toolregistry.Result, err
 	if args != "" {
 		raw = json.RawMessage(args)
 	}
-	return e.reg.Execute(c, name, raw, toolregistry.ExecOptions{})
+	return e.reg.Execute(c, c, name, raw, toolregistry.ExecOptions{})
 }
 
 // mustCall executes a tool and fails the test on error.

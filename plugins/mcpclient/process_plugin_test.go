@@ -101,7 +101,7 @@ func TestStdioPluginCancellation(t *testing.T) {
 	e.mount(nil, stdioConfig(t, "normal"), fastKill)
 	cx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := e.reg.Execute(e.root, "mcp__t__block", json.RawMessage(`{}`), toolregistry.ExecOptions{Context: cx}); !errors.Is(err, toolregistry.ErrCancelled) {
+	if _, err := e.reg.Execute(cx, e.root, "mcp__t__block", json.RawMessage(`{}`), toolregistry.ExecOptions{}); !errors.Is(err, toolregistry.ErrCancelled) {
 		t.Fatalf("block: %v", err)
 	}
 	// The SDK sends the cancellation asynchronously: ask until the server saw it.

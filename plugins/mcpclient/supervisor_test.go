@@ -328,7 +328,7 @@ func TestStatusSinkPanicContained(t *testing.T) {
 	c := root.With(hooksKey{}, &hooks{dial: newMemServer(demo()).dial})
 	ctxtest.MountActive(t, c, Plugin, memConfig("srv"))
 	reg, _ := toolregistry.Key.Get(root)
-	res, err := reg.Execute(root, "mcp__srv__echo", []byte(`{"text":"ok"}`), toolregistry.ExecOptions{})
+	res, err := reg.Execute(root, root, "mcp__srv__echo", []byte(`{"text":"ok"}`), toolregistry.ExecOptions{})
 	if err != nil || res.Text() != "ok" {
 		t.Fatalf("echo: %v %v", res, err)
 	}

@@ -352,7 +352,7 @@ func TestCallTimeoutAndCancellation(t *testing.T) {
 	cx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.reg.Execute(e.root, "mcp__srv__block", json.RawMessage(`{}`), toolregistry.ExecOptions{Context: cx})
+		_, err := e.reg.Execute(cx, e.root, "mcp__srv__block", json.RawMessage(`{}`), toolregistry.ExecOptions{})
 		done <- err
 	}()
 	<-started // the first call's

@@ -98,7 +98,7 @@ func (h *host) whoami(server string) string {
 
 func (h *host) tryWhoami(server string) (string, error) {
 	reg, _ := toolregistry.Key.Get(h.root)
-	res, err := reg.Execute(h.root, "mcp__"+server+"__whoami", nil, toolregistry.ExecOptions{})
+	res, err := reg.Execute(h.root, h.root, "mcp__"+server+"__whoami", nil, toolregistry.ExecOptions{})
 	if err != nil {
 		return "", err
 	}

@@ -47,11 +47,11 @@ func Example() {
 	for _, in := range tools.List(root) {
 		fmt.Println(in.Name, "owned by", in.Owner)
 	}
-	res, _ := tools.Execute(root, mcpresources.ToolRead, json.RawMessage(`{"server":"docs","uri":"docs://logo"}`), toolregistry.ExecOptions{})
+	res, _ := tools.Execute(root, root, mcpresources.ToolRead, json.RawMessage(`{"server":"docs","uri":"docs://logo"}`), toolregistry.ExecOptions{})
 	fmt.Println(res.Text())
 	fmt.Println("raw:", string(res.Raw))
 
-	_, err := tools.Execute(root, mcpresources.ToolList, json.RawMessage(`{"server":"gh"}`), toolregistry.ExecOptions{})
+	_, err := tools.Execute(root, root, mcpresources.ToolList, json.RawMessage(`{"server":"gh"}`), toolregistry.ExecOptions{})
 	fmt.Println(err)
 	// Output:
 	// list_mcp_resource_templates owned by mcpresources

@@ -64,7 +64,7 @@ func newEnv(t *testing.T, withPrompt bool) *env {
 // call executes tool from c with JSON arguments.
 func (e *env) call(t *testing.T, c *ctx.Context, tool, args string) (*toolregistry.Result, error) {
 	t.Helper()
-	res, err := e.reg.Execute(c, tool, json.RawMessage(args), toolregistry.ExecOptions{Context: ctxtest.Wait(t)})
+	res, err := e.reg.Execute(ctxtest.Wait(t), c, tool, json.RawMessage(args), toolregistry.ExecOptions{})
 	if res == nil {
 		t.Fatalf("Execute(%s) returned a nil result (err %v)", tool, err)
 	}

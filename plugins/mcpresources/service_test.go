@@ -380,7 +380,7 @@ func TestConcurrentRegistration(t *testing.T) {
 				errs <- err
 				return
 			}
-			res, err := e.reg.Execute(c, mcpresources.ToolList, []byte(`{"server":"`+name+`"}`), toolregistry.ExecOptions{})
+			res, err := e.reg.Execute(c, c, mcpresources.ToolList, []byte(`{"server":"`+name+`"}`), toolregistry.ExecOptions{})
 			if err != nil || !strings.Contains(res.Text(), "tag://"+name) {
 				errs <- fmt.Errorf("call %s: %v (%s)", name, err, res.Text())
 			}

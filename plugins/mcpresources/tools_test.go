@@ -388,8 +388,7 @@ func TestCallerInfo(t *testing.T) {
 	ctxtest.Mount(t, e.root, ag, nil)
 	ctxtest.Settle(t, e.root)
 	a := active(t, only(t, e.root, ag))
-	_, err := e.reg.Execute(a, mcpresources.ToolRead, json.RawMessage(`{"server":"demo","uri":"demo://readme"}`),
-		toolregistry.ExecOptions{CallID: "call-7", Context: ctxtest.Wait(t)})
+	_, err := e.reg.Execute(ctxtest.Wait(t), a, mcpresources.ToolRead, json.RawMessage(`{"server":"demo","uri":"demo://readme"}`), toolregistry.ExecOptions{CallID: "call-7"})
 	if err != nil {
 		t.Fatal(err)
 	}

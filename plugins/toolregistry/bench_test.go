@@ -39,7 +39,7 @@ func BenchmarkExecuteNoop(b *testing.B) {
 	args := json.RawMessage(`{}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := reg.Execute(root, "noop", args, toolregistry.ExecOptions{}); err != nil {
+		if _, err := reg.Execute(root, root, "noop", args, toolregistry.ExecOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -70,7 +70,7 @@ func BenchmarkExecuteNoopParallel(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := reg.Execute(root, "noop", args, toolregistry.ExecOptions{}); err != nil {
+			if _, err := reg.Execute(root, root, "noop", args, toolregistry.ExecOptions{}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -85,7 +85,7 @@ func BenchmarkExecuteValidated(b *testing.B) {
 	args := json.RawMessage(`{"q":"tool registry","limit":10}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := reg.Execute(root, "search", args, toolregistry.ExecOptions{}); err != nil {
+		if _, err := reg.Execute(root, root, "search", args, toolregistry.ExecOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -48,14 +48,14 @@ func Example() {
 	for _, in := range tools.List(root) {
 		fmt.Printf("%s (by %s): %s\n", in.Name, in.Owner, in.Description)
 	}
-	res, err := tools.Execute(root, "greet", json.RawMessage(`{"name":"Ada"}`), toolregistry.ExecOptions{})
+	res, err := tools.Execute(root, root, "greet", json.RawMessage(`{"name":"Ada"}`), toolregistry.ExecOptions{})
 	fmt.Println(res.Text(), err)
-	res, err = tools.Execute(root, "greet", json.RawMessage(`{"name":42}`), toolregistry.ExecOptions{})
+	res, err = tools.Execute(root, root, "greet", json.RawMessage(`{"name":42}`), toolregistry.ExecOptions{})
 	fmt.Println(errors.Is(err, toolregistry.ErrInvalidArgs), res.IsError)
 
 	// Unloading the plugin unregisters its tool.
 	_ = greeterScope.Dispose(context.Background())
-	_, err = tools.Execute(root, "greet", json.RawMessage(`{"name":"Ada"}`), toolregistry.ExecOptions{})
+	_, err = tools.Execute(root, root, "greet", json.RawMessage(`{"name":"Ada"}`), toolregistry.ExecOptions{})
 	fmt.Println(err)
 	// Output:
 	// greet (by greeter): Greets someone by name.
@@ -92,7 +92,7 @@ func ExampleCall_Cancel() {
 		panic(err)
 	}
 	close(connectionClosed)
-	_, err = tools.Execute(root, "wait", nil, toolregistry.ExecOptions{})
+	_, err = tools.Execute(root, root, "wait", nil, toolregistry.ExecOptions{})
 	fmt.Println(err, errors.Is(err, errClosed))
 	// Output:
 	// tool "wait": the connection closed true

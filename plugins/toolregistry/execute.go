@@ -16,10 +16,6 @@ import (
 // ExecOptions adjusts one [Registry.Execute] call. The zero value is ready to use; it is a
 // plain value, read once by Execute.
 type ExecOptions struct {
-	// Context bounds the call: its cancellation (or deadline) cancels the tool and the
-	// approval wait, and its values reach the tool. Nil means the caller's context, so the
-	// call ends when the caller's scope unloads; derive Context from the caller to keep that.
-	Context context.Context
 	// CallID identifies the call in the history and events; empty means "call_<n>".
 	CallID string
 }
@@ -119,7 +115,11 @@ func (x *run) current() (*Result, error) { return x.rec.Result, nil }
 
 func allowAll() (Decision, error) { return Decision{Action: Allow}, nil }
 
-// Execute runs the tool called name, as visible from c's scope, through the pipeline:
+// Execute runs the tool called name, as visible from c's scope, through the pipeline.
+// cx bounds the call: its cancellation (or deadline) cancels the tool and the approval wait,
+// and its values reach the tool. Pass c itself (a [*ctx.Context] is a [context.Context]) for
+// a call that ends when the caller's scope unloads, or a context derived from c to keep that
+// and add a deadline; nil means c. The steps:
 //
 //  1. lookup (unknown or hidden → [CodeUnknownTool]);
 //  2. argument validation: a JSON object ("{}" when args is empty) valid against the
@@ -127,7 +127,7 @@ func allowAll() (Decision, error) { return Decision{Action: Allow}, nil }
 //  3. the [Policy] waterfall (default allow; [Ask] consults the [ApprovalKey] service)
 //     ([CodeDenied]); a call whose context is done before or after it stops there
 //     ([CodeCancelled]);
-//  4. the tool's Execute with opts.Context (or c) and the tool's timeout ([CodeTimeout],
+//  4. the tool's Execute with cx and the tool's timeout ([CodeTimeout],
 //     [CodeCancelled], [CodeToolError], [CodePanic]), then its Project;
 //  5. output validation of Result.Structured against the output schema
 //     ([CodeInvalidOutput]);
@@ -140,7 +140,7 @@ func allowAll() (Decision, error) { return Decision{Action: Allow}, nil }
 // reports the failure to the model ("Error: <message>", or the tool's own error content),
 // and err is a [*ToolError] with the outcome's code. args is kept in the history and must
 // not be modified afterwards.
-func (r *Registry) Execute(c *ctx.Context, name string, args json.RawMessage, opts ExecOptions) (*Result, error) {
+func (r *Registry) Execute(cx context.Context, c *ctx.Context, name string, args json.RawMessage, opts ExecOptions) (*Result, error) {
 	o := r.options()
 	x := &run{}
 	rec := &x.rec
@@ -153,7 +153,7 @@ func (r *Registry) Execute(c *ctx.Context, name string, args json.RawMessage, op
 	rec.Tool, rec.Args = name, args
 	rec.Scope = c.Scope()
 	rec.ScopeName = rec.Scope.Name()
-	base := opts.Context
+	base := cx
 	if base == nil {
 		base = c
 	}

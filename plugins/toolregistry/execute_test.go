@@ -247,7 +247,7 @@ func TestExecutePipeline(t *testing.T) {
 			if tc.args != "" {
 				args = json.RawMessage(tc.args)
 			}
-			res, err := reg.Execute(root, call, args, toolregistry.ExecOptions{Context: tc.context, CallID: "c1"})
+			res, err := reg.Execute(tc.context, root, call, args, toolregistry.ExecOptions{CallID: "c1"})
 			checkOutcome(t, res, err, tc.want, tc.text)
 			if ran.Load() != tc.ran {
 				t.Fatalf("tool ran: %v, want %v", ran.Load(), tc.ran)
@@ -276,7 +276,7 @@ func TestDefaultTimeout(t *testing.T) {
 	if _, err := reg.Register(root, toolregistry.Tool{Name: "slow", Execute: blockUntilDone}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := reg.Execute(root, "slow", nil, toolregistry.ExecOptions{})
+	res, err := reg.Execute(root, root, "slow", nil, toolregistry.ExecOptions{})
 	checkOutcome(t, res, err, toolregistry.CodeTimeout, "timed out after 1ms")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("%v does not wrap context.DeadlineExceeded", err)
@@ -301,7 +301,7 @@ func TestCancelDuringExecution(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := reg.Execute(root, "block", nil, toolregistry.ExecOptions{Context: cx})
+		res, err := reg.Execute(cx, root, "block", nil, toolregistry.ExecOptions{})
 		done <- outcome{res, err}
 	}()
 	<-started
@@ -327,7 +327,7 @@ func TestCallerUnloadCancels(t *testing.T) {
 	c := scopeCtx(t, agent)
 	done := make(chan error, 1)
 	go func() {
-		_, err := reg.Execute(c, "block", nil, toolregistry.ExecOptions{})
+		_, err := reg.Execute(c, c, "block", nil, toolregistry.ExecOptions{})
 		done <- err
 	}()
 	<-started
@@ -357,7 +357,7 @@ func TestCallContents(t *testing.T) {
 		t.Fatal(err)
 	}
 	cx := context.WithValue(context.Background(), key{}, "v")
-	if _, err := reg.Execute(root, "probe", json.RawMessage(`{"x":1}`), toolregistry.ExecOptions{Context: cx}); err != nil {
+	if _, err := reg.Execute(cx, root, "probe", json.RawMessage(`{"x":1}`), toolregistry.ExecOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	call := <-got
@@ -368,7 +368,7 @@ func TestCallContents(t *testing.T) {
 	if v := <-values; v != "v" {
 		t.Fatalf("the tool's context lacks the caller's values: %v", v)
 	}
-	if _, err := reg.Execute(root, "probe", nil, toolregistry.ExecOptions{}); err != nil {
+	if _, err := reg.Execute(root, root, "probe", nil, toolregistry.ExecOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if next := <-got; next.ID == call.ID {
@@ -403,18 +403,18 @@ func TestPolicyRequest(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reg.Execute(root, "t", json.RawMessage(`{"q":"hi"}`), toolregistry.ExecOptions{CallID: "c9"}); err != nil {
+	if _, err := reg.Execute(root, root, "t", json.RawMessage(`{"q":"hi"}`), toolregistry.ExecOptions{CallID: "c9"}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"c9", "t", "gh", `{"q":"hi"}`, "root", "allow"}; strings.Join(seen, "|") != strings.Join(want, "|") {
 		t.Fatalf("policy saw %q, want %q", seen, want)
 	}
-	if _, err := reg.Execute(root, "t", json.RawMessage(`{"q":"secret"}`), toolregistry.ExecOptions{}); !errors.Is(err, toolregistry.ErrDenied) {
+	if _, err := reg.Execute(root, root, "t", json.RawMessage(`{"q":"secret"}`), toolregistry.ExecOptions{}); !errors.Is(err, toolregistry.ErrDenied) {
 		t.Fatalf("second listener's deny: %v", err)
 	}
 	// Invalid arguments never reach the policy.
 	calls.Store(0)
-	if _, err := reg.Execute(root, "t", json.RawMessage(`{"q":1}`), toolregistry.ExecOptions{}); !errors.Is(err, toolregistry.ErrInvalidArgs) {
+	if _, err := reg.Execute(root, root, "t", json.RawMessage(`{"q":1}`), toolregistry.ExecOptions{}); !errors.Is(err, toolregistry.ErrInvalidArgs) {
 		t.Fatal(err)
 	}
 	if calls.Load() != 0 {
@@ -535,7 +535,7 @@ func TestPostExecute(t *testing.T) {
 			if _, err := toolregistry.PostExecute.On(root, tc.listener); err != nil {
 				t.Fatal(err)
 			}
-			res, err := reg.Execute(root, "t", nil, toolregistry.ExecOptions{})
+			res, err := reg.Execute(root, root, "t", nil, toolregistry.ExecOptions{})
 			checkOutcome(t, res, err, tc.want, tc.text)
 			if rec := reg.History()[0]; rec.Outcome != tc.want || rec.Result != res {
 				t.Fatalf("record %+v", rec)

@@ -79,7 +79,7 @@ func exec(t *testing.T, reg *toolregistry.Registry, c *ctx.Context, name, args s
 	if args != "" {
 		raw = json.RawMessage(args)
 	}
-	res, err := reg.Execute(c, name, raw, toolregistry.ExecOptions{})
+	res, err := reg.Execute(c, c, name, raw, toolregistry.ExecOptions{})
 	if res == nil {
 		t.Fatalf("Execute(%s) returned a nil result (err %v)", name, err)
 	}

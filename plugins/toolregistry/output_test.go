@@ -56,7 +56,7 @@ func TestOutputCap(t *testing.T) {
 				Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) { return orig, nil }}); err != nil {
 				t.Fatal(err)
 			}
-			res, _ := reg.Execute(root, "big", nil, toolregistry.ExecOptions{})
+			res, _ := reg.Execute(root, root, "big", nil, toolregistry.ExecOptions{})
 			if !reflect.DeepEqual(res.Content, tc.want) {
 				t.Fatalf("content\n got %q\nwant %q", res.Content, tc.want)
 			}
@@ -78,7 +78,7 @@ func TestHistory(t *testing.T) {
 	}
 	call := func(ids ...string) {
 		for _, id := range ids {
-			_, _ = reg.Execute(root, "t", nil, toolregistry.ExecOptions{CallID: id})
+			_, _ = reg.Execute(root, root, "t", nil, toolregistry.ExecOptions{CallID: id})
 		}
 	}
 	ids := func() string {
@@ -141,7 +141,7 @@ func TestRecordJSON(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = reg.Execute(root, "fail", json.RawMessage(`{"a":1}`), toolregistry.ExecOptions{CallID: "c1"})
+	_, _ = reg.Execute(root, root, "fail", json.RawMessage(`{"a":1}`), toolregistry.ExecOptions{CallID: "c1"})
 	b, err := json.Marshal(reg.History()[0])
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestImageResult(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := reg.Execute(root, "screenshot", nil, toolregistry.ExecOptions{})
+	res, err := reg.Execute(root, root, "screenshot", nil, toolregistry.ExecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

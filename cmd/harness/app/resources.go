@@ -36,7 +36,7 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 			if _, ok := reg.Lookup(h.root, tool); !ok {
 				return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
 			}
-			res, terr := reg.Execute(h.root, tool, raw, toolregistry.ExecOptions{Context: c})
+			res, terr := reg.Execute(c, h.root, tool, raw, toolregistry.ExecOptions{})
 			if asJSON {
 				if err := writeJSON(a, canonical(res)); err != nil {
 					return err

@@ -65,7 +65,7 @@ error exits with status 1.`,
 					return err
 				}
 				h.logger.Debug("calling tool", "tool", name)
-				res, terr := reg.Execute(h.root, name, raw, toolregistry.ExecOptions{Context: c})
+				res, terr := reg.Execute(c, h.root, name, raw, toolregistry.ExecOptions{})
 				if callJSON {
 					if err := writeJSON(a, canonicalCall(res, terr)); err != nil {
 						return err
