@@ -140,10 +140,12 @@ func (m *Manager) Restart(ctx context.Context, name string) error {
 	rec.restarts++
 	rec.mountKey, rec.mountErr = "", ""
 	cancelProbesLocked(rec)
-	m.kickLocked(rec)
-	idle := rec.idle
+	idle := m.kickLocked(rec)
 	m.dirtyLocked()
 	m.mu.Unlock()
+	if idle == nil {
+		return errClosed() // the manager is unloading
+	}
 	m.log.Info("mcp server restart requested", "server", name)
 
 	select {

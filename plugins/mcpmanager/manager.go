@@ -25,19 +25,26 @@ const disposeTimeout = 30 * time.Second
 //
 // Concurrency: every method is safe for concurrent use. One mutex guards the manager's
 // state and is never held while other code runs (client mounts and disposals, listeners,
-// credentials lookups, probes). Each server name has at most one worker goroutine, owned
-// by the manager's scope, that replaces its instance; workers of different names run in
-// parallel, so a slow server never delays another. Watch streams are fed by a publisher
-// goroutine and status events dispatched by another, so neither a slow subscriber nor a
-// slow or failing listener ever blocks the manager.
+// credentials lookups, probes). Every goroutine of the manager is an effect of its scope:
+// each server name has a [ctx.Worker] that replaces its instance (dispose, then mount, one
+// step at a time), so the replacements of one server never overlap while those of
+// different servers run in parallel and a slow server never delays another. Watch streams
+// are fed by a publisher worker and status events dispatched by another, so neither a slow
+// subscriber nor a slow or failing listener ever blocks the manager. Each instance is a
+// child scope of the manager's, mounting the client plugin with the resolved entry as its
+// configuration.
 type Manager struct {
-	c     *ctx.Context // the manager's activation
-	scope *ctx.Scope
-	log   *slog.Logger
-	cfg   Config
-	hk    hooks
-	creds *FileCredentials
-	wg    sync.WaitGroup // workers, probes, publisher, file watcher, shutdown
+	c       *ctx.Context // the manager's activation
+	servers *ctx.Context // where instances and per-server workers live (see apply)
+	scope   *ctx.Scope
+	log     *slog.Logger
+	cfg     Config
+	hk      hooks
+	creds   *FileCredentials
+	pub     *ctx.Worker // builds and offers snapshots, queues events (publish.go)
+	emitter *ctx.Worker // dispatches queued StatusEvents
+	events  *eventQueue
+	sent    map[viewKey]View // views last queued as events; the publisher's own
 
 	mu       sync.Mutex
 	active   bool // the manager's scope is active: clients can find the status sink
@@ -50,16 +57,12 @@ type Manager struct {
 	open     map[*registration]struct{} // registrations whose gone channel is open
 	records  map[string]*record
 	retSeq   uint64
-	byScope  map[*ctx.Scope]*instance
-	early    map[*ctx.Scope]mcpclient.Status // reports that arrived before their mount was recorded
-	mounting int                             // mounts between Plugin and commit
 
 	// Published state (see publish.go).
 	version  uint64
 	last     map[viewKey]View // last built view per entry, for Since and UpdatedAt
 	since    map[viewKey]time.Time
 	lastSnap Snapshot
-	signal   chan struct{}
 	watchers map[*watcher]struct{}
 }
 
@@ -84,15 +87,15 @@ type registration struct {
 	closed  bool
 }
 
-// record is the runtime of one server name: its instance and its worker.
+// record is the runtime of one server name: its worker and instance. A record that holds
+// nothing any more is forgotten by its worker's last run.
 type record struct {
 	name     string
-	inst     *instance
+	w        *ctx.Worker  // nil once the manager is unloading
+	stop     ctx.Disposer // disposes w
+	inst     *instance    // the mounted instance
+	pending  *instance    // the instance being mounted (reports may arrive before its scope is known)
 	restarts uint64
-	busy     bool
-	idle     chan struct{} // closed when the current busy period ends
-	mountFor *registration // registration whose mount is in flight
-	mounting bool
 	// mountKey and mountErr: the last mount of the definition with key mountKey failed.
 	mountKey string
 	mountErr string
@@ -157,12 +160,11 @@ func newManager(c *ctx.Context, cfg Config, hk hooks) *Manager {
 		hk:       hk,
 		records:  make(map[string]*record),
 		open:     make(map[*registration]struct{}),
-		byScope:  make(map[*ctx.Scope]*instance),
-		early:    make(map[*ctx.Scope]mcpclient.Status),
 		last:     make(map[viewKey]View),
 		since:    make(map[viewKey]time.Time),
-		signal:   make(chan struct{}, 1),
 		watchers: make(map[*watcher]struct{}),
+		events:   newEventQueue(),
+		sent:     make(map[viewKey]View),
 	}
 	if cfg.credentialsPath != "" {
 		m.creds = NewFileCredentials(cfg.credentialsPath)
@@ -215,46 +217,41 @@ func (m *Manager) registrationLocked(name string) *registration {
 	return nil
 }
 
-// recordLocked returns the record of name, creating it.
+// recordLocked returns the record of name, creating it with its worker.
 func (m *Manager) recordLocked(name string) *record {
 	rec := m.records[name]
 	if rec == nil {
 		rec = &record{name: name, probes: make(map[*probeRun]struct{})}
+		// Fails only once the manager is unloading; the record then has nothing to run.
+		rec.w, rec.stop, _ = m.servers.NewWorker("mcpManager.server:"+name, func(run context.Context) error {
+			m.work(run, rec)
+			return nil
+		})
 		m.records[name] = rec
 	}
 	return rec
 }
 
-// forgetLocked drops a record that holds nothing any more.
-func (m *Manager) forgetLocked(rec *record) {
-	if rec.busy || rec.inst != nil || rec.blocked || len(rec.probes) > 0 {
-		return
+// forgetLocked drops rec if it holds nothing any more, and reports whether it did.
+func (m *Manager) forgetLocked(rec *record) bool {
+	if m.closed || rec.inst != nil || rec.pending != nil || rec.blocked || len(rec.probes) > 0 || m.records[rec.name] != rec {
+		return false
 	}
 	if _, ok := m.desiredLocked(rec); ok {
-		return
+		return false
 	}
-	if m.records[rec.name] == rec {
-		delete(m.records, rec.name)
-	}
+	delete(m.records, rec.name)
+	return true
 }
 
 // ---- workers --------------------------------------------------------------------------
 
-// kickLocked makes sure a worker looks at rec.
-func (m *Manager) kickLocked(rec *record) {
-	if !m.active && !m.closed {
-		return // activate kicks every record
+// kickLocked makes rec's worker look at it, and returns a channel closed once it has.
+func (m *Manager) kickLocked(rec *record) <-chan struct{} {
+	if (!m.active && !m.closed) || rec.w == nil {
+		return nil // activate kicks every record
 	}
-	if rec.busy {
-		return // the worker re-reads the desired state before each step
-	}
-	rec.busy = true
-	rec.idle = make(chan struct{})
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		m.work(rec)
-	}()
+	return rec.w.Kick()
 }
 
 // cancelProbesLocked cancels rec's probes and returns their done channels.
@@ -291,15 +288,17 @@ func (m *Manager) nextLocked(rec *record) (action, desired) {
 
 // changingLocked reports whether rec's instance is being replaced, or is about to be.
 func (m *Manager) changingLocked(rec *record) bool {
-	if rec.mounting || (rec.inst != nil && rec.inst.stopping) {
+	if rec.pending != nil || (rec.inst != nil && rec.inst.stopping) {
 		return true
 	}
 	act, _ := m.nextLocked(rec)
 	return act != actIdle
 }
 
-// work moves rec towards its desired state, one step at a time, until nothing is left.
-func (m *Manager) work(rec *record) {
+// work is a run of rec's worker: it moves rec towards its desired state, one step at a
+// time, until nothing is left. Probes of rec are cancelled, and their cleanup awaited,
+// before each step.
+func (m *Manager) work(run context.Context, rec *record) {
 	for {
 		m.mu.Lock()
 		act, d := m.nextLocked(rec)
@@ -307,88 +306,73 @@ func (m *Manager) work(rec *record) {
 		switch act {
 		case actDispose:
 			inst.stopping = true
-			probes := cancelProbesLocked(rec)
-			m.dirtyLocked()
-			m.mu.Unlock()
-			waitAll(probes)
-			m.dispose(rec, inst)
 		case actMount:
-			rec.mounting, rec.mountFor = true, d.reg
-			m.mounting++
-			probes := cancelProbesLocked(rec)
-			m.dirtyLocked()
-			m.mu.Unlock()
-			waitAll(probes)
-			m.mount(rec, d)
+			rec.pending = &instance{e: d.e, src: d.src, owner: d.reg, key: d.key}
 		default:
-			rec.busy = false
-			close(rec.idle)
-			m.forgetLocked(rec)
+			forget := m.forgetLocked(rec)
 			m.dirtyLocked()
 			m.mu.Unlock()
+			if forget {
+				_ = rec.stop(run) // from its own run: does not wait
+			}
 			return
+		}
+		probes := cancelProbesLocked(rec)
+		m.dirtyLocked()
+		m.mu.Unlock()
+		for _, ch := range probes {
+			<-ch
+		}
+		if act == actDispose {
+			m.dispose(rec, inst)
+		} else {
+			m.mount(rec, d)
 		}
 	}
 }
 
-func waitAll(chs []chan struct{}) {
-	for _, ch := range chs {
-		<-ch
-	}
-}
-
-// mount resolves d and mounts a client for it, then records the instance.
+// mount resolves d and mounts a client for it as a child scope whose configuration is the
+// resolved entry, then records the instance.
 func (m *Manager) mount(rec *record, d desired) {
 	r := &resolver{lookupEnv: m.hk.lookupEnv, secrets: m.credentials}
 	res, err := d.e.resolve(r)
 	var scope *ctx.Scope
 	if err == nil {
-		scope, err = m.c.Plugin(m.hk.client, res.cfg)
+		scope, err = m.servers.Plugin(m.hk.client, res.cfg)
 		if errors.Is(err, ctx.ErrInactive) {
 			err = errClosed()
 		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.mounting--
-	rec.mounting, rec.mountFor = false, nil
+	inst := rec.pending
+	rec.pending = nil
 	defer m.dirtyLocked()
-	now := m.hk.now()
+	rec.lastEntry, rec.lastSource = d.e, d.src
 	if err != nil {
 		msg := err.Error()
 		if res != nil {
 			msg = res.scrub.clean(msg)
 		}
 		rec.mountKey, rec.mountErr = d.key, msg
-		rec.lastEntry, rec.lastSource = d.e, d.src
 		if !m.closed {
 			m.log.Warn("mcp server not started", "server", rec.name, "err", msg)
-		}
-		if m.mounting == 0 {
-			clear(m.early)
 		}
 		m.closeGoneLocked(d.reg)
 		return
 	}
 	rec.mountKey, rec.mountErr = "", ""
 	rec.starts++
-	rec.lastEntry, rec.lastSource = d.e, d.src
 	rec.lastOwner = ""
 	if d.reg != nil {
 		rec.lastOwner = d.reg.owner
 	}
-	inst := &instance{scope: scope, e: d.e, src: d.src, owner: d.reg, key: d.key, scrub: res.scrub, startedAt: now}
+	inst.scope, inst.scrub, inst.startedAt = scope, res.scrub, m.hk.now()
 	rec.inst = inst
-	m.byScope[scope] = inst
-	if st, ok := m.early[scope]; ok {
-		delete(m.early, scope)
-		m.applyReportLocked(inst, st)
+	if inst.incomplete { // reported before the mount was recorded
+		m.blockLocked(rec, "the server's process group could not be confirmed gone")
 	}
-	if m.mounting == 0 {
-		clear(m.early)
-	}
-	state, serr := scope.State(), scope.Err()
-	m.applyScopeStateLocked(inst, state, serr)
+	m.applyScopeStateLocked(inst, scope.State(), scope.Err())
 	m.log.Debug("mcp server mounted", "server", rec.name, "source", d.src, "instance", scope.ID())
 }
 
@@ -401,7 +385,6 @@ func (m *Manager) dispose(rec *record, inst *instance) {
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.byScope, inst.scope)
 	rec.inst = nil
 	switch {
 	case inst.incomplete || errors.Is(err, mcpclient.ErrCleanupIncomplete):
@@ -432,7 +415,7 @@ func (m *Manager) closeGoneLocked(reg *registration) {
 		return
 	}
 	if rec := m.records[reg.e.name]; rec != nil {
-		if (rec.inst != nil && rec.inst.owner == reg) || (rec.mounting && rec.mountFor == reg) {
+		if (rec.inst != nil && rec.inst.owner == reg) || (rec.pending != nil && rec.pending.owner == reg) {
 			return
 		}
 	}
@@ -470,15 +453,28 @@ func (s sink) ReportStatus(st mcpclient.Status) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	inst := m.byScope[st.Scope]
+	inst := m.instanceLocked(st.Server, st.Scope)
 	if inst == nil {
-		if m.mounting > 0 {
-			m.early[st.Scope] = st
-		}
 		return
 	}
 	m.applyReportLocked(inst, st)
 	m.dirtyLocked()
+}
+
+// instanceLocked returns the instance of name running in scope: the mounted one, or the
+// one being mounted (its scope is not recorded yet; since a name's instances never
+// overlap, a child scope reporting that name is it).
+func (m *Manager) instanceLocked(name string, scope *ctx.Scope) *instance {
+	rec := m.records[name]
+	switch {
+	case rec == nil:
+		return nil
+	case rec.inst != nil && rec.inst.scope == scope:
+		return rec.inst
+	case rec.pending != nil:
+		return rec.pending
+	}
+	return nil
 }
 
 func (m *Manager) applyReportLocked(inst *instance, st mcpclient.Status) {
@@ -515,9 +511,12 @@ func (m *Manager) onScopeStatus(ch ctx.StatusChange) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if inst := m.byScope[ch.Scope]; inst != nil {
-		m.applyScopeStateLocked(inst, ch.New, serr)
-		m.dirtyLocked()
+	for _, rec := range m.records {
+		if inst := rec.inst; inst != nil && inst.scope == ch.Scope {
+			m.applyScopeStateLocked(inst, ch.New, serr)
+			m.dirtyLocked()
+			break
+		}
 	}
 	return nil
 }
@@ -548,38 +547,51 @@ func (m *Manager) activate() {
 	m.kickAllLocked()
 }
 
-// kickAllLocked kicks every name that is defined or has a record.
-func (m *Manager) kickAllLocked() {
+// kickAllLocked kicks every name that is defined or has a record, and returns the
+// channels of the runs.
+func (m *Manager) kickAllLocked() []<-chan struct{} {
+	var out []<-chan struct{}
 	for _, e := range m.settings {
-		m.kickLocked(m.recordLocked(e.name))
+		m.recordLocked(e.name)
 	}
 	for _, r := range m.regs {
-		m.kickLocked(m.recordLocked(r.e.name))
+		m.recordLocked(r.e.name)
 	}
 	for _, rec := range m.records {
-		m.kickLocked(rec)
+		if ch := m.kickLocked(rec); ch != nil {
+			out = append(out, ch)
+		}
 	}
+	return out
 }
 
-// shutdown runs when the manager's activation ends: it refuses new work, cancels probes,
-// ends watch streams and has every worker dispose its instance, in parallel.
-func (m *Manager) shutdown() {
+// stop is the first step of the manager's unload: it refuses new work, cancels probes,
+// ends watch streams and has every worker dispose its instance, in parallel, and waits
+// for them.
+func (m *Manager) stop(dctx context.Context) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.closed = true
 	for _, rec := range m.records {
 		cancelProbesLocked(rec)
 	}
-	m.kickAllLocked()
+	runs := m.kickAllLocked()
 	for w := range m.watchers {
 		w.closeLocked(m)
 	}
+	m.mu.Unlock()
+	for _, ch := range runs {
+		select {
+		case <-ch:
+		case <-dctx.Done():
+			return fmt.Errorf("mcp manager: waiting for the servers to stop: %w", dctx.Err())
+		}
+	}
+	return nil
 }
 
-// finish runs last in the manager's unload, once every goroutine has returned: it releases
-// registrations whose disposers still wait.
-func (m *Manager) finish() {
-	m.wg.Wait()
+// finish runs last in the manager's unload, once every worker and probe has returned: it
+// releases registrations whose disposers still wait.
+func (m *Manager) finish(context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for r := range m.open {
@@ -587,4 +599,5 @@ func (m *Manager) finish() {
 		close(r.gone)
 		delete(m.open, r)
 	}
+	return nil
 }

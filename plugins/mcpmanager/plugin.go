@@ -33,50 +33,53 @@ func apply(c *ctx.Context, cfg Config) error {
 	}
 	m := newManager(c, cfg, hk)
 
-	// Registered first, so it runs last in the unload: it waits for every goroutine the
-	// manager started, including the disposals begun by shutdown.
-	if _, err := c.Defer("mcpManager:join", func(context.Context) error {
-		m.finish()
+	// Every goroutine of the manager is an effect of its scope, and the unload undoes them
+	// newest first. Registered first, finish runs last: it releases the registrations whose
+	// disposers still wait.
+	if _, err := c.Defer("mcpManager:finish", m.finish); err != nil {
+		return err
+	}
+	// Instances and their workers nest under one effect, older than stop (registered last,
+	// so it runs first): stop has the workers dispose every instance in parallel before
+	// the effect itself goes.
+	if _, err := c.Effect("mcpManager:servers", func(e *ctx.Effect) error {
+		m.servers = e.Context()
 		return nil
 	}); err != nil {
 		return err
 	}
-	m.wg.Add(1)
-	context.AfterFunc(c, func() {
-		defer m.wg.Done()
-		m.shutdown()
-	})
+	var err error
+	if m.pub, _, err = c.NewWorker("mcpManager:publish", m.publish); err != nil {
+		return err
+	}
+	if m.emitter, _, err = c.NewWorker("mcpManager:emit", m.emit); err != nil {
+		return err
+	}
 	if _, err := ctx.StatusChanged.On(c, m.onScopeStatus); err != nil {
 		return err
 	}
-
 	if m.cfg.settingsPath != "" {
 		sw := newSettingsWatch(m, m.cfg.settingsPath)
 		m.reload()
-		m.wg.Add(1)
-		go func() {
-			defer m.wg.Done()
-			sw.run(c)
-		}()
+		if _, err := c.Go("mcpManager:settings", func(run context.Context) error {
+			sw.run(run)
+			return nil
+		}); err != nil {
+			sw.disarm()
+			return err
+		}
 	}
-	q := newEventQueue()
-	m.wg.Add(2)
-	go func() {
-		defer m.wg.Done()
-		m.publish(c, q)
-	}()
-	go func() {
-		defer m.wg.Done()
-		m.emit(c, q)
-	}()
-
 	if _, err := mcpclient.StatusSinkKey.Provide(c, sink{m}); err != nil {
 		return err
 	}
 	if _, err := Key.Provide(c, m); err != nil {
 		return err
 	}
-	return m.exposeRemote(c)
+	if err := m.exposeRemote(c); err != nil {
+		return err
+	}
+	_, err = c.Defer("mcpManager:stop", m.stop)
+	return err
 }
 
 // Remote parameters and results; plain values.

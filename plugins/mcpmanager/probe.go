@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -78,21 +79,21 @@ type ProbeResult struct {
 }
 
 // clientProbe is the production probe.
-func clientProbe(ctx context.Context, cfg mcpclient.Config, opts ProbeOptions) mcpclient.ProbeResult {
-	return mcpclient.Probe(ctx, cfg, mcpclient.ProbeOptions{MaxTools: opts.MaxTools, MaxDescriptionBytes: opts.MaxDescriptionBytes})
+func clientProbe(c context.Context, cfg mcpclient.Config, opts ProbeOptions) mcpclient.ProbeResult {
+	return mcpclient.Probe(c, cfg, mcpclient.ProbeOptions{MaxTools: opts.MaxTools, MaxDescriptionBytes: opts.MaxDescriptionBytes})
 }
 
 // Probe tests the server called name without touching its live instance: it resolves the
 // entry's templates, connects, lists the tools and closes. Disabled entries can be probed
 // (that is how a surface tests an entry before enabling it). The probe is cancelled when
-// ctx ends, when the entry changes or the server is replaced (restart, reload), and when
+// rc ends, when the entry changes or the server is replaced (restart, reload), and when
 // the manager stops; the result then says so.
 //
 // It fails with [ErrNotFound] for an unknown name, [ErrConflict] while the server is being
 // replaced or when its cleanup is incomplete ([ErrCleanupIncomplete]), [ErrBadRequest]
 // for invalid options, and [ErrUnavailable] when the manager is stopped or the entry
 // needs a credentials provider and none is available. Every other failure is a result.
-func (m *Manager) Probe(ctx context.Context, name string, opts ProbeOptions) (ProbeResult, error) {
+func (m *Manager) Probe(rc context.Context, name string, opts ProbeOptions) (ProbeResult, error) {
 	if err := opts.validate(); err != nil {
 		return ProbeResult{}, errorf(CodeBadRequest, name, "probe options: %v", err)
 	}
@@ -123,23 +124,36 @@ func (m *Manager) Probe(ctx context.Context, name string, opts ProbeOptions) (Pr
 	if rec == nil {
 		rec = m.recordLocked(name)
 	}
-	pctx, cancel := context.WithCancelCause(ctx)
+	pctx, cancel := context.WithCancelCause(rc)
 	run := &probeRun{cancel: cancel, done: make(chan struct{})}
 	rec.probes[run] = struct{}{}
-	m.wg.Add(1)
 	m.mu.Unlock()
-	stop := context.AfterFunc(m.c, func() { cancel(errors.New("the manager is stopping")) })
 	defer func() {
-		stop()
 		cancel(nil)
 		m.mu.Lock()
 		delete(rec.probes, run)
 		close(run.done)
-		m.forgetLocked(rec)
 		m.mu.Unlock()
-		m.wg.Done()
 	}()
+	// The probe is an effect of the manager's scope: its unload cancels the probe and waits
+	// for it to return.
+	var out ProbeResult
+	var perr error
+	dispose, err := m.c.Effect("mcpManager.probe:"+name, func(e *ctx.Effect) error {
+		stop := context.AfterFunc(e.Context(), func() { cancel(errors.New("the manager is stopping")) })
+		defer stop()
+		out, perr = m.probe(pctx, name, d, opts)
+		return nil
+	})
+	if err != nil {
+		return ProbeResult{}, errClosed()
+	}
+	_ = dispose(context.Background()) // registered nothing: only detaches the effect
+	return out, perr
+}
 
+// probe runs one probe of d, cancelled by pctx.
+func (m *Manager) probe(pctx context.Context, name string, d desired, opts ProbeOptions) (ProbeResult, error) {
 	budget, cancelBudget := context.WithTimeoutCause(pctx, opts.budget(),
 		fmt.Errorf("the probe budget of %v ran out", opts.budget()))
 	defer cancelBudget()

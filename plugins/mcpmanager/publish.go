@@ -30,9 +30,8 @@ func keyOf(v View) viewKey { return viewKey{v.Name, v.Source, v.Removed} }
 
 // dirtyLocked wakes the publisher.
 func (m *Manager) dirtyLocked() {
-	select {
-	case m.signal <- struct{}{}:
-	default:
+	if m.pub != nil {
+		m.pub.Kick()
 	}
 }
 
@@ -277,46 +276,46 @@ func (in *instance) fill(v *View) {
 
 // ---- publisher ------------------------------------------------------------------------
 
-// publish runs until the manager's activation ends: after each change it builds the
-// snapshot, hands it to every watcher and queues a StatusEvent for each changed view.
-func (m *Manager) publish(run context.Context, q *eventQueue) {
-	sent := make(map[viewKey]View)
-	for {
-		select {
-		case <-run.Done():
-			return
-		case <-m.signal:
-		}
-		m.mu.Lock()
-		if m.closed {
-			m.mu.Unlock()
-			return
-		}
-		snap := m.buildLocked()
-		for w := range m.watchers {
-			w.offerLocked(snap)
-		}
+// publish is a run of the publisher worker: it builds the snapshot, hands it to every
+// watcher and queues a StatusEvent for each view changed since the last run. Changes made
+// while it runs kick it again.
+func (m *Manager) publish(run context.Context) error {
+	m.mu.Lock()
+	if m.closed || run.Err() != nil {
 		m.mu.Unlock()
+		return nil
+	}
+	snap := m.buildLocked()
+	for w := range m.watchers {
+		w.offerLocked(snap)
+	}
+	m.mu.Unlock()
 
-		seen := make(map[viewKey]bool, len(snap.Servers))
-		for _, v := range snap.Servers {
-			k := keyOf(v)
-			seen[k] = true
-			if prev, ok := sent[k]; ok && prev.equal(v) {
-				continue
-			}
-			sent[k] = v
-			m.log.Debug("mcp server status", "server", v.Name, "source", v.Source, "status", v.Status, "removed", v.Removed, "err", v.Error)
-			q.push(k, StatusChange{Name: v.Name, Status: v})
+	seen := make(map[viewKey]bool, len(snap.Servers))
+	queued := false
+	for _, v := range snap.Servers {
+		k := keyOf(v)
+		seen[k] = true
+		if prev, ok := m.sent[k]; ok && prev.equal(v) {
+			continue
 		}
-		for k, v := range sent {
-			if !seen[k] {
-				delete(sent, k)
-				m.log.Debug("mcp server removed from the list", "server", v.Name, "source", v.Source)
-				q.push(k, StatusChange{Name: v.Name, Status: v, Removed: true})
-			}
+		m.sent[k] = v
+		m.log.Debug("mcp server status", "server", v.Name, "source", v.Source, "status", v.Status, "removed", v.Removed, "err", v.Error)
+		m.events.push(k, StatusChange{Name: v.Name, Status: v})
+		queued = true
+	}
+	for k, v := range m.sent {
+		if !seen[k] {
+			delete(m.sent, k)
+			m.log.Debug("mcp server removed from the list", "server", v.Name, "source", v.Source)
+			m.events.push(k, StatusChange{Name: v.Name, Status: v, Removed: true})
+			queued = true
 		}
 	}
+	if queued {
+		m.emitter.Kick()
+	}
+	return nil
 }
 
 // eventQueue holds the status changes not emitted yet, at most one per view: a newer change
@@ -325,11 +324,10 @@ type eventQueue struct {
 	mu      sync.Mutex
 	order   []viewKey
 	pending map[viewKey]StatusChange
-	signal  chan struct{}
 }
 
 func newEventQueue() *eventQueue {
-	return &eventQueue{pending: make(map[viewKey]StatusChange), signal: make(chan struct{}, 1)}
+	return &eventQueue{pending: make(map[viewKey]StatusChange)}
 }
 
 func (q *eventQueue) push(k viewKey, ch StatusChange) {
@@ -339,10 +337,6 @@ func (q *eventQueue) push(k viewKey, ch StatusChange) {
 	}
 	q.pending[k] = ch
 	q.mu.Unlock()
-	select {
-	case q.signal <- struct{}{}:
-	default:
-	}
 }
 
 func (q *eventQueue) pop() (StatusChange, bool) {
@@ -358,26 +352,20 @@ func (q *eventQueue) pop() (StatusChange, bool) {
 	return ch, true
 }
 
-// emit dispatches the queued changes, one at a time, until the manager's activation ends.
+// emit is a run of the emitter worker: it dispatches the queued changes, one at a time.
 // Listeners run in parallel; a slow one delays later events (which coalesce meanwhile),
 // never the manager or its watch streams.
-func (m *Manager) emit(run context.Context, q *eventQueue) {
-	for {
-		select {
-		case <-run.Done():
-			return
-		case <-q.signal:
+func (m *Manager) emit(run context.Context) error {
+	for run.Err() == nil {
+		ch, ok := m.events.pop()
+		if !ok {
+			return nil
 		}
-		for run.Err() == nil {
-			ch, ok := q.pop()
-			if !ok {
-				break
-			}
-			if err := StatusEvent.Parallel(m.c, ch); err != nil {
-				m.log.Error("mcp-manager/status listener failed", "server", ch.Name, "err", err)
-			}
+		if err := StatusEvent.Parallel(m.c, ch); err != nil {
+			m.log.Error("mcp-manager/status listener failed", "server", ch.Name, "err", err)
 		}
 	}
+	return nil
 }
 
 // ---- watchers -------------------------------------------------------------------------

@@ -244,17 +244,9 @@ func (m *Manager) applySettings(entries []*entry, missing bool, data []byte) {
 			m.kickLocked(rec)
 		}
 	}
-	m.forgetIdleLocked()
 	m.dirtyLocked()
 	if len(added)+len(removed)+len(changed) > 0 || missing {
 		m.log.Info("settings file applied", "file", m.cfg.settingsPath, "servers", len(entries),
 			"added", strings.Join(added, ","), "removed", strings.Join(removed, ","), "changed", strings.Join(changed, ","), "missing", missing)
-	}
-}
-
-// forgetIdleLocked drops records that hold nothing.
-func (m *Manager) forgetIdleLocked() {
-	for _, rec := range m.records {
-		m.forgetLocked(rec)
 	}
 }
