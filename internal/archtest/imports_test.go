@@ -37,11 +37,15 @@ var rules = map[string]rule{
 	"internal/gcpolicy":    {stdOnly: true},
 	"internal/grammartest": {stdOnly: true},
 	"internal/procpolicy":  {stdOnly: true},
+	"internal/mcptest":     {},
 	"internal/interop":     {project: []string{""}},
 	"internal/faults":      {project: []string{""}},
 	"bench":                {project: []string{""}},
 	"cmd":                  {project: []string{""}},
 }
+
+// testOnly is the package only _test.go files may import.
+const testOnly = module + "/internal/mcptest"
 
 // shellOnly are the third-party modules the design reserves for the binary.
 var shellOnly = []string{"go.uber.org/fx", "github.com/lmittmann/tint", "github.com/spf13/cobra", "github.com/spf13/pflag"}
@@ -97,6 +101,8 @@ func TestImportRules(t *testing.T) {
 			imp, _ := strconv.Unquote(spec.Path.Value)
 			switch {
 			case isStd(imp):
+			case imp == testOnly && rel != "internal/mcptest":
+				t.Errorf("%s: %s imports %s, which only tests may import", rel, filepath.Base(path), imp)
 			case imp == module || strings.HasPrefix(imp, module+"/"):
 				target := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
 				if target == rel || strings.HasPrefix(target, rel+"/") {

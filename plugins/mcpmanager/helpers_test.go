@@ -15,6 +15,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -164,30 +165,22 @@ func (h *host) tools() []string {
 	return out
 }
 
-// testExe is the test binary, which serves MCP in the mode named by serverModeEnv.
-func testExe(t testing.TB) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe
-}
-
 // stdioEntry renders a settings entry for the test server (indented under servers:).
-func stdioEntry(t testing.TB, name, mode, extra string) string {
+func stdioEntry(t testing.TB, name string, mode mcptest.Mode, extra string) string {
 	return stdioEntryEnv(t, name, mode, nil, extra)
 }
 
 // stdioEntryEnv is stdioEntry with more environment entries (values are quoted).
-func stdioEntryEnv(t testing.TB, name, mode string, env map[string]string, extra string) string {
+func stdioEntryEnv(t testing.TB, name string, mode mcptest.Mode, env map[string]string, extra string) string {
+	command, base := mcptest.Stdio(t, mode, name)
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %s:\n", name)
 	fmt.Fprintf(&b, "    transport: stdio\n")
-	fmt.Fprintf(&b, "    command: %q\n", testExe(t))
-	fmt.Fprintf(&b, "    env:\n      %s: %s\n      MCPM_LABEL: %s\n", serverModeEnv, mode, name)
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		fmt.Fprintf(&b, "      %s: %q\n", k, env[k])
+	fmt.Fprintf(&b, "    command: %q\n", command)
+	fmt.Fprintf(&b, "    env:\n")
+	maps.Copy(base, env)
+	for _, k := range slices.Sorted(maps.Keys(base)) {
+		fmt.Fprintf(&b, "      %s: %q\n", k, base[k])
 	}
 	fmt.Fprintf(&b, "    reconnect: {initialDelayMs: 50, maxDelayMs: 200, maxAttempts: 2}\n")
 	for _, line := range strings.Split(strings.TrimRight(extra, "\n"), "\n") {
@@ -199,12 +192,11 @@ func stdioEntryEnv(t testing.TB, name, mode string, env map[string]string, extra
 }
 
 // stdioConfig is an mcpclient configuration for the test server, for Register.
-func stdioConfig(t testing.TB, mode string) mcpclient.Config {
+func stdioConfig(t testing.TB, mode mcptest.Mode) mcpclient.Config {
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.Transport = mcpclient.TransportStdio
-	cfg.Command = testExe(t)
-	cfg.Env = map[string]string{serverModeEnv: mode}
+	cfg.Command, cfg.Env = mcptest.Stdio(t, mode, "")
 	cfg.Reconnect.InitialDelayMs, cfg.Reconnect.MaxDelayMs, cfg.Reconnect.MaxAttempts = 50, 200, 2
 	return cfg
 }

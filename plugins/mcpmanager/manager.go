@@ -71,7 +71,6 @@ type hooks struct {
 	client    ctx.PluginDef
 	probe     func(context.Context, mcpclient.Config, ProbeOptions) mcpclient.ProbeResult
 	lookupEnv func(string) (string, bool)
-	now       func() time.Time
 }
 
 // hooksKey carries *hooks on the context a test mounts the plugin on.
@@ -142,9 +141,6 @@ var errEntryChanged = errors.New("the server's entry changed, or it is being rep
 func newManager(c *ctx.Context, cfg Config, hk hooks) *Manager {
 	if hk.lookupEnv == nil {
 		hk.lookupEnv = os.LookupEnv
-	}
-	if hk.now == nil {
-		hk.now = time.Now
 	}
 	if hk.client == nil {
 		hk.client = mcpclient.Plugin
@@ -367,7 +363,7 @@ func (m *Manager) mount(rec *record, d desired) {
 	if d.reg != nil {
 		rec.lastOwner = d.reg.owner
 	}
-	inst.scope, inst.scrub, inst.startedAt = scope, res.scrub, m.hk.now()
+	inst.scope, inst.scrub, inst.startedAt = scope, res.scrub, time.Now()
 	rec.inst = inst
 	if inst.incomplete { // reported before the mount was recorded
 		m.blockLocked(rec, "the server's process group could not be confirmed gone")
@@ -483,7 +479,7 @@ func (m *Manager) applyReportLocked(inst *instance, st mcpclient.Status) {
 	if st.Phase == mcpclient.PhaseConnected {
 		inst.connectedAt = st.At
 		if inst.connectedAt.IsZero() {
-			inst.connectedAt = m.hk.now()
+			inst.connectedAt = time.Now()
 		}
 	}
 	if st.CleanupIncomplete {

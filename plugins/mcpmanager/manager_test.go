@@ -3,17 +3,15 @@ package mcpmanager
 import (
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Port of manager.spec "mounts enabled servers from the initial document and reports
@@ -44,7 +42,7 @@ func TestMountOnBoot(t *testing.T) {
 	if a.StartedAt.IsZero() || a.ConnectedAt.IsZero() || a.Since.IsZero() || a.UpdatedAt.IsZero() || a.Error != "" {
 		t.Fatalf("alpha timestamps/error: %s", dump(a))
 	}
-	if a.Config.Env[serverModeEnv] != "[redacted]" || a.Config.ServerName != "alpha" {
+	if a.Config.Env[mcptest.ModeEnv] != "[redacted]" || a.Config.ServerName != "alpha" {
 		t.Fatalf("alpha config not redacted: %s", dump(a.Config))
 	}
 	tools := h.tools()
@@ -153,7 +151,7 @@ func TestHotReload(t *testing.T) {
 
 	// Change c (its label): a new instance with the same tool names.
 	changed := "servers:\n" + stdioEntry(t, "a", "normal", "enabled: false") +
-		strings.Replace(stdioEntry(t, "c", "normal", ""), "MCPM_LABEL: c", "MCPM_LABEL: c2", 1)
+		strings.Replace(stdioEntry(t, "c", "normal", ""), mcptest.LabelEnv+`: "c"`, mcptest.LabelEnv+`: "c2"`, 1)
 	h.write(changed)
 	h.waitSnap("c replaced", func(s Snapshot) bool {
 		v, ok := find(s, "c")
@@ -208,9 +206,8 @@ func TestHotReload(t *testing.T) {
 // tools, no allow-list admits all, a changed allow-list remounts, an empty one fails the
 // server without starting a client.
 func TestAllowedTools(t *testing.T) {
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newTestServer("http") }, nil))
-	t.Cleanup(srv.Close) // after the host: its clients hold streams open
-	httpEntry := fmt.Sprintf("  web:\n    transport: streamable-http\n    url: %s\n    allowedTools: [whoami]\n", srv.URL)
+	srv := mcptest.NewHTTP(t, nil) // closed after the host: its clients hold streams open
+	httpEntry := fmt.Sprintf("  web:\n    transport: streamable-http\n    url: %s\n    allowedTools: [whoami]\n", srv.URL())
 	settings := "servers:\n" + stdioEntry(t, "s", "normal", "allowedTools: [echo]") + httpEntry +
 		stdioEntry(t, "all", "normal", "") + stdioEntry(t, "empty", "normal", "allowedTools: []")
 	h := newHost(t, hostOptions{settings: &settings})

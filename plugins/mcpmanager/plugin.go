@@ -61,10 +61,7 @@ func apply(c *ctx.Context, cfg Config) error {
 	if m.cfg.settingsPath != "" {
 		sw := newSettingsWatch(m, m.cfg.settingsPath)
 		m.reload()
-		if _, err := c.Go("mcpManager:settings", func(run context.Context) error {
-			sw.run(run)
-			return nil
-		}); err != nil {
+		if _, err := c.Go("mcpManager:settings", sw.run); err != nil {
 			sw.disarm()
 			return err
 		}

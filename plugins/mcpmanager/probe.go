@@ -133,6 +133,9 @@ func (m *Manager) Probe(rc context.Context, name string, opts ProbeOptions) (Pro
 		m.mu.Lock()
 		delete(rec.probes, run)
 		close(run.done)
+		if _, ok := m.desiredLocked(rec); !ok {
+			m.kickLocked(rec) // its worker forgets it
+		}
 		m.mu.Unlock()
 	}()
 	// The probe is an effect of the manager's scope: its unload cancels the probe and waits

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -37,7 +38,7 @@ func (m *Manager) dirtyLocked() {
 
 // buildLocked computes the current snapshot, maintaining Since, UpdatedAt and Version.
 func (m *Manager) buildLocked() Snapshot {
-	now := m.hk.now()
+	now := time.Now()
 	var views []View
 	for _, e := range m.settings {
 		if reg := m.registrationLocked(e.name); reg != nil {

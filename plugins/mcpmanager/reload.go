@@ -100,7 +100,7 @@ func (sw *settingsWatch) relevant(ev fsnotify.Event) bool {
 
 // run is the watch loop: any relevant change restarts the debounce timer, and the file is
 // read when the timer fires.
-func (sw *settingsWatch) run(run context.Context) {
+func (sw *settingsWatch) run(run context.Context) error {
 	m := sw.m
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
@@ -120,7 +120,7 @@ func (sw *settingsWatch) run(run context.Context) {
 		}
 		select {
 		case <-run.Done():
-			return
+			return nil
 		case ev, ok := <-events:
 			if !ok {
 				sw.disarm()
@@ -194,7 +194,7 @@ func (m *Manager) rejectSettings(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sstatus.Error = err.Error()
-	m.sstatus.ErrorAt = m.hk.now()
+	m.sstatus.ErrorAt = time.Now()
 	m.dirtyLocked()
 }
 
@@ -233,7 +233,7 @@ func (m *Manager) applySettings(entries []*entry, missing bool, data []byte) {
 	m.lastData = data
 	m.sstatus.Missing = missing
 	m.sstatus.Error, m.sstatus.ErrorAt = "", time.Time{}
-	m.sstatus.LoadedAt = m.hk.now()
+	m.sstatus.LoadedAt = time.Now()
 	for _, group := range [][]string{added, removed, changed} {
 		for _, name := range group {
 			rec := m.recordLocked(name)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
@@ -30,7 +31,7 @@ func (h *host) remoteClient() *remote.Client {
 // ends when the client leaves), restart, probe, error codes and auth refusals.
 func TestRemoteAPI(t *testing.T) {
 	const secret = "REMOTESECRET-5e6f7a8b9c"
-	settings := "servers:\n" + stdioEntryEnv(t, "a", "normal", map[string]string{"MCPM_TOKEN": "${secret:tok}"}, "") +
+	settings := "servers:\n" + stdioEntryEnv(t, "a", "normal", map[string]string{mcptest.TokenEnv: "${secret:tok}"}, "") +
 		stdioEntry(t, "off", "normal", "enabled: false")
 	h := newHost(t, hostOptions{settings: &settings, creds: map[string]string{"tok": secret}})
 	cl := h.remoteClient()

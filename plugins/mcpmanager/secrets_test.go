@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // Secrets resolved from ${secret:…} and ${VAR} reach the server and nothing else: no view,
@@ -26,7 +26,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	var mu sync.Mutex
 	var gotAuth, gotQuery []string
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newTestServer("http") }, nil)
+	sdk := mcptest.Handler(mcptest.NewServer("http"))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		gotAuth = append(gotAuth, r.Header.Get("Authorization"))
@@ -42,7 +42,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	t.Cleanup(srv.Close) // after the host: its clients hold streams open
 
 	settings := "servers:\n" +
-		stdioEntryEnv(t, "leaky", "leaky", map[string]string{"MCPM_TOKEN": "${secret:tok}"}, "args: [\"--password=${MCPM_PASS}\"]") +
+		stdioEntryEnv(t, "leaky", "leaky", map[string]string{mcptest.TokenEnv: "${secret:tok}"}, "args: [\"--password=${MCPM_PASS}\"]") +
 		fmt.Sprintf("  web:\n    transport: streamable-http\n    url: \"%s/mcp?key=${MCPM_PASS}\"\n    headers: {Authorization: \"Bearer ${secret:tok}\"}\n", srv.URL) +
 		fmt.Sprintf("  denied:\n    transport: streamable-http\n    url: \"%s/deny?key=${MCPM_PASS}\"\n    headers: {Authorization: \"Bearer ${secret:tok}\"}\n    reconnect: {enabled: false}\n", srv.URL) +
 		stdioEntry(t, "unset", "normal", "args: [\"${MCPM_UNSET_VARIABLE}\"]")
@@ -86,7 +86,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	outputs = append(outputs, dump(h.m.Snapshot()))
 	// Secrets in a registration's error paths too.
 	cfg := stdioConfig(t, "normal")
-	cfg.Env["MCPM_TOKEN"] = "${secret:tok}"
+	cfg.Env[mcptest.TokenEnv] = "${secret:tok}"
 	cfg.Args = []string{"${MCPM_PASS}", "${MCPM_UNSET_TOO}"}
 	if _, err := h.m.Register(h.root, "reg", cfg); err != nil {
 		outputs = append(outputs, err.Error())
