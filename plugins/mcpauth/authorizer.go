@@ -1,0 +1,577 @@
+package mcpauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// Grant names accepted in [Options.Grant].
+const (
+	// GrantAuthorizationCode is the interactive flow (a browser): authorization code
+	// with PKCE, then refresh tokens. The default.
+	GrantAuthorizationCode = "authorization_code"
+	// GrantClientCredentials is machine-to-machine: the client's own credentials
+	// (a secret, or a private key for private_key_jwt) buy the token; no user.
+	GrantClientCredentials = "client_credentials"
+	// GrantEnterprise is enterprise-managed authorization: an identity provider's ID
+	// token exchanged (RFC 8693) for an identity assertion, then a JWT bearer grant
+	// (RFC 7523) at the MCP server's authorization server.
+	GrantEnterprise = "enterprise"
+)
+
+// Token endpoint authentication methods.
+const (
+	AuthClientSecretBasic = "client_secret_basic"
+	AuthClientSecretPost  = "client_secret_post"
+	AuthPrivateKeyJWT     = "private_key_jwt"
+	AuthNone              = "none"
+)
+
+// Client identity kinds stored in [ClientInfo.Kind].
+const (
+	KindPreregistered    = "preregistered"
+	KindMetadataDocument = "metadata-document"
+	KindDynamic          = "dynamic"
+)
+
+// MaxStepUps bounds the re-authorizations one request may trigger with 403
+// insufficient_scope.
+const MaxStepUps = 3
+
+// refreshSkew: a token this close to its expiry is refreshed before it is sent, so a
+// request never races the expiry on the wire.
+const refreshSkew = 30 * time.Second
+
+// Options configure an [Authorizer]. The zero value of every optional field is usable.
+type Options struct {
+	// ServerName is the configured name, used in messages and the login hint.
+	ServerName string
+	// ServerURL is the MCP endpoint; required.
+	ServerURL string
+	// Grant is GrantAuthorizationCode (default), GrantClientCredentials or GrantEnterprise.
+	Grant string
+	// ClientID and ClientSecret are a pre-registered client; tried first.
+	ClientID     string
+	ClientSecret string
+	// ClientMetadataURL is a client ID metadata document URL (an https URL that is the
+	// client ID), used when the authorization server advertises support.
+	ClientMetadataURL string
+	// AuthMethod is the pre-registered client's token endpoint authentication method
+	// (client_secret_basic, client_secret_post, private_key_jwt or none); default: chosen
+	// from the server's metadata (client_secret_basic when it allows it, else
+	// client_secret_post; none without a secret; private_key_jwt with a key file).
+	AuthMethod string
+	// PrivateKeyFile is a PEM private key (EC P-256 or RSA) for private_key_jwt client
+	// authentication; SigningAlg is ES256 or RS256 (default: by the key's type).
+	PrivateKeyFile string
+	SigningAlg     string
+	// Scopes, when set, are requested instead of the discovered ones.
+	Scopes []string
+	// RedirectPort is the loopback redirect listener's port (0: any free port, reusing a
+	// dynamic client's registered port when it is free).
+	RedirectPort int
+	// ClientName is the client_name sent with dynamic registration (default "harness").
+	ClientName string
+	// Enterprise configures GrantEnterprise.
+	Enterprise *EnterpriseOptions
+	// Store keeps credentials (nil: an in-memory store).
+	Store Store
+	// HTTPClient sends metadata, registration and token requests (nil: a default client).
+	HTTPClient *http.Client
+	// Interactive lets a 401 start the browser flow; otherwise it yields [ErrNeedsAuth].
+	Interactive bool
+	// OpenURL shows the authorization URL to the user (nil: [OpenBrowser]).
+	OpenURL func(ctx context.Context, url string) error
+	// Now is the clock for token expiry (nil: time.Now).
+	Now func() time.Time
+	// Logger receives diagnostics, never token values (nil: discard).
+	Logger *slog.Logger
+}
+
+// EnterpriseOptions configure enterprise-managed authorization.
+type EnterpriseOptions struct {
+	// IdPIssuer is the identity provider's issuer URL; its token endpoint performs the
+	// RFC 8693 exchange.
+	IdPIssuer string
+	// IdPClientID and IdPClientSecret authenticate the exchange at the identity provider.
+	IdPClientID     string
+	IdPClientSecret string
+	// IDToken returns the user's ID token from the identity provider (e.g. read from the
+	// file a single sign-on agent maintains).
+	IDToken func(ctx context.Context) (string, error)
+}
+
+// Authorizer obtains, stores and refreshes the tokens of one MCP server entry. It is
+// safe for concurrent use: token refreshes are serialised (so a rotated refresh token is
+// used once), and so are interactive flows.
+type Authorizer struct {
+	opts Options
+	key  Key
+	now  func() time.Time
+	log  *slog.Logger
+
+	flow sync.Mutex // serialises authorization flows (held while a browser login runs)
+
+	mu      sync.Mutex // guards the fields below; held across a refresh
+	rec     *Record    // the stored record as last seen; nil: none
+	loaded  bool
+	meta    *Metadata
+	changed chan struct{} // closed and replaced when a new token is obtained
+	pending string        // the authorization URL of a flow in progress
+	// stepUps counts re-authorizations per challenged scope set since the last answer
+	// that was not a 403 insufficient_scope, so a server that keeps refusing costs at most
+	// MaxStepUps logins overall, not per request.
+	stepUps map[string]int
+}
+
+// takeStepUp reports whether another step-up for scopes is allowed and counts it.
+func (a *Authorizer) takeStepUp(scopes []string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := strings.Join(scopes, " ")
+	if a.stepUps[k] >= MaxStepUps {
+		return false
+	}
+	if a.stepUps == nil {
+		a.stepUps = map[string]int{}
+	}
+	a.stepUps[k]++
+	return true
+}
+
+// resetStepUps forgets step-up attempts after an accepted request.
+func (a *Authorizer) resetStepUps() {
+	a.mu.Lock()
+	if len(a.stepUps) > 0 {
+		a.stepUps = nil
+	}
+	a.mu.Unlock()
+}
+
+// New returns an Authorizer for opts.
+func New(opts Options) (*Authorizer, error) {
+	if opts.ServerURL == "" {
+		return nil, errors.New("mcpauth: ServerURL is required")
+	}
+	switch opts.Grant {
+	case "":
+		opts.Grant = GrantAuthorizationCode
+	case GrantAuthorizationCode:
+	case GrantClientCredentials:
+		if opts.ClientID == "" || (opts.ClientSecret == "" && opts.PrivateKeyFile == "") {
+			return nil, fmt.Errorf("mcp server %q: the client_credentials grant needs a client ID and a secret or a private key file", opts.ServerName)
+		}
+	case GrantEnterprise:
+		if opts.Enterprise == nil || opts.Enterprise.IdPIssuer == "" || opts.Enterprise.IDToken == nil || opts.ClientID == "" {
+			return nil, fmt.Errorf("mcp server %q: the enterprise grant needs an identity provider issuer, an ID token source and a client ID", opts.ServerName)
+		}
+	default:
+		return nil, fmt.Errorf("mcp server %q: unknown grant %q (want %s, %s or %s)", opts.ServerName, opts.Grant,
+			GrantAuthorizationCode, GrantClientCredentials, GrantEnterprise)
+	}
+	switch opts.AuthMethod {
+	case "", AuthClientSecretBasic, AuthClientSecretPost, AuthPrivateKeyJWT, AuthNone:
+	default:
+		return nil, fmt.Errorf("mcp server %q: unknown token endpoint auth method %q", opts.ServerName, opts.AuthMethod)
+	}
+	if opts.PrivateKeyFile != "" {
+		if _, _, err := loadSigningKey(opts.PrivateKeyFile, opts.SigningAlg); err != nil {
+			return nil, fmt.Errorf("mcp server %q: %w", opts.ServerName, err)
+		}
+	}
+	if opts.Store == nil {
+		opts.Store = &MemoryStore{}
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	if opts.OpenURL == nil {
+		opts.OpenURL = OpenBrowser
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "harness"
+	}
+	a := &Authorizer{opts: opts, now: opts.Now, log: opts.Logger, changed: make(chan struct{})}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	a.key = Key{Server: opts.ServerURL, Client: opts.ClientID}
+	return a, nil
+}
+
+// Key returns the store key of this server entry.
+func (a *Authorizer) Key() Key { return a.key }
+
+// Changed returns a channel closed when a new token is obtained (a login, a refresh, a
+// client credentials grant). Take a fresh channel after each wake-up.
+func (a *Authorizer) Changed() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.changed
+}
+
+// PendingURL returns the authorization URL of a login in progress, or "".
+func (a *Authorizer) PendingURL() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pending
+}
+
+// LoggedIn reports whether a token (or a refresh token) is stored.
+func (a *Authorizer) LoggedIn(ctx context.Context) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rec, err := a.loadLocked(ctx)
+	return err == nil && rec != nil && rec.Token != nil && (rec.Token.AccessToken != "" || rec.Token.RefreshToken != "")
+}
+
+// Logout deletes the stored token (and the dynamic registration) of this entry.
+func (a *Authorizer) Logout(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rec, a.loaded = nil, true
+	return Delete(ctx, a.opts.Store, a.key)
+}
+
+func (a *Authorizer) loadLocked(ctx context.Context) (*Record, error) {
+	if a.loaded {
+		return a.rec, nil
+	}
+	rec, err := a.opts.Store.Load(ctx, a.key)
+	if err != nil {
+		return nil, err
+	}
+	a.rec, a.loaded = rec, true
+	return rec, nil
+}
+
+func (a *Authorizer) signalLocked() {
+	close(a.changed)
+	a.changed = make(chan struct{})
+}
+
+// usable reports whether t's access token may be sent now.
+func (a *Authorizer) usable(t *Token) bool {
+	return t != nil && t.AccessToken != "" && (t.Expiry.IsZero() || a.now().Add(refreshSkew).Before(t.Expiry))
+}
+
+// AccessToken returns the access token to send, refreshing it first when it is about to
+// expire (and, for machine-to-machine grants with known endpoints, requesting a new one).
+// It returns "" when there is none: the request then goes out without one and a 401
+// starts the flow.
+func (a *Authorizer) AccessToken(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rec, err := a.loadLocked(ctx)
+	if err != nil {
+		return "", err
+	}
+	if rec != nil && a.usable(rec.Token) {
+		return rec.Token.AccessToken, nil
+	}
+	if rec != nil && rec.Token != nil && rec.Token.RefreshToken != "" && rec.TokenEndpoint != "" {
+		tok, err := a.refreshLocked(ctx, "")
+		if err == nil {
+			return tok, nil
+		}
+		a.log.Info("mcp token refresh failed", "server", a.opts.ServerName, "err", err)
+	}
+	if a.opts.Grant != GrantAuthorizationCode && rec != nil && rec.TokenEndpoint != "" {
+		if err := a.machineGrantLocked(ctx, nil, nil); err == nil && a.rec != nil && a.rec.Token != nil {
+			return a.rec.Token.AccessToken, nil
+		}
+	}
+	return "", nil
+}
+
+// refreshLocked refreshes with the stored refresh token under the store's lock. When
+// another process or goroutine rotated it meanwhile, the stored (newer) token is adopted
+// instead, so a refresh token is never sent twice. rejected, when set, is an access
+// token the server refused: a stored token equal to it is not adopted.
+func (a *Authorizer) refreshLocked(ctx context.Context, rejected string) (string, error) {
+	var out string
+	var refreshErr error
+	err := a.opts.Store.Update(ctx, a.key, func(cur *Record) (*Record, error) {
+		if cur == nil || cur.Token == nil || cur.Token.RefreshToken == "" {
+			return cur, errors.New("no refresh token stored")
+		}
+		if a.usable(cur.Token) && cur.Token.AccessToken != rejected &&
+			(a.rec == nil || a.rec.Token == nil || cur.Token.AccessToken != a.rec.Token.AccessToken) {
+			out = cur.Token.AccessToken // someone else refreshed: adopt theirs
+			return cur, nil
+		}
+		tok, err := a.tokenRequest(ctx, cur, func(cfg *oauth2.Config, hctx context.Context) (*oauth2.Token, error) {
+			// x/oauth2 refreshes an expired token through its token source.
+			return cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: cur.Token.RefreshToken, Expiry: time.Unix(1, 0)}).Token()
+		})
+		if err != nil {
+			refreshErr = err
+			var re *oauth2.RetrieveError
+			if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "invalid_client") {
+				cur.Token = nil // the grant is gone: log in again
+				return cur, nil
+			}
+			return cur, err
+		}
+		if tok.Scope == "" {
+			tok.Scope = cur.Token.Scope
+		}
+		cur.Token = tok
+		cur.UpdatedAt = a.now()
+		out = tok.AccessToken
+		return cur, nil
+	})
+	if rec, lerr := a.opts.Store.Load(ctx, a.key); lerr == nil {
+		a.rec, a.loaded = rec, true
+	}
+	if refreshErr != nil {
+		return "", &AuthError{Server: a.opts.ServerName, Step: "refresh", Err: refreshErr}
+	}
+	if err != nil {
+		return "", &AuthError{Server: a.opts.ServerName, Step: "refresh", Err: err}
+	}
+	a.log.Debug("mcp token refreshed", "server", a.opts.ServerName)
+	a.signalLocked()
+	return out, nil
+}
+
+// tokenRequest runs one token endpoint request for rec's client with do and converts the
+// answer. Expiry is computed with the Authorizer's clock.
+func (a *Authorizer) tokenRequest(ctx context.Context, rec *Record, do func(*oauth2.Config, context.Context) (*oauth2.Token, error)) (*Token, error) {
+	cfg := a.oauthConfig(rec, "", nil)
+	hctx := context.WithValue(ctx, oauth2.HTTPClient, a.opts.HTTPClient)
+	t, err := do(cfg, hctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.convert(t), nil
+}
+
+func (a *Authorizer) convert(t *oauth2.Token) *Token {
+	out := &Token{AccessToken: t.AccessToken, TokenType: t.TokenType, RefreshToken: t.RefreshToken}
+	if t.ExpiresIn > 0 {
+		out.Expiry = a.now().Add(time.Duration(t.ExpiresIn) * time.Second)
+	} else if !t.Expiry.IsZero() {
+		out.Expiry = t.Expiry
+	}
+	if s, ok := t.Extra("scope").(string); ok {
+		out.Scope = s
+	}
+	return out
+}
+
+// oauthConfig builds the x/oauth2 configuration of rec's client.
+func (a *Authorizer) oauthConfig(rec *Record, redirect string, scopes []string) *oauth2.Config {
+	cfg := &oauth2.Config{
+		Endpoint:    oauth2.Endpoint{AuthURL: rec.AuthEndpoint, TokenURL: rec.TokenEndpoint},
+		RedirectURL: redirect,
+		Scopes:      scopes,
+	}
+	if rec.Client != nil {
+		cfg.ClientID = rec.Client.ID
+		switch rec.Client.AuthMethod {
+		case AuthClientSecretBasic:
+			cfg.ClientSecret = rec.Client.Secret
+			cfg.Endpoint.AuthStyle = oauth2.AuthStyleInHeader
+		case AuthClientSecretPost:
+			cfg.ClientSecret = rec.Client.Secret
+			cfg.Endpoint.AuthStyle = oauth2.AuthStyleInParams
+		default: // none, private_key_jwt: client_id in the body, no secret
+			cfg.Endpoint.AuthStyle = oauth2.AuthStyleInParams
+		}
+	}
+	return cfg
+}
+
+// preregisteredMethod is the configured client's token endpoint authentication.
+func (a *Authorizer) preregisteredMethod(supported []string) string {
+	switch {
+	case a.opts.AuthMethod != "":
+		return a.opts.AuthMethod
+	case a.opts.PrivateKeyFile != "":
+		return AuthPrivateKeyJWT
+	default:
+		return selectSecretMethod(supported, a.opts.ClientSecret != "")
+	}
+}
+
+// selectSecretMethod picks the token endpoint authentication for a client with a secret
+// (or none without one) from what the server supports; RFC 8414 makes
+// client_secret_basic the default when it lists nothing.
+func selectSecretMethod(supported []string, hasSecret bool) string {
+	if !hasSecret {
+		return AuthNone
+	}
+	if len(supported) == 0 || slices.Contains(supported, AuthClientSecretBasic) {
+		return AuthClientSecretBasic
+	}
+	if slices.Contains(supported, AuthClientSecretPost) {
+		return AuthClientSecretPost
+	}
+	return AuthClientSecretBasic
+}
+
+// unionScopes returns a's scopes followed by b's that a lacks.
+func unionScopes(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// selectScopes implements the MCP scope selection: configured scopes, else the
+// challenge's, else the resource's scopes_supported, else none; offline_access added for
+// the interactive grant when the authorization server supports it; and, on step-up, the
+// union with what was granted before.
+func (a *Authorizer) selectScopes(md *Metadata, challenges []oauthex.Challenge, granted []string) []string {
+	scopes := slices.Clone(a.opts.Scopes)
+	if len(scopes) == 0 {
+		scopes = challengeScopes(challenges)
+	}
+	if len(scopes) == 0 && md.PRM != nil {
+		scopes = slices.Clone(md.PRM.ScopesSupported)
+	}
+	if a.opts.Grant == GrantAuthorizationCode && slices.Contains(md.AS.ScopesSupported, "offline_access") &&
+		!slices.Contains(scopes, "offline_access") {
+		scopes = append(scopes, "offline_access")
+	}
+	return unionScopes(granted, scopes)
+}
+
+// recordFor starts a record for md, keeping rec's client and scopes.
+func (a *Authorizer) recordFor(md *Metadata, rec *Record) *Record {
+	out := &Record{}
+	if rec != nil {
+		out = rec.clone()
+	}
+	out.Resource = md.Resource
+	out.Issuer = md.AS.Issuer
+	out.AuthEndpoint = md.AS.AuthorizationEndpoint
+	out.TokenEndpoint = md.AS.TokenEndpoint
+	out.TokenMethods = slices.Clone(md.AS.TokenEndpointAuthMethodsSupported)
+	return out
+}
+
+// discover runs [Discover] and caches the result.
+func (a *Authorizer) discover(ctx context.Context, challenges []oauthex.Challenge) (*Metadata, error) {
+	md, err := Discover(ctx, a.opts.HTTPClient, a.opts.ServerURL, challenges)
+	if err != nil {
+		return nil, &AuthError{Server: a.opts.ServerName, Step: "discovery", Err: err}
+	}
+	a.mu.Lock()
+	a.meta = md
+	a.mu.Unlock()
+	return md, nil
+}
+
+// Login runs the authorization flow now (interactive or not, whatever Options.Interactive
+// says: a login is always allowed to open the browser), discovering the server's
+// authorization requirements from an unauthenticated request. It returns when the token
+// is stored.
+func (a *Authorizer) Login(ctx context.Context) error {
+	challenges, err := a.challenge(ctx)
+	if err != nil {
+		return err
+	}
+	return a.authorize(ctx, challenges, false)
+}
+
+// challenge sends one unauthenticated GET (the Streamable HTTP event stream request) and
+// returns the WWW-Authenticate challenges of its answer (none when it is not a 401).
+func (a *Authorizer) challenge(ctx context.Context) ([]oauthex.Challenge, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.opts.ServerURL, nil)
+	if err != nil {
+		return nil, &AuthError{Server: a.opts.ServerName, Step: "discovery", Err: err}
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := a.opts.HTTPClient.Do(req)
+	if err != nil {
+		return nil, &AuthError{Server: a.opts.ServerName, Step: "discovery", Err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		return nil, nil
+	}
+	return parseChallenges(resp.Header), nil
+}
+
+// authorize obtains a new token by the configured grant. stepUp unions the granted
+// scopes with the challenge's.
+func (a *Authorizer) authorize(ctx context.Context, challenges []oauthex.Challenge, stepUp bool) error {
+	a.flow.Lock()
+	defer a.flow.Unlock()
+	md, err := a.discover(ctx, challenges)
+	if err != nil {
+		return err
+	}
+	if a.opts.Grant != GrantAuthorizationCode {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.machineGrantLocked(ctx, md, challenges)
+	}
+	a.mu.Lock()
+	rec, err := a.loadLocked(ctx)
+	a.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	var granted []string
+	if stepUp && rec != nil {
+		granted = rec.Scopes
+	}
+	return a.authorizationCode(ctx, md, rec, a.selectScopes(md, challenges, granted))
+}
+
+// unauthorized handles a 401 answered to a request that carried sent (maybe ""): a newer
+// token obtained meanwhile is used as is; a rejected token is refreshed; a machine grant
+// requests a new token; an interactive authorizer runs the flow; anything else is
+// [ErrNeedsAuth].
+func (a *Authorizer) unauthorized(ctx context.Context, sent string, challenges []oauthex.Challenge) (string, error) {
+	a.mu.Lock()
+	rec, err := a.loadLocked(ctx)
+	if err != nil {
+		a.mu.Unlock()
+		return "", err
+	}
+	if rec != nil && a.usable(rec.Token) && rec.Token.AccessToken != sent {
+		tok := rec.Token.AccessToken
+		a.mu.Unlock()
+		return tok, nil
+	}
+	reason := "not logged in"
+	if rec != nil && rec.Token != nil && rec.Token.RefreshToken != "" && rec.TokenEndpoint != "" {
+		tok, err := a.refreshLocked(ctx, sent)
+		if err == nil {
+			a.mu.Unlock()
+			return tok, nil
+		}
+		reason = "the stored login expired or was revoked"
+		a.log.Info("mcp token refresh after 401 failed", "server", a.opts.ServerName, "err", err)
+	} else if sent != "" {
+		reason = "the server rejected the stored token"
+	}
+	a.mu.Unlock()
+	if a.opts.Grant == GrantAuthorizationCode && !a.opts.Interactive {
+		return "", &NeedsAuthError{Server: a.opts.ServerName, Hint: LoginHint(a.opts.ServerName), Reason: reason}
+	}
+	if err := a.authorize(ctx, challenges, false); err != nil {
+		return "", err
+	}
+	return a.AccessToken(ctx)
+}

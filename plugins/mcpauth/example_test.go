@@ -1,0 +1,35 @@
+package mcpauth_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cordisgo/harness/plugins/mcpauth"
+)
+
+// A FileStore keeps one record per server URL and client; records print without their
+// secrets.
+func ExampleFileStore() {
+	dir, _ := os.MkdirTemp("", "mcpauth-example")
+	defer os.RemoveAll(dir)
+	store := mcpauth.NewFileStore(filepath.Join(dir, "credentials.json"))
+	ctx := context.Background()
+	key := mcpauth.Key{Server: "https://mcp.example.com/mcp"}
+	_ = mcpauth.Save(ctx, store, key, &mcpauth.Record{
+		Resource: key.Server,
+		Issuer:   "https://auth.example.com",
+		Client:   &mcpauth.ClientInfo{ID: "abc", Kind: mcpauth.KindDynamic},
+		Token:    &mcpauth.Token{AccessToken: "secret-access", RefreshToken: "secret-refresh", Scope: "mcp:read"},
+	})
+	rec, _ := store.Load(ctx, key)
+	fmt.Println(rec.Token.Scope, rec.Client.Kind)
+	fmt.Println(rec.Token)
+	fi, _ := os.Stat(store.Path())
+	fmt.Println(fi.Mode().Perm())
+	// Output:
+	// mcp:read dynamic
+	// token(access=true refresh=true expiry=0001-01-01T00:00:00Z scope="mcp:read")
+	// -rw-------
+}

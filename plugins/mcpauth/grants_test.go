@@ -1,0 +1,182 @@
+package mcpauth_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordisgo/harness/internal/oauthtest"
+	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Behaviour 4: a 403 insufficient_scope re-authorizes with the union of the scopes and
+// retries; a server that keeps refusing gets at most three re-authorizations.
+func TestStepUp(t *testing.T) {
+	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	ctx := testCtx(t)
+	store := &mcpauth.MemoryStore{}
+	opener := &countingOpener{}
+	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, Interactive: true, OpenURL: opener.open})
+	cs := connect(t, ctx, a, e.srv.URL)
+	if got := whoami(t, ctx, cs); strings.Contains(got, "mcp:write") {
+		t.Fatalf("first token already has mcp:write: %q", got)
+	}
+	e.srv.RequireScopes("mcp:read", "mcp:write")
+	got := whoami(t, ctx, cs)
+	if !strings.Contains(got, "mcp:read") || !strings.Contains(got, "mcp:write") || opener.n != 2 {
+		t.Fatalf("after step-up: %q with %d logins, want both scopes and 2 logins", got, opener.n)
+	}
+	rec, _ := store.Load(ctx, a.Key())
+	if rec.Token.RefreshToken == "" {
+		t.Fatal("step-up lost offline_access")
+	}
+
+	// The provider never grants mcp:admin: three step-ups, then the 403 stands.
+	e.srv.RequireScopes("mcp:read", "mcp:admin")
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+	if err == nil {
+		t.Fatal("call succeeded without mcp:admin")
+	}
+	if opener.n != 2+mcpauth.MaxStepUps {
+		t.Fatalf("%d logins, want %d (three step-ups)", opener.n, 2+mcpauth.MaxStepUps)
+	}
+}
+
+// Behaviour 4: scopes come from the challenge, else the resource's scopes_supported; with
+// neither none are sent (offline_access aside).
+func TestScopeSelection(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opts      oauthtest.ServerOptions
+		want, not string
+	}{
+		{"challenge", oauthtest.ServerOptions{Scopes: []string{"mcp:write"}, ScopesSupported: []string{"mcp:read"}}, "mcp:write", "mcp:read"},
+		{"scopes_supported", oauthtest.ServerOptions{ScopesSupported: []string{"mcp:read"}}, "mcp:read", "mcp:write"},
+		{"none", oauthtest.ServerOptions{}, "", "mcp:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, oauthtest.Config{}, tc.opts)
+			ctx := testCtx(t)
+			var authURL string
+			a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL,
+				OpenURL: func(ctx2 contextT, u string) error { authURL = u; return oauthtest.Browse(ctx2, u) }})
+			if err := a.Login(ctx); err != nil {
+				t.Fatal(err)
+			}
+			scope := queryParam(t, authURL, "scope")
+			if tc.want != "" && !strings.Contains(scope, tc.want) || strings.Contains(scope, tc.not) {
+				t.Fatalf("requested scope %q, want %q and not %q", scope, tc.want, tc.not)
+			}
+			if !strings.Contains(scope, "offline_access") {
+				t.Fatalf("requested scope %q lacks offline_access", scope)
+			}
+			if got := queryParam(t, authURL, "resource"); got != e.srv.URL {
+				t.Fatalf("authorization request resource = %q, want %q", got, e.srv.URL)
+			}
+			if queryParam(t, authURL, "code_challenge_method") != "S256" || queryParam(t, authURL, "code_challenge") == "" {
+				t.Fatal("no PKCE S256 challenge")
+			}
+		})
+	}
+}
+
+// Behaviours 2-3: a pre-registered client (with client_secret_post, and with
+// client_secret_basic chosen from the metadata) wins over dynamic registration.
+func TestPreregisteredClient(t *testing.T) {
+	for _, method := range []string{mcpauth.AuthClientSecretPost, mcpauth.AuthClientSecretBasic} {
+		t.Run(method, func(t *testing.T) {
+			client := oauthtest.Client{"client_id": "pre-" + method, "client_secret": "pre-secret-" + method,
+				"redirect_uris": []string{"http://127.0.0.1/callback"}, "application_type": "native",
+				"grant_types": []string{"authorization_code", "refresh_token"}, "token_endpoint_auth_method": method}
+			e := newEnv(t, oauthtest.Config{Clients: []oauthtest.Client{client}}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+			ctx := testCtx(t)
+			store := &mcpauth.MemoryStore{}
+			opts := mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, Interactive: true,
+				ClientID: "pre-" + method, ClientSecret: "pre-secret-" + method, OpenURL: (&countingOpener{}).open}
+			if method == mcpauth.AuthClientSecretPost {
+				opts.AuthMethod = method
+			}
+			a, err := mcpauth.New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whoami(t, ctx, connect(t, ctx, a, e.srv.URL))
+			rec, _ := store.Load(ctx, a.Key())
+			if rec.Client.Kind != mcpauth.KindPreregistered || rec.Client.AuthMethod != method || a.Key().Client != "pre-"+method {
+				t.Fatalf("client %+v key %v", rec.Client, a.Key())
+			}
+		})
+	}
+}
+
+// Behaviour 5: the client credentials grant with client_secret_basic, and with
+// private_key_jwt signed ES256 and RS256 from PEM key files.
+func TestClientCredentials(t *testing.T) {
+	dir := t.TempDir()
+	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	ecDER, _ := x509.MarshalECPrivateKey(ecKey)
+	rsaDER, _ := x509.MarshalPKCS8PrivateKey(rsaKey)
+	ecFile, rsaFile := filepath.Join(dir, "ec.pem"), filepath.Join(dir, "rsa.pem")
+	_ = os.WriteFile(ecFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: ecDER}), 0o600)
+	_ = os.WriteFile(rsaFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: rsaDER}), 0o600)
+	b64 := base64.RawURLEncoding.EncodeToString
+	m2m := func(id string, extra oauthtest.Client) oauthtest.Client {
+		c := oauthtest.Client{"client_id": id, "grant_types": []string{"client_credentials"}, "response_types": []string{},
+			"redirect_uris": []string{}}
+		for k, v := range extra {
+			c[k] = v
+		}
+		return c
+	}
+	clients := []oauthtest.Client{
+		m2m("m2m-basic", oauthtest.Client{"client_secret": "m2m-secret-value", "token_endpoint_auth_method": "client_secret_basic"}),
+		m2m("m2m-es256", oauthtest.Client{"token_endpoint_auth_method": "private_key_jwt", "token_endpoint_auth_signing_alg": "ES256",
+			"jwks": map[string]any{"keys": []map[string]any{{"kty": "EC", "crv": "P-256", "x": b64(pad32(ecKey.X)), "y": b64(pad32(ecKey.Y))}}}}),
+		m2m("m2m-rs256", oauthtest.Client{"token_endpoint_auth_method": "private_key_jwt", "token_endpoint_auth_signing_alg": "RS256",
+			"jwks": map[string]any{"keys": []map[string]any{{"kty": "RSA", "n": b64(rsaKey.N.Bytes()), "e": b64(big.NewInt(int64(rsaKey.E)).Bytes())}}}}),
+	}
+	e := newEnv(t, oauthtest.Config{Clients: clients, AccessTokenTTL: 60}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	for _, tc := range []struct{ id, secret, key string }{
+		{"m2m-basic", "m2m-secret-value", ""}, {"m2m-es256", "", ecFile}, {"m2m-rs256", "", rsaFile},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			ctx := testCtx(t)
+			clock := &fakeClock{now: timeNow()}
+			store := &mcpauth.MemoryStore{}
+			a, err := mcpauth.New(mcpauth.Options{ServerName: "m2m", ServerURL: e.srv.URL, Grant: mcpauth.GrantClientCredentials,
+				ClientID: tc.id, ClientSecret: tc.secret, PrivateKeyFile: tc.key, Store: store, Now: clock.Now,
+				OpenURL: func(contextT, string) error { t.Error("a machine grant opened a browser"); return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := connect(t, ctx, a, e.srv.URL)
+			if got := whoami(t, ctx, cs); !strings.Contains(got, "user="+tc.id) {
+				t.Fatalf("whoami = %q, want the client %s", got, tc.id)
+			}
+			first, _ := store.Load(ctx, a.Key())
+			// Expiry: a new client credentials token, no browser, no refresh token.
+			clock.Advance(61e9)
+			whoami(t, ctx, cs)
+			second, _ := store.Load(ctx, a.Key())
+			if second.Token.AccessToken == first.Token.AccessToken || second.Token.RefreshToken != "" {
+				t.Fatal("the expired machine token was not replaced by a new grant")
+			}
+		})
+	}
+}
+
+func pad32(n *big.Int) []byte {
+	b := make([]byte, 32)
+	return n.FillBytes(b)
+}

@@ -1,0 +1,17 @@
+package mcpauth_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/cordisgo/harness/internal/oauthtest"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(oauthtest.BrowserEnv) == "1" {
+		// The test binary re-executed as $BROWSER: play the user and exit.
+		os.Exit(oauthtest.BrowserMain(os.Args[1:]))
+	}
+	goleak.VerifyTestMain(m)
+}

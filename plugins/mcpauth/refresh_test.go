@@ -1,0 +1,127 @@
+package mcpauth_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordisgo/harness/internal/oauthtest"
+	"github.com/cordisgo/harness/plugins/mcpauth"
+)
+
+// Behaviour 6: a ten-minute session against 60-second access tokens (an injected clock
+// moves the client's time; the provider rotates refresh tokens and revokes the whole grant
+// if one is ever presented twice) needs one login, refreshes before every expiry, and
+// never sends a refresh token twice. A restart then reuses the stored refresh token.
+func TestTenMinuteSessionRefreshes(t *testing.T) {
+	e := newEnv(t, oauthtest.Config{AccessTokenTTL: 60}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	ctx := testCtx(t)
+	store := fileStore(t)
+	clock := &fakeClock{now: time.Now()}
+	opener := &countingOpener{}
+	a, err := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store,
+		Interactive: true, OpenURL: opener.open, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, ctx, a, e.srv.URL)
+	whoami(t, ctx, cs)
+	for minute := 1; minute <= 10; minute++ {
+		clock.Advance(61 * time.Second)
+		whoami(t, ctx, cs)
+	}
+	if opener.n != 1 {
+		t.Fatalf("%d logins, want 1", opener.n)
+	}
+	var refreshes []string
+	for _, tr := range e.p.TokenRequests() {
+		if tr.Grant == "refresh_token" {
+			refreshes = append(refreshes, tr.RefreshToken)
+		}
+	}
+	if len(refreshes) != 10 {
+		t.Fatalf("%d refreshes, want one per expiry (10)", len(refreshes))
+	}
+	seen := map[string]bool{}
+	for _, rt := range refreshes {
+		if seen[rt] {
+			t.Fatal("a rotated refresh token was sent twice")
+		}
+		seen[rt] = true
+	}
+	if n := len(e.srv.Tokens()); n != 11 {
+		t.Fatalf("server saw %d distinct access tokens, want 11", n)
+	}
+
+	// Restart: a new Authorizer on the same file refreshes with the stored (latest)
+	// refresh token, no browser.
+	clock.Advance(61 * time.Second)
+	a2, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, Now: clock.Now})
+	cs2 := connect(t, ctx, a2, e.srv.URL)
+	whoami(t, ctx, cs2)
+	if opener.n != 1 {
+		t.Fatalf("the restart opened a browser")
+	}
+	last := e.p.TokenRequests()
+	if tr := last[len(last)-1]; tr.Grant != "refresh_token" || seen[tr.RefreshToken] {
+		t.Fatalf("restart: last token request %s reused=%t, want a fresh refresh", tr.Grant, seen[tr.RefreshToken])
+	}
+}
+
+// Behaviour 6: a token the server stops accepting is refreshed
+// on the 401 and the request retried, without a login.
+func TestRefreshOnUnauthorized(t *testing.T) {
+	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	ctx := testCtx(t)
+	store := &mcpauth.MemoryStore{}
+	opener := &countingOpener{}
+	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, Interactive: true, OpenURL: opener.open, Logger: testLogger(t)})
+	cs := connect(t, ctx, a, e.srv.URL)
+	whoami(t, ctx, cs)
+	rec, _ := store.Load(ctx, a.Key())
+	e.srv.Refuse(rec.Token.AccessToken)
+	whoami(t, ctx, cs)
+	if opener.n != 1 {
+		t.Fatalf("%d logins, want 1", opener.n)
+	}
+	rec2, _ := store.Load(ctx, a.Key())
+	if rec2.Token.AccessToken == rec.Token.AccessToken || rec2.Token.RefreshToken == rec.Token.RefreshToken {
+		t.Fatal("the 401 did not refresh (and rotate) the token")
+	}
+}
+
+// A client without a login that may not open a browser reports ErrNeedsAuth with the
+// login hint; so does one whose refresh token was revoked.
+func TestNeedsAuth(t *testing.T) {
+	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	ctx := testCtx(t)
+	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL})
+	_, err := a.Transport(nil).RoundTrip(mustGet(t, ctx, e.srv.URL))
+	var na *mcpauth.NeedsAuthError
+	if !errors.As(err, &na) || !errors.Is(err, mcpauth.ErrNeedsAuth) || !strings.Contains(err.Error(), "harness mcp login demo") {
+		t.Fatalf("err = %v, want NeedsAuthError with the login hint", err)
+	}
+
+	store := &mcpauth.MemoryStore{}
+	opener := &countingOpener{}
+	login, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
+	if err := login.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := store.Load(ctx, login.Key())
+	if err := e.p.Revoke(ctx, rec.Client.ID, rec.Client.Secret, rec.Token.RefreshToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.p.Revoke(ctx, rec.Client.ID, rec.Client.Secret, rec.Token.AccessToken); err != nil {
+		t.Fatal(err)
+	}
+	live, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store})
+	_, err = live.Transport(nil).RoundTrip(mustGet(t, ctx, e.srv.URL))
+	if !errors.As(err, &na) || !strings.Contains(na.Reason, "expired or was revoked") {
+		t.Fatalf("after revocation: err = %v, want NeedsAuthError (revoked)", err)
+	}
+	if live.LoggedIn(ctx) {
+		t.Fatal("a revoked grant still counts as logged in")
+	}
+}
