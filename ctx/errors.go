@@ -29,30 +29,6 @@ var (
 	ErrRootOnly = errors.New("not supported on the root scope")
 )
 
-// ConfigError reports a plugin configuration that could not be decoded or validated. Key is
-// the dotted key path when one is known. A config type's Validate method may return a
-// *ConfigError with Key and Msg set (Plugin is filled in) to name the offending key.
-type ConfigError struct {
-	Plugin string
-	Key    string
-	Msg    string
-	Err    error
-}
-
-func (e *ConfigError) Error() string {
-	switch {
-	case e.Key != "":
-		return fmt.Sprintf("plugin %q: config key %q: %s", e.Plugin, e.Key, e.Msg)
-	case e.Err != nil:
-		return fmt.Sprintf("plugin %q: invalid config: %v", e.Plugin, e.Err)
-	default:
-		return fmt.Sprintf("plugin %q: invalid config: %s", e.Plugin, e.Msg)
-	}
-}
-
-// Unwrap returns the validation error, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
 // PanicError is a panic recovered from user code (an apply function, disposer, listener or
 // hook) and turned into an error.
 type PanicError struct {

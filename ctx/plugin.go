@@ -1,13 +1,6 @@
 package ctx
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"reflect"
-	"strings"
-)
+import "fmt"
 
 // Dependency is a service a plugin injects; [Key] implements it.
 type Dependency interface {
@@ -46,12 +39,14 @@ type PluginDef interface {
 // Def is a plugin definition with configuration type C. Make one with [Define] and keep it
 // in a package-level variable; mount it with [Context.Plugin].
 //
-// Configuration is decoded strictly: a raw value (a map from YAML or JSON, JSON bytes) is
-// decoded as JSON into C, and an unknown key is an error naming it. If *C has a method
-// Default(), it is called on the zero value first, so decoded keys override defaults. If C
-// or *C has a method Validate() error, it runs after decoding, at every activation and
+// Configuration is decoded by [Decode]: C's defaults ([Defaulter] on *C), the raw keys
+// decoded strictly (an unknown key, a key in the wrong case, a value of the wrong kind are
+// problems naming the key path), then C's [Validator], at every activation and
 // synchronously in [Scope.Update]. A value of type C or *C is used as is (still
-// validated).
+// validated). Problems are [*ConfigError] values with Plugin set to the plugin's name.
+//
+// Read the configuration typed with [Def.Config] and take updates in place with
+// [OnConfigUpdate].
 type Def[C any] struct {
 	meta Meta
 	fn   func(*Context, C) error
@@ -80,7 +75,7 @@ func (d *Def[C]) DecodeConfig(raw any) (any, error) { return d.decode(raw) }
 // NewConfig returns a *C with its defaults applied.
 func (d *Def[C]) NewConfig() any {
 	cfg := new(C)
-	if p, ok := any(cfg).(interface{ Default() }); ok {
+	if p, ok := any(cfg).(Defaulter); ok {
 		p.Default()
 	}
 	return cfg
@@ -89,104 +84,43 @@ func (d *Def[C]) NewConfig() any {
 func (d *Def[C]) apply(c *Context, cfg any) error { return d.fn(c, cfg.(C)) }
 
 func (d *Def[C]) decode(raw any) (any, error) {
-	var cfg C
-	if p, ok := any(&cfg).(interface{ Default() }); ok {
-		p.Default()
-	}
-	switch v := raw.(type) {
-	case nil:
-	case C:
-		cfg = v
-	case *C:
-		if v != nil {
-			cfg = *v
-		}
-	case json.RawMessage:
-		if err := d.decodeJSON(v, &cfg); err != nil {
-			return nil, err
-		}
-	case []byte:
-		if err := d.decodeJSON(v, &cfg); err != nil {
-			return nil, err
-		}
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, &ConfigError{Plugin: d.meta.Name, Msg: "not a JSON-compatible value", Err: err}
-		}
-		if err := d.decodeJSON(b, &cfg); err != nil {
-			return nil, err
-		}
-	}
-	var verr error
-	switch v := any(&cfg).(type) {
-	case interface{ Validate() error }:
-		verr = v.Validate()
-	default:
-		if v, ok := any(cfg).(interface{ Validate() error }); ok {
-			verr = v.Validate()
-		}
-	}
-	if verr != nil {
-		var ce *ConfigError
-		if errors.As(verr, &ce) && ce.Key != "" {
-			// Validate named the key itself: keep its message and fill in the plugin.
-			named := *ce
-			named.Plugin = d.meta.Name
-			return nil, &named
-		}
-		return nil, &ConfigError{Plugin: d.meta.Name, Err: verr}
+	cfg, err := Decode[C](raw)
+	if err != nil {
+		return nil, PlaceConfigErrors(err, "", "", d.meta.Name, "", nil)
 	}
 	return cfg, nil
 }
 
-func (d *Def[C]) decodeJSON(b []byte, cfg *C) error {
-	if len(bytes.TrimSpace(b)) == 0 || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		return nil
+// OnConfigUpdate registers an update hook like [Context.OnUpdate], typed: fn receives the
+// new configuration as the plugin's configuration type C. It returns an error when c is
+// not a context of a plugin whose configuration type is C. (A function rather than a
+// method of [Def]: an apply function that named its own package-level definition would make
+// an initialization cycle.)
+func OnConfigUpdate[C any](c *Context, fn func(cfg C) bool) error {
+	if def := c.scope.def; def == nil {
+		return fmt.Errorf("update hook: %w", ErrRootOnly)
+	} else if _, ok := def.NewConfig().(*C); !ok {
+		var zero C
+		return fmt.Errorf("update hook for %T: plugin %q has another configuration type (%T)", zero, def.Name(), def.NewConfig())
 	}
-	if kerr := checkKeyCase(b, reflect.TypeOf(cfg).Elem()); kerr != nil {
-		return &ConfigError{Plugin: d.meta.Name, Key: kerr.key, Msg: kerr.msg}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(cfg)
-	if err == nil {
-		return nil
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		key := te.Field
-		if key == "" {
-			key = "(root)"
-		}
-		return &ConfigError{Plugin: d.meta.Name, Key: key, Msg: fmt.Sprintf("expected %s, got %s", typeWord(te.Type.String()), te.Value), Err: err}
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return &ConfigError{Plugin: d.meta.Name, Key: strings.Trim(name, `"`), Msg: "unknown key", Err: err}
-	}
-	return &ConfigError{Plugin: d.meta.Name, Msg: err.Error(), Err: err}
+	return c.OnUpdate(func(cfg any) bool {
+		v, ok := cfg.(C)
+		return ok && fn(v)
+	})
 }
 
-// typeWord turns a Go type into the word a configuration author expects.
-func typeWord(t string) string {
-	switch {
-	case t == "string":
-		return "a string"
-	case t == "bool":
-		return "a boolean"
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
-		return "an integer"
-	case strings.HasPrefix(t, "float"):
-		return "a number"
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case strings.HasPrefix(t, "map["):
-		return "a map"
-	case strings.HasPrefix(t, "time.Duration"):
-		return "a duration"
-	default:
-		return "an object (" + t + ")"
+// Config returns the decoded configuration of s's current (or last) load, and false when s
+// is not a scope of d or has not decoded a configuration yet.
+func (d *Def[C]) Config(s *Scope) (C, bool) {
+	var zero C
+	if s == nil || s.def != PluginDef(d) {
+		return zero, false
 	}
+	v, ok := s.Config().(C)
+	if !ok {
+		return zero, false
+	}
+	return v, true
 }
 
 // Plugin mounts def as a child scope of c with the given raw configuration and returns at
@@ -279,95 +213,5 @@ func (g Registry) Scopes(def PluginDef) []*Scope {
 	}
 	g.r.mu.RUnlock()
 	sortScopes(out)
-	return out
-}
-
-type keyError struct{ key, msg string }
-
-// checkKeyCase reports a key that encoding/json would accept only by ignoring case: config
-// keys are exact, so "historysize" is an unknown key, not historySize.
-func checkKeyCase(b []byte, t reflect.Type) *keyError {
-	var raw any
-	if json.Unmarshal(b, &raw) != nil {
-		return nil // the decoder reports syntax errors
-	}
-	return walkKeys(raw, t, "")
-}
-
-func walkKeys(raw any, t reflect.Type, path string) *keyError {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := raw.(map[string]any)
-		if !ok {
-			return nil
-		}
-		fields := jsonFields(t)
-		for k, v := range m {
-			ft, exact := fields[k]
-			if !exact {
-				for name := range fields {
-					if strings.EqualFold(name, k) {
-						return &keyError{key: path + k, msg: fmt.Sprintf("unknown key (did you mean %q?)", name)}
-					}
-				}
-				continue // unknown keys are reported by the decoder
-			}
-			if err := walkKeys(v, ft, path+k+"."); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		if list, ok := raw.([]any); ok {
-			for i, v := range list {
-				if err := walkKeys(v, t.Elem(), fmt.Sprintf("%s%d.", path, i)); err != nil {
-					return err
-				}
-			}
-		}
-	case reflect.Map:
-		if m, ok := raw.(map[string]any); ok {
-			for k, v := range m {
-				if err := walkKeys(v, t.Elem(), path+k+"."); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// jsonFields maps the JSON names of t's fields (embedded structs flattened) to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := make(map[string]reflect.Type, t.NumField())
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "-" {
-			continue
-		}
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for k, v := range jsonFields(ft) {
-					out[k] = v
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
 	return out
 }

@@ -101,7 +101,7 @@ func NewHost(cx context.Context, logger *slog.Logger) (*Host, error) {
 }
 
 // NewHostWith is NewHost with the registry's options (nil: the defaults).
-func NewHostWith(cx context.Context, logger *slog.Logger, opts *toolregistry.Options) (*Host, error) {
+func NewHostWith(cx context.Context, logger *slog.Logger, opts *toolregistry.Config) (*Host, error) {
 	root := ctx.New(ctx.Options{Logger: logger})
 	var cfg any
 	if opts != nil {
@@ -164,7 +164,7 @@ type Harness struct {
 
 // DialHarness builds a host (with the registry options reg; nil: the defaults), mounts srv
 // as server "demo" and waits until its tools are registered.
-func DialHarness(cx context.Context, srv Server, reg *toolregistry.Options) (*Harness, error) {
+func DialHarness(cx context.Context, srv Server, reg *toolregistry.Config) (*Harness, error) {
 	h, err := NewHostWith(cx, Logger(), reg)
 	if err != nil {
 		return nil, err

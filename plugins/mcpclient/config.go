@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -134,6 +133,8 @@ type Config struct {
 	MaxInstructionBytes int `json:"maxInstructionBytes"`
 	// AllowedTools lists the raw tool names registered; default omitted, every tool (an empty list is an error).
 	AllowedTools *[]string `json:"allowedTools,omitempty"`
+	// DeniedTools lists raw tool names never registered, even when allowedTools names them (deny wins); default none.
+	DeniedTools []string `json:"deniedTools,omitempty"`
 	// ProtocolVersion is the MCP version offered: default "" ("2025-11-25" for stdio, negotiated for HTTP), "auto" to negotiate, or a supported version.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// MaxOutputBytes caps the model-facing text of one tool result, cut with a marker (default 100000).
@@ -221,8 +222,12 @@ func (c Config) EffectiveProtocolVersion() string {
 	}
 }
 
-// Allows reports whether the raw tool name passes AllowedTools.
+// Allows reports whether the raw tool name passes AllowedTools and DeniedTools: it is
+// allowed (AllowedTools omitted or naming it) and not denied. Deny wins.
 func (c Config) Allows(rawTool string) bool {
+	if slices.Contains(c.DeniedTools, rawTool) {
+		return false
+	}
 	return c.AllowedTools == nil || slices.Contains(*c.AllowedTools, rawTool)
 }
 
@@ -245,6 +250,7 @@ func (c Config) Redacted() Config {
 		tools := slices.Clone(*c.AllowedTools)
 		r.AllowedTools = &tools
 	}
+	r.DeniedTools = slices.Clone(c.DeniedTools)
 	return r
 }
 
@@ -294,24 +300,3 @@ func redactMap(m map[string]string) map[string]string {
 	}
 	return out
 }
-
-// ErrInvalidConfig is matched (errors.Is) by every [*ConfigError].
-var ErrInvalidConfig = errors.New("invalid mcp server configuration")
-
-// ConfigError is one configuration problem: the server, the key path
-// (e.g. "reconnect.maxDelayMs", "env.API_KEY") and what was wrong.
-// It matches [ErrInvalidConfig] with errors.Is. It is not modified after
-// it is returned, so it is safe to share between goroutines.
-type ConfigError struct {
-	Server string
-	Key    string
-	Msg    string
-}
-
-// Error formats `mcp server "<server>": key "<key>": <msg>`.
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("mcp server %q: key %q: %s", e.Server, e.Key, e.Msg)
-}
-
-// Is reports whether target is [ErrInvalidConfig].
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }

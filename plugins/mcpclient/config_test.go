@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/grammartest"
 )
 
@@ -114,35 +115,35 @@ func TestConfigValidate(t *testing.T) {
 		{name: "http ok", doc: `{` + http + `,"headers":{"X-Api-Key":"k"}}`},
 		{name: "protocol pinned ok", doc: `{` + http + `,"protocolVersion":"2024-11-05"}`},
 		{name: "bad url scheme", doc: `{"serverName":"gh","transport":"streamable-http","url":"ftp://x"}`,
-			wantErrs: []string{`mcp server "gh": key "url": expected an http or https URL, got "ftp://x"`}},
+			wantErrs: []string{`key "url": expected an http or https URL, got "ftp://x"`}},
 		{name: "url without host", doc: `{"serverName":"gh","transport":"streamable-http","url":"http:///mcp"}`,
-			wantErrs: []string{`mcp server "gh": key "url": expected an http or https URL, got "http:///mcp"`}},
+			wantErrs: []string{`key "url": expected an http or https URL, got "http:///mcp"`}},
 		{name: "bad url redacted", doc: `{"serverName":"gh","transport":"streamable-http","url":"ftp://u:pw@x?token=abc"}`,
-			wantErrs: []string{`mcp server "gh": key "url": expected an http or https URL, got "ftp://u:redacted@x?token=redacted"`}},
+			wantErrs: []string{`key "url": expected an http or https URL, got "ftp://u:redacted@x?token=redacted"`}},
 		{name: "missing url", doc: `{"serverName":"gh","transport":"streamable-http"}`,
-			wantErrs: []string{`mcp server "gh": key "url": required for transport "streamable-http"`}},
+			wantErrs: []string{`key "url": required for transport "streamable-http"`}},
 		{name: "bad server name", doc: `{"serverName":"my server","transport":"stdio","command":"x"}`,
-			wantErrs: []string{`mcp server "my server": key "serverName": must match ^[A-Za-z0-9_-]{1,32}$, got "my server"`}},
+			wantErrs: []string{`key "serverName": must match ^[A-Za-z0-9_-]{1,32}$, got "my server"`}},
 		{name: "server name too long", doc: `{"serverName":"` + strings.Repeat("a", 33) + `","transport":"stdio","command":"x"}`,
 			wantErrs: []string{`key "serverName"`}},
 		{name: "missing transport", doc: `{"serverName":"gh"}`,
-			wantErrs: []string{`mcp server "gh": key "transport": required: "stdio" or "streamable-http"`}},
+			wantErrs: []string{`key "transport": required: "stdio" or "streamable-http"`}},
 		{name: "unknown transport", doc: `{"serverName":"gh","transport":"sse"}`,
-			wantErrs: []string{`mcp server "gh": key "transport": expected "stdio" or "streamable-http", got "sse"`}},
+			wantErrs: []string{`key "transport": expected "stdio" or "streamable-http", got "sse"`}},
 		{name: "stdio needs command", doc: `{"serverName":"gh","transport":"stdio"}`,
-			wantErrs: []string{`mcp server "gh": key "command": required for transport "stdio"`}},
+			wantErrs: []string{`key "command": required for transport "stdio"`}},
 		{name: "stdio forbids url and headers", doc: `{` + stdio + `,"url":"http://x","headers":{"A":"b"}}`,
 			wantErrs: []string{`key "headers": not allowed for transport "stdio"`, `key "url": not allowed for transport "stdio"`}},
 		{name: "http forbids stdio keys", doc: `{` + http + `,"command":"x","args":["y"],"cwd":"/","env":{"A":"1"}}`,
 			wantErrs: []string{`key "args": not allowed`, `key "command": not allowed`, `key "cwd": not allowed`, `key "env": not allowed`}},
 		{name: "bad env name", doc: `{` + stdio + `,"env":{"A=B":"1"}}`,
-			wantErrs: []string{`mcp server "gh": key "env.A=B": not a valid environment variable name`}},
+			wantErrs: []string{`key "env.A=B": not a valid environment variable name`}},
 		{name: "bad header name", doc: `{` + http + `,"headers":{"Bad Header":"1"}}`,
 			wantErrs: []string{`key "headers.Bad Header": not a valid HTTP header name`}},
 		{name: "header value injection", doc: `{` + http + `,"headers":{"X":"a\r\nB: c"}}`,
 			wantErrs: []string{`key "headers.X": value must not contain CR, LF or NUL`}},
 		{name: "empty allowedTools", doc: `{` + stdio + `,"allowedTools":[]}`,
-			wantErrs: []string{`mcp server "gh": key "allowedTools": is empty: omit it to admit every tool the server lists, or name at least one tool`}},
+			wantErrs: []string{`key "allowedTools": is empty: omit it to admit every tool the server lists, or name at least one tool`}},
 		{name: "blank and duplicate allowedTools", doc: `{` + stdio + `,"allowedTools":["a"," ","a"]}`,
 			wantErrs: []string{`key "allowedTools[1]": must be a non-empty tool name`, `key "allowedTools[2]": lists "a" more than once`}},
 		{name: "zero timeout", doc: `{` + stdio + `,"toolCallTimeoutMs":0}`,
@@ -158,6 +159,9 @@ func TestConfigValidate(t *testing.T) {
 			wantErrs: []string{`key "protocolVersion": expected "auto" or one of 2026-07-28, 2025-11-25`}},
 		{name: "bad inherit mode", doc: `{` + stdio + `,"inheritEnv":{"mode":"some"}}`,
 			wantErrs: []string{`key "inheritEnv.mode": expected "minimal", "all" or "none", got "some"`}},
+		{name: "deniedTools ok", doc: `{` + stdio + `,"allowedTools":["a","b"],"deniedTools":["b","c"]}`},
+		{name: "blank and duplicate deniedTools", doc: `{` + stdio + `,"deniedTools":["a","","a"]}`,
+			wantErrs: []string{`key "deniedTools[1]": must be a non-empty tool name`, `key "deniedTools[2]": lists "a" more than once`}},
 		{name: "bad inherit extra", doc: `{` + stdio + `,"inheritEnv":{"mode":"minimal","extra":[""]}}`,
 			wantErrs: []string{`key "inheritEnv.extra[0]": not a valid environment variable name`}},
 	}
@@ -173,12 +177,12 @@ func TestConfigValidate(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error, want %q", tt.wantErrs)
 			}
-			if !errors.Is(err, ErrInvalidConfig) {
-				t.Errorf("%v does not match ErrInvalidConfig", err)
+			if !errors.Is(err, ctx.ErrInvalidConfig) {
+				t.Errorf("%v does not match ctx.ErrInvalidConfig", err)
 			}
-			var ce *ConfigError
-			if !errors.As(err, &ce) || ce.Server == "" || ce.Key == "" {
-				t.Errorf("no *ConfigError naming server and key in %v", err)
+			var ce *ctx.ConfigError
+			if !errors.As(err, &ce) || ce.Key == "" {
+				t.Errorf("no *ctx.ConfigError naming the key in %v", err)
 			}
 			lines := strings.Split(err.Error(), "\n")
 			if len(lines) != len(tt.wantErrs) {

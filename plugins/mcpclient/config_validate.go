@@ -1,20 +1,26 @@
 package mcpclient
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// Interface guards: the configuration has defaults and validates itself.
+var (
+	_ ctx.Defaulter = (*Config)(nil)
+	_ ctx.Validator = Config{}
+)
+
 // Validate checks c after defaults and decoding. It returns nil, one
-// [*ConfigError], or several joined with errors.Join (in a deterministic
-// order); every error names the server and the key.
+// [*ctx.ConfigError], or several joined with errors.Join, ordered by key path;
+// every problem names its key.
 func (c Config) Validate() error {
-	v := validator{server: c.ServerName}
+	v := validator{}
 	if !ValidServerName(c.ServerName) {
 		v.addf("serverName", "must match ^[A-Za-z0-9_-]{1,32}$, got %q", c.ServerName)
 	}
@@ -37,7 +43,7 @@ func (c Config) Validate() error {
 	if c.MaxOutputBytes < 1 {
 		v.addf("maxOutputBytes", "must be a positive number of bytes, got %d", c.MaxOutputBytes)
 	}
-	c.validateAllowedTools(&v)
+	c.validateToolLists(&v)
 	if p := c.ProtocolVersion; p != "" && p != ProtocolAuto && !slices.Contains(mcp.SupportedProtocolVersions(), p) {
 		v.addf("protocolVersion", "expected %q or one of %s, got %q",
 			ProtocolAuto, strings.Join(mcp.SupportedProtocolVersions(), ", "), p)
@@ -121,37 +127,36 @@ func (r ReconnectConfig) validate(v *validator) {
 	}
 }
 
-func (c Config) validateAllowedTools(v *validator) {
-	if c.AllowedTools == nil {
-		return
-	}
-	tools := *c.AllowedTools
-	if len(tools) == 0 {
+func (c Config) validateToolLists(v *validator) {
+	if c.AllowedTools != nil && len(*c.AllowedTools) == 0 {
 		v.addf("allowedTools", "is empty: omit it to admit every tool the server lists, or name at least one tool")
-		return
+	} else if c.AllowedTools != nil {
+		v.toolNames("allowedTools", *c.AllowedTools)
 	}
+	v.toolNames("deniedTools", c.DeniedTools)
+}
+
+// toolNames checks a list of raw tool names: non-empty, each once.
+func (v *validator) toolNames(key string, tools []string) {
 	seen := make(map[string]bool, len(tools))
 	for i, name := range tools {
-		key := fmt.Sprintf("allowedTools[%d]", i)
+		k := fmt.Sprintf("%s[%d]", key, i)
 		switch {
 		case strings.TrimSpace(name) == "":
-			v.addf(key, "must be a non-empty tool name")
+			v.addf(k, "must be a non-empty tool name")
 		case seen[name]:
-			v.addf(key, "lists %q more than once", name)
+			v.addf(k, "lists %q more than once", name)
 		}
 		seen[name] = true
 	}
 }
 
-// validator collects ConfigErrors in the order they are found.
+// validator collects problems in the order they are found.
 type validator struct {
-	server string
-	errs   []error
+	p ctx.Problems
 }
 
-func (v *validator) addf(key, format string, args ...any) {
-	v.errs = append(v.errs, &ConfigError{Server: v.server, Key: key, Msg: fmt.Sprintf(format, args...)})
-}
+func (v *validator) addf(key, format string, args ...any) { v.p.Add(key, format, args...) }
 
 func (v *validator) millis(key string, ms int) {
 	if ms < 1 || ms > maxMillis {
@@ -160,17 +165,15 @@ func (v *validator) millis(key string, ms int) {
 }
 
 func (v *validator) err() error {
-	switch len(v.errs) {
-	case 0:
-		return nil
-	case 1:
-		return v.errs[0]
-	}
 	// Map iteration in validateHTTP is unordered; sort for stable output.
-	slices.SortStableFunc(v.errs, func(a, b error) int {
-		return strings.Compare(a.(*ConfigError).Key, b.(*ConfigError).Key)
-	})
-	return errors.Join(v.errs...)
+	v.p.SortByKey()
+	return v.p.Err()
+}
+
+// errUnsupportedTransport is dial's error for a configuration that skipped Validate.
+func errUnsupportedTransport(cfg Config) error {
+	return fmt.Errorf("mcp server %q: %w", cfg.ServerName,
+		&ctx.ConfigError{Key: "transport", Msg: fmt.Sprintf("unsupported transport %q", cfg.Transport)})
 }
 
 // validEnvName accepts portable variable names: non-empty, no '=', no NUL.

@@ -110,6 +110,35 @@ func TestAllowedTools(t *testing.T) {
 	}
 }
 
+// TestDeniedTools: deniedTools removes tools at discovery, alone or with allowedTools
+// (deny wins), and a denied tool is uncallable.
+func TestDeniedTools(t *testing.T) {
+	e := newEnv(t)
+	cfg := memConfig("den")
+	cfg.DeniedTools = []string{"fail", "slow"}
+	e.mount(nil, cfg, &hooks{dial: newMemServer(demo()).dial})
+	if got := e.names(nil); slices.Contains(got, "mcp__den__fail") || slices.Contains(got, "mcp__den__slow") || !slices.Contains(got, "mcp__den__echo") {
+		t.Fatalf("tools %v: fail and slow denied, the rest listed", got)
+	}
+	if _, err := e.call(nil, "mcp__den__fail", `{}`); !errors.Is(err, toolregistry.ErrUnknownTool) {
+		t.Errorf("denied tool: %v", err)
+	}
+
+	both := memConfig("both")
+	both.AllowedTools = &[]string{"echo", "add"}
+	both.DeniedTools = []string{"add"}
+	e.mount(nil, both, &hooks{dial: newMemServer(demo()).dial})
+	var mine []string
+	for _, n := range e.names(nil) {
+		if strings.HasPrefix(n, "mcp__both__") {
+			mine = append(mine, n)
+		}
+	}
+	if !slices.Equal(mine, []string{"mcp__both__echo"}) {
+		t.Errorf("allowed [echo add] denied [add]: tools %v, want deny to win", mine)
+	}
+}
+
 // TestNoToolsCapability (item 2): a server without tools connects with an empty set and is
 // never asked for tools.
 func TestNoToolsCapability(t *testing.T) {

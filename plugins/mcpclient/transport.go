@@ -123,7 +123,7 @@ func dial(ctx context.Context, cfg Config, opts dialOptions) (*connection, error
 	case TransportStreamableHTTP:
 		return dialHTTP(ctx, cfg, opts)
 	default:
-		return nil, &ConfigError{Server: cfg.ServerName, Key: "transport", Msg: fmt.Sprintf("unsupported transport %q", cfg.Transport)}
+		return nil, errUnsupportedTransport(cfg)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	harnessctx "github.com/cordisgo/harness/ctx"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -221,7 +222,7 @@ func TestDialWithDoneCtx(t *testing.T) {
 		}
 	}
 	_, err := dial(context.Background(), Config{ServerName: "x", Transport: "carrier-pigeon"}, dialOptions{})
-	if !errors.Is(err, ErrInvalidConfig) {
+	if !errors.Is(err, harnessctx.ErrInvalidConfig) {
 		t.Errorf("unknown transport: err = %v", err)
 	}
 }

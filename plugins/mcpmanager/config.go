@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/cordisgo/harness/ctx"
 )
 
 // Defaults applied by [Config.Default].
@@ -43,12 +45,19 @@ func (c *Config) Default() {
 	c.DebounceMs = DefaultDebounceMs
 }
 
-// Validate checks the configuration.
+// Interface guards: the plugin's configuration has defaults and validates itself.
+var (
+	_ ctx.Defaulter = (*Config)(nil)
+	_ ctx.Validator = Config{}
+)
+
+// Validate checks the configuration; a problem is a [*ctx.ConfigError] naming its key.
 func (c Config) Validate() error {
+	var p ctx.Problems
 	if c.DebounceMs < 1 || c.DebounceMs > maxDebounceMs {
-		return fmt.Errorf("debounceMs must be between 1 and %d, got %d", maxDebounceMs, c.DebounceMs)
+		p.Add("debounceMs", "must be between 1 and %d milliseconds, got %d", maxDebounceMs, c.DebounceMs)
 	}
-	return nil
+	return p.Err()
 }
 
 // debounce returns DebounceMs as a duration.

@@ -1,11 +1,8 @@
 package mcpmanager
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -161,12 +158,10 @@ func (m *Manager) live() error {
 	return nil
 }
 
-// decodeParams decodes remote parameters strictly; a name is required.
+// decodeParams decodes remote parameters strictly ([ctx.DecodeInto]); a name is required.
 func decodeParams(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errorf(CodeBadRequest, "", "parameters: %v", paramError(err))
+	if err := ctx.DecodeInto(raw, v); err != nil {
+		return errorf(CodeBadRequest, "", "parameters: %v", err)
 	}
 	var name string
 	switch p := v.(type) {
@@ -179,12 +174,4 @@ func decodeParams(raw json.RawMessage, v any) error {
 		return errorf(CodeBadRequest, "", `parameters: "name" is required`)
 	}
 	return nil
-}
-
-func paramError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Errorf("%s: expected %s", te.Field, typeWord(te.Type.String()))
-	}
-	return err
 }

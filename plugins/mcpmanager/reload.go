@@ -167,7 +167,7 @@ func (m *Manager) reload() {
 	data, err := os.ReadFile(path)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
-		m.rejectSettings(&SettingsError{File: path, Msg: "cannot read: " + pathErr(err).Error()})
+		m.rejectSettings(settingsProblem(path, 0, "", "cannot read: %v", pathErr(err)))
 		return
 	}
 	m.mu.Lock()

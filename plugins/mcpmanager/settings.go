@@ -2,46 +2,29 @@ package mcpmanager
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"go.yaml.in/yaml/v3"
 )
 
-// ErrInvalidSettings is matched (errors.Is) by every [*SettingsError].
+// ErrInvalidSettings is matched (errors.Is) by every problem of a rejected settings file.
+// Each problem is a [*ctx.ConfigError] whose Source names the file (File is its path),
+// with the line and key path when known; several are joined in document order. Their text
+// never quotes a value from the file.
 var ErrInvalidSettings = errors.New("invalid MCP server settings")
 
-// SettingsError is a settings file that was rejected: the file, the line and key path when
-// known, and what was wrong. Its text never quotes a value from the file. It matches
-// [ErrInvalidSettings]. It is immutable.
-type SettingsError struct {
-	File string
-	Line int
-	Key  string
-	Msg  string
-}
+// settingsSource labels the settings file in problems.
+func settingsSource(file string) string { return fmt.Sprintf("settings file %q", file) }
 
-// Error formats `settings file "<file>": line <n>: key "<key>": <msg>`, leaving out what
-// is unknown.
-func (e *SettingsError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "settings file %q", e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ": line %d", e.Line)
-	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, ": key %q", e.Key)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Msg)
-	return b.String()
+// settingsProblem is one problem of the settings file.
+func settingsProblem(file string, line int, key, format string, args ...any) *ctx.ConfigError {
+	return &ctx.ConfigError{Source: settingsSource(file), File: file, Line: line, Key: key,
+		Msg: fmt.Sprintf(format, args...), Err: ErrInvalidSettings}
 }
-
-// Is reports whether target is [ErrInvalidSettings].
-func (e *SettingsError) Is(target error) bool { return target == ErrInvalidSettings }
 
 // parseSettings parses a settings document: a mapping with one key, servers, a mapping of
 // server name to entry, in document order. An empty document is an error, so that a file
@@ -49,7 +32,7 @@ func (e *SettingsError) Is(target error) bool { return target == ErrInvalidSetti
 // "servers: {}" to configure none.
 func parseSettings(file string, data []byte) ([]*entry, error) {
 	fail := func(line int, key, format string, args ...any) error {
-		return &SettingsError{File: file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+		return settingsProblem(file, line, key, format, args...)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fail(0, "", `the file is empty (write "servers: {}" to configure no servers)`)
@@ -86,41 +69,54 @@ func parseSettings(file string, data []byte) ([]*entry, error) {
 		return nil, fail(servers.Line, "servers", "expected a mapping of server name to entry, got %s", nodeKind(servers))
 	}
 	var out []*entry
+	var problems []*ctx.ConfigError
 	seen := make(map[string]int)
 	for i := 0; i+1 < len(servers.Content); i += 2 {
 		k, v := servers.Content[i], servers.Content[i+1]
 		name := k.Value
 		key := "servers." + name
 		if k.Kind != yaml.ScalarNode || !mcpclient.ValidServerName(name) {
-			return nil, fail(k.Line, "servers", "server name %q must match ^[A-Za-z0-9_-]{1,32}$ (rename the key)", clip(name))
+			problems = append(problems, settingsProblem(file, k.Line, "servers", "server name %q must match ^[A-Za-z0-9_-]{1,32}$ (rename the key)", clip(name)))
+			continue
 		}
 		if line, dup := seen[name]; dup {
-			return nil, fail(k.Line, key, "server defined twice (first on line %d)", line)
+			problems = append(problems, settingsProblem(file, k.Line, key, "server defined twice (first on line %d)", line))
+			continue
 		}
 		seen[name] = k.Line
 		e, err := parseEntry(name, v)
 		if err != nil {
-			var se *SettingsError
-			if errors.As(err, &se) {
-				se.File = file
-				return nil, se
+			lines := keyLines(v, key)
+			placed := ctx.PlaceConfigErrors(err, settingsSource(file), file, "", key, func(k string) int {
+				return lineOfKey(lines, k, v.Line)
+			})
+			for _, pe := range ctx.ConfigErrors(placed) {
+				c := *pe
+				if c.Err == nil {
+					c.Err = ErrInvalidSettings
+				} else if !errors.Is(c.Err, ErrInvalidSettings) {
+					c.Err = fmt.Errorf("%w: %w", ErrInvalidSettings, c.Err)
+				}
+				problems = append(problems, &c)
 			}
-			return nil, fail(v.Line, key, "%v", err)
+			continue
 		}
 		out = append(out, e)
+	}
+	if len(problems) > 0 {
+		return nil, ctx.JoinConfigErrors(problems)
 	}
 	return out, nil
 }
 
 // parseEntry decodes one server entry: an mcpclient configuration without serverName,
-// plus enabled (default true). Decoding is strict.
+// plus enabled (default true), decoded strictly by [ctx.DecodeInto]. Problems have key
+// paths relative to the entry; all of them are reported.
 func parseEntry(name string, n *yaml.Node) (*entry, error) {
-	key := "servers." + name
-	fail := func(line int, k, format string, args ...any) error {
-		return &SettingsError{Line: line, Key: k, Msg: fmt.Sprintf(format, args...)}
-	}
+	var p ctx.Problems
 	if n.Kind != yaml.MappingNode {
-		return nil, fail(n.Line, key, "expected a mapping (transport, command or url, …), got %s", nodeKind(n))
+		p.Add("", "expected a mapping (transport, command or url, …), got %s", nodeKind(n))
+		return nil, p.Err()
 	}
 	enabled := true
 	var rest []*yaml.Node
@@ -128,10 +124,11 @@ func parseEntry(name string, n *yaml.Node) (*entry, error) {
 		k, v := n.Content[i], n.Content[i+1]
 		switch k.Value {
 		case "serverName":
-			return nil, fail(k.Line, key+".serverName", "not allowed here: the key under servers names the server")
+			p.Add("serverName", "not allowed here: the key under servers names the server")
 		case "enabled":
 			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
-				return nil, fail(v.Line, key+".enabled", "expected true or false, got %s", nodeKind(v))
+				p.Add("enabled", "expected true or false, got %s", nodeKind(v))
+				continue
 			}
 			enabled = v.Value == "true"
 		default:
@@ -141,86 +138,62 @@ func parseEntry(name string, n *yaml.Node) (*entry, error) {
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: rest}
 	var raw any
 	if err := m.Decode(&raw); err != nil {
-		return nil, fail(n.Line, key, "cannot decode the entry: %s", describeYAMLError(err))
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return nil, fail(n.Line, key, "keys must be strings and values plain YAML")
+		p.Add("", "cannot decode the entry: %s", describeYAMLError(err))
+		return nil, p.Err()
 	}
 	var cfg mcpclient.Config
 	cfg.Default()
-	if err := decodeStrict(b, &cfg); err != nil {
-		var ke *keyError
-		if errors.As(err, &ke) {
-			return nil, fail(lineOf(n, ke.key), key+"."+ke.key, "%s", ke.msg)
-		}
-		return nil, fail(n.Line, key, "%v", err)
+	if err := ctx.DecodeInto(raw, &cfg); err != nil {
+		p.AddError("", err)
+	}
+	if p.Len() > 0 {
+		return nil, p.Err()
 	}
 	e, err := newEntry(name, enabled, cfg)
 	if err != nil {
-		return nil, fail(n.Line, key, "%v", err)
+		return nil, err
 	}
 	return e, nil
 }
 
-// keyError is a decoding error about one key.
-type keyError struct{ key, msg string }
-
-func (e *keyError) Error() string { return fmt.Sprintf("key %q: %s", e.key, e.msg) }
-
-// decodeStrict decodes JSON into v, refusing unknown keys. Errors name the key and the
-// expected type, never the value.
-func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		return nil
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		k := te.Field
-		if k == "" {
-			k = "(entry)"
-		}
-		got, _, _ := strings.Cut(te.Value, " ") // "number 12" → "number": no values in errors
-		return &keyError{key: k, msg: fmt.Sprintf("expected %s, got %s", typeWord(te.Type.String()), got)}
-	}
-	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return &keyError{key: strings.Trim(f, `"`), msg: "unknown key"}
-	}
-	return errors.New("cannot decode the entry")
-}
-
-// typeWord says a Go type the way a settings author reads it.
-func typeWord(t string) string {
-	switch {
-	case t == "string":
-		return "a string"
-	case t == "bool":
-		return "true or false"
-	case strings.HasPrefix(t, "int"):
-		return "an integer"
-	case strings.HasPrefix(t, "[]"), strings.HasPrefix(t, "*[]"):
-		return "a list"
-	case strings.HasPrefix(t, "map["):
-		return "a mapping"
-	default:
-		return "a mapping"
-	}
-}
-
-// lineOf returns the line of the key path (dotted, first segment only) inside the entry
-// node n, or n's own line.
-func lineOf(n *yaml.Node, path string) int {
-	first, _, _ := strings.Cut(path, ".")
-	first, _, _ = strings.Cut(first, "[")
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == first {
-			return n.Content[i].Line
+// keyLines maps the key paths under n (prefixed with prefix; list elements as [i]) to
+// their lines.
+func keyLines(n *yaml.Node, prefix string) map[string]int {
+	out := map[string]int{}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				p := ctx.JoinKey(path, n.Content[i].Value)
+				out[p] = n.Content[i].Line
+				walk(n.Content[i+1], p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				out[p] = c.Line
+				walk(c, p)
+			}
 		}
 	}
-	return n.Line
+	walk(n, prefix)
+	return out
+}
+
+// lineOfKey returns the line of key or of its nearest ancestor in lines, else def.
+func lineOfKey(lines map[string]int, key string, def int) int {
+	for k := key; k != ""; {
+		if l, ok := lines[k]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return def
 }
 
 // nodeKind names a YAML node's kind without its value.

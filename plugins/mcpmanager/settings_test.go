@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
 func TestParseSettings(t *testing.T) {
@@ -94,6 +97,41 @@ func TestParseSettingsRejects(t *testing.T) {
 		if es, err := parseSettings("s.yaml", []byte(doc)); err != nil || len(es) != 0 {
 			t.Fatalf("%q: %v %v", doc, es, err)
 		}
+	}
+}
+
+// The settings file is decoded by the same strict decoder as a profile's mcpclient row: a
+// key in the wrong case is refused with the same message, and every problem of the file
+// is reported at once, in document order, with its line.
+func TestParseSettingsOneDecoderAllProblems(t *testing.T) {
+	doc := "servers:\n" +
+		"  a:\n" +
+		"    transport: stdio\n" +
+		"    Command: x\n" + // line 4
+		"  b:\n" +
+		"    transport: stdio\n" +
+		"    command: y\n" +
+		"    toolCallTimeoutMs: soon\n" + // line 8
+		"    colour: red\n" // line 9
+	_, err := parseSettings("s.yaml", []byte(doc))
+	list := ctx.ConfigErrors(err)
+	if len(list) != 3 {
+		t.Fatalf("%d problems, want 3:\n%v", len(list), err)
+	}
+	want := []string{
+		`settings file "s.yaml": line 4: key "servers.a.Command": unknown key (did you mean "command"?)`,
+		`settings file "s.yaml": line 8: key "servers.b.toolCallTimeoutMs": expected an integer, got string`,
+		`settings file "s.yaml": line 9: key "servers.b.colour": unknown key`,
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(list[i].Error(), w) || list[i].File != "s.yaml" || !errors.Is(list[i], ErrInvalidSettings) {
+			t.Errorf("problem %d = %q (file %q), want %q", i, list[i].Error(), list[i].File, w)
+		}
+	}
+	// A profile row says the same about the same key.
+	_, perr := mcpclient.Plugin.DecodeConfig(map[string]any{"serverName": "a", "transport": "stdio", "Command": "x"})
+	if perr == nil || !strings.Contains(perr.Error(), `key "Command": unknown key (did you mean "command"?)`) {
+		t.Errorf("profile row: %v", perr)
 	}
 }
 

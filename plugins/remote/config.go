@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cordisgo/harness/ctx"
 )
 
 // Defaults applied by [Config.Default].
@@ -45,24 +47,31 @@ func (c *Config) Default() {
 	c.MaxBodyBytes = DefaultMaxBodyBytes
 }
 
-// Validate checks the configuration. Every error names the key it is about.
+// Interface guards: the plugin's configuration has defaults and validates itself.
+var (
+	_ ctx.Defaulter = (*Config)(nil)
+	_ ctx.Validator = Config{}
+)
+
+// Validate checks the configuration. Every problem is a [*ctx.ConfigError] naming its key.
 func (c Config) Validate() error {
+	var p ctx.Problems
 	if _, err := loopbackAddr(c.Addr); err != nil {
-		return fmt.Errorf("addr %q: %w", c.Addr, err)
+		p.Add("addr", "got %q: %v", c.Addr, err)
 	}
 	if c.TokenFile != "" && !filepath.IsAbs(c.TokenFile) {
-		return fmt.Errorf("tokenFile %q: must be an absolute path", c.TokenFile)
+		p.Add("tokenFile", "must be an absolute path, got %q", c.TokenFile)
 	}
 	if c.EndpointFile != "" && !filepath.IsAbs(c.EndpointFile) {
-		return fmt.Errorf("endpointFile %q: must be an absolute path", c.EndpointFile)
+		p.Add("endpointFile", "must be an absolute path, got %q", c.EndpointFile)
 	}
 	if c.TokenFile != "" && c.EndpointFile != "" && filepath.Clean(c.TokenFile) == filepath.Clean(c.EndpointFile) {
-		return fmt.Errorf("endpointFile %q: must differ from tokenFile", c.EndpointFile)
+		p.Add("endpointFile", "must differ from tokenFile, got %q", c.EndpointFile)
 	}
 	if c.MaxBodyBytes <= 0 {
-		return fmt.Errorf("maxBodyBytes %d: must be positive", c.MaxBodyBytes)
+		p.Add("maxBodyBytes", "must be a positive number of bytes, got %d", c.MaxBodyBytes)
 	}
-	return nil
+	return p.Err()
 }
 
 // files returns the token and endpoint file paths, defaults applied.

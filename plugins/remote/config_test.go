@@ -46,8 +46,8 @@ func TestConfigValidation(t *testing.T) {
 		cfg  map[string]any
 		want string
 	}{
-		{map[string]any{"addr": "0.0.0.0:0"}, `addr "0.0.0.0:0"`},
-		{map[string]any{"addr": "[::]:0"}, `addr "[::]:0"`},
+		{map[string]any{"addr": "0.0.0.0:0"}, `key "addr": got "0.0.0.0:0"`},
+		{map[string]any{"addr": "[::]:0"}, `key "addr": got "[::]:0"`},
 		{map[string]any{"addr": ":8080"}, "addr"},
 		{map[string]any{"addr": "192.168.1.10:80"}, "addr"},
 		{map[string]any{"addr": "8.8.8.8:53"}, "addr"},

@@ -15,7 +15,7 @@ import (
 // eight is interpolated and one in eight is rendered by a function.
 func benchPrompt(b *testing.B, mixed bool) (*sysprompt.Service, *ctx.Context, []string) {
 	root := ctxtest.New(b)
-	svc := sysprompt.New(sysprompt.Options{})
+	svc := sysprompt.New(sysprompt.Config{})
 	agent := ctxtest.MountActive(b, root, ctx.Define(ctx.Meta{Name: "agent"}, func(*ctx.Context, struct{}) error { return nil }), nil)
 	texts := make([]string, 200)
 	for i := range 200 {

@@ -55,7 +55,7 @@ func Example() {
 func ExampleService_Set() {
 	root := ctx.New(ctx.Options{})
 	defer root.Scope().Dispose(context.Background())
-	prompt := sysprompt.New(sysprompt.Options{})
+	prompt := sysprompt.New(sysprompt.Config{})
 
 	h, _ := prompt.Set(root, sysprompt.Section{Name: "mcp:docs", Order: sysprompt.OrderMCPServers})
 	p, _ := prompt.Assemble(root, nil)

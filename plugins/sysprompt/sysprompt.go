@@ -12,7 +12,7 @@ import (
 // the prompt is optional for the plugin.
 var Key = ctx.NewKey[*Service]("systemPrompt")
 
-// Plugin provides the systemPrompt service. Its configuration is [Options]. A change of the
+// Plugin provides the systemPrompt service. Its configuration is [Config]. A change of the
 // preamble alone is applied in place (one change event, dependents keep running); any other
 // configuration change restarts the plugin.
 var Plugin = ctx.Define(ctx.Meta{Name: "sysprompt"}, apply)
@@ -31,7 +31,7 @@ const (
 	OrderMCPServers = 3100
 )
 
-// PreambleSection is the name of the section holding [Options].Preamble.
+// PreambleSection is the name of the section holding [Config].Preamble.
 const PreambleSection = "sysprompt:preamble"
 
 // Sentinel errors, matched with [errors.Is].
@@ -49,36 +49,6 @@ var (
 	ErrDisposed = errors.New("section removed")
 )
 
-// Options configures [Plugin].
-//
-// Options is a plain value; the plugin copies it.
-type Options struct {
-	// Preamble is an optional base section, registered as [PreambleSection] at
-	// [OrderPreamble] in the layer the plugin is mounted in. Empty means no preamble.
-	Preamble string `json:"preamble"`
-	// Interpolate substitutes {{name}} variables in the preamble. Off by default: the preamble
-	// is emitted verbatim.
-	Interpolate bool `json:"interpolate"`
-	// Separator joins sections. Default: a blank line ("\n\n"). It may not be empty.
-	Separator string `json:"separator"`
-}
-
-// Default sets the default separator.
-func (o *Options) Default() { o.Separator = "\n\n" }
-
-// Validate checks the separator and, when Interpolate is set, the preamble's references.
-func (o Options) Validate() error {
-	if o.Separator == "" {
-		return errors.New("separator: must not be empty (the default is a blank line)")
-	}
-	if o.Interpolate {
-		if _, err := parseTemplate(o.Preamble); err != nil {
-			return fmt.Errorf("preamble: %w", err)
-		}
-	}
-	return nil
-}
-
 // Service holds the registered sections and assembles prompts.
 //
 // A Service is safe for concurrent use. No lock is held while Render functions or event
@@ -94,7 +64,7 @@ type Service struct {
 // New returns an empty service. It is what [Plugin] provides; use it directly to assemble
 // prompts outside a plugin tree (tests, tools). An empty Separator means a blank line; the
 // preamble options are ignored (register a section instead).
-func New(opts Options) *Service {
+func New(opts Config) *Service {
 	sep := opts.Separator
 	if sep == "" {
 		sep = "\n\n"
@@ -109,15 +79,14 @@ func New(opts Options) *Service {
 // Separator returns the string that joins sections.
 func (s *Service) Separator() string { return s.sep }
 
-func apply(c *ctx.Context, o Options) error {
+func apply(c *ctx.Context, o Config) error {
 	s := New(o)
 	pre, err := s.Set(c, Section{Name: PreambleSection, Order: OrderPreamble, Text: o.Preamble, Interpolate: o.Interpolate})
 	if err != nil {
 		return err
 	}
-	err = c.OnUpdate(func(cfg any) bool {
-		n, ok := cfg.(Options)
-		if !ok || n.Separator != o.Separator || n.Interpolate != o.Interpolate {
+	err = ctx.OnConfigUpdate(c, func(n Config) bool {
+		if n.Separator != o.Separator || n.Interpolate != o.Interpolate {
 			return false
 		}
 		return pre.SetText(n.Preamble) == nil

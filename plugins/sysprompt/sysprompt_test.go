@@ -123,7 +123,7 @@ func TestOrdering(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := ctxtest.New(t)
-			svc := sysprompt.New(sysprompt.Options{})
+			svc := sysprompt.New(sysprompt.Config{})
 			// Register in reverse so registration order cannot explain the result.
 			for _, s := range slices.Backward(tt.secs) {
 				if _, err := svc.Register(root, s); err != nil {
@@ -180,7 +180,7 @@ func TestInterpolation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := ctxtest.New(t)
-			svc := sysprompt.New(sysprompt.Options{})
+			svc := sysprompt.New(sysprompt.Config{})
 			sec := tt.sec
 			sec.Name = "s"
 			if _, err := svc.Register(root, sec); err != nil {
@@ -222,7 +222,7 @@ func TestMalformedTemplateRejectedAtRegistration(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
 			root := ctxtest.New(t)
-			svc := sysprompt.New(sysprompt.Options{})
+			svc := sysprompt.New(sysprompt.Config{})
 			_, err := svc.Register(root, sysprompt.Section{Name: "bad", Text: tt.text, Interpolate: true})
 			if !errors.Is(err, sysprompt.ErrTemplate) || !strings.Contains(err.Error(), tt.has) || !strings.Contains(err.Error(), `section "bad"`) {
 				t.Fatalf("err %v, want ErrTemplate mentioning %q", err, tt.has)
@@ -261,7 +261,7 @@ func TestEmptySectionsDropped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := ctxtest.New(t)
-			svc := sysprompt.New(sysprompt.Options{})
+			svc := sysprompt.New(sysprompt.Config{})
 			for _, s := range tt.secs {
 				if _, err := svc.Register(root, s); err != nil {
 					t.Fatal(err)
@@ -328,7 +328,7 @@ func TestDuplicateInOneLayer(t *testing.T) {
 
 func TestDuplicateFromRoot(t *testing.T) {
 	root := ctxtest.New(t)
-	svc := sysprompt.New(sysprompt.Options{})
+	svc := sysprompt.New(sysprompt.Config{})
 	if _, err := svc.Register(root, static("x", 0, "a")); err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +466,7 @@ func TestDisposalOnScopeUnload(t *testing.T) {
 
 func TestDisposerIdempotent(t *testing.T) {
 	root := ctxtest.New(t)
-	svc := sysprompt.New(sysprompt.Options{})
+	svc := sysprompt.New(sysprompt.Config{})
 	rec := ctxtest.Record(t, root, sysprompt.Changed)
 	d, err := svc.Register(root, static("a", 0, "A"))
 	if err != nil {
@@ -534,7 +534,7 @@ func TestHandleAndChangeEvents(t *testing.T) {
 
 func TestHandleErrors(t *testing.T) {
 	root := ctxtest.New(t)
-	svc := sysprompt.New(sysprompt.Options{})
+	svc := sysprompt.New(sysprompt.Config{})
 	dyn, err := svc.Set(root, sysprompt.Section{Name: "dyn", Render: func(*sysprompt.Assembly) (string, error) { return "d", nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -638,7 +638,7 @@ func TestSectionValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := ctxtest.New(t)
-			svc := sysprompt.New(sysprompt.Options{})
+			svc := sysprompt.New(sysprompt.Config{})
 			_, err := svc.Register(root, tt.sec)
 			if tt.ok != (err == nil) {
 				t.Fatalf("err %v, want ok=%v", err, tt.ok)
@@ -657,15 +657,15 @@ func TestConfig(t *testing.T) {
 		name string
 		raw  any
 		err  string // substring of the decode error; "" means valid
-		want sysprompt.Options
+		want sysprompt.Config
 	}{
-		{"defaults", nil, "", sysprompt.Options{Separator: "\n\n"}},
-		{"all keys", map[string]any{"preamble": "Hi {{u}}", "interpolate": true, "separator": "\n"}, "", sysprompt.Options{Preamble: "Hi {{u}}", Interpolate: true, Separator: "\n"}},
-		{"empty separator", map[string]any{"separator": ""}, "separator: must not be empty", sysprompt.Options{}},
-		{"unknown key", map[string]any{"sections": 1}, `config key "sections": unknown key`, sysprompt.Options{}},
-		{"wrong type", map[string]any{"preamble": 3}, `config key "preamble": expected a string`, sysprompt.Options{}},
-		{"malformed interpolated preamble", map[string]any{"preamble": "{{", "interpolate": true}, "preamble: invalid template", sysprompt.Options{}},
-		{"braces in a verbatim preamble", map[string]any{"preamble": "{{"}, "", sysprompt.Options{Preamble: "{{", Separator: "\n\n"}},
+		{"defaults", nil, "", sysprompt.Config{Separator: "\n\n"}},
+		{"all keys", map[string]any{"preamble": "Hi {{u}}", "interpolate": true, "separator": "\n"}, "", sysprompt.Config{Preamble: "Hi {{u}}", Interpolate: true, Separator: "\n"}},
+		{"empty separator", map[string]any{"separator": ""}, `key "separator": must not be empty`, sysprompt.Config{}},
+		{"unknown key", map[string]any{"sections": 1}, `key "sections": unknown key`, sysprompt.Config{}},
+		{"wrong type", map[string]any{"preamble": 3}, `key "preamble": expected a string`, sysprompt.Config{}},
+		{"malformed interpolated preamble", map[string]any{"preamble": "{{", "interpolate": true}, `key "preamble": invalid template`, sysprompt.Config{}},
+		{"braces in a verbatim preamble", map[string]any{"preamble": "{{"}, "", sysprompt.Config{Preamble: "{{", Separator: "\n\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -677,7 +677,7 @@ func TestConfig(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got.(sysprompt.Options) != tt.want {
+			if err != nil || got.(sysprompt.Config) != tt.want {
 				t.Fatalf("got %+v, %v", got, err)
 			}
 		})
@@ -797,7 +797,7 @@ func TestConcurrentAssembleAndChanges(t *testing.T) {
 // A Render function and a listener may call back into the service: no lock is held.
 func TestReentrancy(t *testing.T) {
 	root := ctxtest.New(t)
-	svc := sysprompt.New(sysprompt.Options{})
+	svc := sysprompt.New(sysprompt.Config{})
 	var inner string
 	if _, err := svc.Register(root, sysprompt.Section{Name: "outer", Render: func(a *sysprompt.Assembly) (string, error) {
 		if _, ok := a.Vars["nested"]; ok {
@@ -829,7 +829,7 @@ func TestReentrancy(t *testing.T) {
 // Disposing the root removes every section, with no goroutine left behind.
 func TestRootDispose(t *testing.T) {
 	root := ctx.New(ctx.Options{})
-	svc := sysprompt.New(sysprompt.Options{})
+	svc := sysprompt.New(sysprompt.Config{})
 	if _, err := svc.Register(root, static("a", 0, "A")); err != nil {
 		t.Fatal(err)
 	}

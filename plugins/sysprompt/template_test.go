@@ -102,7 +102,7 @@ func FuzzTemplate(f *testing.F) {
 // retained.
 func TestNoRetention(t *testing.T) {
 	root := ctxtest.New(t)
-	s := New(Options{})
+	s := New(Config{})
 	agent := ctxtest.MountActive(t, root, ctx.Define(ctx.Meta{Name: "agent"}, func(*ctx.Context, struct{}) error { return nil }), nil)
 	if _, err := s.Register(agent.Context().Layered(), Section{Name: "a", Text: "A"}); err != nil {
 		t.Fatal(err)

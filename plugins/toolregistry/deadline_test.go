@@ -70,7 +70,7 @@ func TestDeadlineSeenByTool(t *testing.T) {
 			<-cx.Done()
 			return nil, cx.Err()
 		}}}
-		o := &Options{}
+		o := &Config{}
 		o.Default()
 		_, terr := dispatch(&d, new(callContext), context.Background(), e, &Call{Tool: "slow"}, o)
 		if terr == nil || terr.Code != CodeTimeout || !errors.Is(terr, context.DeadlineExceeded) {

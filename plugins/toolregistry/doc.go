@@ -65,6 +65,6 @@
 //
 // # Configuration
 //
-// The [Plugin]'s configuration is [Options]: historySize, maxOutputBytes,
+// The [Plugin]'s configuration is [Config]: historySize, maxOutputBytes,
 // attachmentMaxBytes and defaultTimeoutMs. An update is applied in place.
 package toolregistry

@@ -166,7 +166,7 @@ func (r *Registry) Execute(cx context.Context, c *ctx.Context, name string, args
 }
 
 // pipeline runs steps 1 to 5. On failure res is nil, or the tool's own error result.
-func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Options) (*Result, *ToolError) {
+func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Config) (*Result, *ToolError) {
 	name, args := x.rec.Tool, x.rec.Args
 	r.mu.RLock()
 	e, hidden := r.resolveLocked(c.Scope(), name)
@@ -301,7 +301,7 @@ func (r *Registry) approve(c *ctx.Context, base context.Context, req *PolicyRequ
 }
 
 // dispatch runs the tool under its timeout and classifies what it returned.
-func dispatch(dl *deadlines, cc *callContext, base context.Context, e *entry, call *Call, o *Options) (*Result, *ToolError) {
+func dispatch(dl *deadlines, cc *callContext, base context.Context, e *entry, call *Call, o *Config) (*Result, *ToolError) {
 	cx := base
 	timeout := e.timeout
 	if timeout == 0 {
@@ -391,7 +391,7 @@ func safely(fn func() error) (err error) {
 }
 
 // finish runs steps 6 to 8.
-func (r *Registry) finish(c *ctx.Context, x *run, res *Result, terr *ToolError, o *Options) (*Result, *ToolError) {
+func (r *Registry) finish(c *ctx.Context, x *run, res *Result, terr *ToolError, o *Config) (*Result, *ToolError) {
 	rec := &x.rec
 	if terr != nil && (res == nil || !res.IsError) {
 		res = failure(res, terr)

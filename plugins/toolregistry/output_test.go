@@ -263,9 +263,9 @@ func TestModelText(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	var def toolregistry.Options
+	var def toolregistry.Config
 	def.Default()
-	if def != (toolregistry.Options{HistorySize: 100, MaxOutputBytes: 100000, AttachmentMaxBytes: 20 << 20, DefaultTimeoutMs: 120000}) {
+	if def != (toolregistry.Config{HistorySize: 100, MaxOutputBytes: 100000, AttachmentMaxBytes: 20 << 20, DefaultTimeoutMs: 120000}) {
 		t.Fatalf("defaults %+v", def)
 	}
 	tests := []struct {

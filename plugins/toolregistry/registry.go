@@ -22,7 +22,7 @@ import (
 // hold the write lock briefly. No lock is held while tools, listeners or the approver run.
 type Registry struct {
 	logger *slog.Logger
-	opts   atomic.Pointer[Options]
+	opts   atomic.Pointer[Config]
 	store  *Attachments
 	hist   history
 	seq    atomic.Uint64
@@ -88,7 +88,7 @@ func (m *mask) hides(name string) bool {
 	return true
 }
 
-func newRegistry(logger *slog.Logger, o Options) *Registry {
+func newRegistry(logger *slog.Logger, o Config) *Registry {
 	r := &Registry{logger: logger, layers: make(map[*ctx.Scope]*layer)}
 	r.opts.Store(&o)
 	r.store = newAttachments(o.AttachmentMaxBytes)
@@ -97,7 +97,7 @@ func newRegistry(logger *slog.Logger, o Options) *Registry {
 }
 
 // options returns the current configuration.
-func (r *Registry) options() *Options { return r.opts.Load() }
+func (r *Registry) options() *Config { return r.opts.Load() }
 
 // Change reports that the tools of one layer changed: tools were added, removed or
 // replaced, or a mask was added or removed. The visible set may have changed for Scope and

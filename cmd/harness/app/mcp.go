@@ -239,7 +239,7 @@ func clientList(h *host) serverList {
 			Name: st.Server, Status: string(st.Phase), Transport: st.Transport, Error: st.Err,
 			Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Tools: st.Tools, StderrTail: st.StderrTail,
 		}
-		if cfg, ok := st.Scope.Config().(mcpclient.Config); ok {
+		if cfg, ok := mcpclient.Plugin.Config(st.Scope); ok {
 			if v.Transport == "" {
 				v.Transport = cfg.Transport
 			}

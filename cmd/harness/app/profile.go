@@ -175,47 +175,19 @@ func checkRows(catalog map[string]ctx.PluginDef, p *profiles.Profile, rows []pro
 	return nil
 }
 
-// configError words a plugin's configuration error like a profile error:
-// the source (or the flag behind an ad-hoc row), the key path and what was
-// expected, one line per problem when the plugin reports several.
+// configError places a plugin's configuration problems in the profile: the source (or
+// the flag behind an ad-hoc row), the key path under the row's config and what was
+// expected, one line per problem.
 func configError(p *profiles.Profile, r profiles.Row, label string, err error) error {
 	where := fmt.Sprintf("profile %q", p.Source)
 	if label != "" {
 		where = label
 	}
-	path := r.Path + ".config"
-	var ce *ctx.ConfigError
-	if errors.As(err, &ce) {
-		switch {
-		case ce.Key != "":
-			return fmt.Errorf("%s: key %q: %s", where, path+"."+ce.Key, ce.Msg)
-		case ce.Err != nil:
-			err = ce.Err
-		default:
-			return fmt.Errorf("%s: key %q: %s", where, path, ce.Msg)
-		}
+	list := ctx.ConfigErrors(err)
+	for i, e := range list {
+		c := *e
+		c.Plugin = "" // the row's use names it
+		list[i] = &c
 	}
-	var lines []string
-	for _, e := range leafErrors(err) {
-		var me *mcpclient.ConfigError
-		if errors.As(e, &me) {
-			lines = append(lines, fmt.Sprintf("%s: key %q: %s", where, path+"."+me.Key, me.Msg))
-		} else {
-			lines = append(lines, fmt.Sprintf("%s: key %q: plugin %q: %v", where, path, r.Use, e))
-		}
-	}
-	return errors.New(strings.Join(lines, "\n"))
-}
-
-// leafErrors flattens errors joined with errors.Join.
-func leafErrors(err error) []error {
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return []error{err}
-	}
-	var out []error
-	for _, e := range j.Unwrap() {
-		out = append(out, leafErrors(e)...)
-	}
-	return out
+	return ctx.PlaceConfigErrors(ctx.JoinConfigErrors(list), where, "", "", r.Path+".config", nil)
 }

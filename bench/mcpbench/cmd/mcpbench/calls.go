@@ -57,7 +57,7 @@ func runCalls(cx context.Context, args []string) error {
 	var c mcpbench.Client
 	var err error
 	if *client != mcpbench.ClientGoSDK && *history >= 0 {
-		var o toolregistry.Options
+		var o toolregistry.Config
 		o.Default()
 		o.HistorySize = *history
 		c, err = mcpbench.DialHarness(connectCx, server, &o)
