@@ -40,6 +40,7 @@ type hostOptions struct {
 	hooks      *hooks
 	noTools    bool
 	creds      map[string]string // written to the credentials file with mode 0600
+	before     ctx.PluginDef     // mounted (and active) before the manager
 }
 
 func newHost(t *testing.T, o hostOptions) *host {
@@ -61,6 +62,9 @@ func newHost(t *testing.T, o hostOptions) *host {
 		h.write(*o.settings)
 	}
 	h.events = ctxtest.Record(t, root, StatusEvent)
+	if o.before != nil {
+		ctxtest.MountActive(t, root, o.before, nil)
+	}
 	if !o.noTools {
 		ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 	}
@@ -211,6 +215,7 @@ type fakeClients struct {
 	live       map[string]int // live instances per server
 	incomplete map[string]bool
 	block      map[string]chan struct{} // apply waits on it
+	onDispose  func(name string)        // called by each instance's cleanup
 	def        ctx.PluginDef
 }
 
@@ -237,7 +242,11 @@ func (f *fakeClients) apply(c *ctx.Context, cfg mcpclient.Config) error {
 		f.mu.Lock()
 		f.live[name]--
 		inc := f.incomplete[name]
+		onDispose := f.onDispose
 		f.mu.Unlock()
+		if onDispose != nil {
+			onDispose(name)
+		}
 		report(mcpclient.Status{Phase: mcpclient.PhaseDisposed, CleanupIncomplete: inc})
 		if inc {
 			return fmt.Errorf("fake close: %w", mcpclient.ErrCleanupIncomplete)

@@ -47,6 +47,7 @@ func TestRestart(t *testing.T) {
 
 // Probes test an entry without touching the live instance, disabled entries included.
 func TestProbe(t *testing.T) {
+	t.Parallel()
 	settings := "servers:\n" + stdioEntry(t, "live", "normal", "") + stdioEntry(t, "off", "normal", "enabled: false") +
 		stdioEntry(t, "unset", "normal", "args: [\"${MCPM_PROBE_UNSET}\"]") + stdioEntry(t, "hang", "hang", "enabled: false")
 	h := newHost(t, hostOptions{settings: &settings})
@@ -101,6 +102,7 @@ func TestProbe(t *testing.T) {
 // A restart cancels a running probe of its server and waits for the probe's cleanup before
 // it replaces the instance.
 func TestRestartDuringProbe(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{}, 1)
 	var returned atomic.Bool
 	probe := func(c context.Context, cfg mcpclient.Config, o ProbeOptions) mcpclient.ProbeResult {
@@ -155,6 +157,7 @@ func blockingProbe(started chan<- struct{}) func(context.Context, mcpclient.Conf
 // A probe is cancelled by a change of its entry (even a disabled one), by its caller and by
 // the manager's disposal; a change of another entry leaves it alone.
 func TestProbeCancellation(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	started := make(chan struct{}, 1)
 	settings := "servers:\n" + fakeEntry("p", "enabled: false") + fakeEntry("other", "")
@@ -223,6 +226,7 @@ func TestProbeCancellation(t *testing.T) {
 // status report (a real process group that cannot be confirmed gone needs an unkillable
 // process): the fake client reports it, and returns ErrCleanupIncomplete, when disposed.
 func TestCleanupIncompleteGate(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	fc.incomplete["gate"] = true
 	settings := "servers:\n" + fakeEntry("gate", "") + fakeEntry("fine", "")
@@ -279,6 +283,7 @@ func TestCleanupIncompleteGate(t *testing.T) {
 // A live instance that reports an incomplete cleanup (its supervisor parked after a
 // generation could not be closed) blocks its name at once.
 func TestCleanupIncompleteReportedLive(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	settings := "servers:\n" + fakeEntry("a", "")
 	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
@@ -303,6 +308,7 @@ func TestCleanupIncompleteReportedLive(t *testing.T) {
 // Listeners of mcp-manager/status cannot block or break the manager: a panicking one is
 // logged, a stuck one delays only later events, while operations and watch streams go on.
 func TestStatusListenersIsolated(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	settings := "servers:\n" + fakeEntry("a", "")
 	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
@@ -354,6 +360,7 @@ func TestStatusListenersIsolated(t *testing.T) {
 // Watch: the current list at once, then the whole list after changes; slow readers get the
 // latest; cancelling ends only that stream; the manager's disposal ends them all.
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	settings := "servers:\n" + fakeEntry("a", "")
 	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
@@ -412,6 +419,7 @@ func TestWatch(t *testing.T) {
 // Disposing the manager disposes every instance, ends registrations (their disposers return
 // at once) and refuses further operations.
 func TestManagerDispose(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	settings := "servers:\n" + fakeEntry("a", "") + fakeEntry("b", "")
 	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
@@ -440,4 +448,50 @@ func TestManagerDispose(t *testing.T) {
 	if err := h.m.Restart(ctxtest.Wait(t), "a"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("restart: %v", err)
 	}
+}
+
+// The manager's unload disposes its instances in parallel: each instance's cleanup waits
+// until every one of them has started.
+func TestUnloadDisposesInParallel(t *testing.T) {
+	t.Parallel()
+	fc := newFakeClients()
+	names := []string{"a", "b", "c"}
+	var started atomic.Int32
+	all := make(chan struct{})
+	wait := ctxtest.Wait(t)
+	fc.onDispose = func(string) {
+		if started.Add(1) == int32(len(names)) {
+			close(all)
+		}
+		select {
+		case <-all:
+		case <-wait.Done():
+			t.Error("the instances were disposed one after another")
+		}
+	}
+	settings := "servers:\n" + fakeEntry("a", "") + fakeEntry("b", "") + fakeEntry("c", "")
+	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
+	h.waitStatus(StateConnected, names...)
+	if err := h.scope.Dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if fc.count(fc.live, n) != 0 {
+			t.Fatalf("%s still live", n)
+		}
+	}
+}
+
+// The servers start however other plugins' StatusChanged listeners behave: the manager
+// does not wait for its own activation in such a listener.
+func TestStartIndependentOfStatusListeners(t *testing.T) {
+	t.Parallel()
+	fc := newFakeClients()
+	bad := ctx.Define(ctx.Meta{Name: "bad-listener"}, func(c *ctx.Context, _ struct{}) error {
+		_, err := ctx.StatusChanged.On(c, func(ctx.StatusChange) error { return errors.New("listener refuses") })
+		return err
+	})
+	settings := "servers:\n" + fakeEntry("a", "")
+	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}, before: bad})
+	h.waitStatus(StateConnected, "a")
 }

@@ -490,14 +490,8 @@ func (m *Manager) applyReportLocked(inst *instance, st mcpclient.Status) {
 	}
 }
 
-// onScopeStatus follows the state of the manager's own scope and of the client scopes.
+// onScopeStatus follows the state of the client scopes.
 func (m *Manager) onScopeStatus(ch ctx.StatusChange) error {
-	if ch.Scope == m.scope {
-		if ch.New == ctx.Active {
-			m.activate()
-		}
-		return nil
-	}
 	if ch.Scope.Parent() != m.scope {
 		return nil
 	}
@@ -531,16 +525,21 @@ func (m *Manager) applyScopeStateLocked(inst *instance, st ctx.State, err error)
 	}
 }
 
-// activate runs once the manager's scope is active: from then on clients find the status
-// sink, so the servers are mounted.
-func (m *Manager) activate() {
+// activate waits until the manager's scope is active — from then on clients find the
+// status sink — and has the servers mounted. It runs on a goroutine of the scope rather than
+// in a StatusChanged listener, so no other plugin's listener can hold the servers back.
+func (m *Manager) activate(run context.Context) error {
+	if err := m.scope.Wait(run); err != nil || m.scope.State() != ctx.Active {
+		return nil // the load failed, or the scope is unloading
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.active || m.closed {
-		return
+		return nil
 	}
 	m.active = true
 	m.kickAllLocked()
+	return nil
 }
 
 // kickAllLocked kicks every name that is defined or has a record, and returns the

@@ -17,6 +17,7 @@ import (
 // Port of manager.spec "mounts enabled servers from the initial document and reports
 // connected", "disables without losing the entry" and the list() shape.
 func TestMountOnBoot(t *testing.T) {
+	t.Parallel()
 	settings := "servers:\n" + stdioEntry(t, "beta", "normal", "") + stdioEntry(t, "alpha", "normal", "") +
 		stdioEntry(t, "off", "normal", "enabled: false")
 	h := newHost(t, hostOptions{settings: &settings})
@@ -65,6 +66,7 @@ func TestMountOnBoot(t *testing.T) {
 // the document and keeps "starting" (its startup timeout is a minute) while the five
 // connect.
 func TestParallelMounts(t *testing.T) {
+	t.Parallel()
 	settings := "servers:\n" + stdioEntry(t, "slow", "hang", "")
 	fast := []string{"f1", "f2", "f3", "f4", "f5"}
 	for _, n := range fast {
@@ -107,6 +109,7 @@ func (h *host) tryWhoami(server string) (string, error) {
 // "disables without losing entry", "remounts changed enabled server" and reconcile.spec
 // "unchanged ⇒ no-op", plus invalid and half-written files.
 func TestHotReload(t *testing.T) {
+	t.Parallel()
 	base := "servers:\n" + stdioEntry(t, "a", "normal", "") + stdioEntry(t, "b", "normal", "")
 	h := newHost(t, hostOptions{settings: &base})
 	h.waitStatus(StateConnected, "a", "b")
@@ -206,6 +209,7 @@ func TestHotReload(t *testing.T) {
 // tools, no allow-list admits all, a changed allow-list remounts, an empty one fails the
 // server without starting a client.
 func TestAllowedTools(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewHTTP(t, nil) // closed after the host: its clients hold streams open
 	httpEntry := fmt.Sprintf("  web:\n    transport: streamable-http\n    url: %s\n    allowedTools: [whoami]\n", srv.URL())
 	settings := "servers:\n" + stdioEntry(t, "s", "normal", "allowedTools: [echo]") + httpEntry +
@@ -253,6 +257,7 @@ func TestAllowedTools(t *testing.T) {
 
 // Port of reconcile.spec "mount re-enabled" and "disabled-and-changed ⇒ only dispose".
 func TestReenable(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	settings := "servers:\n" + fakeEntry("a", "")
 	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
@@ -272,6 +277,7 @@ func TestReenable(t *testing.T) {
 // Without the tools service, a server waits (the client injects it) and its view says why;
 // mounting the registry lets it connect.
 func TestWaitsForTools(t *testing.T) {
+	t.Parallel()
 	settings := "servers:\n" + stdioEntry(t, "a", "normal", "")
 	h := newHost(t, hostOptions{settings: &settings, noTools: true})
 	h.waitSnap("waiting for tools", func(s Snapshot) bool {

@@ -72,6 +72,9 @@ func apply(c *ctx.Context, cfg Config) error {
 	if err := m.exposeRemote(c); err != nil {
 		return err
 	}
+	if _, err := c.Go("mcpManager:activate", m.activate); err != nil {
+		return err
+	}
 	_, err = c.Defer("mcpManager:stop", m.stop)
 	return err
 }

@@ -29,6 +29,7 @@ func ownerPlugin(name string, cfg mcpclient.Config, out chan<- ctx.Disposer) ctx
 }
 
 func TestRegister(t *testing.T) {
+	t.Parallel()
 	settings := "servers:\n" + stdioEntry(t, "conf", "normal", "")
 	h := newHost(t, hostOptions{settings: &settings})
 	disposers := make(chan ctx.Disposer, 1)
@@ -102,6 +103,7 @@ func TestRegister(t *testing.T) {
 // Unloading the registering plugin removes its server; the unload completes only once the
 // server's tools are gone.
 func TestRegisterOwnerUnload(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	h := newHost(t, hostOptions{noSettings: true, hooks: &hooks{client: fc.def}})
 	cfg := stdioConfig(t, "normal")
@@ -124,6 +126,7 @@ func TestRegisterOwnerUnload(t *testing.T) {
 // Registrations and disposals racing with each other, with restarts, probes and lists:
 // every registration ends with its instance gone, and nothing is left over.
 func TestRegisterDisposeRace(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	probe := func(ctx context.Context, cfg mcpclient.Config, _ ProbeOptions) mcpclient.ProbeResult {
 		return mcpclient.ProbeResult{Stage: mcpclient.ProbeOK}

@@ -28,6 +28,7 @@ func mountAt(t *testing.T, path string, fc *fakeClients) *host {
 // (the manager polls until it can watch the directory), and again after the directory is
 // removed and recreated.
 func TestSettingsDirectoryAppears(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	dir := filepath.Join(t.TempDir(), "later")
 	path := filepath.Join(dir, "mcp-servers.yaml")
@@ -55,6 +56,7 @@ func TestSettingsDirectoryAppears(t *testing.T) {
 // A settings path that is a symbolic link follows its target when the link is swapped (as
 // mounted config maps do), and an atomic rename over the file is one change.
 func TestSettingsSymlinkSwapAndRename(t *testing.T) {
+	t.Parallel()
 	fc := newFakeClients()
 	dir := t.TempDir()
 	one, two := filepath.Join(dir, "one.yaml"), filepath.Join(dir, "two.yaml")

@@ -30,6 +30,7 @@ func (h *host) remoteClient() *remote.Client {
 // The remote API end to end over real HTTP: list, watch (a stream that follows changes and
 // ends when the client leaves), restart, probe, error codes and auth refusals.
 func TestRemoteAPI(t *testing.T) {
+	t.Parallel()
 	const secret = "REMOTESECRET-5e6f7a8b9c"
 	settings := "servers:\n" + stdioEntryEnv(t, "a", "normal", map[string]string{mcptest.TokenEnv: "${secret:tok}"}, "") +
 		stdioEntry(t, "off", "normal", "enabled: false")

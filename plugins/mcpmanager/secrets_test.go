@@ -120,6 +120,7 @@ func contains(list []string, s string) bool {
 // An entry that needs secrets fails clearly, alone, when no credentials provider exists;
 // probing it is refused with code unavailable.
 func TestMissingCredentialsProvider(t *testing.T) {
+	t.Parallel()
 	settings := "servers:\n" + stdioEntry(t, "ok", "normal", "") +
 		stdioEntry(t, "needs", "normal", "args: [\"${secret:tok}\"]")
 	h := newHost(t, hostOptions{settings: &settings}) // no credentials file
@@ -150,6 +151,7 @@ func TestMissingCredentialsProvider(t *testing.T) {
 // matter: its scrubber knows header values, secret-looking env values and URL credentials,
 // not values the manager substituted into args; see the package report.)
 func TestSecretEchoedByFailingServer(t *testing.T) {
+	t.Parallel()
 	const secret = "ARGSECRET-11223344556677"
 	settings := "servers:\n" + stdioEntry(t, "x", "exit-with-args", `args: ["--token=${secret:tok}"]`)
 	h := newHost(t, hostOptions{settings: &settings, creds: map[string]string{"tok": secret}})
