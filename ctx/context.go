@@ -44,6 +44,7 @@ type root struct {
 	runtimes   map[PluginDef]map[*Scope]struct{}
 	labels     map[string]*realm
 	remotes    map[string]*RemoteMethod
+	layered    sync.Map // *TreeLayers[T] → *Layers[T], see layered.go
 	inflight   int
 	idle       chan struct{} // closed while inflight == 0
 	scope      *Scope

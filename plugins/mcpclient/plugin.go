@@ -20,7 +20,7 @@ import (
 var Plugin = ctx.Define(ctx.Meta{Name: "mcpclient", Inject: []ctx.Dependency{toolregistry.Key}}, apply)
 
 func apply(c *ctx.Context, cfg Config) error {
-	if err := names.reserve(c, cfg.ServerName); err != nil {
+	if err := reserve(c, cfg.ServerName); err != nil {
 		return err
 	}
 	set, err := toolregistry.Key.Use(c).NewSet(c, "mcp:"+cfg.ServerName)

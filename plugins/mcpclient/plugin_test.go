@@ -64,7 +64,7 @@ func TestServerNameUniquePerScope(t *testing.T) {
 	third := e.mount(nil, memConfig("gh"), &hooks{dial: newMemServer(demo()).dial})
 	ctxtest.RequireState(t, third, ctx.Active)
 	must(t, e.root.Scope().Dispose(ctxtest.Wait(t)))
-	if n := names.layers(); n != 0 {
-		t.Errorf("%d layers still hold reservations after the root is gone", n)
+	if n := serverNames.In(e.root).Len(); n != 0 {
+		t.Errorf("%d reservations still held after the root is gone", n)
 	}
 }

@@ -37,12 +37,8 @@ func (s *Service) bindPrompt(c *ctx.Context) error {
 		return nil
 	}
 	s.prompt = sp
-	layers := make([]*layer, 0, len(s.layers))
-	for _, l := range s.layers {
-		layers = append(layers, l)
-	}
 	s.mu.Unlock()
-	for _, l := range layers {
+	for _, l := range s.layers {
 		s.addSectionLocked(l)
 	}
 	return nil
@@ -58,12 +54,8 @@ func (s *Service) unbindPrompt(sp *sysprompt.Service) {
 		return
 	}
 	s.prompt = nil
-	layers := make([]*layer, 0, len(s.layers))
-	for _, l := range s.layers {
-		layers = append(layers, l)
-	}
 	s.mu.Unlock()
-	for _, l := range layers {
+	for _, l := range s.layers {
 		if l.section != nil {
 			if err := l.section(context.Background()); err != nil {
 				s.logger.Warn("removing the MCP resource prompt section failed", "layer", l.scope.Name(), "err", err)
@@ -79,8 +71,9 @@ func (s *Service) unbindPrompt(sp *sysprompt.Service) {
 // prompt text only, never the tools: it is logged. The caller holds op.
 func (s *Service) addSectionLocked(l *layer) {
 	s.mu.RLock()
-	sp, live := s.prompt, s.layers[l.scope] == l
+	sp := s.prompt
 	s.mu.RUnlock()
+	live := s.layers[l.scope] == l
 	if sp == nil || !live || l.section != nil {
 		return
 	}

@@ -61,36 +61,39 @@ type Service struct {
 	logger *slog.Logger
 	tools  []toolregistry.Tool // the three shared tools, built once
 
+	// providers holds the registered providers, by layer: it decides which ones a
+	// calling scope sees.
+	providers *ctx.Layers[*entry]
+
 	// op serialises every change to the layers: provider insertion and removal, tool sets,
 	// prompt sections. It is held while the registry and the prompt service are called, and
 	// taken before mu.
-	op sync.Mutex
+	op     sync.Mutex
+	layers map[*ctx.Scope]*layer // guarded by op: the layers that have providers
 
 	mu     sync.RWMutex
-	layers map[*ctx.Scope]*layer // guarded by mu; written with op held too
-	prompt *sysprompt.Service    // guarded by mu; written with op held too
-	closed bool                  // guarded by mu; written with op held too
+	prompt *sysprompt.Service // guarded by mu; written with op held too
+	closed bool               // guarded by mu; written with op held too
 }
 
-// layer holds what was registered into one layer (an agent scope, or the root): its
-// providers, and while it has any, the shared tools and the prompt section of that layer.
+// layer holds what the service keeps for one layer (an agent scope, or the root) while it
+// has providers: the shared tools and the prompt section of that layer. Guarded by
+// Service.op.
 type layer struct {
-	scope     *ctx.Scope        // the layer's scope
-	providers map[string]*entry // guarded by Service.mu; written with op held too
-	tools     *toolregistry.Set // guarded by Service.op
-	section   ctx.Disposer      // guarded by Service.op
+	scope   *ctx.Scope // the layer's scope
+	tools   *toolregistry.Set
+	section ctx.Disposer
 }
 
-// entry is one registered provider. Immutable but for ready.
+// entry is one registered provider. Immutable.
 type entry struct {
 	server string
 	p      Provider
-	scope  *ctx.Scope // the layer's scope
-	ready  bool       // guarded by Service.mu: visible to resolution once registration completed
 }
 
 func newService(reg *toolregistry.Registry, logger *slog.Logger) *Service {
-	s := &Service{reg: reg, logger: logger, layers: make(map[*ctx.Scope]*layer)}
+	s := &Service{reg: reg, logger: logger, layers: make(map[*ctx.Scope]*layer),
+		providers: ctx.NewLayers[*entry]("mcpResources")}
 	s.tools = s.sharedTools()
 	return s
 }
@@ -154,44 +157,37 @@ func (s *Service) Register(c *ctx.Context, server string, p Provider) (ctx.Dispo
 
 	s.op.Lock()
 	defer s.op.Unlock()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	s.mu.RLock()
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
 		return nil, tagged(ErrClosed, "register MCP resource server %q: the mcpResources service has unloaded", server)
 	}
 	l := s.layers[sc]
-	if l == nil {
-		l = &layer{scope: sc, providers: make(map[string]*entry)}
-		s.layers[sc] = l
-	}
-	if l.providers[server] != nil {
-		s.mu.Unlock()
-		return nil, tagged(ErrDuplicateServer, "MCP resource server %q is already registered in this scope (layer %q)",
-			server, sc.Name())
-	}
-	e := &entry{server: server, p: p, scope: sc}
-	l.providers[server] = e
-	s.mu.Unlock()
-
-	if l.tools == nil {
+	fresh := l == nil
+	if fresh {
+		l = &layer{scope: sc}
 		if err := s.installTools(l); err != nil {
-			s.removeLocked(e)
 			return nil, fmt.Errorf("register MCP resource server %q in layer %q: shared resource tools: %w", server, sc.Name(), err)
 		}
+		s.layers[sc] = l
 	}
-	dispose, err := c.Defer("mcpResources:"+server, func(context.Context) error {
+	dispose, err := s.providers.Add(c, server, &entry{server: server, p: p}, func() {
 		s.op.Lock()
 		defer s.op.Unlock()
-		s.removeLocked(e)
-		return nil
+		s.removedLocked(sc)
 	})
 	if err != nil {
-		s.removeLocked(e)
+		if fresh {
+			delete(s.layers, sc)
+			s.teardownLocked(l)
+		}
+		if errors.Is(err, ctx.ErrDuplicateName) {
+			return nil, tagged(ErrDuplicateServer, "MCP resource server %q is already registered in this scope (layer %q)",
+				server, sc.Name())
+		}
 		return nil, fmt.Errorf("register MCP resource server %q: %w", server, err)
 	}
-	s.mu.Lock()
-	e.ready = true
-	s.mu.Unlock()
 	s.addSectionLocked(l)
 	return dispose, nil
 }
@@ -227,24 +223,15 @@ func (s *Service) installTools(l *layer) error {
 	return nil
 }
 
-// removeLocked removes e. When it was the last provider of its layer, the layer's tools and
-// section go too. The caller holds op.
-func (s *Service) removeLocked(e *entry) {
-	s.mu.Lock()
-	l := s.layers[e.scope]
-	if l == nil || l.providers[e.server] != e {
-		s.mu.Unlock()
+// removedLocked runs after a provider of layer sc was removed: when it was the last one,
+// the layer's tools and section go too. The caller holds op.
+func (s *Service) removedLocked(sc *ctx.Scope) {
+	l := s.layers[sc]
+	if l == nil || len(s.providers.In(sc)) > 0 {
 		return
 	}
-	delete(l.providers, e.server)
-	last := len(l.providers) == 0
-	if last {
-		delete(s.layers, l.scope)
-	}
-	s.mu.Unlock()
-	if last {
-		s.teardownLocked(l)
-	}
+	delete(s.layers, sc)
+	s.teardownLocked(l)
 }
 
 // teardownLocked removes l's tools and section. The caller holds op.
@@ -275,9 +262,9 @@ func (s *Service) close(context.Context) error {
 	defer s.op.Unlock()
 	s.mu.Lock()
 	s.closed = true
+	s.mu.Unlock()
 	layers := slices.Collect(maps.Values(s.layers))
 	clear(s.layers)
-	s.mu.Unlock()
 	for _, l := range layers {
 		s.teardownLocked(l)
 	}
@@ -287,16 +274,19 @@ func (s *Service) close(context.Context) error {
 // resolve returns the provider of server as seen from sc: the nearest layer at or above sc
 // that has one wins.
 func (s *Service) resolve(sc *ctx.Scope, server string) *entry {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for x := sc; x != nil; x = x.Parent() {
-		if l := s.layers[x]; l != nil {
-			if e := l.providers[server]; e != nil && e.ready {
-				return e
-			}
-		}
+	if s.isClosed() {
+		return nil
+	}
+	if e, ok := s.providers.Get(sc, server); ok {
+		return e.Value
 	}
 	return nil
+}
+
+func (s *Service) isClosed() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.closed
 }
 
 // Servers returns the names of the resource servers visible from c's scope, sorted: those
@@ -307,19 +297,13 @@ func (s *Service) Servers(c *ctx.Context) []string {
 }
 
 func (s *Service) servers(sc *ctx.Scope) []string {
-	var names []string
-	s.mu.RLock()
-	for x := sc; x != nil; x = x.Parent() {
-		if l := s.layers[x]; l != nil {
-			for name, e := range l.providers {
-				if e.ready && !slices.Contains(names, name) {
-					names = append(names, name)
-				}
-			}
-		}
+	if s.isClosed() {
+		return nil
 	}
-	s.mu.RUnlock()
-	slices.Sort(names)
+	var names []string
+	for _, e := range s.providers.Visible(sc) {
+		names = append(names, e.Name)
+	}
 	return names
 }
 

@@ -171,52 +171,22 @@ func (e *entry) callRender(a *Assembly) (out string, err error) {
 	return e.render(a)
 }
 
-// view returns the cached view for sc, building it after a change.
+// view returns the cached view for sc, building it after a change. Every scope below the
+// nearest layer holding sections sees the same ones: the view is cached under that layer.
 func (s *Service) view(sc *ctx.Scope) *view {
-	s.mu.RLock()
-	key := s.keyLocked(sc)
-	v := s.views[key]
-	s.mu.RUnlock()
-	if v != nil {
-		return v
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	key = s.keyLocked(sc)
-	if v := s.views[key]; v != nil {
-		return v
-	}
-	v = s.buildLocked(key)
-	s.views[key] = v
-	return v
+	version := s.sections.Version()
+	key := s.sections.Nearest(sc)
+	return s.views.Get(key, version, func() *view { return s.build(key) })
 }
 
-// keyLocked returns the nearest scope at or above sc that has a layer: every scope below it
-// sees the same sections. nil when no layer is visible.
-func (s *Service) keyLocked(sc *ctx.Scope) *ctx.Scope {
-	for x := sc; x != nil; x = x.Parent() {
-		if _, ok := s.layers[x]; ok {
-			return x
-		}
-	}
-	return nil
-}
-
-func (s *Service) buildLocked(key *ctx.Scope) *view {
-	v := &view{}
-	seen := make(map[string]struct{})
-	for x := key; x != nil; x = x.Parent() {
-		for name, e := range s.layers[x] {
-			if _, ok := seen[name]; ok {
-				continue
-			}
-			seen[name] = struct{}{}
-			v.entries = append(v.entries, e)
-			v.dynamic = v.dynamic || e.render != nil
-		}
-	}
+func (s *Service) build(key *ctx.Scope) *view {
+	visible := s.sections.Visible(key)
+	v := &view{entries: make([]*entry, 0, len(visible))}
 	hint := 0
-	for _, e := range v.entries {
+	for _, le := range visible {
+		e := le.Value
+		v.entries = append(v.entries, e)
+		v.dynamic = v.dynamic || e.render != nil
 		if b := e.text.Load(); b != nil {
 			hint += len(b.src) + len(s.sep)
 		}

@@ -2,6 +2,7 @@ package sysprompt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -80,7 +81,7 @@ type entry struct {
 
 	text    atomic.Pointer[body]   // static text; nil when render is set
 	parsed  atomic.Pointer[parsed] // last parse of Render output (interpolated dynamic sections)
-	removed atomic.Bool            // written under Service.mu
+	removed atomic.Bool            // set once the section left its layer
 }
 
 // body is a section's static text, parsed once when interpolated.
@@ -151,7 +152,7 @@ func (s *Service) Set(c *ctx.Context, sec Section) (*Handle, error) {
 		name:        sec.Name,
 		order:       sec.Order,
 		owner:       owner,
-		layer:       layerOf(c),
+		layer:       c.Layer(),
 		reg:         c,
 		render:      sec.Render,
 		interpolate: sec.Interpolate,
@@ -163,55 +164,20 @@ func (s *Service) Set(c *ctx.Context, sec Section) (*Handle, error) {
 		}
 		e.text.Store(b)
 	}
-	dispose, err := c.Defer("systemPrompt:"+sec.Name, func(context.Context) error {
-		s.remove(e)
-		return nil
+	dispose, err := s.sections.Add(c, sec.Name, e, func() {
+		e.removed.Store(true)
+		emit(e.reg, Change{Service: s, Kind: Removed, Section: e.name, Owner: e.owner, Layer: e.layer})
 	})
+	if de := (*ctx.DuplicateError[*entry])(nil); errors.As(err, &de) {
+		return nil, fmt.Errorf("system prompt section %q: registered in the layer of %s by %s, and again by %s: %w (to override it for one subtree, register it in a deeper layer)",
+			e.name, e.layer, de.Existing.owner, owner, ErrDuplicateSection)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("system prompt section %q (owner %q): %w", sec.Name, owner.Name(), err)
 	}
 
-	s.mu.Lock()
-	if e.removed.Load() { // the scope unloaded between Defer and now
-		s.mu.Unlock()
-		return nil, fmt.Errorf("system prompt section %q (owner %q): %w", sec.Name, owner.Name(), ctx.ErrInactive)
-	}
-	layer := s.layers[e.layer]
-	if prev := layer[e.name]; prev != nil {
-		s.mu.Unlock()
-		_ = dispose(context.Background())
-		return nil, fmt.Errorf("system prompt section %q: registered in the layer of %s by %s, and again by %s: %w (to override it for one subtree, register it in a deeper layer)",
-			e.name, e.layer, prev.owner, owner, ErrDuplicateSection)
-	}
-	if layer == nil {
-		layer = make(map[string]*entry)
-		s.layers[e.layer] = layer
-	}
-	layer[e.name] = e
-	clear(s.views)
-	s.mu.Unlock()
-
 	emit(c, Change{Service: s, Kind: Added, Section: e.name, Owner: owner, Layer: e.layer})
 	return &Handle{s: s, e: e, dispose: dispose}, nil
-}
-
-// remove takes e out of its layer, once.
-func (s *Service) remove(e *entry) {
-	s.mu.Lock()
-	e.removed.Store(true)
-	layer := s.layers[e.layer]
-	present := layer[e.name] == e
-	if present {
-		delete(layer, e.name)
-		if len(layer) == 0 {
-			delete(s.layers, e.layer)
-		}
-		clear(s.views)
-	}
-	s.mu.Unlock()
-	if present {
-		emit(e.reg, Change{Service: s, Kind: Removed, Section: e.name, Owner: e.owner, Layer: e.layer})
-	}
 }
 
 // Handle is one registered section, returned by [Service.Set].

@@ -3,7 +3,6 @@ package sysprompt
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/cordisgo/harness/ctx"
 )
@@ -56,9 +55,8 @@ var (
 type Service struct {
 	sep string
 
-	mu     sync.RWMutex
-	layers map[*ctx.Scope]map[string]*entry // guarded by mu
-	views  map[*ctx.Scope]*view             // guarded by mu; cleared on every structural change
+	sections *ctx.Layers[*entry]   // the registered sections, by layer
+	views    ctx.LayerCache[*view] // merged views, by the nearest layer of the assembling scope
 }
 
 // New returns an empty service. It is what [Plugin] provides; use it directly to assemble
@@ -69,11 +67,7 @@ func New(opts Config) *Service {
 	if sep == "" {
 		sep = "\n\n"
 	}
-	return &Service{
-		sep:    sep,
-		layers: make(map[*ctx.Scope]map[string]*entry),
-		views:  make(map[*ctx.Scope]*view),
-	}
+	return &Service{sep: sep, sections: ctx.NewLayers[*entry]("systemPrompt")}
 }
 
 // Separator returns the string that joins sections.
@@ -97,10 +91,6 @@ func apply(c *ctx.Context, o Config) error {
 	_, err = Key.Provide(c, s)
 	return err
 }
-
-// layerOf returns the layer that a registration through c goes into: the nearest agent
-// scope (see ctx.Context.Layered), or the root.
-func layerOf(c *ctx.Context) *ctx.Scope { return c.Layer() }
 
 // ChangeKind says what a [Change] did. It is a plain value.
 type ChangeKind uint8

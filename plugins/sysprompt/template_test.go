@@ -116,10 +116,11 @@ func TestNoRetention(t *testing.T) {
 	if err := agent.Dispose(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
-	s.mu.RLock()
-	_, layer := s.layers[agent]
-	_, cached := s.views[agent]
-	s.mu.RUnlock()
+	if p, err := s.Assemble(root, nil); err != nil || p.Text != "R" {
+		t.Fatalf("after the agent's unload: %v %v", p, err)
+	}
+	layer := s.sections.Nearest(agent) == agent
+	cached := s.views.Len() != 1 // the one view is the root's
 	if layer || cached {
 		t.Fatalf("disposed scope retained: layer %v view %v", layer, cached)
 	}
