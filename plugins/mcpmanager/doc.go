@@ -56,7 +56,7 @@
 // last good configuration keeps running. A good file is reconciled entry by entry: an
 // unchanged entry keeps its instance (process and session); a changed one is replaced; a
 // removed or disabled one is disposed; a new one is mounted. Each server name has its own
-// worker goroutine, so mounts and disposals of different servers run in parallel and one
+// worker (a [ctx.Worker] of the manager's scope), so mounts and disposals of different servers run in parallel and one
 // slow server never delays another, while the replacements of one server (reloads,
 // restarts, registration changes) happen one at a time and never overlap.
 //
