@@ -77,9 +77,12 @@
 //
 // ${HARNESS_SELF} in a configuration string is replaced with the path of
 // the running binary (LoadOptions.Self); the built-in default profile uses
-// it to re-execute the harness as its demo MCP server. No other variable
-// is expanded: secrets come from the environment through HARNESS_*
-// overlays, or from the plugins' own templates.
+// it to re-execute the harness as its demo MCP server. The loader expands
+// nothing else: an mcpclient row's command, args, env, cwd, url and headers
+// may hold ${VAR}, ${VAR:-default} and ${secret:NAME} references, which the
+// client resolves when it mounts (the same implementation as the MCP
+// manager's settings file; see mcpclient.Resolver). They are never written
+// back: Profile.Rows, dumps and views show them as written.
 //
 // # Built-in profiles
 //

@@ -144,6 +144,10 @@ type Config struct {
 	// Not configurable from a profile: the MCP manager sets it to the values its templates
 	// resolved.
 	Secrets []string `json:"-"`
+	// Expanded says that the ${…} references of the template-capable fields were resolved
+	// already (by the MCP manager), so the values are taken literally: the client neither
+	// checks nor expands references again. Not configurable from a profile.
+	Expanded bool `json:"-"`
 }
 
 // ReconnectConfig is the supervisor's reconnection policy: exponential

@@ -19,8 +19,15 @@ var (
 // Validate checks c after defaults and decoding. It returns nil, one
 // [*ctx.ConfigError], or several joined with errors.Join, ordered by key path;
 // every problem names its key.
+//
+// Unless [Config.Expanded] is set, the template-capable fields may hold ${…} references
+// (see [Resolver]): their syntax is checked here, and checks of what they stand for (a
+// URL's scheme, say) run again on the resolved configuration when the client mounts.
 func (c Config) Validate() error {
 	v := validator{}
+	if !c.Expanded {
+		c.checkReferences(&v.p)
+	}
 	if !ValidServerName(c.ServerName) {
 		v.addf("serverName", "must match ^[A-Za-z0-9_-]{1,32}$, got %q", c.ServerName)
 	}
@@ -93,9 +100,11 @@ func (c Config) validateStdio(v *validator) {
 func (c Config) validateHTTP(v *validator) {
 	if c.URL == "" {
 		v.addf("url", "required for transport %q", TransportStreamableHTTP)
-	} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		// Quote the redacted form: a URL may carry credentials.
-		v.addf("url", "expected an http or https URL, got %q", redactURL(c.URL))
+	} else if c.Expanded || !HasReferences(c.URL) { // a URL with references is checked once resolved
+		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			// Quote the redacted form: a URL may carry credentials.
+			v.addf("url", "expected an http or https URL, got %q", redactURL(c.URL))
+		}
 	}
 	for _, k := range sortedKeys(c.Headers) {
 		if !validHeaderName(k) {

@@ -20,6 +20,10 @@ import (
 var Plugin = ctx.Define(ctx.Meta{Name: "mcpclient", Inject: []ctx.Dependency{toolregistry.Key}}, apply)
 
 func apply(c *ctx.Context, cfg Config) error {
+	cfg, err := expandAtMount(c, cfg)
+	if err != nil {
+		return err
+	}
 	if err := reserve(c, cfg.ServerName); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
 // Defaults applied by [Config.Default].
@@ -80,7 +81,7 @@ func (c *Config) resolvePaths() error {
 		}
 		c.credentialsPath = p
 	default:
-		if p, err := DefaultCredentialsFile(); err == nil {
+		if p, err := mcpclient.DefaultCredentialsFile(); err == nil {
 			c.credentialsPath = p
 		}
 	}

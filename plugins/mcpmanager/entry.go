@@ -3,7 +3,6 @@ package mcpmanager
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -11,54 +10,25 @@ import (
 )
 
 // entry is one server definition, from the settings file or a registration: an
-// mcpclient configuration whose string fields may hold templates. It is immutable once
+// mcpclient configuration whose string fields may hold references. It is immutable once
 // built.
 type entry struct {
 	name    string
 	enabled bool
-	// cfg is the configuration as written (defaults applied, ServerName set, templates
+	// cfg is the configuration as written (defaults applied, ServerName set, references
 	// unresolved). It may hold secrets written literally, so it is shown only redacted.
 	cfg mcpclient.Config
-	// fields are the parsed templates of the template-capable fields, by key path.
-	fields []tmplField
 	// key identifies the definition: two entries with the same key are the same server.
 	key string
 }
 
-// tmplField is one template-capable field: its key path and parsed template.
-type tmplField struct {
-	path string
-	t    template
-}
-
-// newEntry checks the templates of cfg (whose ServerName must be name) and computes the
-// identity key. Template syntax errors name the key path.
+// newEntry checks the references of cfg (whose ServerName becomes name) and computes the
+// identity key. Reference syntax errors are [*ctx.ConfigError] values naming the key path.
 func newEntry(name string, enabled bool, cfg mcpclient.Config) (*entry, error) {
 	cfg.ServerName = name
-	e := &entry{name: name, enabled: enabled, cfg: cfg}
-	var errs []string
-	add := func(path, s string) {
-		t, err := parseTemplate(s)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", path, err))
-			return
-		}
-		e.fields = append(e.fields, tmplField{path: path, t: t})
-	}
-	add("command", cfg.Command)
-	for i, a := range cfg.Args {
-		add(fmt.Sprintf("args[%d]", i), a)
-	}
-	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
-		add("env."+k, cfg.Env[k])
-	}
-	add("cwd", cfg.Cwd)
-	add("url", cfg.URL)
-	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
-		add("headers."+k, cfg.Headers[k])
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+	cfg.Expanded = false
+	if err := cfg.CheckReferences(); err != nil {
+		return nil, err
 	}
 	b, err := json.Marshal(struct {
 		Enabled bool             `json:"enabled"`
@@ -67,66 +37,38 @@ func newEntry(name string, enabled bool, cfg mcpclient.Config) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.key = string(b)
-	return e, nil
+	return &entry{name: name, enabled: enabled, cfg: cfg, key: string(b)}, nil
 }
 
 // static reports whether no field of e has a reference.
-func (e *entry) static() bool {
-	for _, f := range e.fields {
-		if !f.t.static() {
-			return false
-		}
-	}
-	return true
-}
+func (e *entry) static() bool { return !e.cfg.HasReferences() }
 
 // redacted returns the configuration as written with secrets masked, for views.
 func (e *entry) redacted() mcpclient.Config { return e.cfg.Redacted() }
 
-// resolved is an entry whose templates were expanded: the configuration handed to the
+// resolved is an entry whose references were expanded: the configuration handed to the
 // client, and the values to scrub from anything published about it.
 type resolved struct {
 	cfg   mcpclient.Config
 	scrub *scrubber
 }
 
-// resolve expands e's templates with r and validates the result. Errors name the server and
-// the key path, never a value; the returned scrubber knows the substituted values even
-// when resolution fails part way.
-func (e *entry) resolve(r *resolver) (*resolved, error) {
-	cfg := e.cfg
-	cfg.Args = slices.Clone(e.cfg.Args)
-	cfg.Env = maps.Clone(e.cfg.Env)
-	cfg.Headers = maps.Clone(e.cfg.Headers)
-	for _, f := range e.fields {
-		v, err := r.expand(f.t)
-		if err != nil {
-			return &resolved{scrub: newScrubber(cfg, r)}, fmt.Errorf("mcp server %q: key %q: %w", e.name, f.path, err)
-		}
-		switch {
-		case f.path == "command":
-			cfg.Command = v
-		case f.path == "cwd":
-			cfg.Cwd = v
-		case f.path == "url":
-			cfg.URL = v
-		case strings.HasPrefix(f.path, "args["):
-			var i int
-			_, _ = fmt.Sscanf(f.path, "args[%d]", &i)
-			cfg.Args[i] = v
-		case strings.HasPrefix(f.path, "env."):
-			cfg.Env[strings.TrimPrefix(f.path, "env.")] = v
-		case strings.HasPrefix(f.path, "headers."):
-			cfg.Headers[strings.TrimPrefix(f.path, "headers.")] = v
-		}
+// resolve expands e's references with r (the one implementation profiles use too,
+// [mcpclient.Config.Expand]) and validates the result. Errors name the server and the key
+// path, never a value; the returned scrubber knows the substituted values even when
+// resolution fails part way.
+func (e *entry) resolve(r *mcpclient.Resolver) (*resolved, error) {
+	cfg, err := e.cfg.Expand(r)
+	if err != nil {
+		return &resolved{scrub: newScrubber(e.cfg, r)}, fmt.Errorf("mcp server %q: %w", e.name, err)
 	}
+	cfg.Expanded = true
 	res := &resolved{cfg: cfg, scrub: newScrubber(cfg, r)}
 	// The client masks the same values in its own logs and reports.
 	res.cfg.Secrets = res.scrub.vals
 	if err := cfg.Validate(); err != nil {
 		// Validation messages quote few values (a redacted URL at most); scrub anyway.
-		return res, fmt.Errorf("%s", res.scrub.clean(err.Error()))
+		return res, fmt.Errorf("mcp server %q: %s", e.name, res.scrub.clean(err.Error()))
 	}
 	return res, nil
 }
@@ -146,7 +88,7 @@ type scrubber struct {
 	vals []string // the masked values, longest first
 }
 
-func newScrubber(cfg mcpclient.Config, r *resolver) *scrubber {
+func newScrubber(cfg mcpclient.Config, r *mcpclient.Resolver) *scrubber {
 	seen := make(map[string]bool)
 	var vals []string
 	addv := func(v string, min int) {
@@ -156,10 +98,10 @@ func newScrubber(cfg mcpclient.Config, r *resolver) *scrubber {
 		}
 	}
 	if r != nil {
-		for _, v := range r.secretVals {
+		for _, v := range r.SecretValues() {
 			addv(v, minSecretScrub)
 		}
-		for _, v := range r.substituted {
+		for _, v := range r.Substituted() {
 			addv(v, minValueScrub)
 		}
 	}

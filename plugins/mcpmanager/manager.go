@@ -40,7 +40,7 @@ type Manager struct {
 	log     *slog.Logger
 	cfg     Config
 	hk      hooks
-	creds   *FileCredentials
+	creds   *mcpclient.FileCredentials
 	pub     *ctx.Worker // builds and offers snapshots, queues events (publish.go)
 	emitter *ctx.Worker // dispatches queued StatusEvents
 	events  *eventQueue
@@ -163,7 +163,7 @@ func newManager(c *ctx.Context, cfg Config, hk hooks) *Manager {
 		sent:     make(map[viewKey]View),
 	}
 	if cfg.credentialsPath != "" {
-		m.creds = NewFileCredentials(cfg.credentialsPath)
+		m.creds = mcpclient.NewFileCredentials(cfg.credentialsPath)
 	}
 	m.sstatus.File = cfg.settingsPath
 	return m
@@ -330,7 +330,7 @@ func (m *Manager) work(run context.Context, rec *record) {
 // mount resolves d and mounts a client for it as a child scope whose configuration is the
 // resolved entry, then records the instance.
 func (m *Manager) mount(rec *record, d desired) {
-	r := &resolver{lookupEnv: m.hk.lookupEnv, secrets: m.credentials}
+	r := &mcpclient.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
 	res, err := d.e.resolve(r)
 	var scope *ctx.Scope
 	if err == nil {
@@ -420,14 +420,14 @@ func (m *Manager) closeGoneLocked(reg *registration) {
 	delete(m.open, reg)
 }
 
-// credentials returns the credentials provider: the CredentialsKey service if one is
+// credentials returns the credentials provider: the mcpclient.CredentialsKey service if one is
 // provided, else the manager's file.
-func (m *Manager) credentials() (Credentials, error) {
-	if cr, ok := CredentialsKey.Get(m.c); ok && cr != nil {
+func (m *Manager) credentials() (mcpclient.Credentials, error) {
+	if cr, ok := mcpclient.CredentialsKey.Get(m.c); ok && cr != nil {
 		return cr, nil
 	}
 	if m.creds == nil {
-		return nil, fmt.Errorf("%w: no %s service and no credentials file", ErrNoCredentials, CredentialsKey.Name())
+		return nil, fmt.Errorf("%w: no %s service and no credentials file", mcpclient.ErrNoCredentials, mcpclient.CredentialsKey.Name())
 	}
 	if err := m.creds.Available(); err != nil {
 		return nil, err

@@ -163,11 +163,11 @@ func (m *Manager) probe(pctx context.Context, name string, d desired, opts Probe
 
 	out := ProbeResult{Name: name, Source: d.src}
 	start := time.Now()
-	r := &resolver{lookupEnv: m.hk.lookupEnv, secrets: m.credentials}
+	r := &mcpclient.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
 	res, err := d.e.resolve(r)
 	out.Resolve = time.Since(start)
 	if err != nil {
-		if errors.Is(err, ErrNoCredentials) {
+		if errors.Is(err, mcpclient.ErrNoCredentials) {
 			return ProbeResult{}, errorf(CodeUnavailable, name, "%v", err)
 		}
 		out.Stage = ProbeResolve

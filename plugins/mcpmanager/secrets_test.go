@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
 // Secrets resolved from ${secret:…} and ${VAR} reach the server and nothing else: no view,
@@ -137,7 +138,7 @@ func TestMissingCredentialsProvider(t *testing.T) {
 		t.Fatalf("probe without a provider: %v", err)
 	}
 	// Providing the credentials service and restarting resolves it.
-	if _, err := CredentialsKey.Provide(h.root, Credentials(credFunc(func(string) (string, error) { return "x", nil }))); err != nil {
+	if _, err := mcpclient.CredentialsKey.Provide(h.root, mcpclient.Credentials(credFunc(func(string) (string, error) { return "x", nil }))); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.m.Restart(ctxtest.Wait(t), "needs"); err != nil {

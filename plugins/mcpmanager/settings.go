@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
@@ -227,4 +228,22 @@ func describeYAMLError(err error) string {
 		msg = msg[:i] + "(value not shown)"
 	}
 	return msg
+}
+
+// clip shortens text quoted in an error about a malformed name.
+func clip(s string) string {
+	const max = 40
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+// pathErr drops the operation and path of a *fs.PathError (the path is said already).
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -1,4 +1,4 @@
-package mcpmanager
+package mcpclient
 
 import (
 	"testing"

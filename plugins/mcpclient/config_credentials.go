@@ -1,4 +1,4 @@
-package mcpmanager
+package mcpclient
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cordisgo/harness/ctx"
 	"go.yaml.in/yaml/v3"
@@ -20,9 +21,11 @@ type Credentials interface {
 	Lookup(name string) (string, error)
 }
 
-// CredentialsKey is the optional credentials service. When a plugin provides it, the
-// manager resolves secrets through it; otherwise through its own [FileCredentials] on
-// [Config.CredentialsFile]. The manager looks it up each time it resolves an entry.
+// CredentialsKey is the optional credentials service that ${secret:NAME} references read.
+// When a plugin provides it, the client (for a profile row) and the MCP manager (for its
+// entries) resolve secrets through it; otherwise through a [FileCredentials] on the
+// default credentials file (the manager's credentialsFile setting overrides it). It is
+// looked up at each resolution.
 var CredentialsKey = ctx.NewKey[Credentials]("mcpCredentials")
 
 // ErrSecretNotFound is matched (errors.Is) when a credentials provider has no secret of
@@ -155,4 +158,36 @@ func pathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// nodeKind names a YAML node's kind without its value.
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean"
+		case "!!int", "!!float":
+			return "a number"
+		}
+		return "a string"
+	}
+	return "nothing"
+}
+
+// describeYAMLError keeps a YAML decoding error's position and drops quoted values.
+func describeYAMLError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if i := strings.IndexByte(msg, '`'); i >= 0 {
+		msg = msg[:i] + "(value not shown)"
+	}
+	return msg
 }

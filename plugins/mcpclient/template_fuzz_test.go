@@ -1,4 +1,4 @@
-package mcpmanager
+package mcpclient
 
 import (
 	"errors"
@@ -40,9 +40,9 @@ func FuzzTemplate(f *testing.F) {
 			return
 		}
 		env := map[string]string{"VAR": value, "EMPTY": ""}
-		r := &resolver{
-			lookupEnv: func(name string) (string, bool) { v, ok := env[name]; return v, ok },
-			secrets:   func() (Credentials, error) { return fuzzCreds{value}, nil },
+		r := &Resolver{
+			LookupEnv: func(name string) (string, bool) { v, ok := env[name]; return v, ok },
+			Secrets:   func() (Credentials, error) { return fuzzCreds{value}, nil },
 		}
 		out, err := r.expand(tmpl)
 		if err != nil {
