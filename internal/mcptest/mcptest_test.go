@@ -2,6 +2,7 @@ package mcptest_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -95,4 +96,25 @@ func TestHTTPRestart(t *testing.T) {
 	if h.Sessions(0) != 0 {
 		t.Fatal("CloseSessions left a session")
 	}
+}
+
+// The test server answers whoami with its label, so a test can tell instances apart.
+func ExampleNewServer() {
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := mcptest.NewServer("first").Connect(context.Background(), st, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(cs.InitializeResult().ServerInfo.Name, res.Content[0].(*mcp.TextContent).Text)
+	// Output: mcpm-test hi
 }
