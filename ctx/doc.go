@@ -4,8 +4,8 @@
 // A tree of scopes starts at a root made by [New]. Plugins are values made once by
 // [Define]; mounting one with [Context.Plugin] creates a child [Scope] that loads on its own
 // goroutine and returns at once. Inside a scope, code holds resources only through effects
-// ([Context.Effect], [Context.Defer], [Context.Go], and [Context.NewWorker] for a reconcile loop): when the scope unloads, every effect is
-// undone in reverse order. Services are typed keys ([Key]) that a scope provides and that
+// ([Context.Effect], [Context.Defer], [Context.Go], and [Context.NewWorker] for a reconcile
+// loop): when the scope unloads, every effect is undone in reverse order. Services are typed keys ([Key]) that a scope provides and that
 // other scopes declare in their plugin's Inject list; a scope whose injected services are
 // missing waits in [Pending] and loads as soon as they appear. Events ([Event], [Bail],
 // [Chain]) carry their dispatch mode in their type.
