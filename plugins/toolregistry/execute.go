@@ -168,9 +168,7 @@ func (r *Registry) Execute(cx context.Context, c *ctx.Context, name string, args
 // pipeline runs steps 1 to 5. On failure res is nil, or the tool's own error result.
 func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Config) (*Result, *ToolError) {
 	name, args := x.rec.Tool, x.rec.Args
-	r.mu.RLock()
-	e, hidden := r.resolveLocked(c.Scope(), name)
-	r.mu.RUnlock()
+	e, hidden := r.resolve(c.Scope(), name)
 	if e == nil {
 		msg := "unknown tool " + strconv.Quote(name)
 		if hidden != nil {

@@ -2,12 +2,13 @@ package toolregistry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"path"
 	"slices"
-	"strings"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -28,46 +29,43 @@ type Registry struct {
 	seq    atomic.Uint64
 	timers deadlines
 
-	mu      sync.RWMutex
-	layers  map[*ctx.Scope]*layer // guarded by mu
-	closed  bool                  // guarded by mu
-	version uint64                // guarded by mu; counts changes, stamps cached listings
+	tools    *ctx.Layers[*entry] // the registered tools, by layer
+	masks    *ctx.Layers[*mask]  // the Restrict masks, by layer, under unique names
+	maskSeq  atomic.Uint64
+	listings ctx.LayerCache[[]Info] // sorted listings by caller scope
 
-	cacheMu      sync.Mutex
-	cacheVersion uint64
-	cache        map[*ctx.Scope][]Info // sorted listings by caller scope, valid for cacheVersion
+	mu     sync.Mutex
+	closed bool                // guarded by mu
+	groups map[groupKey]*group // guarded by mu
+	sets   map[*Set]struct{}   // guarded by mu: the open sets
 }
 
-// layer holds what was registered into one layer scope. Guarded by Registry.mu.
-type layer struct {
-	scope  *ctx.Scope
-	tools  map[string]*entry
-	masks  []*mask
-	sets   map[*Set]struct{}
-	groups map[*ctx.Context]*group // by activation context
+// groupKey identifies the group of one activation in one layer.
+type groupKey struct {
+	layer *ctx.Scope
+	act   *ctx.Context
 }
 
-// group gathers the registrations one activation of a scope made, so that unloading the
-// scope produces one change event per layer instead of one per tool. Its flush is an effect
-// registered on the activation's top level before the registrations it gathers, so it runs
-// after them. Guarded by Registry.mu.
+// group gathers the registrations one activation of a scope made into one layer, so that
+// unloading the scope produces one change event per layer instead of one per tool. Its
+// flush is an effect registered on the activation's top level before the registrations it
+// gathers, so it runs after them. Guarded by Registry.mu.
 type group struct {
-	act     *ctx.Context
-	layer   *layer
+	key     groupKey
 	flushed bool
 	removed []string // unregistered while the activation was unloading; announced by flush
 	masked  bool     // a mask was removed while the activation was unloading
 }
 
 // deferring reports whether changes in the group are left for its flush to announce.
-func (g *group) deferring() bool { return g != nil && !g.flushed && g.act.Err() != nil }
+func (g *group) deferring() bool { return g != nil && !g.flushed && g.key.act.Err() != nil }
 
 // mask is one Restrict call.
 type mask struct {
 	allow, deny []string
 	grp         *group
 	src         *ctx.Context
-	layer       *layer
+	layer       *ctx.Scope
 }
 
 // hides reports whether the mask hides an inherited tool called name.
@@ -89,7 +87,13 @@ func (m *mask) hides(name string) bool {
 }
 
 func newRegistry(logger *slog.Logger, o Config) *Registry {
-	r := &Registry{logger: logger, layers: make(map[*ctx.Scope]*layer)}
+	r := &Registry{
+		logger: logger,
+		tools:  ctx.NewLayers[*entry]("tool"),
+		masks:  ctx.NewLayers[*mask]("tools:restrict"),
+		groups: make(map[groupKey]*group),
+		sets:   make(map[*Set]struct{}),
+	}
 	r.opts.Store(&o)
 	r.store = newAttachments(o.AttachmentMaxBytes)
 	r.hist.resize(o.HistorySize)
@@ -144,47 +148,26 @@ func (r *Registry) notify(src *ctx.Context, ch Change) {
 	}
 }
 
-// layerLocked returns s's layer, creating it.
-func (r *Registry) layerLocked(s *ctx.Scope) *layer {
-	l := r.layers[s]
-	if l == nil {
-		l = &layer{
-			scope:  s,
-			tools:  make(map[string]*entry),
-			sets:   make(map[*Set]struct{}),
-			groups: make(map[*ctx.Context]*group),
-		}
-		r.layers[s] = l
-	}
-	return l
-}
-
-// pruneLocked forgets l once nothing refers to it.
-func (r *Registry) pruneLocked(l *layer) {
-	if len(l.tools) == 0 && len(l.masks) == 0 && len(l.sets) == 0 && len(l.groups) == 0 && r.layers[l.scope] == l {
-		delete(r.layers, l.scope)
-	}
-}
-
-// groupLocked returns the group of c's current activation in l, installing its flush. It
-// returns nil when the activation cannot take effects (changes are then announced one by
+// groupLocked returns the group of c's current activation in layer, installing its flush.
+// It returns nil when the activation cannot take effects (changes are then announced one by
 // one).
-func (r *Registry) groupLocked(l *layer, c *ctx.Context) *group {
+func (r *Registry) groupLocked(layer *ctx.Scope, c *ctx.Context) *group {
 	act := c.Scope().Context()
 	if act == nil {
 		return nil
 	}
-	if g := l.groups[act]; g != nil {
+	key := groupKey{layer: layer, act: act}
+	if g := r.groups[key]; g != nil {
 		return g
 	}
-	g := &group{act: act, layer: l}
+	g := &group{key: key}
 	if _, err := act.Defer("toolregistry:layer", func(context.Context) error {
 		r.flush(g)
 		return nil
 	}); err != nil {
 		return nil
 	}
-	l.groups[act] = g
+	r.groups[key] = g
 	return g
 }
 
@@ -192,31 +175,25 @@ func (r *Registry) groupLocked(l *layer, c *ctx.Context) *group {
 // registered in the layer and announces everything the unload removed as one change.
 func (r *Registry) flush(g *group) {
 	r.mu.Lock()
-	l := g.layer
 	g.flushed = true
-	delete(l.groups, g.act)
-	ch := Change{Scope: l.scope, Owner: g.act.Scope().Name(), Removed: g.removed, Restricted: g.masked}
-	for name, e := range l.tools {
-		if e.grp == g {
-			delete(l.tools, name)
-			ch.Removed = append(ch.Removed, name)
-		}
-	}
-	for s := range l.sets {
+	delete(r.groups, g.key)
+	layer := g.key.layer
+	ch := Change{Scope: layer, Owner: g.key.act.Scope().Name(), Removed: slices.Clone(g.removed), Restricted: g.masked}
+	for s := range r.sets {
 		if s.grp == g {
 			s.closed = true
 			s.tools = nil
-			delete(l.sets, s)
+			delete(r.sets, s)
 		}
 	}
-	if n := len(l.masks); n > 0 {
-		l.masks = slices.DeleteFunc(l.masks, func(m *mask) bool { return m.grp == g })
-		ch.Restricted = ch.Restricted || len(l.masks) != n
+	for _, e := range r.tools.RemoveFunc(layer, func(e ctx.Entry[*entry]) bool { return e.Value.grp == g }) {
+		ch.Removed = append(ch.Removed, e.Name)
 	}
-	r.version++
-	r.pruneLocked(l)
+	if len(r.masks.RemoveFunc(layer, func(m ctx.Entry[*mask]) bool { return m.Value.grp == g })) > 0 {
+		ch.Restricted = true
+	}
 	r.mu.Unlock()
-	r.notify(g.act, ch)
+	r.notify(g.key.act, ch)
 }
 
 func duplicate(name string, s *ctx.Scope, existing, owner string) error {
@@ -242,45 +219,29 @@ func (r *Registry) Register(c *ctx.Context, t Tool) (ctx.Disposer, error) {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("register tool %q: %w", t.Name, ErrClosed)
 	}
-	l := r.layerLocked(s)
-	if prev := l.tools[t.Name]; prev != nil {
-		r.mu.Unlock()
-		return nil, duplicate(t.Name, s, prev.info.Owner, e.info.Owner)
+	e.grp, e.src, e.info.Scope = r.groupLocked(s, c), c, s
+	r.mu.Unlock()
+	d, err := r.tools.Add(c, t.Name, e, func() { r.unregistered(e) })
+	if de := (*ctx.DuplicateError[*entry])(nil); errors.As(err, &de) {
+		return nil, duplicate(t.Name, s, de.Existing.info.Owner, e.info.Owner)
 	}
-	e.layer, e.grp, e.src, e.info.Scope = l, r.groupLocked(l, c), c, s
-	d, err := c.Defer("tool:"+t.Name, func(context.Context) error {
-		r.unregister(e)
-		return nil
-	})
 	if err != nil {
-		r.pruneLocked(l)
-		r.mu.Unlock()
 		return nil, fmt.Errorf("register tool %q: %w", t.Name, err)
 	}
-	l.tools[t.Name] = e
-	r.version++
-	r.mu.Unlock()
 	r.notify(c, Change{Scope: s, Owner: e.info.Owner, Added: []string{t.Name}})
 	return d, nil
 }
 
-func (r *Registry) unregister(e *entry) {
+// unregistered announces that e left its layer, or leaves that to its group's flush.
+func (r *Registry) unregistered(e *entry) {
 	r.mu.Lock()
-	l, name := e.layer, e.info.Name
-	if l.tools[name] != e {
-		r.mu.Unlock()
-		return
-	}
-	delete(l.tools, name)
-	r.version++
 	if e.grp.deferring() {
-		e.grp.removed = append(e.grp.removed, name)
+		e.grp.removed = append(e.grp.removed, e.info.Name)
 		r.mu.Unlock()
 		return
 	}
-	r.pruneLocked(l)
 	r.mu.Unlock()
-	r.notify(e.src, Change{Scope: l.scope, Owner: e.info.Owner, Removed: []string{name}})
+	r.notify(e.src, Change{Scope: e.info.Scope, Owner: e.info.Owner, Removed: []string{e.info.Name}})
 }
 
 // Set is a replaceable group of tools registered in one scope under one owner: the MCP
@@ -291,11 +252,11 @@ type Set struct {
 	r       *Registry
 	owner   string
 	dispose ctx.Disposer
+	layer   *ctx.Scope
+	grp     *group
+	src     *ctx.Context
 
 	// guarded by r.mu
-	layer  *layer
-	grp    *group
-	src    *ctx.Context
 	tools  map[string]*entry
 	closed bool
 }
@@ -308,24 +269,22 @@ func (r *Registry) NewSet(c *ctx.Context, owner string) (*Set, error) {
 	if owner == "" {
 		owner = c.Scope().Name()
 	}
-	st := &Set{r: r, owner: owner, src: c}
+	st := &Set{r: r, owner: owner, src: c, layer: s}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, fmt.Errorf("tool set %q: %w", owner, ErrClosed)
 	}
-	l := r.layerLocked(s)
-	st.layer, st.grp = l, r.groupLocked(l, c)
+	st.grp = r.groupLocked(s, c)
 	d, err := c.Defer("toolset:"+owner, func(context.Context) error {
 		st.close()
 		return nil
 	})
 	if err != nil {
-		r.pruneLocked(l)
 		return nil, fmt.Errorf("tool set %q: %w", owner, err)
 	}
 	st.dispose = d
-	l.sets[st] = struct{}{}
+	r.sets[st] = struct{}{}
 	return st, nil
 }
 
@@ -334,9 +293,9 @@ func (s *Set) Owner() string { return s.owner }
 
 // Names returns the names of the set's tools, sorted.
 func (s *Set) Names() []string {
-	s.r.mu.RLock()
+	s.r.mu.Lock()
 	names := slices.Sorted(maps.Keys(s.tools))
-	s.r.mu.RUnlock()
+	s.r.mu.Unlock()
 	return names
 }
 
@@ -363,32 +322,29 @@ func (s *Set) Replace(tools []Tool) error {
 		r.mu.Unlock()
 		return fmt.Errorf("tool set %q: %w", s.owner, ErrClosed)
 	}
-	l := s.layer
-	for name, e := range next {
-		if prev := l.tools[name]; prev != nil && prev.set != s {
-			r.mu.Unlock()
-			return duplicate(name, l.scope, prev.info.Owner, s.owner)
-		}
-		e.layer, e.set, e.grp, e.src, e.info.Scope = l, s, s.grp, s.src, l.scope
+	for _, e := range next {
+		e.set, e.grp, e.src, e.info.Scope = s, s.grp, s.src, s.layer
 	}
-	ch := Change{Scope: l.scope, Owner: s.owner}
-	for name := range s.tools {
+	old, err := r.tools.Replace(s.layer, s, next)
+	if de := (*ctx.DuplicateError[*entry])(nil); errors.As(err, &de) {
+		r.mu.Unlock()
+		return duplicate(de.Name, s.layer, de.Existing.info.Owner, s.owner)
+	}
+	ch := Change{Scope: s.layer, Owner: s.owner}
+	for name := range old {
 		if next[name] == nil {
-			delete(l.tools, name)
 			ch.Removed = append(ch.Removed, name)
 		}
 	}
 	for name, e := range next {
-		switch old := s.tools[name]; {
-		case old == nil:
+		switch o := old[name]; {
+		case o == nil:
 			ch.Added = append(ch.Added, name)
-		case !sameInfo(old.info, e.info) || old.timeout != e.timeout:
+		case !sameInfo(o.info, e.info) || o.timeout != e.timeout:
 			ch.Updated = append(ch.Updated, name)
 		}
-		l.tools[name] = e
 	}
 	s.tools = next
-	r.version++
 	r.mu.Unlock()
 	r.notify(s.src, ch)
 	return nil
@@ -411,23 +367,18 @@ func (s *Set) close() {
 		return
 	}
 	s.closed = true
-	l := s.layer
-	delete(l.sets, s)
-	ch := Change{Scope: l.scope, Owner: s.owner}
-	for name, e := range s.tools {
-		if l.tools[name] == e {
-			delete(l.tools, name)
-			ch.Removed = append(ch.Removed, name)
-		}
+	delete(r.sets, s)
+	ch := Change{Scope: s.layer, Owner: s.owner}
+	old, _ := r.tools.Replace(s.layer, s, nil) // emptying cannot collide
+	for name := range old {
+		ch.Removed = append(ch.Removed, name)
 	}
 	s.tools = nil
-	r.version++
 	if s.grp.deferring() {
 		s.grp.removed = append(s.grp.removed, ch.Removed...)
 		r.mu.Unlock()
 		return
 	}
-	r.pruneLocked(l)
 	r.mu.Unlock()
 	r.notify(s.src, ch)
 }
@@ -454,81 +405,67 @@ func (r *Registry) Restrict(c *ctx.Context, allow, deny []string) (ctx.Disposer,
 		}
 	}
 	s := c.Layer()
-	m := &mask{allow: slices.Clone(allow), deny: slices.Clone(deny), src: c}
+	m := &mask{allow: slices.Clone(allow), deny: slices.Clone(deny), src: c, layer: s}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("restrict: %w", ErrClosed)
 	}
-	l := r.layerLocked(s)
-	m.layer, m.grp = l, r.groupLocked(l, c)
-	d, err := c.Defer("tools:restrict", func(context.Context) error {
-		r.unrestrict(m)
-		return nil
-	})
+	m.grp = r.groupLocked(s, c)
+	r.mu.Unlock()
+	d, err := r.masks.Add(c, "mask-"+strconv.FormatUint(r.maskSeq.Add(1), 10), m, func() { r.unrestricted(m) })
 	if err != nil {
-		r.pruneLocked(l)
-		r.mu.Unlock()
 		return nil, fmt.Errorf("restrict: %w", err)
 	}
-	l.masks = append(l.masks, m)
-	r.version++
-	r.mu.Unlock()
 	r.notify(c, Change{Scope: s, Owner: c.Scope().Name(), Restricted: true})
 	return d, nil
 }
 
-func (r *Registry) unrestrict(m *mask) {
+// unrestricted announces that m was removed, or leaves that to its group's flush.
+func (r *Registry) unrestricted(m *mask) {
 	r.mu.Lock()
-	l := m.layer
-	i := slices.Index(l.masks, m)
-	if i < 0 {
-		r.mu.Unlock()
-		return
-	}
-	l.masks = slices.Delete(l.masks, i, i+1)
-	r.version++
 	if m.grp.deferring() {
 		m.grp.masked = true
 		r.mu.Unlock()
 		return
 	}
-	r.pruneLocked(l)
 	r.mu.Unlock()
-	r.notify(m.src, Change{Scope: l.scope, Owner: m.src.Scope().Name(), Restricted: true})
+	r.notify(m.src, Change{Scope: m.layer, Owner: m.src.Scope().Name(), Restricted: true})
 }
 
-// resolveLocked finds the tool called name as seen from s: the nearest layer wins, and a
-// mask of a scope below that layer hides it. hidden names the masking scope.
-func (r *Registry) resolveLocked(s *ctx.Scope, name string) (e *entry, hidden *ctx.Scope) {
-	for x := s; x != nil; x = x.Parent() {
-		l := r.layers[x]
-		if l == nil {
-			continue
-		}
-		if e := l.tools[name]; e != nil {
-			if hidden != nil {
-				return nil, hidden
-			}
-			return e, nil
-		}
-		if hidden == nil {
-			for _, m := range l.masks {
-				if m.hides(name) {
-					hidden = x
-					break
-				}
+// resolve finds the tool called name as seen from s: the nearest layer wins ([ctx.Layers]),
+// and a mask of a layer below the winner's hides it. hidden names the nearest masking layer.
+func (r *Registry) resolve(s *ctx.Scope, name string) (e *entry, hidden *ctx.Scope) {
+	found, ok := r.tools.Get(s, name)
+	if !ok {
+		return nil, nil
+	}
+	if r.masks.Len() == 0 {
+		return found.Value, nil
+	}
+	if hidden = hider(r.masks.Visible(s), found); hidden != nil {
+		return nil, hidden
+	}
+	return found.Value, nil
+}
+
+// hider returns the nearest layer of masks that hides t (a mask hides only what its layer
+// inherits: the tools of enclosing layers), or nil.
+func hider(masks []ctx.Entry[*mask], t ctx.Entry[*entry]) *ctx.Scope {
+	var nearest *ctx.Scope
+	for _, m := range masks {
+		if m.Layer != t.Layer && m.Layer.Within(t.Layer) && m.Value.hides(t.Name) {
+			if nearest == nil || m.Layer.Within(nearest) {
+				nearest = m.Layer
 			}
 		}
 	}
-	return nil, nil
+	return nearest
 }
 
 // Lookup returns the tool called name as visible from c's scope.
 func (r *Registry) Lookup(c *ctx.Context, name string) (Info, bool) {
-	r.mu.RLock()
-	e, _ := r.resolveLocked(c.Scope(), name)
-	r.mu.RUnlock()
+	e, _ := r.resolve(c.Scope(), name)
 	if e == nil {
 		return Info{}, false
 	}
@@ -541,67 +478,23 @@ func (r *Registry) Lookup(c *ctx.Context, name string) (Info, bool) {
 // per scope until the next change.
 func (r *Registry) List(c *ctx.Context) []Info {
 	s := c.Scope()
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	version := r.version
-	r.cacheMu.Lock()
-	cached, ok := r.cache[s]
-	if ok && r.cacheVersion != version {
-		ok = false
-	}
-	r.cacheMu.Unlock()
-	if !ok {
-		cached = r.listLocked(s)
-		r.cacheMu.Lock()
-		if r.cacheVersion != version || r.cache == nil {
-			r.cache, r.cacheVersion = make(map[*ctx.Scope][]Info), version
-		}
-		r.cache[s] = cached
-		r.cacheMu.Unlock()
-	}
-	return slices.Clone(cached)
+	version := r.tools.Version() + r.masks.Version()
+	return slices.Clone(r.listings.Get(s, version, func() []Info { return r.list(s) }))
 }
 
-func (r *Registry) listLocked(s *ctx.Scope) []Info {
-	var (
-		found []*entry
-		seen  map[string]struct{}
-		masks []*mask // masks of the levels below the current one
-	)
-	for x := s; x != nil; x = x.Parent() {
-		l := r.layers[x]
-		if l == nil {
-			continue
-		}
-		if seen == nil {
-			seen = make(map[string]struct{}, len(l.tools))
-		}
-		for name, e := range l.tools {
-			if _, ok := seen[name]; ok {
-				continue
-			}
-			seen[name] = struct{}{}
-			if !masked(masks, name) {
-				found = append(found, e)
-			}
-		}
-		masks = append(masks, l.masks...)
+func (r *Registry) list(s *ctx.Scope) []Info {
+	var masks []ctx.Entry[*mask]
+	if r.masks.Len() > 0 {
+		masks = r.masks.Visible(s)
 	}
-	slices.SortFunc(found, func(a, b *entry) int { return strings.Compare(a.info.Name, b.info.Name) })
-	out := make([]Info, len(found))
-	for i, e := range found {
-		out[i] = e.info
+	tools := r.tools.Visible(s)
+	out := make([]Info, 0, len(tools))
+	for _, t := range tools {
+		if masks == nil || hider(masks, t) == nil {
+			out = append(out, t.Value.info)
+		}
 	}
 	return out
-}
-
-func masked(masks []*mask, name string) bool {
-	for _, m := range masks {
-		if m.hides(name) {
-			return true
-		}
-	}
-	return false
 }
 
 // close refuses new registrations once the registry's scope unloads.

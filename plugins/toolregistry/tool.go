@@ -224,11 +224,10 @@ type entry struct {
 	out     *schema       // nil: no output schema
 	timeout time.Duration // as declared; 0 = registry default
 
-	// guarded by Registry.mu
-	layer *layer
-	set   *Set
-	grp   *group
-	src   *ctx.Context // context the change events of this entry are emitted from
+	// set before the entry is published, immutable afterwards
+	set *Set
+	grp *group
+	src *ctx.Context // context the change events of this entry are emitted from
 }
 
 // compile validates t and prepares it for registration by owner.
