@@ -125,9 +125,9 @@ type Authorizer struct {
 	mu      sync.Mutex // guards the fields below; held across a refresh
 	rec     *Record    // the stored record as last seen; nil: none
 	loaded  bool
+	gen     uint64 // the hub generation rec was loaded at
 	meta    *Metadata
-	changed chan struct{} // closed and replaced when a new token is obtained
-	pending string        // the authorization URL of a flow in progress
+	pending string // the authorization URL of a flow in progress
 	// stepUps counts re-authorizations per challenged scope set since the last answer
 	// that was not a 403 insufficient_scope, so a server that keeps refusing costs at most
 	// MaxStepUps logins overall, not per request.
@@ -201,7 +201,7 @@ func New(opts Options) (*Authorizer, error) {
 	if opts.ClientName == "" {
 		opts.ClientName = "harness"
 	}
-	a := &Authorizer{opts: opts, now: opts.Now, log: opts.Logger, changed: make(chan struct{})}
+	a := &Authorizer{opts: opts, now: opts.Now, log: opts.Logger}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -215,12 +215,12 @@ func New(opts Options) (*Authorizer, error) {
 // Key returns the store key of this server entry.
 func (a *Authorizer) Key() Key { return a.key }
 
-// Changed returns a channel closed when a new token is obtained (a login, a refresh, a
-// client credentials grant). Take a fresh channel after each wake-up.
+// Changed returns a channel closed when a new token is stored for this entry's key by any
+// Authorizer of this process (a login, a refresh, a machine grant, a logout). Take a
+// fresh channel after each wake-up.
 func (a *Authorizer) Changed() <-chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.changed
+	_, ch := changes.current(a.key)
+	return ch
 }
 
 // PendingURL returns the authorization URL of a login in progress, or "".
@@ -242,25 +242,32 @@ func (a *Authorizer) LoggedIn(ctx context.Context) bool {
 func (a *Authorizer) Logout(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if err := Delete(ctx, a.opts.Store, a.key); err != nil {
+		return err
+	}
 	a.rec, a.loaded = nil, true
-	return Delete(ctx, a.opts.Store, a.key)
+	a.signalLocked()
+	return nil
 }
 
 func (a *Authorizer) loadLocked(ctx context.Context) (*Record, error) {
-	if a.loaded {
+	gen, _ := changes.current(a.key)
+	if a.loaded && gen == a.gen {
 		return a.rec, nil
 	}
 	rec, err := a.opts.Store.Load(ctx, a.key)
 	if err != nil {
 		return nil, err
 	}
-	a.rec, a.loaded = rec, true
+	a.rec, a.loaded, a.gen = rec, true, gen
 	return rec, nil
 }
 
+// signalLocked tells the process's other Authorizers of this key that the store changed;
+// a.rec is already current.
 func (a *Authorizer) signalLocked() {
-	close(a.changed)
-	a.changed = make(chan struct{})
+	changes.notify(a.key)
+	a.gen, _ = changes.current(a.key)
 }
 
 // usable reports whether t's access token may be sent now.

@@ -241,8 +241,8 @@ func (s *FileStore) write(doc *fileDoc) error {
 func (s *FileStore) Load(_ context.Context, key Key) (*Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := os.Stat(filepath.Dir(s.path)); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	if _, err := os.Stat(s.path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // nothing stored: no lock file either (a server without OAuth costs nothing)
 	}
 	unlock, err := lockFile(s.path + ".lock")
 	if err != nil {

@@ -120,6 +120,8 @@ type Config struct {
 	URL string `json:"url,omitempty"`
 	// Headers are sent on every HTTP request (POST, GET stream, DELETE), for example Authorization; default none.
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth configures authorization for servers that answer 401 with an OAuth challenge; the defaults log in with a browser and dynamic registration (docs/authorization.md).
+	OAuth OAuthConfig `json:"oauth"`
 
 	// ToolCallTimeoutMs bounds one tools/call or resource request; the server is sent notifications/cancelled when it expires (default 60000).
 	ToolCallTimeoutMs int `json:"toolCallTimeoutMs"`
@@ -249,6 +251,7 @@ func (c Config) Redacted() Config {
 	r.Env = redactMap(c.Env)
 	r.Headers = redactMap(c.Headers)
 	r.URL = redactURL(c.URL)
+	r.OAuth = c.OAuth.redacted()
 	r.InheritEnv.Extra = slices.Clone(c.InheritEnv.Extra)
 	if c.AllowedTools != nil {
 		tools := slices.Clone(*c.AllowedTools)

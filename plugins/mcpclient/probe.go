@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cordisgo/harness/plugins/mcpauth"
 )
 
 // ProbeStage is how far a probe got. A failed probe names the stage that failed; a
@@ -18,6 +20,9 @@ type ProbeStage string
 const (
 	// ProbeConnect: starting the process, or reaching the HTTP endpoint.
 	ProbeConnect ProbeStage = "connect"
+	// ProbeAuthorize: the server wants an OAuth login, or obtaining or refreshing the token
+	// failed (the stored credentials are used; a probe never opens a browser).
+	ProbeAuthorize ProbeStage = "authorize"
 	// ProbeInitialize: the MCP handshake.
 	ProbeInitialize ProbeStage = "initialize"
 	// ProbeListTools: tools/list.
@@ -41,6 +46,8 @@ type ProbeOptions struct {
 	MaxDescriptionBytes int
 	// Logger receives the SDK's and the transport's diagnostics (nil: discarded).
 	Logger *slog.Logger
+	// Credentials is the store an OAuth server's token is read from (nil: CredentialsStore).
+	Credentials mcpauth.Store
 }
 
 // ProbeTool is one tool a probe listed. It is a plain value.
@@ -157,6 +164,15 @@ func Probe(ctx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 		}
 		mu.Unlock()
 	}}
+	if cfg.usesOAuth() {
+		dopts.authStore = opts.Credentials
+		a, err := newAuthorizer(cfg, dopts)
+		if err != nil {
+			res.Stage, res.Err = ProbeAuthorize, err.Error()
+			return finish()
+		}
+		dopts.auth = a
+	}
 	cx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout())
 	conn, err := dial(cx, cfg, dopts)
 	cancel()
@@ -171,7 +187,10 @@ func Probe(ctx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 		res.Timings.Initialize = dialed.Sub(r)
 	}
 	if err != nil {
-		if !r.IsZero() {
+		switch {
+		case errors.Is(err, mcpauth.ErrNeedsAuth) || errors.Is(err, mcpauth.ErrAuthorization):
+			res.Stage = ProbeAuthorize
+		case !r.IsZero():
 			res.Stage = ProbeInitialize
 		}
 		res.Err = err.Error()

@@ -14,8 +14,11 @@ const (
 	PhaseConnecting   Phase = "connecting"
 	PhaseConnected    Phase = "connected"
 	PhaseReconnecting Phase = "reconnecting"
-	PhaseFailed       Phase = "failed"
-	PhaseDisposed     Phase = "disposed"
+	// PhaseNeedsAuth: the server wants an OAuth login (`harness mcp login NAME`); the
+	// client waits for one without spending its reconnect budget.
+	PhaseNeedsAuth Phase = "needs-auth"
+	PhaseFailed    Phase = "failed"
+	PhaseDisposed  Phase = "disposed"
 )
 
 // StatusLogKey is the attribute (value true) of every log record in which a client repeats
@@ -39,7 +42,9 @@ type Status struct {
 	MaxAttempts int `json:"maxAttempts,omitempty"`
 	// Err describes the last failure, if any; StderrTail is the end of a stdio server's
 	// stderr.
-	Err        string `json:"error,omitempty"`
+	Err string `json:"error,omitempty"`
+	// AuthHint, in phase needs-auth, is what logs the server in (never a token).
+	AuthHint   string `json:"authHint,omitempty"`
 	StderrTail string `json:"stderrTail,omitempty"`
 	// Transport is "stdio", "streamable-http" or "sse" once connected.
 	Transport string `json:"transport,omitempty"`

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -194,6 +195,10 @@ type supervisor struct {
 	dial   dialFunc
 	opts   dialOptions
 	scrub  *strings.Replacer // masks configured secrets in reported text
+	// auth authorizes an HTTP server's requests (nil: none); authErr is why it could not
+	// be built (the entry then fails at connect).
+	auth    *mcpauth.Authorizer
+	authErr error
 
 	ready    chan struct{} // closed after the first attempt
 	startErr error         // the first attempt's error; written before ready is closed
@@ -237,7 +242,20 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 			h.observe(s)
 		}
 	}
+	if cfg.usesOAuth() {
+		s.auth, s.authErr = newAuthorizer(cfg, s.opts)
+		s.opts.auth = s.auth
+	}
 	return s
+}
+
+// authChanged returns the channel closed at the next stored login for this server (nil,
+// never closed, without an authorizer).
+func (s *supervisor) authChanged() <-chan struct{} {
+	if s.auth == nil {
+		return nil
+	}
+	return s.auth.Changed()
 }
 
 // maxAttempts is the reconnect budget reported in status (0 when reconnection is off).
@@ -272,6 +290,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 	startup := true
 	s.report(Status{Phase: PhaseConnecting})
 	for {
+		loggedIn := s.authChanged() // before the attempt, so no login is missed
 		g, tools, err := s.connect(runCtx)
 		connectedAt := s.clock.Now()
 		if err == nil && runCtx.Err() == nil {
@@ -328,6 +347,21 @@ func (s *supervisor) run(runCtx context.Context) error {
 			s.report(Status{Phase: PhaseFailed, CleanupIncomplete: true, StderrTail: tail,
 				Err: fmt.Sprintf("%v — reconnection stopped so that two server processes never overlap; reload the plugin to retry", err)})
 			return s.parked(runCtx)
+		}
+		if errors.Is(err, mcpauth.ErrNeedsAuth) && s.auth != nil {
+			// Not a failure: the server waits for a login. No budget is spent; a login
+			// stored by this process (mcp login through the host) wakes it at once.
+			s.set.Clear()
+			s.setInstructions("")
+			s.report(Status{Phase: PhaseNeedsAuth, Err: err.Error(), AuthHint: "harness mcp login " + s.cfg.ServerName})
+			select {
+			case <-loggedIn:
+			case <-runCtx.Done():
+				return s.disposed(nil)
+			}
+			failures = 0
+			s.report(Status{Phase: PhaseConnecting})
+			continue
 		}
 		if !lost && permanent(err) {
 			// Retrying cannot help (an executable that does not exist, a URL that cannot be
@@ -392,6 +426,9 @@ func (s *supervisor) connect(runCtx context.Context) (*generation, []toolregistr
 	cx, cancel := context.WithTimeoutCause(runCtx, timeout,
 		fmt.Errorf("startup timed out after %v (startupTimeoutMs)", timeout))
 	defer cancel()
+	if s.authErr != nil {
+		return nil, nil, connectError(s.cfg.ServerName, fmt.Errorf("oauth: %w", s.authErr), "")
+	}
 	g := newGeneration()
 	opts := s.opts
 	opts.onToolListChanged = g.signalChanged
@@ -554,6 +591,8 @@ func (s *supervisor) unavailable() error {
 		}
 	case PhaseConnecting:
 		msg = fmt.Sprintf("mcp server %q is connecting", name)
+	case PhaseNeedsAuth:
+		msg = fmt.Sprintf("mcp server %q needs authorization: run `%s`", name, st.AuthHint)
 	case PhaseConnected:
 		msg = fmt.Sprintf("mcp server %q lost its connection and is reconnecting", name)
 	case PhaseFailed:
@@ -582,7 +621,7 @@ func (s *supervisor) report(st Status) {
 
 	level := slog.LevelInfo
 	switch st.Phase {
-	case PhaseReconnecting:
+	case PhaseReconnecting, PhaseNeedsAuth:
 		level = slog.LevelWarn
 	case PhaseFailed:
 		level = slog.LevelError
@@ -682,6 +721,9 @@ func secretScrubber(cfg Config) *strings.Replacer {
 		add(v)
 	}
 	for _, v := range cfg.Secrets {
+		add(v)
+	}
+	for _, v := range cfg.OAuth.secrets() {
 		add(v)
 	}
 	// Longest first, so a secret that contains another is masked whole.

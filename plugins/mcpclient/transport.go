@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,6 +72,13 @@ type dialOptions struct {
 	// between SIGTERM and SIGKILL (0: 2s).
 	terminateDuration time.Duration
 	killGrace         time.Duration
+	// auth, when set, authorizes HTTP requests (under the header injector, over httpBase).
+	auth *mcpauth.Authorizer
+	// authStore, authInteractive and authOpenURL shape the authorizer a supervisor or
+	// probe builds (nil store: CredentialsStore; nil opener: the browser).
+	authStore       mcpauth.Store
+	authInteractive bool
+	authOpenURL     func(context.Context, string) error
 	// httpBase is the RoundTripper under the header injector (nil: a
 	// private clone of http.DefaultTransport, closed with the connection).
 	httpBase http.RoundTripper

@@ -30,6 +30,9 @@ func dialHTTP(ctx context.Context, cfg Config, opts dialOptions) (*connection, e
 			owned.CloseIdleConnections()
 		}
 	}
+	if opts.auth != nil {
+		base = opts.auth.Transport(base)
+	}
 	headers := make(http.Header, len(cfg.Headers))
 	for k, v := range cfg.Headers {
 		headers.Set(k, v)

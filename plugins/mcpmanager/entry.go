@@ -108,6 +108,9 @@ func newScrubber(cfg mcpclient.Config, r *mcpclient.Resolver) *scrubber {
 	for _, v := range cfg.Env {
 		addv(v, minValueScrub)
 	}
+	for _, v := range []string{cfg.OAuth.ClientSecret, cfg.OAuth.IdPClientSecret} {
+		addv(v, minSecretScrub)
+	}
 	for _, v := range cfg.Headers {
 		addv(v, minValueScrub)
 		// "Bearer <token>": the token alone may show up too.

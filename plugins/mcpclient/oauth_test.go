@@ -1,0 +1,103 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/oauthtest"
+	"github.com/cordisgo/harness/plugins/mcpauth"
+)
+
+// oauthEnv is a real authorization server (oidc-provider) and a go-sdk MCP server behind
+// auth.RequireBearerToken.
+func oauthEnv(t *testing.T) (*oauthtest.Provider, *oauthtest.Server) {
+	t.Helper()
+	srv := oauthtest.ReserveServer()
+	p := oauthtest.Start(t, oauthtest.Config{
+		Clients:   []oauthtest.Client{oauthtest.IntrospectorClient()},
+		Resources: map[string]oauthtest.Resource{srv.URL: {Scope: "mcp:read"}},
+	})
+	oauthtest.NewServer(t, p, srv, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	return p, srv
+}
+
+func oauthConfig(url string) Config {
+	var c Config
+	c.Default()
+	c.ServerName, c.Transport, c.URL = "hosted", TransportStreamableHTTP, url
+	return c
+}
+
+// A server that needs a login reports needs-auth (with the login hint), spends no
+// reconnect budget, and connects as soon as a login is stored in this process (the path of
+// `mcp login` through a running host), without a restart. No token reaches a status.
+func TestNeedsAuthThenLoginWithoutRestart(t *testing.T) {
+	_, srv := oauthEnv(t)
+	e := newEnv(t)
+	store := &mcpauth.MemoryStore{}
+	cfg := oauthConfig(srv.URL)
+	e.mount(nil, cfg, &hooks{tune: func(o *dialOptions) { o.authStore = store }})
+	st := e.st.waitPhase(t, "hosted", PhaseNeedsAuth)
+	if st.AuthHint != "harness mcp login hosted" || !strings.Contains(st.Err, "harness mcp login hosted") || st.Attempt != 0 {
+		t.Fatalf("needs-auth status %+v", st)
+	}
+	for _, p := range e.st.phases("hosted") {
+		if p == PhaseReconnecting || p == PhaseFailed {
+			t.Fatalf("a server waiting for a login went %s: %v", p, e.st.phases("hosted"))
+		}
+	}
+	// The tools fail fast with the hint meanwhile? There are none: nothing registered.
+	if names := e.names(nil); len(names) != 0 {
+		t.Fatalf("tools before login: %v", names)
+	}
+
+	opts := cfg.AuthOptions(store)
+	opts.OpenURL = oauthtest.Browse
+	login, err := mcpauth.New(opts)
+	must(t, err)
+	lctx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
+	defer cancel()
+	must(t, login.Login(lctx))
+	e.st.waitPhase(t, "hosted", PhaseConnected)
+	res := e.mustCall(nil, PublicToolName("hosted", "whoami"), "")
+	if !strings.Contains(res.Text(), "user=alice") {
+		t.Fatalf("whoami = %q", res.Text())
+	}
+	rec, _ := store.Load(lctx, login.Key())
+	b, _ := json.Marshal(e.st.all())
+	for _, secret := range []string{rec.Token.AccessToken, rec.Token.RefreshToken} {
+		if strings.Contains(string(b), secret) || strings.Contains(e.log.String(), secret) {
+			t.Fatal("a token leaked into a status report or the log")
+		}
+	}
+}
+
+// mcp probe classifies a missing login as its own stage, and succeeds with the stored token.
+func TestProbeAuthorizeStage(t *testing.T) {
+	_, srv := oauthEnv(t)
+	store := &mcpauth.MemoryStore{}
+	cfg := oauthConfig(srv.URL)
+	pctx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
+	defer cancel()
+	res := Probe(pctx, cfg, ProbeOptions{Credentials: store})
+	if res.Stage != ProbeAuthorize || !strings.Contains(res.Err, "harness mcp login hosted") {
+		t.Fatalf("probe without login: stage %q err %q", res.Stage, res.Err)
+	}
+	opts := cfg.AuthOptions(store)
+	opts.OpenURL = oauthtest.Browse
+	login, err := mcpauth.New(opts)
+	must(t, err)
+	must(t, login.Login(pctx))
+	res = Probe(pctx, cfg, ProbeOptions{Credentials: store})
+	if !res.OK() || len(res.Tools) != 1 {
+		t.Fatalf("probe after login: %+v", res)
+	}
+	rec, _ := store.Load(pctx, login.Key())
+	b, _ := json.Marshal(res)
+	if strings.Contains(string(b), rec.Token.AccessToken) {
+		t.Fatal("the probe result carries the token")
+	}
+}
