@@ -67,6 +67,18 @@ func (o OAuthConfig) redacted() OAuthConfig {
 	return r
 }
 
+// templateFields calls f with the oauth block's template-capable strings (the client and
+// identity provider credentials, the key and ID token files).
+func (o *OAuthConfig) templateFields(f func(key string, v *string)) {
+	f("oauth.clientId", &o.ClientID)
+	f("oauth.clientSecret", &o.ClientSecret)
+	f("oauth.privateKeyFile", &o.PrivateKeyFile)
+	f("oauth.idpIssuer", &o.IdPIssuer)
+	f("oauth.idpClientId", &o.IdPClientID)
+	f("oauth.idpClientSecret", &o.IdPClientSecret)
+	f("oauth.idTokenFile", &o.IDTokenFile)
+}
+
 // secrets lists the values to mask in reports.
 func (o OAuthConfig) secrets() []string { return []string{o.ClientSecret, o.IdPClientSecret} }
 

@@ -275,6 +275,7 @@ func (c *Config) templateFields(f func(key string, v *string)) {
 		f("headers."+k, &v)
 		c.Headers[k] = v
 	}
+	c.OAuth.templateFields(f)
 }
 
 // HasReferences reports whether any template-capable field of c (command, args, env, cwd,

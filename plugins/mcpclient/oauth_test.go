@@ -101,3 +101,32 @@ func TestProbeAuthorizeStage(t *testing.T) {
 		t.Fatal("the probe result carries the token")
 	}
 }
+
+// The oauth block's credentials take ${VAR} references; they are masked in the redacted
+// form and in reports.
+func TestOAuthConfigReferencesAndRedaction(t *testing.T) {
+	cfg := oauthConfig("https://mcp.example.com/mcp")
+	cfg.OAuth = OAuthConfig{Grant: mcpauth.GrantClientCredentials, ClientID: "svc", ClientSecret: "${SVC_SECRET}"}
+	out, err := cfg.Expand(&Resolver{LookupEnv: func(k string) (string, bool) {
+		return "s3cr3t-value-from-env", k == "SVC_SECRET"
+	}})
+	must(t, err)
+	if out.OAuth.ClientSecret != "s3cr3t-value-from-env" {
+		t.Fatalf("clientSecret = %q", out.OAuth.ClientSecret)
+	}
+	must(t, out.Validate())
+	if s := out.String(); strings.Contains(s, "s3cr3t") {
+		t.Fatalf("String leaks the secret: %s", s)
+	}
+	if got := secretScrubber(out).Replace("failed with s3cr3t-value-from-env"); strings.Contains(got, "s3cr3t") {
+		t.Fatalf("scrubber kept the secret: %s", got)
+	}
+	bad := oauthConfig("https://mcp.example.com/mcp")
+	bad.OAuth = OAuthConfig{Grant: "password", RedirectPort: 70000, ClientMetadataURL: "http://x/y"}
+	err = bad.Validate()
+	for _, key := range []string{"oauth.grant", "oauth.redirectPort", "oauth.clientMetadataUrl"} {
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("validation error %v does not name %s", err, key)
+		}
+	}
+}
