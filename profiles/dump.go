@@ -8,11 +8,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cordisgo/harness/internal/redact"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
-// Redacted stands in for a secret value in a profile dump.
-const Redacted = "<redacted>"
+// Redacted stands in for a secret value in a profile dump: the module's one marker, the
+// same in MCP server views, logs and probe results.
+const Redacted = redact.Marker
 
 // YAML renders the merged profile as one YAML document that Load accepts,
 // for `harness profile show`: no extends (everything is merged in), keys
@@ -201,23 +203,23 @@ func splitPath(p string) []string {
 	return strings.Split(p, ".")
 }
 
-// secretWords are parts of key names whose values are secrets.
-var secretWords = []string{"token", "secret", "password", "passwd", "apikey", "credential", "privatekey", "cookie"}
-
-// Redact is the default redactor for [Profile.YAML]. It replaces with
-// [Redacted], at any depth:
+// Redact is the default redactor for [Profile.YAML]. Redaction hides values, not
+// references: a value made of ${…} references ("${secret:evtoken}",
+// "Bearer ${GITHUB_TOKEN}") is shown as written. Otherwise it replaces with [Redacted], at
+// any depth:
 //   - the values of maps under keys named env or headers (the keys, which
 //     name variables and headers, stay visible);
-//   - values under keys whose name contains token, secret, password,
-//     passwd, apiKey, credential, privateKey or cookie, or is auth or
-//     authorization (compared case-insensitively, ignoring '-' and '_');
+//   - values under keys whose name looks secret (token, secret, password,
+//     passwd, credential, cookie, session, key or auth in it, compared
+//     case-insensitively, ignoring '-' and '_');
 //   - the password of a URL's user information and the values of URL query
-//     parameters with such names.
+//     parameters with such names (a URL without credentials is shown as
+//     written).
 //
 // Empty strings and nulls stay visible, so a dump still shows what is unset.
 func Redact(path string, v any) any {
 	key := path[strings.LastIndexByte(path, '.')+1:]
-	switch norm := normKey(key); {
+	switch norm := strings.ToLower(key); {
 	case norm == "env" || norm == "headers":
 		if m, ok := v.(map[string]any); ok {
 			out := make(map[string]any, len(m))
@@ -227,41 +229,22 @@ func Redact(path string, v any) any {
 			return out
 		}
 		return mask(v)
-	case isSecretKey(norm):
+	case redact.SecretName(key):
 		return mask(v)
 	}
 	if s, ok := v.(string); ok {
-		return redactURL(s)
+		return redact.URL(s)
 	}
 	return v
 }
 
-func normKey(k string) string {
-	return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(k))
-}
-
-func isSecretKey(norm string) bool {
-	if norm == "auth" || norm == "authorization" {
-		return true
-	}
-	for _, w := range secretWords {
-		if strings.Contains(norm, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// mask replaces every non-empty scalar in v.
+// mask replaces every non-empty scalar in v that is not a reference.
 func mask(v any) any {
 	switch v := v.(type) {
 	case nil:
 		return nil
 	case string:
-		if v == "" {
-			return v
-		}
-		return Redacted
+		return redact.Value(v)
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
@@ -277,38 +260,4 @@ func mask(v any) any {
 	default:
 		return Redacted
 	}
-}
-
-// redactURL hides the password and secret query parameters of a URL; any
-// other string comes back unchanged.
-func redactURL(s string) string {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok || scheme == "" || strings.ContainsAny(scheme, " /") {
-		return s
-	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
-		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
-			rest = user + ":" + Redacted + rest[at:]
-		}
-	}
-	base, query, ok := strings.Cut(rest, "?")
-	if !ok {
-		return scheme + "://" + rest
-	}
-	query, frag, hasFrag := strings.Cut(query, "#")
-	params := strings.Split(query, "&")
-	for i, p := range params {
-		if name, _, ok := strings.Cut(p, "="); ok && isSecretKey(normKey(name)) {
-			params[i] = name + "=" + Redacted
-		}
-	}
-	out := scheme + "://" + base + "?" + strings.Join(params, "&")
-	if hasFrag {
-		out += "#" + frag
-	}
-	return out
 }

@@ -20,6 +20,7 @@ plugins:
       env:
         GITHUB_TOKEN: ghp_live
         EMPTY: ""
+        EV_TOKEN: "${secret:evtoken}"
       cwd: /work
   api:
     use: mcpclient
@@ -28,6 +29,7 @@ plugins:
       headers:
         Authorization: Bearer abc
         X-Trace: "1"
+        X-Ref: "Bearer ${GITHUB_TOKEN}"
       oauth:
         clientId: public-id
         clientSecret: s3cret
@@ -56,10 +58,11 @@ func TestYAMLRedactsSecrets(t *testing.T) {
 		}
 	}
 	for _, visible := range []string{
-		"GITHUB_TOKEN: <redacted>", `EMPTY: ""`, "X-Trace: <redacted>", "Authorization: <redacted>",
+		"GITHUB_TOKEN: '[redacted]'", `EMPTY: ""`, "X-Trace: '[redacted]'", "Authorization: '[redacted]'",
+		"EV_TOKEN: ${secret:evtoken}", "X-Ref: Bearer ${GITHUB_TOKEN}",
 		"cwd: /work", "command: gh-mcp", "clientId: public-id", "retries: 3", "region=eu",
-		"https://user:<redacted>@api.example.com/mcp?apiKey=<redacted>&region=eu",
-		"- <redacted>", "password: <redacted>", "api_key: <redacted>", "AccessToken: <redacted>",
+		"https://user:[redacted]@api.example.com/mcp?apiKey=[redacted]&region=eu",
+		"- '[redacted]'", "password: '[redacted]'", "api_key: '[redacted]'", "AccessToken: '[redacted]'",
 	} {
 		if !strings.Contains(dump, visible) {
 			t.Errorf("dump lacks %q:\n%s", visible, dump)
@@ -149,7 +152,7 @@ func TestYAMLOfAHandBuiltProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "plugins:\n  a:\n    use: x\n    config:\n      env:\n        A: <redacted>\n        B: <redacted>\n      n:\n        - 1\n        - 2\n"
+	want := "plugins:\n  a:\n    use: x\n    config:\n      env:\n        A: '[redacted]'\n        B: '[redacted]'\n      n:\n        - 1\n        - 2\n"
 	if string(out) != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}

@@ -81,7 +81,7 @@ func ExampleProfile_YAML() {
 	//     config:
 	//       url: https://mcp.example.com
 	//       headers:
-	//         Authorization: <redacted>
+	//         Authorization: '[redacted]'
 }
 
 func ExampleImportMCPServers() {

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"time"
 
+	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -239,18 +239,21 @@ func (c Config) Allows(rawTool string) bool {
 
 func millis(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
 
-// redactedValue replaces secret values in [Config.Redacted].
-const redactedValue = "[redacted]"
+// redactedValue replaces secret values: the module's one marker.
+const redactedValue = redact.Marker
 
 // Redacted returns a deep copy of c that is safe to log or show in
-// status: env and header values are replaced by "[redacted]", and the
-// URL's password and query values are masked.
+// status. Redaction hides values, not references: env and header values
+// are replaced by "[redacted]" unless they are ${…} references
+// ("${secret:gh}", "Bearer ${GITHUB_TOKEN}" are shown as written), and the
+// URL's password and secret-looking query values are masked (a URL
+// without credentials is shown as written).
 func (c Config) Redacted() Config {
 	r := c
 	r.Args = slices.Clone(c.Args)
 	r.Env = redactMap(c.Env)
 	r.Headers = redactMap(c.Headers)
-	r.URL = redactURL(c.URL)
+	r.URL = redact.URL(c.URL)
 	r.OAuth = c.OAuth.redacted()
 	r.InheritEnv.Extra = slices.Clone(c.InheritEnv.Extra)
 	if c.AllowedTools != nil {
@@ -302,8 +305,8 @@ func redactMap(m map[string]string) map[string]string {
 		return nil
 	}
 	out := make(map[string]string, len(m))
-	for k := range maps.Keys(m) {
-		out[k] = redactedValue
+	for k, v := range m {
+		out[k] = redact.Value(v)
 	}
 	return out
 }

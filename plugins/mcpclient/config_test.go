@@ -119,7 +119,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "url without host", doc: `{"serverName":"gh","transport":"streamable-http","url":"http:///mcp"}`,
 			wantErrs: []string{`key "url": expected an http or https URL, got "http:///mcp"`}},
 		{name: "bad url redacted", doc: `{"serverName":"gh","transport":"streamable-http","url":"ftp://u:pw@x?token=abc"}`,
-			wantErrs: []string{`key "url": expected an http or https URL, got "ftp://u:redacted@x?token=redacted"`}},
+			wantErrs: []string{`key "url": expected an http or https URL, got "ftp://u:[redacted]@x?token=[redacted]"`}},
 		{name: "missing url", doc: `{"serverName":"gh","transport":"streamable-http"}`,
 			wantErrs: []string{`key "url": required for transport "streamable-http"`}},
 		{name: "bad server name", doc: `{"serverName":"my server","transport":"stdio","command":"x"}`,
@@ -212,6 +212,16 @@ func TestConfigRedacted(t *testing.T) {
 	}
 	if c.Env["GITHUB_TOKEN"] != "ghp_secret" || c.Headers["Authorization"] != "Bearer s3cret" {
 		t.Fatal("Redacted modified the original")
+	}
+	if r.URL != "https://user:[redacted]@example.com/mcp?key=[redacted]&x=1" {
+		t.Errorf("url %q: want the password and the key hidden, x shown", r.URL)
+	}
+	// Redaction hides values, not references.
+	refs := Config{ServerName: "ev", Transport: TransportStreamableHTTP, URL: "https://example.com/mcp?page=2",
+		Headers: map[string]string{"Authorization": "Bearer ${secret:evtoken}", "X-Key": "${EV_KEY}"}}
+	rr := refs.Redacted()
+	if rr.Headers["Authorization"] != "Bearer ${secret:evtoken}" || rr.Headers["X-Key"] != "${EV_KEY}" || rr.URL != refs.URL {
+		t.Errorf("references or a URL without credentials hidden: %+v", rr)
 	}
 	(*r.AllowedTools)[0] = "changed"
 	r.Args[0] = "changed"

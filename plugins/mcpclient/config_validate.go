@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/redact"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -206,31 +207,9 @@ func validHeaderName(name string) bool {
 	return true
 }
 
-// redactURL masks the password and every query value of raw with
-// "redacted" (brackets would be percent-encoded in a URL); an unparseable
-// URL is replaced entirely.
-func redactURL(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return redactedValue
-	}
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "redacted")
-		}
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"redacted"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
+// redactURL masks the password and the secret-looking query values of raw (see
+// [redact.URL]).
+func redactURL(raw string) string { return redact.URL(raw) }
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -735,16 +736,9 @@ func secretScrubber(cfg Config) *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }
 
-// secretName reports whether an environment variable name looks like it holds a secret.
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL", "COOKIE", "SESSION"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
+// secretName reports whether an environment variable name looks like it holds a secret
+// (the module's one rule, [redact.SecretName]).
+func secretName(name string) bool { return redact.SecretName(name) }
 
 // urlSecrets returns the password and the query values of raw, which may be credentials.
 func urlSecrets(raw string) []string {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -130,8 +131,8 @@ func newScrubber(cfg mcpclient.Config, r *mcpclient.Resolver) *scrubber {
 	return &scrubber{repl: strings.NewReplacer(pairs...), vals: vals}
 }
 
-// redactedText replaces a scrubbed value.
-const redactedText = "[redacted]"
+// redactedText replaces a scrubbed value: the module's one marker.
+const redactedText = redact.Marker
 
 // clean returns s with every known sensitive value replaced.
 func (s *scrubber) clean(text string) string {

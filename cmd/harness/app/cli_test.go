@@ -98,7 +98,7 @@ plugins:
 `)
 	env := []string{"HARNESS_PLUGINS__GH__CONFIG__ENV__EXTRA_TOKEN=fromenv3"}
 	r := run(t, env, "-p", p, "--set", "plugins.api.config.toolCallTimeoutMs=5000", "--stdio", "adhoc=my-server --token 'plain arg'", "profile", "show")
-	r.expect(t, ExitOK, "<redacted>", "")
+	r.expect(t, ExitOK, "[redacted]", "")
 	for _, secret := range []string{"ghp_supersecret1", "pa55word", "k3y", "sekrit2", "fromenv3"} {
 		if strings.Contains(r.stdout, secret) {
 			t.Errorf("profile show leaks %q:\n%s", secret, r.stdout)
