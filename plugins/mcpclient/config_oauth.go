@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/plugins/mcpauth"
 )
 
@@ -54,16 +55,12 @@ type OAuthConfig struct {
 // set reports whether any field differs from the zero value.
 func (o OAuthConfig) set() bool { return !reflect.ValueOf(o).IsZero() }
 
-// redacted masks the secrets.
+// redacted masks the secrets (references such as ${secret:…} stay visible).
 func (o OAuthConfig) redacted() OAuthConfig {
 	r := o
 	r.Scopes = append([]string(nil), o.Scopes...)
-	if r.ClientSecret != "" {
-		r.ClientSecret = redactedValue
-	}
-	if r.IdPClientSecret != "" {
-		r.IdPClientSecret = redactedValue
-	}
+	r.ClientSecret = redact.Value(o.ClientSecret)
+	r.IdPClientSecret = redact.Value(o.IdPClientSecret)
 	return r
 }
 
