@@ -14,8 +14,8 @@ import (
 )
 
 // StatusEvent reports a managed server whose view changed: (name, status). It is emitted
-// for every published change while the manager is live, from the manager's publisher
-// goroutine with parallel dispatch: listeners run concurrently, their errors and panics
+// for every published change while the manager is live, from the manager's dispatcher
+// worker with parallel dispatch: listeners run concurrently, their errors and panics
 // are logged without skipping the others, and no manager operation waits for them. When
 // listeners are slow, a server's intermediate states may be coalesced into its latest.
 var StatusEvent = ctx.NewEvent[StatusChange]("mcp-manager/status")
