@@ -25,7 +25,7 @@ type rule struct {
 var rules = map[string]rule{
 	"ctx":                  {stdOnly: true},
 	"ctx/ctxtest":          {project: []string{"ctx"}, stdOnly: true},
-	"plugins/toolregistry": {project: []string{"ctx"}},
+	"plugins/toolregistry": {project: []string{"ctx", "internal/jsoncheck"}},
 	"plugins/sysprompt":    {project: []string{"ctx"}, stdOnly: true},
 	"plugins/mcpresources": {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
 	"plugins/mcpauth":      {},
@@ -37,6 +37,7 @@ var rules = map[string]rule{
 	"internal/archtest":    {},
 	"internal/gcpolicy":    {stdOnly: true},
 	"internal/grammartest": {stdOnly: true},
+	"internal/jsoncheck":   {},
 	"internal/oauthtest":   {},
 	"internal/procpolicy":  {stdOnly: true},
 	"internal/redact":      {stdOnly: true},

@@ -204,7 +204,7 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Con
 	if e.out != nil {
 		err := errors.New("structured content is required by the output schema")
 		if len(bytes.TrimSpace(res.Structured)) > 0 {
-			err = e.out.validateText(res.Structured)
+			err = e.out.ValidateText(res.Structured)
 		}
 		if err != nil {
 			return res, &ToolError{Code: CodeInvalidOutput, Tool: name, Msg: "returned invalid output: " + err.Error(), Err: err}
@@ -214,7 +214,7 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Con
 }
 
 // checkArgs checks that args is a JSON object valid against e's parameters schema
-// (schema.validateText: the fast scan, else the decoded value, else encoding/json).
+// (jsoncheck.Schema.ValidateText: the fast scan, else the decoded value, else encoding/json).
 func checkArgs(e *entry, name string, args json.RawMessage) *ToolError {
 	if e.args == nil || !objectStart(args) {
 		if !isObject(args) {
@@ -222,7 +222,7 @@ func checkArgs(e *entry, name string, args json.RawMessage) *ToolError {
 		}
 		return nil
 	}
-	if err := e.args.validateText(args); err != nil {
+	if err := e.args.ValidateText(args); err != nil {
 		if !json.Valid(args) {
 			return notObject(name)
 		}

@@ -7,11 +7,11 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { mcptest.Main(m) }
 
 // newRegistry mounts the registry on a fresh root and returns both.
 func newRegistry(t *testing.T, config any) (*ctx.Context, *toolregistry.Registry) {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/cordisgo/harness/internal/jsoncheck"
 )
 
 // Tool is a tool definition handed to [Registry.Register] or [Set.Replace]. The registry
@@ -220,9 +220,9 @@ func ValidName(name string) bool {
 type entry struct {
 	tool    Tool
 	info    Info
-	args    *schema       // nil: any JSON object is accepted
-	out     *schema       // nil: no output schema
-	timeout time.Duration // as declared; 0 = registry default
+	args    *jsoncheck.Schema // nil: any JSON object is accepted
+	out     *jsoncheck.Schema // nil: no output schema
+	timeout time.Duration     // as declared; 0 = registry default
 
 	// set before the entry is published, immutable afterwards
 	set *Set
@@ -245,7 +245,7 @@ func compile(t Tool, owner string) (*entry, error) {
 	if len(bytes.TrimSpace(params)) == 0 {
 		params = defaultParameters
 	} else {
-		rs, trivial, err := compileSchema(params)
+		rs, trivial, err := jsoncheck.Compile(params)
 		if err != nil {
 			return nil, fmt.Errorf("%w: tool %q: parameters: %w", ErrInvalidTool, t.Name, err)
 		}
@@ -254,7 +254,7 @@ func compile(t Tool, owner string) (*entry, error) {
 		}
 	}
 	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
-		rs, _, err := compileSchema(t.OutputSchema)
+		rs, _, err := jsoncheck.Compile(t.OutputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("%w: tool %q: output schema: %w", ErrInvalidTool, t.Name, err)
 		}
@@ -271,49 +271,6 @@ func compile(t Tool, owner string) (*entry, error) {
 		Meta:         e.tool.Meta,
 	}
 	return e, nil
-}
-
-// compileSchema parses and resolves a JSON schema. trivial reports a schema that accepts
-// every JSON object (type object, annotations only), for which validation can be skipped
-// once the arguments are known to be an object.
-func compileSchema(raw json.RawMessage) (out *schema, trivial bool, err error) {
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &keys); err != nil {
-		return nil, false, fmt.Errorf("not a JSON object: %w", err)
-	}
-	s := new(jsonschema.Schema)
-	if err := json.Unmarshal(raw, s); err != nil {
-		return nil, false, err
-	}
-	switch s.Schema {
-	case "", "https://json-schema.org/draft/2020-12/schema",
-		"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#":
-	default:
-		return nil, false, fmt.Errorf("unsupported $schema %q (draft 2020-12 and draft-07 are supported)", s.Schema)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		return nil, false, err
-	}
-	out = newSchema(raw, s, rs)
-	trivial = true
-	for k, v := range keys {
-		v = bytes.TrimSpace(v)
-		switch k {
-		case "title", "description", "$schema", "$comment", "examples":
-		case "type":
-			trivial = trivial && string(v) == `"object"`
-		case "properties": // {"type":"object","properties":{}}, as SDKs emit for no arguments
-			trivial = trivial && string(v) == "{}"
-		case "required":
-			trivial = trivial && string(v) == "[]"
-		case "additionalProperties":
-			trivial = trivial && string(v) == "true"
-		default:
-			trivial = false
-		}
-	}
-	return out, trivial && len(keys) > 0 && keys["type"] != nil, nil
 }
 
 // objectStart reports whether the first non-space byte of raw opens an object.

@@ -1,7 +1,6 @@
-package toolregistry
+package jsoncheck
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -46,7 +45,7 @@ func FuzzSchemaCheck(f *testing.F) {
 		f.Add([]byte(p[0]), []byte(p[1]))
 	}
 	f.Fuzz(func(t *testing.T, rawSchema, rawInstance []byte) {
-		s, _, err := compileSchema(rawSchema)
+		s, _, err := Compile(rawSchema)
 		if err != nil {
 			return
 		}
@@ -65,9 +64,9 @@ func FuzzSchemaCheck(f *testing.F) {
 }
 
 // checkAgreement compares the two validators on v and returns the verdict.
-func checkAgreement(t *testing.T, s *schema, rawSchema []byte, v any) bool {
+func checkAgreement(t *testing.T, s *Schema, rawSchema []byte, v any) bool {
 	t.Helper()
-	slow := s.resolved().Validate(v)
+	slow := s.Resolved().Validate(v)
 	if s.fast == nil {
 		return slow == nil
 	}
@@ -80,9 +79,9 @@ func checkAgreement(t *testing.T, s *schema, rawSchema []byte, v any) bool {
 func TestSchemaCheckSeeds(t *testing.T) {
 	built := 0
 	for _, p := range schemaCheckSeeds {
-		s, _, err := compileSchema([]byte(p[0]))
+		s, _, err := Compile([]byte(p[0]))
 		if err != nil {
-			t.Fatalf("compileSchema(%s): %v", p[0], err)
+			t.Fatalf("Compile(%s): %v", p[0], err)
 		}
 		if s.fast != nil {
 			built++
@@ -103,7 +102,7 @@ func TestSchemaCheckSeeds(t *testing.T) {
 			t.Errorf("schema %s: the scan accepts %s, which jsonschema-go rejects", p[0], p[1])
 		}
 		// Validate, the entry point, gives jsonschema-go's verdict and message either way.
-		if got, want := errString(s.Validate(v)), errString(s.resolved().Validate(v)); got != want {
+		if got, want := errString(s.Validate(v)), errString(s.Resolved().Validate(v)); got != want {
 			t.Errorf("schema %s, instance %s: Validate = %q, jsonschema-go = %q", p[0], p[1], got, want)
 		}
 	}
@@ -136,7 +135,7 @@ func TestSchemaCheckRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _, err := compileSchema(raw)
+		s, _, err := Compile(raw)
 		if err != nil {
 			continue // e.g. a pattern the resolver rejects
 		}
@@ -293,27 +292,4 @@ func randValue(r *rand.Rand, sch map[string]any, depth int) any {
 		}
 	}
 	return out
-}
-
-// Checking the arguments of a call against a schema of the fast checker's subset allocates
-// nothing: the JSON text is checked as it is scanned.
-func TestCheckArgsAllocations(t *testing.T) {
-	e, err := compile(Tool{Name: "t", Execute: func(context.Context, *Call) (*Result, error) { return nil, nil },
-		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1},` +
-			`"n":{"type":"integer","minimum":0},"tags":{"type":"array","items":{"enum":["a","b"]}}},"required":["text"],"additionalProperties":false}`)}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := json.RawMessage(`{"text":"hello","n":3,"tags":["a","b"]}`)
-	allocs := testing.AllocsPerRun(100, func() {
-		if terr := checkArgs(e, "t", args); terr != nil {
-			t.Fatal(terr)
-		}
-	})
-	if allocs != 0 {
-		t.Errorf("checkArgs allocated %v times per call, want 0", allocs)
-	}
-	if terr := checkArgs(e, "t", json.RawMessage(`{"text":""}`)); terr == nil || !strings.Contains(terr.Msg, "minLength") {
-		t.Errorf("invalid arguments: %v", terr)
-	}
 }

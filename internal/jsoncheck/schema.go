@@ -1,6 +1,7 @@
-package toolregistry
+package jsoncheck
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// schema is a compiled JSON schema. jsonschema-go's resolved form is the authority: it
+// Schema is a compiled JSON schema. jsonschema-go's resolved form is the authority: it
 // decides every instance the fast checker does not accept and explains every rejection.
 // The fast checker is built when each keyword the schema uses, at every level, is one it
 // implements (the common shape of tool schemas: types, properties, required, additional
@@ -27,7 +28,7 @@ import (
 // several kilobytes per tool, and a host with many servers registers hundreds of tools.
 //
 // A schema is safe for concurrent use.
-type schema struct {
+type Schema struct {
 	raw  json.RawMessage // as registered; retained by the tool's Info anyway
 	fast *checkNode      // nil: every instance goes to the resolved form
 
@@ -35,19 +36,19 @@ type schema struct {
 	rs   *jsonschema.Resolved
 }
 
-// newSchema returns the compiled form of raw, which parsed as s (of a draft compileSchema
+// newSchema returns the compiled form of raw, which parsed as s (of a draft Compile
 // accepts) and resolved as rs.
-func newSchema(raw json.RawMessage, s *jsonschema.Schema, rs *jsonschema.Resolved) *schema {
-	out := &schema{raw: raw, fast: buildCheck(s, 0)}
+func newSchema(raw json.RawMessage, s *jsonschema.Schema, rs *jsonschema.Resolved) *Schema {
+	out := &Schema{raw: raw, fast: buildCheck(s, 0)}
 	if out.fast == nil {
 		out.once.Do(func() { out.rs = rs })
 	}
 	return out
 }
 
-// resolved returns jsonschema-go's form of the schema, resolving it again if it was
+// Resolved returns jsonschema-go's form of the schema, resolving it again if it was
 // dropped; nil only if that fails, which it did not at registration.
-func (s *schema) resolved() *jsonschema.Resolved {
+func (s *Schema) Resolved() *jsonschema.Resolved {
 	s.once.Do(func() {
 		sc := new(jsonschema.Schema)
 		if json.Unmarshal(s.raw, sc) == nil {
@@ -62,13 +63,13 @@ var errUnresolvable = errors.New("the schema could not be resolved again")
 
 // acceptsRaw reports whether the JSON text raw is shown valid by the fast checker without
 // decoding it; false leaves the decision to Validate.
-func (s *schema) acceptsRaw(raw []byte) bool {
+func (s *Schema) acceptsRaw(raw []byte) bool {
 	return s.fast != nil && s.fast.acceptsRaw(raw)
 }
 
-// validateText validates the JSON text raw: the fast scan first; else the value decoded by
+// ValidateText validates the JSON text raw: the fast scan first; else the value decoded by
 // the single-pass decoder; else encoding/json's decoding, which also reports invalid JSON.
-func (s *schema) validateText(raw []byte) error {
+func (s *Schema) ValidateText(raw []byte) error {
 	if s.acceptsRaw(raw) {
 		return nil
 	}
@@ -83,11 +84,11 @@ func (s *schema) validateText(raw []byte) error {
 }
 
 // Validate validates v, a value as json.Unmarshal into an any produces it.
-func (s *schema) Validate(v any) error {
+func (s *Schema) Validate(v any) error {
 	if s.fast != nil && s.fast.accepts(v) {
 		return nil
 	}
-	rs := s.resolved()
+	rs := s.Resolved()
 	if rs == nil {
 		return errUnresolvable
 	}
@@ -389,4 +390,47 @@ func (n *checkNode) object(x map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// Compile parses and resolves a JSON schema. trivial reports a schema that accepts
+// every JSON object (type object, annotations only), for which validation can be skipped
+// once the arguments are known to be an object.
+func Compile(raw json.RawMessage) (out *Schema, trivial bool, err error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, false, fmt.Errorf("not a JSON object: %w", err)
+	}
+	s := new(jsonschema.Schema)
+	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, false, err
+	}
+	switch s.Schema {
+	case "", "https://json-schema.org/draft/2020-12/schema",
+		"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#":
+	default:
+		return nil, false, fmt.Errorf("unsupported $schema %q (draft 2020-12 and draft-07 are supported)", s.Schema)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, false, err
+	}
+	out = newSchema(raw, s, rs)
+	trivial = true
+	for k, v := range keys {
+		v = bytes.TrimSpace(v)
+		switch k {
+		case "title", "description", "$schema", "$comment", "examples":
+		case "type":
+			trivial = trivial && string(v) == `"object"`
+		case "properties": // {"type":"object","properties":{}}, as SDKs emit for no arguments
+			trivial = trivial && string(v) == "{}"
+		case "required":
+			trivial = trivial && string(v) == "[]"
+		case "additionalProperties":
+			trivial = trivial && string(v) == "true"
+		default:
+			trivial = false
+		}
+	}
+	return out, trivial && len(keys) > 0 && keys["type"] != nil, nil
 }

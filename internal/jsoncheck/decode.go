@@ -1,4 +1,4 @@
-package toolregistry
+package jsoncheck
 
 import (
 	"encoding/json"
