@@ -582,3 +582,12 @@ func (a *Authorizer) unauthorized(ctx context.Context, sent string, challenges [
 	}
 	return a.AccessToken(ctx)
 }
+
+// Record returns a copy of the stored record (nil when there is none). Its token values
+// are the caller's to protect: print it only through its String method.
+func (a *Authorizer) Record(ctx context.Context) (*Record, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rec, err := a.loadLocked(ctx)
+	return rec.clone(), err
+}

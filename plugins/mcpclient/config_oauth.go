@@ -127,10 +127,10 @@ func (c Config) validateOAuth(v *validator) {
 	}
 }
 
-// usesOAuth reports whether c's HTTP connections go through an authorizer: every
+// UsesOAuth reports whether c's HTTP connections go through an authorizer: every
 // streamable-http entry unless oauth.disabled is set or a static Authorization header
 // is configured.
-func (c Config) usesOAuth() bool {
+func (c Config) UsesOAuth() bool {
 	if c.Transport != TransportStreamableHTTP || c.OAuth.Disabled {
 		return false
 	}

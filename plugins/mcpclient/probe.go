@@ -164,7 +164,7 @@ func Probe(ctx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 		}
 		mu.Unlock()
 	}}
-	if cfg.usesOAuth() {
+	if cfg.UsesOAuth() {
 		dopts.authStore = opts.Credentials
 		a, err := newAuthorizer(cfg, dopts)
 		if err != nil {

@@ -243,7 +243,7 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 			h.observe(s)
 		}
 	}
-	if cfg.usesOAuth() {
+	if cfg.UsesOAuth() {
 		s.auth, s.authErr = newAuthorizer(cfg, s.opts)
 		s.opts.auth = s.auth
 	}

@@ -101,6 +101,13 @@
 //	mcpManager/watch    stream  → Snapshot, again after every change
 //	mcpManager/restart  call    {"name"} → {"server": View}
 //	mcpManager/probe    call    {"name", "options": ProbeOptions} → ProbeResult
+//	mcpManager/login    stream  {"name", "noBrowser"} → LoginEvent{url}, then LoginEvent{done}
+//	mcpManager/logout   call    {"name"} → LoginEvent{done}
+//
+// Login runs the OAuth flow in the host (docs/authorization.md): the live instance, which
+// shares the credentials key, connects as soon as the token is stored, without a restart.
+// A server waiting for a login is in state needs-auth and spends no reconnect budget.
+// Neither method, nor any view, carries a token.
 //
 // Errors are [*Error]s, whose codes (not_found, conflict, unavailable, bad_request) the
 // remote API sends as is.

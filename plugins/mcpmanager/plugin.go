@@ -95,9 +95,16 @@ type (
 	RestartResult struct {
 		Server View `json:"server"`
 	}
+	// LoginParams are mcpManager/login's parameters.
+	LoginParams struct {
+		Name string `json:"name"`
+		// NoBrowser: see [LoginOptions].
+		NoBrowser bool `json:"noBrowser,omitempty"`
+	}
 )
 
-// exposeRemote marks list, watch, restart and probe as remote methods mcpManager/*.
+// exposeRemote marks list, watch, restart, probe, login and logout as remote methods
+// mcpManager/*.
 func (m *Manager) exposeRemote(c *ctx.Context) error {
 	methods := []ctx.RemoteMethod{
 		{Name: "mcpManager/list", Call: func(context.Context, json.RawMessage) (any, error) {
@@ -135,6 +142,49 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 			}
 			return nil, errorf(CodeNotFound, p.Name, "the server went away during the restart")
 		}},
+		{Name: "mcpManager/login", Stream: func(rc context.Context, raw json.RawMessage, send func(any) error) error {
+			var p LoginParams
+			if err := decodeParams(raw, &p); err != nil {
+				return err
+			}
+			urls := make(chan string, 1)
+			done := make(chan struct{})
+			var ev LoginEvent
+			var err error
+			go func() {
+				defer close(done)
+				ev, err = m.Login(rc, p.Name, LoginOptions{NoBrowser: p.NoBrowser}, func(u string) {
+					select {
+					case urls <- u:
+					default:
+					}
+				})
+			}()
+			for {
+				select {
+				case u := <-urls:
+					if serr := send(LoginEvent{Server: p.Name, URL: u}); serr != nil {
+						<-done
+						return serr
+					}
+				case <-done:
+					if err != nil {
+						return err
+					}
+					return send(ev)
+				}
+			}
+		}},
+		{Name: "mcpManager/logout", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
+			var p NameParams
+			if err := decodeParams(raw, &p); err != nil {
+				return nil, err
+			}
+			if err := m.Logout(rc, p.Name); err != nil {
+				return nil, err
+			}
+			return LoginEvent{Server: p.Name, Done: true}, nil
+		}},
 		{Name: "mcpManager/probe", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
 			var p ProbeParams
 			if err := decodeParams(raw, &p); err != nil {
@@ -171,6 +221,8 @@ func decodeParams(raw json.RawMessage, v any) error {
 	case *NameParams:
 		name = p.Name
 	case *ProbeParams:
+		name = p.Name
+	case *LoginParams:
 		name = p.Name
 	}
 	if name == "" {

@@ -240,6 +240,8 @@ func (in *instance) state() (State, string) {
 		return StateConnected, ""
 	case mcpclient.PhaseReconnecting:
 		return StateReconnecting, errText
+	case mcpclient.PhaseNeedsAuth:
+		return StateNeedsAuth, errText
 	case mcpclient.PhaseFailed:
 		return StateFailed, errText
 	case mcpclient.PhaseDisposed:

@@ -24,6 +24,9 @@ const (
 	// StateReconnecting: the instance lost its connection and is retrying (Attempt of
 	// MaxAttempts).
 	StateReconnecting State = "reconnecting"
+	// StateNeedsAuth: the server wants an OAuth login; Error carries the hint
+	// (`harness mcp login NAME`). No reconnect budget is spent while waiting.
+	StateNeedsAuth State = "needs-auth"
 	// StateFailed: the entry could not be resolved or mounted, the instance failed to load,
 	// or it gave up reconnecting. Error says why.
 	StateFailed State = "failed"

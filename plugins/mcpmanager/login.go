@@ -1,0 +1,128 @@
+package mcpmanager
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+)
+
+// DefaultLoginTimeout bounds a login: long enough to sign in (and pass a second factor)
+// in a browser, short enough that an abandoned login frees its redirect listener.
+const DefaultLoginTimeout = 5 * time.Minute
+
+// LoginOptions shape [Manager.Login]. The zero value opens the browser on the host. It is
+// a plain value.
+type LoginOptions struct {
+	// NoBrowser: do not open a browser; the authorization URL is only reported.
+	NoBrowser bool `json:"noBrowser,omitempty"`
+}
+
+// LoginEvent is what the mcpManager/login stream sends: first the URL to visit, then the
+// outcome. It never carries a token. It is a plain value.
+type LoginEvent struct {
+	Server string `json:"server"`
+	// URL is the authorization URL to open (sent once the flow waits for the browser).
+	URL string `json:"url,omitempty"`
+	// Done is set on the last event; Scope is the granted scope.
+	Done  bool   `json:"done,omitempty"`
+	Scope string `json:"scope,omitempty"`
+}
+
+// authorizerFor resolves name's entry and builds an authorizer sharing the live client's
+// credentials key.
+func (m *Manager) authorizerFor(name string, openURL func(context.Context, string) error) (*mcpauth.Authorizer, error) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, errClosed()
+	}
+	var d desired
+	ok := false
+	if rec := m.records[name]; rec != nil {
+		d, ok = m.desiredLocked(rec)
+	} else if e := m.settingsEntryLocked(name); e != nil {
+		d, ok = desired{e: e, src: SourceSettings}, true
+	}
+	m.mu.Unlock()
+	if !ok {
+		return nil, errorf(CodeNotFound, name, "no configured or registered server has this name")
+	}
+	res, err := d.e.resolve(&mcpclient.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials})
+	if err != nil {
+		if errors.Is(err, mcpclient.ErrNoCredentials) {
+			return nil, errorf(CodeUnavailable, name, "%v", err)
+		}
+		msg := err.Error()
+		if res != nil {
+			msg = res.scrub.clean(msg)
+		}
+		return nil, errorf(CodeBadRequest, name, "%s", msg)
+	}
+	if !res.cfg.UsesOAuth() {
+		return nil, errorf(CodeBadRequest, name, "the server does not use OAuth (a stdio server, oauth.disabled, or a static Authorization header)")
+	}
+	store, err := mcpclient.CredentialsStore()
+	if err != nil {
+		return nil, errorf(CodeUnavailable, name, "credentials store: %v", err)
+	}
+	opts := res.cfg.AuthOptions(store)
+	opts.Logger = m.log
+	opts.Interactive = true
+	opts.OpenURL = openURL
+	a, err := mcpauth.New(opts)
+	if err != nil {
+		return nil, errorf(CodeBadRequest, name, "%s", res.scrub.clean(err.Error()))
+	}
+	return a, nil
+}
+
+// Login runs the OAuth login of server name in this process (the host), so the live client,
+// which shares the credentials key, picks the token up at once without a restart. onURL (if
+// set) receives the authorization URL; the browser is opened on the host unless
+// opts.NoBrowser. It returns when the token is stored, the login fails, or rc ends
+// (bounded by [DefaultLoginTimeout]).
+//
+// It fails with [ErrNotFound] for an unknown name, [ErrBadRequest] for an entry that does
+// not use OAuth, [ErrUnavailable] when the manager is stopped; a failed flow is returned
+// as is (it matches mcpauth.ErrAuthorization).
+func (m *Manager) Login(rc context.Context, name string, opts LoginOptions, onURL func(string)) (LoginEvent, error) {
+	a, err := m.authorizerFor(name, func(c context.Context, u string) error {
+		if onURL != nil {
+			onURL(u)
+		}
+		if opts.NoBrowser {
+			return nil
+		}
+		if err := mcpauth.OpenBrowser(c, u); err != nil {
+			m.log.Warn("mcp login: the browser could not be opened; the URL was reported instead", "server", name, "err", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return LoginEvent{}, err
+	}
+	lctx, cancel := context.WithTimeout(rc, DefaultLoginTimeout)
+	defer cancel()
+	if err := a.Login(lctx); err != nil {
+		return LoginEvent{}, err
+	}
+	ev := LoginEvent{Server: name, Done: true}
+	if rec, err := a.Record(rc); err == nil && rec != nil {
+		ev.Scope = strings.Join(rec.Scopes, " ")
+	}
+	m.log.Info("mcp server logged in", "server", name)
+	return ev, nil
+}
+
+// Logout deletes server name's stored token; the live client then needs a new login.
+func (m *Manager) Logout(rc context.Context, name string) error {
+	a, err := m.authorizerFor(name, nil)
+	if err != nil {
+		return err
+	}
+	return a.Logout(rc)
+}
