@@ -176,9 +176,9 @@ func (c Config) AuthOptions(store mcpauth.Store) mcpauth.Options {
 	return opts
 }
 
-// CredentialsStore is the process's credentials store: the file at
-// mcpauth.DefaultStorePath, opened on first use. A test or an embedder may replace it
-// before any client starts with SetCredentialsStore.
+// CredentialsStore is the process's credentials store: the one set with
+// SetCredentialsStore, else the file at mcpauth.DefaultStorePath (read from the
+// environment at each call, so $XDG_STATE_HOME is honoured as it is now).
 func CredentialsStore() (mcpauth.Store, error) {
 	storeMu.Lock()
 	defer storeMu.Unlock()
@@ -189,12 +189,11 @@ func CredentialsStore() (mcpauth.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	store = mcpauth.NewFileStore(path)
-	return store, nil
+	return mcpauth.NewFileStore(path), nil
 }
 
 // SetCredentialsStore replaces the process's credentials store (nil: back to the default
-// file, re-read from the environment at next use).
+// file). Tests and embedders call it before any client starts.
 func SetCredentialsStore(s mcpauth.Store) {
 	storeMu.Lock()
 	store = s

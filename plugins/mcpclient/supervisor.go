@@ -303,6 +303,14 @@ func (s *supervisor) run(runCtx context.Context) error {
 				g = nil
 			}
 		}
+		needsAuth := err != nil && s.auth != nil && errors.Is(err, mcpauth.ErrNeedsAuth)
+		if needsAuth && runCtx.Err() == nil {
+			// Reported before the first attempt counts as done, so a startup display
+			// already shows it.
+			s.set.Clear()
+			s.setInstructions("")
+			s.report(Status{Phase: PhaseNeedsAuth, Err: err.Error(), AuthHint: "harness mcp login " + s.cfg.ServerName})
+		}
 		if startup {
 			startup = false
 			s.startErr = err
@@ -349,12 +357,9 @@ func (s *supervisor) run(runCtx context.Context) error {
 				Err: fmt.Sprintf("%v — reconnection stopped so that two server processes never overlap; reload the plugin to retry", err)})
 			return s.parked(runCtx)
 		}
-		if errors.Is(err, mcpauth.ErrNeedsAuth) && s.auth != nil {
+		if needsAuth {
 			// Not a failure: the server waits for a login. No budget is spent; a login
 			// stored by this process (mcp login through the host) wakes it at once.
-			s.set.Clear()
-			s.setInstructions("")
-			s.report(Status{Phase: PhaseNeedsAuth, Err: err.Error(), AuthHint: "harness mcp login " + s.cfg.ServerName})
 			select {
 			case <-loggedIn:
 			case <-runCtx.Done():

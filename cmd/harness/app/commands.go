@@ -182,7 +182,7 @@ func (a *invocation) mcpCommand() *cobra.Command {
 			return err
 		}),
 	}
-	return group("mcp", "Inspect, control and import MCP servers", append(a.mcpManageCommands(), imp)...)
+	return group("mcp", "Inspect, control and import MCP servers", append(append(a.mcpManageCommands(), a.mcpAuthCommands()...), imp)...)
 }
 
 func (a *invocation) demoServerCommand() *cobra.Command {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/oauthtest"
 )
 
 // testMainEnv makes the test binary act as the harness binary: TestMain
@@ -23,6 +24,10 @@ const testMainEnv = "HARNESS_TEST_MAIN"
 func TestMain(m *testing.M) {
 	if os.Getenv(testMainEnv) == "1" {
 		os.Exit(Main(testOptions()))
+	}
+	if os.Getenv(oauthtest.BrowserEnv) == "1" {
+		// The test binary re-executed as $BROWSER: play the user (login_test.go).
+		os.Exit(oauthtest.BrowserMain(os.Args[1:]))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -136,12 +136,7 @@ func (a *invocation) runningHost(c context.Context, f mcpFlags) *remote.Client {
 // callHost calls a manager method on a running host, and reports a host
 // without a manager as such.
 func callHost(c context.Context, cl *remote.Client, method string, params, result any) error {
-	err := cl.Call(c, method, params, result)
-	var re *remote.Error
-	if errors.As(err, &re) && re.Status == 404 {
-		return fmt.Errorf("the host at %s has no MCP server manager (%s: %s); use --local to work in process", cl.BaseURL, method, re.Message)
-	}
-	return err
+	return hostError(cl, method, cl.Call(c, method, params, result))
 }
 
 // callLocal answers a manager method with the manager mounted in process

@@ -1,0 +1,210 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
+	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// Remote methods of the manager for OAuth logins (plugins/mcpmanager/login.go).
+const (
+	methodLogin  = "mcpManager/login"
+	methodLogout = "mcpManager/logout"
+)
+
+// loginFlags are the flags of mcp login and logout.
+type loginFlags struct {
+	mcpFlags
+	noBrowser bool
+}
+
+// mcpAuthCommands are mcp login and mcp logout (docs/authorization.md).
+func (a *invocation) mcpAuthCommands() []*cobra.Command {
+	var f loginFlags
+	login := &cobra.Command{
+		Use:   "login NAME",
+		Short: "Log in to an MCP server that asks for OAuth; the token is stored and refreshed (through the running host when there is one)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			return a.mcpLogin(cmd.Context(), f, argv[0])
+		}),
+	}
+	login.Flags().BoolVar(&f.noBrowser, "no-browser", false, "print the authorization URL instead of opening a browser ($BROWSER, else the platform's opener)")
+	logout := &cobra.Command{
+		Use:   "logout NAME",
+		Short: "Forget an MCP server's stored OAuth token (the next connection needs a new login)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			return a.mcpLogout(cmd.Context(), f, argv[0])
+		}),
+	}
+	for _, c := range []*cobra.Command{login, logout} {
+		fl := c.Flags()
+		fl.StringVar(&f.endpoint, "endpoint", "", "the running host's endpoint `FILE` (default: the remote plugin's default endpoint file)")
+		fl.BoolVar(&f.local, "local", false, "do not look for a running host: log in from this process")
+	}
+	return []*cobra.Command{login, logout}
+}
+
+// showURL tells the user where to log in.
+func (a *invocation) showURL(name, u string, opened bool) {
+	if opened {
+		fmt.Fprintf(a.stderr, "Opening the browser to log in to %s. If it does not open, visit:\n  %s\n", name, u)
+		return
+	}
+	fmt.Fprintf(a.stderr, "To log in to %s, open this URL in a browser on this machine:\n  %s\n", name, u)
+}
+
+func (a *invocation) loggedIn(name, scope string) {
+	if scope != "" {
+		fmt.Fprintf(a.stdout, "%s: logged in (scope %s)\n", name, scope)
+		return
+	}
+	fmt.Fprintf(a.stdout, "%s: logged in\n", name)
+}
+
+func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) error {
+	if cl := a.runningHost(c, f.mcpFlags); cl != nil {
+		// The host runs the flow, so its live client picks the token up at once.
+		err := cl.Stream(c, methodLogin, map[string]any{"name": name, "noBrowser": f.noBrowser}, func(raw json.RawMessage) error {
+			var ev mcpmanager.LoginEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return fmt.Errorf("reading the login's answer: %w", err)
+			}
+			if ev.URL != "" {
+				a.showURL(name, ev.URL, !f.noBrowser)
+			}
+			if ev.Done {
+				a.loggedIn(name, ev.Scope)
+			}
+			return nil
+		})
+		return hostError(cl, methodLogin, err)
+	}
+	p, err := a.loadProfile()
+	if err != nil {
+		return err
+	}
+	onURL := func(u string) { a.showURL(name, u, !f.noBrowser) }
+	if mountsUse(p.Rows, managerUse) {
+		a.quietStartup = true
+		return a.withHost(c, func(c context.Context, h *host) error {
+			m, ok := mcpmanager.Key.Get(h.root)
+			if !ok || m == nil {
+				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
+			}
+			ev, err := m.Login(c, name, mcpmanager.LoginOptions{NoBrowser: f.noBrowser}, onURL)
+			if err != nil {
+				return err
+			}
+			a.loggedIn(name, ev.Scope)
+			return nil
+		})
+	}
+	auth, err := a.profileAuthorizer(p, name, func(c context.Context, u string) error {
+		onURL(u)
+		if f.noBrowser {
+			return nil
+		}
+		if err := mcpauth.OpenBrowser(c, u); err != nil {
+			errorf(a.stderr, a.prog, "%v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	lc, cancel := context.WithTimeout(c, mcpmanager.DefaultLoginTimeout)
+	defer cancel()
+	if err := auth.Login(lc); err != nil {
+		return err
+	}
+	rec, _ := auth.Record(c)
+	scope := ""
+	if rec != nil && rec.Token != nil {
+		scope = rec.Token.Scope
+	}
+	a.loggedIn(name, scope)
+	return nil
+}
+
+func (a *invocation) mcpLogout(c context.Context, f loginFlags, name string) error {
+	if cl := a.runningHost(c, f.mcpFlags); cl != nil {
+		var ev mcpmanager.LoginEvent
+		if err := hostError(cl, methodLogout, cl.Call(c, methodLogout, map[string]any{"name": name}, &ev)); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "%s: logged out\n", name)
+		return nil
+	}
+	p, err := a.loadProfile()
+	if err != nil {
+		return err
+	}
+	if mountsUse(p.Rows, managerUse) {
+		a.quietStartup = true
+		return a.withHost(c, func(c context.Context, h *host) error {
+			m, ok := mcpmanager.Key.Get(h.root)
+			if !ok || m == nil {
+				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
+			}
+			if err := m.Logout(c, name); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "%s: logged out\n", name)
+			return nil
+		})
+	}
+	auth, err := a.profileAuthorizer(p, name, nil)
+	if err != nil {
+		return err
+	}
+	if err := auth.Logout(c); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "%s: logged out\n", name)
+	return nil
+}
+
+// profileAuthorizer builds the authorizer of the profile's own mcpclient row name, with its
+// references resolved from the environment, on the process's credentials store.
+func (a *invocation) profileAuthorizer(p *profiles.Profile, name string, open func(context.Context, string) error) (*mcpauth.Authorizer, error) {
+	cfg, err := a.serverConfig(p, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err = cfg.Expand(&mcpclient.Resolver{LookupEnv: func(k string) (string, bool) { return lookupEnv(a.env, k) }})
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %q: %w", name, err)
+	}
+	if !cfg.UsesOAuth() {
+		return nil, fmt.Errorf("mcp server %q does not use OAuth (a stdio server, oauth.disabled, or a static Authorization header)", name)
+	}
+	store, err := mcpclient.CredentialsStore()
+	if err != nil {
+		return nil, err
+	}
+	opts := cfg.AuthOptions(store)
+	opts.Interactive = true
+	opts.OpenURL = open
+	opts.Logger = a.logger
+	return mcpauth.New(opts)
+}
+
+// hostError reports a host without a manager as such.
+func hostError(cl *remote.Client, method string, err error) error {
+	var re *remote.Error
+	if errors.As(err, &re) && re.Status == 404 {
+		return fmt.Errorf("the host at %s has no MCP server manager (%s: %s); use --local to work in process", cl.BaseURL, method, re.Message)
+	}
+	return err
+}
