@@ -52,7 +52,7 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{name: "duplicate key", doc: "plugins:\n  a: {use: x}\n  a: {use: y}\n", want: `profile "my.yaml": line 3: key "plugins.a": duplicate key (first defined on line 2)`, kind: profiles.ErrDuplicate, exactly: true},
 		{name: "ids differing in case", doc: "plugins:\n  gh: {use: x}\n  GH: {use: y}\n", want: `line 3: key "plugins.GH": duplicate id: "gh" and "GH" differ only in case`, kind: profiles.ErrDuplicate},
 		{name: "unknown top-level key", doc: "plugin:\n  a: {use: x}\n", want: `profile "my.yaml": line 1: key "plugin": unknown key: expected description, extends or plugins`, kind: profiles.ErrUnknownKey, exactly: true},
-		{name: "an mcpServers document", doc: `{"mcpServers": {"a": {"command": "x"}}}`, want: `unknown key: expected description, extends or plugins (convert an mcpServers document with "harness mcp import")`, kind: profiles.ErrUnknownKey},
+		{name: "a bad mcpServers document", doc: `{"mcpServers": {"a": {"command": 5}}}`, want: `profile "my.yaml": key "mcpServers.a.command": expected a non-empty string, got number 5`, kind: profiles.ErrType, exactly: true},
 		{name: "no plugins", doc: "description: nothing\n", want: `missing key "plugins": expected a map of plugin rows`, kind: profiles.ErrInvalid},
 		{name: "plugins a list", doc: "plugins: [a, b]\n", want: `line 1: key "plugins": expected a map of plugin rows keyed by id, got a list`, kind: profiles.ErrType},
 		{name: "row a string", doc: "plugins:\n  a: mcpclient\n", want: `key "plugins.a": expected a map with use, enabled, config or plugins, got string "mcpclient"`, kind: profiles.ErrType},

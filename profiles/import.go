@@ -7,121 +7,118 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
-	koanfjson "github.com/knadh/koanf/parsers/json"
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // ImportBase is the built-in profile an imported document extends.
 const ImportBase = "cli"
 
-// ignoredServerKeys are fields of other clients that have no counterpart
-// here and are dropped on import: per-tool auto-approval lists (Cline, Roo
-// Code); tool permissions belong to the tool registry's policy.
-var ignoredServerKeys = []string{"alwaysAllow", "autoApprove"}
+// ImportOptions say what to import.
+type ImportOptions struct {
+	// Source names the document in errors, warnings and the generated header.
+	Source string
+	// From is the host the document is written for (see [Hosts]); "" detects the dialect.
+	From string
+	// Op names the operation in errors: "mcp import" (default) or "profile".
+	Op string
+}
 
-const serverKeys = "command, args, env, cwd, url, headers, type or disabled"
+// An Import is a server document converted to profile YAML.
+type Import struct {
+	// YAML is the profile: one mcpclient row per server, extending the built-in cli profile.
+	YAML []byte
+	// Warnings name the keys that were dropped or converted (also written into the YAML's
+	// header comment).
+	Warnings []string
+}
 
 // ImportMCPServers converts a JSON document in the common MCP form
 //
 //	{"mcpServers": {"NAME": {"command": "…", "args": […], "env": {…}, "cwd": "…"},
 //	                "NAME2": {"type": "http", "url": "…", "headers": {…}}}}
 //
-// (the top-level key may also be "servers", as in VS Code's mcp.json;
-// other top-level keys are ignored, so a whole client settings file works)
-// into profile YAML: one mcpclient row per server, in sorted name order,
-// in a profile that extends the built-in "cli" profile so that it runs as
-// is. source names the document in errors.
-//
-// Each server becomes a row whose id is the server name (prefixed with
-// "mcp-" if it would replace a row of the base profile) and whose config
-// holds serverName, transport and the server's fields:
-//   - "command" (with "args", "env", "cwd") is transport stdio;
-//   - "url" (with "headers") is transport streamable-http; "type" may say
-//     stdio, http, streamable-http, streamableHttp or sse (the client falls
-//     back to legacy SSE by itself when a server rejects Streamable HTTP);
-//   - "disabled": true becomes enabled: false;
-//   - "alwaysAllow" and "autoApprove" are dropped; any other field is an
-//     error naming the server and the key.
-//
-// Server names must match ^[A-Za-z0-9_-]{1,32}$ and differ in more than
-// case. The result loads with Load.
+// or any other dialect [ReadServers] reads (VS Code's servers and inputs, Codex's
+// config.toml) into profile YAML: see [ImportServers]. source names the document.
 func ImportMCPServers(data []byte, source string) ([]byte, error) {
-	im := importer{source: source}
-	var doc map[string]any
-	err := safely(func() error {
-		var err error
-		doc, err = koanfjson.Parser().Unmarshal(data)
-		return err
-	})
+	im, err := ImportServers(data, ImportOptions{Source: source})
 	if err != nil {
-		return nil, im.jsonError(data, err)
+		return nil, err
 	}
-	top := "mcpServers"
-	servers, ok := doc["mcpServers"]
-	if alt, hasAlt := doc["servers"]; hasAlt {
-		if ok {
-			return nil, im.fail(nil, ErrDuplicate, `both "mcpServers" and "servers": expected one`)
-		}
-		top, servers, ok = "servers", alt, true
-	}
-	if !ok {
-		return nil, im.fail(nil, ErrInvalid, `missing key "mcpServers": expected {"mcpServers": {NAME: {…}}}`)
-	}
-	m, ok := servers.(map[string]any)
-	if !ok {
-		return nil, im.fail([]string{top}, ErrType, "expected a map of servers keyed by name, got "+describe(servers))
-	}
+	return im.YAML, nil
+}
 
-	names := slices.Sorted(maps.Keys(m))
+// ImportServers converts another host's server document ([ReadServers]) into profile YAML:
+// one mcpclient row per server, in sorted name order, in a profile that extends the
+// built-in "cli" profile so that it runs as is.
+//
+// Each server becomes a row whose id is the server name (prefixed with "mcp-" if it would
+// replace a row of the base profile) and whose config holds serverName, transport and the
+// server's fields:
+//   - "command" (with "args", "env", "cwd") is transport stdio;
+//   - "url" (with "headers") is transport streamable-http; "type" may say stdio, http,
+//     streamable-http, streamableHttp or sse (the client falls back to legacy SSE by
+//     itself when a server rejects Streamable HTTP);
+//   - "disabled": true (Codex: enabled = false) becomes enabled: false;
+//   - keys without a counterpart (Cline's autoApprove and alwaysAllow, VS Code's envFile,
+//     …) are dropped with a warning; any other unknown field is an error naming the
+//     server and the key.
+//
+// References keep working: ${VAR} and ${VAR:-default} are the harness's syntax too,
+// ${env:VAR} becomes ${VAR}, and VS Code's ${input:ID} becomes ${secret:ID} (store the
+// value in the credentials file). Codex expands nothing, so a "${" in its values is
+// escaped.
+//
+// Server names must match ^[A-Za-z0-9_-]{1,32}$ and differ in more than case. The result
+// loads with Load.
+func ImportServers(data []byte, opts ImportOptions) (*Import, error) {
+	doc, err := ReadServers(data, ReadOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	im := importer{source: opts.Source, op: opts.Op}
 	used := map[string]string{}
-	for _, name := range names {
-		p := []string{top, name}
-		if !validServerName(name) {
-			return nil, im.fail(p, ErrInvalid, fmt.Sprintf(
-				"invalid server name %q: expected 1 to 32 letters, digits, '-' or '_' (rename it in the document)", name))
-		}
-		if other, dup := used[strings.ToLower(name)]; dup {
-			return nil, im.fail(p, ErrDuplicate, fmt.Sprintf(
-				"server names %q and %q differ only in case: expected distinct names", other, name))
-		}
-		used[strings.ToLower(name)] = name
+	for _, s := range doc.Servers {
+		used[strings.ToLower(s.Name)] = s.Name
 	}
 	base := baseRowIDs()
 	for _, id := range base {
 		used[strings.ToLower(id)] = id
 	}
-
 	plugins := &yamlv3.Node{Kind: yamlv3.MappingNode}
-	if len(names) == 0 {
+	if len(doc.Servers) == 0 {
 		plugins.Style = yamlv3.FlowStyle
 	}
-	for _, name := range names {
-		row, err := im.server(top, name, m[name])
-		if err != nil {
-			return nil, err
-		}
-		id := name
-		if slices.ContainsFunc(base, func(b string) bool { return strings.EqualFold(b, name) }) {
-			id = "mcp-" + name
+	for _, s := range doc.Servers {
+		id := s.Name
+		if slices.ContainsFunc(base, func(b string) bool { return strings.EqualFold(b, s.Name) }) {
+			id = "mcp-" + s.Name
 			for used[strings.ToLower(id)] != "" {
 				id = "mcp-" + id
 			}
 			used[strings.ToLower(id)] = id
 		}
+		config := &yamlv3.Node{Kind: yamlv3.MappingNode, Content: append([]*yamlv3.Node{str("serverName"), str(s.Name)}, s.node.Content...)}
+		row := &yamlv3.Node{Kind: yamlv3.MappingNode, Content: []*yamlv3.Node{str("use"), str("mcpclient")}}
+		if !s.Enabled {
+			row.Content = append(row.Content, str("enabled"), &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!bool", Value: "false"})
+		}
+		row.Content = append(row.Content, str("config"), config)
 		plugins.Content = append(plugins.Content, str(id), row)
 	}
 
 	root := &yamlv3.Node{Kind: yamlv3.MappingNode, Content: []*yamlv3.Node{
-		str("description"), str(fmt.Sprintf("MCP servers imported from %q.", source)),
+		str("description"), str(fmt.Sprintf("MCP servers imported from %q.", opts.Source)),
 		str("extends"), str(ImportBase),
 		str("plugins"), plugins,
 	}}
 	root.HeadComment = fmt.Sprintf("Generated by \"harness mcp import\" from %q.\n"+
 		"It extends the built-in %s profile (tool registry, system prompt, MCP resources);\n"+
-		"without the extends line, the rows below paste into any profile.", source, ImportBase)
+		"without the extends line, the rows below paste into any profile.", opts.Source, ImportBase)
+	for _, w := range doc.Warnings {
+		root.HeadComment += "\nWarning: " + printable(w)
+	}
 	var buf bytes.Buffer
 	enc := yamlv3.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -134,7 +131,7 @@ func ImportMCPServers(data []byte, source string) ([]byte, error) {
 	if err != nil {
 		return nil, im.fail(nil, ErrInvalid, "cannot render YAML: "+err.Error())
 	}
-	return buf.Bytes(), nil
+	return &Import{YAML: buf.Bytes(), Warnings: doc.Warnings}, nil
 }
 
 // baseRowIDs returns the top-level row ids of the import base profile.
@@ -149,165 +146,25 @@ func baseRowIDs() []string {
 	return slices.Sorted(maps.Keys(doc.Plugins))
 }
 
-type importer struct{ source string }
+type importer struct{ source, op string }
 
 func (im importer) fail(path []string, kind error, msg string) *Error {
-	return &Error{Op: "mcp import", Source: im.source, Path: joinPath(path), Msg: msg, Err: kind}
+	op := im.op
+	if op == "" {
+		op = "mcp import"
+	}
+	return &Error{Op: op, Source: im.source, Path: joinPath(path), Msg: msg, Err: kind}
 }
 
 // jsonError reports a document that is not a JSON object, with the line
 // of a syntax error.
 func (im importer) jsonError(data []byte, err error) *Error {
-	e := im.fail(nil, ErrSyntax, "invalid JSON: "+err.Error())
+	e := im.fail(nil, ErrSyntax, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
 	e.Err = fmt.Errorf("%w: %w", ErrSyntax, err)
 	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
+	if errors.As(err, &syn) {
 		off := min(max(int(syn.Offset), 0), len(data))
 		e.Line = bytes.Count(data[:off], []byte("\n")) + 1
-	case errors.As(err, &typ):
-		e.Msg = `expected a JSON object with "mcpServers", got a JSON ` + typ.Value
-		e.Err = fmt.Errorf("%w: %w", ErrType, err)
 	}
 	return e
-}
-
-// server converts one server entry into a profile row.
-func (im importer) server(top, name string, v any) (*yamlv3.Node, error) {
-	p := []string{top, name}
-	entry, ok := v.(map[string]any)
-	if !ok {
-		return nil, im.fail(p, ErrType, "expected a server object, got "+describe(v))
-	}
-	at := func(k string) []string { return append(slices.Clip(p), k) }
-	for _, k := range slices.Sorted(maps.Keys(entry)) {
-		switch k {
-		case "command", "args", "env", "cwd", "url", "headers", "type", "disabled":
-		default:
-			if slices.Contains(ignoredServerKeys, k) {
-				continue
-			}
-			msg := "unknown key: expected " + serverKeys
-			if k == "timeout" {
-				msg += " (set toolCallTimeoutMs in the profile instead)"
-			}
-			return nil, im.fail(at(k), ErrUnknownKey, msg)
-		}
-	}
-
-	transport := ""
-	if t, ok := entry["type"]; ok {
-		s, _ := t.(string)
-		switch s {
-		case "stdio":
-			transport = "stdio"
-		case "http", "streamable-http", "streamableHttp", "sse":
-			transport = "streamable-http"
-		default:
-			return nil, im.fail(at("type"), ErrInvalid,
-				"expected stdio, http, streamable-http, streamableHttp or sse, got "+describe(t))
-		}
-	}
-	_, hasCommand := entry["command"]
-	_, hasURL := entry["url"]
-	switch {
-	case hasCommand && hasURL:
-		return nil, im.fail(p, ErrInvalid, `both "command" and "url": expected command (stdio) or url (HTTP)`)
-	case !hasCommand && !hasURL:
-		return nil, im.fail(p, ErrInvalid, `missing key "command" or "url": expected command (stdio) or url (HTTP)`)
-	case transport == "":
-		transport = "stdio"
-		if hasURL {
-			transport = "streamable-http"
-		}
-	case transport == "stdio" && hasURL:
-		return nil, im.fail(at("url"), ErrInvalid, `type stdio takes "command", not "url"`)
-	case transport != "stdio" && hasCommand:
-		return nil, im.fail(at("command"), ErrInvalid, fmt.Sprintf(`type %v takes "url", not "command"`, entry["type"]))
-	}
-	if transport == "stdio" {
-		if _, ok := entry["headers"]; ok {
-			return nil, im.fail(at("headers"), ErrInvalid, `"headers" apply to HTTP servers: expected "url"`)
-		}
-	} else {
-		for _, k := range []string{"args", "env", "cwd"} {
-			if _, ok := entry[k]; ok {
-				return nil, im.fail(at(k), ErrInvalid, fmt.Sprintf(`%q applies to stdio servers: expected "command"`, k))
-			}
-		}
-	}
-
-	config := &yamlv3.Node{Kind: yamlv3.MappingNode, Content: []*yamlv3.Node{
-		str("serverName"), str(name),
-		str("transport"), str(transport),
-	}}
-	add := func(k string, n *yamlv3.Node) { config.Content = append(config.Content, str(k), n) }
-	for _, k := range []string{"command", "args", "env", "cwd", "url", "headers"} {
-		v, ok := entry[k]
-		if !ok {
-			continue
-		}
-		switch k {
-		case "command", "url":
-			s, ok := v.(string)
-			if !ok || strings.TrimSpace(s) == "" {
-				return nil, im.fail(at(k), ErrType, "expected a non-empty string, got "+describe(v))
-			}
-			if k == "url" && !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
-				return nil, im.fail(at(k), ErrInvalid, "expected an http:// or https:// URL, got "+describe(s))
-			}
-			add(k, str(s))
-		case "cwd":
-			s, ok := v.(string)
-			if !ok {
-				return nil, im.fail(at(k), ErrType, "expected a string, got "+describe(v))
-			}
-			add(k, str(s))
-		case "args":
-			list, ok := v.([]any)
-			if !ok {
-				return nil, im.fail(at(k), ErrType, "expected a list of strings, got "+describe(v))
-			}
-			seq := &yamlv3.Node{Kind: yamlv3.SequenceNode, Style: yamlv3.FlowStyle}
-			for i, e := range list {
-				s, ok := e.(string)
-				if !ok {
-					return nil, im.fail(append(at(k), strconv.Itoa(i)), ErrType, "expected a string, got "+describe(e))
-				}
-				seq.Content = append(seq.Content, str(s))
-			}
-			add(k, seq)
-		case "env", "headers":
-			mv, ok := v.(map[string]any)
-			if !ok {
-				return nil, im.fail(at(k), ErrType, "expected a map of strings, got "+describe(v))
-			}
-			mn := &yamlv3.Node{Kind: yamlv3.MappingNode}
-			for _, ek := range slices.Sorted(maps.Keys(mv)) {
-				s, ok := mv[ek].(string)
-				if !ok {
-					return nil, im.fail(append(at(k), ek), ErrType, "expected a string, got "+describe(mv[ek]))
-				}
-				mn.Content = append(mn.Content, str(ek), str(s))
-			}
-			if len(mn.Content) == 0 {
-				mn.Style = yamlv3.FlowStyle
-			}
-			add(k, mn)
-		}
-	}
-
-	row := &yamlv3.Node{Kind: yamlv3.MappingNode, Content: []*yamlv3.Node{str("use"), str("mcpclient")}}
-	if d, ok := entry["disabled"]; ok {
-		b, ok := d.(bool)
-		if !ok {
-			return nil, im.fail(at("disabled"), ErrType, "expected a boolean, got "+describe(d))
-		}
-		if b {
-			row.Content = append(row.Content, str("enabled"), &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!bool", Value: "false"})
-		}
-	}
-	row.Content = append(row.Content, str("config"), config)
-	return row, nil
 }

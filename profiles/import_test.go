@@ -74,7 +74,7 @@ func TestImportRoundTrips(t *testing.T) {
 			rows: []string{"gh"},
 			check: map[string]profiles.Row{"gh": {Use: "mcpclient", Enabled: true, Config: map[string]any{
 				"serverName": "gh", "transport": "streamable-http", "url": "https://api.githubcopilot.com/mcp/",
-				"headers": map[string]any{"Authorization": "Bearer ${input:tok}"}}}},
+				"headers": map[string]any{"Authorization": "Bearer ${secret:tok}"}}}},
 		},
 		{
 			name: "no servers",
@@ -153,7 +153,12 @@ func TestImportRejectsBadDocuments(t *testing.T) {
 		{`{"mcpServers": {"GH": {"command": "x"}, "gh": {"command": "y"}}}`, `server names "GH" and "gh" differ only in case`, profiles.ErrDuplicate},
 		{`{"mcpServers": {"a": {}}}`, `key "mcpServers.a": missing key "command" or "url"`, profiles.ErrInvalid},
 		{`{"mcpServers": {"a": {"command": "x", "url": "http://y"}}}`, `key "mcpServers.a": both "command" and "url"`, profiles.ErrInvalid},
-		{`{"mcpServers": {"a": {"command": "x", "timeout": 60}}}`, `mcp import "x.json": key "mcpServers.a.timeout": unknown key: expected command, args, env, cwd, url, headers, type or disabled (set toolCallTimeoutMs in the profile instead)`, profiles.ErrUnknownKey},
+		{`{"mcpServers": {"a": {"command": "x", "timeout": "soon"}}}`, `mcp import "x.json": key "mcpServers.a.timeout": expected a positive whole number, got string "soon"`, profiles.ErrType},
+		{`{"mcpServers": {"a": {"command": "x", "colour": "red"}}}`, `mcp import "x.json": key "mcpServers.a.colour": unknown key: expected command, args, env, cwd, url, headers, type, disabled`, profiles.ErrUnknownKey},
+		{`{"servers": {"a": {"type": "stdio", "command": "x", "args": ["${input:nope}"]}}, "inputs": []}`, `key "servers.a.args.0": ${input:nope} names no entry of inputs`, profiles.ErrInvalid},
+		{`{"mcpServers": {"a": {"command": "x", "args": ["${config:editor.x}"]}}}`, `key "mcpServers.a.args.0": ${config:editor.x}: expected ${VAR}`, profiles.ErrInvalid},
+		{"[mcp_servers.a]\ncommand = 5\n", `key "mcp_servers.a.command": expected a non-empty string, got integer 5`, profiles.ErrType},
+		{"[mcp_servers.a\n", `line 1: invalid TOML`, profiles.ErrSyntax},
 		{`{"mcpServers": {"a": {"command": "x", "envFile": ".env"}}}`, `key "mcpServers.a.envFile": unknown key`, profiles.ErrUnknownKey},
 		{`{"mcpServers": {"a": {"command": 5}}}`, `key "mcpServers.a.command": expected a non-empty string, got number 5`, profiles.ErrType},
 		{`{"mcpServers": {"a": {"command": " "}}}`, `key "mcpServers.a.command": expected a non-empty string`, profiles.ErrType},

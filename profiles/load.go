@@ -24,8 +24,10 @@ import (
 type LoadOptions struct {
 	// Name is a built-in profile name (see BuiltinNames) or the path of a
 	// profile file; "" means "default". A name is a path when it contains
-	// a path separator or ends in .yaml, .yml or .json; write ./NAME for a
-	// file without such an ending.
+	// a path separator or ends in .yaml, .yml, .json or .toml; write ./NAME
+	// for a file without such an ending. The file may also be another host's
+	// server document (see [ReadServers]): it loads as the profile
+	// [ImportServers] makes of it.
 	Name string
 	// Data, when non-nil, is the profile document itself (read by the
 	// caller, from stdin say); Name then only labels it in messages
@@ -82,6 +84,15 @@ func Load(opts LoadOptions) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !top.builtin && IsServerDocument(top.name, top.data) {
+		// Another host's document (mcpServers, VS Code, Codex): read directly, as the
+		// profile "mcp import" would write for it.
+		im, err := ImportServers(top.data, ImportOptions{Source: l.source, Op: "profile"})
+		if err != nil {
+			return nil, err
+		}
+		top.data, l.warnings = im.YAML, im.Warnings
+	}
 	docs, err := l.chain(top)
 	if err != nil {
 		return nil, err
@@ -109,6 +120,8 @@ type loader struct {
 	k      *koanf.Koanf
 	layers []*layer       // merged so far, base first
 	order  map[string]int // first-seen position of every key path
+	// warnings of a server document read as the profile
+	warnings []string
 }
 
 // A layer is one source of values: a profile document, one --set or one
@@ -256,7 +269,7 @@ func isPath(name string) bool {
 		return true
 	}
 	ext := strings.ToLower(filepath.Ext(name))
-	return ext == ".yaml" || ext == ".yml" || ext == ".json"
+	return ext == ".yaml" || ext == ".yml" || ext == ".json" || ext == ".toml"
 }
 
 // readFile reads a regular file of at most maxFileSize bytes.

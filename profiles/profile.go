@@ -18,6 +18,10 @@ type Profile struct {
 	Description string
 	// Rows are the top-level plugin rows in document order.
 	Rows []Row
+	// Warnings are the keys of another host's server document that were dropped or
+	// converted when the profile is such a document (see [ReadServers]), one sentence
+	// each; nil otherwise.
+	Warnings []string
 
 	layers []string       // the layers merged, base first, for the dump header
 	order  map[string]int // first-seen position of every key path (see pathKey)

@@ -30,7 +30,7 @@ var rules = map[string]rule{
 	"plugins/mcpresources": {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
 	"plugins/mcpauth":      {},
 	"plugins/mcpclient":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpauth", "internal/redact"}},
-	"plugins/mcpmanager":   {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact"}},
+	"plugins/mcpmanager":   {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "profiles"}},
 	"plugins/remote":       {project: []string{"ctx"}},
 	"profiles":             {project: []string{"ctx", "internal/redact"}},
 	"internal/demoserver":  {},

@@ -44,7 +44,7 @@ func TestSecretName(t *testing.T) {
 		"GITHUB_TOKEN": true, "API_KEY": true, "apiKey": true, "Authorization": true, "X-Auth-Token": true,
 		"password": true, "OPENAI_KEY": true, "session_id": true, "PATH": false, "HOME": false, "lang": false,
 		"monkey": true, // erring on the side of hiding
-		"oauth": false, "clientId": false, "author": false, "GH_AUTH": true,
+		"oauth":  false, "clientId": false, "author": false, "GH_AUTH": true,
 	} {
 		if got := SecretName(name); got != want {
 			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)

@@ -179,10 +179,14 @@ func (m *Manager) reload() {
 	}
 	var entries []*entry
 	if !missing {
-		entries, err = parseSettings(path, data)
+		var warnings []string
+		entries, warnings, err = readSettings(path, data)
 		if err != nil {
 			m.rejectSettings(err)
 			return
+		}
+		for _, w := range warnings {
+			m.log.Warn("settings file: "+w, "file", path)
 		}
 	}
 	m.applySettings(entries, missing, data)

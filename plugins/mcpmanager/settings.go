@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/profiles"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -28,15 +29,76 @@ func settingsProblem(file string, line int, key, format string, args ...any) *ct
 }
 
 // parseSettings parses a settings document: a mapping with one key, servers, a mapping of
-// server name to entry, in document order. An empty document is an error, so that a file
-// caught half-written (truncated to nothing) never disposes every server; write
-// "servers: {}" to configure none.
+// server name to entry, in document order, or another host's server document (see
+// [readSettings]). An empty document is an error, so that a file caught half-written
+// (truncated to nothing) never disposes every server; write "servers: {}" to configure
+// none.
 func parseSettings(file string, data []byte) ([]*entry, error) {
+	entries, _, err := readSettings(file, data)
+	return entries, err
+}
+
+// readSettings is parseSettings returning the warnings too: a document written for another
+// host ({"mcpServers": …}, VS Code's servers and inputs, Codex's config.toml; see
+// [profiles.ReadServers]) is read directly, its entries converted to the harness's own and
+// decoded by the same decoder, and the keys it drops or converts are returned as warnings.
+func readSettings(file string, data []byte) ([]*entry, []string, error) {
 	fail := func(line int, key, format string, args ...any) error {
 		return settingsProblem(file, line, key, format, args...)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fail(0, "", `the file is empty (write "servers: {}" to configure no servers)`)
+		return nil, nil, fail(0, "", `the file is empty (write "servers: {}" to configure no servers)`)
+	}
+	if profiles.IsServerDocument(file, data) {
+		return readForeignSettings(file, data)
+	}
+	entries, err := parseNative(file, data)
+	return entries, nil, err
+}
+
+// readForeignSettings reads another host's server document as the settings.
+func readForeignSettings(file string, data []byte) ([]*entry, []string, error) {
+	doc, err := profiles.ReadServers(data, profiles.ReadOptions{Source: file, Op: "settings file"})
+	if err != nil {
+		var pe *profiles.Error
+		if errors.As(err, &pe) {
+			p := settingsProblem(file, pe.Line, pe.Path, "%s", pe.Msg)
+			p.Err = fmt.Errorf("%w: %w", ErrInvalidSettings, pe.Err)
+			return nil, nil, p
+		}
+		return nil, nil, settingsProblem(file, 0, "", "%v", err)
+	}
+	var out []*entry
+	var problems []*ctx.ConfigError
+	for _, s := range doc.Servers {
+		var cfg mcpclient.Config
+		cfg.Default()
+		e, err := func() (*entry, error) {
+			if err := ctx.DecodeInto(s.Config, &cfg); err != nil {
+				return nil, err
+			}
+			return newEntry(s.Name, s.Enabled, cfg)
+		}()
+		if err != nil {
+			for _, pe := range ctx.ConfigErrors(ctx.PlaceConfigErrors(err, settingsSource(file), file, "", s.Path, nil)) {
+				c := *pe
+				c.Err = ErrInvalidSettings
+				problems = append(problems, &c)
+			}
+			continue
+		}
+		out = append(out, e)
+	}
+	if len(problems) > 0 {
+		return nil, nil, ctx.JoinConfigErrors(problems)
+	}
+	return out, doc.Warnings, nil
+}
+
+// parseNative parses the harness's own settings document.
+func parseNative(file string, data []byte) ([]*entry, error) {
+	fail := func(line int, key, format string, args ...any) error {
+		return settingsProblem(file, line, key, format, args...)
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

@@ -2,6 +2,7 @@ package mcpmanager
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -196,3 +197,48 @@ func TestResolveScrubsAndNamesKeys(t *testing.T) {
 type credFunc func(string) (string, error)
 
 func (f credFunc) Lookup(name string) (string, error) { return f(name) }
+
+// The settings file may be another host's document: Claude's mcpServers, VS Code's servers
+// with inputs, Codex's config.toml. Its servers become entries decoded by the same decoder;
+// keys without a counterpart are warnings; a bad entry names the file and the key path.
+func TestReadSettingsOtherHosts(t *testing.T) {
+	cases := []struct {
+		file, doc string
+		want      map[string]bool // name → enabled
+		warning   string
+	}{
+		{"claude.json", `{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "pkg"], "autoApprove": ["x"]},
+			"off": {"command": "y", "disabled": true}}}`, map[string]bool{"fs": true, "off": false}, `key "mcpServers.fs.autoApprove": ignored`},
+		{"mcp.json", `{"inputs": [{"id": "tok", "type": "promptString"}], "servers": {"gh": {"type": "http",
+			"url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${input:tok}"}}}}`, map[string]bool{"gh": true}, "becomes ${secret:tok}"},
+		{"config.toml", "[mcp_servers.docs]\ncommand = \"docs\"\nenabled = false\n", map[string]bool{"docs": false}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			entries, warnings, err := readSettings(c.file, []byte(c.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, e := range entries {
+				got[e.name] = e.enabled
+				if e.cfg.ServerName != e.name {
+					t.Errorf("entry %q has serverName %q", e.name, e.cfg.ServerName)
+				}
+			}
+			if !maps.Equal(got, c.want) {
+				t.Errorf("entries %v, want %v", got, c.want)
+			}
+			if c.warning != "" && !strings.Contains(strings.Join(warnings, "\n"), c.warning) {
+				t.Errorf("warnings %q lack %q", warnings, c.warning)
+			}
+		})
+	}
+	if e, _, _ := readSettings("mcp.json", []byte(cases[1].doc)); e[0].cfg.Headers["Authorization"] != "Bearer ${secret:tok}" {
+		t.Errorf("VS Code input not a secret reference: %v", e[0].cfg.Headers)
+	}
+	_, _, err := readSettings("claude.json", []byte(`{"mcpServers": {"fs": {"command": "x", "args": [1]}}}`))
+	if err == nil || !errors.Is(err, ErrInvalidSettings) || !strings.Contains(err.Error(), `settings file "claude.json": key "mcpServers.fs.args.0": expected a string, got number 1`) {
+		t.Fatalf("bad entry: %v", err)
+	}
+}

@@ -157,10 +157,12 @@ func plural(n int) string {
 }
 
 func (a *invocation) mcpCommand() *cobra.Command {
+	var from string
 	imp := &cobra.Command{
-		Use:   "import FILE",
-		Short: `Convert an {"mcpServers": ...} JSON document into profile YAML on stdout ("-": stdin)`,
-		Args:  args(cobra.ExactArgs(1)),
+		Use: "import [--from HOST] FILE",
+		Short: `Convert another host's MCP server list (mcpServers JSON, VS Code mcp.json, Codex config.toml) ` +
+			`into profile YAML on stdout ("-": stdin)`,
+		Args: args(cobra.ExactArgs(1)),
 		RunE: action(func(_ *cobra.Command, args []string) error {
 			name := args[0]
 			var data []byte
@@ -174,14 +176,19 @@ func (a *invocation) mcpCommand() *cobra.Command {
 			if err != nil {
 				return usageErrorf("mcp import: %v", err)
 			}
-			out, err := profiles.ImportMCPServers(data, name)
+			im, err := profiles.ImportServers(data, profiles.ImportOptions{Source: name, From: from})
 			if err != nil {
 				return profileError(err)
 			}
-			_, err = a.stdout.Write(out)
+			for _, w := range im.Warnings {
+				errorf(a.stderr, a.prog, "mcp import %q: warning: %s", name, w)
+			}
+			_, err = a.stdout.Write(im.YAML)
 			return err
 		}),
 	}
+	imp.Flags().StringVar(&from, "from", "", "the host the file is written for: "+strings.Join(profiles.Hosts(), ", ")+
+		" (default: detected from the file)")
 	return group("mcp", "Inspect, control and import MCP servers", append(append(a.mcpManageCommands(), a.mcpAuthCommands()...), imp)...)
 }
 

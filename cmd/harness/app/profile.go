@@ -39,6 +39,9 @@ func (a *invocation) loadProfile() (*profiles.Profile, error) {
 	if err != nil {
 		return nil, profileError(err)
 	}
+	for _, w := range p.Warnings {
+		errorf(a.stderr, a.prog, "profile %q: warning: %s", p.Source, w)
+	}
 	adhoc, err := a.adhocRows(p)
 	if err != nil {
 		return nil, err
