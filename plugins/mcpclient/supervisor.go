@@ -309,7 +309,11 @@ func (s *supervisor) run(runCtx context.Context) error {
 			// already shows it.
 			s.set.Clear()
 			s.setInstructions("")
-			s.report(Status{Phase: PhaseNeedsAuth, Err: err.Error(), AuthHint: "harness mcp login " + s.cfg.ServerName})
+			msg := err.Error()
+			if na, ok := errors.AsType[*mcpauth.NeedsAuthError](err); ok {
+				msg = na.Error() // the hint, without the transport's wrapping
+			}
+			s.report(Status{Phase: PhaseNeedsAuth, Err: msg, AuthHint: "harness mcp login " + s.cfg.ServerName})
 		}
 		if startup {
 			startup = false

@@ -111,7 +111,7 @@ func (a *invocation) statusPrinter(tty bool) func(mcpclient.Status) {
 		}
 		level := slog.LevelInfo
 		switch st.Phase {
-		case mcpclient.PhaseReconnecting:
+		case mcpclient.PhaseReconnecting, mcpclient.PhaseNeedsAuth:
 			level = slog.LevelWarn
 		case mcpclient.PhaseFailed:
 			level = slog.LevelError
