@@ -58,6 +58,15 @@ func (s *Schema) Resolved() *jsonschema.Resolved {
 	return s.rs
 }
 
+// Parsed returns the schema as jsonschema-go parsed it (the root of its resolved form), for
+// explaining a rejection; nil only if it can no longer be resolved.
+func (s *Schema) Parsed() *jsonschema.Schema {
+	if rs := s.Resolved(); rs != nil {
+		return rs.Schema()
+	}
+	return nil
+}
+
 // errUnresolvable reports a schema that resolved at registration but not later.
 var errUnresolvable = errors.New("the schema could not be resolved again")
 

@@ -25,7 +25,7 @@ func TestCheckArgsAllocations(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("checkArgs allocated %v times per call, want 0", allocs)
 	}
-	if terr := checkArgs(e, "t", json.RawMessage(`{"text":""}`)); terr == nil || !strings.Contains(terr.Msg, "minLength") {
+	if terr := checkArgs(e, "t", json.RawMessage(`{"text":""}`)); terr == nil || !strings.Contains(terr.Msg, `argument "text": must be at least 1 character long, got 0`) {
 		t.Errorf("invalid arguments: %v", terr)
 	}
 }

@@ -173,6 +173,8 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Con
 		msg := "unknown tool " + strconv.Quote(name)
 		if hidden != nil {
 			msg += " (hidden in scope " + strconv.Quote(hidden.Name()) + " by a restriction)"
+		} else {
+			msg += didYouMean(suggest(name, r.visibleNames(c)))
 		}
 		return nil, &ToolError{Code: CodeUnknownTool, Tool: name, Msg: msg}
 	}
@@ -226,7 +228,8 @@ func checkArgs(e *entry, name string, args json.RawMessage) *ToolError {
 		if !json.Valid(args) {
 			return notObject(name)
 		}
-		return &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: " + err.Error(), Err: err}
+		ae := argumentError(e.args.Parsed(), args, err)
+		return &ToolError{Code: CodeInvalidArgs, Tool: name, Msg: "invalid arguments: " + ae.Error(), Err: ae}
 	}
 	return nil
 }

@@ -476,10 +476,22 @@ func (r *Registry) Lookup(c *ctx.Context, name string) (Info, bool) {
 // layers of the scope and its ancestors, the nearest registration of a name winning, minus
 // what masks ([Registry.Restrict]) hide. The slice is the caller's; the listing is cached
 // per scope until the next change.
-func (r *Registry) List(c *ctx.Context) []Info {
-	s := c.Scope()
+func (r *Registry) List(c *ctx.Context) []Info { return slices.Clone(r.listing(c.Scope())) }
+
+// listing returns the cached listing of s, shared: callers must not modify it.
+func (r *Registry) listing(s *ctx.Scope) []Info {
 	version := r.tools.Version() + r.masks.Version()
-	return slices.Clone(r.listings.Get(s, version, func() []Info { return r.list(s) }))
+	return r.listings.Get(s, version, func() []Info { return r.list(s) })
+}
+
+// visibleNames returns the names of the tools visible from c's scope.
+func (r *Registry) visibleNames(c *ctx.Context) []string {
+	infos := r.listing(c.Scope())
+	names := make([]string, len(infos))
+	for i, in := range infos {
+		names[i] = in.Name
+	}
+	return names
 }
 
 func (r *Registry) list(s *ctx.Scope) []Info {
