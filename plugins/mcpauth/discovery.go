@@ -57,15 +57,9 @@ func Discover(ctx context.Context, hc *http.Client, serverURL string, challenges
 	md := &Metadata{Resource: serverURL}
 	var errs []error
 	for _, c := range cands {
+		// RFC 9728 §3.3: the document's resource must be the one its URL was derived from
+		// (the origin for the root document).
 		prm, err := oauthex.GetProtectedResourceMetadata(ctx, c.url, c.resource, hc)
-		if err != nil {
-			// A root document may name the server URL itself rather than the origin.
-			if c.resource == origin && c.resource != serverURL {
-				if prm2, err2 := oauthex.GetProtectedResourceMetadata(ctx, c.url, serverURL, hc); err2 == nil {
-					prm, err = prm2, nil
-				}
-			}
-		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

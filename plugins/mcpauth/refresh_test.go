@@ -3,6 +3,7 @@ package mcpauth_test
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,4 +125,53 @@ func TestNeedsAuth(t *testing.T) {
 	if live.LoggedIn(ctx) {
 		t.Fatal("a revoked grant still counts as logged in")
 	}
+}
+
+// Behaviour 6: two clients sharing one credentials file (a host and a CLI command, each
+// with its own FileStore) refreshing at once send the rotated refresh token once: the
+// second adopts the first's new token under the file lock.
+func TestConcurrentRefreshSendsRefreshTokenOnce(t *testing.T) {
+	e := newEnv(t, oauthtest.Config{AccessTokenTTL: 60}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	ctx := testCtx(t)
+	path := fileStore(t).Path()
+	clock := &fakeClock{now: time.Now()}
+	opener := &countingOpener{}
+	a1, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: mcpauth.NewFileStore(path), OpenURL: opener.open, Now: clock.Now})
+	if err := a1.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a2, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: mcpauth.NewFileStore(path), Now: clock.Now})
+	for round := 0; round < 3; round++ {
+		clock.Advance(61 * time.Second)
+		var wg sync.WaitGroup
+		toks := make([]string, 2)
+		errs := make([]error, 2)
+		for i, a := range []*mcpauth.Authorizer{a1, a2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				toks[i], errs[i] = a.AccessToken(ctx)
+			}()
+		}
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil || toks[0] == "" || toks[0] != toks[1] {
+			t.Fatalf("round %d: tokens equal=%t errs %v %v", round, toks[0] == toks[1], errs[0], errs[1])
+		}
+	}
+	seen := map[string]bool{}
+	n := 0
+	for _, tr := range e.p.TokenRequests() {
+		if tr.Grant == "refresh_token" {
+			n++
+			if seen[tr.RefreshToken] {
+				t.Fatal("a refresh token was sent twice")
+			}
+			seen[tr.RefreshToken] = true
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d refreshes for 3 expiries, want 3", n)
+	}
+	// The grant survived (reuse would have revoked it): the latest token works.
+	whoami(t, ctx, connect(t, ctx, a2, e.srv.URL))
 }
