@@ -89,7 +89,7 @@ func TestClientMetadataDocumentAndState(t *testing.T) {
 	var authURL string
 	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL,
 		ClientMetadataURL: "https://client.example.com/harness.json",
-		HTTPClient: &http.Client{Transport: rewrite{from: e.p.Issuer + "/.well-known/oauth-authorization-server", to: meta.URL}},
+		HTTPClient:        &http.Client{Transport: rewrite{from: e.p.Issuer + "/.well-known/oauth-authorization-server", to: meta.URL}},
 		OpenURL: func(_ context.Context, u string) error {
 			authURL = u
 			return errors.New("stop here")
