@@ -21,6 +21,10 @@ type entry struct {
 	cfg mcpclient.Config
 	// key identifies the definition: two entries with the same key are the same server.
 	key string
+	// path is the entry's key path in the settings file ("servers.gh"), and lines the
+	// lines of the key paths under it when known; both only for error messages.
+	path  string
+	lines map[string]int
 }
 
 // newEntry checks the references of cfg (whose ServerName becomes name) and computes the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
@@ -77,7 +78,11 @@ func readForeignSettings(file string, data []byte) ([]*entry, []string, error) {
 			if err := ctx.DecodeInto(s.Config, &cfg); err != nil {
 				return nil, err
 			}
-			return newEntry(s.Name, s.Enabled, cfg)
+			e, err := newEntry(s.Name, s.Enabled, cfg)
+			if e != nil {
+				e.path = s.Path
+			}
+			return e, err
 		}()
 		if err != nil {
 			for _, pe := range ctx.ConfigErrors(ctx.PlaceConfigErrors(err, settingsSource(file), file, "", s.Path, nil)) {
@@ -148,8 +153,8 @@ func parseNative(file string, data []byte) ([]*entry, error) {
 		}
 		seen[name] = k.Line
 		e, err := parseEntry(name, v)
+		lines := keyLines(v, key)
 		if err != nil {
-			lines := keyLines(v, key)
 			placed := ctx.PlaceConfigErrors(err, settingsSource(file), file, "", key, func(k string) int {
 				return lineOfKey(lines, k, v.Line)
 			})
@@ -164,6 +169,7 @@ func parseNative(file string, data []byte) ([]*entry, error) {
 			}
 			continue
 		}
+		e.path, e.lines = key, lines
 		out = append(out, e)
 	}
 	if len(problems) > 0 {
@@ -308,4 +314,37 @@ func pathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// CheckSettingsFile reports everything statically wrong with a settings file, all at once:
+// a file that cannot be read or parsed, and every entry that does not validate (the
+// checks a mount would make, except what depends on resolving its references). A file
+// that does not exist is fine: it configures no servers. Problems are [*ctx.ConfigError]
+// values naming the file, the line when known and the key path; the warnings name the keys
+// of another host's document that are dropped or converted. The CLI's profile check uses
+// it.
+func CheckSettingsFile(path string) (warnings []string, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, settingsProblem(path, 0, "", "cannot read: %v", pathErr(err))
+	}
+	entries, warnings, err := readSettings(path, data)
+	if err != nil {
+		return warnings, err
+	}
+	var problems []*ctx.ConfigError
+	for _, e := range entries {
+		if verr := e.cfg.Validate(); verr != nil {
+			placed := ctx.PlaceConfigErrors(verr, settingsSource(path), path, "", e.path, func(k string) int { return lineOfKey(e.lines, k, 0) })
+			for _, p := range ctx.ConfigErrors(placed) {
+				c := *p
+				c.Err = ErrInvalidSettings
+				problems = append(problems, &c)
+			}
+		}
+	}
+	return warnings, ctx.JoinConfigErrors(problems)
 }

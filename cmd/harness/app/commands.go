@@ -122,7 +122,7 @@ func (a *invocation) profileCommand() *cobra.Command {
 		Short: "Validate the merged profile and every plugin configuration in it",
 		Args:  args(cobra.NoArgs),
 		RunE: action(func(*cobra.Command, []string) error {
-			p, err := a.loadProfile()
+			p, err := a.loadProfileChecked(true)
 			if err != nil {
 				return err
 			}

@@ -44,3 +44,44 @@ tool_timeout_sec = 30
 	run(t, nil, "mcp", "import", "--from", "vscode", vscode).expect(t, ExitOK, "Bearer ${secret:gh-pat}", "becomes ${secret:gh-pat}")
 	run(t, nil, "mcp", "import", "--from", "emacs", vscode).expect(t, ExitUsage, "", `unknown host "emacs"`)
 }
+
+// profile check reports everything statically wrong at once: a bad plugin setting, two
+// MCP clients with one serverName in one scope (not across agent scopes), and a settings
+// file that does not parse or validate, each with its file and key.
+func TestProfileCheckReportsEverything(t *testing.T) {
+	dir := t.TempDir()
+	settings := writeFile(t, dir, "servers.yaml", "servers:\n  a:\n    transport: stdio\n    Command: x\n  b:\n    transport: streamable-http\n    url: ftp://example.com\n")
+	p := writeFile(t, dir, "p.yaml", `extends: cli
+plugins:
+  one: {use: mcpclient, config: {serverName: gh, transport: stdio, command: x}}
+  two: {use: mcpclient, config: {serverName: gh, transport: stdio, command: y}}
+  three: {use: mcpclient, config: {serverName: other, transport: stdio, command: z, toolCallTimeoutMs: soon}}
+  agent:
+    plugins:
+      gh-again: {use: mcpclient, config: {serverName: gh, transport: stdio, command: x}}
+  manager: {use: mcpmanager, config: {settingsFile: `+settings+`}}
+`)
+	r := run(t, nil, "-p", p, "profile", "check")
+	r.expect(t, ExitUsage, "", `key "plugins.three.config.toolCallTimeoutMs": expected an integer, got string`)
+	for _, want := range []string{
+		`profile "` + p + `": key "plugins.two.config.serverName": serverName "gh" is already used by plugins.one in the same scope`,
+		`settings file "` + settings + `": line 4: key "servers.a.Command": unknown key (did you mean "command"?)`,
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "gh-again") {
+		t.Errorf("a serverName reused in another agent scope is fine:\n%s", r.stderr)
+	}
+	// Once the file parses, its entries are validated too.
+	fixed := writeFile(t, dir, "servers.yaml", "servers:\n  a:\n    transport: stdio\n    command: x\n  b:\n    transport: streamable-http\n    url: ftp://example.com\n")
+	_ = fixed
+	r = run(t, nil, "-p", p, "profile", "check")
+	if !strings.Contains(r.stderr, `settings file "`+settings+`": line 7: key "servers.b.url": expected an http or https URL, got "ftp://example.com"`) {
+		t.Errorf("settings entry not validated:\n%s", r.stderr)
+	}
+	// Other commands are not held back by what only profile check reports.
+	ok := writeFile(t, dir, "ok.yaml", "extends: cli\nplugins:\n  one: {use: mcpclient, enabled: false, config: {serverName: gh, transport: stdio, command: x}}\n")
+	run(t, nil, "-p", ok, "profile", "check").expect(t, ExitOK, "ok (3 plugin rows)", "")
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -27,8 +28,15 @@ type profileFlags struct {
 // loadProfile loads the profile the flags select, adds the ad-hoc server
 // rows, and decodes every enabled row's configuration with its plugin so
 // that a bad setting is reported before anything is mounted. Errors are
-// usage errors naming the profile (or flag) and the key path.
-func (a *invocation) loadProfile() (*profiles.Profile, error) {
+// usage errors naming the profile (or flag) and the key path, every
+// problem at once.
+func (a *invocation) loadProfile() (*profiles.Profile, error) { return a.loadProfileChecked(false) }
+
+// loadProfileChecked is loadProfile; with strict (profile check) it also
+// reports what would only fail at mount: two MCP clients with the same
+// serverName in one scope, and the settings file of an MCP manager row that
+// does not parse or validate.
+func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) {
 	p, err := profiles.Load(profiles.LoadOptions{
 		Name:    a.flags.name,
 		Sets:    a.flags.sets,
@@ -52,7 +60,12 @@ func (a *invocation) loadProfile() (*profiles.Profile, error) {
 	for i, r := range adhoc {
 		labels[r.Path] = adhocLabel(a.flags, i)
 	}
-	if err := checkRows(a.catalog, p, p.Rows, labels); err != nil {
+	ck := &checker{catalog: a.catalog, p: p, labels: labels, strict: strict}
+	ck.rows(p.Rows, map[string]string{})
+	for _, w := range ck.warnings {
+		errorf(a.stderr, a.prog, "%s", w)
+	}
+	if err := ctx.JoinConfigErrors(ck.problems); err != nil {
 		return nil, profileError(err)
 	}
 	return p, nil
@@ -155,27 +168,81 @@ func (a *invocation) addSelfEnv(rows []profiles.Row) {
 	}
 }
 
-// checkRows decodes the configuration of every enabled row with its
-// plugin. labels name the flag behind an ad-hoc row (by row path).
-func checkRows(catalog map[string]ctx.PluginDef, p *profiles.Profile, rows []profiles.Row, labels map[string]string) error {
+// checker decodes the configuration of every enabled row with its plugin,
+// collecting every problem. labels name the flag behind an ad-hoc row (by
+// row path).
+type checker struct {
+	catalog  map[string]ctx.PluginDef
+	p        *profiles.Profile
+	labels   map[string]string
+	strict   bool
+	problems []*ctx.ConfigError
+	warnings []string
+}
+
+// rows checks rows mounted in one registration scope; names maps the
+// serverNames of its MCP clients to their rows.
+func (ck *checker) rows(rows []profiles.Row, names map[string]string) {
 	for _, r := range rows {
 		if !r.Enabled {
 			continue
 		}
+		scope := names
+		if len(r.Rows) > 0 {
+			scope = map[string]string{} // the row is an agent scope of its own
+		}
 		if r.Use != "" {
-			def, ok := catalog[r.Use]
-			if !ok { // profiles.Load checked this; a row added later may not have been
-				return fmt.Errorf("profile %q: key %q: unknown plugin %q", p.Source, r.Path+".use", r.Use)
-			}
-			if _, err := def.DecodeConfig(r.Config); err != nil {
-				return configError(p, r, labels[r.Path], err)
-			}
+			ck.row(r, scope)
 		}
-		if err := checkRows(catalog, p, r.Rows, labels); err != nil {
-			return err
-		}
+		ck.rows(r.Rows, scope)
 	}
-	return nil
+}
+
+// row decodes one row's configuration and, when strict, checks what its
+// plugin would refuse at mount.
+func (ck *checker) row(r profiles.Row, names map[string]string) {
+	def, ok := ck.catalog[r.Use]
+	if !ok { // profiles.Load checked this; a row added later may not have been
+		ck.add(&ctx.ConfigError{Source: fmt.Sprintf("profile %q", ck.p.Source), Key: r.Path + ".use", Msg: fmt.Sprintf("unknown plugin %q", r.Use)})
+		return
+	}
+	v, err := def.DecodeConfig(r.Config)
+	if err != nil {
+		ck.add(ctx.ConfigErrors(configError(ck.p, r, ck.labels[r.Path], err))...)
+		return
+	}
+	if !ck.strict {
+		return
+	}
+	switch cfg := v.(type) {
+	case mcpclient.Config:
+		if first, dup := names[cfg.ServerName]; dup {
+			ck.add(&ctx.ConfigError{Source: ck.where(r), Key: r.Path + ".config.serverName",
+				Msg: fmt.Sprintf("serverName %q is already used by %s in the same scope: expected a name unique in its scope (the second client would fail at mount)", cfg.ServerName, first)})
+		} else {
+			names[cfg.ServerName] = r.Path
+		}
+	case mcpmanager.Config:
+		if cfg.SettingsFile == "" {
+			return
+		}
+		warnings, err := mcpmanager.CheckSettingsFile(cfg.SettingsFile)
+		for _, w := range warnings {
+			ck.warnings = append(ck.warnings, fmt.Sprintf("settings file %q: warning: %s", cfg.SettingsFile, w))
+		}
+		ck.add(ctx.ConfigErrors(err)...)
+	}
+}
+
+func (ck *checker) add(list ...*ctx.ConfigError) { ck.problems = append(ck.problems, list...) }
+
+// where names the source of a row: the profile, or the flag behind an
+// ad-hoc row.
+func (ck *checker) where(r profiles.Row) string {
+	if label := ck.labels[r.Path]; label != "" {
+		return label
+	}
+	return fmt.Sprintf("profile %q", ck.p.Source)
 }
 
 // configError places a plugin's configuration problems in the profile: the source (or
