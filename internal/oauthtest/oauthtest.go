@@ -48,6 +48,18 @@ type Config struct {
 	Clients        []Client            `json:"clients,omitempty"`
 	Resources      map[string]Resource `json:"resources,omitempty"`
 	AccessTokenTTL int                 `json:"accessTokenTTL,omitempty"`
+	// TokenExchange makes the provider an identity provider that exchanges its ID tokens
+	// (RFC 8693) for identity assertion grants naming ClientID (the client at the MCP
+	// server's authorization server).
+	TokenExchange *TokenExchange `json:"tokenExchange,omitempty"`
+	// JWTBearerIssuer makes the provider accept identity assertion grants from that
+	// identity provider in the JWT bearer grant (RFC 7523).
+	JWTBearerIssuer string `json:"jwtBearerIssuer,omitempty"`
+}
+
+// TokenExchange configures the identity provider role.
+type TokenExchange struct {
+	ClientID string `json:"clientId"`
 }
 
 // Provider is a running oidc-provider process. It is safe for concurrent use.

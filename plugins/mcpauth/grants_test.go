@@ -1,6 +1,7 @@
 package mcpauth_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,6 +10,9 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +20,10 @@ import (
 
 	"github.com/cordisgo/harness/internal/oauthtest"
 	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // Behaviour 4: a 403 insufficient_scope re-authorizes with the union of the scopes and
@@ -179,4 +186,83 @@ func TestClientCredentials(t *testing.T) {
 func pad32(n *big.Int) []byte {
 	b := make([]byte, 32)
 	return n.FillBytes(b)
+}
+
+// Behaviour 5: enterprise-managed authorization through extauth — the user's ID token from
+// the identity provider (one oidc-provider) is exchanged there (RFC 8693) for an identity
+// assertion grant, which the MCP server's authorization server (another oidc-provider)
+// takes in the JWT bearer grant (RFC 7523) for an access token to the server.
+func TestEnterpriseManagedAuthorization(t *testing.T) {
+	srv := oauthtest.ReserveServer()
+	idp := oauthtest.Start(t, oauthtest.Config{
+		TokenExchange: &oauthtest.TokenExchange{ClientID: "mcp-enterprise"},
+		Clients: []oauthtest.Client{{"client_id": "harness-at-idp", "client_secret": "idp-secret-value",
+			"application_type": "native", "redirect_uris": []string{"http://127.0.0.1/callback"},
+			"grant_types": []string{"authorization_code", "urn:ietf:params:oauth:grant-type:token-exchange"},
+			"token_endpoint_auth_method": "client_secret_post"}},
+	})
+	as := oauthtest.Start(t, oauthtest.Config{
+		JWTBearerIssuer: idp.Issuer,
+		Resources:       map[string]oauthtest.Resource{srv.URL: {Scope: "mcp:read"}},
+		Clients: []oauthtest.Client{oauthtest.IntrospectorClient(), {"client_id": "mcp-enterprise", "client_secret": "mcp-secret-value",
+			"redirect_uris": []string{}, "response_types": []string{},
+			"grant_types": []string{"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "token_endpoint_auth_method": "client_secret_post"}},
+	})
+	oauthtest.NewServer(t, as, srv, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	ctx := testCtx(t)
+
+	// The user's single sign-on: an OIDC login at the identity provider (the SDK's
+	// extauth.PerformOIDCLogin), the ID token kept in a file as an SSO agent would.
+	codes := make(chan url.Values, 1)
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		codes <- r.URL.Query()
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer cb.Close()
+	tok, err := extauth.PerformOIDCLogin(ctx, &extauth.OIDCLoginConfig{
+		IssuerURL:   idp.Issuer,
+		Credentials: &oauthex.ClientCredentials{ClientID: "harness-at-idp", ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: "idp-secret-value"}},
+		RedirectURL: cb.URL + "/callback",
+		Scopes:      []string{"openid"},
+	}, func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		if err := oauthtest.Browse(ctx, args.URL); err != nil {
+			return nil, err
+		}
+		q := <-codes
+		return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+	})
+	if err != nil {
+		t.Fatalf("OIDC login at the identity provider: %v", err)
+	}
+	idFile := filepath.Join(t.TempDir(), "id_token")
+	if err := os.WriteFile(idFile, []byte(tok.Extra("id_token").(string)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	store := &mcpauth.MemoryStore{}
+	a, err := mcpauth.New(mcpauth.Options{ServerName: "ent", ServerURL: srv.URL, Grant: mcpauth.GrantEnterprise,
+		ClientID: "mcp-enterprise", ClientSecret: "mcp-secret-value", Store: store,
+		Enterprise: &mcpauth.EnterpriseOptions{IdPIssuer: idp.Issuer, IdPClientID: "harness-at-idp", IdPClientSecret: "idp-secret-value",
+			IDToken: func(context.Context) (string, error) {
+				b, err := os.ReadFile(idFile)
+				return string(b), err
+			}},
+		OpenURL: func(contextT, string) error { t.Error("the enterprise grant opened a browser"); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := whoami(t, ctx, connect(t, ctx, a, srv.URL)); !strings.Contains(got, "mcp:read") {
+		t.Fatalf("whoami = %q", got)
+	}
+	var grants []string
+	for _, tr := range idp.TokenRequests() {
+		grants = append(grants, "idp:"+tr.Grant)
+	}
+	for _, tr := range as.TokenRequests() {
+		grants = append(grants, "as:"+tr.Grant)
+	}
+	want := "idp:authorization_code idp:urn:ietf:params:oauth:grant-type:token-exchange as:urn:ietf:params:oauth:grant-type:jwt-bearer"
+	if strings.Join(grants, " ") != want {
+		t.Fatalf("token requests %v, want %s", grants, want)
+	}
 }
