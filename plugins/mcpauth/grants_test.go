@@ -198,7 +198,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 		TokenExchange: &oauthtest.TokenExchange{ClientID: "mcp-enterprise"},
 		Clients: []oauthtest.Client{{"client_id": "harness-at-idp", "client_secret": "idp-secret-value",
 			"application_type": "native", "redirect_uris": []string{"http://127.0.0.1/callback"},
-			"grant_types": []string{"authorization_code", "urn:ietf:params:oauth:grant-type:token-exchange"},
+			"grant_types":                []string{"authorization_code", "urn:ietf:params:oauth:grant-type:token-exchange"},
 			"token_endpoint_auth_method": "client_secret_post"}},
 	})
 	as := oauthtest.Start(t, oauthtest.Config{
