@@ -70,8 +70,9 @@ func Discover(endpointFile string) (*Client, error) {
 // ReadEndpoint reads an endpoint file written by the plugin and the token file it names,
 // and returns the API's base URL and token. It refuses an endpoint whose URL is not an
 // http URL on the loopback, so the token is never sent elsewhere. When the host is not
-// running (or was stopped), the error wraps [os.ErrNotExist]; a host that was killed may
-// leave a stale endpoint behind, and calls then fail with a connection error.
+// running (or was stopped), the error wraps [os.ErrNotExist]; a host that was killed
+// leaves a stale endpoint behind, which is reported as [ErrStaleEndpoint] when its process
+// is gone (a live process that no longer serves makes calls fail with a connection error).
 func ReadEndpoint(path string) (baseURL, token string, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -80,6 +81,9 @@ func ReadEndpoint(path string) (baseURL, token string, err error) {
 	var ep Endpoint
 	if err := json.Unmarshal(b, &ep); err != nil {
 		return "", "", fmt.Errorf("remote endpoint %s: %w", path, err)
+	}
+	if ep.PID > 0 && !processAlive(ep.PID) {
+		return "", "", &staleError{file: path, pid: ep.PID}
 	}
 	u, err := url.Parse(ep.URL)
 	if err != nil || u.Scheme != "http" || !loopbackHost(u.Hostname()) || u.Port() == "" {

@@ -78,6 +78,14 @@ func apply(ctx *ctx.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	// One host per file: a second host on the same files would take the first one's
+	// clients away (and remove its files when it stops). A file left by a host that is
+	// gone is replaced.
+	if ep, live := liveHost(endpointFile); live {
+		return &EndpointInUseError{File: endpointFile, PID: ep.PID, URL: ep.URL}
+	} else if ep.PID > 0 {
+		ctx.Logger().Info("replacing a stale endpoint file: its host is not running", "endpoint_file", endpointFile, "pid", ep.PID)
+	}
 	token, err := newToken()
 	if err != nil {
 		return err

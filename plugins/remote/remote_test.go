@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -679,16 +680,72 @@ func TestNewTokenEachLoad(t *testing.T) {
 	}
 }
 
-func TestSharedTokenFileNotRemovedByOtherHost(t *testing.T) {
+// TestSecondHostRefused: a second host configured with the files of a running one refuses
+// to load, naming the first one's pid, and leaves its files alone; the first keeps
+// serving.
+func TestSecondHostRefused(t *testing.T) {
 	tokenFile := filepath.Join(t.TempDir(), "remote.token")
 	a := newHost(t, map[string]any{"tokenFile": tokenFile})
-	b := newHost(t, map[string]any{"tokenFile": tokenFile})
-	if err := a.scope.Dispose(ctxtest.Wait(t)); err != nil {
+	before, err := os.ReadFile(tokenFile)
+	if err != nil {
 		t.Fatal(err)
 	}
+	root := ctxtest.New(t)
+	s := ctxtest.Mount(t, root, remote.Plugin, map[string]any{"tokenFile": tokenFile})
+	err = s.Wait(ctxtest.Wait(t))
+	inUse, ok := errors.AsType[*remote.EndpointInUseError](err)
+	if !ok || inUse.PID != os.Getpid() || inUse.URL != a.srv.URL() || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second host on the same files: %v", err)
+	}
+	after, err := os.ReadFile(tokenFile)
+	if err != nil || string(after) != string(before) {
+		t.Fatalf("the second host replaced the first one's token file: %v", err)
+	}
 	u, tok, err := remote.ReadEndpoint(remote.EndpointFileFor(tokenFile))
-	if err != nil || u != b.srv.URL() || tok != b.srv.Token() {
-		t.Fatalf("the second host's files were removed by the first: %v", err)
+	if err != nil || u != a.srv.URL() || tok != a.srv.Token() {
+		t.Fatalf("the first host's endpoint: %s %v", u, err)
+	}
+}
+
+// deadPID returns the id of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// TestStaleEndpoint: an endpoint file whose process is gone is reported as stale (and as
+// no running host), and a new host replaces it.
+func TestStaleEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "remote.token")
+	if err := os.WriteFile(tokenFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pid := deadPID(t)
+	b, _ := json.Marshal(remote.Endpoint{URL: "http://127.0.0.1:9", PID: pid, TokenFile: tokenFile})
+	endpoint := remote.EndpointFileFor(tokenFile)
+	if err := os.WriteFile(endpoint, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := remote.Discover(endpoint)
+	if !errors.Is(err, remote.ErrStaleEndpoint) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), strconv.Itoa(pid)) {
+		t.Fatalf("Discover of a stale file: %v", err)
+	}
+	h := newHost(t, map[string]any{"tokenFile": tokenFile})
+	u, _, err := remote.ReadEndpoint(endpoint)
+	if err != nil || u != h.srv.URL() {
+		t.Fatalf("the stale file was not replaced: %s %v", u, err)
+	}
+	if !strings.Contains(h.log.String(), "replacing a stale endpoint file") {
+		t.Errorf("no note of the replacement:\n%s", h.log.String())
 	}
 }
 

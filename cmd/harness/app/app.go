@@ -123,6 +123,11 @@ type invocation struct {
 	// commands that show statuses themselves).
 	liveStatus   func(mcpclient.Status)
 	quietStartup bool
+	// hosting is set by the long-running commands (run): only they mount the profile's
+	// remote rows, which publish the endpoint file that other commands find the host by,
+	// and expose the host's own methods (exposeHostAPI). A one-shot command never takes
+	// a running host's endpoint over, nor removes it.
+	hosting bool
 }
 
 func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []string) *invocation {

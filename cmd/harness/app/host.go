@@ -90,6 +90,11 @@ func (a *invocation) withHost(c context.Context, fn func(context.Context, *host)
 	if c.Err() != nil {
 		return failure(errors.New("interrupted during start-up"))
 	}
+	if a.hosting {
+		if err := a.exposeHostAPI(h); err != nil {
+			return failure(fmt.Errorf("exposing the host's methods: %w", err))
+		}
+	}
 	if !a.quietStartup {
 		// Servers that did not connect are reported here, once: the command
 		// goes on with the tools of the others.
@@ -115,7 +120,11 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	if _, err := mcpclient.StatusEvent.On(root, h.board.report); err != nil {
 		return err
 	}
-	if err := mountRows(root, a.catalog, p.Rows, m); err != nil {
+	rows := p.Rows
+	if !a.hosting {
+		rows = withoutUse(rows, remoteUse)
+	}
+	if err := mountRows(root, a.catalog, rows, m); err != nil {
 		return err
 	}
 	if err := waitReady(c, root); err != nil {
@@ -130,4 +139,24 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	}
 	a.logger.Debug("profile mounted", "profile", p.Name, "took", time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// remoteUse is the catalog name of the remote API plugin.
+const remoteUse = "remote"
+
+// withoutUse returns rows with every row (at any depth) that mounts use disabled.
+func withoutUse(rows []profiles.Row, use string) []profiles.Row {
+	out := make([]profiles.Row, len(rows))
+	for i, r := range rows {
+		if r.Use == use {
+			if len(r.Rows) == 0 {
+				r.Enabled = false
+			} else {
+				r.Use = "" // an agent scope: its nested rows still mount
+			}
+		}
+		r.Rows = withoutUse(r.Rows, use)
+		out[i] = r
+	}
+	return out
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -11,7 +10,6 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
-	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -73,7 +71,12 @@ func (a *invocation) loggedIn(name, scope string) {
 }
 
 func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) error {
-	if cl := a.runningHost(c, f.mcpFlags); cl != nil {
+	rh, err := a.findHost(c, f.mcpFlags)
+	if err != nil {
+		return err
+	}
+	if rh != nil {
+		cl := rh.cl
 		// The host runs the flow, so its live client picks the token up at once.
 		err := cl.Stream(c, methodLogin, map[string]any{"name": name, "noBrowser": f.noBrowser}, func(raw json.RawMessage) error {
 			var ev mcpmanager.LoginEvent
@@ -88,7 +91,7 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 			}
 			return nil
 		})
-		return hostError(cl, methodLogin, err)
+		return hostError(c, rh, methodLogin, name, err)
 	}
 	p, err := a.loadProfile()
 	if err != nil {
@@ -138,9 +141,13 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 }
 
 func (a *invocation) mcpLogout(c context.Context, f loginFlags, name string) error {
-	if cl := a.runningHost(c, f.mcpFlags); cl != nil {
+	rh, err := a.findHost(c, f.mcpFlags)
+	if err != nil {
+		return err
+	}
+	if rh != nil {
 		var ev mcpmanager.LoginEvent
-		if err := hostError(cl, methodLogout, cl.Call(c, methodLogout, map[string]any{"name": name}, &ev)); err != nil {
+		if err := hostError(c, rh, methodLogout, name, rh.cl.Call(c, methodLogout, map[string]any{"name": name}, &ev)); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "%s: logged out\n", name)
@@ -200,11 +207,16 @@ func (a *invocation) profileAuthorizer(p *profiles.Profile, name string, open fu
 	return mcpauth.New(opts)
 }
 
-// hostError reports a host without a manager as such.
-func hostError(cl *remote.Client, method string, err error) error {
-	var re *remote.Error
-	if errors.As(err, &re) && re.Status == 404 {
-		return fmt.Errorf("the host at %s has no MCP server manager (%s: %s); use --local to work in process", cl.BaseURL, method, re.Message)
+// hostError words a running host's refusal of method for people: a host that does not
+// serve it (no manager), an unknown server name (with the names it has), or the host's
+// message.
+func hostError(c context.Context, rh *runningHost, method, name string, err error) error {
+	if err == nil {
+		return nil
 	}
-	return err
+	if !rh.methods[method] {
+		_, merr := rh.method("do "+method, method)
+		return merr
+	}
+	return rh.explain(c, name, err)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -38,9 +37,11 @@ const hostAnswerTimeout = 3 * time.Second
 
 // mcpFlags are the flags of mcp list, probe and restart.
 type mcpFlags struct {
-	endpoint string // --endpoint: the running host's endpoint file
-	local    bool   // --local: never use a running host
-	asJSON   bool
+	endpoint string        // --endpoint: the running host's endpoint file
+	local    bool          // --local: never use a running host
+	host     bool          // --host: use the running host even with -p, --stdio, --http or --set
+	asJSON   bool          // --json
+	timeout  time.Duration // --timeout (restart): how long to wait for the outcome
 }
 
 // serverView is one server as mcp list shows it: the fields of the
@@ -100,43 +101,135 @@ func (a *invocation) mcpManageCommands() []*cobra.Command {
 			return a.mcpRestart(cmd.Context(), f, argv[0])
 		}),
 	}
+	restart.Flags().DurationVar(&f.timeout, "timeout", defaultRestartTimeout, "how long to wait for the server to connect or fail")
 	cmds := []*cobra.Command{list, probe, restart}
 	for _, c := range cmds {
 		fl := c.Flags()
-		fl.StringVar(&f.endpoint, "endpoint", "", "the running host's endpoint `FILE` (default: the remote plugin's default endpoint file)")
+		fl.StringVar(&f.endpoint, "endpoint", "", "the running host's endpoint `FILE` (default: the remote plugin's default endpoint file); implies --host")
 		fl.BoolVar(&f.local, "local", false, "do not look for a running host: mount the profile in this process")
+		fl.BoolVar(&f.host, "host", false, "answer for the running host even when -p, --stdio, --http or --set are given (which otherwise mean this process)")
 		fl.BoolVar(&f.asJSON, "json", false, "print the answer as JSON")
+		c.MarkFlagsMutuallyExclusive("local", "host")
 	}
 	return cmds
 }
 
-// runningHost returns a client for the running host that the endpoint
-// file names and that answers, or nil when there is none (no endpoint
-// file, or a stale one: then a note says so on stderr).
-func (a *invocation) runningHost(c context.Context, f mcpFlags) *remote.Client {
-	if f.local {
-		return nil
+// runningHost is a host found through its endpoint file, that answers.
+type runningHost struct {
+	cl      *remote.Client
+	info    hostInfo // zero when the host does not serve harness/host
+	methods map[string]bool
+}
+
+// String describes the host for messages: "the host at URL (pid N, profile P)".
+func (rh *runningHost) String() string {
+	switch {
+	case rh.info.PID == 0:
+		return "the host at " + rh.cl.BaseURL
+	case rh.info.Profile == "":
+		return fmt.Sprintf("the host at %s (pid %d)", rh.cl.BaseURL, rh.info.PID)
 	}
-	cl, err := remote.Discover(f.endpoint)
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			errorf(a.stderr, a.prog, "ignoring the endpoint file: %v; working in process", err)
+	return fmt.Sprintf("the host at %s (pid %d, profile %s)", rh.cl.BaseURL, rh.info.PID, rh.info.Profile)
+}
+
+// explicitProfile reports whether the command line chose the profile itself (-p, --set,
+// --stdio, --http): then the commands answer for it, in process, unless --host is given.
+func (f profileFlags) explicitProfile() bool {
+	return f.name != "" || len(f.sets)+len(f.stdio)+len(f.http) > 0
+}
+
+// findHost returns the running host that the endpoint file names and that answers, or
+// nil to work in process: with --local; when the command line chose its own profile
+// (without --host or --endpoint); when there is no endpoint file, or a stale one, or its
+// host does not answer (those two are noted on stderr). With --host or --endpoint, no
+// host is an error. When it returns a host it says so on stderr.
+func (a *invocation) findHost(c context.Context, f mcpFlags) (*runningHost, error) {
+	wanted := f.host || f.endpoint != ""
+	if f.local || (!wanted && a.flags.explicitProfile()) {
+		return nil, nil
+	}
+	none := func(format string, args ...any) (*runningHost, error) {
+		msg := fmt.Sprintf(format, args...)
+		if wanted {
+			return nil, failure(fmt.Errorf("no running host: %s", msg))
 		}
-		return nil
+		errorf(a.stderr, a.prog, "%s; working in process", msg)
+		return nil, nil
+	}
+	file, err := a.endpointFile(f.endpoint)
+	if err != nil {
+		return none("no endpoint file to find a host by: %v", err)
+	}
+	cl, err := remote.Discover(file)
+	switch {
+	case errors.Is(err, remote.ErrStaleEndpoint):
+		return none("ignoring %v", err)
+	case errors.Is(err, os.ErrNotExist) && !wanted:
+		return nil, nil
+	case errors.Is(err, os.ErrNotExist):
+		return none("the endpoint file %s does not exist", file)
+	case err != nil:
+		return none("ignoring the endpoint file: %v", err)
 	}
 	cx, cancel := context.WithTimeout(c, hostAnswerTimeout)
 	defer cancel()
-	if _, err := cl.Methods(cx); err != nil {
-		errorf(a.stderr, a.prog, "no running host answers at %s (%v); working in process", cl.BaseURL, err)
-		return nil
+	ms, err := cl.Methods(cx)
+	if err != nil {
+		return none("no running host answers at %s (%v)", cl.BaseURL, err)
 	}
-	return cl
+	rh := &runningHost{cl: cl, methods: map[string]bool{}}
+	for _, m := range ms {
+		rh.methods[m.Name] = true
+	}
+	if rh.methods[methodHostInfo] {
+		if err := cl.Call(cx, methodHostInfo, nil, &rh.info); err != nil {
+			return nil, failure(fmt.Errorf("%s: %s: %w", rh, methodHostInfo, err))
+		}
+	}
+	errorf(a.stderr, a.prog, "answering for %s; --local for this profile", rh)
+	return rh, nil
 }
 
-// callHost calls a manager method on a running host, and reports a host
-// without a manager as such.
-func callHost(c context.Context, cl *remote.Client, method string, params, result any) error {
-	return hostError(cl, method, cl.Call(c, method, params, result))
+// method picks the first of the methods the host serves, or fails naming what it lacks.
+func (rh *runningHost) method(what string, candidates ...string) (string, error) {
+	for _, m := range candidates {
+		if rh.methods[m] {
+			return m, nil
+		}
+	}
+	return "", failure(fmt.Errorf("%s cannot %s: it serves neither %s (it has no MCP server manager); use --local to work in process",
+		rh, what, strings.Join(candidates, " nor ")))
+}
+
+// list returns the host's server list (harness/mcpList, or the manager's own list from a
+// host that does not serve it).
+func (rh *runningHost) list(c context.Context) (json.RawMessage, error) {
+	m, err := rh.method("list its MCP servers", methodHostList, methodList)
+	if err != nil {
+		return nil, err
+	}
+	var raw json.RawMessage
+	if err := rh.cl.Call(c, m, nil, &raw); err != nil {
+		return nil, rh.explain(c, "", err)
+	}
+	return raw, nil
+}
+
+// explain words a host's refusal for people: an unknown server name lists the names the
+// host has; anything else names the host.
+func (rh *runningHost) explain(c context.Context, name string, err error) error {
+	re, ok := errors.AsType[*remote.Error](err)
+	if ok && re.Code == remote.CodeNotFound && name != "" {
+		var known []string
+		if raw, lerr := rh.list(c); lerr == nil {
+			known = listNames(raw)
+		}
+		return &unknownServerError{name: name, where: "on " + rh.String(), known: known}
+	}
+	if ok {
+		return fmt.Errorf("%s: %s", rh, re.Message)
+	}
+	return fmt.Errorf("%s: %w", rh, err)
 }
 
 // callLocal answers a manager method with the manager mounted in process
@@ -176,26 +269,20 @@ func callLocal(c context.Context, root *ctx.Context, method string, name string,
 }
 
 func (a *invocation) mcpList(c context.Context, f mcpFlags) error {
-	var raw json.RawMessage
-	if cl := a.runningHost(c, f); cl != nil {
-		if err := callHost(c, cl, methodList, nil, &raw); err != nil {
+	rh, err := a.findHost(c, f)
+	if err != nil {
+		return err
+	}
+	if rh != nil {
+		raw, err := rh.list(c)
+		if err != nil {
 			return err
 		}
 		return a.printList(raw, f.asJSON)
 	}
 	a.quietStartup = true // the list shows every status
 	return a.withHost(c, func(c context.Context, h *host) error {
-		ok, err := callLocal(c, h.root, methodList, "", &raw)
-		if err != nil {
-			return err
-		}
-		clients := clientList(h)
-		switch {
-		case !ok:
-			raw, err = json.Marshal(clients)
-		case len(clients.Servers) > 0:
-			raw, err = withUnmanaged(raw, clients.Servers)
-		}
+		raw, err := h.serverList(c)
 		if err != nil {
 			return err
 		}
@@ -230,20 +317,7 @@ func clientList(h *host) serverList {
 		if managed(st) {
 			continue
 		}
-		v := serverView{
-			Name: st.Server, Status: string(st.Phase), Transport: st.Transport, Error: st.Err,
-			Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Tools: st.Tools, StderrTail: st.StderrTail,
-		}
-		if cfg, ok := mcpclient.Plugin.Config(st.Scope); ok {
-			if v.Transport == "" {
-				v.Transport = cfg.Transport
-			}
-			v.Config, _ = json.Marshal(cfg.Redacted())
-		}
-		if v.Tools == nil {
-			v.Tools = []string{}
-		}
-		out.Servers = append(out.Servers, v)
+		out.Servers = append(out.Servers, clientServerView(st))
 	}
 	h.mounts.mu.Lock()
 	defer h.mounts.mu.Unlock()
@@ -281,7 +355,7 @@ func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 		if s.Attempt > 0 && s.MaxAttempts > 0 && s.Status != string(mcpclient.PhaseConnected) {
 			detail = fmt.Sprintf("attempt %d of %d: %s", s.Attempt, s.MaxAttempts, detail)
 		}
-		if tail := lastLine(s.StderrTail); tail != "" && s.Status != string(mcpclient.PhaseConnected) {
+		if tail := lastLine(s.StderrTail); tail != "" && s.Error != "" && s.Status != string(mcpclient.PhaseConnected) && !strings.Contains(detail, tail) {
 			detail += " (stderr: " + tail + ")"
 		}
 		rows = append(rows, []string{s.Name, s.Status, dash(s.Transport), strconv.Itoa(len(s.Tools)), joinLines(detail)})
@@ -329,11 +403,18 @@ func dash(s string) string {
 }
 
 func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error {
-	var out probeOutcome
-	params := map[string]any{"name": name}
-	if cl := a.runningHost(c, f); cl != nil {
-		if err := callHost(c, cl, methodProbe, params, &out); err != nil {
+	rh, err := a.findHost(c, f)
+	if err != nil {
+		return err
+	}
+	if rh != nil {
+		m, err := rh.method("probe its MCP servers", methodHostProbe, methodProbe)
+		if err != nil {
 			return err
+		}
+		var out probeOutcome
+		if err := rh.cl.Call(c, m, map[string]any{"name": name}, &out); err != nil {
+			return rh.explain(c, name, err)
 		}
 		return a.printProbe(out, f.asJSON)
 	}
@@ -343,14 +424,12 @@ func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error 
 	}
 	if mountsUse(p.Rows, managerUse) {
 		// The manager resolves its entries (templates, credentials): mount
-		// the profile and ask it.
+		// the profile and ask it (or, for the profile's own rows, probe theirs).
+		a.quietStartup = true
 		return a.withHost(c, func(c context.Context, h *host) error {
-			ok, err := callLocal(c, h.root, methodProbe, name, &out)
+			out, err := h.probe(c, name, a.logger)
 			if err != nil {
 				return err
-			}
-			if !ok {
-				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
 			}
 			return a.printProbe(out, f.asJSON)
 		})
@@ -361,7 +440,7 @@ func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error 
 	if err != nil {
 		return err
 	}
-	out = probeOutcome{Name: name, ProbeResult: mcpclient.Probe(c, cfg, mcpclient.ProbeOptions{Logger: a.logger})}
+	out := probeOutcome{Name: name, ProbeResult: mcpclient.Probe(c, cfg, mcpclient.ProbeOptions{Logger: a.logger})}
 	return a.printProbe(out, f.asJSON)
 }
 
@@ -404,11 +483,7 @@ func (a *invocation) serverConfig(p *profiles.Profile, name string) (mcpclient.C
 }
 
 func noServer(p *profiles.Profile, name string, names []string) error {
-	if len(names) == 0 {
-		return fmt.Errorf("no MCP server %q: profile %q has no MCP servers", name, p.Source)
-	}
-	slices.Sort(names)
-	return fmt.Errorf("no MCP server %q in profile %q (servers: %s)", name, p.Source, strings.Join(names, ", "))
+	return &unknownServerError{name: name, where: fmt.Sprintf("in profile %q", p.Source), known: names}
 }
 
 // printProbe prints a probe's outcome; a failed probe, or one whose
@@ -471,80 +546,94 @@ func (a *invocation) printProbeText(out probeOutcome) {
 }
 
 func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) error {
-	params := map[string]any{"name": name}
-	var res struct {
-		Server serverView `json:"server"`
+	if f.timeout <= 0 {
+		return usageErrorf("mcp restart: --timeout %v: must be positive", f.timeout)
 	}
-	var raw json.RawMessage
-	print := func() error {
-		if f.asJSON {
-			return writeJSON(a, raw)
+	tty := isTerminal(a.stderr)
+	progress := func(v serverView) {
+		if tty && !f.asJSON {
+			fmt.Fprintf(a.stderr, "%s\n", statusLine(viewAsStatus(v)))
 		}
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return fmt.Errorf("reading the restart's answer: %w", err)
-		}
-		fmt.Fprintf(a.stdout, "%s: restarted; now %s\n", name, res.Server.Status)
-		return nil
 	}
-	if cl := a.runningHost(c, f); cl != nil {
-		if err := callHost(c, cl, methodRestart, params, &raw); err != nil {
-			return err
-		}
-		return print()
+	rh, err := a.findHost(c, f)
+	if err != nil {
+		return err
+	}
+	if rh != nil {
+		return a.restartOnHost(c, rh, f, name, progress)
 	}
 	a.quietStartup = true
 	return a.withHost(c, func(c context.Context, h *host) error {
-		// A client the manager did not mount: restart its scope, which
-		// disconnects (and ends a stdio server's process group), connects
-		// afresh and waits for the first discovery, then report its status.
-		var target *ctx.Scope
-		var names []string
-		for _, st := range h.board.statuses() {
-			if managed(st) {
-				continue
-			}
-			names = append(names, st.Server)
-			if st.Server == name && target == nil {
-				target = st.Scope
-			}
-		}
-		// The manager's servers come first; a name it does not know may be
-		// one of the profile's own clients.
-		ok, err := callLocal(c, h.root, methodRestart, name, &raw)
-		if ok && (err == nil || target == nil || !errors.Is(err, mcpmanager.ErrNotFound)) {
-			if err != nil {
-				return err
-			}
-			return print()
-		}
-		if target == nil {
-			return noServer(h.profile, name, names)
-		}
-		cx, cancel := context.WithTimeout(c, a.startupTimeout)
-		defer cancel()
-		if err := target.Restart(cx); err != nil {
-			return fmt.Errorf("restarting %s: %w", name, err)
-		}
-		for _, st := range h.board.statuses() {
-			if st.Scope == target {
-				v := serverView{Name: name, Status: string(st.Phase), Transport: st.Transport, Error: st.Err, Tools: st.Tools}
-				if v.Tools == nil {
-					v.Tools = []string{}
-				}
-				if raw, err = json.Marshal(struct {
-					Server serverView `json:"server"`
-				}{v}); err != nil {
-					return err
-				}
-				if err := print(); err != nil {
-					return err
-				}
-				if st.Phase != mcpclient.PhaseConnected && !f.asJSON {
-					errorf(a.stderr, a.prog, "mcp server %s", statusLine(st))
-				}
-				return nil
-			}
-		}
-		return fmt.Errorf("restarting %s: no status reported", name)
+		v, err := h.restart(c, name, f.timeout, progress)
+		return a.printRestart(name, v, err, f.asJSON)
 	})
+}
+
+// restartOnHost restarts name on a running host and waits for the outcome there
+// (harness/mcpRestart), or, from a host that does not serve it, asks the manager to
+// restart it and reports where it stands once mounted.
+func (a *invocation) restartOnHost(c context.Context, rh *runningHost, f mcpFlags, name string, progress func(serverView)) error {
+	m, err := rh.method("restart its MCP servers", methodHostRestart, methodRestart)
+	if err != nil {
+		return err
+	}
+	if m == methodRestart {
+		var res restartEvent
+		if err := rh.cl.Call(c, m, map[string]any{"name": name}, &res); err != nil {
+			return rh.explain(c, name, err)
+		}
+		return a.printRestart(name, res.Server, nil, f.asJSON)
+	}
+	// The host bounds its wait by the timeout; this side allows it a little longer to say so.
+	cx, cancel := context.WithTimeout(c, f.timeout+hostAnswerTimeout)
+	defer cancel()
+	var last restartEvent
+	err = rh.cl.Stream(cx, m, restartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(raw json.RawMessage) error {
+		if err := json.Unmarshal(raw, &last); err != nil {
+			return fmt.Errorf("reading the restart's progress: %w", err)
+		}
+		if !last.Done {
+			progress(last.Server)
+		}
+		return nil
+	})
+	if err != nil {
+		if re, ok := errors.AsType[*remote.Error](err); ok && re.Code == remote.CodeTimeout {
+			return a.printRestart(name, last.Server, errors.New(re.Message), f.asJSON)
+		}
+		return rh.explain(c, name, err)
+	}
+	return a.printRestart(name, last.Server, nil, f.asJSON)
+}
+
+// printRestart prints a restart's outcome: the server's status once connected, as a line,
+// or as {"server": …} with --json. A server that failed, or that neither connected nor
+// failed in time (err), is a failure, reported with its cause.
+func (a *invocation) printRestart(name string, v serverView, err error, asJSON bool) error {
+	if err != nil && v.Name == "" {
+		return err // refused before anything restarted
+	}
+	if asJSON {
+		if werr := writeJSON(a, restartEvent{Server: v}); werr != nil {
+			return werr
+		}
+	}
+	switch {
+	case err != nil:
+		return failure(err)
+	case v.Status != string(mcpclient.PhaseConnected):
+		return failure(fmt.Errorf("restarted, but mcp server %s", statusLine(viewAsStatus(v))))
+	}
+	if !asJSON {
+		fmt.Fprintf(a.stdout, "%s: restarted: %s\n", name, strings.TrimPrefix(statusLine(viewAsStatus(v)), v.Name+": "))
+	}
+	return nil
+}
+
+// viewAsStatus is the client status a server view reads as (for statusLine).
+func viewAsStatus(v serverView) mcpclient.Status {
+	return mcpclient.Status{
+		Server: v.Name, Phase: mcpclient.Phase(v.Status), Attempt: v.Attempt, MaxAttempts: v.MaxAttempts,
+		Err: v.Error, StderrTail: v.StderrTail, Tools: v.Tools,
+	}
 }

@@ -18,11 +18,9 @@ import (
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
-// noHost is an --endpoint flag naming a file that does not exist, so that
-// the mcp commands never find a host running on the machine.
-func noHost(t *testing.T) []string {
-	return []string{"--endpoint", filepath.Join(t.TempDir(), "none.endpoint.json")}
-}
+// noHost is the --local flag, so that the mcp commands never answer for a host
+// running on the machine.
+func noHost(*testing.T) []string { return []string{"--local"} }
 
 func TestMCPListInProcess(t *testing.T) {
 	t.Parallel()
@@ -105,15 +103,15 @@ func TestMCPProbe(t *testing.T) {
 		expect(t, ExitFailure, `"stage": "connect"`, "probe of bad failed at connect")
 
 	run(t, nil, append([]string{"mcp", "probe", "nosuch"}, noHost(t)...)...).
-		expect(t, ExitFailure, "", `no MCP server "nosuch" in profile "default" (servers: demo)`)
+		expect(t, ExitFailure, "", `no MCP server "nosuch" in profile "default"; known: demo`)
 	run(t, nil, append([]string{"-p", "cli", "mcp", "probe", "demo"}, noHost(t)...)...).
-		expect(t, ExitFailure, "", `profile "cli" has no MCP servers`)
+		expect(t, ExitFailure, "", `no MCP server "demo" in profile "cli": it has no MCP servers`)
 	run(t, nil, "mcp", "probe").expect(t, ExitUsage, "", "accepts 1 arg(s)")
 }
 
 func TestMCPRestartInProcess(t *testing.T) {
 	t.Parallel()
-	run(t, nil, append([]string{"mcp", "restart", "demo"}, noHost(t)...)...).expect(t, ExitOK, "demo: restarted; now connected\n", "")
+	run(t, nil, append([]string{"mcp", "restart", "demo"}, noHost(t)...)...).expect(t, ExitOK, "demo: restarted: connected (7 tools)\n", "")
 	demo := demoHTTP(t)
 	r := run(t, nil, append(append(demo, "mcp", "restart", "demo", "--json"), noHost(t)...)...)
 	r.expect(t, ExitOK, `"status": "connected"`, "")
@@ -139,7 +137,7 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	endpoint := remote.EndpointFileFor(token)
-	run(t, nil, "mcp", "list", "--endpoint", endpoint).expect(t, ExitFailure, "", "has no MCP server manager (mcpManager/list")
+	run(t, nil, "mcp", "list", "--endpoint", endpoint).expect(t, ExitFailure, "", "serves neither harness/mcpList nor mcpManager/list")
 	run(t, nil, "mcp", "restart", "demo", "--endpoint", endpoint).expect(t, ExitFailure, "", "use --local")
 	// --local ignores the host.
 	run(t, nil, "mcp", "list", "--endpoint", endpoint, "--local").expect(t, ExitOK, "demo  connected", "")
@@ -159,7 +157,9 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 	if err := os.WriteFile(stale, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run(t, nil, "mcp", "list", "--endpoint", stale).expect(t, ExitOK, "demo  connected", "no running host answers at http://127.0.0.1:")
+	// Named explicitly, a host that does not answer is an error, not an answer from this
+	// process.
+	run(t, nil, "mcp", "list", "--endpoint", stale).expect(t, ExitFailure, "", "no running host: no running host answers at http://127.0.0.1:")
 }
 
 // TestMCPWithManagerInProcess: on the web profile, the mcp commands use the
@@ -191,7 +191,7 @@ func TestMCPWithManagerInProcess(t *testing.T) {
 		t.Errorf("mcp list --json leaks the token:\n%s", r.stdout)
 	}
 	run(t, nil, append(web, "mcp", "probe", "managed", "--local")...).expect(t, ExitOK, "managed: ok in ", "")
-	run(t, nil, append(web, "mcp", "restart", "managed", "--local")...).expect(t, ExitOK, "managed: restarted; now ", "")
+	run(t, nil, append(web, "mcp", "restart", "managed", "--local")...).expect(t, ExitOK, "managed: restarted: connected", "")
 	run(t, nil, append(web, "mcp", "restart", "nosuch", "--local")...).expect(t, ExitFailure, "", "nosuch")
 	run(t, nil, append(web, "tools", "list")...).expect(t, ExitOK, "mcp__managed__echo", "")
 
@@ -211,5 +211,5 @@ func TestMCPWithManagerInProcess(t *testing.T) {
 		l.Unmanaged[0].Name != "demo" || l.Version == 0 {
 		t.Errorf("mcp list --json: %v\n%s", err, r.stdout)
 	}
-	run(t, nil, append(withDemo, "mcp", "restart", "demo", "--local")...).expect(t, ExitOK, "demo: restarted; now ", "")
+	run(t, nil, append(withDemo, "mcp", "restart", "demo", "--local")...).expect(t, ExitOK, "demo: restarted: connected", "")
 }

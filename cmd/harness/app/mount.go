@@ -45,6 +45,20 @@ func (m *mounts) failed() []string {
 	return out
 }
 
+// failedUse returns the error of the first mounted row of the plugin called use whose
+// scope failed, or nil.
+func (m *mounts) failedUse(use string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range m.order {
+		s := m.scopes[p]
+		if s.Def() != nil && s.Def().Name() == use && s.State() == ctx.Failed {
+			return fmt.Errorf("%s: %w", p, s.Err())
+		}
+	}
+	return nil
+}
+
 // mountRows mounts the enabled rows in order on c. A row is
 // catalog[row.Use] mounted with row.Config; a row with nested rows is an
 // agent scope named after the row: a layer of its own (ctx.Context.Layered)

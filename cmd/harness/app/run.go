@@ -38,7 +38,13 @@ harness.`,
 				}
 			}
 			a.quietStartup = true // the live display has shown every status
+			a.hosting = true      // publishes the endpoint, if the profile has a remote row
 			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
+				// A host that cannot publish its endpoint (another one runs on the same
+				// files) would be unreachable: refuse, naming the other host.
+				if err := h.mounts.failedUse(remoteUse); err != nil {
+					return failure(err)
+				}
 				if m, ok := mcpmanager.Key.Get(h.root); ok {
 					// The manager collects the clients' reports: show where its servers
 					// stand, then every change.

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -22,6 +24,7 @@ type statusBoard struct {
 	last  map[*ctx.Scope]mcpclient.Status
 	order []*ctx.Scope
 	live  func(mcpclient.Status)
+	next  chan struct{} // closed (and replaced) by the next report
 }
 
 // report records st; it is the board's mcpclient.StatusEvent listener.
@@ -35,12 +38,47 @@ func (b *statusBoard) report(st mcpclient.Status) error {
 		b.order = append(b.order, st.Scope)
 	}
 	b.last[st.Scope] = st
+	if b.next != nil {
+		close(b.next)
+		b.next = nil
+	}
 	live := b.live
 	b.mu.Unlock()
 	if live != nil {
 		live(st)
 	}
 	return nil
+}
+
+// await follows the reports of the client of scope until it is connected or failed, or
+// cx ends (then the error is a *restartTimeoutError; timeout is what it reports), calling
+// progress with each report that reads differently from the one before.
+func (b *statusBoard) await(cx context.Context, scope *ctx.Scope, timeout time.Duration, progress func(serverView)) (serverView, error) {
+	shown := ""
+	for {
+		b.mu.Lock()
+		st, ok := b.last[scope]
+		if b.next == nil {
+			b.next = make(chan struct{})
+		}
+		next := b.next
+		b.mu.Unlock()
+		v := clientServerView(st)
+		if ok {
+			if line := statusLine(st); line != shown {
+				shown = line
+				progress(v)
+			}
+			if st.Phase == mcpclient.PhaseConnected || st.Phase == mcpclient.PhaseFailed {
+				return v, nil
+			}
+		}
+		select {
+		case <-next:
+		case <-cx.Done():
+			return v, &restartTimeoutError{name: st.Server, timeout: timeout, last: v}
+		}
+	}
 }
 
 // managerUse is the catalog name of the MCP server manager plugin.
@@ -107,7 +145,7 @@ func statusLine(st mcpclient.Status) string {
 	}
 	// The end of the server's stderr explains a failure; without one (a clean stop, a
 	// connection) it is only the server's banner, not an error.
-	if tail := lastLine(st.StderrTail); tail != "" && st.Err != "" && st.Phase != mcpclient.PhaseConnected {
+	if tail := lastLine(st.StderrTail); tail != "" && st.Err != "" && st.Phase != mcpclient.PhaseConnected && !strings.Contains(st.Err, tail) {
 		b.WriteString(" (stderr: ")
 		b.WriteString(tail)
 		b.WriteString(")")

@@ -1,0 +1,74 @@
+package remote
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+)
+
+// ErrStaleEndpoint is matched (errors.Is) by the error [ReadEndpoint] and [Discover]
+// return for an endpoint file whose host is gone: its process is not running. Such a file
+// is left behind by a host that was killed; the next host that publishes one replaces it.
+// The error also matches [os.ErrNotExist], as there is no running host.
+var ErrStaleEndpoint = errors.New("stale endpoint file: its host is not running")
+
+// staleError is an endpoint file whose process is gone.
+type staleError struct {
+	file string
+	pid  int
+}
+
+func (e *staleError) Error() string {
+	return fmt.Sprintf("remote endpoint %s: stale: the host (pid %d) is not running", e.file, e.pid)
+}
+
+func (e *staleError) Is(target error) bool {
+	return target == ErrStaleEndpoint || target == os.ErrNotExist
+}
+
+// EndpointInUseError is the load error of a remote plugin whose endpoint file (or token
+// file) is already published by another host that is running: one host per file, so that
+// starting a second one never takes the first one's clients away. Give the second host its
+// own files (tokenFile, endpointFile), or stop the first. It is immutable.
+type EndpointInUseError struct {
+	// File is the endpoint file.
+	File string
+	// PID is the running host's process id; URL its API.
+	PID int
+	URL string
+}
+
+func (e *EndpointInUseError) Error() string {
+	return fmt.Sprintf("remote API: the endpoint file %s belongs to the host running as pid %d at %s; "+
+		"stop that host, or give this one its own files (the remote plugin's tokenFile, e.g. --set plugins.remote.config.tokenFile=PATH)",
+		e.File, e.PID, e.URL)
+}
+
+// liveHost reads the endpoint file at path and reports the host it names if that host is
+// running: its process exists and its address accepts connections (a pid reused by an
+// unrelated process does not listen there). A missing or unreadable file, or a dead host,
+// is no live host.
+func liveHost(path string) (Endpoint, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Endpoint{}, false
+	}
+	var ep Endpoint
+	if json.Unmarshal(b, &ep) != nil || ep.PID <= 0 || !processAlive(ep.PID) {
+		return ep, false
+	}
+	u, err := url.Parse(ep.URL)
+	if err != nil || !loopbackHost(u.Hostname()) {
+		return ep, false
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, time.Second)
+	if err != nil {
+		return ep, false
+	}
+	_ = conn.Close()
+	return ep, true
+}
