@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/cordisgo/harness/ctx"
 )
 
 // Sentinel errors classify every [*Error]; test them with [errors.Is].
@@ -87,6 +89,31 @@ func (e *Error) Error() string {
 
 // Unwrap returns the sentinel (and cause) behind the error.
 func (e *Error) Unwrap() error { return e.Err }
+
+// As lets errors.As (and [ctx.ConfigErrors]) read the error as the module's one
+// configuration problem type, [*ctx.ConfigError]: Source names the document and layer
+// (`profile "my.yaml": --set plugins.a.enabled`), File the document when it is a file,
+// Key the key path.
+func (e *Error) As(target any) bool {
+	t, ok := target.(**ctx.ConfigError)
+	if !ok {
+		return false
+	}
+	op := e.Op
+	if op == "" {
+		op = "profile"
+	}
+	source := fmt.Sprintf("%s %q", op, e.Source)
+	if e.Layer != "" {
+		source += ": " + e.Layer
+	}
+	file := ""
+	if isPath(e.Source) && e.Layer == "" {
+		file = e.Source
+	}
+	*t = &ctx.ConfigError{Source: source, File: file, Line: e.Line, Key: e.Path, Msg: e.Msg, Err: e.Err}
+	return true
+}
 
 // joinPath renders a key path for messages.
 func joinPath(path []string) string { return strings.Join(path, ".") }

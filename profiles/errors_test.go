@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -174,5 +175,17 @@ func write(t *testing.T, dir, name, text string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A profile error reads as the module's one configuration problem type too.
+func TestErrorAsConfigError(t *testing.T) {
+	_, err := profiles.Load(profiles.LoadOptions{Name: "my.yaml", Data: []byte("plugins:\n  a:\n    use: x\n    enabled: yes\n")})
+	list := ctx.ConfigErrors(err)
+	if len(list) != 1 || list[0].Source != `profile "my.yaml"` || list[0].Line != 4 || list[0].Key != "plugins.a.enabled" || list[0].File != "my.yaml" {
+		t.Fatalf("%v as %+v", err, list)
+	}
+	if list[0].Error() != err.Error() {
+		t.Errorf("texts differ:\n%s\n%s", list[0].Error(), err.Error())
 	}
 }

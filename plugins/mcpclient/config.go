@@ -92,10 +92,10 @@ func ValidServerName(name string) bool {
 	return len(name) <= MaxServerNameLen && toolregistry.ValidName(name)
 }
 
-// Config is the configuration of one MCP server connection. Decode it as
-// JSON with camelCase keys: call [Config.Default] on the zero value first,
-// decode strictly (unknown keys are errors) over it, then call
-// [Config.Validate].
+// Config is the configuration of one MCP server connection, with camelCase keys. Decode it
+// with ctx.Decode (defaults, strict decoding, then [Config.Validate]), the decoder profiles
+// and the MCP manager's settings file use. Its command, args, env, cwd, url and headers may
+// hold ${…} references ([Resolver]), resolved when the client mounts.
 //
 // Config is a plain value; it is safe for concurrent reads. Its maps and
 // slices are shared by copies, so treat a validated Config as immutable.

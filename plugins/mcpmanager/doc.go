@@ -25,9 +25,16 @@
 //
 // A name matches ^[A-Za-z0-9_-]{1,32}$; it is the server's serverName, so it names its tools
 // (mcp__<name>__<tool>). An entry is an [mcpclient.Config] without serverName (camelCase
-// keys, the client's defaults for omitted keys), plus enabled (default true). Decoding is
-// strict: an unknown key, a wrong type, a bad name or a template syntax error rejects the
-// whole file. An empty file is rejected too (a file caught half-written, truncated to
+// keys, the client's defaults for omitted keys), plus enabled (default true). It is decoded
+// by the same strict decoder as a profile's mcpclient row ([ctx.DecodeInto]), with the same
+// messages: an unknown key (also one in the wrong case, such as Command), a wrong type, a
+// bad name or a template syntax error rejects the whole file, and every problem of the file
+// is reported at once, each a [*ctx.ConfigError] with the file, line and key path.
+//
+// The file may also be another host's server document, read directly ([profiles.ReadServers]):
+// {"mcpServers": …} (Claude Desktop/Code, Cursor, gemini-cli, Cline), VS Code's servers and
+// inputs, or Codex's config.toml; keys without a counterpart are logged as warnings.
+// [CheckSettingsFile] reports everything statically wrong with a file without running it. An empty file is rejected too (a file caught half-written, truncated to
 // nothing, must not stop every server); write "servers: {}" to configure none. A file that
 // does not exist configures no servers.
 //

@@ -32,9 +32,16 @@ func ConfigurationDoc(repoRoot string, catalog map[string]ctx.PluginDef) ([]byte
      plugins' config types and their doc comments. Do not edit by hand. -->
 
 A profile row mounts a plugin with ` + "`use: <name>`" + ` and passes ` + "`config:`" + ` to it. Keys are
-camelCase and decoded strictly: an unknown key or a value of the wrong type is an error naming
-the key. Omitted keys take the defaults below. Values can also be set with
+camelCase and decoded strictly by one decoder (` + "`ctx.Decode`" + `, also used for the MCP manager's
+settings file): an unknown key (also one in the wrong case), a value of the wrong type and a
+value its plugin refuses are problems naming the key path, all reported at once. Omitted keys
+take the defaults below. Values can also be set with
 ` + "`--set plugins.<row>.config.<key>=<value>`" + ` or ` + "`HARNESS_PLUGINS__<ROW>__CONFIG__<KEY>=<value>`" + `.
+
+An MCP server's ` + "`command`, `args`, `env`, `cwd`, `url` and `headers`" + ` (in a profile row and in the
+settings file alike) may hold ` + "`${VAR}`" + ` (an error when unset), ` + "`${VAR:-default}`" + ` and
+` + "`${secret:NAME}`" + ` references (` + "`$${`" + ` is a literal ` + "`${`" + `), resolved when the server mounts and
+never shown: dumps and views print the reference as written.
 
 `)
 	names := slices.Sorted(func(yield func(string) bool) {
