@@ -8,7 +8,10 @@
 // loop): when the scope unloads, every effect is undone in reverse order. Services are typed keys ([Key]) that a scope provides and that
 // other scopes declare in their plugin's Inject list; a scope whose injected services are
 // missing waits in [Pending] and loads as soon as they appear. Events ([Event], [Bail],
-// [Chain]) carry their dispatch mode in their type.
+// [Chain]) carry their dispatch mode in their type. Registrations that are visible to one
+// subtree — tools, prompt sections, resource providers — live in a [Layers]: a value added
+// into the caller's layer ([Context.Layer], set by [Context.Layered]) is seen from that
+// layer's scope and below, the nearest layer winning under one name.
 //
 // Plugins are written as
 //

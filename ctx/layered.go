@@ -41,7 +41,7 @@ type Layers[T any] struct {
 	kind    string
 	mu      sync.RWMutex
 	byLayer map[*Scope]map[string]*slot[T] // guarded by mu
-	count   int                            // guarded by mu: values in all layers
+	count   atomic.Int64                   // values in all layers; written under mu
 	version atomic.Uint64
 }
 
@@ -145,7 +145,7 @@ func (l *Layers[T]) putLocked(sl *slot[T]) {
 		l.byLayer[sl.entry.Layer] = m
 	}
 	m[sl.entry.Name] = sl
-	l.count++
+	l.count.Add(1)
 }
 
 // deleteLocked unpublishes sl, forgetting its layer once empty.
@@ -156,7 +156,7 @@ func (l *Layers[T]) deleteLocked(sl *slot[T]) {
 		delete(l.byLayer, sl.entry.Layer)
 	}
 	sl.gone = true
-	l.count--
+	l.count.Add(-1)
 }
 
 // take removes sl if it is still published, reporting whether it was.
@@ -205,7 +205,7 @@ func (l *Layers[T]) Replace(layer *Scope, owner any, vals map[string]T) (old map
 	for _, name := range names {
 		if prev := l.byLayer[layer][name]; prev != nil {
 			prev.gone = true
-			l.count--
+			l.count.Add(-1)
 		}
 		l.putLocked(&slot[T]{entry: Entry[T]{Name: name, Value: vals[name], Layer: layer}, owner: owner})
 	}
@@ -310,12 +310,8 @@ func (l *Layers[T]) Nearest(s *Scope) *Scope {
 	return nil
 }
 
-// Len returns the number of values held, in all layers.
-func (l *Layers[T]) Len() int {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.count
-}
+// Len returns the number of values held, in all layers. It takes no lock.
+func (l *Layers[T]) Len() int { return int(l.count.Load()) }
 
 // Version returns a counter bumped by every change. A view derived from the values after
 // reading version v is current for as long as Version returns v.
