@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/oauthtest"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
 // mcp login / logout in process against a real authorization server (oidc-provider) and a
@@ -133,4 +134,25 @@ func tokensIn(doc string) []string {
 		}
 	}
 	return out
+}
+
+// profile show masks the oauth block's secrets like header values.
+func TestProfileShowRedactsOAuthSecrets(t *testing.T) {
+	t.Parallel()
+	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  svc:\n    use: mcpclient\n    config:\n      serverName: svc\n      transport: streamable-http\n      url: https://mcp.example.com/mcp\n      oauth: {grant: client_credentials, clientId: svc-client, clientSecret: cl1ent-s3cret-value, idpClientSecret: idp-s3cret-value}\n")
+	r := run(t, nil, "-p", p, "profile", "show")
+	r.expect(t, ExitOK, "clientId: svc-client", "")
+	if strings.Contains(r.stdout, "s3cret") {
+		t.Fatalf("profile show leaks an oauth secret:\n%s", r.stdout)
+	}
+}
+
+// run's live status shows a server waiting for a login with the hint.
+func TestStatusLineNeedsAuth(t *testing.T) {
+	t.Parallel()
+	line := statusLine(mcpclient.Status{Server: "hosted", Phase: mcpclient.PhaseNeedsAuth,
+		Err: `mcp server "hosted" needs authorization (not logged in): run ` + "`harness mcp login hosted`"})
+	if !strings.HasPrefix(line, "hosted: needs-auth: ") || !strings.Contains(line, "harness mcp login hosted") {
+		t.Fatalf("status line %q", line)
+	}
 }
