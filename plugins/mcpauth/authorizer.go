@@ -238,10 +238,24 @@ func (a *Authorizer) LoggedIn(ctx context.Context) bool {
 	return err == nil && rec != nil && rec.Token != nil && (rec.Token.AccessToken != "" || rec.Token.RefreshToken != "")
 }
 
-// Logout deletes the stored token (and the dynamic registration) of this entry.
+// Logout revokes the stored tokens at the authorization server when it has a revocation
+// endpoint (RFC 7009; a failure there is logged, not returned) and deletes the stored
+// record (tokens and dynamic registration) of this entry.
 func (a *Authorizer) Logout(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if rec, err := a.loadLocked(ctx); err == nil && rec != nil && rec.Token != nil && rec.RevocationEndpoint != "" {
+		// The refresh token first: revoking it ends the grant, access tokens included.
+		for _, t := range []struct{ value, hint string }{{rec.Token.RefreshToken, "refresh_token"}, {rec.Token.AccessToken, "access_token"}} {
+			if t.value == "" {
+				continue
+			}
+			if err := a.revoke(ctx, rec, t.value, t.hint); err != nil {
+				a.log.Warn("mcp logout: revocation at the authorization server failed; the token is deleted locally",
+					"server", a.opts.ServerName, "err", err)
+			}
+		}
+	}
 	if err := Delete(ctx, a.opts.Store, a.key); err != nil {
 		return err
 	}
@@ -472,6 +486,7 @@ func (a *Authorizer) recordFor(md *Metadata, rec *Record) *Record {
 	out.AuthEndpoint = md.AS.AuthorizationEndpoint
 	out.TokenEndpoint = md.AS.TokenEndpoint
 	out.TokenMethods = slices.Clone(md.AS.TokenEndpointAuthMethodsSupported)
+	out.RevocationEndpoint = md.AS.RevocationEndpoint
 	return out
 }
 

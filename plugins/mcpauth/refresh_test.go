@@ -175,3 +175,40 @@ func TestConcurrentRefreshSendsRefreshTokenOnce(t *testing.T) {
 	// The grant survived (reuse would have revoked it): the latest token works.
 	whoami(t, ctx, connect(t, ctx, a2, e.srv.URL))
 }
+
+// Logout revokes the grant at the provider (RFC 7009), then forgets it locally.
+func TestLogoutRevokes(t *testing.T) {
+	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	ctx := testCtx(t)
+	store := &mcpauth.MemoryStore{}
+	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: (&countingOpener{}).open})
+	if err := a.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := store.Load(ctx, a.Key())
+	if rec.RevocationEndpoint == "" {
+		t.Fatal("no revocation endpoint stored")
+	}
+	active := func(tok string) any {
+		info, err := e.p.Introspect(ctx, oauthtest.IntrospectorID, oauthtest.IntrospectorSecret, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info["active"]
+	}
+	if active(rec.Token.AccessToken) != true {
+		t.Fatal("the access token is not active before logout")
+	}
+	if err := a.Logout(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{rec.Token.AccessToken, rec.Token.RefreshToken} {
+		info, err := e.p.Introspect(ctx, oauthtest.IntrospectorID, oauthtest.IntrospectorSecret, tok)
+		if err != nil || info["active"] != false {
+			t.Fatalf("after logout the token is %v (%v), want inactive", info, err)
+		}
+	}
+	if got, _ := store.Load(ctx, a.Key()); got != nil || a.LoggedIn(ctx) {
+		t.Fatal("logout left the record")
+	}
+}

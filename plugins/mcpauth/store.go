@@ -77,15 +77,17 @@ type ClientInfo struct {
 // restart can refresh without discovery), the client identity, the current token and the
 // granted scopes. Its String and LogValue never show secrets.
 type Record struct {
-	Resource      string      `json:"resource"`
-	Issuer        string      `json:"issuer,omitempty"`
-	AuthEndpoint  string      `json:"authorization_endpoint,omitempty"`
-	TokenEndpoint string      `json:"token_endpoint,omitempty"`
-	TokenMethods  []string    `json:"token_endpoint_auth_methods_supported,omitempty"`
-	Client        *ClientInfo `json:"client,omitempty"`
-	Token         *Token      `json:"token,omitempty"`
-	Scopes        []string    `json:"scopes,omitempty"`
-	UpdatedAt     time.Time   `json:"updated_at,omitzero"`
+	Resource      string   `json:"resource"`
+	Issuer        string   `json:"issuer,omitempty"`
+	AuthEndpoint  string   `json:"authorization_endpoint,omitempty"`
+	TokenEndpoint string   `json:"token_endpoint,omitempty"`
+	TokenMethods  []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	// RevocationEndpoint (RFC 7009), when the server has one, is where logout revokes.
+	RevocationEndpoint string      `json:"revocation_endpoint,omitempty"`
+	Client             *ClientInfo `json:"client,omitempty"`
+	Token              *Token      `json:"token,omitempty"`
+	Scopes             []string    `json:"scopes,omitempty"`
+	UpdatedAt          time.Time   `json:"updated_at,omitzero"`
 }
 
 // String describes the record without secrets.
