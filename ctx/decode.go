@@ -114,6 +114,9 @@ func DecodeInto(raw any, dst any) error {
 	if err := dec.Decode(&tree); err != nil {
 		return &ConfigError{Msg: "not valid JSON: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
 	}
+	if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
+		return &ConfigError{Msg: "not valid JSON: data after the value"}
+	}
 	var p Problems
 	checkValue(&p, tree, rv.Type().Elem(), "")
 	if p.Len() > 0 {

@@ -274,27 +274,12 @@ func (rd *reader) inputs(v any, path []string) error {
 			return rd.im.fail(p, ErrType, "expected an input object, got "+describe(e))
 		}
 		id, _ := in["id"].(string)
-		if !validSecretName(id) {
-			return rd.im.fail(append(p, "id"), ErrInvalid, "expected an input id of 1 to 128 letters, digits, '_', '.' or '-', got "+describe(in["id"]))
+		if id == "" { // the name's syntax is checked with the ${secret:…} reference it becomes
+			return rd.im.fail(append(p, "id"), ErrInvalid, "expected the input's id, got "+describe(in["id"]))
 		}
 		rd.inputIDs[id] = true
 	}
 	return nil
-}
-
-// validSecretName reports whether name is a ${secret:NAME} name: ^[A-Za-z0-9_.-]{1,128}$.
-func validSecretName(name string) bool {
-	if len(name) == 0 || len(name) > 128 {
-		return false
-	}
-	for i := range len(name) {
-		switch b := name[i]; {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '_', b == '.', b == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // Keys of each dialect's server entries. ignored keys have no counterpart and are dropped
@@ -411,18 +396,9 @@ func (rd *reader) jsonServer(p []string, entry map[string]any) (*Server, error) 
 	if err := rd.transportKeys(p, entry, transport); err != nil {
 		return nil, err
 	}
-	c := &cfg{node: &yamlv3.Node{Kind: yamlv3.MappingNode}}
-	c.add("transport", str(transport))
-	for _, k := range []string{"command", "args", "env", "cwd", "url", "headers"} {
-		v, ok := entry[k]
-		if !ok {
-			continue
-		}
-		n, err := rd.value(at(k), k, v)
-		if err != nil {
-			return nil, err
-		}
-		c.add(k, n)
+	c, err := rd.start(p, entry, transport, "command", "args", "env", "cwd", "url", "headers")
+	if err != nil {
+		return nil, err
 	}
 	if t, ok := entry["timeout"]; ok {
 		ms, isNum := t.(float64)
@@ -461,6 +437,25 @@ func (rd *reader) jsonServer(p []string, entry map[string]any) (*Server, error) 
 	return rd.finish(p, enabled, c)
 }
 
+// start begins a server's configuration: its transport and the values of keys, converted
+// by value.
+func (rd *reader) start(p []string, entry map[string]any, transport string, keys ...string) (*cfg, error) {
+	c := &cfg{node: &yamlv3.Node{Kind: yamlv3.MappingNode}}
+	c.add("transport", str(transport))
+	for _, k := range keys {
+		v, ok := entry[k]
+		if !ok {
+			continue
+		}
+		n, err := rd.value(append(slices.Clip(p), k), k, v)
+		if err != nil {
+			return nil, err
+		}
+		c.add(k, n)
+	}
+	return c, nil
+}
+
 // transportKeys refuses keys of the other transport.
 func (rd *reader) transportKeys(p []string, entry map[string]any, transport string) error {
 	at := func(k string) []string { return append(slices.Clip(p), k) }
@@ -497,18 +492,9 @@ func (rd *reader) codexServer(p []string, entry map[string]any) (*Server, error)
 	if err := rd.transportKeys(p, entry, transport); err != nil {
 		return nil, err
 	}
-	c := &cfg{node: &yamlv3.Node{Kind: yamlv3.MappingNode}}
-	c.add("transport", str(transport))
-	for _, k := range []string{"command", "args", "env", "cwd", "url"} {
-		v, ok := entry[k]
-		if !ok {
-			continue
-		}
-		n, err := rd.value(at(k), k, v)
-		if err != nil {
-			return nil, err
-		}
-		c.add(k, n)
+	c, err := rd.start(p, entry, transport, "command", "args", "env", "cwd", "url")
+	if err != nil {
+		return nil, err
 	}
 	if v, ok := entry["env_vars"]; ok { // passed through from the harness's environment
 		n, err := rd.strList(at("env_vars"), v)

@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -126,14 +126,14 @@ func parseCredentials(path string, data []byte) (map[string]string, error) {
 	out := make(map[string]string)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("credentials file %s is not valid YAML or JSON: %s", path, describeYAMLError(err))
+		return nil, fmt.Errorf("credentials file %s is not valid YAML or JSON: %s", path, yamlnode.ErrorText(err))
 	}
 	if len(doc.Content) == 0 {
 		return out, nil
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("credentials file %s: expected a mapping of secret name to value, got %s", path, nodeKind(root))
+		return nil, fmt.Errorf("credentials file %s: expected a mapping of secret name to value, got %s", path, yamlnode.Kind(root))
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
@@ -141,7 +141,7 @@ func parseCredentials(path string, data []byte) (map[string]string, error) {
 			return nil, fmt.Errorf("credentials file %s: line %d: a secret name is 1 to 128 of [A-Za-z0-9_.-]", path, k.Line)
 		}
 		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-			return nil, fmt.Errorf("credentials file %s: line %d: secret %q: expected a string, got %s", path, v.Line, k.Value, nodeKind(v))
+			return nil, fmt.Errorf("credentials file %s: line %d: secret %q: expected a string, got %s", path, v.Line, k.Value, yamlnode.Kind(v))
 		}
 		if _, dup := out[k.Value]; dup {
 			return nil, fmt.Errorf("credentials file %s: line %d: secret %q is defined twice", path, k.Line, k.Value)
@@ -158,36 +158,4 @@ func pathErr(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// nodeKind names a YAML node's kind without its value.
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "null"
-		case "!!bool":
-			return "a boolean"
-		case "!!int", "!!float":
-			return "a number"
-		}
-		return "a string"
-	}
-	return "nothing"
-}
-
-// describeYAMLError keeps a YAML decoding error's position and drops quoted values.
-func describeYAMLError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if i := strings.IndexByte(msg, '`'); i >= 0 {
-		msg = msg[:i] + "(value not shown)"
-	}
-	return msg
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/yamlnode"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/profiles"
 	"go.yaml.in/yaml/v3"
@@ -108,14 +109,14 @@ func parseNative(file string, data []byte) ([]*entry, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		// yaml.v3 syntax errors carry a line and a description, not the text.
-		return nil, fail(0, "", "not valid YAML: %s", describeYAMLError(err))
+		return nil, fail(0, "", "not valid YAML: %s", yamlnode.ErrorText(err))
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, fail(0, "", `the file holds no YAML document (write "servers: {}" to configure no servers)`)
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, fail(root.Line, "", "expected a mapping with a servers key, got %s", nodeKind(root))
+		return nil, fail(root.Line, "", "expected a mapping with a servers key, got %s", yamlnode.Kind(root))
 	}
 	var servers *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -134,7 +135,7 @@ func parseNative(file string, data []byte) ([]*entry, error) {
 		return nil, nil
 	}
 	if servers.Kind != yaml.MappingNode {
-		return nil, fail(servers.Line, "servers", "expected a mapping of server name to entry, got %s", nodeKind(servers))
+		return nil, fail(servers.Line, "servers", "expected a mapping of server name to entry, got %s", yamlnode.Kind(servers))
 	}
 	var out []*entry
 	var problems []*ctx.ConfigError
@@ -184,7 +185,7 @@ func parseNative(file string, data []byte) ([]*entry, error) {
 func parseEntry(name string, n *yaml.Node) (*entry, error) {
 	var p ctx.Problems
 	if n.Kind != yaml.MappingNode {
-		p.Add("", "expected a mapping (transport, command or url, …), got %s", nodeKind(n))
+		p.Add("", "expected a mapping (transport, command or url, …), got %s", yamlnode.Kind(n))
 		return nil, p.Err()
 	}
 	enabled := true
@@ -196,7 +197,7 @@ func parseEntry(name string, n *yaml.Node) (*entry, error) {
 			p.Add("serverName", "not allowed here: the key under servers names the server")
 		case "enabled":
 			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
-				p.Add("enabled", "expected true or false, got %s", nodeKind(v))
+				p.Add("enabled", "expected true or false, got %s", yamlnode.Kind(v))
 				continue
 			}
 			enabled = v.Value == "true"
@@ -207,7 +208,7 @@ func parseEntry(name string, n *yaml.Node) (*entry, error) {
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: rest}
 	var raw any
 	if err := m.Decode(&raw); err != nil {
-		p.Add("", "cannot decode the entry: %s", describeYAMLError(err))
+		p.Add("", "cannot decode the entry: %s", yamlnode.ErrorText(err))
 		return nil, p.Err()
 	}
 	var cfg mcpclient.Config
@@ -263,39 +264,6 @@ func lineOfKey(lines map[string]int, key string, def int) int {
 		k = k[:i]
 	}
 	return def
-}
-
-// nodeKind names a YAML node's kind without its value.
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "null"
-		case "!!bool":
-			return "a boolean"
-		case "!!int", "!!float":
-			return "a number"
-		default:
-			return "a string"
-		}
-	}
-	return "nothing"
-}
-
-// describeYAMLError keeps a yaml.v3 decoding error's position and drops quoted values.
-func describeYAMLError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if i := strings.IndexByte(msg, '`'); i >= 0 {
-		msg = msg[:i] + "(value not shown)"
-	}
-	return msg
 }
 
 // clip shortens text quoted in an error about a malformed name.
