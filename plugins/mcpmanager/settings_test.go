@@ -27,6 +27,7 @@ servers:
     command: npx
     args: ["-y", "pkg", "${HOME}/src"]
     reconnect: {maxAttempts: 3}
+    deniedTools: [delete_file]
 `
 	entries, err := parseSettings("s.yaml", []byte(doc))
 	if err != nil {
@@ -44,6 +45,9 @@ servers:
 	}
 	if entries[2].cfg.ServerName != "mid" || entries[2].cfg.Reconnect.MaxAttempts != 3 || entries[2].cfg.Reconnect.MaxDelayMs != 30_000 {
 		t.Fatalf("mid decoded as %+v: want serverName from the key, defaults merged", entries[2].cfg)
+	}
+	if entries[2].cfg.Allows("delete_file") || !entries[2].cfg.Allows("read_file") {
+		t.Fatalf("mid's deniedTools not applied: %v", entries[2].cfg.DeniedTools)
 	}
 	if entries[0].static() != true || entries[2].static() {
 		t.Fatal("static: zeta has no template, mid has one")

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -84,4 +86,39 @@ plugins:
 	// Other commands are not held back by what only profile check reports.
 	ok := writeFile(t, dir, "ok.yaml", "extends: cli\nplugins:\n  one: {use: mcpclient, enabled: false, config: {serverName: gh, transport: stdio, command: x}}\n")
 	run(t, nil, "-p", ok, "profile", "check").expect(t, ExitOK, "ok (3 plugin rows)", "")
+}
+
+// A profile's server expands ${VAR:-default} and ${secret:NAME} when it mounts (the demo
+// server only starts when its argument resolved), while profile show prints the references
+// as written; a missing secret fails that server alone, naming the key and the reference.
+func TestProfileReferencesResolvedAtMount(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	if err := os.MkdirAll(filepath.Join(dir, "harness"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "harness"), "credentials.yaml", "demo-token: tok-0123456789abcdef\n")
+	p := writeFile(t, dir, "p.yaml", `extends: cli
+plugins:
+  demo:
+    use: mcpclient
+    config:
+      serverName: demo
+      transport: stdio
+      command: ${HARNESS_SELF}
+      args: ["${HARNESS_TEST_DEMO_SUBCOMMAND:-demo-server}"]
+      env: {DEMO_TOKEN: "${secret:demo-token}"}
+`)
+	r := run(t, nil, "-p", p, "tools", "list")
+	r.expect(t, ExitOK, "mcp__demo__echo", "")
+	show := run(t, nil, "-p", p, "profile", "show")
+	show.expect(t, ExitOK, "DEMO_TOKEN: ${secret:demo-token}", "")
+	if strings.Contains(show.stdout, "tok-0123456789abcdef") {
+		t.Errorf("profile show resolved the secret:\n%s", show.stdout)
+	}
+	writeFile(t, filepath.Join(dir, "harness"), "credentials.yaml", "other: x\n")
+	r = run(t, nil, "-p", p, "tools", "list")
+	if !strings.Contains(r.stderr, `env.DEMO_TOKEN`) || !strings.Contains(r.stderr, `${secret:demo-token}: secret not found`) || strings.Contains(r.stdout, "mcp__demo__") {
+		t.Errorf("missing secret: code %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
 }
