@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
@@ -59,18 +60,18 @@ func instructed(text string) *mcp.Server {
 // TestInstructionsSection (item 8): the instructions become the attributed section
 // mcp:<server>, literal, only after a successful discovery, republished when a reconnect
 // brings different ones, and they follow the prompt service.
-func TestInstructionsSection(t *testing.T) {
+func TestInstructionsSection(t *testing.T) { synctest.Test(t, testInstructionsSection) }
+
+func testInstructionsSection(t *testing.T) {
 	e := newEnv(t)
 	promptScope := ctxtest.MountActive(t, e.root, sysprompt.Plugin, nil)
-	fc := newFakeClock()
 	first := newMemServer(instructed("Use {{braces}} literally.\n\n"))
 	first.failNext.Store(1)
 	sw := &swappableServer{cur: first}
-	e.mount(nil, memConfig("srv"), &hooks{dial: sw.dial, clock: fc})
+	e.mount(nil, memConfig("srv"), &hooks{dial: sw.dial})
 	if p := e.prompt(nil); strings.Contains(p, "MCP server") {
 		t.Fatalf("instructions published before a successful discovery: %q", p)
 	}
-	fc.fire(t)
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	if p := e.prompt(nil); p != "### MCP server: srv\n\nUse {{braces}} literally." {
 		t.Fatalf("prompt %q", p)
@@ -80,7 +81,6 @@ func TestInstructionsSection(t *testing.T) {
 	sw.swap(newMemServer(instructed("Version two.")))
 	first.crash()
 	e.st.waitPhase(t, "srv", PhaseReconnecting)
-	fc.fire(t)
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	if p := e.prompt(nil); p != "### MCP server: srv\n\nVersion two." {
 		t.Fatalf("prompt after reconnect %q", p)

@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 // TestPermanentStartFailures: a server that can never start fails at once with the cause,
-// without a single retry (the fake clock would hold a retry's timer), while a transient
+// without a single retry (an hour of the bubble's clock passes without one), while a transient
 // failure (TestBackoffAndGiveUp) keeps the backoff.
 func TestPermanentStartFailures(t *testing.T) {
 	dir := t.TempDir()
@@ -34,37 +36,41 @@ func TestPermanentStartFailures(t *testing.T) {
 		{"bad-port", httpConfig("http://127.0.0.1:99999/mcp"), "invalid port"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			fc := newFakeClock()
-			cfg := tc.cfg
-			cfg.ServerName = "srv"
-			cfg.Reconnect.MaxAttempts = 10
-			e.mount(nil, cfg, &hooks{clock: fc, jitter: noJitter})
-			st := e.st.waitPhase(t, "srv", PhaseFailed)
-			if !strings.Contains(st.Err, "not retried") || !strings.Contains(st.Err, tc.want) {
-				t.Errorf("failed status: %q, want the cause %q and not retried", st.Err, tc.want)
-			}
-			if got := e.st.phases("srv"); !phasesEqual(got, PhaseConnecting, PhaseFailed) {
-				t.Errorf("phases %v, want connecting, failed", got)
-			}
-			if n := fc.pending(); n != 0 {
-				t.Errorf("%d retry timers pending", n)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t)
+				cfg := tc.cfg
+				cfg.ServerName = "srv"
+				cfg.Reconnect.MaxAttempts = 10
+				e.mount(nil, cfg, &hooks{jitter: noJitter})
+				st := e.st.waitPhase(t, "srv", PhaseFailed)
+				if !strings.Contains(st.Err, "not retried") || !strings.Contains(st.Err, tc.want) {
+					t.Errorf("failed status: %q, want the cause %q and not retried", st.Err, tc.want)
+				}
+				if got := e.st.phases("srv"); !phasesEqual(got, PhaseConnecting, PhaseFailed) {
+					t.Errorf("phases %v, want connecting, failed", got)
+				}
+				// A retry would come after the initial delay: let the bubble's clock pass it.
+				time.Sleep(time.Hour)
+				synctest.Wait()
+				if got := e.st.phases("srv"); !phasesEqual(got, PhaseConnecting, PhaseFailed) {
+					t.Errorf("phases after an hour %v: it was retried", got)
+				}
+			})
 		})
 	}
 }
 
 func TestPermanentClassifiesTransientAsTransient(t *testing.T) {
-	e := newEnv(t)
-	fc := newFakeClock()
-	ms := newMemServer(demo())
-	ms.failNext.Store(1)
-	cfg := memConfig("srv")
-	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: fc, jitter: noJitter})
-	st := e.st.waitPhase(t, "srv", PhaseReconnecting)
-	if st.Attempt != 1 {
-		t.Errorf("reconnecting status %+v", st)
-	}
-	fc.fire(t)
-	e.st.waitPhase(t, "srv", PhaseConnected)
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ms := newMemServer(demo())
+		ms.failNext.Store(1)
+		cfg := memConfig("srv")
+		e.mount(nil, cfg, &hooks{dial: ms.dial, jitter: noJitter})
+		st := e.st.waitPhase(t, "srv", PhaseReconnecting)
+		if st.Attempt != 1 {
+			t.Errorf("reconnecting status %+v", st)
+		}
+		e.st.waitPhase(t, "srv", PhaseConnected)
+	})
 }

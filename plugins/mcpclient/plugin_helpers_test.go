@@ -93,12 +93,16 @@ type memServer struct {
 
 	mu       sync.Mutex
 	sessions []*mcp.ServerSession
+	dialed   []time.Time // when each dial began
 }
 
 func newMemServer(srv *mcp.Server) *memServer { return &memServer{srv: srv} }
 
 func (m *memServer) dial(cx context.Context, cfg Config, opts dialOptions) (*connection, error) {
 	m.dials.Add(1)
+	m.mu.Lock()
+	m.dialed = append(m.dialed, time.Now())
+	m.mu.Unlock()
 	if m.failNext.Load() > 0 {
 		m.failNext.Add(-1)
 		return nil, connectError(cfg.ServerName, errors.New("connection refused (test)"), "")
@@ -129,6 +133,13 @@ func (m *memServer) dial(cx context.Context, cfg Config, opts dialOptions) (*con
 		m.open.Add(-1)
 		return closeErr
 	}), nil
+}
+
+// dialTimes returns when each dial began (in a synctest bubble: the bubble's clock).
+func (m *memServer) dialTimes() []time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.dialed)
 }
 
 // crash ends the newest server session, as a dying server would.

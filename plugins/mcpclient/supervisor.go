@@ -50,32 +50,15 @@ func (e *unavailableError) Error() string        { return e.msg }
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
 func (e *unavailableError) Unwrap() error        { return e.cause }
 
-// clock is the supervisor's source of time for backoff and the stability window. Tests
-// replace it to drive reconnection without sleeping.
-type clock interface {
-	Now() time.Time
-	// After returns a channel that receives once d has passed, and a function that stops it.
-	After(d time.Duration) (<-chan time.Time, func())
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) After(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTimer(d)
-	return t.C, func() { t.Stop() }
-}
-
 // dialFunc connects one generation; dial in production.
 type dialFunc func(ctx context.Context, cfg Config, opts dialOptions) (*connection, error)
 
 // hooks are the package's test seams. Tests mount the plugin on a context carrying them
 // (ctx.Context.With(hooksKey{}, &hooks{...})); production code never sets them, so the
-// production path is dial with the system clock.
+// production path is dial. Backoff and the stability window read the real clock; tests
+// drive them with testing/synctest.
 type hooks struct {
-	dial  dialFunc
-	clock clock
+	dial dialFunc
 	// tune adjusts the dial options (shorter kill grace periods, …).
 	tune func(*dialOptions)
 	// observe receives each supervisor created.
@@ -191,7 +174,6 @@ type supervisor struct {
 	cfg    Config
 	set    *toolregistry.Set
 	log    *slog.Logger
-	clock  clock
 	jitter func(time.Duration) time.Duration // spreads reconnect delays (spread)
 	dial   dialFunc
 	opts   dialOptions
@@ -218,7 +200,6 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 		cfg:      cfg,
 		set:      set,
 		log:      c.Logger().With("mcpServer", cfg.ServerName),
-		clock:    systemClock{},
 		jitter:   spread,
 		dial:     dial,
 		scrub:    secretScrubber(cfg),
@@ -229,9 +210,6 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 	if h, ok := c.Value(hooksKey{}).(*hooks); ok && h != nil {
 		if h.dial != nil {
 			s.dial = h.dial
-		}
-		if h.clock != nil {
-			s.clock = h.clock
 		}
 		if h.jitter != nil {
 			s.jitter = h.jitter
@@ -293,7 +271,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 	for {
 		loggedIn := s.authChanged() // before the attempt, so no login is missed
 		g, tools, err := s.connect(runCtx)
-		connectedAt := s.clock.Now()
+		connectedAt := time.Now()
 		if err == nil && runCtx.Err() == nil {
 			err = s.publish(g, tools, startup)
 			if err != nil {
@@ -348,7 +326,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 				err = cause
 			}
 			lost, tail = true, g.conn.StderrTail()
-			if s.clock.Now().Sub(connectedAt) >= s.cfg.Reconnect.MaxDelay() {
+			if time.Since(connectedAt) >= s.cfg.Reconnect.MaxDelay() {
 				failures = 0 // the connection survived the stability window: a new outage
 			}
 		}
@@ -401,11 +379,11 @@ func (s *supervisor) run(runCtx context.Context) error {
 		delay := s.backoff(failures)
 		s.report(Status{Phase: PhaseReconnecting, Attempt: failures, StderrTail: tail, Err: err.Error()})
 		s.log.Info("mcp server reconnecting", StatusLogKey, true, "attempt", failures, "maxAttempts", s.cfg.Reconnect.MaxAttempts, "delay", delay)
-		wait, stop := s.clock.After(delay)
+		wait := time.NewTimer(delay)
 		select {
-		case <-wait:
+		case <-wait.C:
 		case <-runCtx.Done():
-			stop()
+			wait.Stop()
 			return s.disposed(nil)
 		}
 	}

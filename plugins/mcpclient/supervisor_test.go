@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
@@ -20,15 +21,17 @@ func phasesEqual(got []Phase, want ...Phase) bool { return slices.Equal(got, wan
 // TestReconnectAfterTransportLoss: a lost connection is replaced after the initial delay,
 // calls fail fast meanwhile, the old generation is closed before the new one starts, and
 // status says connecting, connected, reconnecting (1 of 5), connected.
-func TestReconnectAfterTransportLoss(t *testing.T) {
+func TestReconnectAfterTransportLoss(t *testing.T) { synctest.Test(t, testReconnectAfterTransportLoss) }
+
+func testReconnectAfterTransportLoss(t *testing.T) {
 	e := newEnv(t)
-	fc := newFakeClock()
 	ms := newMemServer(demo())
 	cfg := memConfig("srv")
 	cfg.Reconnect.MaxAttempts = 5
-	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: fc, jitter: noJitter})
+	e.mount(nil, cfg, &hooks{dial: ms.dial, jitter: noJitter})
 	e.st.waitPhase(t, "srv", PhaseConnected)
 
+	crashed := time.Now()
 	ms.crash()
 	st := e.st.waitPhase(t, "srv", PhaseReconnecting)
 	if st.Attempt != 1 || st.MaxAttempts != 5 || !strings.Contains(st.Err, "closed the connection") {
@@ -41,10 +44,10 @@ func TestReconnectAfterTransportLoss(t *testing.T) {
 	if !errors.Is(err, toolregistry.ErrToolError) {
 		t.Errorf("not a tool error: %v", err)
 	}
-	if d := fc.fire(t); d != cfg.Reconnect.InitialDelay() {
+	e.st.waitPhase(t, "srv", PhaseConnected)
+	if d := ms.dialTimes()[1].Sub(crashed); d != cfg.Reconnect.InitialDelay() {
 		t.Errorf("first delay %v, want %v", d, cfg.Reconnect.InitialDelay())
 	}
-	e.st.waitPhase(t, "srv", PhaseConnected)
 	if got := e.mustCall(nil, "mcp__srv__echo", `{"text":"back"}`).Text(); got != "back" {
 		t.Errorf("echo after reconnect = %q", got)
 	}
@@ -58,24 +61,27 @@ func TestReconnectAfterTransportLoss(t *testing.T) {
 
 // TestBackoffAndGiveUp: delays double from initialDelay up to maxDelay; after maxAttempts
 // failed retries the supervisor gives up, unregisters the tools and reports failed.
-func TestBackoffAndGiveUp(t *testing.T) {
+func TestBackoffAndGiveUp(t *testing.T) { synctest.Test(t, testBackoffAndGiveUp) }
+
+func testBackoffAndGiveUp(t *testing.T) {
 	e := newEnv(t)
-	fc := newFakeClock()
 	ms := newMemServer(demo())
 	cfg := memConfig("srv")
 	cfg.Reconnect.InitialDelayMs, cfg.Reconnect.MaxDelayMs, cfg.Reconnect.MaxAttempts = 100, 250, 3
-	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: fc, jitter: noJitter})
+	e.mount(nil, cfg, &hooks{dial: ms.dial, jitter: noJitter})
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	if len(e.names(nil)) == 0 {
 		t.Fatal("no tools")
 	}
 	ms.failNext.Store(100)
+	crashed := time.Now()
 	ms.crash()
-	var delays []time.Duration
-	for range 3 {
-		delays = append(delays, fc.fire(t))
-	}
 	st := e.st.waitPhase(t, "srv", PhaseFailed)
+	var delays []time.Duration
+	for i, at := range ms.dialTimes()[1:] {
+		delays = append(delays, at.Sub(crashed))
+		crashed = ms.dialTimes()[i+1]
+	}
 	if want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond}; !slices.Equal(delays, want) {
 		t.Errorf("delays %v, want %v", delays, want)
 	}
@@ -89,27 +95,43 @@ func TestBackoffAndGiveUp(t *testing.T) {
 		PhaseReconnecting, PhaseReconnecting, PhaseReconnecting, PhaseFailed) {
 		t.Errorf("phases %v", got)
 	}
-	if ms.dials.Load() != 4 || fc.pending() != 0 {
-		t.Errorf("dials %d (want 1 + 3 retries), pending timers %d", ms.dials.Load(), fc.pending())
+	if n := ms.dials.Load(); n != 4 {
+		t.Errorf("dials %d, want 1 + 3 retries", n)
+	}
+	requireNoRetry(t, ms)
+}
+
+// requireNoRetry lets a day pass in the bubble and fails if the supervisor dialled again:
+// no retry timer is left.
+func requireNoRetry(t *testing.T, ms *memServer) {
+	t.Helper()
+	synctest.Wait()
+	before := ms.dials.Load()
+	time.Sleep(24 * time.Hour)
+	synctest.Wait()
+	if n := ms.dials.Load(); n != before {
+		t.Errorf("%d dials after the supervisor stopped", n-before)
 	}
 }
 
 // TestBudgetResetsAfterStablePeriod: a connection that lived maxDelay closes the outage, so
 // the next loss starts again at attempt 1; brief successes do not.
 func TestBudgetResetsAfterStablePeriod(t *testing.T) {
+	synctest.Test(t, testBudgetResetsAfterStablePeriod)
+}
+
+func testBudgetResetsAfterStablePeriod(t *testing.T) {
 	e := newEnv(t)
-	fc := newFakeClock()
 	ms := newMemServer(demo())
 	cfg := memConfig("srv")
 	cfg.Reconnect.InitialDelayMs, cfg.Reconnect.MaxDelayMs, cfg.Reconnect.MaxAttempts = 100, 1000, 5
-	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: fc})
+	e.mount(nil, cfg, &hooks{dial: ms.dial})
 	e.st.waitPhase(t, "srv", PhaseConnected)
 
 	attemptAfterCrash := func() int {
 		t.Helper()
 		ms.crash()
 		st := e.st.waitPhase(t, "srv", PhaseReconnecting)
-		fc.fire(t)
 		e.st.waitPhase(t, "srv", PhaseConnected)
 		return st.Attempt
 	}
@@ -119,7 +141,7 @@ func TestBudgetResetsAfterStablePeriod(t *testing.T) {
 	if n := attemptAfterCrash(); n != 2 {
 		t.Errorf("crash right after reconnecting: attempt %d, want 2 (same outage)", n)
 	}
-	fc.advance(time.Second) // stable for maxDelay
+	time.Sleep(time.Second) // the bubble's clock: stable for maxDelay
 	if n := attemptAfterCrash(); n != 1 {
 		t.Errorf("crash after a stable period: attempt %d, want 1", n)
 	}
@@ -127,20 +149,22 @@ func TestBudgetResetsAfterStablePeriod(t *testing.T) {
 
 // TestCleanupIncompleteStops: when the old generation cannot be confirmed closed the
 // supervisor never starts another one, and says so.
-func TestCleanupIncompleteStops(t *testing.T) {
+func TestCleanupIncompleteStops(t *testing.T) { synctest.Test(t, testCleanupIncompleteStops) }
+
+func testCleanupIncompleteStops(t *testing.T) {
 	e := newEnv(t)
-	fc := newFakeClock()
 	ms := newMemServer(demo())
 	ms.closeErr = fmt.Errorf("process group 42: %w", ErrCleanupIncomplete)
-	e.mount(nil, memConfig("srv"), &hooks{dial: ms.dial, clock: fc})
+	e.mount(nil, memConfig("srv"), &hooks{dial: ms.dial})
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	ms.crash()
 	st := e.st.waitPhase(t, "srv", PhaseFailed)
 	if !st.CleanupIncomplete || !strings.Contains(st.Err, "could not be confirmed gone") {
 		t.Errorf("status %+v", st)
 	}
-	if ms.dials.Load() != 1 || fc.pending() != 0 {
-		t.Errorf("dials %d, pending timers %d: a new generation was started", ms.dials.Load(), fc.pending())
+	requireNoRetry(t, ms)
+	if n := ms.dials.Load(); n != 1 {
+		t.Errorf("dials %d: a new generation was started", n)
 	}
 	_, err := e.call(nil, "mcp__srv__echo", `{"text":"x"}`)
 	if !errors.Is(err, toolregistry.ErrUnknownTool) {
@@ -151,11 +175,14 @@ func TestCleanupIncompleteStops(t *testing.T) {
 // TestStartupFailureRetriesInBackground: without failOnStartupError a failed first attempt
 // activates the plugin with no tools; the tools appear when a retry succeeds.
 func TestStartupFailureRetriesInBackground(t *testing.T) {
+	synctest.Test(t, testStartupFailureRetriesInBackground)
+}
+
+func testStartupFailureRetriesInBackground(t *testing.T) {
 	e := newEnv(t)
-	fc := newFakeClock()
 	ms := newMemServer(demo())
 	ms.failNext.Store(1)
-	s := e.mount(nil, memConfig("srv"), &hooks{dial: ms.dial, clock: fc})
+	s := e.mount(nil, memConfig("srv"), &hooks{dial: ms.dial})
 	ctxtest.RequireState(t, s, ctx.Active)
 	if names := e.names(nil); len(names) != 0 {
 		t.Fatalf("tools before connecting: %v", names)
@@ -165,7 +192,6 @@ func TestStartupFailureRetriesInBackground(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 	changed := ctxtest.Record(t, e.root, toolregistry.Changed)
-	fc.fire(t)
 	changed.WaitFor(t, func(ch []toolregistry.Change) bool { return len(ch) > 0 })
 	if got := e.mustCall(nil, "mcp__srv__echo", `{"text":"late"}`).Text(); got != "late" {
 		t.Errorf("echo %q", got)
@@ -180,7 +206,7 @@ func TestFailOnStartupError(t *testing.T) {
 	ms.failNext.Store(1)
 	cfg := memConfig("srv")
 	cfg.FailOnStartupError = true
-	s := e.mount(nil, cfg, &hooks{dial: ms.dial, clock: newFakeClock()})
+	s := e.mount(nil, cfg, &hooks{dial: ms.dial})
 	ctxtest.RequireState(t, s, ctx.Failed)
 	if err := s.Err(); err == nil || !strings.Contains(err.Error(), `mcp server "srv": initial connection or tool discovery failed: `) ||
 		!strings.Contains(err.Error(), "connection refused (test)") {
@@ -207,15 +233,21 @@ func blockingDial(entered chan<- struct{}) dialFunc {
 }
 
 // TestStartupTimeout: connect plus discovery is bounded by startupTimeoutMs.
-func TestStartupTimeout(t *testing.T) {
+func TestStartupTimeout(t *testing.T) { synctest.Test(t, testStartupTimeout) }
+
+func testStartupTimeout(t *testing.T) {
 	e := newEnv(t)
 	cfg := memConfig("srv")
 	cfg.StartupTimeoutMs = 30
 	cfg.FailOnStartupError = true
-	s := e.mount(nil, cfg, &hooks{dial: blockingDial(make(chan struct{}, 10)), clock: newFakeClock()})
+	start := time.Now()
+	s := e.mount(nil, cfg, &hooks{dial: blockingDial(make(chan struct{}, 10))})
 	ctxtest.RequireState(t, s, ctx.Failed)
 	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "startup timed out after 30ms (startupTimeoutMs)") {
 		t.Fatalf("load error %v", err)
+	}
+	if d := time.Since(start); d != 30*time.Millisecond {
+		t.Errorf("failed after %v, want the startup timeout 30ms", d)
 	}
 }
 
@@ -224,7 +256,7 @@ func TestStartupTimeout(t *testing.T) {
 func TestDisposeDuringConnect(t *testing.T) {
 	e := newEnv(t)
 	entered := make(chan struct{}, 1)
-	c := e.root.With(hooksKey{}, &hooks{dial: blockingDial(entered), clock: newFakeClock()})
+	c := e.root.With(hooksKey{}, &hooks{dial: blockingDial(entered)})
 	s := ctxtest.Mount(t, c, Plugin, memConfig("srv"))
 	<-entered
 	if err := s.Dispose(ctxtest.Wait(t)); err != nil {
@@ -237,11 +269,12 @@ func TestDisposeDuringConnect(t *testing.T) {
 }
 
 // TestDisposeDuringBackoff: disposal cancels the pending retry.
-func TestDisposeDuringBackoff(t *testing.T) {
+func TestDisposeDuringBackoff(t *testing.T) { synctest.Test(t, testDisposeDuringBackoff) }
+
+func testDisposeDuringBackoff(t *testing.T) {
 	e := newEnv(t)
-	fc := newFakeClock()
 	ms := newMemServer(demo())
-	s := e.mount(nil, memConfig("srv"), &hooks{dial: ms.dial, clock: fc})
+	s := e.mount(nil, memConfig("srv"), &hooks{dial: ms.dial})
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	ms.failNext.Store(100)
 	ms.crash()
@@ -250,8 +283,9 @@ func TestDisposeDuringBackoff(t *testing.T) {
 	if got := e.st.phases("srv"); got[len(got)-1] != PhaseDisposed {
 		t.Errorf("phases %v", got)
 	}
-	if fc.pending() != 0 || ms.dials.Load() != 1 {
-		t.Errorf("pending timers %d, dials %d", fc.pending(), ms.dials.Load())
+	requireNoRetry(t, ms)
+	if n := ms.dials.Load(); n != 1 {
+		t.Errorf("dials %d", n)
 	}
 	if ms.open.Load() != 0 {
 		t.Errorf("%d connections left open", ms.open.Load())
@@ -301,7 +335,7 @@ func TestReconnectDisabled(t *testing.T) {
 	ms := newMemServer(demo())
 	cfg := memConfig("srv")
 	cfg.Reconnect.Enabled = false
-	e.mount(nil, cfg, &hooks{dial: ms.dial, clock: newFakeClock()})
+	e.mount(nil, cfg, &hooks{dial: ms.dial})
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	ms.crash()
 	st := e.st.waitPhase(t, "srv", PhaseFailed)
