@@ -28,6 +28,12 @@ type Config struct {
 	// plugin loads. Empty means no settings file: only registered servers run. A file that
 	// does not exist yet configures no servers; the manager picks it up when it appears.
 	SettingsFile string `json:"settingsFile"`
+	// ProjectSettingsFile is a second settings file, layered on top of SettingsFile: an
+	// entry in it replaces the SettingsFile entry of the same name (in that entry's place),
+	// other entries are added after SettingsFile's. It is watched like SettingsFile; a file
+	// that does not exist configures nothing. Empty means none. The CLI sets it to the
+	// project's .harness/mcp-servers.yaml.
+	ProjectSettingsFile string `json:"projectSettingsFile"`
 	// CredentialsFile is the file-backed credentials store that ${secret:NAME} references
 	// read when no mcpCredentials service is provided. It must have mode 0600. Empty means
 	// credentials.yaml in the "harness" directory of the user's configuration directory.
@@ -38,6 +44,7 @@ type Config struct {
 
 	// Resolved at load: absolute paths.
 	settingsPath    string
+	projectPath     string
 	credentialsPath string
 }
 
@@ -72,6 +79,13 @@ func (c *Config) resolvePaths() error {
 			return fmt.Errorf("settingsFile %q: %w", c.SettingsFile, err)
 		}
 		c.settingsPath = p
+	}
+	if c.ProjectSettingsFile != "" {
+		p, err := filepath.Abs(c.ProjectSettingsFile)
+		if err != nil {
+			return fmt.Errorf("projectSettingsFile %q: %w", c.ProjectSettingsFile, err)
+		}
+		c.projectPath = p
 	}
 	switch {
 	case c.CredentialsFile != "":

@@ -166,6 +166,7 @@ func newManager(c *ctx.Context, cfg Config, hk hooks) *Manager {
 		m.creds = mcpclient.NewFileCredentials(cfg.credentialsPath)
 	}
 	m.sstatus.File = cfg.settingsPath
+	m.sstatus.ProjectFile = cfg.projectPath
 	return m
 }
 

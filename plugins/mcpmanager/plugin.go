@@ -55,11 +55,20 @@ func apply(c *ctx.Context, cfg Config) error {
 	if _, err := ctx.StatusChanged.On(c, m.onScopeStatus); err != nil {
 		return err
 	}
-	if m.cfg.settingsPath != "" {
-		sw := newSettingsWatch(m, m.cfg.settingsPath)
+	var watches []*settingsWatch
+	for _, path := range []string{m.cfg.settingsPath, m.cfg.projectPath} {
+		if path != "" {
+			watches = append(watches, newSettingsWatch(m, path))
+		}
+	}
+	if len(watches) > 0 {
 		m.reload()
+	}
+	for i, sw := range watches {
 		if _, err := c.Go("mcpManager:settings", sw.run); err != nil {
-			sw.disarm()
+			for _, w := range watches[i:] {
+				w.disarm()
+			}
 			return err
 		}
 	}

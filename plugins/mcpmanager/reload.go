@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,27 +161,30 @@ func (sw *settingsWatch) run(run context.Context) error {
 	}
 }
 
-// reload reads the settings file and applies it; an unreadable or invalid file is logged
-// and reported, and the running configuration stays.
+// reload reads the settings file (and the project settings file layered on it) and
+// applies them; an unreadable or invalid file is logged and reported, and the running
+// configuration stays. The two files may change at different times: each reload reads
+// both.
 func (m *Manager) reload() {
-	path := m.cfg.settingsPath
-	data, err := os.ReadFile(path)
-	missing := errors.Is(err, fs.ErrNotExist)
-	if err != nil && !missing {
-		m.rejectSettings(settingsProblem(path, 0, "", "cannot read: %v", pathErr(err)))
-		return
-	}
-	m.mu.Lock()
-	same := m.sstatus.Error == "" && !m.sstatus.LoadedAt.IsZero() &&
-		((missing && m.sstatus.Missing) || (!missing && !m.sstatus.Missing && bytes.Equal(data, m.lastData)))
-	m.mu.Unlock()
-	if same {
-		return
-	}
 	var entries []*entry
-	if !missing {
-		var warnings []string
-		entries, warnings, err = readSettings(path, data)
+	var all []byte
+	missing := true
+	for i, path := range []string{m.cfg.settingsPath, m.cfg.projectPath} {
+		if path == "" {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			all = append(all, byte(i), 0) // a missing file differs from an empty one
+			continue
+		}
+		if err != nil {
+			m.rejectSettings(settingsProblem(path, 0, "", "cannot read: %v", pathErr(err)))
+			return
+		}
+		missing = false
+		all = append(append(append(all, byte(i), 1), data...), 0)
+		layer, warnings, err := readSettings(path, data)
 		if err != nil {
 			m.rejectSettings(err)
 			return
@@ -188,8 +192,30 @@ func (m *Manager) reload() {
 		for _, w := range warnings {
 			m.log.Warn("settings file: "+w, "file", path)
 		}
+		entries = layerEntries(entries, layer)
 	}
-	m.applySettings(entries, missing, data)
+	m.mu.Lock()
+	same := m.sstatus.Error == "" && !m.sstatus.LoadedAt.IsZero() && m.sstatus.Missing == missing && bytes.Equal(all, m.lastData)
+	m.mu.Unlock()
+	if same {
+		return
+	}
+	m.applySettings(entries, missing, all)
+}
+
+// layerEntries returns base with top layered on it: an entry of top replaces base's entry
+// of the same name in its place; the others are appended in top's order.
+func layerEntries(base, top []*entry) []*entry {
+	out := slices.Clone(base)
+	for _, e := range top {
+		i := slices.IndexFunc(out, func(b *entry) bool { return b.name == e.name })
+		if i >= 0 {
+			out[i] = e
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // rejectSettings records a rejected read.
@@ -250,7 +276,7 @@ func (m *Manager) applySettings(entries []*entry, missing bool, data []byte) {
 	}
 	m.dirtyLocked()
 	if len(added)+len(removed)+len(changed) > 0 || missing {
-		m.log.Info("settings file applied", "file", m.cfg.settingsPath, "servers", len(entries),
+		m.log.Info("settings file applied", "file", m.cfg.settingsPath, "project_file", m.cfg.projectPath, "servers", len(entries),
 			"added", strings.Join(added, ","), "removed", strings.Join(removed, ","), "changed", strings.Join(changed, ","), "missing", missing)
 	}
 }

@@ -99,3 +99,44 @@ func TestSettingsSymlinkSwapAndRename(t *testing.T) {
 		t.Fatalf("b was remounted by a rename that did not change it: %s", dump(v))
 	}
 }
+
+// The project settings file is layered on the settings file: its entry of a name replaces
+// the other's in place, its other entries are added, and a change to either file is picked
+// up.
+func TestProjectSettingsLayered(t *testing.T) {
+	t.Parallel()
+	fc := newFakeClients()
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.yaml")
+	project := filepath.Join(dir, "project", ".harness", "mcp-servers.yaml")
+	if err := os.WriteFile(user, []byte("servers:\n"+fakeEntry("a", "")+fakeEntry("b", "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root, log := ctxtest.NewLogged(t)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+	s := ctxtest.Mount(t, root.With(hooksKey{}, &hooks{client: fc.def}), Plugin,
+		map[string]any{"settingsFile": user, "projectSettingsFile": project, "debounceMs": 10})
+	if err := s.Wait(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := Key.Get(root)
+	h := &host{t: t, root: root, log: log, settings: user, scope: s, m: m}
+	snap := h.waitStatus(StateConnected, "a", "b")
+	if snap.Settings.ProjectFile != project || snap.Settings.Missing {
+		t.Fatalf("settings status: %s", dump(snap.Settings))
+	}
+	if err := os.MkdirAll(filepath.Dir(project), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(project, []byte("servers:\n  a:\n    transport: stdio\n    command: fake\n    enabled: false\n"+fakeEntry("c", "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snap = h.waitSnap("project file applied", func(s Snapshot) bool {
+		a, _ := find(s, "a")
+		c, _ := find(s, "c")
+		return a.Status == StateDisabled && c.Status == StateConnected
+	})
+	if got := names(snap); len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != "c" {
+		t.Errorf("layered order %v, want a (replaced in place), b, c", got)
+	}
+}

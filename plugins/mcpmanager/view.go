@@ -117,7 +117,10 @@ func (v View) equal(o View) bool {
 type SettingsStatus struct {
 	// File is the settings file's absolute path ("" when the manager has none).
 	File string `json:"file,omitempty"`
-	// Missing is true while the file does not exist (no servers are configured).
+	// ProjectFile is the project settings file layered on top of File, if any.
+	ProjectFile string `json:"projectFile,omitempty"`
+	// Missing is true while the file (and the project file) does not exist (no servers
+	// are configured).
 	Missing bool `json:"missing,omitempty"`
 	// LoadedAt is when the running configuration was last read successfully.
 	LoadedAt time.Time `json:"loadedAt,omitzero"`

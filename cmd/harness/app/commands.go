@@ -49,6 +49,7 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 	pf.StringVarP(&a.flags.name, "profile", "p", "", "built-in profile `NAME` or profile file PATH (default \"default\")")
 	pf.StringArrayVar(&a.flags.sets, "set", nil, "overlay one profile setting, `KEY=VALUE` (VALUE is YAML); repeatable")
 	pf.StringArrayVar(&a.flags.stdio, "stdio", nil, "add an MCP server over stdio, `NAME=CMDLINE` (split into words, no shell); repeatable")
+	pf.StringArrayVar(&a.flags.env, "env", nil, "set an environment variable of every --stdio server, `KEY=VALUE`; repeatable")
 	pf.StringArrayVar(&a.flags.http, "http", nil, "add an MCP server over Streamable HTTP, `NAME=URL`; repeatable")
 	pf.StringVar(&a.logFormat, "log-format", logFormatText, "log format on stderr: text or json")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn or error (default warn; info for run)")
@@ -189,7 +190,7 @@ func (a *invocation) mcpCommand() *cobra.Command {
 	}
 	imp.Flags().StringVar(&from, "from", "", "the host the file is written for: "+strings.Join(profiles.Hosts(), ", ")+
 		" (default: detected from the file)")
-	return group("mcp", "Inspect, control and import MCP servers", append(append(a.mcpManageCommands(), a.mcpAuthCommands()...), imp)...)
+	return group("mcp", "Inspect, control and import MCP servers", append(append(append(a.mcpManageCommands(), a.mcpEditCommands()...), a.mcpAuthCommands()...), imp)...)
 }
 
 func (a *invocation) demoServerCommand() *cobra.Command {

@@ -66,6 +66,14 @@ type serverList struct {
 	// Unmanaged are the MCP client rows of the profile itself, listed in
 	// process next to a manager's servers (a manager lists only its own).
 	Unmanaged []serverView `json:"unmanaged,omitempty"`
+	// Settings are the manager's settings files (mcpmanager.SettingsStatus).
+	Settings settingsFiles `json:"settings,omitzero"`
+}
+
+// settingsFiles is the part of the manager's settings status that mcp list prints.
+type settingsFiles struct {
+	File        string `json:"file,omitempty"`
+	ProjectFile string `json:"projectFile,omitempty"`
 }
 
 // probeOutcome is the answer of mcpManager/probe, and what mcp probe
@@ -360,7 +368,30 @@ func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 		}
 		rows = append(rows, []string{s.Name, s.Status, dash(s.Transport), strconv.Itoa(len(s.Tools)), joinLines(detail)})
 	}
-	return a.printTable(rows)
+	if err := a.printTable(rows); err != nil {
+		return err
+	}
+	a.printSettingsFiles(l.Settings)
+	return nil
+}
+
+// printSettingsFiles says where the manager's settings files are (mcp add writes them),
+// after the list.
+func (a *invocation) printSettingsFiles(st settingsFiles) {
+	if st.File == "" && st.ProjectFile == "" {
+		return
+	}
+	fmt.Fprintln(a.stdout)
+	for _, f := range []struct{ scope, path string }{{scopeUser, st.File}, {scopeProject, st.ProjectFile}} {
+		if f.path == "" {
+			continue
+		}
+		note := ""
+		if _, err := os.Stat(f.path); err != nil {
+			note = " (does not exist yet)"
+		}
+		fmt.Fprintf(a.stdout, "%s settings: %s%s\n", f.scope, f.path, note)
+	}
 }
 
 // printTable prints rows (the first is the header) as a table on stdout, every cell

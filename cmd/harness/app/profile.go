@@ -23,6 +23,7 @@ type profileFlags struct {
 	sets  []string // --set
 	stdio []string // --stdio NAME=CMDLINE
 	http  []string // --http NAME=URL
+	env   []string // --env KEY=VALUE, for the --stdio servers
 }
 
 // loadProfile loads the profile the flags select, adds the ad-hoc server
@@ -56,6 +57,7 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 	}
 	p.Rows = append(p.Rows, adhoc...)
 	a.addSelfEnv(p.Rows)
+	a.addSettingsDefaults(p.Rows)
 	labels := map[string]string{}
 	for i, r := range adhoc {
 		labels[r.Path] = adhocLabel(a.flags, i)
@@ -125,7 +127,13 @@ func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
 			for _, w := range words[1:] {
 				args = append(args, w)
 			}
-			return map[string]any{"serverName": name, "transport": "stdio", "command": words[0], "args": args}, nil
+			cfg := map[string]any{"serverName": name, "transport": "stdio", "command": words[0], "args": args}
+			if env, err := parseKeyValues("--env", a.flags.env); err != nil {
+				return nil, err
+			} else if len(env) > 0 {
+				cfg["env"] = env
+			}
+			return cfg, nil
 		})
 		if err != nil {
 			return nil, err

@@ -21,8 +21,10 @@ func didYouMean(name string, names []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
+// editDistance is the edit distance between a and b, in bytes: insertions, deletions,
+// substitutions and transpositions of adjacent bytes (optimal string alignment).
 func editDistance(a, b string) int {
+	prevprev := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -36,8 +38,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prevprev[j-2]+1) // a transposition
+			}
 		}
-		prev, cur = cur, prev
+		prevprev, prev, cur = prev, cur, prevprev
 	}
 	return prev[len(b)]
 }

@@ -1,0 +1,363 @@
+package app
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cordisgo/harness/internal/redact"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// Settings scopes of mcp add (and the others' --scope).
+const (
+	scopeUser    = "user"
+	scopeProject = "project"
+)
+
+// parseKeyValues parses KEY=VALUE flags into a map (a later KEY wins).
+func parseKeyValues(flag string, kvs []string) (map[string]any, error) {
+	out := map[string]any{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageErrorf("%s %q: expected KEY=VALUE", flag, kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// settingsFiles returns the user and the project settings file the commands edit: those of
+// the manager row of the profile the command line chose (-p …), or the defaults (the
+// user's file and the project's .harness/mcp-servers.yaml).
+func (a *invocation) settingsFiles() (user, project string, err error) {
+	if a.flags.explicitProfile() {
+		p, err := a.loadProfile()
+		if err != nil {
+			return "", "", err
+		}
+		var found bool
+		for _, r := range flattenRows(p.Rows) {
+			if r.Use == managerUse && r.Enabled && !found {
+				found = true
+				user, _ = r.Config["settingsFile"].(string)
+				project, _ = r.Config["projectSettingsFile"].(string)
+			}
+		}
+		if found {
+			if user != "" {
+				user, _ = filepath.Abs(user)
+			}
+			if project != "" {
+				project, _ = filepath.Abs(project)
+			}
+			return user, project, nil
+		}
+	}
+	if user, err = a.userSettingsFile(); err != nil {
+		return "", "", err
+	}
+	project, err = projectSettingsFile()
+	return user, project, err
+}
+
+// settingsFile returns the file of scope.
+func (a *invocation) settingsFile(scope string) (string, error) {
+	user, project, err := a.settingsFiles()
+	if err != nil {
+		return "", err
+	}
+	path := map[string]string{scopeUser: user, scopeProject: project}[scope]
+	if path == "" {
+		return "", fmt.Errorf("the profile's MCP server manager has no %s settings file", scope)
+	}
+	return path, nil
+}
+
+// findEntry finds the settings file that has the entry name: with scope, that scope's;
+// without, the project file first (its entries win), then the user's.
+func (a *invocation) findEntry(name, scope string) (*settingsDoc, string, error) {
+	scopes := []string{scopeProject, scopeUser}
+	if scope != "" {
+		scopes = []string{scope}
+	}
+	var known []string
+	var where []string
+	for _, sc := range scopes {
+		path, err := a.settingsFile(sc)
+		if err != nil {
+			continue
+		}
+		d, err := loadSettingsDoc(path)
+		if err != nil {
+			return nil, "", err
+		}
+		if d.entry(name) != nil {
+			return d, sc, nil
+		}
+		known = append(known, d.names()...)
+		where = append(where, path)
+	}
+	return nil, "", &unknownServerError{name: name, where: "in " + strings.Join(where, " or "), known: known}
+}
+
+func (a *invocation) mcpEditCommands() []*cobra.Command {
+	var (
+		scope     string // of remove, get, enable, disable
+		addScope  string
+		env       []string
+		headers   []string
+		url       string
+		transport string
+		asJSON    bool
+	)
+	checkScope := func(scope string, allowEmpty bool) error {
+		if (scope == "" && allowEmpty) || scope == scopeUser || scope == scopeProject {
+			return nil
+		}
+		return usageErrorf("--scope %q: expected user or project", scope)
+	}
+	add := &cobra.Command{
+		Use:   "add NAME [flags] -- COMMAND [ARGS...] | add NAME --url URL",
+		Short: "Add an MCP server to the settings file (a running host starts it at once)",
+		Long: `Add an MCP server to the settings file that the MCP server manager reads (and a
+running host reloads): a stdio server given by the command after --, or an HTTP
+server with --url. The user's file is ` + "`$XDG_CONFIG_HOME/harness/mcp-servers.yaml`" + `; --scope project
+writes .harness/mcp-servers.yaml in the current directory (or its nearest ancestor
+that has one), which is layered on top of the user's. The file keeps its comments and
+key order; the change is validated before it is written, and written atomically.`,
+		Example: `  harness mcp add mem -- npx -y @modelcontextprotocol/server-memory
+  harness mcp add gh --env GITHUB_TOKEN='${secret:gh}' -- github-mcp-server stdio
+  harness mcp add docs --url https://example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'`,
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			if err := checkScope(addScope, false); err != nil {
+				return err
+			}
+			scope := addScope
+			name, command := argv[0], argv[1:]
+			if dash := cmd.ArgsLenAtDash(); dash > 1 {
+				return usageErrorf("mcp add: one NAME before --, got %q", argv[:dash])
+			}
+			if !mcpclient.ValidServerName(name) {
+				return usageErrorf("mcp add: server name %q must match ^[A-Za-z0-9_-]{1,32}$", name)
+			}
+			entry := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			switch {
+			case url != "" && len(command) > 0:
+				return usageErrorf("mcp add: either --url or a command after --, not both")
+			case url == "" && len(command) == 0:
+				return usageErrorf("mcp add: expected a command after -- (a stdio server) or --url URL")
+			case url != "":
+				if transport != "http" && transport != "sse" {
+					return usageErrorf("mcp add: --transport %q: expected http or sse", transport)
+				}
+				if len(env) > 0 {
+					return usageErrorf("mcp add: --env is for stdio servers; an HTTP server takes --header")
+				}
+				// Streamable HTTP falls back to the legacy SSE transport by itself.
+				setKey(entry, "transport", scalar(mcpclient.TransportStreamableHTTP))
+				setKey(entry, "url", scalar(url))
+				if err := setMap(entry, "--header", "headers", headers); err != nil {
+					return err
+				}
+			default:
+				if len(headers) > 0 {
+					return usageErrorf("mcp add: --header is for HTTP servers; a stdio server takes --env")
+				}
+				setKey(entry, "transport", scalar(mcpclient.TransportStdio))
+				setKey(entry, "command", scalar(command[0]))
+				if len(command) > 1 {
+					seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+					for _, arg := range command[1:] {
+						seq.Content = append(seq.Content, scalar(arg))
+					}
+					setKey(entry, "args", seq)
+				}
+				if err := setMap(entry, "--env", "env", env); err != nil {
+					return err
+				}
+			}
+			path, err := a.settingsFile(scope)
+			if err != nil {
+				return err
+			}
+			d, err := loadSettingsDoc(path)
+			if err != nil {
+				return err
+			}
+			if d.entry(name) != nil {
+				return failure(fmt.Errorf("mcp server %q is already in %s; remove it first (harness mcp remove %s --scope %s)", name, path, name, scope))
+			}
+			d.add(name, entry)
+			if err := d.save(); err != nil {
+				return failure(err)
+			}
+			fmt.Fprintf(a.stdout, "%s: added to %s (%s settings)\n", name, path, scope)
+			return nil
+		}),
+	}
+	af := add.Flags()
+	af.StringArrayVar(&env, "env", nil, "an environment variable of the server, `KEY=VALUE` (VALUE may be ${VAR} or ${secret:NAME}); repeatable")
+	af.StringArrayVar(&headers, "header", nil, "an HTTP header, `NAME=VALUE`; repeatable")
+	af.StringVar(&url, "url", "", "the server's `URL` (an HTTP server)")
+	af.StringVar(&transport, "transport", "http", "with --url: http or sse (both are written as streamable-http, which falls back to SSE by itself)")
+	af.StringVar(&addScope, "scope", scopeUser, "which settings file: user or project")
+
+	edit := func(use, short string, fn func(d *settingsDoc, name, scope string) (string, error)) *cobra.Command {
+		c := &cobra.Command{
+			Use:   use + " NAME",
+			Short: short,
+			Args:  args(cobra.ExactArgs(1)),
+			RunE: action(func(_ *cobra.Command, argv []string) error {
+				if err := checkScope(scope, true); err != nil {
+					return err
+				}
+				d, sc, err := a.findEntry(argv[0], scope)
+				if err != nil {
+					return failure(err)
+				}
+				msg, err := fn(d, argv[0], sc)
+				if err != nil {
+					return failure(err)
+				}
+				if msg != "" {
+					fmt.Fprintln(a.stdout, msg)
+				}
+				return nil
+			}),
+		}
+		c.Flags().StringVar(&scope, "scope", "", "which settings file: user or project (default: the one that has NAME, the project's first)")
+		return c
+	}
+	remove := edit("remove", "Remove an MCP server from the settings file", func(d *settingsDoc, name, sc string) (string, error) {
+		d.remove(name)
+		if err := d.save(); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s: removed from %s (%s settings)", name, d.path, sc), nil
+	})
+	enable := edit("enable", "Enable an MCP server in the settings file", func(d *settingsDoc, name, sc string) (string, error) {
+		return setEnabled(d, name, sc, true)
+	})
+	disable := edit("disable", "Disable an MCP server in the settings file (it stays listed, nothing runs)", func(d *settingsDoc, name, sc string) (string, error) {
+		return setEnabled(d, name, sc, false)
+	})
+	get := edit("get", "Show an MCP server's settings entry (values of env and headers redacted)", func(d *settingsDoc, name, sc string) (string, error) {
+		var entry map[string]any
+		if err := d.entry(name).Decode(&entry); err != nil {
+			return "", fmt.Errorf("settings file %s: servers.%s: %w", d.path, name, err)
+		}
+		for _, k := range []string{"env", "headers"} {
+			if m, ok := entry[k].(map[string]any); ok {
+				for mk, mv := range m {
+					if s, ok := mv.(string); ok {
+						m[mk] = redact.Value(s)
+					}
+				}
+			}
+		}
+		if u, ok := entry["url"].(string); ok {
+			entry["url"] = redact.URL(u)
+		}
+		if asJSON {
+			return "", writeJSON(a, map[string]any{"name": name, "scope": sc, "file": d.path, "entry": entry})
+		}
+		var out strings.Builder
+		enc := yaml.NewEncoder(&out)
+		enc.SetIndent(2)
+		node := orderedEntry(entry)
+		if err := enc.Encode(&node); err != nil {
+			return "", err
+		}
+		_ = enc.Close()
+		return fmt.Sprintf("%s (%s settings, %s)\n%s", name, sc, d.path, strings.TrimRight(indentLines(out.String(), "  "), "\n")), nil
+	})
+	get.Flags().BoolVar(&asJSON, "json", false, "print the entry as JSON")
+	return []*cobra.Command{add, remove, get, enable, disable}
+}
+
+// setMap sets key of entry to the KEY=VALUE flags, if any.
+func setMap(entry *yaml.Node, flag, key string, kvs []string) error {
+	m, err := parseKeyValues(flag, kvs)
+	if err != nil || len(m) == 0 {
+		return err
+	}
+	node := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		node.Content = append(node.Content, scalar(k), scalar(m[k].(string)))
+	}
+	setKey(entry, key, node)
+	return nil
+}
+
+// setEnabled sets the entry's enabled flag: disable writes enabled: false, enable drops
+// the key (true is the default) and saves the file.
+func setEnabled(d *settingsDoc, name, scope string, on bool) (string, error) {
+	e := d.entry(name)
+	if e.Kind != yaml.MappingNode {
+		return "", fmt.Errorf("settings file %s: servers.%s: expected a mapping", d.path, name)
+	}
+	word := "disabled"
+	if on {
+		word = "enabled"
+		setKey(e, "enabled", nil)
+	} else {
+		setKey(e, "enabled", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"})
+	}
+	if err := d.save(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s: %s in %s (%s settings)", name, word, d.path, scope), nil
+}
+
+// orderedEntry puts an entry's usual keys first, for mcp get.
+func orderedEntry(entry map[string]any) yaml.Node {
+	var n yaml.Node
+	_ = n.Encode(entry)
+	first := []string{"transport", "command", "args", "url", "env", "headers", "enabled"}
+	rank := func(k string) int {
+		if i := slices.Index(first, k); i >= 0 {
+			return i
+		}
+		return len(first)
+	}
+	type kv struct{ k, v *yaml.Node }
+	var pairs []kv
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		pairs = append(pairs, kv{n.Content[i], n.Content[i+1]})
+	}
+	slices.SortStableFunc(pairs, func(a, b kv) int { return rank(a.k.Value) - rank(b.k.Value) })
+	n.Content = n.Content[:0]
+	for _, p := range pairs {
+		n.Content = append(n.Content, p.k, p.v)
+	}
+	return n
+}
+
+func indentLines(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if l != "" && l != "\n" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// flattenRows lists rows and their nested rows, depth first.
+func flattenRows(rows []profiles.Row) []profiles.Row {
+	var out []profiles.Row
+	for _, r := range rows {
+		out = append(out, r)
+		out = append(out, flattenRows(r.Rows)...)
+	}
+	return out
+}
