@@ -362,6 +362,11 @@ func credentialsFor(c *ctx.Context) (Credentials, error) {
 	if cr, ok := CredentialsKey.Get(c); ok && cr != nil {
 		return cr, nil
 	}
+	return defaultCredentials()
+}
+
+// defaultCredentials returns the default credentials file when it exists.
+func defaultCredentials() (Credentials, error) {
 	path, err := DefaultCredentialsFile()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoCredentials, err)

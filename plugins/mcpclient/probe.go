@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -12,8 +13,9 @@ import (
 )
 
 // ProbeStage is how far a probe got. A failed probe names the stage that failed; a
-// successful one is [ProbeOK]. (Resolving templates and credentials is the manager's stage,
-// before Probe is called.)
+// successful one is [ProbeOK]. (The manager resolves its entries' references before Probe
+// is called; a configuration with unresolved references, such as a profile row, is resolved
+// by Probe itself and fails at ProbeConnect when that fails.)
 type ProbeStage string
 
 // Probe stages, in order.
@@ -141,6 +143,16 @@ func Probe(ctx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 		res.Cleanup.Err = scrub.Replace(res.Cleanup.Err)
 		res.Timings.Total = time.Since(start)
 		return res
+	}
+	if !cfg.Expanded && cfg.HasReferences() {
+		// A profile row: resolve it as a mount would (environment, default credentials).
+		x, err := cfg.Expand(&Resolver{Secrets: defaultCredentials})
+		if err != nil {
+			res.Err = fmt.Sprintf("mcp server %q: %v", cfg.ServerName, err)
+			return finish()
+		}
+		x.Expanded = true
+		cfg, scrub = x, secretScrubber(x)
 	}
 	if err := cfg.Validate(); err != nil {
 		res.Err = err.Error()

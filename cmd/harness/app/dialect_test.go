@@ -122,3 +122,23 @@ plugins:
 		t.Errorf("missing secret: code %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// mcp probe of a profile row resolves its references as a mount would.
+func TestProbeResolvesReferences(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("HARNESS_TEST_DEMO_SUBCOMMAND", "demo-server")
+	p := writeFile(t, dir, "p.yaml", `extends: cli
+plugins:
+  demo:
+    use: mcpclient
+    config: {serverName: demo, transport: stdio, command: "${HARNESS_SELF}", args: ["${HARNESS_TEST_DEMO_SUBCOMMAND}"]}
+`)
+	run(t, nil, "-p", p, "mcp", "probe", "demo").expect(t, ExitOK, "mcp__demo__echo", "")
+	t.Setenv("HARNESS_TEST_DEMO_SUBCOMMAND", "")
+	os.Unsetenv("HARNESS_TEST_DEMO_SUBCOMMAND")
+	r := run(t, nil, "-p", p, "mcp", "probe", "demo")
+	if r.code == ExitOK || !strings.Contains(r.stdout+r.stderr, "${HARNESS_TEST_DEMO_SUBCOMMAND}: environment variable is not set") {
+		t.Errorf("unset variable: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
