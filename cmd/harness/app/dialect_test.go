@@ -78,10 +78,16 @@ plugins:
 	}
 	// Once the file parses, its entries are validated too.
 	fixed := writeFile(t, dir, "servers.yaml", "servers:\n  a:\n    transport: stdio\n    command: x\n  b:\n    transport: streamable-http\n    url: ftp://example.com\n")
-	_ = fixed
 	r = run(t, nil, "-p", p, "profile", "check")
 	if !strings.Contains(r.stderr, `settings file "`+settings+`": line 7: key "servers.b.url": expected an http or https URL, got "ftp://example.com"`) {
 		t.Errorf("settings entry not validated:\n%s", r.stderr)
+	}
+	// A project file layered on top is checked too, also in another host's dialect.
+	project := writeFile(t, dir, "project.json", `{"mcpServers": {"p": {"command": "x", "args": [1]}}}`)
+	withProject := writeFile(t, dir, "q.yaml", "extends: cli\nplugins:\n  manager: {use: mcpmanager, config: {settingsFile: "+fixed+", projectSettingsFile: "+project+"}}\n")
+	r = run(t, nil, "-p", withProject, "profile", "check")
+	if !strings.Contains(r.stderr, `settings file "`+project+`": key "mcpServers.p.args.0": expected a string, got number 1`) {
+		t.Errorf("project file not checked:\n%s", r.stderr)
 	}
 	// Other commands are not held back by what only profile check reports.
 	ok := writeFile(t, dir, "ok.yaml", "extends: cli\nplugins:\n  one: {use: mcpclient, enabled: false, config: {serverName: gh, transport: stdio, command: x}}\n")

@@ -231,14 +231,16 @@ func (ck *checker) row(r profiles.Row, names map[string]string) {
 			names[cfg.ServerName] = r.Path
 		}
 	case mcpmanager.Config:
-		if cfg.SettingsFile == "" {
-			return
+		for _, file := range []string{cfg.SettingsFile, cfg.ProjectSettingsFile} {
+			if file == "" {
+				continue
+			}
+			warnings, err := mcpmanager.CheckSettingsFile(file)
+			for _, w := range warnings {
+				ck.warnings = append(ck.warnings, fmt.Sprintf("settings file %q: warning: %s", file, w))
+			}
+			ck.add(ctx.ConfigErrors(err)...)
 		}
-		warnings, err := mcpmanager.CheckSettingsFile(cfg.SettingsFile)
-		for _, w := range warnings {
-			ck.warnings = append(ck.warnings, fmt.Sprintf("settings file %q: warning: %s", cfg.SettingsFile, w))
-		}
-		ck.add(ctx.ConfigErrors(err)...)
 	}
 }
 
