@@ -75,6 +75,9 @@ type ReadOptions struct {
 	From string
 	// Op names the operation in errors: "mcp import" (default) or "profile".
 	Op string
+	// NoValues makes errors say what kind of value was found, never the value itself (for
+	// files whose errors are logged, such as the MCP manager's settings file).
+	NoValues bool
 }
 
 // IsServerDocument reports whether data, read from the file name, is another host's server
@@ -138,7 +141,7 @@ func looksVSCode(m map[string]any) bool {
 // key path in the document and what was expected; keys that have no counterpart are
 // dropped with a warning, never silently.
 func ReadServers(data []byte, opts ReadOptions) (*ServerDocument, error) {
-	rd := &reader{im: importer{source: opts.Source, op: opts.Op}}
+	rd := &reader{im: importer{source: opts.Source, op: opts.Op, noValues: opts.NoValues}}
 	dialect := ""
 	if opts.From != "" {
 		d, ok := hostDialects[opts.From]
@@ -214,7 +217,7 @@ func ReadServers(data []byte, opts ReadOptions) (*ServerDocument, error) {
 	}
 	sm, ok := servers.(map[string]any)
 	if !ok {
-		return nil, rd.im.fail(append(slices.Clip(prefix), top), ErrType, "expected a map of servers keyed by name, got "+describe(servers))
+		return nil, rd.im.fail(append(slices.Clip(prefix), top), ErrType, "expected a map of servers keyed by name, got "+rd.im.describe(servers))
 	}
 	out := &ServerDocument{Dialect: dialect}
 	used := map[string]string{}
@@ -264,18 +267,18 @@ func (rd *reader) inputs(v any, path []string) error {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return rd.im.fail(path, ErrType, "expected a list of inputs, got "+describe(v))
+		return rd.im.fail(path, ErrType, "expected a list of inputs, got "+rd.im.describe(v))
 	}
 	rd.inputIDs = map[string]bool{}
 	for i, e := range list {
 		in, ok := e.(map[string]any)
 		p := append(slices.Clip(path), strconv.Itoa(i))
 		if !ok {
-			return rd.im.fail(p, ErrType, "expected an input object, got "+describe(e))
+			return rd.im.fail(p, ErrType, "expected an input object, got "+rd.im.describe(e))
 		}
 		id, _ := in["id"].(string)
 		if id == "" { // the name's syntax is checked with the ${secret:…} reference it becomes
-			return rd.im.fail(append(p, "id"), ErrInvalid, "expected the input's id, got "+describe(in["id"]))
+			return rd.im.fail(append(p, "id"), ErrInvalid, "expected the input's id, got "+rd.im.describe(in["id"]))
 		}
 		rd.inputIDs[id] = true
 	}
@@ -315,7 +318,7 @@ var (
 func (rd *reader) server(p []string, v any) (*Server, error) {
 	entry, ok := v.(map[string]any)
 	if !ok {
-		return nil, rd.im.fail(p, ErrType, "expected a server object, got "+describe(v))
+		return nil, rd.im.fail(p, ErrType, "expected a server object, got "+rd.im.describe(v))
 	}
 	at := func(k string) []string { return append(slices.Clip(p), k) }
 	known := map[string][]string{DialectMCPServers: mcpServersKeys, DialectVSCode: vscodeKeys, DialectCodex: codexKeys}[rd.dialect]
@@ -373,7 +376,7 @@ func (rd *reader) jsonServer(p []string, entry map[string]any) (*Server, error) 
 			transport = "streamable-http"
 		default:
 			return nil, rd.im.fail(at(typeKey), ErrInvalid,
-				"expected stdio, http, streamable-http, streamableHttp or sse, got "+describe(t))
+				"expected stdio, http, streamable-http, streamableHttp or sse, got "+rd.im.describe(t))
 		}
 	}
 	_, hasCommand := entry["command"]
@@ -404,7 +407,7 @@ func (rd *reader) jsonServer(p []string, entry map[string]any) (*Server, error) 
 		ms, isNum := t.(float64)
 		switch {
 		case !isNum || ms <= 0 || ms != math.Trunc(ms):
-			return nil, rd.im.fail(at("timeout"), ErrType, "expected a positive whole number, got "+describe(t))
+			return nil, rd.im.fail(at("timeout"), ErrType, "expected a positive whole number, got "+rd.im.describe(t))
 		case rd.host == "gemini":
 			c.add("toolCallTimeoutMs", intNode(int(ms)))
 		case rd.host == "cline" || rd.host == "roo":
@@ -430,7 +433,7 @@ func (rd *reader) jsonServer(p []string, entry map[string]any) (*Server, error) 
 	if d, ok := entry["disabled"]; ok {
 		b, ok := d.(bool)
 		if !ok {
-			return nil, rd.im.fail(at("disabled"), ErrType, "expected a boolean, got "+describe(d))
+			return nil, rd.im.fail(at("disabled"), ErrType, "expected a boolean, got "+rd.im.describe(d))
 		}
 		enabled = !b
 	}
@@ -514,12 +517,12 @@ func (rd *reader) codexServer(p []string, entry map[string]any) (*Server, error)
 	if v, ok := entry["env_http_headers"]; ok { // header → the variable holding its value
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, rd.im.fail(at("env_http_headers"), ErrType, "expected a map of header names to variable names, got "+describe(v))
+			return nil, rd.im.fail(at("env_http_headers"), ErrType, "expected a map of header names to variable names, got "+rd.im.describe(v))
 		}
 		for _, h := range slices.Sorted(maps.Keys(m)) {
 			name, ok := m[h].(string)
 			if !ok || !envVarName.MatchString(name) {
-				return nil, rd.im.fail(append(at("env_http_headers"), h), ErrType, "expected an environment variable name, got "+describe(m[h]))
+				return nil, rd.im.fail(append(at("env_http_headers"), h), ErrType, "expected an environment variable name, got "+rd.im.describe(m[h]))
 			}
 			headers.Content = append(headers.Content, str(h), str("${"+name+"}"))
 		}
@@ -527,7 +530,7 @@ func (rd *reader) codexServer(p []string, entry map[string]any) (*Server, error)
 	if v, ok := entry["bearer_token_env_var"]; ok {
 		name, ok := v.(string)
 		if !ok || !envVarName.MatchString(name) {
-			return nil, rd.im.fail(at("bearer_token_env_var"), ErrType, "expected an environment variable name, got "+describe(v))
+			return nil, rd.im.fail(at("bearer_token_env_var"), ErrType, "expected an environment variable name, got "+rd.im.describe(v))
 		}
 		headers.Content = append(headers.Content, str("Authorization"), str("Bearer ${"+name+"}"))
 	}
@@ -544,7 +547,7 @@ func (rd *reader) codexServer(p []string, entry map[string]any) (*Server, error)
 		}
 		n, ok := number(v)
 		if !ok || n <= 0 || n*t.scale > math.MaxInt32 {
-			return nil, rd.im.fail(at(t.key), ErrType, "expected a positive number, got "+describe(v))
+			return nil, rd.im.fail(at(t.key), ErrType, "expected a positive number, got "+rd.im.describe(v))
 		}
 		c.add(t.to, intNode(int(math.Round(n*t.scale))))
 	}
@@ -561,7 +564,7 @@ func (rd *reader) codexServer(p []string, entry map[string]any) (*Server, error)
 	if e, ok := entry["enabled"]; ok {
 		b, ok := e.(bool)
 		if !ok {
-			return nil, rd.im.fail(at("enabled"), ErrType, "expected a boolean, got "+describe(e))
+			return nil, rd.im.fail(at("enabled"), ErrType, "expected a boolean, got "+rd.im.describe(e))
 		}
 		enabled = b
 	}
@@ -593,20 +596,20 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 	case "command", "url":
 		s, ok := v.(string)
 		if !ok || strings.TrimSpace(s) == "" {
-			return nil, rd.im.fail(p, ErrType, "expected a non-empty string, got "+describe(v))
+			return nil, rd.im.fail(p, ErrType, "expected a non-empty string, got "+rd.im.describe(v))
 		}
 		s, err := rd.refs(p, s)
 		if err != nil {
 			return nil, err
 		}
 		if k == "url" && !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "${") {
-			return nil, rd.im.fail(p, ErrInvalid, "expected an http:// or https:// URL, got "+describe(s))
+			return nil, rd.im.fail(p, ErrInvalid, "expected an http:// or https:// URL, got "+rd.im.describe(s))
 		}
 		return str(s), nil
 	case "cwd":
 		s, ok := v.(string)
 		if !ok {
-			return nil, rd.im.fail(p, ErrType, "expected a string, got "+describe(v))
+			return nil, rd.im.fail(p, ErrType, "expected a string, got "+rd.im.describe(v))
 		}
 		s, err := rd.refs(p, s)
 		if err != nil {
@@ -629,13 +632,13 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 	default: // env, headers
 		mv, ok := v.(map[string]any)
 		if !ok {
-			return nil, rd.im.fail(p, ErrType, "expected a map of strings, got "+describe(v))
+			return nil, rd.im.fail(p, ErrType, "expected a map of strings, got "+rd.im.describe(v))
 		}
 		mn := &yamlv3.Node{Kind: yamlv3.MappingNode}
 		for _, ek := range slices.Sorted(maps.Keys(mv)) {
 			s, ok := mv[ek].(string)
 			if !ok {
-				return nil, rd.im.fail(append(slices.Clip(p), ek), ErrType, "expected a string, got "+describe(mv[ek]))
+				return nil, rd.im.fail(append(slices.Clip(p), ek), ErrType, "expected a string, got "+rd.im.describe(mv[ek]))
 			}
 			s, err := rd.refs(append(slices.Clip(p), ek), s)
 			if err != nil {
@@ -654,13 +657,13 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 func (rd *reader) strList(p []string, v any) (*yamlv3.Node, error) {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, rd.im.fail(p, ErrType, "expected a list of strings, got "+describe(v))
+		return nil, rd.im.fail(p, ErrType, "expected a list of strings, got "+rd.im.describe(v))
 	}
 	seq := &yamlv3.Node{Kind: yamlv3.SequenceNode, Style: yamlv3.FlowStyle}
 	for i, e := range list {
 		s, ok := e.(string)
 		if !ok {
-			return nil, rd.im.fail(append(slices.Clip(p), strconv.Itoa(i)), ErrType, "expected a string, got "+describe(e))
+			return nil, rd.im.fail(append(slices.Clip(p), strconv.Itoa(i)), ErrType, "expected a string, got "+rd.im.describe(e))
 		}
 		seq.Content = append(seq.Content, str(s))
 	}

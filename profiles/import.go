@@ -73,7 +73,7 @@ func ImportMCPServers(data []byte, source string) ([]byte, error) {
 // Server names must match ^[A-Za-z0-9_-]{1,32}$ and differ in more than case. The result
 // loads with Load.
 func ImportServers(data []byte, opts ImportOptions) (*Import, error) {
-	doc, err := ReadServers(data, ReadOptions(opts))
+	doc, err := ReadServers(data, ReadOptions{Source: opts.Source, From: opts.From, Op: opts.Op})
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,26 @@ func baseRowIDs() []string {
 	return slices.Sorted(maps.Keys(doc.Plugins))
 }
 
-type importer struct{ source, op string }
+type importer struct {
+	source, op string
+	noValues   bool // describe kinds, not values
+}
+
+// describe renders a value for "got ..." in messages; with noValues only its kind.
+func (im importer) describe(v any) string {
+	if !im.noValues {
+		return describe(v)
+	}
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, int64:
+		return "a number"
+	}
+	return describe(v) // null, a list, a map: no value in them
+}
 
 func (im importer) fail(path []string, kind error, msg string) *Error {
 	op := im.op

@@ -60,7 +60,7 @@ func readSettings(file string, data []byte) ([]*entry, []string, error) {
 
 // readForeignSettings reads another host's server document as the settings.
 func readForeignSettings(file string, data []byte) ([]*entry, []string, error) {
-	doc, err := profiles.ReadServers(data, profiles.ReadOptions{Source: file, Op: "settings file"})
+	doc, err := profiles.ReadServers(data, profiles.ReadOptions{Source: file, Op: "settings file", NoValues: true})
 	if err != nil {
 		var pe *profiles.Error
 		if errors.As(err, &pe) {

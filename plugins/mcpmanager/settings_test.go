@@ -148,6 +148,9 @@ func TestParseSettingsErrorsQuoteNoValues(t *testing.T) {
 		"servers:\n  a:\n    transport: stdio\n    command: x\n    args: {k: " + secret + "}\n",
 		"servers:\n  a:\n    enabled: " + secret + "\n",
 		"servers:\n  a: " + secret + "\n",
+		`{"mcpServers": {"a": {"command": "x", "args": "` + secret + `"}}}`,
+		`{"mcpServers": {"a": {"url": "` + secret + `"}}}`,
+		`{"mcpServers": {"a": {"command": "x", "disabled": "` + secret + `"}}}`,
 	} {
 		_, err := parseSettings("s.yaml", []byte(doc))
 		if err == nil {
@@ -242,7 +245,7 @@ func TestReadSettingsOtherHosts(t *testing.T) {
 		t.Errorf("VS Code input not a secret reference: %v", e[0].cfg.Headers)
 	}
 	_, _, err := readSettings("claude.json", []byte(`{"mcpServers": {"fs": {"command": "x", "args": [1]}}}`))
-	if err == nil || !errors.Is(err, ErrInvalidSettings) || !strings.Contains(err.Error(), `settings file "claude.json": key "mcpServers.fs.args.0": expected a string, got number 1`) {
+	if err == nil || !errors.Is(err, ErrInvalidSettings) || !strings.Contains(err.Error(), `settings file "claude.json": key "mcpServers.fs.args.0": expected a string, got a number`) {
 		t.Fatalf("bad entry: %v", err)
 	}
 }

@@ -86,7 +86,7 @@ plugins:
 	project := writeFile(t, dir, "project.json", `{"mcpServers": {"p": {"command": "x", "args": [1]}}}`)
 	withProject := writeFile(t, dir, "q.yaml", "extends: cli\nplugins:\n  manager: {use: mcpmanager, config: {settingsFile: "+fixed+", projectSettingsFile: "+project+"}}\n")
 	r = run(t, nil, "-p", withProject, "profile", "check")
-	if !strings.Contains(r.stderr, `settings file "`+project+`": key "mcpServers.p.args.0": expected a string, got number 1`) {
+	if !strings.Contains(r.stderr, `settings file "`+project+`": key "mcpServers.p.args.0": expected a string, got a number`) {
 		t.Errorf("project file not checked:\n%s", r.stderr)
 	}
 	// Other commands are not held back by what only profile check reports.
