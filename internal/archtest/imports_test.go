@@ -32,6 +32,7 @@ var rules = map[string]rule{
 	"plugins/mcpclient":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpauth", "internal/redact", "internal/yamlnode"}},
 	"plugins/mcpmanager":   {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "profiles"}},
 	"plugins/remote":       {project: []string{"ctx"}},
+	"plugins/gateway":      {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpresources", "plugins/mcpmanager"}},
 	"profiles":             {project: []string{"ctx", "internal/redact"}},
 	"internal/demoserver":  {},
 	"internal/archtest":    {},

@@ -32,6 +32,9 @@ func apply(c *ctx.Context, cfg Config) error {
 		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
 	}
 	s := newSupervisor(c, cfg, set)
+	if err := publishUpstream(c, s); err != nil {
+		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
+	}
 	if err := attachServerContext(c, s); err != nil {
 		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
 	}

@@ -186,7 +186,7 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 	if !g.track(call) {
 		return nil, s.unavailable()
 	}
-	res, err := g.conn.Session().CallTool(cx, &mcp.CallToolParams{Name: t.raw, Arguments: call.Args})
+	res, err := g.conn.Session().CallTool(cx, &mcp.CallToolParams{Meta: callMeta(cx), Name: t.raw, Arguments: call.Args})
 	g.untrack(call)
 	if err != nil {
 		return nil, s.callError(cx, g, "tools/call "+t.raw, err)

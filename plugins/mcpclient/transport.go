@@ -87,6 +87,9 @@ type dialOptions struct {
 	// arrived), before the MCP handshake completes. Probes use it to tell
 	// a failed connect from a failed initialize.
 	onTransportReady func()
+	// clientOptions, if set, adjusts the SDK client options of every session (the
+	// gateway's notice handlers: upstream.go).
+	clientOptions func(*mcp.ClientOptions)
 }
 
 func (o dialOptions) log() *slog.Logger {
@@ -147,6 +150,9 @@ func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Tra
 	}
 	if signal := opts.onToolListChanged; signal != nil {
 		co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { signal() }
+	}
+	if f := opts.clientOptions; f != nil {
+		f(co)
 	}
 	client := mcp.NewClient(opts.implementation(), co)
 	return client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: cfg.EffectiveProtocolVersion()})

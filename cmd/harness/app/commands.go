@@ -31,7 +31,7 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			def := slog.LevelWarn
-			if cmd.Name() == "run" {
+			if cmd.Name() == "run" || cmd.Name() == "serve" {
 				def = slog.LevelInfo
 			}
 			l, err := newLogger(a.stderr, a.logFormat, a.logLevel, def, a.env)
@@ -59,6 +59,7 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 
 	root.AddCommand(
 		a.runCommand(),
+		a.serveCommand(),
 		a.toolsCommand(),
 		a.resourcesCommand(),
 		a.promptCommand(),

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/cordisgo/harness/ctx"
@@ -17,6 +18,38 @@ type mounts struct {
 	mu     sync.Mutex
 	scopes map[string]*ctx.Scope
 	order  []string
+	// agents holds the layered context of every agent scope by its layer name (see
+	// agentName), for the gateway's agent routes.
+	agents map[string]*ctx.Context
+}
+
+// addAgent records the layered context of the agent scope of the row at path.
+func (m *mounts) addAgent(path string, c *ctx.Context) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.agents == nil {
+		m.agents = map[string]*ctx.Context{}
+	}
+	m.agents[agentName(path)] = c
+}
+
+// agentContexts returns the live agent scopes' layered contexts by layer name.
+func (m *mounts) agentContexts() map[string]*ctx.Context {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]*ctx.Context, len(m.agents))
+	for k, c := range m.agents {
+		if c.Scope().State() == ctx.Active || c.Scope().State() == ctx.Loading {
+			out[k] = c
+		}
+	}
+	return out
+}
+
+// agentName is the layer name of the agent row at path: its row ids joined with dots
+// ("plugins.coder.plugins.review" → "coder.review").
+func agentName(path string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(path, "plugins."), ".plugins.", ".")
 }
 
 func (m *mounts) add(path string, s *ctx.Scope) {
@@ -82,6 +115,7 @@ func mountRows(c *ctx.Context, catalog map[string]ctx.PluginDef, rows []profiles
 		}
 		agent := ctx.Define(ctx.Meta{Name: r.ID}, func(c *ctx.Context, _ struct{}) error {
 			layer := c.Layered() // what the row's plugins register stays in this agent scope
+			m.addAgent(r.Path, layer)
 			if r.Use != "" {
 				s, err := layer.Plugin(catalog[r.Use], r.Config)
 				if err != nil {

@@ -1,0 +1,207 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/plugins/remote"
+)
+
+// defaultServeAddr is where serve listens without --addr: loopback, a fixed port so that
+// client configurations can name it.
+const defaultServeAddr = "127.0.0.1:8931"
+
+// gatewayEndpoint is the content of the gateway's endpoint file.
+type gatewayEndpoint struct {
+	URL   string `json:"url"`
+	Token string `json:"token,omitempty"`
+	PID   int    `json:"pid"`
+}
+
+func (a *invocation) serveCommand() *cobra.Command {
+	var (
+		addr, endpointFile, tokenFile string
+		stdio, noAuth                 bool
+		hosts, origins                []string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Host the profile and serve its MCP servers as one MCP gateway (Streamable HTTP or --stdio)",
+		Long: `Host the profile (as run does) and serve what it holds over MCP: one upstream
+connection per configured server, shared by every downstream session.
+
+Routes (Streamable HTTP):
+  /mcp                   the tools (mcp__<server>__<tool>), resources and prompts visible at the root
+  /mcp/agents/<layer>    what one agent scope of the profile sees (layer: its row ids, dot-joined)
+  /mcp/servers/<name>    one upstream server passed through with its original names
+
+Security: every request needs "Authorization: Bearer <token>"; the token is generated at
+each start and written, with the URL, to the endpoint file (mode 0600), unless --token-file
+or HARNESS_GATEWAY_TOKEN gives one. --no-auth is refused on an address that is not loopback.
+Host and Origin headers are checked on every route (DNS rebinding). Without --addr the
+gateway listens on loopback only.
+
+--stdio serves the aggregated route on stdin/stdout instead (for clients that only launch
+commands); in serve, --stdio takes no value, and upstream servers come from the profile.`,
+		Args: args(cobra.NoArgs),
+		RunE: action(func(cmd *cobra.Command, _ []string) error {
+			opts := gateway.HTTPOptions{Addr: addr, NoAuth: noAuth, AllowedHosts: hosts, AllowedOrigins: origins}
+			if !stdio {
+				tok, err := a.gatewayToken(tokenFile)
+				if err != nil {
+					return usageErrorf("serve: %v", err)
+				}
+				if !noAuth {
+					opts.Token = tok
+				}
+				if err := opts.Check(); err != nil {
+					return usageErrorf("serve: %v", err)
+				}
+				if endpointFile == "" {
+					def, err := defaultGatewayEndpointFile()
+					if err != nil {
+						return usageErrorf("serve: %v", err)
+					}
+					endpointFile = def
+				}
+			}
+			a.quietStartup = stdio // stdout is the protocol: nothing else goes there
+			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
+				gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
+				if err != nil {
+					return failure(err)
+				}
+				defer gw.Close()
+				if stdio {
+					t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+					err := gw.Aggregated().Run(c, t)
+					if err == nil || errors.Is(err, io.EOF) || c.Err() != nil {
+						return nil
+					}
+					return failure(fmt.Errorf("serve --stdio: %w", err))
+				}
+				return a.serveHTTP(c, h, gw, opts, endpointFile)
+			})
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", defaultServeAddr, "listen on `HOST:PORT` (port 0: a free port; the default is loopback only)")
+	f.BoolVar(&stdio, "stdio", false, "serve the aggregated route over stdin/stdout instead of HTTP")
+	f.BoolVar(&noAuth, "no-auth", false, "serve without a bearer token (refused unless the address is loopback)")
+	f.StringVar(&endpointFile, "endpoint-file", "", "write the URL and token to `PATH` (mode 0600; default: gateway.json next to the remote API's endpoint file)")
+	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from `PATH` instead of generating one")
+	f.StringArrayVar(&hosts, "allow-host", nil, "also accept this Host header `NAME` (repeatable; loopback names and the --addr host are always accepted)")
+	f.StringArrayVar(&origins, "allow-origin", nil, "also accept this browser `ORIGIN` (scheme://host[:port]; repeatable)")
+	return cmd
+}
+
+// gatewayToken returns the configured token (tokenFile, then HARNESS_GATEWAY_TOKEN), or a
+// fresh one.
+func (a *invocation) gatewayToken(tokenFile string) (string, error) {
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", fmt.Errorf("--token-file %s: empty", tokenFile)
+		}
+		return tok, nil
+	}
+	for _, kv := range a.env {
+		if v, ok := strings.CutPrefix(kv, "HARNESS_GATEWAY_TOKEN="); ok && v != "" {
+			return v, nil
+		}
+	}
+	return gateway.NewToken(), nil
+}
+
+// defaultGatewayEndpointFile is gateway.json in the directory of the remote API's default
+// endpoint file.
+func defaultGatewayEndpointFile() (string, error) {
+	f, err := remote.DefaultEndpointFile()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(f), "gateway.json"), nil
+}
+
+// serveHTTP listens on opts.Addr, writes the endpoint file and serves until c is done.
+func (a *invocation) serveHTTP(c context.Context, h *host, gw *gateway.Gateway, opts gateway.HTTPOptions, endpointFile string) error {
+	handler, err := gw.Handler(opts)
+	if err != nil {
+		return usageErrorf("serve: %v", err)
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return failure(fmt.Errorf("serve: listening on %s: %w", opts.Addr, err))
+	}
+	url := "http://" + ln.Addr().String() + gateway.PathAggregated
+	if err := writeEndpoint(endpointFile, gatewayEndpoint{URL: url, Token: opts.Token, PID: os.Getpid()}); err != nil {
+		ln.Close()
+		return failure(fmt.Errorf("serve: %w", err))
+	}
+	defer os.Remove(endpointFile)
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	h.logger.Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth)
+	select {
+	case <-c.Done():
+	case err := <-errc:
+		return failure(fmt.Errorf("serve: %w", err))
+	}
+	h.logger.Info("shutting down")
+	sc, cancel := context.WithTimeout(context.WithoutCancel(c), a.shutdownTimeout)
+	defer cancel()
+	gw.Close() // ends the downstream sessions, whose streams would hold Shutdown
+	if err := srv.Shutdown(sc); err != nil {
+		_ = srv.Close()
+	}
+	<-errc
+	return nil
+}
+
+// writeEndpoint writes e to path, mode 0600, atomically.
+func writeEndpoint(path string, e gatewayEndpoint) error {
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("endpoint file %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".gateway-*")
+	if err != nil {
+		return fmt.Errorf("endpoint file %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(append(b, '\n'))
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("endpoint file %s: %w", path, err)
+	}
+	return nil
+}

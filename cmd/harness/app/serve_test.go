@@ -1,0 +1,141 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestServeRefusals(t *testing.T) {
+	t.Parallel()
+	r := run(t, nil, "serve", "--no-auth", "--addr", "0.0.0.0:0", "--endpoint-file", filepath.Join(t.TempDir(), "gw.json"))
+	r.expect(t, ExitUsage, "", "refused on an address that is not loopback")
+	r = run(t, nil, "serve", "--token-file", filepath.Join(t.TempDir(), "missing"), "--endpoint-file", filepath.Join(t.TempDir(), "gw.json"))
+	r.expect(t, ExitUsage, "", "--token-file")
+}
+
+// lineWatch is a stderr that closes seen when a line containing want is written.
+type lineWatch struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *lineWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *lineWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+type bearerRT struct{ tok string }
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.tok)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeHTTP runs serve on the default profile (the demo server over stdio) and talks
+// to its routes with the go-sdk client, using the URL and token of the endpoint file.
+func TestServeHTTP(t *testing.T) {
+	t.Parallel()
+	ep := filepath.Join(t.TempDir(), "gateway.json")
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stderr := &lineWatch{want: "gateway listening", seen: make(chan struct{})}
+	var stdout bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- testOptions().Run(c, []string{"serve", "--addr", "127.0.0.1:0", "--endpoint-file", ep}, strings.NewReader(""), &stdout, stderr, nil)
+	}()
+	select {
+	case <-stderr.seen:
+	case rc := <-code:
+		t.Fatalf("serve exited %d:\n%s", rc, stderr.String())
+	case <-c.Done():
+		t.Fatalf("serve did not start:\n%s", stderr.String())
+	}
+	fi, err := os.Stat(ep)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("endpoint file: %v %v", err, fi)
+	}
+	var e gatewayEndpoint
+	b, _ := os.ReadFile(ep)
+	if err := json.Unmarshal(b, &e); err != nil || e.Token == "" || !strings.HasSuffix(e.URL, "/mcp") {
+		t.Fatalf("endpoint file %s: %v", b, err)
+	}
+	if strings.Contains(stderr.String(), e.Token) {
+		t.Fatal("the token is in the log")
+	}
+	for _, route := range []struct{ path, tool string }{{"", "mcp__demo__echo"}, {"/servers/demo", "echo"}} {
+		client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+		cs, err := client.Connect(c, &mcp.StreamableClientTransport{Endpoint: e.URL + route.path, HTTPClient: &http.Client{Transport: bearerRT{e.Token}}}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", route.path, err)
+		}
+		res, err := cs.CallTool(c, &mcp.CallToolParams{Name: route.tool, Arguments: map[string]any{"text": "through"}})
+		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "through" {
+			t.Fatalf("%s: %v %+v", route.path, err, res)
+		}
+		cs.Close()
+	}
+	cancel()
+	if rc := <-code; rc != ExitOK {
+		t.Fatalf("serve exited %d:\n%s", rc, stderr.String())
+	}
+	if _, err := os.Stat(ep); !os.IsNotExist(err) {
+		t.Fatalf("endpoint file left behind: %v", err)
+	}
+}
+
+// TestServeStdio serves the aggregated route on stdin/stdout.
+func TestServeStdio(t *testing.T) {
+	t.Parallel()
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &lineWatch{want: "\x00", seen: make(chan struct{})}
+	code := make(chan int, 1)
+	go func() {
+		rc := testOptions().Run(c, []string{"serve", "--stdio"}, inR, outW, stderr, nil)
+		outW.Close()
+		code <- rc
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(c, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(c, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "piped"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "piped" {
+		t.Fatalf("%v %+v\n%s", err, res, stderr.String())
+	}
+	cs.Close()
+	inW.Close()
+	if rc := <-code; rc != ExitOK {
+		t.Fatalf("serve --stdio exited %d:\n%s", rc, stderr.String())
+	}
+}

@@ -1,0 +1,38 @@
+// Package gateway serves the MCP servers, tools, resources and prompts of a scope tree as
+// MCP servers of its own: one fleet of upstream connections (one per configured server),
+// any number of downstream sessions.
+//
+// # Routes
+//
+// A [Gateway] has three kinds of route, each one mcp.Server that any number of downstream
+// sessions share:
+//
+//   - the aggregated route ([Gateway.Aggregated], PathAggregated over HTTP): the tools visible
+//     at the gateway's scope (the root) under their public names (mcp__<server>__<tool>),
+//     executed through the tool registry's pipeline (policy, validation, timeouts,
+//     recording); the resources and resource templates of the visible MCP servers under
+//     their own URIs (the first server by name keeps a URI two servers list); their prompts as
+//     mcp__<server>__<prompt>; completions and subscriptions routed to the owning server;
+//   - agent routes ([Gateway.Agent], PathAgents+<layer>): the same for one agent scope (its
+//     masks, its own servers);
+//   - per-server routes ([Gateway.Server], PathServers+<name>): one upstream server passed
+//     through with its identity, instructions, capabilities and original names; tool calls
+//     still go through the registry.
+//
+// Each route's server is kept in sync with the tree by a worker of its own, woken by the
+// registry's Changed event, the MCP clients' status reports and the servers' own list-change
+// notifications, so a backend change reaches every downstream session as list_changed.
+// Cancellation, progress (with a gateway token per call, mapped back to the calling session),
+// log messages (each session's logging/setLevel applies) and resource updates (to the
+// subscribed sessions) are passed through.
+//
+// # HTTP
+//
+// [Gateway.Handler] serves the routes over Streamable HTTP behind a Host check (DNS
+// rebinding), an Origin check and a bearer token; [HTTPOptions.Check] refuses to serve without
+// a token on an address that is not loopback.
+//
+// # Concurrency
+//
+// Every method of Gateway is safe for concurrent use.
+package gateway

@@ -1,0 +1,210 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Route paths.
+const (
+	PathAggregated = "/mcp"
+	PathAgents     = "/mcp/agents/"
+	PathServers    = "/mcp/servers/"
+)
+
+// ErrInsecure is matched by the error of [HTTPOptions.Check] for a configuration that would
+// expose the fleet without authentication.
+var ErrInsecure = errors.New("gateway: insecure HTTP configuration")
+
+// HTTPOptions configures [Gateway.Handler].
+type HTTPOptions struct {
+	// Token is the bearer token every request must carry (Authorization: Bearer <token>).
+	// Empty requires NoAuth.
+	Token string
+	// NoAuth serves without a token. Check refuses it on a non-loopback address.
+	NoAuth bool
+	// Addr is the listening address, host:port; it decides which Host headers are accepted
+	// (see AllowedHosts).
+	Addr string
+	// AllowedHosts are Host header values (host or host:port) accepted besides the loopback
+	// names (localhost, 127.0.0.1, [::1]) and the host of Addr.
+	AllowedHosts []string
+	// AllowedOrigins are Origin values (scheme://host[:port]) accepted besides loopback
+	// origins. A request without Origin (not from a browser) is accepted.
+	AllowedOrigins []string
+}
+
+// Check refuses NoAuth on an address that is not loopback, and a missing token without
+// NoAuth.
+func (o HTTPOptions) Check() error {
+	if o.NoAuth {
+		if !loopbackAddr(o.Addr) {
+			return fmt.Errorf("%w: --no-auth on %q: refused on an address that is not loopback (127.0.0.1, ::1 or localhost)", ErrInsecure, o.Addr)
+		}
+		return nil
+	}
+	if o.Token == "" {
+		return fmt.Errorf("%w: no bearer token (generate one, configure one, or use --no-auth on loopback)", ErrInsecure)
+	}
+	return nil
+}
+
+// NewToken returns a random bearer token (32 bytes, hex).
+func NewToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Handler serves the routes over Streamable HTTP: PathAggregated, PathAgents+<layer> and
+// PathServers+<name>. Every request is checked, in this order, for its Host header (DNS
+// rebinding: 403), its Origin header (403) and its bearer token (401), on every route.
+// An unknown agent or server is 404; a server that has not connected yet is 503.
+// opts must pass Check.
+func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
+	h := &httpFront{g: g, opts: opts, routes: map[string]http.Handler{}}
+	h.hosts = allowedHosts(opts)
+	return h, nil
+}
+
+type httpFront struct {
+	g     *Gateway
+	opts  HTTPOptions
+	hosts map[string]bool
+
+	mu     sync.Mutex
+	routes map[string]http.Handler // path → the route's streamable handler
+}
+
+func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if !h.hostAllowed(req.Host) {
+		http.Error(w, "forbidden: Host header not allowed", http.StatusForbidden)
+		return
+	}
+	if o := req.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
+		http.Error(w, "forbidden: Origin not allowed", http.StatusForbidden)
+		return
+	}
+	if !h.opts.NoAuth {
+		got, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
+			http.Error(w, "unauthorized: a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+	}
+	path := strings.TrimSuffix(req.URL.Path, "/")
+	handler, status, err := h.route(path)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	handler.ServeHTTP(w, req)
+}
+
+// route returns the streamable handler of path, made on first use.
+func (h *httpFront) route(path string) (http.Handler, int, error) {
+	h.mu.Lock()
+	handler := h.routes[path]
+	h.mu.Unlock()
+	if handler != nil {
+		return handler, 0, nil
+	}
+	var srv *mcp.Server
+	var err error
+	switch {
+	case path == PathAggregated:
+		srv = h.g.Aggregated()
+	case strings.HasPrefix(path, PathAgents) && !strings.Contains(path[len(PathAgents):], "/"):
+		srv, err = h.g.Agent(path[len(PathAgents):])
+	case strings.HasPrefix(path, PathServers) && !strings.Contains(path[len(PathServers):], "/"):
+		srv, err = h.g.Server(path[len(PathServers):])
+	default:
+		return nil, http.StatusNotFound, fmt.Errorf("no route %q (routes: %s, %s<layer>, %s<server>)", path, PathAggregated, PathAgents, PathServers)
+	}
+	switch {
+	case errors.Is(err, ErrUnknownRoute):
+		return nil, http.StatusNotFound, err
+	case errors.Is(err, ErrNotConnected):
+		return nil, http.StatusServiceUnavailable, err
+	case err != nil:
+		return nil, http.StatusInternalServerError, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if handler = h.routes[path]; handler == nil {
+		handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: h.g.log})
+		h.routes[path] = handler
+	}
+	return handler, 0, nil
+}
+
+var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}
+
+// loopbackAddr reports whether addr's host is a loopback name or address. An empty host
+// (all interfaces) is not loopback.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func allowedHosts(o HTTPOptions) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range loopbackNames {
+		m[n] = true
+	}
+	if host, _, err := net.SplitHostPort(o.Addr); err == nil && host != "" {
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsUnspecified() {
+			m[strings.ToLower(host)] = true
+		}
+	}
+	for _, a := range o.AllowedHosts {
+		m[strings.ToLower(hostOnly(a))] = true
+	}
+	return m
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+func (h *httpFront) hostAllowed(host string) bool {
+	return host != "" && h.hosts[strings.ToLower(hostOnly(host))]
+}
+
+func (h *httpFront) originAllowed(origin string) bool {
+	for _, o := range h.opts.AllowedOrigins {
+		if strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return h.hosts[strings.ToLower(u.Hostname())]
+}

@@ -1,0 +1,364 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// scopeRoute serves what one scope sees: the registry's tools under their public names,
+// executed through the registry, and the resources, templates and prompts of the MCP servers
+// visible from the scope (resources under their own URIs, prompts as mcp__<server>__<name>).
+type scopeRoute struct {
+	g     *Gateway
+	name  string // "" for the aggregated route, else the agent layer
+	sc    *ctx.Context
+	srv   *mcp.Server
+	kicks chan struct{}
+
+	syncMu    sync.Mutex // one sync at a time
+	mu        sync.Mutex
+	tools     map[string]string              // name → fingerprint
+	resources map[string]string              // uri → server
+	templates map[string]string              // uri template → server
+	prompts   map[string]promptRef           // public name → server and raw name
+	printed   map[string]string              // "r:"+uri, "t:"+tmpl, "p:"+name → fingerprint
+	servers   map[string]*mcpclient.Upstream // servers this route shows
+}
+
+type promptRef struct{ server, raw string }
+
+func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
+	r := &scopeRoute{g: g, name: name, sc: sc, kicks: make(chan struct{}, 1),
+		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{},
+		prompts: map[string]promptRef{}, printed: map[string]string{}, servers: map[string]*mcpclient.Upstream{}}
+	impl := g.opts.Implementation
+	if impl == nil {
+		impl = &mcp.Implementation{Name: "harness-gateway", Version: "1"}
+	}
+	r.srv = mcp.NewServer(impl, &mcp.ServerOptions{
+		Logger: g.log,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		CompletionHandler:  r.complete,
+		SubscribeHandler:   r.subscribe,
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	label := "aggregated"
+	if name != "" {
+		label = "agent:" + name
+	}
+	g.worker(label, r.kicks, r.sync)
+	return r
+}
+
+func (r *scopeRoute) mcpServer() *mcp.Server { return r.srv }
+
+func (r *scopeRoute) kick() {
+	select {
+	case r.kicks <- struct{}{}:
+	default:
+	}
+}
+
+func (r *scopeRoute) serves(server string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.servers[server]
+	return ok
+}
+
+// sync brings the server's tools, resources, templates and prompts in line with the scope.
+func (r *scopeRoute) sync(cx context.Context) {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	r.syncTools()
+	r.syncUpstreams(cx)
+}
+
+func (r *scopeRoute) syncTools() {
+	infos := r.g.reg.List(r.sc)
+	seen := make(map[string]bool, len(infos))
+	for _, in := range infos {
+		seen[in.Name] = true
+		fp := in.Description + "\x00" + string(in.Parameters) + "\x00" + string(in.OutputSchema)
+		r.mu.Lock()
+		same := r.tools[in.Name] == fp
+		r.tools[in.Name] = fp
+		r.mu.Unlock()
+		if same {
+			continue
+		}
+		r.srv.AddTool(toolOf(in), r.callTool)
+	}
+	var gone []string
+	r.mu.Lock()
+	for name := range r.tools {
+		if !seen[name] {
+			gone = append(gone, name)
+			delete(r.tools, name)
+		}
+	}
+	r.mu.Unlock()
+	if len(gone) > 0 {
+		r.srv.RemoveTools(gone...)
+	}
+}
+
+// toolOf describes a registry tool to MCP clients.
+func toolOf(in toolregistry.Info) *mcp.Tool {
+	t := &mcp.Tool{Name: in.Name, Description: in.Description, InputSchema: json.RawMessage(in.Parameters)}
+	if len(in.OutputSchema) > 0 {
+		t.OutputSchema = json.RawMessage(in.OutputSchema)
+	}
+	return t
+}
+
+func (r *scopeRoute) callTool(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return r.g.execute(cx, r.sc, req.Session, req.Params, req.Params.Name)
+}
+
+// execute runs the registry tool public for a downstream call through the pipeline, with
+// the call's progress token forwarded, and turns its result into MCP's.
+func (g *Gateway) execute(cx context.Context, caller *ctx.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, public string) (*mcp.CallToolResult, error) {
+	meta, forget := g.progressMeta(ss, p.GetProgressToken())
+	defer forget()
+	res, err := g.reg.Execute(mcpclient.WithCallMeta(cx, meta), caller, public, p.Arguments, toolregistry.ExecOptions{})
+	return g.result(res, err), nil
+}
+
+// syncUpstreams re-lists the resources, templates and prompts of the visible servers.
+func (r *scopeRoute) syncUpstreams(cx context.Context) {
+	ups := mcpclient.Upstreams(r.sc)
+	servers := map[string]*mcpclient.Upstream{}
+	want := map[string]string{} // printed key → fingerprint
+	resources := map[string]string{}
+	templates := map[string]string{}
+	prompts := map[string]promptRef{}
+	var addRes []served[*mcp.Resource]
+	var addTmpl []served[*mcp.ResourceTemplate]
+	var addPrompt []*mcp.Prompt
+	for _, u := range ups {
+		servers[u.Server()] = u
+		r.g.listen(u)
+		cs := u.Session()
+		if cs == nil {
+			continue
+		}
+		caps := capsOf(cs)
+		name := u.Server()
+		if caps.Resources != nil {
+			for res, err := range cs.Resources(cx, nil) {
+				if err != nil {
+					r.g.log.Warn("resources/list failed", "server", name, "err", err)
+					break
+				}
+				if _, dup := resources[res.URI]; dup {
+					continue // the first server (by name) keeps the URI
+				}
+				resources[res.URI] = name
+				if fp := name + fingerprint(res); r.fresh("r:"+res.URI, fp, want) {
+					addRes = append(addRes, served[*mcp.Resource]{name, res})
+				}
+			}
+			for t, err := range cs.ResourceTemplates(cx, nil) {
+				if err != nil {
+					r.g.log.Warn("resources/templates/list failed", "server", name, "err", err)
+					break
+				}
+				if _, dup := templates[t.URITemplate]; dup {
+					continue
+				}
+				templates[t.URITemplate] = name
+				if fp := name + fingerprint(t); r.fresh("t:"+t.URITemplate, fp, want) {
+					addTmpl = append(addTmpl, served[*mcp.ResourceTemplate]{name, t})
+				}
+			}
+		}
+		if caps.Prompts != nil {
+			for p, err := range cs.Prompts(cx, nil) {
+				if err != nil {
+					r.g.log.Warn("prompts/list failed", "server", name, "err", err)
+					break
+				}
+				public := mcpclient.PublicToolName(name, p.Name)
+				prompts[public] = promptRef{server: name, raw: p.Name}
+				cp := *p
+				cp.Name = public
+				if fp := fingerprint(&cp); r.fresh("p:"+public, fp, want) {
+					addPrompt = append(addPrompt, &cp)
+				}
+			}
+		}
+	}
+	r.mu.Lock()
+	r.servers, r.resources, r.templates, r.prompts = servers, resources, templates, prompts
+	var goneRes, goneTmpl, gonePrompt []string
+	for k := range r.printed {
+		if _, ok := want[k]; ok {
+			continue
+		}
+		delete(r.printed, k)
+		switch k[0] {
+		case 'r':
+			goneRes = append(goneRes, k[2:])
+		case 't':
+			goneTmpl = append(goneTmpl, k[2:])
+		case 'p':
+			gonePrompt = append(gonePrompt, k[2:])
+		}
+	}
+	for k, fp := range want {
+		r.printed[k] = fp
+	}
+	r.mu.Unlock()
+	for _, a := range addRes {
+		r.srv.AddResource(a.v, r.reader(a.server))
+	}
+	for _, a := range addTmpl {
+		r.srv.AddResourceTemplate(a.v, r.reader(a.server))
+	}
+	for _, p := range addPrompt {
+		r.srv.AddPrompt(p, r.getPrompt)
+	}
+	if len(goneRes) > 0 {
+		r.srv.RemoveResources(goneRes...)
+	}
+	if len(goneTmpl) > 0 {
+		r.srv.RemoveResourceTemplates(goneTmpl...)
+	}
+	if len(gonePrompt) > 0 {
+		r.srv.RemovePrompts(gonePrompt...)
+	}
+}
+
+// fresh records key's fingerprint in want and reports whether it differs from what the
+// server already shows.
+func (r *scopeRoute) fresh(key, fp string, want map[string]string) bool {
+	want[key] = fp
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.printed[key] != fp
+}
+
+func fingerprint(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func capsOf(cs *mcp.ClientSession) *mcp.ServerCapabilities {
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil {
+		return ir.Capabilities
+	}
+	return &mcp.ServerCapabilities{}
+}
+
+// session returns the live session of server as this route sees it.
+func (r *scopeRoute) session(server string) (*mcp.ClientSession, error) {
+	r.mu.Lock()
+	u := r.servers[server]
+	r.mu.Unlock()
+	if u == nil {
+		return nil, fmt.Errorf("%w: MCP server %q", ErrUnknownRoute, server)
+	}
+	cs := u.Session()
+	if cs == nil {
+		return nil, fmt.Errorf("%w: MCP server %q is not connected", ErrNotConnected, server)
+	}
+	return cs, nil
+}
+
+// served is an item to show and the server that serves it.
+type served[T any] struct {
+	server string
+	v      T
+}
+
+// reader returns the read handler of the resources and templates of server (the SDK has
+// matched the URI to the resource or template).
+func (r *scopeRoute) reader(server string) mcp.ResourceHandler {
+	return func(cx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		cs, err := r.session(server)
+		if err != nil {
+			return nil, err
+		}
+		return cs.ReadResource(cx, req.Params)
+	}
+}
+
+func (r *scopeRoute) getPrompt(cx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	r.mu.Lock()
+	ref, ok := r.prompts[req.Params.Name]
+	r.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: prompt %q", ErrUnknownRoute, req.Params.Name)
+	}
+	cs, err := r.session(ref.server)
+	if err != nil {
+		return nil, err
+	}
+	p := *req.Params
+	p.Name = ref.raw
+	return cs.GetPrompt(cx, &p)
+}
+
+func (r *scopeRoute) complete(cx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := *req.Params
+	if p.Ref == nil {
+		return nil, fmt.Errorf("gateway: completion/complete without a ref")
+	}
+	ref := *p.Ref
+	var server string
+	r.mu.Lock()
+	switch ref.Type {
+	case "ref/prompt":
+		pr, ok := r.prompts[ref.Name]
+		server, ref.Name = pr.server, pr.raw
+		if !ok {
+			server = ""
+		}
+	case "ref/resource":
+		if s, ok := r.templates[ref.URI]; ok {
+			server = s
+		} else {
+			server = r.resources[ref.URI]
+		}
+	}
+	r.mu.Unlock()
+	if server == "" {
+		return nil, fmt.Errorf("%w: completion reference %s %q%q", ErrUnknownRoute, ref.Type, ref.Name, ref.URI)
+	}
+	cs, err := r.session(server)
+	if err != nil {
+		return nil, err
+	}
+	p.Ref = &ref
+	return cs.Complete(cx, &p)
+}
+
+func (r *scopeRoute) subscribe(cx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	r.mu.Lock()
+	server, ok := r.resources[uri]
+	r.mu.Unlock()
+	if !ok {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	cs, err := r.session(server)
+	if err != nil {
+		return err
+	}
+	return cs.Subscribe(cx, &mcp.SubscribeParams{URI: uri})
+}
