@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +24,7 @@ const (
 
 func (a *invocation) resourcesCommand() *cobra.Command {
 	var asJSON bool
-	var cursor string
+	var cursor, output string
 	call := func(cmd *cobra.Command, tool string, params map[string]string) error {
 		raw, err := json.Marshal(params)
 		if err != nil {
@@ -37,22 +39,29 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 				return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
 			}
 			res, terr := reg.Execute(c, h.root, tool, raw, toolregistry.ExecOptions{})
-			if asJSON {
-				if err := writeJSON(a, canonical(res)); err != nil {
-					return err
+			switch {
+			case terr != nil || res == nil || len(res.Raw) == 0:
+				// A refusal or a tool error: the registry's words.
+				if asJSON {
+					if err := writeJSON(a, canonical(res)); err != nil {
+						return err
+					}
+				} else if text := res.Text(); text != "" && terr == nil {
+					fmt.Fprintln(a.stdout, text)
 				}
-			} else if text := res.Text(); text != "" {
-				fmt.Fprintln(a.stdout, text)
+				if terr != nil {
+					return failure(terr)
+				}
+				return nil
+			case asJSON:
+				return writeJSON(a, withoutEmpty(res.Raw))
 			}
-			if terr != nil {
-				return failure(terr)
-			}
-			return nil
+			return a.printResources(tool, res.Raw, output)
 		})
 	}
 	list := &cobra.Command{
 		Use:   "list SERVER",
-		Short: "List a server's resources",
+		Short: "List a server's resources (URI, name, MIME type, size)",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: action(func(cmd *cobra.Command, argv []string) error {
 			return call(cmd, toolListResources, withCursor(map[string]string{"server": argv[0]}, cursor))
@@ -68,12 +77,13 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 	}
 	read := &cobra.Command{
 		Use:   "read SERVER URI",
-		Short: "Read one resource of a server",
+		Short: "Read one resource of a server: its text to stdout; binary contents with --output FILE",
 		Args:  args(cobra.ExactArgs(2)),
 		RunE: action(func(cmd *cobra.Command, argv []string) error {
 			return call(cmd, toolReadResource, map[string]string{"server": argv[0], "uri": argv[1]})
 		}),
 	}
+	read.Flags().StringVarP(&output, "output", "o", "", "write the contents to `FILE` (a binary resource is written only so)")
 	for _, c := range []*cobra.Command{list, templates} {
 		c.Flags().StringVar(&cursor, "cursor", "", "continue a listing from the server's `CURSOR`")
 	}
@@ -88,4 +98,159 @@ func withCursor(m map[string]string, cursor string) map[string]string {
 		m["cursor"] = cursor
 	}
 	return m
+}
+
+// printResources prints a resource tool's protocol result for people: a table for the
+// listings, the contents themselves for a read (text to stdout as it is, so that `> file`
+// gives the file; binary contents to --output FILE, described otherwise).
+func (a *invocation) printResources(tool string, raw json.RawMessage, output string) error {
+	var res struct {
+		Resources []struct {
+			URI      string `json:"uri"`
+			Name     string `json:"name"`
+			Title    string `json:"title"`
+			MIMEType string `json:"mimeType"`
+			Size     *int64 `json:"size"`
+		} `json:"resources"`
+		ResourceTemplates []struct {
+			URITemplate string `json:"uriTemplate"`
+			Name        string `json:"name"`
+			MIMEType    string `json:"mimeType"`
+			Description string `json:"description"`
+		} `json:"resourceTemplates"`
+		Contents []struct {
+			URI      string  `json:"uri"`
+			MIMEType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Blob     []byte  `json:"blob"`
+		} `json:"contents"`
+		NextCursor string `json:"nextCursor"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("reading the %s result: %w", tool, err)
+	}
+	more := func() {
+		if res.NextCursor != "" {
+			errorf(a.stderr, a.prog, "more: continue with --cursor %s", res.NextCursor)
+		}
+	}
+	switch tool {
+	case toolListResources:
+		if len(res.Resources) == 0 {
+			fmt.Fprintln(a.stderr, "no resources")
+			return nil
+		}
+		rows := [][]string{{"URI", "NAME", "MIME TYPE", "SIZE"}}
+		for _, r := range res.Resources {
+			size := "-"
+			if r.Size != nil {
+				size = byteSize(*r.Size)
+			}
+			rows = append(rows, []string{r.URI, dash(r.Name), dash(r.MIMEType), size})
+		}
+		if err := a.printTable(rows); err != nil {
+			return err
+		}
+		more()
+		return nil
+	case toolListTemplates:
+		if len(res.ResourceTemplates) == 0 {
+			fmt.Fprintln(a.stderr, "no resource templates")
+			return nil
+		}
+		rows := [][]string{{"URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"}}
+		for _, r := range res.ResourceTemplates {
+			rows = append(rows, []string{r.URITemplate, dash(r.Name), dash(r.MIMEType), joinLines(r.Description)})
+		}
+		if err := a.printTable(rows); err != nil {
+			return err
+		}
+		more()
+		return nil
+	}
+	var out []byte
+	for _, c := range res.Contents {
+		switch {
+		case c.Text != nil:
+			out = append(out, *c.Text...)
+		case output == "":
+			errorf(a.stderr, a.prog, "%s: %s binary contents (%s) not written to the terminal; save them with --output FILE",
+				c.URI, dash(c.MIMEType), byteSize(int64(len(c.Blob))))
+		default:
+			out = append(out, c.Blob...)
+		}
+	}
+	if output != "" {
+		if err := os.WriteFile(output, out, 0o644); err != nil {
+			return fmt.Errorf("--output: %w", err)
+		}
+		errorf(a.stderr, a.prog, "wrote %s to %s", byteSize(int64(len(out))), output)
+		return nil
+	}
+	_, err := a.stdout.Write(out)
+	return err
+}
+
+// byteSize renders n bytes for people: 793 B, 12.4 KiB, 3.1 MiB.
+func byteSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1024*1024))
+}
+
+// withoutEmpty returns a protocol result without its empty fields (null, "", {}, [] and a
+// zero ttlMs), which are noise for people reading --json; everything else is kept as the
+// server sent it, in its order.
+func withoutEmpty(raw json.RawMessage) any {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return raw
+	}
+	var prune func(v any) any
+	prune = func(v any) any {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, x := range t {
+				x = prune(x)
+				switch y := x.(type) {
+				case nil:
+					delete(t, k)
+					continue
+				case string:
+					if y == "" {
+						delete(t, k)
+						continue
+					}
+				case map[string]any:
+					if len(y) == 0 {
+						delete(t, k)
+						continue
+					}
+				case []any:
+					if len(y) == 0 && k != "resources" && k != "resourceTemplates" && k != "contents" {
+						delete(t, k)
+						continue
+					}
+				case json.Number:
+					if k == "ttlMs" && y.String() == "0" {
+						delete(t, k)
+						continue
+					}
+				}
+				t[k] = x
+			}
+		case []any:
+			for i := range t {
+				t[i] = prune(t[i])
+			}
+		}
+		return v
+	}
+	return prune(v)
 }
