@@ -49,6 +49,7 @@ type root struct {
 	idle       chan struct{} // closed while inflight == 0
 	scope      *Scope
 	unwindCtx  context.Context
+	waits      map[*Scope][]*waitEdge // teardowns waiting for one another (wait.go)
 }
 
 // New creates the root of a scope tree. The root scope is [Active] at once; dispose it with

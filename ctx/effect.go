@@ -157,9 +157,15 @@ type Effect struct {
 // disposed. A cleanup deferred after the effect was disposed runs at once.
 func (e *Effect) Defer(fn func(context.Context) error) {
 	if _, err := e.ctx.attach("defer", fn); err != nil {
-		if cerr := safeCall(func() error { return fn(e.ctx.scope.r.unwindCtx) }); cerr != nil {
-			e.ctx.Logger().Error("late cleanup failed", "effect", e.n.label, "err", cerr)
-		}
+		e.ctx.runLate(e.n.label, fn)
+	}
+}
+
+// runLate runs a cleanup whose registration was refused, at once, so that what it releases
+// does not leak; its error is logged.
+func (c *Context) runLate(label string, fn func(context.Context) error) {
+	if err := safeCall(func() error { return fn(c.scope.r.unwindCtx) }); err != nil {
+		c.Logger().Error("late cleanup failed", "effect", label, "err", err)
 	}
 }
 
@@ -207,11 +213,15 @@ func (c *Context) Effect(label string, setup func(e *Effect) error) (Disposer, e
 }
 
 // Defer registers fn as an effect whose only job is cleanup: it runs when the returned
-// disposer is called or the scope unloads. If c is inactive, fn is not registered and the
-// caller keeps ownership of whatever fn would release.
+// disposer is called or the scope unloads. If c is inactive (its activation is unloading or
+// has ended), fn runs at once on the calling goroutine, as [Effect.Defer] does, and Defer
+// returns an error wrapping [ErrInactive]: a goroutine that acquired something and defers
+// its release too late does not leak it. fn must therefore not need a lock the caller holds
+// while calling Defer, and the caller must not release the resource again.
 func (c *Context) Defer(label string, fn func(context.Context) error) (Disposer, error) {
 	n, err := c.attach(label, fn)
 	if err != nil {
+		c.runLate(label, fn)
 		return nil, err
 	}
 	return n.dispose, nil

@@ -178,10 +178,19 @@ func emitList[A any](ls []*listener, src *Scope, a A, cfg *dispatchConfig) (err 
 	return nil
 }
 
-// emitInternal emits a built-in event from the root; listener errors are logged.
+// emitInternal emits a built-in event from the root. Unlike Emit it isolates the listeners
+// from one another: every admitted listener is called, and one that returns an error or
+// panics is logged with its own scope's logger while delivery goes on, so a faulty plugin
+// cannot starve the listeners registered after it.
 func (e Event[A]) emitInternal(r *root, a A) {
-	if err := emitList(r.snapshot(e.d), nil, a, nil); err != nil {
-		r.logger.Error("listener failed", "event", e.d.name, "err", err)
+	for _, l := range r.snapshot(e.d) {
+		if (l.subtree || l.global) && !admit(l, nil, nil) {
+			continue
+		}
+		fn := l.fn.(func(A) error)
+		if err := safeCall(func() error { return fn(a) }); err != nil {
+			l.ctx.Logger().Error("listener failed", "event", e.d.name, "err", err)
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 package ctx
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Dependency is a service a plugin injects; [Key] implements it.
 type Dependency interface {
@@ -149,7 +152,7 @@ func (c *Context) Plugin(def PluginDef, config any) (*Scope, error) {
 		s.deps = append(s.deps, serviceKey{name: d.Name(), realm: c.realm(d.Name())})
 	}
 	r.mu.Lock()
-	n, err := c.attachLocked("plugin:"+s.name, s.Dispose)
+	n, err := c.attachLocked("plugin:"+s.name, func(ctx context.Context) error { return s.dispose(ctx, s.parent) })
 	if err != nil {
 		r.mu.Unlock()
 		return nil, err

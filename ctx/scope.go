@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 )
 
 // State is the lifecycle state of a scope.
@@ -64,6 +65,7 @@ type Scope struct {
 	entry      *node // the parent's effect that disposes this scope
 	provided   []*impl
 	disposeErr error
+	deadline   time.Time // for the next unload's disposers; zero: none (see noteDeadlineLocked)
 }
 
 // epoch identifies what a scope is (or would be) loaded against: its restart generation and
@@ -171,12 +173,27 @@ func (s *Scope) Wait(ctx context.Context) error {
 // order) and the scope ends [Disposed]. It is idempotent and returns the joined errors of
 // the cleanups. Disposing the root unloads the whole tree.
 //
+// ctx bounds the wait, and its deadline, if it has one, is the deadline of the context every
+// disposer of the unload receives (the disposers of child scopes and of dependents that
+// unload because a service goes away included), as fx passes OnStop's context to its hooks.
+// When ctx ends first, Dispose returns ctx's error; the unload goes on and the scope still
+// ends Disposed.
+//
 // Called with a context that belongs to s or one of its descendants (for example from
 // inside the scope's own apply function), Dispose only starts the disposal and returns nil,
 // since waiting there would deadlock.
-func (s *Scope) Dispose(ctx context.Context) error {
+func (s *Scope) Dispose(ctx context.Context) error { return s.dispose(ctx, nil) }
+
+// dispose is Dispose; parent is the scope whose unload waits for this disposal, if any (the
+// plugin effect of a child scope), recorded so that the wait cannot close a cycle.
+func (s *Scope) dispose(ctx context.Context, parent *Scope) error {
 	r := s.r
+	c, isCtx := ctx.(*Context)
+	self := isCtx && c.scope.Within(s)
 	r.mu.Lock()
+	if !self {
+		s.noteDeadlineLocked(ctx)
+	}
 	started := false
 	if !s.disposing {
 		started = true
@@ -202,8 +219,18 @@ func (s *Scope) Dispose(ctx context.Context) error {
 	if started {
 		ScopeDisposed.emitInternal(r, s)
 	}
-	if c, ok := ctx.(*Context); ok && c.scope.Within(s) {
+	if self {
 		return nil
+	}
+	if parent != nil {
+		r.mu.Lock()
+		e := r.addWaitLocked(parent, s, false)
+		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			r.removeWaitLocked(e)
+			r.mu.Unlock()
+		}()
 	}
 	select {
 	case <-s.done:
@@ -215,14 +242,20 @@ func (s *Scope) Dispose(ctx context.Context) error {
 
 // Restart unloads the scope and loads it again with the same configuration and fresh
 // effects, clearing a stored failure. It waits for the new load (bounded by ctx) and
-// returns its error. Restarting the root unloads everything mounted on it and leaves it
-// active and empty, like disposing the root in Cordis.
+// returns its error; ctx's deadline, if any, is also the deadline of the context the
+// unload's disposers receive (see [Scope.Dispose]). Restarting the root unloads everything
+// mounted on it and leaves it active and empty, like disposing the root in Cordis.
 func (s *Scope) Restart(ctx context.Context) error {
 	r := s.r
+	c, isCtx := ctx.(*Context)
+	self := isCtx && c.scope.Within(s)
 	r.mu.Lock()
 	if s.disposing {
 		r.mu.Unlock()
 		return fmt.Errorf("restart %s: %w", s, ErrInactive)
+	}
+	if !self {
+		s.noteDeadlineLocked(ctx)
 	}
 	s.restartLocked()
 	r.mu.Unlock()
@@ -384,6 +417,7 @@ func (s *Scope) run() {
 		s.loadLocked(ep)
 	}
 	s.busy = false
+	s.deadline = time.Time{}
 	close(s.idle)
 	r.inflight--
 	if r.inflight == 0 {
@@ -473,12 +507,14 @@ func (s *Scope) unloadLocked() {
 	r := s.r
 	act := s.cur
 	act.closing = true
+	uctx, cancel := s.unwindLocked()
 	s.setStateLocked(Unloading)
 	r.mu.Unlock()
 	if act.cancel != nil {
 		act.cancel(ErrScopeUnloaded)
 	}
-	err := act.top.dispose(r.unwindCtx)
+	err := act.top.dispose(uctx)
+	cancel()
 	r.mu.Lock()
 	act.ended = true
 	s.cur = nil

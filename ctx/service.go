@@ -2,6 +2,7 @@ package ctx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -34,7 +35,13 @@ type impl struct {
 // isolation realm is an error naming the first.
 //
 // Withdrawing a service first unloads its dependents and waits for them, so they never
-// outlive the provider's teardown.
+// outlive the provider's teardown, with one exception that keeps mutual dependencies from
+// stalling the tree: a withdrawal does not wait for a dependent that is itself waiting,
+// directly or through the teardowns it waits for, on this scope's teardown (see
+// docs/design.md, "Services"). The context given to the disposer (the unload's, when the
+// scope unloads) bounds the wait and its deadline becomes the dependents' unload deadline;
+// when it ends first, the disposer returns an error wrapping the context's error, the
+// service is gone all the same and the dependents finish unloading on their own.
 func (k Key[T]) Provide(c *Context, v T) (Disposer, error) {
 	return c.provide(k.name, v)
 }
@@ -105,21 +112,28 @@ func (c *Context) provide(name string, v any) (Disposer, error) {
 		return nil, fmt.Errorf("service %q in scope %q: %w by scope %q", name, s.name, ErrDuplicateService, prev.provider.name)
 	}
 	im := &impl{key: key, value: v, provider: s}
-	n, err := c.attachLocked("provide:"+name, func(context.Context) error {
+	n, err := c.attachLocked("provide:"+name, func(wctx context.Context) error {
 		r.mu.Lock()
 		if r.services[key] == im {
 			delete(r.services, key)
 		}
 		s.provided = slices.DeleteFunc(s.provided, func(x *impl) bool { return x == im })
 		waits := r.kickDependentsLocked(key)
+		for _, d := range waits {
+			d.noteDeadlineLocked(wctx) // the dependents' disposers get the withdrawal's deadline
+		}
 		r.mu.Unlock()
 		ServiceChanged.emitInternal(r, ServiceChange{Name: name, Scope: s})
+		var errs []error
 		for _, d := range waits {
-			if !s.Within(d) {
-				_ = d.Wait(r.unwindCtx)
+			if s.Within(d) { // an ancestor's unload is what disposes s: it cannot finish first
+				continue
+			}
+			if err := r.awaitDependent(wctx, s, d, name); err != nil {
+				errs = append(errs, err)
 			}
 		}
-		return nil
+		return errors.Join(errs...)
 	})
 	if err != nil {
 		r.mu.Unlock()
