@@ -84,8 +84,7 @@ func (s *supervisor) bindPrompt(sub *ctx.Context) error {
 	}
 	_, stop := s.watchInstructions(set)
 	if _, err := sub.Defer("mcpclient:instructions", func(context.Context) error { stop(); return nil }); err != nil {
-		stop()
-		return err
+		return err // Defer ran stop already
 	}
 	mu.Lock()
 	defer mu.Unlock()

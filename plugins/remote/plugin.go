@@ -101,8 +101,7 @@ func apply(ctx *ctx.Context, cfg Config) error {
 		}
 		return nil
 	}); err != nil {
-		_ = ln.Close()
-		return err
+		return err // Defer closed ln already
 	}
 	srv := &Server{addr: ln.Addr().String(), token: token, tokenFile: tokenFile, endpointFile: endpointFile}
 	h := &handler{ctx: ctx, token: []byte(token), maxBody: cfg.MaxBodyBytes, log: ctx.Logger()}
@@ -116,8 +115,7 @@ func apply(ctx *ctx.Context, cfg Config) error {
 	if _, err := ctx.Defer("token-file", func(context.Context) error {
 		return removeIfSame(tokenFile, []byte(token+"\n"))
 	}); err != nil {
-		_ = removeIfSame(tokenFile, []byte(token+"\n"))
-		return err
+		return err // Defer removed the file already
 	}
 	ep, err := json.Marshal(Endpoint{URL: srv.URL(), PID: os.Getpid(), TokenFile: tokenFile})
 	if err != nil {
@@ -130,8 +128,7 @@ func apply(ctx *ctx.Context, cfg Config) error {
 	if _, err := ctx.Defer("endpoint-file", func(context.Context) error {
 		return removeIfSame(endpointFile, ep)
 	}); err != nil {
-		_ = removeIfSame(endpointFile, ep)
-		return err
+		return err // Defer removed the file already
 	}
 
 	if _, err := Key.Provide(ctx, srv); err != nil {

@@ -161,8 +161,13 @@ func (r *Registry) groupLocked(layer *ctx.Scope, c *ctx.Context) *group {
 		return g
 	}
 	g := &group{key: key}
-	if _, err := act.Defer("toolregistry:layer", func(context.Context) error {
-		r.flush(g)
+	// An effect holding the cleanup rather than act.Defer: a refused Defer runs its cleanup at
+	// once, and flush needs r.mu, which the caller holds; a refused Effect runs nothing.
+	if _, err := act.Effect("toolregistry:layer", func(e *ctx.Effect) error {
+		e.Defer(func(context.Context) error {
+			r.flush(g)
+			return nil
+		})
 		return nil
 	}); err != nil {
 		return nil
@@ -276,8 +281,12 @@ func (r *Registry) NewSet(c *ctx.Context, owner string) (*Set, error) {
 		return nil, fmt.Errorf("tool set %q: %w", owner, ErrClosed)
 	}
 	st.grp = r.groupLocked(s, c)
-	d, err := c.Defer("toolset:"+owner, func(context.Context) error {
-		st.close()
+	// An effect rather than c.Defer, for the reason given in groupLocked (close needs r.mu).
+	d, err := c.Effect("toolset:"+owner, func(e *ctx.Effect) error {
+		e.Defer(func(context.Context) error {
+			st.close()
+			return nil
+		})
 		return nil
 	})
 	if err != nil {
