@@ -2,6 +2,7 @@ package ctx_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -212,5 +213,24 @@ func TestTypedConfigAccessors(t *testing.T) {
 	other := ctx.Define(ctx.Meta{Name: "other"}, func(*ctx.Context, greetConfig) error { return nil })
 	if _, ok := other.Config(s); ok {
 		t.Fatal("Config of another definition's scope")
+	}
+}
+
+// ConfigErrors finds every problem, also below a wrapping error, and words anything else
+// as one problem.
+func TestConfigErrorsFlattens(t *testing.T) {
+	var p ctx.Problems
+	p.Add("a", "first")
+	p.Add("b", "second")
+	wrapped := fmt.Errorf("mcp server %q: %w", "x", p.Err())
+	if list := ctx.ConfigErrors(wrapped); len(list) != 2 || list[0].Key != "a" || list[1].Key != "b" {
+		t.Fatalf("wrapped join: %+v", list)
+	}
+	plain := errors.New("boom")
+	if list := ctx.ConfigErrors(fmt.Errorf("ctx: %w", plain)); len(list) != 1 || list[0].Msg != "ctx: boom" || !errors.Is(list[0], plain) {
+		t.Fatalf("plain: %+v", list)
+	}
+	if ctx.ConfigErrors(nil) != nil {
+		t.Fatal("nil")
 	}
 }

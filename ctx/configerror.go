@@ -89,29 +89,42 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Is reports whether target is [ErrInvalidConfig].
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
 
-// ConfigErrors lists the problems in err, flattening [errors.Join]: each *ConfigError as
-// is, and any other error as a *ConfigError whose Msg is its text and Err the error
+// ConfigErrors lists the problems in err, flattening [errors.Join] (also below a
+// wrapping error): each *ConfigError as is, an error that reads as one (errors.As) as
+// that, and any other error as a *ConfigError whose Msg is its text and Err the error
 // itself. It returns nil for a nil err.
 func ConfigErrors(err error) []*ConfigError {
+	list, _ := configErrors(err)
+	return list
+}
+
+// configErrors is ConfigErrors, reporting whether err held a configuration problem at all.
+func configErrors(err error) ([]*ConfigError, bool) {
 	if err == nil {
-		return nil
+		return nil, false
 	}
-	var ce *ConfigError
-	if errors.As(err, &ce) && ce == err {
-		return []*ConfigError{ce}
+	if ce, ok := err.(*ConfigError); ok {
+		return []*ConfigError{ce}, true
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []*ConfigError
+		found := false
 		for _, e := range j.Unwrap() {
-			out = append(out, ConfigErrors(e)...)
+			l, f := configErrors(e)
+			out, found = append(out, l...), found || f
 		}
-		return out
+		return out, found
 	}
-	if errors.As(err, &ce) {
-		// A wrapped ConfigError: keep its structure.
-		return []*ConfigError{ce}
+	var ce *ConfigError
+	if a, ok := err.(interface{ As(any) bool }); ok && a.As(&ce) {
+		return []*ConfigError{ce}, true
 	}
-	return []*ConfigError{{Msg: err.Error(), Err: err}}
+	if u, ok := err.(interface{ Unwrap() error }); ok {
+		if l, found := configErrors(u.Unwrap()); found {
+			return l, true
+		}
+	}
+	return []*ConfigError{{Msg: err.Error(), Err: err}}, false
 }
 
 // JoinConfigErrors returns nil, the only problem, or the problems joined with
