@@ -20,6 +20,17 @@
 // mirroring Cordis. Inside such a function the parameter shadows the package, so the API is
 // method-centric: operations are methods on [*Context], on [Key] and on the event types.
 //
+// # Configuration
+//
+// A plugin's configuration is its type C, named Config by convention. [Decode] turns a raw
+// value (maps from YAML or JSON, JSON bytes) into a C: the defaults of a [Defaulter], the
+// keys decoded strictly (an unknown key, a key in the wrong case and a value of the wrong
+// kind are problems naming the key path, all reported at once), then a [Validator]. Every
+// configuration problem in the module is a [*ConfigError] (source, line, plugin, key
+// path, message), several joined in order; [Problems] collects them in a Validate method and
+// [PlaceConfigErrors] moves them into the document they came from. [Def.Config] and
+// [OnConfigUpdate] read the configuration typed.
+//
 // # Concurrency
 //
 // Every exported method is safe for concurrent use. One lock per root guards the tree; it is
