@@ -2,6 +2,7 @@ package mcpauth_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,4 +33,15 @@ func ExampleFileStore() {
 	// mcp:read dynamic
 	// token(access=true refresh=true expiry=0001-01-01T00:00:00Z scope="mcp:read")
 	// -rw-------
+}
+
+// A client that may not open a browser reports a missing login as an ErrNeedsAuth error
+// that tells the user what to run.
+func ExampleNeedsAuthError() {
+	var err error = &mcpauth.NeedsAuthError{Server: "linear", Reason: "not logged in", Hint: mcpauth.LoginHint("linear")}
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, mcpauth.ErrNeedsAuth))
+	// Output:
+	// mcp server "linear" needs authorization (not logged in): run `harness mcp login linear`
+	// true
 }

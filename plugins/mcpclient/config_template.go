@@ -266,14 +266,18 @@ func (c *Config) templateFields(f func(key string, v *string)) {
 	for _, k := range sortedKeys(c.Env) {
 		v := c.Env[k]
 		f("env."+k, &v)
-		c.Env[k] = v
+		if v != c.Env[k] { // a read-only walk (HasReferences) must not write shared maps
+			c.Env[k] = v
+		}
 	}
 	f("cwd", &c.Cwd)
 	f("url", &c.URL)
 	for _, k := range sortedKeys(c.Headers) {
 		v := c.Headers[k]
 		f("headers."+k, &v)
-		c.Headers[k] = v
+		if v != c.Headers[k] {
+			c.Headers[k] = v
+		}
 	}
 	c.OAuth.templateFields(f)
 }

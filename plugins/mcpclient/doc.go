@@ -43,6 +43,13 @@
 // no client-wide timeout, and falls back to the legacy HTTP+SSE transport when the server
 // rejects Streamable HTTP. The client advertises no capabilities (no roots).
 //
+// Authorization: every HTTP entry's requests go through a plugins/mcpauth authorizer (unless
+// oauth.disabled or a static Authorization header): the stored OAuth token is sent and
+// refreshed; a server that asks for a login puts the client in [PhaseNeedsAuth], which spends
+// no reconnect budget and ends as soon as a login for the same server URL and client is
+// stored in this process (`harness mcp login`, through the running host). Tokens live in
+// [CredentialsStore]; see docs/authorization.md.
+//
 // Tools: each tool is registered as mcp__<serverName>__<tool> ([PublicToolName]: sanitised,
 // at most 64 characters, hashed when changed or cut) in one [toolregistry.Set] per client,
 // with the server's description and input schema; the raw name is what goes on the wire.
