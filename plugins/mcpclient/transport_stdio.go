@@ -159,6 +159,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	p := t.proc
 	p.pgid = t.inner.Command.Process.Pid
+	trackGroup(p)
 	p.conn = conn
 	p.stopWatchdog = context.AfterFunc(ctx, func() { killGroup(p) })
 	if t.ready != nil {
@@ -205,6 +206,7 @@ func (p *stdioProcess) shutdown(ctx context.Context, graceful func() error, log 
 		log.Error("mcp server process group survived SIGKILL", "pgid", p.pgid)
 		return fmt.Errorf("process group %d: %w", p.pgid, ErrCleanupIncomplete)
 	}
+	untrackGroup(p)
 	return nil
 }
 

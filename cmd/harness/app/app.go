@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -55,7 +56,7 @@ const (
 // Main runs the harness with the process's arguments, standard streams and
 // environment, and returns the exit status for os.Exit. SIGINT and SIGTERM
 // cancel the command, which then shuts down cleanly; a second signal kills
-// the process. Unless GOGC is set, the process runs with the harness's
+// every MCP server's process group and exits at once (status 1). Unless GOGC is set, the process runs with the harness's
 // garbage collector policy (package internal/gcpolicy: a 32 MiB heap goal
 // while the live heap is small, Go's default above); unless GOMAXPROCS is
 // set, with half of Go's default processors (package internal/procpolicy),
@@ -63,11 +64,26 @@ const (
 func Main(opts Options) int {
 	defer gcpolicy.Start().Stop()
 	defer procpolicy.Apply()()
-	c, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// After the first signal, restore the default handling so that a second
-	// one ends a shutdown that hangs.
-	context.AfterFunc(c, stop)
+	c, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		cancel() // the first signal: a clean shutdown
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		// The second ends a shutdown that takes too long at once, but never leaves a
+		// server behind: every server's process group is killed first.
+		n := mcpclient.KillProcessGroups()
+		fmt.Fprintf(os.Stderr, "%s: second signal: killed %d MCP server process group%s; exiting without a clean shutdown\n",
+			opts.prog(), n, plural(n))
+		os.Exit(ExitFailure)
+	}()
 	return opts.Run(c, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 }
 
@@ -170,4 +186,12 @@ func action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Comman
 		}
 		return failure(err)
 	}
+}
+
+// prog is the program name in messages.
+func (o Options) prog() string {
+	if o.Name == "" {
+		return "harness"
+	}
+	return o.Name
 }

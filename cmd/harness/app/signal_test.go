@@ -289,3 +289,50 @@ func TestSIGTERMRun(t *testing.T) {
 	}
 	checkNoSurvivors(t, recorded, pgids)
 }
+
+// TestSecondSignalEndsProcessGroups: a second signal during a shutdown that waits on a
+// stubborn server (its shell ignores SIGTERM and waits on a grandchild that ignores it
+// too) ends the harness at once, and still kills every server process group first: no
+// orphan is left.
+func TestSecondSignalEndsProcessGroups(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `trap "" TERM; sleep 600 & '` + self + `' demo-server; wait`
+	h := startHarness(t, "--stdio", "stubborn=/bin/sh -c '"+strings.ReplaceAll(script, "'", `'\''`)+"'",
+		"--env", testMainEnv+"=1", "--set", "plugins.demo.enabled=false", "run")
+	pid := logPid(t, h.waitLog(t, "mcp server started"))
+	h.waitLog(t, "running; interrupt to stop")
+	recorded, pgids := snapshot(t, h, pid)
+	t.Cleanup(func() { // after a failure, leave nothing behind
+		for pg := range pgids {
+			_ = syscall.Kill(-pg, syscall.SIGKILL)
+		}
+	})
+	if len(recorded) < 3 {
+		t.Fatalf("want the shell, its sleep and the demo server under the harness: %+v", recorded)
+	}
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	h.waitLog(t, "shutting down")
+	began := time.Now()
+	if err := h.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	go drain(h.logs)
+	select {
+	case <-h.done:
+	case <-time.After(exitDeadline):
+		t.Fatalf("the harness did not exit within %v of the second signal", exitDeadline)
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("the second signal took %v to end the harness", took)
+	}
+	if code := h.cmd.ProcessState.ExitCode(); code != ExitFailure {
+		t.Errorf("exit status %d after a second signal, want %d", code, ExitFailure)
+	}
+	checkNoSurvivors(t, recorded, pgids)
+}
