@@ -1,0 +1,222 @@
+//go:build unix
+
+// Package gatewayinterop tests the harness's MCP gateway (plugins/gateway) with third-party
+// components from npm, pinned in package.json and package-lock.json here: the official
+// TypeScript SDK client and the MCP Inspector CLI as downstream clients, and
+// @modelcontextprotocol/server-everything as an upstream server next to the demo server.
+package gatewayinterop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const installHint = "install them with `npm ci --prefix internal/gatewayinterop --no-audit --no-fund` (needs node and npm)"
+
+const token = "interop-token"
+
+// need returns the absolute path of an installed package file, or skips (fails under $CI).
+func need(t *testing.T, rel string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("node_modules", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		unavailable(t, rel+" is not installed; "+installHint)
+	}
+	return p
+}
+
+func unavailable(t *testing.T, msg string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+func node(t *testing.T) string {
+	t.Helper()
+	n, err := exec.LookPath("node")
+	if err != nil {
+		unavailable(t, "node is not in PATH")
+	}
+	return n
+}
+
+// gatewayURL serves a tree with the demo server (Streamable HTTP, in process) and
+// server-everything (stdio, node) behind a gateway, and returns its base URL.
+func gatewayURL(t *testing.T) string {
+	t.Helper()
+	nodeBin := node(t)
+	everything := need(t, "@modelcontextprotocol/server-everything/dist/index.js")
+
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
+	mount := func(def ctx.PluginDef, cfg any) {
+		s, err := root.Plugin(def, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mount(toolregistry.Plugin, nil)
+	dh, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
+	demo := httptest.NewServer(dh)
+	t.Cleanup(func() { closeSessions(); demo.Close() })
+	var cfg mcpclient.Config
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.URL, cfg.FailOnStartupError = "demo", mcpclient.TransportStreamableHTTP, demo.URL+"/mcp", true
+	mount(mcpclient.Plugin, cfg)
+	cfg = mcpclient.Config{}
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.Command, cfg.Args, cfg.FailOnStartupError = "everything", mcpclient.TransportStdio, nodeBin, []string{everything, "stdio"}, true
+	mount(mcpclient.Plugin, cfg)
+
+	gw, err := gateway.New(root, gateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { gw.Close(); srv.Close() })
+	return srv.URL
+}
+
+type tsOut struct {
+	Server  struct{ Name string } `json:"server"`
+	Results []json.RawMessage     `json:"results"`
+}
+
+// ts runs the TypeScript SDK client with ops against url.
+func ts(t *testing.T, url string, ops ...any) tsOut {
+	t.Helper()
+	b, _ := json.Marshal(ops)
+	c, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(c, node(t), "client.mjs", url, token, string(b))
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("client.mjs %s: %v\n%s", url, err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var o tsOut
+	if err := json.Unmarshal(out, &o); err != nil {
+		t.Fatalf("client.mjs output %s: %v", out, err)
+	}
+	return o
+}
+
+func op(method string, params any) []any { return []any{method, params} }
+
+func contains(t *testing.T, what string, raw json.RawMessage, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(string(raw), s) {
+			t.Errorf("%s lacks %s: %.600s", what, s, raw)
+		}
+	}
+}
+
+func TestTypeScriptClient(t *testing.T) {
+	need(t, "@modelcontextprotocol/sdk/package.json")
+	base := gatewayURL(t)
+
+	agg := ts(t, base+"/mcp",
+		op("tools/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "mcp__demo__echo", "arguments": map[string]any{"text": "from ts"}}),
+		op("tools/call", map[string]any{"name": "mcp__everything__echo", "arguments": map[string]any{"message": "to everything"}}),
+		op("resources/read", map[string]any{"uri": "demo://readme"}),
+		op("prompts/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "mcp__demo__echo", "arguments": map[string]any{"text": 7}}),
+	)
+	contains(t, "aggregated tools/list", agg.Results[0], `"mcp__demo__echo"`, `"mcp__everything__echo"`)
+	contains(t, "demo echo", agg.Results[1], `"from ts"`)
+	contains(t, "everything echo", agg.Results[2], `to everything`)
+	contains(t, "resources/read", agg.Results[3], `harness-demo`)
+	contains(t, "prompts/list", agg.Results[4], `"mcp__everything__`)
+	contains(t, "invalid arguments", agg.Results[5], `"isError":true`)
+
+	ev := ts(t, base+"/mcp/servers/everything",
+		op("tools/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "raw"}}),
+		op("prompts/list", map[string]any{}),
+		op("resources/templates/list", map[string]any{}),
+	)
+	if ev.Server.Name == "harness-gateway" || ev.Server.Name == "" {
+		t.Errorf("per-server route reports server %q, want the upstream's identity", ev.Server.Name)
+	}
+	contains(t, "per-server tools/list", ev.Results[0], `"name":"echo"`)
+	if strings.Contains(string(ev.Results[0]), "mcp__") {
+		t.Errorf("per-server route lists public names: %.300s", ev.Results[0])
+	}
+	contains(t, "per-server echo", ev.Results[1], `raw`)
+	contains(t, "per-server prompts", ev.Results[2], `"prompts":[{`)
+	contains(t, "per-server templates", ev.Results[3], `"resourceTemplates":[{`)
+
+	demo := ts(t, base+"/mcp/servers/demo", op("resources/templates/list", map[string]any{}), op("resources/read", map[string]any{"uri": "demo://notes/9"}))
+	contains(t, "demo templates", demo.Results[0], `demo://notes/{id}`)
+	contains(t, "demo template read", demo.Results[1], `demo://notes/9`)
+}
+
+// TestInspectorCLI drives the routes with the MCP Inspector's CLI
+// (@modelcontextprotocol/inspector-cli).
+func TestInspectorCLI(t *testing.T) {
+	entry := need(t, "@modelcontextprotocol/inspector-cli/build/index.js")
+	base := gatewayURL(t)
+	inspect := func(url string, args ...string) string {
+		t.Helper()
+		c, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(c, node(t), append([]string{entry, url, "--transport", "http", "--header", "Authorization: Bearer " + token}, args...)...)
+		// The CLI reads its own package.json through a path relative to the working
+		// directory: run it from its build directory.
+		cmd.Dir = filepath.Dir(entry)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("inspector %s %v: %v\n%s", url, args, err, out)
+		}
+		return string(out)
+	}
+	if out := inspect(base+"/mcp", "--method", "tools/call", "--tool-name", "mcp__demo__echo", "--tool-arg", "text=inspected"); !strings.Contains(out, `"inspected"`) {
+		t.Errorf("aggregated tools/call: %s", out)
+	}
+	if out := inspect(base+"/mcp/servers/everything", "--method", "tools/list"); !strings.Contains(out, `"echo"`) || strings.Contains(out, "mcp__everything__") {
+		t.Errorf("per-server tools/list: %.400s", out)
+	}
+	if out := inspect(base+"/mcp/servers/demo", "--method", "resources/read", "--uri", "demo://config.json"); !strings.Contains(out, "demo://config.json") {
+		t.Errorf("per-server resources/read: %.400s", out)
+	}
+	if out := inspect(base+"/mcp", "--method", "prompts/list"); !strings.Contains(out, "mcp__everything__") {
+		t.Errorf("aggregated prompts/list: %.400s", out)
+	}
+}
