@@ -5,8 +5,10 @@ package ctxtest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +21,12 @@ var Timeout = 10 * time.Second
 
 // New returns a root whose logs are kept and printed if the test fails, and which is
 // disposed (and settled) when the test ends.
+//
+// The disposal must be clean, or the test fails: the root's Dispose must return no error
+// (no disposer of the tree failed or panicked, no child scope's disposal ran out of time),
+// finish within [Timeout] (the disposers' deadline), leave the tree settled and no scope
+// behind that was never disposed.
+// A test that disposes dirty on purpose says so with [ExpectDirtyDispose].
 func New(t testing.TB) *ctx.Context {
 	root, _ := NewLogged(t)
 	return root
@@ -32,17 +40,47 @@ func NewLogged(t testing.TB) (*ctx.Context, *Log) {
 	t.Cleanup(func() {
 		c, cancel := context.WithTimeout(context.Background(), Timeout)
 		defer cancel()
-		if err := root.Scope().Dispose(c); err != nil && c.Err() != nil {
-			t.Errorf("ctxtest: root dispose: %v", err)
+		var dirty []string
+		if err := root.Scope().Dispose(c); err != nil {
+			dirty = append(dirty, fmt.Sprintf("root dispose: %v", err))
 		}
 		if err := root.Settle(c); err != nil {
-			t.Errorf("ctxtest: settle after dispose: %v", err)
+			dirty = append(dirty, fmt.Sprintf("settle after dispose: %v", err))
+		}
+		if st := root.Scope().State(); st != ctx.Disposed {
+			dirty = append(dirty, fmt.Sprintf("the root is %v after its disposal", st))
+		}
+		if n := root.Registry().Len(); n > 0 {
+			dirty = append(dirty, fmt.Sprintf("scopes of %d plugin definitions leaked: never disposed", n))
+		}
+		if len(dirty) > 0 {
+			if reason, ok := expectDirty.Load(t); ok {
+				t.Logf("ctxtest: dirty dispose expected (%s):\n%s", reason, strings.Join(dirty, "\n"))
+			} else {
+				t.Errorf("ctxtest: the tree did not dispose cleanly (use ctxtest.ExpectDirtyDispose if the test means it):\n%s", strings.Join(dirty, "\n"))
+			}
 		}
 		if t.Failed() {
 			t.Logf("root log:\n%s", l.String())
 		}
 	})
 	return root, l
+}
+
+// expectDirty holds the tests that called ExpectDirtyDispose, with their reasons. Entries
+// are never removed: a root's cleanup may run after every other cleanup of its test.
+var expectDirty sync.Map // testing.TB → string
+
+// ExpectDirtyDispose declares that the roots t made with [New] or [NewLogged] are expected not
+// to dispose cleanly (a disposer fails on purpose, a scope is left hanging to test a
+// timeout, ...): what would fail the test is logged instead. reason says why and must not be
+// empty. It may be called at any point of the test.
+func ExpectDirtyDispose(t testing.TB, reason string) {
+	t.Helper()
+	if reason == "" {
+		t.Fatal("ctxtest: ExpectDirtyDispose needs a reason")
+	}
+	expectDirty.Store(t, reason)
 }
 
 // Wait returns a context bounded by [Timeout], cancelled when the test ends.
