@@ -103,7 +103,7 @@ func configErrors(err error) ([]*ConfigError, bool) {
 	if err == nil {
 		return nil, false
 	}
-	if ce, ok := err.(*ConfigError); ok {
+	if ce, ok := err.(*ConfigError); ok { //nolint:errorlint // err itself; wrapped problems are found below
 		return []*ConfigError{ce}, true
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {

@@ -136,7 +136,7 @@ func (h *Host) Ready(cx context.Context, s *ctx.Scope, server string) error {
 		return fmt.Errorf("mcp server %q: %w", server, err)
 	}
 	if st := s.State(); st != ctx.Active {
-		return fmt.Errorf("mcp server %q: scope is %v, not active (%v)", server, st, s.Err())
+		return fmt.Errorf("mcp server %q: scope is %v, not active (%w)", server, st, s.Err())
 	}
 	if _, ok := h.Registry.Lookup(h.Root, EchoTool(server)); !ok {
 		return fmt.Errorf("mcp server %q: tool %s is not registered", server, EchoTool(server))

@@ -162,7 +162,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, opts Options, out io.Writer
 	err := hs.Shutdown(sctx)
 	if err != nil {
 		opts.Logger.Warn("demo server: graceful shutdown timed out, closing connections",
-			slog.String("url", url), slog.Any("error", err))
+			slog.String("url", url), slog.Any("err", err))
 		err = hs.Close()
 	}
 	closeSessions(srv)

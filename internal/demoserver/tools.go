@@ -214,7 +214,7 @@ func (d *demo) slow(ctx context.Context, req *mcp.CallToolRequest, in slowInput)
 			Message:       fmt.Sprintf("waited %d of %d ms", done, in.Ms),
 		})
 		if err != nil {
-			d.logger.Debug("slow: progress notification failed", slog.Any("error", err))
+			d.logger.Debug("slow: progress notification failed", slog.Any("err", err))
 		}
 	}
 

@@ -2,6 +2,7 @@ package mcptest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -56,7 +57,7 @@ func TestStdio(t *testing.T) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(string(out), `bad arguments ["--x"]`) {
+	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 3 || !strings.Contains(string(out), `bad arguments ["--x"]`) {
 		t.Fatalf("exit-with-args: %v %s", err, out)
 	}
 }

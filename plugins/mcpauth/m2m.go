@@ -153,7 +153,7 @@ func (a *Authorizer) enterprise(ctx context.Context, md *Metadata, scopes []stri
 	}
 	ts, err := h.TokenSource(ctx)
 	if err != nil || ts == nil {
-		return nil, fmt.Errorf("enterprise authorization produced no token: %v", err)
+		return nil, fmt.Errorf("enterprise authorization produced no token: %w", err)
 	}
 	t, err := ts.Token()
 	if err != nil {

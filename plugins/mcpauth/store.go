@@ -198,7 +198,7 @@ func (s *FileStore) read() (*fileDoc, error) {
 		return doc, nil
 	}
 	if err := json.Unmarshal(b, doc); err != nil {
-		return nil, fmt.Errorf("credentials store %s: %w: %v", s.path, ErrStoreCorrupt, err)
+		return nil, fmt.Errorf("credentials store %s: %w: %w", s.path, ErrStoreCorrupt, err)
 	}
 	if doc.Entries == nil {
 		doc.Entries = map[string]*Record{}

@@ -269,7 +269,7 @@ func (c Config) Redacted() Config {
 func (c Config) LogValue() slog.Value {
 	r := c.Redacted()
 	attrs := []slog.Attr{
-		slog.String("serverName", r.ServerName),
+		slog.String("server", r.ServerName),
 		slog.String("transport", r.Transport),
 	}
 	if r.Command != "" {

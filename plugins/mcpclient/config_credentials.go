@@ -71,7 +71,7 @@ func (f *FileCredentials) Available() error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%w: credentials file %s does not exist", ErrNoCredentials, f.path)
 		}
-		return fmt.Errorf("%w: credentials file %s: %v", ErrNoCredentials, f.path, pathErr(err))
+		return fmt.Errorf("%w: credentials file %s: %w", ErrNoCredentials, f.path, pathErr(err))
 	}
 	return nil
 }
@@ -96,12 +96,12 @@ func (f *FileCredentials) load() (map[string]string, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: credentials file %s does not exist", ErrNoCredentials, f.path)
 		}
-		return nil, fmt.Errorf("credentials file %s: %v", f.path, pathErr(err))
+		return nil, fmt.Errorf("credentials file %s: %w", f.path, pathErr(err))
 	}
 	defer file.Close()
 	st, err := file.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("credentials file %s: %v", f.path, pathErr(err))
+		return nil, fmt.Errorf("credentials file %s: %w", f.path, pathErr(err))
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("credentials file %s is not a regular file", f.path)
@@ -115,7 +115,7 @@ func (f *FileCredentials) load() (map[string]string, error) {
 	}
 	data := make([]byte, st.Size())
 	if _, err := file.ReadAt(data, 0); err != nil && st.Size() > 0 {
-		return nil, fmt.Errorf("credentials file %s: %v", f.path, pathErr(err))
+		return nil, fmt.Errorf("credentials file %s: %w", f.path, pathErr(err))
 	}
 	return parseCredentials(f.path, data)
 }

@@ -373,7 +373,7 @@ func credentialsFor(c *ctx.Context) (Credentials, error) {
 func defaultCredentials() (Credentials, error) {
 	path, err := DefaultCredentialsFile()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoCredentials, err)
+		return nil, fmt.Errorf("%w: %w", ErrNoCredentials, err)
 	}
 	fc := NewFileCredentials(path)
 	if err := fc.Available(); err != nil {

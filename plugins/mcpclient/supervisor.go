@@ -199,7 +199,7 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 		c:        c,
 		cfg:      cfg,
 		set:      set,
-		log:      c.Logger().With("mcpServer", cfg.ServerName),
+		log:      c.Logger().With("server", cfg.ServerName),
 		jitter:   spread,
 		dial:     dial,
 		scrub:    secretScrubber(cfg),
@@ -378,7 +378,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 		}
 		delay := s.backoff(failures)
 		s.report(Status{Phase: PhaseReconnecting, Attempt: failures, StderrTail: tail, Err: err.Error()})
-		s.log.Info("mcp server reconnecting", StatusLogKey, true, "attempt", failures, "maxAttempts", s.cfg.Reconnect.MaxAttempts, "delay", delay)
+		s.log.Info("mcp server reconnecting", StatusLogKey, true, "attempt", failures, "max_attempts", s.cfg.Reconnect.MaxAttempts, "delay", delay)
 		wait := time.NewTimer(delay)
 		select {
 		case <-wait.C:
@@ -617,7 +617,7 @@ func (s *supervisor) report(st Status) {
 		level = slog.LevelDebug
 	}
 	s.log.Log(context.Background(), level, "mcp server "+string(st.Phase), StatusLogKey, true,
-		"attempt", st.Attempt, "maxAttempts", st.MaxAttempts, "tools", len(st.Tools), "err", st.Err)
+		"attempt", st.Attempt, "max_attempts", st.MaxAttempts, "tools", len(st.Tools), "err", st.Err)
 
 	if sink, ok := StatusSinkKey.Get(s.c); ok && sink != nil {
 		func() {

@@ -197,7 +197,7 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 // callError classifies the error of a request on g made with the caller's context cx. A
 // session the server forgot, or a closed connection, makes the supervisor reconnect.
 func (s *supervisor) callError(cx context.Context, g *generation, what string, err error) error {
-	if cx.Err() != nil && context.Cause(cx) != errGenerationClosed {
+	if cx.Err() != nil && !errors.Is(context.Cause(cx), errGenerationClosed) {
 		return err // timeout or cancellation: the registry reports it from ctx
 	}
 	server := s.cfg.ServerName
@@ -209,7 +209,7 @@ func (s *supervisor) callError(cx context.Context, g *generation, what string, e
 		return &unavailableError{msg: fmt.Sprintf("mcp server %q lost the connection during %s and is reconnecting: %v", server, what, err), cause: err}
 	}
 	if strings.Contains(err.Error(), "content type") {
-		return fmt.Errorf("mcp server %q: %s: [unsupported MCP content: the result could not be decoded: %v]", server, what, err)
+		return fmt.Errorf("mcp server %q: %s: [unsupported MCP content: the result could not be decoded: %w]", server, what, err)
 	}
 	return fmt.Errorf("mcp server %q: %s: %w", server, what, err)
 }

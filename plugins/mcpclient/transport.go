@@ -145,7 +145,7 @@ func dial(ctx context.Context, cfg Config, opts dialOptions) (*connection, error
 // forwards tools/list_changed to opts.onToolListChanged.
 func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Transport) (*mcp.ClientSession, error) {
 	co := &mcp.ClientOptions{
-		Logger:       opts.log().With("mcpServer", cfg.ServerName),
+		Logger:       opts.log().With("server", cfg.ServerName),
 		Capabilities: &mcp.ClientCapabilities{},
 	}
 	if signal := opts.onToolListChanged; signal != nil {

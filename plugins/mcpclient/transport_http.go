@@ -18,7 +18,7 @@ import (
 // The http.Client has no Timeout: it would cut the long-lived SSE streams
 // and slow tool calls. Calls are bounded by their contexts instead.
 func dialHTTP(ctx context.Context, cfg Config, opts dialOptions) (*connection, error) {
-	log := opts.log().With("mcpServer", cfg.ServerName)
+	log := opts.log().With("server", cfg.ServerName)
 	base := opts.httpBase
 	var owned *http.Transport
 	if base == nil {
@@ -71,11 +71,11 @@ func dialHTTP(ctx context.Context, cfg Config, opts dialOptions) (*connection, e
 		release()
 		return nil, connectError(cfg.ServerName, err, "")
 	}
-	log.Debug("mcp server connected", "transport", kind, "sessionId", cs.ID())
+	log.Debug("mcp server connected", "transport", kind, "session_id", cs.ID())
 	return newConnection(cfg, kind, cs, func(context.Context) error {
 		// The SDK bounds its DELETE at 5 s; nothing here can outlive it.
 		if err := cs.Close(); err != nil {
-			log.Debug("mcp server close", "error", err)
+			log.Debug("mcp server close", "err", err)
 		}
 		if sse != nil {
 			sse.release()

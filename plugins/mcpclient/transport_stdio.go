@@ -22,7 +22,7 @@ import (
 // watchdog kills the group only if ctx ends while connecting, so a short
 // startup timeout cannot kill a server that connected in time.
 func dialStdio(ctx context.Context, cfg Config, opts dialOptions) (*connection, error) {
-	log := opts.log().With("mcpServer", cfg.ServerName)
+	log := opts.log().With("server", cfg.ServerName)
 	p, err := newStdioProcess(cfg, opts)
 	if err != nil {
 		return nil, connectError(cfg.ServerName, err, "")
@@ -185,7 +185,7 @@ func (p *stdioProcess) shutdown(ctx context.Context, graceful func() error, log 
 			if err := graceful(); err != nil {
 				// Usually benign: an exit status or signal from a server
 				// that did not like stdin closing.
-				log.Debug("mcp server close", "pid", p.pgid, "error", err)
+				log.Debug("mcp server close", "pid", p.pgid, "err", err)
 			}
 		}
 		p.reaped.Store(true)

@@ -382,7 +382,7 @@ func TestConcurrentRegistration(t *testing.T) {
 			}
 			res, err := e.reg.Execute(c, c, mcpresources.ToolList, []byte(`{"server":"`+name+`"}`), toolregistry.ExecOptions{})
 			if err != nil || !strings.Contains(res.Text(), "tag://"+name) {
-				errs <- fmt.Errorf("call %s: %v (%s)", name, err, res.Text())
+				errs <- fmt.Errorf("call %s: %w (%s)", name, err, res.Text())
 			}
 			if i%4 != 0 { // keep a few
 				if err := d(ctxtest.Wait(t)); err != nil {

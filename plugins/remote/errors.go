@@ -117,7 +117,7 @@ type coder interface {
 // methodError turns a method's error into the wire error and its status.
 func methodError(err error) (*Error, int) {
 	e := &Error{Code: CodeMethodError, Message: err.Error()}
-	if re, ok := err.(*Error); ok {
+	if re, ok := err.(*Error); ok { //nolint:errorlint // only err itself: a wrapped *Error keeps the wrapping text
 		e.Message = re.Message // not "remote: <code>: …" again
 	}
 	if c, ok := errors.AsType[coder](err); ok {

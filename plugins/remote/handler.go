@@ -54,7 +54,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.inflight.leave()
 	defer func() {
 		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
+			if v == http.ErrAbortHandler { //nolint:errorlint // a recovered value, compared as net/http does
 				panic(v)
 			}
 			h.log.Error("remote API handler panicked", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))

@@ -3,6 +3,7 @@ package toolregistry
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -29,7 +30,7 @@ func (c *callContext) Deadline() (time.Time, bool) { return c.deadline, true }
 // Err implements context.Context.
 func (c *callContext) Err() error {
 	err := c.Context.Err()
-	if err != nil && context.Cause(c.Context) == errTimeout {
+	if err != nil && errors.Is(context.Cause(c.Context), errTimeout) {
 		return context.DeadlineExceeded
 	}
 	return err

@@ -24,7 +24,7 @@ func TestDeadlines(t *testing.T) {
 		mid := begin(3 * time.Second)
 		done := begin(2 * time.Second)
 		d.stop(done) // returns before its deadline
-		if !errors.Is(done.Err(), context.Canceled) || context.Cause(done) != context.Canceled {
+		if !errors.Is(done.Err(), context.Canceled) || !errors.Is(context.Cause(done), context.Canceled) {
 			t.Fatalf("stopped call: err %v, cause %v", done.Err(), context.Cause(done))
 		}
 		child, cancelChild := context.WithCancel(short)
@@ -41,7 +41,7 @@ func TestDeadlines(t *testing.T) {
 			if got := time.Since(start); got != step.want {
 				t.Fatalf("a call with a %v timeout ended after %v", step.want, got)
 			}
-			if step.c.Err() != context.DeadlineExceeded || context.Cause(step.c) != errTimeout {
+			if !errors.Is(step.c.Err(), context.DeadlineExceeded) || !errors.Is(context.Cause(step.c), errTimeout) {
 				t.Fatalf("expired call: err %v, cause %v", step.c.Err(), context.Cause(step.c))
 			}
 		}

@@ -328,7 +328,7 @@ func dispatch(dl *deadlines, cc *callContext, base context.Context, e *entry, ca
 	}
 	if err != nil || (res != nil && res.IsError) {
 		switch {
-		case context.Cause(cx) == errTimeout:
+		case errors.Is(context.Cause(cx), errTimeout):
 			if err == nil {
 				err = context.DeadlineExceeded
 			}

@@ -261,7 +261,7 @@ func TestExecutePipeline(t *testing.T) {
 				rec.Scope != root.Scope() || string(rec.Args) != tc.args || rec.Result != res || rec.Started.IsZero() {
 				t.Fatalf("record %+v", rec)
 			}
-			if (rec.Err == nil) != (tc.want == toolregistry.CodeOK) || (rec.Err != nil && error(rec.Err) != err) {
+			if (rec.Err == nil) != (tc.want == toolregistry.CodeOK) || (rec.Err != nil && error(rec.Err) != err) { //nolint:errorlint // the very error returned
 				t.Fatalf("record error %v, returned %v", rec.Err, err)
 			}
 			if evs := executed.Events(); len(evs) != 1 || evs[0].CallID != "c1" || evs[0].Outcome != tc.want {

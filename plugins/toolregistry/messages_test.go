@@ -105,7 +105,7 @@ func TestArgumentMessages(t *testing.T) {
 		if te.Msg != "invalid arguments: "+tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.args, te.Msg, "invalid arguments: "+tc.want)
 		}
-		if ae.Argument != tc.arg || ae.Err == nil || errors.Unwrap(ae) != ae.Err {
+		if ae.Argument != tc.arg || ae.Err == nil || errors.Unwrap(ae) != ae.Err { //nolint:errorlint // Unwrap returns the cause itself
 			t.Errorf("%s: argument %q (want %q), cause %v", tc.args, ae.Argument, tc.arg, ae.Err)
 		}
 		if res.Text() != "Error: "+te.Msg {

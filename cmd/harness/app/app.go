@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -104,7 +105,7 @@ func (o Options) Run(c context.Context, args []string, stdin io.Reader, stdout, 
 	root.SetErr(stderr)
 	err := root.ExecuteContext(c)
 	code := exitCode(err)
-	if err != nil && err != silentFailure {
+	if err != nil && !errors.Is(err, silentFailure) {
 		errorf(stderr, a.prog, "%v", err)
 		if code == ExitUsage && wantsHint(err) {
 			errorf(stderr, a.prog, "run '%s --help' for usage", a.prog)
@@ -178,10 +179,10 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 func action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		err := fn(cmd, args)
-		if err == nil || err == silentFailure {
+		if err == nil || errors.Is(err, silentFailure) {
 			return err
 		}
-		if _, ok := err.(*exitError); ok {
+		if _, ok := errors.AsType[*exitError](err); ok {
 			return err
 		}
 		return failure(err)

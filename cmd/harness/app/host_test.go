@@ -16,9 +16,8 @@ import (
 
 // liveHost is a `run` of the harness in this process, until the test ends.
 type liveHost struct {
-	endpoint string // its endpoint file
-	env      []string
-	stderr   *watchWriter
+	env    []string
+	stderr *watchWriter
 }
 
 // startHost runs `harness -p profile run` in process with env, waits until it runs, and

@@ -71,7 +71,7 @@ harness.`,
 					}
 				}
 				if srv, ok := remote.Key.Get(h.root); ok {
-					h.logger.Info("remote API listening", "url", srv.URL(), "endpointFile", srv.EndpointFile())
+					h.logger.Info("remote API listening", "url", srv.URL(), "endpoint_file", srv.EndpointFile())
 				}
 				h.logger.Info("running; interrupt to stop", "profile", h.profile.Name, "rows", countRows(h.profile.Rows))
 				<-c.Done()

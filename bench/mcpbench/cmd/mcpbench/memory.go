@@ -123,7 +123,7 @@ func runRSSRun(cx context.Context, args []string) error {
 			err = fmt.Errorf("harness run reported %d connected servers, want %d", n, *servers)
 		}
 	case werr := <-exited:
-		return fmt.Errorf("harness run exited before it was running: %v", werr)
+		return fmt.Errorf("harness run exited before it was running: %w", werr)
 	case <-time.After(2 * time.Minute):
 		err = errors.New("harness run did not report running within 2 minutes")
 	case <-cx.Done():
