@@ -8,9 +8,12 @@
 //	npm ci --prefix internal/interop --no-audit --no-fund
 //	go test -race ./internal/interop
 //
-// Without node or without the installed package the tests skip with a message saying how to
-// install it, except when the environment variable CI is set: then they fail, so that CI can
-// never pass by skipping them.
+// On a fresh machine the tests install it themselves when node and npm are present: the
+// first test binary that finds it missing runs npm ci in this directory, under an exclusive
+// lock on .install.lock, so that test binaries running in parallel install it once. Without
+// node or npm (or when the install fails) the tests skip, with a notice on the terminal
+// saying why and how to install it, except when the environment variable CI is set: then
+// they fail, so that CI can never pass by skipping them.
 //
 // The tests mount the tool registry, the system prompt, the MCP resources service and one
 // mcpclient instance (server name "everything") in a fresh root, once per transport: stdio

@@ -378,10 +378,16 @@ func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 // printSettingsFiles says where the manager's settings files are (mcp add writes them),
 // after the list.
 func (a *invocation) printSettingsFiles(st settingsFiles) {
-	if st.File == "" && st.ProjectFile == "" {
-		return
-	}
 	fmt.Fprintln(a.stdout)
+	if st.File == "" && st.ProjectFile == "" {
+		// No manager in this profile: say where mcp add writes, and what runs those servers.
+		user, project, err := a.settingsFiles()
+		if err != nil {
+			return
+		}
+		fmt.Fprintln(a.stdout, "this profile has no MCP server manager; the servers of the settings files (mcp add) run with -p web:")
+		st = settingsFiles{File: user, ProjectFile: project}
+	}
 	for _, f := range []struct{ scope, path string }{{scopeUser, st.File}, {scopeProject, st.ProjectFile}} {
 		if f.path == "" {
 			continue
