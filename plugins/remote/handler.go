@@ -38,6 +38,7 @@ type MethodInfo struct {
 type handler struct {
 	ctx      *ctx.Context
 	token    []byte
+	session  string // the session cookie's value (see page.go)
 	maxBody  int64
 	log      *slog.Logger
 	inflight tracker
@@ -87,9 +88,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !h.authorized(r) {
+	if h.page(w, r) {
+		return
+	}
+	bearer := h.authorized(r)
+	if !bearer && !h.cookieAuthorized(r) {
 		hdr.Set("WWW-Authenticate", `Bearer realm="harness"`)
 		writeError(w, http.StatusUnauthorized, &Error{Code: CodeUnauthorized, Message: "missing or wrong bearer token (see the token file)"})
+		return
+	}
+	if !bearer && (hasOrigin || r.Method != http.MethodGet) && !sameOrigin(r) {
+		// The cookie is the page's: only the page's own origin may use it, and a request
+		// that changes state must say where it comes from.
+		writeError(w, http.StatusForbidden, &Error{Code: CodeForbiddenOrigin, Message: "a session cookie is accepted only from the page's own origin"})
 		return
 	}
 

@@ -104,7 +104,7 @@ func apply(ctx *ctx.Context, cfg Config) error {
 		return err // Defer closed ln already
 	}
 	srv := &Server{addr: ln.Addr().String(), token: token, tokenFile: tokenFile, endpointFile: endpointFile}
-	h := &handler{ctx: ctx, token: []byte(token), maxBody: cfg.MaxBodyBytes, log: ctx.Logger()}
+	h := &handler{ctx: ctx, token: []byte(token), session: sessionValue([]byte(token)), maxBody: cfg.MaxBodyBytes, log: ctx.Logger()}
 	if _, err := ctx.Go("http-server", func(run context.Context) error { return h.serve(run, ln) }); err != nil {
 		return err
 	}
