@@ -202,6 +202,7 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 			return m.Probe(rc, p.Name, p.Options)
 		}},
 	}
+	methods = append(methods, ctx.RemoteMethod{Name: "mcpManager/setEnabled", Call: m.setEnabledMethod})
 	for _, rm := range methods {
 		if _, err := c.ExposeRemote(rm); err != nil {
 			return err
@@ -232,6 +233,8 @@ func decodeParams(raw json.RawMessage, v any) error {
 	case *ProbeParams:
 		name = p.Name
 	case *LoginParams:
+		name = p.Name
+	case *EnabledParams:
 		name = p.Name
 	}
 	if name == "" {
