@@ -62,8 +62,8 @@ func TestBuiltins(t *testing.T) {
 			map[string]string{"tools": "toolregistry", "prompt": "sysprompt", "resources": "mcpresources"}},
 		{"default", []string{"tools", "prompt", "resources", "demo"},
 			map[string]string{"demo": "mcpclient"}},
-		{"web", []string{"tools", "prompt", "resources", "demo", "manager", "remote"},
-			map[string]string{"manager": "mcpmanager", "remote": "remote"}},
+		{"web", []string{"tools", "prompt", "resources", "demo", "manager", "remote", "console"},
+			map[string]string{"manager": "mcpmanager", "remote": "remote", "console": "console"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

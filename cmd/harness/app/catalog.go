@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/console"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/mcpresources"
@@ -22,6 +23,7 @@ var builtins = map[string]ctx.PluginDef{
 	"mcpclient":    mcpclient.Plugin,
 	"mcpresources": mcpresources.Plugin,
 	"mcpmanager":   mcpmanager.Plugin,
+	"console":      console.Plugin,
 }
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name

@@ -1,0 +1,220 @@
+// Package console serves the remote methods the management page needs beyond the
+// manager's (mcpManager/*): the tools of a server with their schemas, a tool call through
+// the tools service's pipeline, and a server's instructions. Mount [Plugin] once, next to
+// the tools service (plugins/toolregistry) and the remote API (plugins/remote); the web
+// profile does.
+//
+// # Remote methods
+//
+//	console/tools         call  {"server": name}   → [Tool]   ("" lists every tool)
+//	console/callTool      call  {"tool", "args"}   → CallResult
+//	console/instructions  call  {"server": name}   → {"text": …}
+//
+// A tool call runs through [toolregistry.Registry.Execute] from the console's scope: the
+// same validation, policy, timeout, output cap and history as a model's call; it is
+// recorded with a call id "console_<n>". Images in the result are sent as data: URLs,
+// read from the tools service's attachment store. Nothing here reads or sends a secret: a
+// server's configuration is the manager's (redacted) business.
+//
+// # Concurrency
+//
+// The methods are safe for concurrent use; each call runs on the remote API's request
+// goroutine and ends with the request.
+package console
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/sysprompt"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// Plugin exposes the console/* remote methods. It has no configuration.
+var Plugin = ctx.Define(ctx.Meta{Name: "console", Inject: []ctx.Dependency{toolregistry.Key}}, apply)
+
+// Tool is one tool as console/tools lists it. It is a plain value.
+type Tool struct {
+	// Name is the public tool name (mcp__<server>__<tool> for an MCP server's).
+	Name string `json:"name"`
+	// Description is the tool's description.
+	Description string `json:"description,omitempty"`
+	// Parameters is the input JSON schema.
+	Parameters json.RawMessage `json:"parameters"`
+	// OutputSchema is the output JSON schema, if the tool declares one.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Server is the MCP server the tool comes from ("" for other tools); MCPTool the tool's
+	// name on that server.
+	Server  string `json:"server,omitempty"`
+	MCPTool string `json:"mcpTool,omitempty"`
+	// Owner is the registering scope or set owner.
+	Owner string `json:"owner"`
+}
+
+// Content is one block of a [CallResult]. It is a plain value.
+type Content struct {
+	// Type is text, json or image.
+	Type string `json:"type"`
+	// Text holds a text block.
+	Text string `json:"text,omitempty"`
+	// JSON holds a json block.
+	JSON json.RawMessage `json:"json,omitempty"`
+	// MediaType and DataURL hold an image ("data:<type>;base64,…"); DataURL is empty when
+	// the attachment is no longer stored.
+	MediaType string `json:"mediaType,omitempty"`
+	DataURL   string `json:"dataURL,omitempty"`
+}
+
+// CallResult is the answer of console/callTool. It is a plain value.
+type CallResult struct {
+	// CallID is the call's id in the tools service's history.
+	CallID string `json:"callId"`
+	// Content is the model-facing content, images as data: URLs.
+	Content []Content `json:"content"`
+	// Structured is the structured result, if any.
+	Structured json.RawMessage `json:"structured,omitempty"`
+	// IsError marks a failed call; Code is the tools service's outcome code and Error its
+	// message.
+	IsError bool   `json:"isError,omitempty"`
+	Code    string `json:"code,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// CallParams are the parameters of console/callTool.
+type CallParams struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+}
+
+// ServerParams are the parameters of console/tools and console/instructions.
+type ServerParams struct {
+	Server string `json:"server"`
+}
+
+// Instructions is the answer of console/instructions.
+type Instructions struct {
+	// Text is the server's instructions as the system prompt attributes them ("" if none).
+	Text string `json:"text"`
+}
+
+// badRequest is an error the remote API answers with code bad_request.
+type badRequest struct{ msg string }
+
+func (e badRequest) Error() string      { return e.msg }
+func (e badRequest) RemoteCode() string { return "bad_request" }
+
+type service struct {
+	c   *ctx.Context
+	reg *toolregistry.Registry
+	seq atomic.Uint64
+}
+
+func apply(c *ctx.Context, _ struct{}) error {
+	s := &service{c: c, reg: toolregistry.Key.Use(c)}
+	for _, m := range []ctx.RemoteMethod{
+		{Name: "console/tools", Call: s.tools},
+		{Name: "console/callTool", Call: s.callTool},
+		{Name: "console/instructions", Call: s.instructions},
+	} {
+		if _, err := c.ExposeRemote(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func decode(raw json.RawMessage, v any) error {
+	if err := ctx.DecodeInto(raw, v); err != nil {
+		return badRequest{fmt.Sprintf("parameters: %v", err)}
+	}
+	return nil
+}
+
+// tools lists the tools visible from the root, those of one MCP server when asked.
+func (s *service) tools(_ context.Context, raw json.RawMessage) (any, error) {
+	var p ServerParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	out := []Tool{}
+	for _, t := range s.reg.List(s.c) {
+		server := t.Meta["server"]
+		if p.Server != "" && server != p.Server {
+			continue
+		}
+		out = append(out, Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+			OutputSchema: t.OutputSchema, Server: server, MCPTool: t.Meta["mcpTool"], Owner: t.Owner})
+	}
+	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// callTool executes a tool through the registry's pipeline, bounded by the request.
+func (s *service) callTool(rc context.Context, raw json.RawMessage) (any, error) {
+	var p CallParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.Tool == "" {
+		return nil, badRequest{`parameters: "tool" is required`}
+	}
+	id := fmt.Sprintf("console_%d", s.seq.Add(1))
+	res, err := s.reg.Execute(rc, s.c, p.Tool, p.Args, toolregistry.ExecOptions{CallID: id})
+	out := CallResult{CallID: id, Content: []Content{}}
+	if res != nil {
+		out.Structured, out.IsError = res.Structured, res.IsError
+		for _, b := range res.Content {
+			out.Content = append(out.Content, s.content(b))
+		}
+	}
+	if te, ok := errors.AsType[*toolregistry.ToolError](err); ok {
+		out.IsError, out.Code, out.Error = true, string(te.Code), te.Error()
+	} else if err != nil {
+		out.IsError, out.Error = true, err.Error()
+	}
+	return out, nil
+}
+
+func (s *service) content(b toolregistry.Content) Content {
+	c := Content{Type: string(b.Type), Text: b.Text, JSON: b.JSON}
+	if b.Type == toolregistry.ContentImage && b.Attachment != nil {
+		c.MediaType = b.Attachment.MediaType
+		if data, mt, ok := s.reg.Attachments().Get(b.Attachment.ID); ok {
+			c.DataURL = "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(data)
+		}
+	}
+	return c
+}
+
+// instructions returns the server's section of the system prompt, if the prompt service
+// runs.
+func (s *service) instructions(_ context.Context, raw json.RawMessage) (any, error) {
+	var p ServerParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.Server == "" {
+		return nil, badRequest{`parameters: "server" is required`}
+	}
+	sp, ok := sysprompt.Key.Get(s.c)
+	if !ok {
+		return Instructions{}, nil
+	}
+	pr, err := sp.Assemble(s.c, nil)
+	if err != nil {
+		return nil, fmt.Errorf("assembling the system prompt: %w", err)
+	}
+	for _, sec := range pr.Sections {
+		if sec.Name == "mcp:"+p.Server {
+			return Instructions{Text: sec.Text}, nil
+		}
+	}
+	return Instructions{}, nil
+}
