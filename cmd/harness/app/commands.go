@@ -60,6 +60,7 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 	root.AddCommand(
 		a.runCommand(),
 		a.serveCommand(),
+		a.openCommand(),
 		a.toolsCommand(),
 		a.resourcesCommand(),
 		a.promptCommand(),

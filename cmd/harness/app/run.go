@@ -18,13 +18,15 @@ import (
 )
 
 func (a *invocation) runCommand() *cobra.Command {
-	return &cobra.Command{
+	var openPage bool
+	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Host the profile until interrupted (SIGINT or SIGTERM shut it down cleanly)",
 		Long: `Host the profile until interrupted. Every MCP server's connection status is
 shown as it changes (on a terminal as plain lines such as "demo: connected
 (7 tools)", otherwise as log lines); the remote API's URL is logged when the
-profile mounts it. SIGINT or SIGTERM shut the tree down cleanly (stdio
+profile mounts it, and the management page's URL (which carries the token:
+keep it to yourself) is printed; --open opens it. SIGINT or SIGTERM shut the tree down cleanly (stdio
 servers and their process groups included); a second signal kills the
 harness.`,
 		Args: args(cobra.NoArgs),
@@ -72,6 +74,7 @@ harness.`,
 				}
 				if srv, ok := remote.Key.Get(h.root); ok {
 					h.logger.Info("remote API listening", "url", srv.URL(), "endpoint_file", srv.EndpointFile())
+					a.showPage(srv, openPage)
 				}
 				h.logger.Info("running; interrupt to stop", "profile", h.profile.Name, "rows", countRows(h.profile.Rows))
 				<-c.Done()
@@ -80,6 +83,8 @@ harness.`,
 			})
 		}),
 	}
+	cmd.Flags().BoolVar(&openPage, "open", false, "open the management page (web profile) with $BROWSER, else xdg-open")
+	return cmd
 }
 
 // viewStatus turns a manager status change into the client status that the live display

@@ -1,0 +1,275 @@
+//go:build browser
+
+package web_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/console"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
+	"github.com/cordisgo/harness/plugins/mcpresources"
+	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/plugins/sysprompt"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// demoEnv makes the test binary serve the demo MCP server over stdio.
+const demoEnv = "HARNESS_WEBTEST_DEMO"
+
+var updateScreenshots = flag.Bool("update-screenshots", false, "write the screenshots of docs/web")
+
+func TestMain(m *testing.M) {
+	if os.Getenv(demoEnv) == "1" {
+		if err := demoserver.ServeStdio(context.Background(), demoserver.Options{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// stack is a host tree like the web profile's: the tools, prompt and resources services,
+// a profile-row MCP client, the manager with servers from a temporary settings file, the
+// remote API and the console.
+type stack struct {
+	root     *ctx.Context
+	srv      *remote.Server
+	client   *remote.Client
+	settings string
+}
+
+func settingsDoc(names []string) string {
+	var b strings.Builder
+	b.WriteString("# MCP servers of the browser test\nservers:\n")
+	for _, n := range names {
+		switch {
+		case strings.HasPrefix(n, "broken"):
+			fmt.Fprintf(&b, "  %s:\n    transport: stdio\n    command: /nonexistent/mcp-server\n    reconnect: {maxAttempts: 1}\n", n)
+		case strings.HasPrefix(n, "off"):
+			fmt.Fprintf(&b, "  %s:\n    enabled: false\n    transport: stdio\n    command: %q\n    env: {%s: \"1\"}\n", n, os.Args[0], demoEnv)
+		default:
+			fmt.Fprintf(&b, "  %s:\n    transport: stdio\n    command: %q\n    env: {%s: \"1\"}\n", n, os.Args[0], demoEnv)
+		}
+	}
+	return b.String()
+}
+
+func newStack(t *testing.T, names []string) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	s := &stack{root: ctxtest.New(t), settings: filepath.Join(dir, "mcp-servers.yaml")}
+	if err := os.WriteFile(s.settings, []byte(settingsDoc(names)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctxtest.MountActive(t, s.root, toolregistry.Plugin, nil)
+	ctxtest.MountActive(t, s.root, sysprompt.Plugin, nil)
+	ctxtest.MountActive(t, s.root, mcpresources.Plugin, nil)
+	ctxtest.Mount(t, s.root, mcpclient.Plugin, map[string]any{"serverName": "demo", "transport": "stdio",
+		"command": os.Args[0], "env": map[string]any{demoEnv: "1"}})
+	ctxtest.Mount(t, s.root, mcpmanager.Plugin, map[string]any{"settingsFile": s.settings,
+		"credentialsFile": filepath.Join(dir, "credentials.yaml"), "debounceMs": 20})
+	rs := ctxtest.MountActive(t, s.root, remote.Plugin, map[string]any{"tokenFile": filepath.Join(dir, "remote.token")})
+	ctxtest.MountActive(t, s.root, console.Plugin, nil)
+	srv, ok := remote.Key.Get(rs.Context())
+	if !ok {
+		t.Fatal("no remote server")
+	}
+	s.srv, s.client = srv, remote.NewClient(srv.URL(), srv.Token())
+	return s
+}
+
+// browser starts a headless Chromium with a fresh profile and returns its context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1360, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+	})
+	tctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return tctx
+}
+
+// run runs the steps in the browser, failing the test at the first error.
+func run(t *testing.T, bctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, steps...); err != nil {
+		body, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("%v; the page shows:\n%s", err, body)
+	}
+}
+
+// eval evaluates the JavaScript expression in the page.
+func eval[T any](t *testing.T, bctx context.Context, expr string, opts ...chromedp.EvaluateOption) T {
+	t.Helper()
+	v, err := chromedp.Run(bctx, chromedp.Evaluate[T](expr, opts...))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// text returns the text of the element the CSS selector finds.
+func text(t *testing.T, bctx context.Context, sel string) string {
+	t.Helper()
+	v, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("%s: %v", sel, err)
+	}
+	return v
+}
+
+// until waits for the JavaScript predicate to hold.
+func until(expr string, timeout time.Duration) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout))
+}
+
+func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
+
+func status(name, s string) string {
+	return fmt.Sprintf(`document.querySelector('tr.server[data-name=%q]')?.dataset.status === %q`, name, s)
+}
+
+func TestPage(t *testing.T) {
+	names := []string{"alpha", "beta", "broken", "off"}
+	s := newStack(t, names)
+	b := browser(t)
+
+	// Load the page: every server of the profile with its status; the token leaves the URL.
+	run(t, b, chromedp.Navigate(s.srv.PageURL()),
+		until(status("alpha", "connected")+" && "+status("beta", "connected")+" && "+
+			status("broken", "failed")+" && "+status("off", "disabled"), 30*time.Second))
+	if loc := eval[string](t, b, `location.href`); strings.Contains(loc, "token") {
+		t.Fatalf("the token stayed in the address bar: %s", loc)
+	}
+	if errText := text(t, b, `[data-error="broken"]`); !strings.Contains(errText, "/nonexistent/mcp-server") {
+		t.Fatalf("broken's error: %q", errText)
+	}
+
+	t.Run("restart", func(t *testing.T) {
+		eval[float64](t, b, `window.__t0 = performance.now(); window.__harness.perf.changes.length = 0; 0`)
+		run(t, b, click(`tr.server[data-name="alpha"] [data-action="restart"]`),
+			until(`window.__harness.perf.changes.some(c => c.name === "alpha" && c.status === "connected")`, 10*time.Second))
+		seen := eval[[]string](t, b, `window.__harness.perf.changes.filter(c => c.name === "alpha").map(c => c.status)`)
+		took := eval[float64](t, b, `window.__harness.perf.changes.find(c => c.name === "alpha" && c.status === "connected").painted - window.__t0`)
+		if i := slices.Index(seen, "starting"); i < 0 || slices.Index(seen[i:], "connected") < 0 {
+			t.Fatalf("alpha went through %v, want starting then connected", seen)
+		}
+		t.Logf("restart: %v, connected on the page %.0f ms after the click", seen, took)
+		if took > 2000 {
+			t.Fatalf("connected after %.0f ms, want within 2 s", took)
+		}
+	})
+
+	t.Run("probe", func(t *testing.T) {
+		run(t, b, click(`tr.server[data-name="beta"] [data-action="probe"]`),
+			visible(`[data-probe="beta"][data-stage="ok"]`))
+		got := text(t, b, `[data-probe="beta"]`)
+		for _, want := range []string{"Probe OK", "connect", "initialize", "list-tools", "mcp__beta__echo"} {
+			if !strings.Contains(got, want) {
+				t.Fatalf("probe result %q lacks %q", got, want)
+			}
+		}
+		run(t, b, click(`tr.server[data-name="broken"] [data-action="probe"]`),
+			visible(`[data-probe="broken"][data-stage="connect"]`))
+	})
+
+	t.Run("disable and enable", func(t *testing.T) {
+		run(t, b, click(`tr.server[data-name="beta"] [data-action="disable"]`),
+			until(status("beta", "disabled"), 10*time.Second))
+		doc, _ := os.ReadFile(s.settings)
+		if !strings.Contains(string(doc), "  beta:\n    enabled: false\n") || !strings.HasPrefix(string(doc), "# MCP servers of the browser test\n") {
+			t.Fatalf("settings file after disable:\n%s", doc)
+		}
+		run(t, b, click(`tr.server[data-name="beta"] [data-action="enable"]`),
+			until(status("beta", "connected"), 20*time.Second))
+		doc, _ = os.ReadFile(s.settings)
+		if !strings.Contains(string(doc), "  beta:\n    enabled: true\n") {
+			t.Fatalf("settings file after enable:\n%s", doc)
+		}
+	})
+
+	t.Run("call a tool", func(t *testing.T) {
+		run(t, b, click(`tr.server[data-name="alpha"] [data-action="select"]`),
+			visible(`[data-tool="mcp__alpha__echo"]`),
+			click(`[data-tool="mcp__alpha__echo"] [data-action="open-call"]`),
+			chromedp.SendKeys(chromedp.ID(`arg-mcp__alpha__echo-text`), "hello from the page"),
+			click(`form[data-call="mcp__alpha__echo"] button[type=submit]`),
+			visible(`form[data-call="mcp__alpha__echo"] [data-result="ok"]`))
+		if out := text(t, b, `form[data-call="mcp__alpha__echo"] [data-result]`); !strings.Contains(out, "hello from the page") {
+			t.Fatalf("echo result %q", out)
+		}
+		// add returns structured content.
+		run(t, b, click(`[data-tool="mcp__alpha__add"] [data-action="open-call"]`),
+			chromedp.SendKeys(chromedp.ID(`arg-mcp__alpha__add-a`), "2"),
+			chromedp.SendKeys(chromedp.ID(`arg-mcp__alpha__add-b`), "40"),
+			click(`form[data-call="mcp__alpha__add"] button[type=submit]`),
+			visible(`form[data-call="mcp__alpha__add"] [data-result="ok"]`))
+		if out := text(t, b, `form[data-call="mcp__alpha__add"] [data-result]`); !strings.Contains(out, `"sum": 42`) {
+			t.Fatalf("add result %q", out)
+		}
+	})
+}
+
+// TestPageWithoutToken: a browser that never saw the token gets the sign-in note and no
+// data, and the API refuses it.
+func TestPageWithoutToken(t *testing.T) {
+	s := newStack(t, []string{"alpha"})
+	b := browser(t)
+	run(t, b, chromedp.Navigate(s.srv.URL()+"/"), visible(`#signin`))
+	rows := eval[int](t, b, `document.querySelectorAll("tr.server").length`)
+	status := eval[int](t, b, `fetch("/v1/call/mcpManager/list", {method: "POST"}).then(r => r.status)`, chromedp.EvalAwaitPromise)
+	if rows != 0 || status != 401 {
+		t.Fatalf("without the token: %d rows, list answered %v", rows, status)
+	}
+	// A wrong token is refused too.
+	run(t, b, chromedp.Navigate("about:blank"), chromedp.Navigate(s.srv.URL()+"/#token="+strings.Repeat("0", 64)),
+		visible(`#signin`))
+}

@@ -1,0 +1,762 @@
+// The management page of harness: the MCP servers of the host, live from the remote API's
+// mcpManager/watch stream, with their actions and detail. No framework: every element is
+// built with el() from text (never from HTML strings), so nothing a server sends can
+// become markup.
+"use strict";
+
+(() => {
+  const $ = (sel) => document.querySelector(sel);
+
+  // el builds an element: el("td", {class: "num", dataset: {name: "x"}}, "text", child…).
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "dataset") Object.assign(e.dataset, v);
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else if (k === "text") e.textContent = v;
+      else e.setAttribute(k, v === true ? "" : v);
+    }
+    for (const kid of kids.flat()) {
+      if (kid === undefined || kid === null || kid === false) continue;
+      e.append(kid instanceof Node ? kid : String(kid));
+    }
+    return e;
+  }
+
+  // ---- the API ----------------------------------------------------------------------
+
+  class APIError extends Error {
+    constructor(code, message, status) { super(message); this.code = code; this.status = status; }
+  }
+
+  async function call(method, params) {
+    const resp = await fetch("/v1/call/" + method, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(params === undefined ? null : params),
+    });
+    let body = null;
+    try { body = await resp.json(); } catch (_) { /* not JSON */ }
+    if (!resp.ok) {
+      const e = (body && body.error) || { code: "bad_response", message: "HTTP " + resp.status };
+      if (resp.status === 401) signedOut();
+      throw new APIError(e.code, e.message, resp.status);
+    }
+    return body ? body.result : null;
+  }
+
+  // signIn exchanges the token in the URL's fragment (if any) for the session cookie and
+  // removes it from the address bar and the history.
+  async function signIn() {
+    const m = /(?:^#|&)token=([0-9a-f]{64})(?:&|$)/.exec(location.hash);
+    if (!m) return;
+    history.replaceState(null, "", location.pathname + location.search);
+    const resp = await fetch("/v1/session", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Authorization": "Bearer " + m[1] },
+    });
+    if (!resp.ok) throw new APIError("unauthorized", "the token in the URL was refused", resp.status);
+  }
+
+  function signedOut() {
+    $("#app").hidden = true;
+    $("#signin").hidden = false;
+    setConn("down", "not signed in");
+  }
+
+  function setConn(state, text) {
+    const c = $("#conn");
+    c.dataset.state = state;
+    c.textContent = text;
+  }
+
+  // ---- state ------------------------------------------------------------------------
+
+  const state = {
+    methods: new Set(),
+    servers: new Map(),   // name → view (managed servers, in the manager's order)
+    unmanaged: new Map(), // name → client status (profile rows)
+    probes: new Map(),    // name → {busy, result, error}
+    busy: new Map(),      // name → action in progress
+    notes: new Map(),     // name → message of the last failed action
+    selected: null,
+    tab: "tools",
+    tools: new Map(),     // server → tool infos (console/tools)
+  };
+
+  // perf collects when snapshots arrived and when they were painted (performance.now()
+  // milliseconds), for the browser test's measurements.
+  const perf = { snapshots: [], changes: [] };
+  window.__harness = { perf, state };
+
+  const has = (m) => state.methods.has(m);
+
+  // ---- activity log -----------------------------------------------------------------
+
+  function activity(text, kind) {
+    const t = new Date();
+    const li = el("li", { class: kind || "" },
+      el("time", { datetime: t.toISOString() }, t.toLocaleTimeString([], { hour12: false })),
+      el("span", {}, text));
+    const list = $("#activity");
+    list.prepend(li);
+    while (list.children.length > 500) list.lastChild.remove();
+  }
+
+  // ---- the servers table ------------------------------------------------------------
+
+  const COLS = 9;
+
+  function since(iso) {
+    if (!iso) return "";
+    const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+    if (s < 60) return "for " + s + "s";
+    if (s < 3600) return "for " + Math.floor(s / 60) + "m " + (s % 60) + "s";
+    return "for " + Math.floor(s / 3600) + "h " + Math.floor((s % 3600) / 60) + "m";
+  }
+
+  function badge(status) {
+    return el("span", { class: "badge", dataset: { s: status } }, status);
+  }
+
+  function actionButtons(v) {
+    const name = v.name;
+    const busy = state.busy.get(name);
+    const box = el("div", { class: "actions" });
+    if (v.unmanaged) {
+      box.append(el("span", { class: "tag", title: "A row of the profile: restart the host to restart it" }, "profile row"));
+      return box;
+    }
+    const btn = (action, label, fn, extra) => el("button", Object.assign({
+      type: "button", dataset: { action }, disabled: !!busy || v.removed,
+      "aria-label": label + " " + name, onclick: fn,
+    }, extra || {}), busy === action ? label + "…" : label);
+    if (v.status === "needs-auth" && has("mcpManager/login")) {
+      box.append(btn("login", "Log in", () => login(name), { class: "primary" }));
+    }
+    box.append(btn("restart", "Restart", () => restart(name), { disabled: !!busy || v.removed || !v.enabled }));
+    box.append(btn("probe", "Probe", () => probe(name)));
+    if (v.source === "settings" && has("mcpManager/setEnabled")) {
+      box.append(v.enabled
+        ? btn("disable", "Disable", () => setEnabled(name, false))
+        : btn("enable", "Enable", () => setEnabled(name, true)));
+    }
+    return box;
+  }
+
+  function serverCells(v) {
+    const info = v.serverInfo ? v.serverInfo.name + (v.serverInfo.version ? " " + v.serverInfo.version : "") : "";
+    const attempts = v.maxAttempts ? v.attempt + " / " + v.maxAttempts : (v.attempt ? String(v.attempt) : "");
+    const source = v.unmanaged ? "profile" : v.source + (v.owner ? " (" + v.owner + ")" : "");
+    return [
+      el("td", { class: "name" },
+        el("button", { type: "button", class: "link", dataset: { action: "select" },
+          "aria-label": "Show the detail of " + v.name, onclick: () => select(v.name) }, v.name),
+        v.removed ? el("span", { class: "tag" }, " removed") : null),
+      el("td", {}, source),
+      el("td", {}, v.transport || ""),
+      el("td", { class: "status" }, badge(v.status),
+        el("span", { class: "since", dataset: { since: v.since || "" } }, since(v.since))),
+      el("td", { class: "num" }, attempts),
+      el("td", { class: "num" }, String((v.tools || []).length)),
+      el("td", { class: "mono" }, v.protocolVersion || ""),
+      el("td", {}, info),
+      el("td", {}, actionButtons(v)),
+    ];
+  }
+
+  function probeView(name) {
+    const p = state.probes.get(name);
+    if (!p) return null;
+    if (p.busy) return el("div", { class: "probe", role: "status" }, "Probing " + name + "…");
+    if (p.error) return el("div", { class: "probe error", role: "alert" }, "Probe failed: " + p.error);
+    const r = p.result;
+    const stages = ["resolve", "connect", "authorize", "initialize", "list-tools"];
+    const t = r.timings || {};
+    const dur = { connect: t.connectNs, initialize: t.initializeNs, "list-tools": t.listToolsNs, resolve: r.resolveNs };
+    const failedAt = r.stage === "ok" ? -1 : stages.indexOf(r.stage);
+    const list = el("ol", { class: "stages", "aria-label": "Probe stages" });
+    stages.forEach((s, i) => {
+      if (s === "authorize" && failedAt !== i) return; // only shown when it is where it failed
+      const cls = failedAt === i ? "fail" : (failedAt >= 0 && i > failedAt ? "skip" : "");
+      const ms = dur[s] ? " " + ms3(dur[s]) : "";
+      list.append(el("li", { class: cls }, (cls === "fail" ? "✕ " : cls === "skip" ? "– " : "✓ ") + s + ms));
+    });
+    const tools = (r.tools || []).map((x) => x.name);
+    return el("div", { class: "probe", dataset: { probe: name, stage: r.stage } },
+      el("div", {}, el("strong", { class: r.stage === "ok" ? "ok-text" : "bad-text" },
+        r.stage === "ok" ? "Probe OK" : "Probe failed at " + r.stage),
+        " · total " + ms3(t.totalNs || 0),
+        r.serverName ? " · " + r.serverName + (r.serverVersion ? " " + r.serverVersion : "") : "",
+        r.protocolVersion ? " · protocol " + r.protocolVersion : "",
+        r.cancelled ? " · cancelled" : "",
+        " ", el("button", { type: "button", class: "ghost", onclick: () => { state.probes.delete(name); renderServer(name); } }, "Dismiss")),
+      list,
+      r.error ? el("pre", { class: "error" }, r.error) : null,
+      tools.length ? el("div", {}, el("span", { class: "tag" }, tools.length + " tools: "), el("span", { class: "mono" }, tools.join(", ") + (r.toolsTruncated ? " …" : ""))) : null,
+      r.stderrTail ? el("details", {}, el("summary", {}, "stderr tail"), el("pre", {}, r.stderrTail)) : null,
+      r.cleanup && r.cleanup.outcome !== "closed" ? el("div", { class: "bad-text" }, "cleanup: " + r.cleanup.outcome + " " + (r.cleanup.error || "")) : null);
+  }
+
+  function ms3(ns) {
+    const ms = ns / 1e6;
+    return (ms < 10 ? ms.toFixed(1) : Math.round(ms)) + " ms";
+  }
+
+  function extraCell(v) {
+    const parts = [];
+    if (v.error) parts.push(el("pre", { class: "error", dataset: { error: v.name } }, v.error));
+    const note = state.notes.get(v.name);
+    if (note) parts.push(el("div", { class: "error", role: "alert" }, note));
+    const p = probeView(v.name);
+    if (p) parts.push(p);
+    return parts;
+  }
+
+  const rows = new Map(); // name → {tr, extra, sig}
+
+  function view(name) {
+    return state.servers.get(name) || state.unmanaged.get(name);
+  }
+
+  function signature(v) {
+    return JSON.stringify([v, state.busy.get(v.name) || "", state.notes.get(v.name) || "",
+      state.probes.get(v.name) || null, state.selected === v.name, [...state.methods].length]);
+  }
+
+  // renderServer brings one server's rows up to date, keeping focus on the button it was on.
+  function renderServer(name) {
+    const v = view(name);
+    let r = rows.get(name);
+    if (!v) {
+      if (r) { r.tr.remove(); r.extra.remove(); rows.delete(name); }
+      return;
+    }
+    const sig = signature(v);
+    if (r && r.sig === sig) return;
+    if (!r) {
+      r = { tr: el("tr", { class: "server" }), extra: el("tr", { class: "extra" }) };
+      r.tr.dataset.name = name;
+      r.extra.dataset.for = name;
+      rows.set(name, r);
+    }
+    const focused = r.tr.contains(document.activeElement) ? document.activeElement.dataset.action : null;
+    r.sig = sig;
+    r.tr.dataset.status = v.status;
+    r.tr.classList.toggle("selected", state.selected === name);
+    r.tr.replaceChildren(...serverCells(v));
+    const extra = extraCell(v);
+    r.extra.replaceChildren(...(extra.length ? [el("td", { colspan: COLS }, extra)] : []));
+    r.extra.hidden = extra.length === 0;
+    if (focused) {
+      const b = r.tr.querySelector(`[data-action="${focused}"]`);
+      if (b && !b.disabled) b.focus();
+    }
+  }
+
+  function renderAll() {
+    const body = $("#servers tbody");
+    const names = [...state.servers.keys(), ...[...state.unmanaged.keys()].filter((n) => !state.servers.has(n))];
+    for (const n of [...rows.keys()]) if (!view(n)) renderServer(n);
+    names.forEach((n) => renderServer(n));
+    // Put the rows in order, moving only those out of place.
+    let at = body.firstChild;
+    for (const n of names) {
+      const r = rows.get(n);
+      for (const tr of [r.tr, r.extra]) {
+        if (at === tr) at = at.nextSibling;
+        else body.insertBefore(tr, at);
+      }
+    }
+    if (!names.length && !body.querySelector(".empty")) {
+      body.append(el("tr", { class: "empty" }, el("td", { colspan: COLS, class: "muted" }, "No MCP servers are configured.")));
+    } else if (names.length) {
+      body.querySelectorAll(".empty").forEach((e) => e.remove());
+    }
+    const all = names.map(view);
+    const count = (s) => all.filter((v) => v.status === s).length;
+    $("#counts").textContent = all.length + " servers · " + count("connected") + " connected" +
+      (count("failed") ? " · " + count("failed") + " failed" : "");
+    if (state.selected) renderDetailHead();
+  }
+
+  // ---- the watch streams ------------------------------------------------------------
+
+  function onSnapshot(snap, recv) {
+    const prev = state.servers;
+    const next = new Map();
+    const changed = [];
+    for (const v of snap.servers || []) {
+      next.set(v.name, v);
+      const old = prev.get(v.name);
+      if (!old) {
+        if (prev.size || perf.snapshots.length) activity(v.name + ": " + v.status);
+        changed.push(v);
+      } else if (old.status !== v.status) {
+        activity(v.name + ": " + old.status + " → " + v.status + (v.error ? " (" + v.error + ")" : ""),
+          v.status === "failed" ? "bad" : "");
+        changed.push(v);
+      }
+    }
+    for (const n of prev.keys()) if (!next.has(n)) activity(n + ": removed");
+    state.servers = next;
+    const s = snap.settings || {};
+    $("#settings").textContent = s.file
+      ? "settings: " + s.file + (s.missing ? " (missing)" : "") + (s.error ? " — rejected: " + s.error : "")
+      : "no settings file";
+    $("#settings").title = $("#settings").textContent;
+    renderAll();
+    afterPaint((painted) => {
+      perf.snapshots.push({ version: snap.version, recv, painted, servers: next.size });
+      for (const v of changed) perf.changes.push({ name: v.name, status: v.status, recv, painted });
+    });
+  }
+
+  function afterPaint(fn) {
+    requestAnimationFrame(() => setTimeout(() => fn(performance.now()), 0));
+  }
+
+  function stream(method, onValue) {
+    const es = new EventSource("/v1/stream/" + method);
+    es.onopen = () => setConn("live", "live");
+    es.onmessage = (e) => {
+      const recv = performance.now();
+      try { onValue(JSON.parse(e.data), recv); } catch (err) { console.error(method, err); }
+    };
+    es.addEventListener("error", (e) => {
+      if (e.data) { // the method's own error event
+        try { activity(method + ": " + JSON.parse(e.data).error.message, "bad"); } catch (_) { /* ignore */ }
+      }
+      if (es.readyState === EventSource.CLOSED) {
+        setConn("down", "disconnected");
+        checkSession();
+      } else {
+        setConn("connecting", "reconnecting…");
+      }
+    });
+    es.addEventListener("end", () => es.close());
+    return es;
+  }
+
+  async function checkSession() {
+    try { await call("mcpManager/list"); } catch (_) { /* signedOut() on 401 */ }
+  }
+
+  function onClients(list) {
+    const next = new Map();
+    for (const c of list || []) next.set(c.name, Object.assign({ unmanaged: true }, c));
+    for (const [n, c] of next) {
+      const old = state.unmanaged.get(n);
+      if (old && old.status !== c.status) activity(n + ": " + old.status + " → " + c.status);
+    }
+    state.unmanaged = next;
+    renderAll();
+  }
+
+  // ---- actions ----------------------------------------------------------------------
+
+  async function act(name, action, fn) {
+    state.busy.set(name, action);
+    state.notes.delete(name);
+    renderServer(name);
+    try {
+      return await fn();
+    } catch (e) {
+      state.notes.set(name, action + " failed: " + e.message);
+      activity(name + ": " + action + " failed: " + e.message, "bad");
+      return undefined;
+    } finally {
+      state.busy.delete(name);
+      renderServer(name);
+    }
+  }
+
+  async function restart(name) {
+    activity(name + ": restart requested");
+    await act(name, "restart", () => call("mcpManager/restart", { name }));
+  }
+
+  async function probe(name) {
+    state.probes.set(name, { busy: true });
+    const r = await act(name, "probe", async () => {
+      try {
+        const result = await call("mcpManager/probe", { name });
+        state.probes.set(name, { result });
+        activity(name + ": probe " + (result.stage === "ok" ? "ok" : "failed at " + result.stage));
+        return result;
+      } catch (e) {
+        state.probes.set(name, { error: e.message });
+        throw e;
+      }
+    });
+    return r;
+  }
+
+  async function setEnabled(name, enabled) {
+    await act(name, enabled ? "enable" : "disable", async () => {
+      await call("mcpManager/setEnabled", { name, enabled });
+      activity(name + ": " + (enabled ? "enabled" : "disabled") + " in the settings file");
+    });
+  }
+
+  // login follows mcpManager/login, a stream whose first value carries the authorization
+  // URL, opened in a new tab; the status goes to connected through the watch stream.
+  function login(name) {
+    state.busy.set(name, "login");
+    renderServer(name);
+    const es = new EventSource("/v1/stream/mcpManager/login?params=" + encodeURIComponent(JSON.stringify({ name })));
+    const done = (msg, bad) => {
+      es.close();
+      state.busy.delete(name);
+      if (msg) activity(name + ": " + msg, bad ? "bad" : "");
+      renderServer(name);
+    };
+    es.onmessage = (e) => {
+      let v = {};
+      try { v = JSON.parse(e.data); } catch (_) { /* ignore */ }
+      const url = v.url || v.authorizationURL || v.authURL;
+      if (url && /^https?:\/\//.test(url)) {
+        activity(name + ": log in in the new tab");
+        window.open(url, "_blank", "noopener");
+      }
+      if (v.done || v.status === "done") done("logged in");
+    };
+    es.addEventListener("end", () => done("login finished"));
+    es.addEventListener("error", (e) => {
+      let msg = "login failed";
+      try { msg = "login failed: " + JSON.parse(e.data).error.message; } catch (_) { /* ignore */ }
+      done(msg, true);
+    });
+  }
+
+  // ---- server detail ----------------------------------------------------------------
+
+  function select(name) {
+    const was = state.selected;
+    state.selected = name;
+    if (was) renderServer(was);
+    renderServer(name);
+    $("#detail").hidden = false;
+    renderDetailHead();
+    renderTab();
+    $("#detail-h").scrollIntoView({ block: "nearest" });
+  }
+
+  function renderDetailHead() {
+    const v = view(state.selected);
+    const h = $("#detail-h");
+    h.replaceChildren(state.selected + " ", v ? badge(v.status) : el("span", { class: "tag" }, "gone"));
+  }
+
+  function showTab(tab) {
+    state.tab = tab;
+    for (const b of document.querySelectorAll(".tabs [role=tab]")) {
+      const on = b.id === "tab-" + tab;
+      b.setAttribute("aria-selected", on ? "true" : "false");
+      b.tabIndex = on ? 0 : -1;
+      $("#" + b.getAttribute("aria-controls")).hidden = !on;
+    }
+    renderTab();
+  }
+
+  function renderTab() {
+    const name = state.selected;
+    if (!name) return;
+    const pane = $("#pane-" + state.tab);
+    const v = view(name) || {};
+    switch (state.tab) {
+      case "tools": renderTools(pane, name, v); break;
+      case "resources": renderResources(pane, name); break;
+      case "prompts": renderPrompts(pane, name); break;
+      case "info": renderInfo(pane, name, v); break;
+      case "stderr":
+        pane.replaceChildren(v.stderrTail ? el("pre", { class: "mono" }, v.stderrTail)
+          : el("p", { class: "muted" }, v.transport === "stdio" ? "Nothing on stderr yet." : "Only stdio servers have a stderr."));
+        break;
+    }
+  }
+
+  async function renderTools(pane, name, v) {
+    if (!has("console/tools")) {
+      pane.replaceChildren(el("p", { class: "muted" }, "Tools: " + ((v.tools || []).join(", ") || "none")));
+      return;
+    }
+    pane.replaceChildren(el("p", { class: "muted" }, "Loading tools…"));
+    let tools;
+    try {
+      tools = await call("console/tools", { server: name });
+    } catch (e) {
+      pane.replaceChildren(el("p", { class: "error" }, "Could not list the tools: " + e.message));
+      return;
+    }
+    if (state.selected !== name || state.tab !== "tools") return;
+    if (!tools.length) {
+      pane.replaceChildren(el("p", { class: "muted" }, "This server has no registered tools" + (v.status !== "connected" ? " (it is " + v.status + ")." : ".")));
+      return;
+    }
+    pane.replaceChildren(...tools.map((t) => toolCard(t)));
+  }
+
+  function typeOf(s) {
+    if (!s || typeof s !== "object") return "any";
+    if (Array.isArray(s.type)) return s.type.join(" | ");
+    if (s.type === "array") return "array of " + typeOf(s.items);
+    if (s.type) return s.type;
+    if (s.enum) return "enum";
+    if (s.anyOf || s.oneOf) return (s.anyOf || s.oneOf).map(typeOf).join(" | ");
+    return "any";
+  }
+
+  function schemaTable(schema) {
+    const props = (schema && schema.properties) || {};
+    const req = new Set((schema && schema.required) || []);
+    const names = Object.keys(props);
+    if (!names.length) return el("p", { class: "muted" }, "No parameters.");
+    return el("table", { class: "schema" },
+      el("thead", {}, el("tr", {}, el("th", {}, "Parameter"), el("th", {}, "Type"), el("th", {}, "Description"))),
+      el("tbody", {}, names.map((n) => {
+        const p = props[n] || {};
+        const extra = [];
+        if (p.enum) extra.push("one of " + p.enum.map((x) => JSON.stringify(x)).join(", "));
+        if (p.default !== undefined) extra.push("default " + JSON.stringify(p.default));
+        if (p.minimum !== undefined) extra.push("≥ " + p.minimum);
+        if (p.maximum !== undefined) extra.push("≤ " + p.maximum);
+        return el("tr", {},
+          el("td", {}, n, req.has(n) ? el("span", { class: "req", title: "required" }, "required") : null),
+          el("td", { class: "mono" }, typeOf(p)),
+          el("td", {}, p.description || "", extra.length ? el("div", { class: "tag" }, extra.join(" · ")) : null));
+      })));
+  }
+
+  function toolCard(t) {
+    const schema = t.parameters || {};
+    const card = el("article", { class: "tool", dataset: { tool: t.name } });
+    const form = callForm(t, schema);
+    form.hidden = true;
+    card.append(
+      el("div", { class: "tool-head" },
+        el("h3", { class: "mono" }, t.name),
+        el("button", { type: "button", dataset: { action: "open-call" }, "aria-expanded": "false",
+          onclick: (e) => {
+            form.hidden = !form.hidden;
+            e.target.setAttribute("aria-expanded", String(!form.hidden));
+            if (!form.hidden) { const f = form.querySelector("input, select, textarea"); if (f) f.focus(); }
+          } }, "Call…")),
+      t.description ? el("p", { class: "desc" }, t.description) : null,
+      schemaTable(schema),
+      el("details", {}, el("summary", {}, "Input schema (JSON)"), el("pre", {}, JSON.stringify(schema, null, 2))),
+      t.outputSchema ? el("details", {}, el("summary", {}, "Output schema (JSON)"), el("pre", {}, JSON.stringify(t.outputSchema, null, 2))) : null,
+      form);
+    return card;
+  }
+
+  // callForm builds a form from the tool's input schema: one field per top-level property
+  // (text, number, checkbox, select; JSON for objects and arrays), or raw JSON arguments.
+  function callForm(t, schema) {
+    const props = schema.properties || {};
+    const req = new Set(schema.required || []);
+    const fields = [];
+    const form = el("form", { class: "call", dataset: { call: t.name } });
+    for (const [n, p] of Object.entries(props)) {
+      const id = "arg-" + t.name + "-" + n;
+      let input;
+      const ty = Array.isArray(p.type) ? p.type[0] : p.type;
+      if (p.enum) {
+        input = el("select", { id, name: n }, req.has(n) ? null : el("option", { value: "" }, "—"),
+          p.enum.map((x) => el("option", { value: JSON.stringify(x) }, String(x))));
+      } else if (ty === "boolean") {
+        input = el("input", { id, name: n, type: "checkbox" });
+      } else if (ty === "number" || ty === "integer") {
+        input = el("input", { id, name: n, type: "number", step: ty === "integer" ? "1" : "any", required: req.has(n) });
+      } else if (ty === "object" || ty === "array" || !ty) {
+        input = el("textarea", { id, name: n, placeholder: ty === "array" ? "[ ]" : "JSON", required: req.has(n) });
+      } else {
+        input = el("input", { id, name: n, type: "text", required: req.has(n) });
+      }
+      if (p.default !== undefined) {
+        if (ty === "boolean") input.checked = !!p.default;
+        else if (!p.enum) input.value = typeof p.default === "string" ? p.default : JSON.stringify(p.default);
+      }
+      fields.push({ n, p, ty, input });
+      form.append(el("label", { for: id }, el("span", {}, n, req.has(n) ? el("span", { class: "req" }, "required") : null,
+        " ", el("span", { class: "hint" }, typeOf(p))), input));
+    }
+    const rawArea = el("textarea", { name: "__raw", "aria-label": "Arguments as JSON", placeholder: "{ }" });
+    const raw = el("details", {}, el("summary", {}, "Arguments as JSON (replaces the fields)"), rawArea);
+    const out = el("div", { class: "out", "aria-live": "polite" });
+    const submit = el("button", { type: "submit", class: "primary" }, "Call " + t.name);
+    form.append(raw, el("div", {}, submit), out);
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      let args = {};
+      try {
+        if (rawArea.value.trim()) {
+          args = JSON.parse(rawArea.value);
+        } else {
+          for (const f of fields) {
+            const val = f.input.type === "checkbox" ? f.input.checked : f.input.value;
+            if (f.input.type !== "checkbox" && val === "") continue;
+            if (f.p.enum) args[f.n] = JSON.parse(val);
+            else if (f.ty === "number" || f.ty === "integer") args[f.n] = Number(val);
+            else if (f.ty === "object" || f.ty === "array" || !f.ty) args[f.n] = JSON.parse(val);
+            else args[f.n] = val;
+          }
+        }
+      } catch (err) {
+        out.replaceChildren(el("p", { class: "error", role: "alert" }, "Arguments are not valid JSON: " + err.message));
+        return;
+      }
+      submit.disabled = true;
+      out.replaceChildren(el("p", { class: "muted", role: "status" }, "Calling…"));
+      const started = performance.now();
+      activity("call " + t.name + " started");
+      try {
+        const r = await call("console/callTool", { tool: t.name, args });
+        out.replaceChildren(resultView(r, performance.now() - started));
+        activity("call " + t.name + (r.isError ? " failed" : " done"), r.isError ? "bad" : "");
+      } catch (err) {
+        out.replaceChildren(el("p", { class: "error", role: "alert" }, err.message));
+        activity("call " + t.name + " failed: " + err.message, "bad");
+      } finally {
+        submit.disabled = false;
+      }
+    });
+    return form;
+  }
+
+  function resultView(r, ms) {
+    const blocks = (r.content || []).map((c) => {
+      if (c.type === "image" && c.dataURL) return el("img", { src: c.dataURL, alt: "image result (" + (c.mediaType || "") + ")" });
+      if (c.type === "json") return el("pre", {}, JSON.stringify(c.json, null, 2));
+      return el("pre", {}, c.text || "");
+    });
+    return el("div", { class: "result" + (r.isError ? " is-error" : ""), dataset: { result: r.isError ? "error" : "ok" } },
+      el("div", { class: "tag" }, (r.isError ? "error" + (r.code ? " (" + r.code + ")" : "") : "ok") + " · " + Math.round(ms) + " ms"),
+      blocks,
+      r.structured !== undefined && r.structured !== null
+        ? el("details", { open: true }, el("summary", {}, "Structured content"), el("pre", {}, JSON.stringify(r.structured, null, 2))) : null);
+  }
+
+  async function renderResources(pane, name) {
+    if (!has("console/callTool")) {
+      pane.replaceChildren(el("p", { class: "muted" }, "Resources need the console service (console/*) in the profile."));
+      return;
+    }
+    pane.replaceChildren(el("p", { class: "muted" }, "Loading resources…"));
+    let r;
+    try {
+      r = await call("console/callTool", { tool: "list_mcp_resources", args: { server: name } });
+    } catch (e) {
+      pane.replaceChildren(el("p", { class: "error" }, e.message));
+      return;
+    }
+    if (state.selected !== name || state.tab !== "resources") return;
+    if (r.isError) {
+      pane.replaceChildren(el("p", { class: "muted" }, (r.content || []).map((c) => c.text).join("\n")));
+      return;
+    }
+    const list = (r.structured && r.structured.resources) || [];
+    if (!list.length) {
+      pane.replaceChildren(el("p", { class: "muted" }, "This server lists no resources."));
+      return;
+    }
+    const out = el("div", { class: "out", "aria-live": "polite" });
+    pane.replaceChildren(el("table", {},
+      el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", {}, "URI"), el("th", {}, "Type"), el("th", {}, ""))),
+      el("tbody", {}, list.map((res) => el("tr", {},
+        el("td", {}, res.title || res.name || ""),
+        el("td", { class: "mono" }, res.uri),
+        el("td", {}, res.mimeType || ""),
+        el("td", {}, el("button", { type: "button", onclick: () => readResource(name, res.uri, out) }, "Read")))))), out);
+  }
+
+  async function readResource(server, uri, out) {
+    out.replaceChildren(el("p", { class: "muted" }, "Reading " + uri + "…"));
+    try {
+      const r = await call("console/callTool", { tool: "read_mcp_resource", args: { server, uri } });
+      const contents = (r.structured && r.structured.contents) || [];
+      out.replaceChildren(el("h3", {}, uri), ...(contents.length ? contents.map((c) =>
+        c.text !== undefined ? el("pre", { class: "result" }, c.text)
+          : (c.blob && /^image\//.test(c.mimeType || "")) ? el("img", { src: "data:" + c.mimeType + ";base64," + c.blob, alt: uri })
+            : el("p", { class: "muted" }, "binary content, " + (c.mimeType || "unknown type"))) : [resultView(r, 0)]));
+    } catch (e) {
+      out.replaceChildren(el("p", { class: "error" }, e.message));
+    }
+  }
+
+  function renderPrompts(pane) {
+    pane.replaceChildren(el("p", { class: "muted" }, has("console/prompts")
+      ? "Loading prompts…" : "Prompts are not available: this host has no prompts service yet."));
+  }
+
+  async function renderInfo(pane, name, v) {
+    const kv = el("dl", { class: "kv" },
+      el("dt", {}, "Source"), el("dd", {}, v.unmanaged ? "profile row" : v.source || ""),
+      el("dt", {}, "Status"), el("dd", {}, v.status || ""),
+      el("dt", {}, "Starts"), el("dd", {}, String(v.starts || 0)),
+      el("dt", {}, "Connected at"), el("dd", {}, v.connectedAt || "—"),
+      el("dt", {}, "Instructions"), el("dd", {}, v.instructionBytes ? v.instructionBytes + " bytes" : "none"));
+    const instr = el("div", {}, el("p", { class: "muted" }, has("console/instructions") ? "Loading instructions…" : ""));
+    pane.replaceChildren(kv, el("h3", {}, "Instructions"), instr,
+      el("h3", {}, "Configuration (as written, secrets redacted)"),
+      el("pre", {}, JSON.stringify(v.config || {}, null, 2)));
+    if (!has("console/instructions")) return;
+    try {
+      const r = await call("console/instructions", { server: name });
+      instr.replaceChildren(r && r.text ? el("pre", {}, r.text) : el("p", { class: "muted" }, "The server sent no instructions."));
+    } catch (e) {
+      instr.replaceChildren(el("p", { class: "error" }, e.message));
+    }
+  }
+
+  // ---- start ------------------------------------------------------------------------
+
+  setInterval(() => {
+    for (const s of document.querySelectorAll(".since[data-since]")) {
+      if (s.dataset.since) s.textContent = since(s.dataset.since);
+    }
+  }, 1000);
+
+  $("#detail-close").addEventListener("click", () => {
+    const was = state.selected;
+    state.selected = null;
+    $("#detail").hidden = true;
+    if (was) renderServer(was);
+  });
+  $("#activity-clear").addEventListener("click", () => $("#activity").replaceChildren());
+  for (const b of document.querySelectorAll(".tabs [role=tab]")) {
+    b.addEventListener("click", () => showTab(b.id.slice(4)));
+    b.addEventListener("keydown", (e) => {
+      if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
+      const tabs = [...document.querySelectorAll(".tabs [role=tab]")];
+      const i = tabs.indexOf(b) + (e.key === "ArrowRight" ? 1 : -1);
+      const t = tabs[(i + tabs.length) % tabs.length];
+      t.focus();
+      showTab(t.id.slice(4));
+    });
+  }
+
+  async function main() {
+    try {
+      await signIn();
+    } catch (e) {
+      signedOut();
+      return;
+    }
+    const resp = await fetch("/v1/methods", { credentials: "same-origin" });
+    if (!resp.ok) { signedOut(); return; }
+    state.methods = new Set(((await resp.json()).methods || []).map((m) => m.name));
+    $("#app").hidden = false;
+    if (!has("mcpManager/watch")) {
+      setConn("down", "no MCP server manager");
+      activity("This host has no MCP server manager (mcpManager/*): run it with the web profile.", "bad");
+      return;
+    }
+    activity("connected to the host");
+    stream("mcpManager/watch", onSnapshot);
+    if (has("console/clients")) stream("console/clients", onClients);
+  }
+  main();
+})();
