@@ -406,7 +406,7 @@
   function login(name) {
     state.busy.set(name, "login");
     renderServer(name);
-    const es = new EventSource("/v1/stream/mcpManager/login?params=" + encodeURIComponent(JSON.stringify({ name })));
+    const es = new EventSource("/v1/stream/mcpManager/login?params=" + encodeURIComponent(JSON.stringify({ name, noBrowser: true })));
     const done = (msg, bad) => {
       es.close();
       state.busy.delete(name);
