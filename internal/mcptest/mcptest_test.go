@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -59,6 +60,72 @@ func TestStdio(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 3 || !strings.Contains(string(out), `bad arguments ["--x"]`) {
 		t.Fatalf("exit-with-args: %v %s", err, out)
+	}
+}
+
+// A Hang server reports its start and the initialize it holds, with its pid.
+func TestStdioEvents(t *testing.T) {
+	var started []int
+	ev := mcptest.NewEvents(t, func(pid int) { started = append(started, pid) })
+	command, env := mcptest.Stdio(t, mcptest.Hang, "")
+	env[mcptest.EventsEnv] = ev.Path()
+	cmd := exec.Command(command)
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stderr = os.Stderr
+	c, cancel := context.WithCancel(wait(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(c, &mcp.CommandTransport{Command: cmd}, nil)
+		done <- err
+	}()
+	start := ev.Wait(t, 0, "start")
+	if init := ev.Wait(t, 0, "initialize"); init.PID != start.PID || len(started) != 1 || started[0] != start.PID {
+		t.Fatalf("start %+v, initialize %+v, onStart %v", start, init, started)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a hanging server initialized")
+	}
+	if n := ev.Count(0, "list"); n != 0 {
+		t.Fatalf("%d lists", n)
+	}
+}
+
+// storm adds a tool and announces it with a burst; block ends when released; stats count.
+func TestControl(t *testing.T) {
+	srv, ctl := mcptest.NewControlled("mem")
+	changed := make(chan struct{}, 2000)
+	cl := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := cl.Connect(wait(t), mcptest.InMemory(t, srv), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(wait(t), &mcp.CallToolParams{Name: "storm", Arguments: map[string]any{"n": 5}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "stormed_1" {
+		t.Fatalf("storm: %v %v", res, err)
+	}
+	for range 5 {
+		select {
+		case <-changed:
+		case <-wait(t).Done():
+			t.Fatal("fewer than 5 tools/list_changed")
+		}
+	}
+	if _, err := cs.ListTools(wait(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	ctl.Release()
+	res, err = cs.CallTool(wait(t), &mcp.CallToolParams{Name: "block"})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "released" {
+		t.Fatalf("block after release: %v %v", res, err)
+	}
+	if st := ctl.Stats(); st.Lists != 1 || st.Aborted != 0 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 

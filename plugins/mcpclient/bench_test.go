@@ -16,6 +16,8 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // The performance bar: a trivial tool (echo) called (a) with a raw go-sdk
@@ -119,12 +121,12 @@ func BenchmarkCallRawSDK(b *testing.B) {
 		benchRaw(b, rawSession(b, ct))
 	})
 	b.Run("stdio", func(b *testing.B) {
-		exe, err := os.Executable()
-		if err != nil {
-			b.Fatal(err)
-		}
+		exe, env := mcptest.Stdio(b, mcptest.Normal, "bench")
 		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), testServerEnv+"=normal", "GORACE=atexit_sleep_ms=0")
+		cmd.Env = os.Environ()
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
 		benchRaw(b, rawSession(b, &mcp.CommandTransport{Command: cmd}))
 	})
 }

@@ -7,23 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // quickReconnect makes retries fast with the real clock.
@@ -52,7 +45,7 @@ func TestStdioPluginCrashReconnect(t *testing.T) {
 		t.Fatal("crash call succeeded")
 	}
 	re := e.st.waitPhase(t, "t", PhaseReconnecting)
-	if !strings.Contains(re.StderrTail, "marker-c4a5") {
+	if !strings.Contains(re.StderrTail, mcptest.CrashMarker) {
 		t.Errorf("reconnecting status without the stderr tail: %+v", re)
 	}
 	st = e.st.waitPhase(t, "t", PhaseConnected)
@@ -65,9 +58,9 @@ func TestStdioPluginCrashReconnect(t *testing.T) {
 }
 
 // serverStatsOf calls the stats tool.
-func serverStatsOf(t *testing.T, e *env) serverStats {
+func serverStatsOf(t *testing.T, e *env) mcptest.Stats {
 	t.Helper()
-	var st serverStats
+	var st mcptest.Stats
 	must(t, json.Unmarshal([]byte(e.mustCall(nil, "mcp__t__stats", `{}`).Text()), &st))
 	return st
 }
@@ -140,15 +133,12 @@ func TestStdioPluginProcessHygiene(t *testing.T) {
 // when the client is disposed during its startup.
 func TestStdioPluginDisposeDuringConnect(t *testing.T) {
 	t.Parallel()
-	fifo := filepath.Join(t.TempDir(), "ready")
-	must(t, syscall.Mkfifo(fifo, 0o600))
+	ev := mcptest.NewEvents(t, nil)
 	e := newEnv(t)
-	cfg := stdioConfig(t, "never-initialize")
-	cfg.Env[readyFIFOEnv] = fifo
+	cfg := stdioConfig(t, mcptest.NeverInitialize)
+	cfg.Env[mcptest.EventsEnv] = ev.Path()
 	s := ctxtest.Mount(t, e.root.With(hooksKey{}, fastKill), Plugin, cfg)
-	b, err := os.ReadFile(fifo)
-	must(t, err)
-	pid, _ := strconv.Atoi(string(b))
+	pid := ev.Wait(t, 0, "start").PID
 	must(t, s.Dispose(ctxtest.Wait(t)))
 	if !processGone(pid) {
 		t.Errorf("server %d survived", pid)
@@ -158,59 +148,23 @@ func TestStdioPluginDisposeDuringConnect(t *testing.T) {
 	}
 }
 
-// swapHandler serves a demo server over Streamable HTTP; restart replaces it with a fresh
-// one that knows no session, as a restarted process would (the old one's sessions are
-// only closed when the test ends, so the client learns of the restart from a 404).
-type swapHandler struct {
-	h    atomic.Pointer[http.Handler]
-	mu   sync.Mutex
-	srvs []*mcp.Server
-}
-
-func newSwapHandler(t *testing.T) *swapHandler {
-	s := &swapHandler{}
-	s.restart()
-	t.Cleanup(func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, srv := range s.srvs {
-			for ss := range srv.Sessions() {
-				_ = ss.Close()
-			}
-		}
-	})
-	return s
-}
-
-func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	(*s.h.Load()).ServeHTTP(w, r)
-}
-
-func (s *swapHandler) restart() {
-	srv := demoserver.New(demoserver.Options{})
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	s.mu.Lock()
-	s.srvs = append(s.srvs, srv)
-	s.mu.Unlock()
-	s.h.Store(&h)
-}
-
 // TestHTTPPluginServerRestart (items 1, 6): a Streamable HTTP server that restarts forgets
 // the session (404); the client reconnects and serves calls again.
 func TestHTTPPluginServerRestart(t *testing.T) {
 	t.Parallel()
-	sw := newSwapHandler(t)
-	hs := httptest.NewServer(sw)
-	t.Cleanup(hs.Close)
+	// A demo server over Streamable HTTP; Restart replaces it with a fresh one that knows
+	// no session, as a restarted process would (the old one's sessions are only closed when
+	// the test ends, so the client learns of the restart from a 404).
+	hs := mcptest.NewHTTP(t, demo)
 	e := newEnv(t)
-	cfg := quickReconnect(httpConfig(hs.URL))
+	cfg := quickReconnect(httpConfig(hs.URL()))
 	cfg.ServerName = "web"
 	e.mount(nil, cfg, nil)
 	if st := e.st.waitPhase(t, "web", PhaseConnected); st.Transport != TransportStreamableHTTP || st.ProtocolVersion != "2025-11-25" {
 		t.Errorf("status %+v", st)
 	}
 	e.mustCall(nil, "mcp__web__echo", `{"text":"before"}`)
-	sw.restart()
+	hs.Restart()
 	// The call fails fast: either its POST meets the 404 of the forgotten session, or the
 	// client has already seen the old session's stream end and is reconnecting.
 	_, err := e.call(nil, "mcp__web__echo", `{"text":"lost"}`)
@@ -231,7 +185,7 @@ func TestProbe(t *testing.T) {
 	t.Run("stdio ok", func(t *testing.T) {
 		t.Parallel()
 		res := Probe(ctxtest.Wait(t), stdioConfig(t, "normal"), ProbeOptions{MaxTools: 2, MaxDescriptionBytes: 8})
-		if !res.OK() || res.Err != "" || res.Transport != TransportStdio || res.ServerName != "test-server" ||
+		if !res.OK() || res.Err != "" || res.Transport != TransportStdio || res.ServerName != mcptest.Implementation.Name ||
 			res.ProtocolVersion != DefaultStdioProtocolVersion || len(res.Tools) != 2 || !res.ToolsTruncated ||
 			res.InstructionBytes == 0 || res.Cleanup.Outcome != CleanupClosed {
 			t.Fatalf("result %+v", res)
@@ -256,17 +210,15 @@ func TestProbe(t *testing.T) {
 	})
 	t.Run("stdio initialize", func(t *testing.T) {
 		t.Parallel()
-		res := Probe(ctxtest.Wait(t), stdioConfig(t, "exit-immediately"), ProbeOptions{})
-		if res.Stage != ProbeInitialize || !strings.Contains(res.StderrTail, "marker-7f3a") || !strings.Contains(res.Err, "marker-7f3a") {
+		res := Probe(ctxtest.Wait(t), stdioConfig(t, mcptest.ExitWithArgs), ProbeOptions{})
+		if res.Stage != ProbeInitialize || !strings.Contains(res.StderrTail, mcptest.ExitMarker) || !strings.Contains(res.Err, mcptest.ExitMarker) {
 			t.Errorf("result %+v", res)
 		}
 	})
 	t.Run("http ok", func(t *testing.T) {
 		t.Parallel()
-		sw := newSwapHandler(t)
-		hs := httptest.NewServer(sw)
-		defer hs.Close()
-		res := Probe(ctxtest.Wait(t), httpConfig(hs.URL), ProbeOptions{})
+		hs := mcptest.NewHTTP(t, demo)
+		res := Probe(ctxtest.Wait(t), httpConfig(hs.URL()), ProbeOptions{})
 		if !res.OK() || res.Transport != TransportStreamableHTTP || len(res.Tools) != 7 || res.ToolsTruncated || res.Cleanup.Outcome != CleanupClosed {
 			t.Errorf("result %+v", res)
 		}

@@ -5,14 +5,16 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // Values listed in Config.Secrets (the manager passes the values its templates resolved)
 // never appear in logs, status reports or probe results, even when the server echoes them.
 func TestConfiguredSecretsMasked(t *testing.T) {
 	t.Parallel()
-	const secret = "marker-7f3a" // the exit-immediately server writes it to stderr
-	cfg := quickReconnect(stdioConfig(t, "exit-immediately"))
+	const secret = mcptest.ExitMarker // the exit-with-args server writes it to stderr
+	cfg := quickReconnect(stdioConfig(t, mcptest.ExitWithArgs))
 	cfg.ServerName = "leaky"
 	cfg.Reconnect.MaxAttempts = 1
 	cfg.Secrets = []string{secret}

@@ -14,6 +14,8 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 func phasesEqual(got []Phase, want ...Phase) bool { return slices.Equal(got, want) }
@@ -296,8 +298,7 @@ func testDisposeDuringBackoff(t *testing.T) {
 // error, and the server sees its request end.
 func TestDisposeDuringCall(t *testing.T) {
 	e := newEnv(t)
-	srv := demo()
-	release := addSupervisionTools(srv)
+	srv, ctl := mcptest.NewControlled("srv")
 	started := make(chan struct{}, 1)
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -313,7 +314,7 @@ func TestDisposeDuringCall(t *testing.T) {
 	go func() {
 		_, err := e.call(nil, "mcp__srv__block", `{}`)
 		// The in-memory server waits for its handler before its session ends.
-		release()
+		ctl.Release()
 		done <- err
 	}()
 	<-started

@@ -15,6 +15,8 @@ import (
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // rawTool adds a tool with a raw handler (no schema inference) to srv.
@@ -286,9 +288,7 @@ func TestListChangedRefresh(t *testing.T) {
 // on the server.
 func TestListChangedStorm(t *testing.T) {
 	e := newEnv(t)
-	srv := demo()
-	addSupervisionTools(srv)
-	lists := countLists(srv)
+	srv, ctl := mcptest.NewControlled("srv")
 	s := e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(srv).dial})
 	changed := ctxtest.Record(t, e.root, toolregistry.Changed)
 	stormed := e.mustCall(nil, "mcp__srv__storm", `{"n":1000}`).Text()
@@ -296,7 +296,7 @@ func TestListChangedStorm(t *testing.T) {
 		return len(ch) > 0 && slices.Contains(ch[0].Added, "mcp__srv__"+stormed)
 	})
 	must(t, s.Dispose(ctxtest.Wait(t))) // no refresh can run after this
-	if n := lists.Load() - 1; n < 1 || n > 3 {
+	if n := ctl.Stats().Lists - 1; n < 1 || n > 3 {
 		t.Errorf("%d re-lists for 1000 notifications", n)
 	}
 }
@@ -365,8 +365,7 @@ func recv(t *testing.T, ch <-chan struct{}, what string) {
 // timeout and the caller's cancellation reach the server as notifications/cancelled.
 func TestCallTimeoutAndCancellation(t *testing.T) {
 	e := newEnv(t)
-	srv := demo()
-	addSupervisionTools(srv)
+	srv := mcptest.NewServer("srv")
 	started, cancelled := cancelWatch(srv)
 	cfg := memConfig("srv")
 	cfg.ToolCallTimeoutMs = 50

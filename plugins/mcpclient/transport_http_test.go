@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // seenRequest is what recordRequests keeps of one request.
@@ -93,7 +95,7 @@ func TestStreamableHTTP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			server := newTestServer()
+			server := mcptest.NewServer("")
 			srv, log := startHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, tt.opts))
 			cfg := httpConfig(srv.URL)
 			if err := cfg.Validate(); err != nil {
@@ -146,7 +148,7 @@ func rejectPOST(status int, h http.Handler) http.Handler {
 func TestLegacySSEFallback(t *testing.T) {
 	t.Parallel()
 	sse := func() http.Handler {
-		server := newTestServer()
+		server := mcptest.NewServer("")
 		return mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	}
 	tests := []struct {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,20 +15,17 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // stdioConfig runs this test binary as a stdio server in the given mode.
-func stdioConfig(t testing.TB, mode string) Config {
+func stdioConfig(t testing.TB, mode mcptest.Mode) Config {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var c Config
 	c.Default()
-	c.ServerName, c.Transport, c.Command = "t", TransportStdio, exe
-	// GORACE: a -race binary sleeps 1 s at exit by default.
-	c.Env = map[string]string{testServerEnv: mode, "GORACE": "atexit_sleep_ms=0"}
+	c.ServerName, c.Transport = "t", TransportStdio
+	c.Command, c.Env = mcptest.Stdio(t, mode, "")
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +121,7 @@ func TestStdioDoneWhenServerDies(t *testing.T) {
 		t.Fatal("Done not closed after the server died")
 	}
 	closeConn(t, conn)
-	if tail := conn.StderrTail(); !strings.Contains(tail, "marker-c4a5") {
+	if tail := conn.StderrTail(); !strings.Contains(tail, mcptest.CrashMarker) {
 		t.Errorf("stderr tail %q", tail)
 	}
 }
@@ -150,12 +146,12 @@ func TestStdioStderrTailBounded(t *testing.T) {
 // yields a connect error carrying that text (g).
 func TestStdioStderrInConnectError(t *testing.T) {
 	t.Parallel()
-	_, err := dialTest(t, stdioConfig(t, "exit-immediately"), dialOptions{}, 30*time.Second)
+	_, err := dialTest(t, stdioConfig(t, mcptest.ExitWithArgs), dialOptions{}, 30*time.Second)
 	if err == nil {
 		t.Fatal("connected to a server that exited")
 	}
 	msg := err.Error()
-	for _, want := range []string{`mcp server "t": connect: `, "(stderr: ", "FAKE_API_KEY is not set (marker-7f3a)"} {
+	for _, want := range []string{`mcp server "t": connect: `, "(stderr: ", "FAKE_API_KEY is not set", mcptest.ExitMarker} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
@@ -169,23 +165,14 @@ func TestStdioStderrInConnectError(t *testing.T) {
 // (and ignores stdin EOF and SIGTERM) is killed when the connect ctx ends.
 func TestStdioConnectBoundedByCtx(t *testing.T) {
 	t.Parallel()
-	fifo := filepath.Join(t.TempDir(), "ready")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := stdioConfig(t, "never-initialize")
-	cfg.Env[readyFIFOEnv] = fifo
+	ev := mcptest.NewEvents(t, nil)
+	cfg := stdioConfig(t, mcptest.NeverInitialize)
+	cfg.Env[mcptest.EventsEnv] = ev.Path()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pids := make(chan int, 1)
 	go func() {
-		// Opening a FIFO for reading blocks until the server opens it.
-		b, err := os.ReadFile(fifo)
-		pid, _ := strconv.Atoi(string(b))
-		if err != nil || pid == 0 {
-			t.Errorf("ready FIFO: %q, %v", b, err)
-		}
-		pids <- pid
+		pids <- ev.Wait(t, 0, "start").PID
 		cancel() // the server is running and waiting for ever
 	}()
 	_, err := dial(ctx, cfg, dialOptions{})

@@ -11,6 +11,8 @@ import (
 
 	harnessctx "github.com/cordisgo/harness/ctx"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the SDK's concurrent log writes.
@@ -76,7 +78,7 @@ func TestSessionInfoAndProtocol(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("protocol="+tt.configured, func(t *testing.T) {
-			conn, _ := dialInMemory(t, newTestServer(), memoryConfig(tt.configured), dialOptions{}, nil)
+			conn, _ := dialInMemory(t, mcptest.NewServer(""), memoryConfig(tt.configured), dialOptions{}, nil)
 			info := conn.Info()
 			if info.ProtocolVersion != tt.want {
 				t.Errorf("negotiated %q, want %q", info.ProtocolVersion, tt.want)
@@ -87,7 +89,7 @@ func TestSessionInfoAndProtocol(t *testing.T) {
 			if info.Capabilities == nil || info.Capabilities.Tools == nil {
 				t.Errorf("tools capability missing: %+v", info.Capabilities)
 			}
-			if tt.want < "2026-07-28" && (info.ServerName != "test-server" || info.ServerVersion != "1.2.3") {
+			if tt.want < "2026-07-28" && (info.ServerName != mcptest.Implementation.Name || info.ServerVersion != mcptest.Implementation.Version) {
 				t.Errorf("server info %+v", info)
 			}
 			if got := callText(t, conn.Session(), "add", map[string]any{"a": 2, "b": 40}); got != "42" {
@@ -111,7 +113,7 @@ func TestNoClientCapabilities(t *testing.T) {
 	for _, protocol := range []string{"", "auto"} {
 		t.Run("protocol="+protocol, func(t *testing.T) {
 			var wire syncBuffer
-			_, ss := dialInMemory(t, newTestServer(), memoryConfig(protocol), dialOptions{}, &wire)
+			_, ss := dialInMemory(t, mcptest.NewServer(""), memoryConfig(protocol), dialOptions{}, &wire)
 			for _, capability := range []string{`"roots"`, `"sampling"`, `"elicitation"`} {
 				if strings.Contains(wire.String(), capability) {
 					t.Errorf("client advertised %s:\n%s", capability, wire.String())
@@ -139,9 +141,9 @@ func TestToolListChangedSignals(t *testing.T) {
 				default:
 				}
 			}
-			srv := newTestServer()
+			srv := mcptest.NewServer("")
 			conn, _ := dialInMemory(t, srv, memoryConfig(protocol), dialOptions{onToolListChanged: signal}, nil)
-			mcp.AddTool(srv, &mcp.Tool{Name: "late"}, func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(srv, &mcp.Tool{Name: "late"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
 				return textResult("late"), nil, nil
 			})
 			select {
@@ -157,7 +159,7 @@ func TestToolListChangedSignals(t *testing.T) {
 }
 
 func TestDoneWhenServerEndsSession(t *testing.T) {
-	conn, ss := dialInMemory(t, newTestServer(), memoryConfig(""), dialOptions{}, nil)
+	conn, ss := dialInMemory(t, mcptest.NewServer(""), memoryConfig(""), dialOptions{}, nil)
 	select {
 	case <-conn.Done():
 		t.Fatal("Done closed while connected")
@@ -172,7 +174,7 @@ func TestDoneWhenServerEndsSession(t *testing.T) {
 }
 
 func TestCloseIsIdempotent(t *testing.T) {
-	conn, _ := dialInMemory(t, newTestServer(), memoryConfig(""), dialOptions{}, nil)
+	conn, _ := dialInMemory(t, mcptest.NewServer(""), memoryConfig(""), dialOptions{}, nil)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {

@@ -169,6 +169,15 @@ func (h *host) tools() []string {
 	return out
 }
 
+// publicTools returns the public names of server's tools.
+func publicTools(server string, tools ...string) []string {
+	out := make([]string, len(tools))
+	for i, name := range tools {
+		out[i] = mcpclient.PublicToolName(server, name)
+	}
+	return out
+}
+
 // stdioEntry renders a settings entry for the test server (indented under servers:).
 func stdioEntry(t testing.TB, name string, mode mcptest.Mode, extra string) string {
 	return stdioEntryEnv(t, name, mode, nil, extra)

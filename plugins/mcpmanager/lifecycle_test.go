@@ -10,6 +10,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -69,7 +70,7 @@ func TestProbe(t *testing.T) {
 	if err != nil || !res.OK() {
 		t.Fatalf("probe disabled: %v %s", err, dump(res))
 	}
-	if len(res.Tools) != 1 || !res.ToolsTruncated || res.Tools[0].Name != "mcp__off__echo" ||
+	if len(res.Tools) != 1 || !res.ToolsTruncated || res.Tools[0].Name != "mcp__off__"+mcptest.StdioTools[0] ||
 		res.Transport != mcpclient.TransportStdio || res.ServerName != "mcpm-test" ||
 		res.Cleanup.Outcome != mcpclient.CleanupClosed || res.Timings.Total <= 0 || res.Timings.Connect <= 0 {
 		t.Fatalf("probe disabled: %s", dump(res))

@@ -33,7 +33,7 @@ func TestMountOnBoot(t *testing.T) {
 	if a.Source != SourceSettings || !a.Enabled || a.Transport != mcpclient.TransportStdio || a.Starts != 1 {
 		t.Fatalf("alpha: %s", dump(a))
 	}
-	if !slices.Equal(a.Tools, []string{"mcp__alpha__echo", "mcp__alpha__whoami"}) {
+	if !slices.Equal(a.Tools, publicTools("alpha", mcptest.StdioTools...)) {
 		t.Fatalf("alpha tools %v", a.Tools)
 	}
 	if a.ServerInfo == nil || a.ServerInfo.Name != "mcpm-test" || a.ServerInfo.Version != "0.0.7" ||
@@ -225,7 +225,7 @@ func TestAllowedTools(t *testing.T) {
 	for name, want := range map[string][]string{
 		"s":   {"mcp__s__echo"},
 		"web": {"mcp__web__whoami"},
-		"all": {"mcp__all__echo", "mcp__all__whoami"},
+		"all": publicTools("all", mcptest.StdioTools...),
 	} {
 		if v, _ := find(snap, name); !slices.Equal(v.Tools, want) {
 			t.Fatalf("%s tools %v, want %v", name, v.Tools, want)
