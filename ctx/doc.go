@@ -15,10 +15,12 @@
 //
 // Plugins are written as
 //
-//	func apply(ctx *ctx.Context, cfg Config) error
+//	func apply(c *ctx.Context, cfg Config) error
 //
-// mirroring Cordis. Inside such a function the parameter shadows the package, so the API is
-// method-centric: operations are methods on [*Context], on [Key] and on the event types.
+// The API is method-centric: operations are methods on [*Context], on [Key] and on the
+// event types. In a file that imports this package, ctx always names the package (never a
+// parameter or variable), so package-level names such as ctx.Define and ctx.Prepend can be
+// used anywhere; internal/archtest checks it.
 //
 // # Configuration
 //

@@ -111,7 +111,7 @@ func (m *Manager) unregister(dctx context.Context, reg *registration) error {
 // [ErrCleanupIncomplete] (code conflict) when the server's cleanup is incomplete — then no
 // instance is started until the host restarts —, and [ErrUnavailable] when the manager is
 // stopped.
-func (m *Manager) Restart(ctx context.Context, name string) error {
+func (m *Manager) Restart(cctx context.Context, name string) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -150,8 +150,8 @@ func (m *Manager) Restart(ctx context.Context, name string) error {
 
 	select {
 	case <-idle:
-	case <-ctx.Done():
-		return context.Cause(ctx)
+	case <-cctx.Done():
+		return context.Cause(cctx)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -410,7 +410,7 @@ func (w *watcher) closeLocked(m *Manager) {
 // again after every change. A subscriber that reads slowly gets the latest snapshot, not
 // every intermediate one. The channel is closed when ctx ends or the manager stops;
 // cancelling ctx ends only this subscription.
-func (m *Manager) Watch(ctx context.Context) <-chan Snapshot {
+func (m *Manager) Watch(cctx context.Context) <-chan Snapshot {
 	w := &watcher{ch: make(chan Snapshot, 1)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -420,7 +420,7 @@ func (m *Manager) Watch(ctx context.Context) <-chan Snapshot {
 	}
 	m.watchers[w] = struct{}{}
 	w.offerLocked(m.buildLocked())
-	w.stop = context.AfterFunc(ctx, func() {
+	w.stop = context.AfterFunc(cctx, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		w.closeLocked(m)

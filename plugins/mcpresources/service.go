@@ -101,17 +101,17 @@ func newService(reg *toolregistry.Registry, logger *slog.Logger) *Service {
 // promptDeps is what the prompt sub-scope injects.
 var promptDeps = []ctx.Dependency{sysprompt.Key}
 
-func apply(ctx *ctx.Context, _ struct{}) error {
-	s := newService(toolregistry.Key.Use(ctx), ctx.Logger())
-	if _, err := ctx.Defer("mcpresources:close", s.close); err != nil {
+func apply(c *ctx.Context, _ struct{}) error {
+	s := newService(toolregistry.Key.Use(c), c.Logger())
+	if _, err := c.Defer("mcpresources:close", s.close); err != nil {
 		return err
 	}
 	// The prompt is optional: this sub-scope loads whenever a systemPrompt service is
 	// available (now or later, or a replacement) and unloads when it goes away.
-	if _, err := ctx.Inject("mcpresources-prompt", promptDeps, s.bindPrompt); err != nil {
+	if _, err := c.Inject("mcpresources-prompt", promptDeps, s.bindPrompt); err != nil {
 		return err
 	}
-	_, err := Key.Provide(ctx, s)
+	_, err := Key.Provide(c, s)
 	return err
 }
 

@@ -69,7 +69,7 @@ type Endpoint struct {
 // so idle half-open connections do not pile up. Streams are not affected.
 const readHeaderTimeout = 10 * time.Second
 
-func apply(ctx *ctx.Context, cfg Config) error {
+func apply(c *ctx.Context, cfg Config) error {
 	listenAddr, err := loopbackAddr(cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("addr %q: %w", cfg.Addr, err)
@@ -84,7 +84,7 @@ func apply(ctx *ctx.Context, cfg Config) error {
 	if ep, live := liveHost(endpointFile); live {
 		return &EndpointInUseError{File: endpointFile, PID: ep.PID, URL: ep.URL}
 	} else if ep.PID > 0 {
-		ctx.Logger().Info("replacing a stale endpoint file: its host is not running", "endpoint_file", endpointFile, "pid", ep.PID)
+		c.Logger().Info("replacing a stale endpoint file: its host is not running", "endpoint_file", endpointFile, "pid", ep.PID)
 	}
 	token, err := newToken()
 	if err != nil {
@@ -95,7 +95,7 @@ func apply(ctx *ctx.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("remote API: listen on %s: %w", listenAddr, err)
 	}
-	if _, err := ctx.Defer("listener", func(context.Context) error {
+	if _, err := c.Defer("listener", func(context.Context) error {
 		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			return err
 		}
@@ -104,15 +104,15 @@ func apply(ctx *ctx.Context, cfg Config) error {
 		return err // Defer closed ln already
 	}
 	srv := &Server{addr: ln.Addr().String(), token: token, tokenFile: tokenFile, endpointFile: endpointFile}
-	h := &handler{ctx: ctx, token: []byte(token), session: sessionValue([]byte(token)), maxBody: cfg.MaxBodyBytes, log: ctx.Logger()}
-	if _, err := ctx.Go("http-server", func(run context.Context) error { return h.serve(run, ln) }); err != nil {
+	h := &handler{ctx: c, token: []byte(token), session: sessionValue([]byte(token)), maxBody: cfg.MaxBodyBytes, log: c.Logger()}
+	if _, err := c.Go("http-server", func(run context.Context) error { return h.serve(run, ln) }); err != nil {
 		return err
 	}
 
 	if err := writeFileAtomic(tokenFile, []byte(token+"\n")); err != nil {
 		return fmt.Errorf("remote API: tokenFile: %w", err)
 	}
-	if _, err := ctx.Defer("token-file", func(context.Context) error {
+	if _, err := c.Defer("token-file", func(context.Context) error {
 		return removeIfSame(tokenFile, []byte(token+"\n"))
 	}); err != nil {
 		return err // Defer removed the file already
@@ -125,16 +125,16 @@ func apply(ctx *ctx.Context, cfg Config) error {
 	if err := writeFileAtomic(endpointFile, ep); err != nil {
 		return fmt.Errorf("remote API: endpointFile: %w", err)
 	}
-	if _, err := ctx.Defer("endpoint-file", func(context.Context) error {
+	if _, err := c.Defer("endpoint-file", func(context.Context) error {
 		return removeIfSame(endpointFile, ep)
 	}); err != nil {
 		return err // Defer removed the file already
 	}
 
-	if _, err := Key.Provide(ctx, srv); err != nil {
+	if _, err := Key.Provide(c, srv); err != nil {
 		return err
 	}
-	ctx.Logger().Info("remote API listening", "url", srv.URL(), "token_file", tokenFile, "endpoint_file", endpointFile)
+	c.Logger().Info("remote API listening", "url", srv.URL(), "token_file", tokenFile, "endpoint_file", endpointFile)
 	return nil
 }
 

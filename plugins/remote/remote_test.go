@@ -109,14 +109,14 @@ func servicePlugin(s *service) ctx.PluginDef {
 				}
 				return remote.Errorf(remote.CodeUnavailable, "upstream went away")
 			},
-			"svc/hang": func(ctx context.Context, _ json.RawMessage, send func(any) error) error {
+			"svc/hang": func(cctx context.Context, _ json.RawMessage, send func(any) error) error {
 				if err := send("ready"); err != nil {
 					s.cancelled <- err
 					return err
 				}
-				<-ctx.Done()
-				s.cancelled <- context.Cause(ctx)
-				return ctx.Err()
+				<-cctx.Done()
+				s.cancelled <- context.Cause(cctx)
+				return cctx.Err()
 			},
 			"svc/stash": func(_ context.Context, _ json.RawMessage, send func(any) error) error {
 				s.stashed <- send

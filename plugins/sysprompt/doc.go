@@ -12,8 +12,8 @@
 //
 //	var Plugin = ctx.Define(ctx.Meta{Name: "greeter", Inject: []ctx.Dependency{sysprompt.Key}}, apply)
 //
-//	func apply(ctx *ctx.Context, _ struct{}) error {
-//		_, err := sysprompt.Key.Use(ctx).Register(ctx, sysprompt.Section{
+//	func apply(c *ctx.Context, _ struct{}) error {
+//		_, err := sysprompt.Key.Use(c).Register(c, sysprompt.Section{
 //			Name:        "greeter",
 //			Order:       500,
 //			Text:        "Greet {{user}} by name.",

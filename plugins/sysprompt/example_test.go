@@ -11,8 +11,8 @@ import (
 // greeter adds one section to the prompt of every scope below the one it is mounted in.
 var greeter = ctx.Define(ctx.Meta{Name: "greeter", Inject: []ctx.Dependency{sysprompt.Key}}, greeterApply)
 
-func greeterApply(ctx *ctx.Context, _ struct{}) error {
-	_, err := sysprompt.Key.Use(ctx).Register(ctx, sysprompt.Section{
+func greeterApply(c *ctx.Context, _ struct{}) error {
+	_, err := sysprompt.Key.Use(c).Register(c, sysprompt.Section{
 		Name:        "greeting",
 		Order:       100,
 		Text:        "Greet {{user}} by name.",

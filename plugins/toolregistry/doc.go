@@ -22,8 +22,8 @@
 // Inject the service, then register from the apply function; nothing needs undoing by hand:
 //
 //	var Plugin = ctx.Define(ctx.Meta{Name: "clock", Inject: []ctx.Dependency{toolregistry.Key}},
-//		func(ctx *ctx.Context, _ struct{}) error {
-//			_, err := toolregistry.Key.Use(ctx).Register(ctx, toolregistry.Tool{
+//		func(c *ctx.Context, _ struct{}) error {
+//			_, err := toolregistry.Key.Use(c).Register(c, toolregistry.Tool{
 //				Name:        "now",
 //				Description: "Returns the current time.",
 //				Execute: func(_ context.Context, _ *toolregistry.Call) (*toolregistry.Result, error) {

@@ -14,8 +14,8 @@ import (
 // greeter is a plugin that registers one tool. The registration is an effect of the
 // plugin's scope: it disappears when the plugin unloads.
 var greeter = ctx.Define(ctx.Meta{Name: "greeter", Inject: []ctx.Dependency{toolregistry.Key}},
-	func(ctx *ctx.Context, _ struct{}) error {
-		_, err := toolregistry.Key.Use(ctx).Register(ctx, toolregistry.Tool{
+	func(c *ctx.Context, _ struct{}) error {
+		_, err := toolregistry.Key.Use(c).Register(c, toolregistry.Tool{
 			Name:        "greet",
 			Description: "Greets someone by name.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),

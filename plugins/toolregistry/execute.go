@@ -73,8 +73,8 @@ type Approval struct {
 type ApproverFunc func(ctx context.Context, req *PolicyRequest, reason string) (Approval, error)
 
 // Approve calls f.
-func (f ApproverFunc) Approve(ctx context.Context, req *PolicyRequest, reason string) (Approval, error) {
-	return f(ctx, req, reason)
+func (f ApproverFunc) Approve(cctx context.Context, req *PolicyRequest, reason string) (Approval, error) {
+	return f(cctx, req, reason)
 }
 
 // Pipeline events and the approval service.

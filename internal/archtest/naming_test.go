@@ -1,0 +1,140 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCtxNameIsThePackage enforces the naming rule of docs/plugins.md ("Naming"): in a file
+// that imports the ctx package, the name the package is imported under (ctx) always means
+// the package. No receiver, parameter, result or local declaration of a function with a
+// body is named ctx, so package-level identifiers (ctx.Define, ctx.Dependency, ctx.Prepend)
+// can be used anywhere in the file and every example reads the same way. A *ctx.Context is
+// called c (or after its role: root, agent, sub); a context.Context in such a file gets
+// another short name (run, dctx, ...). Test files are checked too.
+func TestCtxNameIsThePackage(t *testing.T) {
+	top, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	err = filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != top && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		name := ctxImportName(f)
+		if name == "" {
+			return nil
+		}
+		checked++
+		rel, _ := filepath.Rel(top, path)
+		for _, id := range shadowingDecls(f, name) {
+			t.Errorf("%s:%d: %q is declared here, but in a file that imports the ctx package %q means the package: name a *ctx.Context c (or after its role) and a context.Context otherwise (docs/plugins.md, \"Naming\")",
+				filepath.ToSlash(rel), fset.Position(id.Pos()).Line, id.Name, name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no file importing the ctx package checked")
+	}
+}
+
+// ctxImportName returns the name under which f imports the ctx package, or "".
+func ctxImportName(f *ast.File) string {
+	for _, spec := range f.Imports {
+		if p, _ := strconv.Unquote(spec.Path.Value); p != module+"/ctx" {
+			continue
+		}
+		if spec.Name == nil {
+			return "ctx"
+		}
+		if n := spec.Name.Name; n != "_" && n != "." {
+			return n
+		}
+	}
+	return ""
+}
+
+// shadowingDecls returns the identifiers called name that f declares inside functions with
+// a body (receivers, parameters and results included).
+func shadowingDecls(f *ast.File, name string) []*ast.Ident {
+	var out []*ast.Ident
+	fields := func(lists ...*ast.FieldList) {
+		for _, l := range lists {
+			if l == nil {
+				continue
+			}
+			for _, fld := range l.List {
+				for _, id := range fld.Names {
+					if id.Name == name {
+						out = append(out, id)
+					}
+				}
+			}
+		}
+	}
+	idents := func(exprs ...ast.Expr) {
+		for _, e := range exprs {
+			if id, ok := e.(*ast.Ident); ok && id.Name == name {
+				out = append(out, id)
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			if n.Body != nil {
+				fields(n.Recv, n.Type.TypeParams, n.Type.Params, n.Type.Results)
+			}
+		case *ast.FuncLit:
+			fields(n.Type.Params, n.Type.Results)
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE {
+				idents(n.Lhs...)
+			}
+		case *ast.RangeStmt:
+			if n.Tok == token.DEFINE {
+				idents(n.Key, n.Value)
+			}
+		case *ast.DeclStmt:
+			if g, ok := n.Decl.(*ast.GenDecl); ok {
+				for _, s := range g.Specs {
+					switch s := s.(type) {
+					case *ast.ValueSpec:
+						for _, id := range s.Names {
+							idents(id)
+						}
+					case *ast.TypeSpec:
+						idents(s.Name)
+					}
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
