@@ -335,3 +335,114 @@ func mustGet(c *ctx.Context) *toolregistry.Registry {
 	r, _ := toolregistry.Key.Get(c)
 	return r
 }
+
+// TestAgentRoute serves what one agent scope sees: its own server, the global ones minus
+// its mask; the aggregated route does not see the agent's server.
+func TestAgentRoute(t *testing.T) {
+	root := newTree(t)
+	url := demoUpstream(t)
+	mountHTTP(t, root, "demo", url)
+	agentCtx := make(chan *ctx.Context, 1)
+	agent := ctx.Define(ctx.Meta{Name: "coder"}, func(c *ctx.Context, _ struct{}) error {
+		layer := c.Layered()
+		reg, _ := toolregistry.Key.Get(layer)
+		if _, err := reg.Restrict(layer, nil, []string{"mcp__demo__add"}); err != nil {
+			return err
+		}
+		var cfg mcpclient.Config
+		cfg.Default()
+		cfg.ServerName, cfg.Transport, cfg.URL = "inner", mcpclient.TransportStreamableHTTP, url
+		if _, err := layer.Plugin(mcpclient.Plugin, cfg); err != nil {
+			return err
+		}
+		agentCtx <- layer
+		return nil
+	})
+	if _, err := root.Plugin(agent, nil); err != nil {
+		t.Fatal(err)
+	}
+	layer := <-agentCtx
+	if err := root.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f := serveGateway(t, root, gateway.Options{Agents: func() map[string]*ctx.Context { return map[string]*ctx.Context{"coder": layer} }})
+	changed := make(chan string, 1)
+	cs := connect(t, f.url+"/mcp/agents/coder", changed)
+	waitTools(t, cs, changed, "mcp__inner__echo")
+	names := toolNames(t, cs)
+	if !slices.Contains(names, "mcp__demo__echo") || slices.Contains(names, "mcp__demo__add") {
+		t.Fatalf("agent route lists %v: want the global echo, not the masked add", names)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__inner__echo", Arguments: map[string]any{"text": "agent"}})
+	if err != nil || res.IsError || text(res) != "agent" {
+		t.Fatalf("agent echo: %v %+v", err, res)
+	}
+	agg := connect(t, f.url+"/mcp", nil)
+	if names := toolNames(t, agg); slices.Contains(names, "mcp__inner__echo") || !slices.Contains(names, "mcp__demo__add") {
+		t.Fatalf("aggregated route lists %v", names)
+	}
+}
+
+// TestProgressAndCancellation: progress reaches the calling session only; a cancelled call
+// is cancelled through the registry (recorded as cancelled).
+func TestProgressAndCancellation(t *testing.T) {
+	root := newTree(t)
+	mountHTTP(t, root, "demo", demoUpstream(t))
+	executed := make(chan toolregistry.Record, 16)
+	if _, err := toolregistry.Executed.On(root, func(r toolregistry.Record) error {
+		executed <- r
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f := serveGateway(t, root, gateway.Options{})
+	progress := func() (*mcp.ClientSession, chan *mcp.ProgressNotificationParams) {
+		ch := make(chan *mcp.ProgressNotificationParams, 64)
+		c := mcp.NewClient(&mcp.Implementation{Name: "p", Version: "1"}, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { ch <- r.Params },
+		})
+		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs, ch
+	}
+	a, aProgress := progress()
+	_, bProgress := progress()
+	p := &mcp.CallToolParams{Name: "mcp__demo__slow", Arguments: map[string]any{"ms": 200}}
+	p.SetProgressToken("mine")
+	res, err := a.CallTool(t.Context(), p)
+	if err != nil || res.IsError {
+		t.Fatalf("slow: %v %+v", err, res)
+	}
+	<-executed
+	if len(aProgress) == 0 {
+		t.Fatal("the calling session got no progress")
+	}
+	for len(aProgress) > 0 {
+		if got := <-aProgress; got.ProgressToken != "mine" {
+			t.Fatalf("progress token %v, want the caller's", got.ProgressToken)
+		}
+	}
+	if len(bProgress) != 0 {
+		t.Fatalf("another session got %d progress notifications", len(bProgress))
+	}
+
+	cx, cancel := context.WithCancel(t.Context())
+	p = &mcp.CallToolParams{Name: "mcp__demo__slow", Arguments: map[string]any{"ms": 600000}}
+	p.SetProgressToken("cancel-me")
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.CallTool(cx, p)
+		done <- err
+	}()
+	<-aProgress // the call is running upstream
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+	if r := <-executed; r.Outcome != toolregistry.CodeCancelled {
+		t.Fatalf("recorded outcome %s, want cancelled", r.Outcome)
+	}
+}
