@@ -120,6 +120,9 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	if _, err := mcpclient.StatusEvent.On(root, h.board.report); err != nil {
 		return err
 	}
+	if err := exposeClients(root, h.board); err != nil {
+		return err
+	}
 	rows := p.Rows
 	if !a.hosting {
 		rows = withoutUse(rows, remoteUse)

@@ -30,16 +30,14 @@ func (a *invocation) openPage(c context.Context, u string) {
 }
 
 // pageURL returns the management page's URL for the host whose endpoint
-// file is endpoint ("" means the default one).
-func pageURL(endpoint string) (string, error) {
-	if endpoint == "" {
-		f, err := remote.DefaultEndpointFile()
-		if err != nil {
-			return "", err
-		}
-		endpoint = f
+// file is endpoint ("" means the default one of the invocation's
+// environment).
+func (a *invocation) pageURL(endpoint string) (string, error) {
+	file, err := a.endpointFile(endpoint)
+	if err != nil {
+		return "", err
 	}
-	base, token, err := remote.ReadEndpoint(endpoint)
+	base, token, err := remote.ReadEndpoint(file)
 	if err != nil {
 		return "", err
 	}
@@ -59,7 +57,7 @@ file). The page's URL carries the host's token in its fragment; the page
 trades it for a session cookie and removes it from the address bar.`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			u, err := pageURL(endpoint)
+			u, err := a.pageURL(endpoint)
 			if err != nil {
 				return fmt.Errorf("no running host with a remote API (start one with harness run -p web): %w", err)
 			}
