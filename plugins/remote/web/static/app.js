@@ -535,7 +535,7 @@
     const card = el("article", { class: "tool", dataset: { tool: t.name } });
     const form = callForm(t, schema);
     form.hidden = true;
-    card.append(
+    card.append(...[
       el("div", { class: "tool-head" },
         el("h3", { class: "mono" }, t.name),
         el("button", { type: "button", dataset: { action: "open-call" }, "aria-expanded": "false",
@@ -548,7 +548,7 @@
       schemaTable(schema),
       el("details", {}, el("summary", {}, "Input schema (JSON)"), el("pre", {}, JSON.stringify(schema, null, 2))),
       t.outputSchema ? el("details", {}, el("summary", {}, "Output schema (JSON)"), el("pre", {}, JSON.stringify(t.outputSchema, null, 2))) : null,
-      form);
+      form].filter(Boolean));
     return card;
   }
 
@@ -756,7 +756,7 @@
     }
     activity("connected to the host");
     stream("mcpManager/watch", onSnapshot);
-    if (has("console/clients")) stream("console/clients", onClients);
+    if (has("harness/clients")) stream("harness/clients", onClients);
   }
   main();
 })();

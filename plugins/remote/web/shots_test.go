@@ -1,0 +1,110 @@
+//go:build browser
+
+package web_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
+)
+
+// TestPerformance measures, with 20 servers, how long the page takes to paint the
+// snapshot after the watch stream delivered it (first paint and each status change), and
+// the API's latency. It logs the numbers and asserts none: the machine is shared.
+func TestPerformance(t *testing.T) {
+	names := make([]string, 20)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%02d", i+1)
+	}
+	s := newStack(t, names)
+	b := browser(t)
+	all := ""
+	for _, n := range names {
+		all += status(n, "connected") + " && "
+	}
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(all+"true", 60*time.Second))
+	first := eval[float64](t, b, `(s => s.painted - s.recv)(window.__harness.perf.snapshots[0])`)
+	t.Logf("first paint: %.1f ms after the first snapshot arrived (%d servers)", first, len(names))
+
+	eval[int](t, b, `window.__harness.perf.changes.length = 0`)
+	for _, n := range names[:5] {
+		if err := s.client.Call(ctxtest.Wait(t), "mcpManager/restart", mcpmanager.NameParams{Name: n}, nil); err != nil {
+			t.Fatal(err)
+		}
+		run(t, b, until(fmt.Sprintf(`window.__harness.perf.changes.some(c => c.name === %q && c.status === "connected")`, n), 20*time.Second))
+	}
+	lags := eval[[]float64](t, b, `window.__harness.perf.changes.map(c => c.painted - c.recv)`)
+	slices.Sort(lags)
+	t.Logf("status changes: %d painted, median %.1f ms, max %.1f ms after the snapshot arrived", len(lags), lags[len(lags)/2], lags[len(lags)-1])
+
+	const n = 200
+	d := make([]time.Duration, n)
+	for i := range d {
+		start := time.Now()
+		if err := s.client.Call(ctxtest.Wait(t), "mcpManager/list", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		d[i] = time.Since(start)
+	}
+	slices.Sort(d)
+	t.Logf("mcpManager/list over HTTP, %d calls: p50 %v, p95 %v, max %v", n, d[n/2], d[n*95/100], d[n-1])
+}
+
+// TestScreenshots writes docs/web/*.png with -update-screenshots:
+//
+//	go test -tags browser -run TestScreenshots ./plugins/remote/web/ -update-screenshots
+func TestScreenshots(t *testing.T) {
+	if !*updateScreenshots {
+		t.Skip("run with -update-screenshots to write docs/web/*.png")
+	}
+	dir := filepath.Join("..", "..", "..", "docs", "web")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newStack(t, []string{"github", "filesystem", "notes", "broken", "off"})
+	b := browser(t)
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(b, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, b, chromedp.EmulateViewport(1280, 820),
+		chromedp.Navigate(s.srv.PageURL()),
+		until(status("github", "connected")+" && "+status("filesystem", "connected")+" && "+status("notes", "connected")+" && "+
+			status("broken", "failed")+" && "+status("off", "disabled"), 30*time.Second),
+		click(`tr.server[data-name="notes"] [data-action="probe"]`),
+		visible(`[data-probe="notes"][data-stage="ok"]`))
+	shot("servers.png")
+
+	run(t, b, click(`[data-probe="notes"] button`),
+		click(`tr.server[data-name="github"] [data-action="select"]`),
+		visible(`[data-tool="mcp__github__add"]`),
+		click(`[data-tool="mcp__github__add"] [data-action="open-call"]`),
+		chromedp.SendKeys(chromedp.ID(`arg-mcp__github__add-a`), "2"),
+		chromedp.SendKeys(chromedp.ID(`arg-mcp__github__add-b`), "40"),
+		click(`form[data-call="mcp__github__add"] button[type=submit]`),
+		visible(`form[data-call="mcp__github__add"] [data-result="ok"]`),
+		click(`[data-tool="mcp__github__image"] [data-action="open-call"]`),
+		click(`form[data-call="mcp__github__image"] button[type=submit]`),
+		visible(`form[data-call="mcp__github__image"] [data-result="ok"] img`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#detail').scrollIntoView(); null`, chromedp.EvalAsValue))
+	shot("detail-tools.png")
+
+	run(t, b, click(`#tab-resources`), visible(`#pane-resources table`),
+		click(`#pane-resources tbody tr:first-child button`), visible(`#pane-resources .out h3`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#detail').scrollIntoView(); null`, chromedp.EvalAsValue))
+	shot("detail-resources.png")
+}
