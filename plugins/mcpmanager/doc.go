@@ -110,6 +110,7 @@
 //	mcpManager/probe    call    {"name", "options": ProbeOptions} → ProbeResult
 //	mcpManager/login    stream  {"name", "noBrowser"} → LoginEvent{url}, then LoginEvent{done}
 //	mcpManager/logout   call    {"name"} → LoginEvent{done}
+//	mcpManager/setEnabled call  {"name", "enabled"} → EnabledResult (edits the settings file)
 //
 // Login runs the OAuth flow in the host (docs/authorization.md): the live instance, which
 // shares the credentials key, connects as soon as the token is stored, without a restart.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -106,6 +107,9 @@ func setEnabled(path string, data []byte, name string, enabled bool) ([]byte, bo
 			return fail("cannot locate the entry of %q", name)
 		}
 		ins := "enabled: " + value
+		if strings.EqualFold(filepath.Ext(path), ".json") {
+			ins = `"enabled": ` + value
+		}
 		if len(entry.Content) > 0 {
 			ins += ", "
 		}
@@ -207,7 +211,8 @@ type EnabledResult struct {
 }
 
 // SetEnabled enables or disables the settings entry called name by editing the settings
-// file ([SetEnabledInFile]); the manager applies the change when it reloads the file, as
+// file that holds it ([SetEnabledInFile]; the project file when it configures name, else
+// the settings file); the manager applies the change when it reloads the file, as
 // for any edit, and the status views follow. It fails with [ErrNotFound] when no settings
 // entry has that name, [ErrConflict] for a registered server or an edit that is refused
 // (the message says why; the file is left as it was), and [ErrUnavailable] when the
@@ -215,6 +220,9 @@ type EnabledResult struct {
 func (m *Manager) SetEnabled(name string, enabled bool) (EnabledResult, error) {
 	m.mu.Lock()
 	closed, path := m.closed, m.cfg.settingsPath
+	if m.cfg.projectPath != "" && fileHasEntry(m.cfg.projectPath, name) {
+		path = m.cfg.projectPath // the project's entry is the one in force
+	}
 	isSettings := m.settingsEntryLocked(name) != nil
 	isRegistered := m.registrationLocked(name) != nil
 	m.mu.Unlock()
@@ -239,6 +247,24 @@ func (m *Manager) SetEnabled(name string, enabled bool) (EnabledResult, error) {
 		m.log.Info("settings entry edited", "server", name, "enabled", enabled, "file", path)
 	}
 	return EnabledResult{Changed: changed}, nil
+}
+
+// fileHasEntry reports whether the settings file at path configures name.
+func fileHasEntry(path, name string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	entries, err := parseSettings(path, data)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // setEnabledMethod is the remote method mcpManager/setEnabled.

@@ -127,3 +127,18 @@ func TestSetEnabledInFileRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestSetEnabledInJSONFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp-servers.json")
+	doc := `{"servers": {"a": {"transport": "stdio", "command": "x"}}}` + "\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SetEnabledInFile(path, "a", false); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := `{"servers": {"a": {"enabled": false, "transport": "stdio", "command": "x"}}}` + "\n"; string(got) != want {
+		t.Fatalf("file now %s", got)
+	}
+}

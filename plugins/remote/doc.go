@@ -25,9 +25,21 @@
 // Both are removed on unload unless another host has rewritten them since. [ReadEndpoint]
 // and [Discover] read them. The token never appears in logs or errors.
 //
+// # The management page
+//
+// GET / (and /app.js, /app.css, /icon.svg) serves the management page embedded by package
+// web, without a token: the files hold no data. [Server.PageURL] is the page's URL with the
+// token in its fragment, which browsers never send; the page trades it for a session
+// cookie with POST [SessionPath] ("Authorization: Bearer <token>" and an Origin equal to
+// the page's own, http://<Host>), which answers with an HttpOnly, SameSite=Strict cookie
+// named harness_session_<port> whose value is derived from the token (an HMAC: a new token
+// invalidates it). Every other request accepts the cookie in place of the bearer token,
+// but only from the page's own origin: a request with the cookie that is not a GET must
+// carry that Origin, and one carrying another Origin is refused (forbidden_origin).
+//
 // # Protocol
 //
-// Every request needs the header "Authorization: Bearer <token>".
+// Every request needs the header "Authorization: Bearer <token>" (or the page's cookie).
 //
 //	POST /v1/call/{service}/{method}
 //	    Body: the JSON parameters (an empty body means null).
