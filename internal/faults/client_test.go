@@ -14,6 +14,8 @@ import (
 
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // killFailBound is how soon after its server is killed a call must fail. It is the one
@@ -31,7 +33,7 @@ func TestKillMidCall(t *testing.T) {
 	f := newFixture(t)
 	// maxDelayMs is the stability window too: a generation that served a round for 20 ms
 	// starts a new outage, so 50 kills in a row are 50 outages, not one spent budget.
-	f.mount(f.stdio("k", "echo", map[string]any{
+	f.mount(f.stdio("k", mcptest.Normal, map[string]any{
 		"toolCallTimeoutMs": 60_000,
 		"reconnect":         map[string]any{"initialDelayMs": 10, "maxDelayMs": 20, "maxAttempts": 100},
 	}))
@@ -43,16 +45,16 @@ func TestKillMidCall(t *testing.T) {
 			at  time.Time
 		}
 		done := make(chan outcome, 1)
-		from := f.ev.mark()
+		from := f.ev.Mark()
 		go func() {
-			_, err := f.call("mcp__k__hang", `{}`)
+			_, err := f.call("mcp__k__block", `{}`)
 			done <- outcome{err, time.Now()}
 		}()
-		e := f.ev.waitKind(t, from, "call") // the server is inside the call
+		e := f.ev.Wait(t, from, "call") // the server is inside the call
 		connected := f.st.count("k", mcpclient.PhaseConnected)
 		killed := time.Now()
-		if err := syscall.Kill(e.pid, syscall.SIGKILL); err != nil {
-			t.Fatalf("round %d: kill %d: %v", round, e.pid, err)
+		if err := syscall.Kill(e.PID, syscall.SIGKILL); err != nil {
+			t.Fatalf("round %d: kill %d: %v", round, e.PID, err)
 		}
 		var o outcome
 		select {
@@ -92,11 +94,11 @@ func TestKillMidCall(t *testing.T) {
 // server receives notifications/cancelled. The connection stays usable.
 func TestCallNeverAnswered(t *testing.T) {
 	f := newFixture(t)
-	f.mount(f.stdio("n", "echo", map[string]any{"toolCallTimeoutMs": 300}))
+	f.mount(f.stdio("n", mcptest.Normal, map[string]any{"toolCallTimeoutMs": 300}))
 	f.st.waitPhase(t, "n", mcpclient.PhaseConnected)
-	from := f.ev.mark()
+	from := f.ev.Mark()
 	began := time.Now()
-	_, err := f.call("mcp__n__hang", `{}`)
+	_, err := f.call("mcp__n__block", `{}`)
 	took := time.Since(began)
 	if !errors.Is(err, toolregistry.ErrTimeout) || !strings.Contains(err.Error(), "timed out after 300ms") {
 		t.Fatalf("want a timeout after 300ms, got %v", err)
@@ -104,10 +106,10 @@ func TestCallNeverAnswered(t *testing.T) {
 	if took < 300*time.Millisecond || took > 300*time.Millisecond+5*time.Second {
 		t.Errorf("the call took %v, want about its 300ms timeout", took)
 	}
-	call := f.ev.waitKind(t, from, "call")
-	cancelled := f.ev.waitKind(t, from, "cancelled")
-	if cancelled.pid != call.pid {
-		t.Errorf("cancellation reached pid %d, the call ran in %d", cancelled.pid, call.pid)
+	call := f.ev.Wait(t, from, "call")
+	cancelled := f.ev.Wait(t, from, "cancelled")
+	if cancelled.PID != call.PID {
+		t.Errorf("cancellation reached pid %d, the call ran in %d", cancelled.PID, call.PID)
 	}
 	if got := f.mustCall("mcp__n__echo", `{"text":"still here"}`); got != "still here" {
 		t.Errorf("echo after the timeout: %q", got)
@@ -120,7 +122,7 @@ func TestCallNeverAnswered(t *testing.T) {
 func TestInitializeNeverAnswered(t *testing.T) {
 	f := newFixture(t)
 	began := time.Now()
-	f.mount(f.stdio("i", "noinit", map[string]any{
+	f.mount(f.stdio("i", mcptest.Hang, map[string]any{
 		"startupTimeoutMs": 500,
 		"reconnect":        map[string]any{"enabled": false},
 	}))
@@ -133,7 +135,7 @@ func TestInitializeNeverAnswered(t *testing.T) {
 	if took < 500*time.Millisecond || took > 500*time.Millisecond+5*time.Second {
 		t.Errorf("startup ended after %v, want about its 500ms timeout", took)
 	}
-	if f.ev.count(0, "initialize") == 0 {
+	if f.ev.Count(0, "initialize") == 0 {
 		t.Error("the server never saw initialize")
 	}
 	if tools := f.tools("mcp__i__"); len(tools) != 0 {
@@ -148,13 +150,13 @@ func TestInitializeNeverAnswered(t *testing.T) {
 // spent, and the status says what the garbage was. Nothing hangs and nothing leaks.
 func TestGarbageOnStdout(t *testing.T) {
 	f := newFixture(t)
-	f.mount(f.stdio("g", "garbage", nil))
+	f.mount(f.stdio("g", mcptest.Garbage, nil))
 	st := f.st.waitPhase(t, "g", mcpclient.PhaseFailed)
 	if !strings.Contains(st.Err, "giving up after 3 consecutive failed reconnect attempts") ||
 		!strings.Contains(st.Err, `calling "initialize": invalid character 'S' looking for beginning of value`) {
 		t.Errorf("failed status does not say why: %q", st.Err)
 	}
-	if n := f.ev.count(0, "start"); n != 4 {
+	if n := f.ev.Count(0, "start"); n != 4 {
 		t.Errorf("%d starts, want 4 (the first attempt and 3 retries)", n)
 	}
 	t.Logf("failed: %s", st.Err)
@@ -164,13 +166,13 @@ func TestGarbageOnStdout(t *testing.T) {
 // the server's stderr.
 func TestExitAtOnce(t *testing.T) {
 	f := newFixture(t)
-	f.mount(f.stdio("x", "exit", nil))
+	f.mount(f.stdio("x", mcptest.ExitWithArgs, nil))
 	st := f.st.waitPhase(t, "x", mcpclient.PhaseFailed)
 	if !strings.Contains(st.Err, "giving up after 3 consecutive failed reconnect attempts") ||
-		!strings.Contains(st.StderrTail+st.Err, "marker-exit-3") {
+		!strings.Contains(st.StderrTail+st.Err, mcptest.ExitMarker) {
 		t.Errorf("failed status: err %q, stderr %q", st.Err, st.StderrTail)
 	}
-	if n := f.ev.count(0, "start"); n != 4 {
+	if n := f.ev.Count(0, "start"); n != 4 {
 		t.Errorf("%d starts, want 4 (the first attempt and 3 retries)", n)
 	}
 	if _, err := f.call("mcp__x__echo", `{}`); !errors.Is(err, toolregistry.ErrUnknownTool) {
@@ -183,14 +185,14 @@ func TestExitAtOnce(t *testing.T) {
 // dies; the reconnect budget is spent, the tools are removed, the status says why.
 func TestCrashLoop(t *testing.T) {
 	f := newFixture(t)
-	f.mount(f.stdio("c", "crashloop", map[string]any{
+	f.mount(f.stdio("c", mcptest.CrashLoop, map[string]any{
 		"reconnect": map[string]any{"initialDelayMs": 10, "maxDelayMs": 2000, "maxAttempts": 3},
 	}))
 	st := f.st.waitPhase(t, "c", mcpclient.PhaseFailed)
 	if !strings.Contains(st.Err, "giving up after 3 consecutive failed reconnect attempts — tools unregistered") {
 		t.Errorf("failed status does not say why: %q", st.Err)
 	}
-	if !strings.Contains(st.StderrTail, "marker-crash-4") {
+	if !strings.Contains(st.StderrTail, mcptest.CrashLoopMarker) {
 		t.Errorf("stderr tail lacks the crash: %q", st.StderrTail)
 	}
 	if n := f.st.count("c", mcpclient.PhaseConnected); n != 4 {
@@ -222,7 +224,7 @@ const heapBound = 64 << 20
 func TestHugeResult(t *testing.T) {
 	f := newFixture(t)
 	// Below the registry's own cap (100000), which TestHugeResultDefaultCaps is about.
-	f.mount(f.stdio("b", "echo", map[string]any{"maxOutputBytes": 50_000}))
+	f.mount(f.stdio("b", mcptest.Normal, map[string]any{"maxOutputBytes": 50_000}))
 	f.st.waitPhase(t, "b", mcpclient.PhaseConnected)
 	before := heapInUse()
 	res, err := f.call("mcp__b__big", `{}`)
@@ -231,10 +233,10 @@ func TestHugeResult(t *testing.T) {
 	}
 	held := heapInUse()
 	text := res.Text()
-	if len(text) > 50_000 || !strings.Contains(text, fmt.Sprintf(" of %d bytes dropped (maxOutputBytes 50000)]", bigResultBytes)) {
+	if len(text) > 50_000 || !strings.Contains(text, fmt.Sprintf(" of %d bytes dropped (maxOutputBytes 50000)]", mcptest.BigResultBytes)) {
 		t.Errorf("model text: %d bytes, ending %q", len(text), text[max(0, len(text)-200):])
 	}
-	if len(res.Raw) < bigResultBytes {
+	if len(res.Raw) < mcptest.BigResultBytes {
 		t.Errorf("the canonical result lost data: %d bytes", len(res.Raw))
 	}
 	grew := int64(held) - int64(before)
@@ -249,14 +251,14 @@ func TestHugeResult(t *testing.T) {
 // 100000. The model must be told how much of the 10 MiB was dropped.
 func TestHugeResultDefaultCaps(t *testing.T) {
 	f := newFixture(t)
-	f.mount(f.stdio("b", "echo", nil))
+	f.mount(f.stdio("b", mcptest.Normal, nil))
 	f.st.waitPhase(t, "b", mcpclient.PhaseConnected)
 	res, err := f.call("mcp__b__big", `{}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := res.Text()
-	if !strings.Contains(text, fmt.Sprintf("of %d bytes dropped", bigResultBytes)) {
+	if !strings.Contains(text, fmt.Sprintf("of %d bytes dropped", mcptest.BigResultBytes)) {
 		t.Errorf("the model is not told that 10 MiB were dropped: %d bytes, ending %q", len(text), text[max(0, len(text)-120):])
 	}
 }
@@ -265,7 +267,7 @@ func TestHugeResultDefaultCaps(t *testing.T) {
 // not just while one is held.
 func TestHugeResultsRepeated(t *testing.T) {
 	f := newFixture(t)
-	f.mount(f.stdio("b", "echo", nil))
+	f.mount(f.stdio("b", mcptest.Normal, nil))
 	f.st.waitPhase(t, "b", mcpclient.PhaseConnected)
 	before := heapInUse()
 	for range 10 {
@@ -286,28 +288,30 @@ func TestHugeResultsRepeated(t *testing.T) {
 // re-lists, and the final tool set is the server's.
 func TestListChangedStorm(t *testing.T) {
 	f := newFixture(t)
-	f.mount(f.stdio("s", "echo", nil))
+	f.mount(f.stdio("s", mcptest.Normal, nil))
 	f.st.waitPhase(t, "s", mcpclient.PhaseConnected)
-	from := f.ev.mark()
-	if got := f.mustCall("mcp__s__storm", `{"n":1000}`); got != "armed" {
-		t.Fatalf("storm: %q", got)
+	from := f.ev.Mark()
+	stormed := f.mustCall("mcp__s__storm", `{"n":1000}`) // the tool it added
+	if stormed != "stormed_1" {
+		t.Fatalf("storm: %q", stormed)
 	}
-	f.ev.waitKind(t, from, "stormed") // the server sent all 1000
+	f.ev.Wait(t, from, "stormed") // the server sent all 1000
 	f.st.waitFor(t, "s", "the stormed tool registered", func([]mcpclient.Status) bool {
-		return slices.Contains(f.tools("mcp__s__"), "mcp__s__stormed")
+		return slices.Contains(f.tools("mcp__s__"), "mcp__s__"+stormed)
 	})
 	// Let any re-list still queued happen: the refresher waits at most 250 ms for a burst
 	// to settle.
 	time.Sleep(time.Second)
-	lists := f.ev.count(from, "list")
+	lists := f.ev.Count(from, "list")
 	if lists < 1 || lists > 5 {
 		t.Errorf("%d tools/list after 1000 tools/list_changed, want 1 to 5", lists)
 	}
-	want := []string{"mcp__s__big", "mcp__s__echo", "mcp__s__hang", "mcp__s__storm", "mcp__s__stormed"}
+	want := publicTools("s", append(slices.Clone(mcptest.StdioTools), stormed)...)
+	slices.Sort(want)
 	if got := f.tools("mcp__s__"); !slices.Equal(got, want) {
 		t.Errorf("final tools %v, want %v", got, want)
 	}
-	if got := f.mustCall("mcp__s__stormed", `{}`); got != "stormed" {
+	if got := f.mustCall("mcp__s__"+stormed, `{}`); got != stormed {
 		t.Errorf("stormed: %q", got)
 	}
 	t.Logf("1000 notifications, %d re-lists", lists)

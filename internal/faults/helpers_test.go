@@ -3,12 +3,10 @@
 package faults
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +22,8 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // waitBound bounds every wait of the suite that is not itself the subject of an assertion:
@@ -152,121 +152,6 @@ func processes(t *testing.T) []proc {
 	return out
 }
 
-// ---- events from fault servers ------------------------------------------------------------
-
-// event is one report of a fault server: what it saw, and its pid (which is its process
-// group id: stdio servers run in groups of their own).
-type event struct {
-	kind string
-	pid  int
-}
-
-// events collects the reports of fault servers on a Unix socket. A "start" records the
-// server's process group for the leak check.
-type events struct {
-	path   string
-	ln     net.Listener
-	lc     *leakCheck
-	mu     sync.Mutex
-	list   []event
-	signal chan struct{}
-	wg     sync.WaitGroup
-}
-
-func newEvents(t *testing.T, lc *leakCheck) *events {
-	t.Helper()
-	// Unix socket paths are short (108 bytes); t.TempDir's may not be.
-	dir, err := os.MkdirTemp("", "faults")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := &events{path: filepath.Join(dir, "ev.sock"), lc: lc, signal: make(chan struct{}, 1)}
-	if ev.ln, err = net.Listen("unix", ev.path); err != nil {
-		t.Fatal(err)
-	}
-	ev.wg.Add(1)
-	go ev.accept()
-	t.Cleanup(func() {
-		ev.ln.Close()
-		ev.wg.Wait()
-		os.RemoveAll(dir)
-	})
-	return ev
-}
-
-func (ev *events) accept() {
-	defer ev.wg.Done()
-	for {
-		c, err := ev.ln.Accept()
-		if err != nil {
-			return
-		}
-		ev.wg.Add(1)
-		go func() {
-			defer ev.wg.Done()
-			defer c.Close()
-			_ = c.SetReadDeadline(time.Now().Add(waitBound))
-			sc := bufio.NewScanner(c)
-			for sc.Scan() {
-				kind, pidText, _ := strings.Cut(sc.Text(), " ")
-				pid, _ := strconv.Atoi(pidText)
-				if kind == "start" {
-					ev.lc.addGroup(pid)
-				}
-				ev.mu.Lock()
-				ev.list = append(ev.list, event{kind, pid})
-				ev.mu.Unlock()
-				select {
-				case ev.signal <- struct{}{}:
-				default:
-				}
-			}
-		}()
-	}
-}
-
-// mark returns the number of events so far: waitKind(from) sees only later ones.
-func (ev *events) mark() int {
-	ev.mu.Lock()
-	defer ev.mu.Unlock()
-	return len(ev.list)
-}
-
-// count returns how many events of kind arrived after from.
-func (ev *events) count(from int, kind string) int {
-	ev.mu.Lock()
-	defer ev.mu.Unlock()
-	n := 0
-	for _, e := range ev.list[from:] {
-		if e.kind == kind {
-			n++
-		}
-	}
-	return n
-}
-
-// waitKind returns the first event of kind after from, failing the test after waitBound.
-func (ev *events) waitKind(t *testing.T, from int, kind string) event {
-	t.Helper()
-	deadline := time.NewTimer(waitBound)
-	defer deadline.Stop()
-	for {
-		ev.mu.Lock()
-		for _, e := range ev.list[from:] {
-			if e.kind == kind {
-				ev.mu.Unlock()
-				return e
-			}
-		}
-		ev.mu.Unlock()
-		select {
-		case <-ev.signal:
-		case <-deadline.C:
-			t.Fatalf("no %q event from a fault server within %v", kind, waitBound)
-		}
-	}
-}
-
 // ---- status reports ---------------------------------------------------------------------
 
 // statusLog is a mcpclient.StatusSink that keeps every report.
@@ -341,21 +226,16 @@ func (l *statusLog) waitPhase(t *testing.T, server string, p mcpclient.Phase) mc
 type fixture struct {
 	t    *testing.T
 	lc   *leakCheck
-	ev   *events
+	ev   *mcptest.Events // what its stdio servers report
 	root *ctx.Context
 	reg  *toolregistry.Registry
 	st   *statusLog
-	exe  string
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	lc := checkLeaks(t)
-	f := &fixture{t: t, lc: lc, ev: newEvents(t, lc), st: &statusLog{signal: make(chan struct{}, 1)}}
-	var err error
-	if f.exe, err = os.Executable(); err != nil {
-		t.Fatal(err)
-	}
+	f := &fixture{t: t, lc: lc, ev: mcptest.NewEvents(t, lc.addGroup), st: &statusLog{signal: make(chan struct{}, 1)}}
 	f.root = ctxtest.New(t)
 	if _, err := mcpclient.StatusSinkKey.Provide(f.root, f.st); err != nil {
 		t.Fatal(err)
@@ -369,14 +249,16 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// stdio returns the client configuration of a fault server in mode, with small delays;
-// over replaces keys.
-func (f *fixture) stdio(name, mode string, over map[string]any) map[string]any {
+// stdio returns the client configuration of a stdio test server in mode, reporting its
+// events to f.ev, with small delays; over replaces keys.
+func (f *fixture) stdio(name string, mode mcptest.Mode, over map[string]any) map[string]any {
+	command, env := mcptest.Stdio(f.t, mode, name)
+	env[mcptest.EventsEnv] = f.ev.Path()
 	cfg := map[string]any{
 		"serverName": name,
 		"transport":  "stdio",
-		"command":    f.exe,
-		"env":        map[string]string{serverEnv: mode, eventsEnv: f.ev.path},
+		"command":    command,
+		"env":        env,
 		"reconnect":  map[string]any{"initialDelayMs": 10, "maxDelayMs": 50, "maxAttempts": 3},
 	}
 	for k, v := range over {
@@ -419,6 +301,15 @@ func (f *fixture) tools(prefix string) []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// publicTools returns the public names of server's tools.
+func publicTools(server string, tools ...string) []string {
+	out := make([]string, len(tools))
+	for i, name := range tools {
+		out[i] = mcpclient.PublicToolName(server, name)
+	}
 	return out
 }
 

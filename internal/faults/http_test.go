@@ -16,7 +16,7 @@ import (
 // 404 for the old session, the client reconnects, and calls work again.
 func TestHTTPServerRestarted(t *testing.T) {
 	f := newFixture(t)
-	web := mcptest.NewHTTP(t, newFaultServer) // restartable: a new server behind the same URL
+	web := mcptest.NewHTTP(t, nil) // restartable: a new server behind the same URL
 	scope := f.mount(map[string]any{
 		"serverName": "h",
 		"transport":  "streamable-http",

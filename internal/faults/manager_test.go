@@ -18,6 +18,8 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // raceBound bounds the racing phase of scenario 7: past it, something is deadlocked.
@@ -27,11 +29,8 @@ const raceBound = 90 * time.Second
 // deadlock, and the final state matches the file.
 func TestSettingsEditsRaceRestartsAndProbes(t *testing.T) {
 	lc := checkLeaks(t)
-	ev := newEvents(t, lc)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := mcptest.NewEvents(t, lc.addGroup)
+	exe, env := mcptest.Stdio(t, mcptest.Normal, "")
 	root := ctxtest.New(t)
 	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 	dir := t.TempDir()
@@ -52,7 +51,7 @@ func TestSettingsEditsRaceRestartsAndProbes(t *testing.T) {
 		}
 		for _, s := range servers {
 			fmt.Fprintf(&b, "  %s:\n    enabled: %v\n    transport: stdio\n    command: %q\n    args: [\"gen-%d\"]\n", s.name, s.enabled, exe, s.gen)
-			fmt.Fprintf(&b, "    env: {%s: echo, %s: %q}\n", serverEnv, eventsEnv, ev.path)
+			fmt.Fprintf(&b, "    env: {%s: %s, %s: %q}\n", mcptest.ModeEnv, env[mcptest.ModeEnv], mcptest.EventsEnv, ev.Path())
 			b.WriteString("    startupTimeoutMs: 10000\n    reconnect: {initialDelayMs: 10, maxDelayMs: 50, maxAttempts: 3}\n")
 		}
 		return b.String()
@@ -188,12 +187,11 @@ func TestSettingsEditsRaceRestartsAndProbes(t *testing.T) {
 		tools = append(tools, in.Name)
 	}
 	slices.Sort(tools)
-	want := []string{"mcp__a__big", "mcp__a__echo", "mcp__a__hang", "mcp__a__storm",
-		"mcp__d__big", "mcp__d__echo", "mcp__d__hang", "mcp__d__storm"}
+	want := append(publicTools("a", mcptest.StdioTools...), publicTools("d", mcptest.StdioTools...)...)
 	if !slices.Equal(tools, want) {
 		t.Errorf("registered tools %v, want %v", tools, want)
 	}
-	t.Logf("final: %d servers, version %d, %d server processes started in all", len(snap.Servers), snap.Version, ev.count(0, "start"))
+	t.Logf("final: %d servers, version %d, %d server processes started in all", len(snap.Servers), snap.Version, ev.Count(0, "start"))
 	if err := scope.Dispose(ctxtest.Wait(t)); err != nil {
 		t.Errorf("manager dispose: %v", err)
 	}
