@@ -342,3 +342,22 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// levelForwarder is the receiving middleware of every route: once a downstream session sets
+// a logging level, the upstreams of the route are asked for everything ("debug"), and each
+// downstream session's own level filters what it receives (the go-sdk server session does).
+func levelForwarder(ups func() []*mcpclient.Upstream) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(cx, method, req)
+			if method == "logging/setLevel" && err == nil {
+				for _, u := range ups() {
+					if cs := u.Session(); cs != nil && capsOf(cs).Logging != nil {
+						_ = cs.SetLoggingLevel(cx, &mcp.SetLoggingLevelParams{Level: "debug"})
+					}
+				}
+			}
+			return res, err
+		}
+	}
+}

@@ -75,7 +75,7 @@ func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}
-	h := &httpFront{g: g, opts: opts, routes: map[string]http.Handler{}}
+	h := &httpFront{g: g, opts: opts, routes: map[*mcp.Server]http.Handler{}}
 	h.hosts = allowedHosts(opts)
 	return h, nil
 }
@@ -86,7 +86,7 @@ type httpFront struct {
 	hosts map[string]bool
 
 	mu     sync.Mutex
-	routes map[string]http.Handler // path → the route's streamable handler
+	routes map[*mcp.Server]http.Handler // a route's server → its streamable handler
 }
 
 func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -115,14 +115,10 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	handler.ServeHTTP(w, req)
 }
 
-// route returns the streamable handler of path, made on first use.
+// route returns the streamable handler of path's server, made on first use. Handlers are
+// kept per server, not per path, so that a route whose server was rebuilt (an agent scope
+// that restarted) gets a handler of its own.
 func (h *httpFront) route(path string) (http.Handler, int, error) {
-	h.mu.Lock()
-	handler := h.routes[path]
-	h.mu.Unlock()
-	if handler != nil {
-		return handler, 0, nil
-	}
 	var srv *mcp.Server
 	var err error
 	switch {
@@ -145,9 +141,10 @@ func (h *httpFront) route(path string) (http.Handler, int, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if handler = h.routes[path]; handler == nil {
+	handler := h.routes[srv]
+	if handler == nil {
 		handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: h.g.log})
-		h.routes[path] = handler
+		h.routes[srv] = handler
 	}
 	return handler, 0, nil
 }

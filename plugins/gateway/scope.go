@@ -56,6 +56,15 @@ func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
 		SubscribeHandler:   r.subscribe,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
+	r.srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		out := make([]*mcpclient.Upstream, 0, len(r.servers))
+		for _, u := range r.servers {
+			out = append(out, u)
+		}
+		return out
+	}))
 	label := "aggregated"
 	if name != "" {
 		label = "agent:" + name

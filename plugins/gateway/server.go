@@ -98,6 +98,7 @@ func (r *serverRoute) build() (*mcp.Server, error) {
 		opts.CompletionHandler = r.complete
 	}
 	r.srv = mcp.NewServer(impl, opts)
+	r.srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream { return []*mcpclient.Upstream{r.up} }))
 	return r.srv, nil
 }
 
