@@ -1,0 +1,70 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// A tree with one MCP server, served by a gateway over Streamable HTTP: a downstream client
+// calls the server's tool by its public name on the aggregated route, and by its own name on
+// the per-server route.
+func Example() {
+	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
+	upstream := httptest.NewServer(h)
+	defer func() { closeSessions(); upstream.Close() }()
+
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
+	tools, _ := root.Plugin(toolregistry.Plugin, nil)
+	_ = tools.Wait(context.Background())
+	var cfg mcpclient.Config
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.URL = "demo", mcpclient.TransportStreamableHTTP, upstream.URL+"/mcp"
+	client, _ := root.Plugin(mcpclient.Plugin, cfg)
+	_ = client.Wait(context.Background())
+
+	gw, err := gateway.New(root, gateway.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	token := gateway.NewToken()
+	handler, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	front := httptest.NewServer(handler)
+	defer func() { _ = gw.Close(); front.Close() }()
+
+	for _, route := range []struct{ path, tool string }{{gateway.PathAggregated, "mcp__demo__echo"}, {gateway.PathServers + "demo", "echo"}} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+			Endpoint: front.URL + route.path, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: route.tool, Arguments: map[string]any{"text": "hello"}})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s %s: %s\n", route.path, route.tool, res.Content[0].(*mcp.TextContent).Text)
+		_ = cs.Close()
+	}
+	// Output:
+	// /mcp mcp__demo__echo: hello
+	// /mcp/servers/demo echo: hello
+}
