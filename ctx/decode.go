@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cordisgo/harness/internal/suggest"
 	"maps"
 	"reflect"
 	"slices"
@@ -222,45 +223,18 @@ func checkValue(p *Problems, v any, t reflect.Type, key string) {
 // unknownKey words an unknown key, suggesting the key it was probably meant to be.
 func unknownKey(k string, fields map[string]reflect.Type) string {
 	names := slices.Sorted(maps.Keys(fields))
-	for _, name := range names {
+	for _, name := range names { // a key in the wrong case, however long
 		if strings.EqualFold(name, k) {
 			return fmt.Sprintf("unknown key (did you mean %q?)", name)
 		}
 	}
-	best, bestD := "", 3
-	for _, name := range names {
-		if d := editDistance(strings.ToLower(k), strings.ToLower(name)); d < bestD && d < len(name)/2+1 {
-			best, bestD = name, d
-		}
-	}
-	if best != "" {
-		return fmt.Sprintf("unknown key (did you mean %q?)", best)
+	if best := suggest.Closest(k, names, suggest.Options{Max: 1}); len(best) > 0 {
+		return "unknown key (" + suggest.Phrase(best) + ")"
 	}
 	if len(names) > 12 {
 		return "unknown key"
 	}
 	return "unknown key: expected one of " + strings.Join(names, ", ")
-}
-
-// editDistance is the Levenshtein distance of two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // jsonKind names the kind of a decoded JSON value, never the value.

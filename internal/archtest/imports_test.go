@@ -23,9 +23,9 @@ type rule struct {
 
 // rules mirrors docs/design.md. The longest matching prefix applies.
 var rules = map[string]rule{
-	"ctx":                     {stdOnly: true},
-	"ctx/ctxtest":             {project: []string{"ctx"}, stdOnly: true},
-	"plugins/toolregistry":    {project: []string{"ctx", "internal/jsoncheck"}},
+	"ctx":                     {project: []string{"internal/suggest"}, stdOnly: true},
+	"ctx/ctxtest":             {project: []string{"ctx", "internal/suggest"}, stdOnly: true},
+	"plugins/toolregistry":    {project: []string{"ctx", "internal/jsoncheck", "internal/suggest"}},
 	"plugins/sysprompt":       {project: []string{"ctx"}, stdOnly: true},
 	"plugins/mcpresources":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
 	"plugins/mcpauth":         {},
@@ -33,6 +33,7 @@ var rules = map[string]rule{
 	"plugins/mcpmanager":      {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "profiles"}},
 	"plugins/remote":          {project: []string{"ctx"}},
 	"plugins/gateway":         {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpresources", "plugins/mcpmanager"}},
+	"plugins/console":         {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
 	"profiles":                {project: []string{"ctx", "internal/redact"}},
 	"internal/demoserver":     {},
 	"internal/archtest":       {},
@@ -42,8 +43,9 @@ var rules = map[string]rule{
 	"internal/oauthtest":      {},
 	"internal/procpolicy":     {stdOnly: true},
 	"internal/redact":         {stdOnly: true},
+	"internal/suggest":        {stdOnly: true},
 	"internal/yamlnode":       {},
-	"internal/mcptest":        {},
+	"internal/mcptest":        {project: []string{"ctx", "ctx/ctxtest"}},
 	"internal/interop":        {project: []string{""}},
 	"internal/gatewayinterop": {project: []string{""}},
 	"internal/faults":         {project: []string{""}},

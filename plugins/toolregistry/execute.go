@@ -174,7 +174,7 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Con
 		if hidden != nil {
 			msg += " (hidden in scope " + strconv.Quote(hidden.Name()) + " by a restriction)"
 		} else {
-			msg += didYouMean(suggest(name, r.visibleNames(c)))
+			msg += didYouMean(suggestTools(name, r.visibleNames(c)))
 		}
 		return nil, &ToolError{Code: CodeUnknownTool, Tool: name, Msg: msg}
 	}

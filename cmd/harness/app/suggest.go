@@ -2,49 +2,18 @@ package app
 
 import (
 	"fmt"
+	"github.com/cordisgo/harness/internal/suggest"
 	"slices"
 	"strings"
 )
 
 // didYouMean returns the name of names closest to name, if one is close enough to be a
-// likely typo (an edit distance of at most a third of the name's length, at least 1,
-// ignoring case), or "".
+// likely typo, or "".
 func didYouMean(name string, names []string) string {
-	best, bestD := "", -1
-	limit := max(1, len(name)/3)
-	for _, n := range names {
-		d := editDistance(strings.ToLower(name), strings.ToLower(n))
-		if d <= limit && (bestD < 0 || d < bestD) {
-			best, bestD = n, d
-		}
+	if best := suggest.Closest(name, names, suggest.Options{Max: 1}); len(best) > 0 {
+		return best[0]
 	}
-	return best
-}
-
-// editDistance is the edit distance between a and b, in bytes: insertions, deletions,
-// substitutions and transpositions of adjacent bytes (optimal string alignment).
-func editDistance(a, b string) int {
-	prevprev := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prevprev[j-2]+1) // a transposition
-			}
-		}
-		prevprev, prev, cur = prev, cur, prevprev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // unknownServerError is a server name that the profile (or the host) does not have. It
