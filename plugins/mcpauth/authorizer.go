@@ -606,3 +606,11 @@ func (a *Authorizer) Record(ctx context.Context) (*Record, error) {
 	rec, err := a.loadLocked(ctx)
 	return rec.clone(), err
 }
+
+// Reload makes the next use re-read the store, for a login stored by another process
+// (whose writes this process's Authorizers are not told about).
+func (a *Authorizer) Reload() {
+	a.mu.Lock()
+	a.loaded = false
+	a.mu.Unlock()
+}

@@ -47,7 +47,8 @@
 // oauth.disabled or a static Authorization header): the stored OAuth token is sent and
 // refreshed; a server that asks for a login puts the client in [PhaseNeedsAuth], which spends
 // no reconnect budget and ends as soon as a login for the same server URL and client is
-// stored in this process (`harness mcp login`, through the running host). Tokens live in
+// stored in this process (`harness mcp login`, through the running host), or at the next
+// re-check of the store ([DefaultNeedsAuthRecheck]) for one stored elsewhere. Tokens live in
 // [CredentialsStore]; see docs/authorization.md.
 //
 // Tools: each tool is registered as mcp__<serverName>__<tool> ([PublicToolName]: sanitised,

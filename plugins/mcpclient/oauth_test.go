@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/oauthtest"
@@ -128,5 +129,42 @@ func TestOAuthConfigReferencesAndRedaction(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("validation error %v does not name %s", err, key)
 		}
+	}
+}
+
+// A login stored by another process (not announced in this one: written to the store
+// directly) is found at a re-check, and the client connects; re-checks that find nothing
+// report nothing new.
+func TestNeedsAuthFindsLoginOfAnotherProcess(t *testing.T) {
+	_, srv := oauthEnv(t)
+	e := newEnv(t)
+	store := &mcpauth.MemoryStore{}
+	cfg := oauthConfig(srv.URL)
+	e.mount(nil, cfg, &hooks{tune: func(o *dialOptions) { o.authStore, o.authRecheck = store, 20*time.Millisecond }})
+	e.st.waitPhase(t, "hosted", PhaseNeedsAuth)
+
+	other := &mcpauth.MemoryStore{} // "another process": its own store and Authorizer
+	opts := cfg.AuthOptions(other)
+	opts.OpenURL = oauthtest.Browse
+	login, err := mcpauth.New(opts)
+	must(t, err)
+	lctx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
+	defer cancel()
+	must(t, login.Login(lctx))
+	rec, err := other.Load(lctx, login.Key())
+	must(t, err)
+	must(t, mcpauth.Save(lctx, store, login.Key(), rec)) // the shared file, written elsewhere
+
+	e.st.waitPhase(t, "hosted", PhaseConnected)
+	n := 0
+	for _, p := range e.st.phases("hosted") {
+		if p == PhaseNeedsAuth {
+			n++
+		}
+	}
+	// Once at first, and once more after the in-process login of the "other process"
+	// (same key) woke the client early; the re-checks in between add nothing.
+	if n > 2 || srv.Rejects() < n {
+		t.Fatalf("needs-auth reported %d times for %d refusals: %v", n, srv.Rejects(), e.st.phases("hosted"))
 	}
 }

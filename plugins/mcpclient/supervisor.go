@@ -228,6 +228,19 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 	return s
 }
 
+// DefaultNeedsAuthRecheck is how often a client waiting for a login re-reads the
+// credentials store and tries again, for logins stored by another process: one
+// unauthenticated request per half minute costs the server nothing, and a login done with
+// `mcp login --local` is picked up while the user is still looking.
+const DefaultNeedsAuthRecheck = 30 * time.Second
+
+func (s *supervisor) needsAuthRecheck() time.Duration {
+	if s.opts.authRecheck > 0 {
+		return s.opts.authRecheck
+	}
+	return DefaultNeedsAuthRecheck
+}
+
 // authChanged returns the channel closed at the next stored login for this server (nil,
 // never closed, without an authorizer).
 func (s *supervisor) authChanged() <-chan struct{} {
@@ -291,7 +304,12 @@ func (s *supervisor) run(runCtx context.Context) error {
 			if na, ok := errors.AsType[*mcpauth.NeedsAuthError](err); ok {
 				msg = na.Error() // the hint, without the transport's wrapping
 			}
-			s.report(Status{Phase: PhaseNeedsAuth, Err: msg, AuthHint: "harness mcp login " + s.cfg.ServerName})
+			s.mu.Lock()
+			same := s.state.Phase == PhaseNeedsAuth && s.state.Err == msg
+			s.mu.Unlock()
+			if !same { // a periodic re-check that finds no login says nothing new
+				s.report(Status{Phase: PhaseNeedsAuth, Err: msg, AuthHint: "harness mcp login " + s.cfg.ServerName})
+			}
 		}
 		if startup {
 			startup = false
@@ -341,14 +359,20 @@ func (s *supervisor) run(runCtx context.Context) error {
 		}
 		if needsAuth {
 			// Not a failure: the server waits for a login. No budget is spent; a login
-			// stored by this process (mcp login through the host) wakes it at once.
+			// stored by this process (mcp login through the host) wakes it at once, and one
+			// stored by another process (mcp login --local) is found at the next re-check.
+			recheck := time.NewTimer(s.needsAuthRecheck())
 			select {
 			case <-loggedIn:
+				recheck.Stop()
+				s.report(Status{Phase: PhaseConnecting})
+			case <-recheck.C:
+				s.auth.Reload()
 			case <-runCtx.Done():
+				recheck.Stop()
 				return s.disposed(nil)
 			}
 			failures = 0
-			s.report(Status{Phase: PhaseConnecting})
 			continue
 		}
 		if !lost && permanent(err) {

@@ -79,6 +79,8 @@ type dialOptions struct {
 	authStore       mcpauth.Store
 	authInteractive bool
 	authOpenURL     func(context.Context, string) error
+	// authRecheck is how often a client in needs-auth re-reads the store (0: 30 s).
+	authRecheck time.Duration
 	// httpBase is the RoundTripper under the header injector (nil: a
 	// private clone of http.DefaultTransport, closed with the connection).
 	httpBase http.RoundTripper
