@@ -2,6 +2,7 @@ package ctx_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -95,7 +96,7 @@ func TestDisposeDeadlineLeavesTreeConsistent(t *testing.T) {
 		}), nil)
 		dctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		if err := s.Dispose(dctx); err != context.DeadlineExceeded {
+		if err := s.Dispose(dctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Dispose = %v, want DeadlineExceeded", err)
 		}
 		close(release)

@@ -304,7 +304,7 @@ func waitReady(url, tok, tool string) error {
 		last = err
 		time.Sleep(200 * time.Millisecond)
 	}
-	return fmt.Errorf("%s not ready: %v", url, last)
+	return fmt.Errorf("%s not ready: %w", url, last)
 }
 
 // load makes calls tool calls on one session at concurrency c, after 50 warm-up calls.

@@ -110,7 +110,7 @@ func TestFleet(t *testing.T) {
 			for j := range servers {
 				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: fmt.Sprintf("mcp__s%02d__echo", j), Arguments: map[string]any{"text": strconv.Itoa(i)}})
 				if err != nil || res.IsError || text(res) != strconv.Itoa(i) {
-					errs <- fmt.Errorf("session %d server %d: %v %+v", i, j, err, res)
+					errs <- fmt.Errorf("session %d server %d: %w %+v", i, j, err, res)
 				}
 			}
 		})
