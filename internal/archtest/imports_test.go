@@ -38,6 +38,7 @@ var rules = map[string]rule{
 	"internal/demoserver":     {},
 	"internal/archtest":       {},
 	"internal/gcpolicy":       {stdOnly: true},
+	"internal/doccheck":       {stdOnly: true},
 	"internal/grammartest":    {stdOnly: true},
 	"internal/jsoncheck":      {},
 	"internal/oauthtest":      {},
