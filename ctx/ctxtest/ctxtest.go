@@ -181,7 +181,11 @@ func (r *Recorder[A]) WaitFor(t testing.TB, pred func([]A) bool) []A {
 		select {
 		case <-r.signal:
 		case <-deadline.C:
-			t.Fatalf("ctxtest: condition not reached; recorded %d events", len(r.Events()))
+			ev := r.Events()
+			if len(ev) == 0 {
+				t.Fatalf("ctxtest: condition not reached; nothing recorded")
+			}
+			t.Fatalf("ctxtest: condition not reached; recorded %d events, the last: %+v", len(ev), ev[len(ev)-1])
 		}
 	}
 }

@@ -154,28 +154,15 @@ func processes(t *testing.T) []proc {
 
 // ---- status reports ---------------------------------------------------------------------
 
-// statusLog is a mcpclient.StatusSink that keeps every report.
+// statusLog records every status report (mcpclient.StatusEvent).
 type statusLog struct {
-	mu      sync.Mutex
-	reports []mcpclient.Status
-	signal  chan struct{}
+	rec *ctxtest.Recorder[mcpclient.Status]
 }
 
-func (l *statusLog) ReportStatus(st mcpclient.Status) {
-	l.mu.Lock()
-	l.reports = append(l.reports, st)
-	l.mu.Unlock()
-	select {
-	case l.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (l *statusLog) of(server string) []mcpclient.Status {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// of returns the reports of server.
+func of(all []mcpclient.Status, server string) []mcpclient.Status {
 	var out []mcpclient.Status
-	for _, st := range l.reports {
+	for _, st := range all {
 		if st.Server == server {
 			out = append(out, st)
 		}
@@ -185,7 +172,7 @@ func (l *statusLog) of(server string) []mcpclient.Status {
 
 func (l *statusLog) count(server string, p mcpclient.Phase) int {
 	n := 0
-	for _, st := range l.of(server) {
+	for _, st := range of(l.rec.Events(), server) {
 		if st.Phase == p {
 			n++
 		}
@@ -196,22 +183,12 @@ func (l *statusLog) count(server string, p mcpclient.Phase) int {
 // waitFor waits until pred holds for the reports of server and returns the last one.
 func (l *statusLog) waitFor(t *testing.T, server, what string, pred func([]mcpclient.Status) bool) mcpclient.Status {
 	t.Helper()
-	deadline := time.NewTimer(waitBound)
-	defer deadline.Stop()
-	for {
-		if all := l.of(server); len(all) > 0 && pred(all) {
-			return all[len(all)-1]
-		}
-		select {
-		case <-l.signal:
-		case <-deadline.C:
-			var phases []string
-			for _, st := range l.of(server) {
-				phases = append(phases, fmt.Sprintf("%s(%d) %s", st.Phase, st.Attempt, st.Err))
-			}
-			t.Fatalf("status of %q never became %s; reports:\n%s", server, what, strings.Join(phases, "\n"))
-		}
-	}
+	var mine []mcpclient.Status
+	l.rec.WaitFor(t, func(all []mcpclient.Status) bool {
+		mine = of(all, server)
+		return len(mine) > 0 && pred(mine)
+	})
+	return mine[len(mine)-1]
 }
 
 // waitPhase waits until the last report of server is in phase p.
@@ -235,11 +212,9 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	lc := checkLeaks(t)
-	f := &fixture{t: t, lc: lc, ev: mcptest.NewEvents(t, lc.addGroup), st: &statusLog{signal: make(chan struct{}, 1)}}
+	f := &fixture{t: t, lc: lc, ev: mcptest.NewEvents(t, lc.addGroup)}
 	f.root = ctxtest.New(t)
-	if _, err := mcpclient.StatusSinkKey.Provide(f.root, f.st); err != nil {
-		t.Fatal(err)
-	}
+	f.st = &statusLog{rec: ctxtest.Record(t, f.root, mcpclient.StatusEvent)}
 	ctxtest.MountActive(t, f.root, toolregistry.Plugin, nil)
 	reg, ok := toolregistry.Key.Get(f.root)
 	if !ok {

@@ -10,9 +10,10 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/cordisgo/harness/ctx/ctxtest"
 )
+
+// WaitTimeout bounds [Events.Wait] and how long a connection from a server is read.
+var WaitTimeout = 20 * time.Second
 
 // Event is one report of a stdio test server: what it saw, and its pid (which is its
 // process group id when it runs in a group of its own, as stdio servers do).
@@ -72,7 +73,7 @@ func (ev *Events) accept() {
 		go func() {
 			defer ev.wg.Done()
 			defer c.Close()
-			_ = c.SetReadDeadline(time.Now().Add(ctxtest.Timeout))
+			_ = c.SetReadDeadline(time.Now().Add(WaitTimeout))
 			sc := bufio.NewScanner(c)
 			for sc.Scan() {
 				kind, pidText, _ := strings.Cut(sc.Text(), " ")
@@ -114,10 +115,10 @@ func (ev *Events) Count(from int, kind string) int {
 }
 
 // Wait returns the first event of kind after from, failing the test after
-// [ctxtest.Timeout].
+// [WaitTimeout].
 func (ev *Events) Wait(t testing.TB, from int, kind string) Event {
 	t.Helper()
-	deadline := time.NewTimer(ctxtest.Timeout)
+	deadline := time.NewTimer(WaitTimeout)
 	defer deadline.Stop()
 	for {
 		ev.mu.Lock()
@@ -131,7 +132,7 @@ func (ev *Events) Wait(t testing.TB, from int, kind string) Event {
 		select {
 		case <-ev.signal:
 		case <-deadline.C:
-			t.Fatalf("mcptest: no %q event from a test server within %v", kind, ctxtest.Timeout)
+			t.Fatalf("mcptest: no %q event from a test server within %v", kind, WaitTimeout)
 		}
 	}
 }

@@ -18,35 +18,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// statusLog is a StatusSink that records every report.
-type statusLog struct {
-	mu      sync.Mutex
-	reports []Status
-	signal  chan struct{}
+// statusLog records every status report (StatusEvent, which carries what the sink gets).
+type statusLog struct{ rec *ctxtest.Recorder[Status] }
+
+func recordStatus(t *testing.T, c *ctx.Context) *statusLog {
+	return &statusLog{rec: ctxtest.Record(t, c, StatusEvent)}
 }
 
-func newStatusLog() *statusLog { return &statusLog{signal: make(chan struct{}, 1)} }
-
-func (l *statusLog) ReportStatus(s Status) {
-	l.mu.Lock()
-	l.reports = append(l.reports, s)
-	l.mu.Unlock()
-	select {
-	case l.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (l *statusLog) all() []Status {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.reports)
-}
+func (l *statusLog) all() []Status { return l.rec.Events() }
 
 // phases returns the phases reported for server.
-func (l *statusLog) phases(server string) []Phase {
+func (l *statusLog) phases(server string) []Phase { return phasesOf(l.all(), server) }
+
+func phasesOf(all []Status, server string) []Phase {
 	var out []Phase
-	for _, s := range l.all() {
+	for _, s := range all {
 		if s.Server == server {
 			out = append(out, s.Phase)
 		}
@@ -54,27 +40,25 @@ func (l *statusLog) phases(server string) []Phase {
 	return out
 }
 
+// last returns the last report of server in all.
+func last(all []Status, server string) (Status, bool) {
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].Server == server {
+			return all[i], true
+		}
+	}
+	return Status{}, false
+}
+
 // waitFor waits until pred holds for the last report of server and returns that report.
 func (l *statusLog) waitFor(t *testing.T, server string, what string, pred func(Status) bool) Status {
 	t.Helper()
-	deadline := time.NewTimer(ctxtest.Timeout)
-	defer deadline.Stop()
-	for {
-		all := l.all()
-		for i := len(all) - 1; i >= 0; i-- {
-			if all[i].Server == server {
-				if pred(all[i]) {
-					return all[i]
-				}
-				break
-			}
-		}
-		select {
-		case <-l.signal:
-		case <-deadline.C:
-			t.Fatalf("status of %q never became %s; reports: %+v", server, what, l.phases(server))
-		}
-	}
+	all := l.rec.WaitFor(t, func(all []Status) bool {
+		st, ok := last(all, server)
+		return ok && pred(st)
+	})
+	st, _ := last(all, server)
+	return st
 }
 
 func (l *statusLog) waitPhase(t *testing.T, server string, p Phase) Status {
@@ -150,7 +134,7 @@ func (m *memServer) crash() {
 	_ = ss.Close()
 }
 
-// env is a tree with the tool registry and a status sink.
+// env is a tree with the tool registry and a status recorder.
 type env struct {
 	t    *testing.T
 	root *ctx.Context
@@ -167,11 +151,7 @@ func newEnv(t *testing.T) *env {
 	if !ok {
 		t.Fatal("no tools service")
 	}
-	st := newStatusLog()
-	if _, err := StatusSinkKey.Provide(root, st); err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, root: root, log: log, reg: reg, st: st}
+	return &env{t: t, root: root, log: log, reg: reg, st: recordStatus(t, root)}
 }
 
 // mount mounts the client with cfg on c (the root when nil) and hooks, and waits for its

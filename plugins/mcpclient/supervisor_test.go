@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -406,8 +407,9 @@ func TestWorksWithoutSink(t *testing.T) {
 // same order; a failing listener is logged and disturbs neither the client nor the sink.
 func TestStatusEvent(t *testing.T) {
 	e := newEnv(t)
-	events := newStatusLog()
-	_, err := StatusEvent.On(e.root, func(st Status) error { events.ReportStatus(st); return nil })
+	events := e.st // recorded from StatusEvent
+	sink := &sliceSink{}
+	_, err := StatusSinkKey.Provide(e.root, sink)
 	must(t, err)
 	_, err = StatusEvent.On(e.root, func(Status) error { panic("listener exploded") })
 	must(t, err)
@@ -421,12 +423,30 @@ func TestStatusEvent(t *testing.T) {
 	if got := events.phases("srv"); !phasesEqual(got, want...) {
 		t.Errorf("event phases %v, want %v", got, want)
 	}
-	if got := e.st.phases("srv"); !phasesEqual(got, want...) {
+	if got := phasesOf(sink.all(), "srv"); !phasesEqual(got, want...) {
 		t.Errorf("sink phases %v, want %v", got, want)
 	}
 	if !strings.Contains(e.log.String(), "status listener failed") {
 		t.Errorf("no log of the listener failure:\n%s", e.log.String())
 	}
+}
+
+// sliceSink is a StatusSink that keeps every report.
+type sliceSink struct {
+	mu      sync.Mutex
+	reports []Status
+}
+
+func (s *sliceSink) ReportStatus(st Status) {
+	s.mu.Lock()
+	s.reports = append(s.reports, st)
+	s.mu.Unlock()
+}
+
+func (s *sliceSink) all() []Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reports)
 }
 
 func noJitter(d time.Duration) time.Duration { return d }
