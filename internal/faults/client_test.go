@@ -100,7 +100,7 @@ func TestCallNeverAnswered(t *testing.T) {
 	began := time.Now()
 	_, err := f.call("mcp__n__block", `{}`)
 	took := time.Since(began)
-	if !errors.Is(err, toolregistry.ErrTimeout) || !strings.Contains(err.Error(), "timed out after 300ms") {
+	if !errors.Is(err, toolregistry.ErrTimeout) || !strings.Contains(err.Error(), "no answer and no progress for 300ms (toolCallTimeoutMs)") {
 		t.Fatalf("want a timeout after 300ms, got %v", err)
 	}
 	if took < 300*time.Millisecond || took > 300*time.Millisecond+5*time.Second {

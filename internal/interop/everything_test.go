@@ -114,7 +114,12 @@ type env struct {
 // mount builds an env whose client has cfg and waits for its first connection.
 func mount(t *testing.T, cfg mcpclient.Config) *env {
 	t.Helper()
-	root := ctxtest.New(t)
+	return mountOn(t, ctxtest.New(t), cfg)
+}
+
+// mountOn is mount on a given root, for tests that listen to its events first.
+func mountOn(t *testing.T, root *ctx.Context, cfg mcpclient.Config) *env {
+	t.Helper()
 	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 	ctxtest.MountActive(t, root, sysprompt.Plugin, nil)
 	ctxtest.MountActive(t, root, mcpresources.Plugin, nil)

@@ -123,8 +123,12 @@ type Config struct {
 	// OAuth configures authorization for servers that answer 401 with an OAuth challenge; the defaults log in with a browser and dynamic registration (docs/authorization.md).
 	OAuth OAuthConfig `json:"oauth"`
 
-	// ToolCallTimeoutMs bounds one tools/call or resource request; the server is sent notifications/cancelled when it expires (default 60000).
+	// ToolCallTimeoutMs is how long a tools/call or resources/read may go without progress (each notifications/progress restarts it) and bounds other resource requests; the server is sent notifications/cancelled when it expires (default 60000).
 	ToolCallTimeoutMs int `json:"toolCallTimeoutMs"`
+	// MaxToolCallMs caps a tools/call or resources/read however much progress the server reports; the effective cap is never below toolCallTimeoutMs (default 600000, 10 min).
+	MaxToolCallMs int `json:"maxToolCallMs"`
+	// LogLevel is sent as logging/setLevel after connecting, to a server that offers logging: debug, info, notice, warning, error, critical, alert or emergency; default "", the server's own level.
+	LogLevel string `json:"logLevel,omitempty"`
 	// StartupTimeoutMs bounds each connection attempt: connect plus tool discovery (default 60000, enough for a cold npx).
 	StartupTimeoutMs int `json:"startupTimeoutMs"`
 	// FailOnStartupError fails the plugin's activation when the first attempt fails, instead of retrying in the background (default false).
@@ -198,6 +202,7 @@ func (c *Config) Default() {
 	c.MaxInstructionBytes = DefaultMaxInstructionBytes
 	c.MaxOutputBytes = DefaultMaxOutputBytes
 	c.InheritEnv = InheritEnv{Mode: InheritMinimal}
+	c.defaultProtocol()
 }
 
 // ToolCallTimeout returns ToolCallTimeoutMs as a duration.

@@ -52,6 +52,7 @@ func (c Config) Validate() error {
 		v.addf("maxOutputBytes", "must be a positive number of bytes, got %d", c.MaxOutputBytes)
 	}
 	c.validateToolLists(&v)
+	c.validateProtocol(&v)
 	c.validateOAuth(&v)
 	if p := c.ProtocolVersion; p != "" && p != ProtocolAuto && !slices.Contains(mcp.SupportedProtocolVersions(), p) {
 		v.addf("protocolVersion", "expected %q or one of %s, got %q",

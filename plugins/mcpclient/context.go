@@ -106,7 +106,11 @@ func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, 
 		return nil, s.unavailable()
 	}
 	parent := cx
-	cx, cancel := context.WithTimeout(cx, s.cfg.ToolCallTimeout())
+	timeout, key := s.cfg.ToolCallTimeout(), "toolCallTimeoutMs"
+	if req.Method == mcpresources.MethodRead {
+		timeout, key = s.cfg.MaxToolCall(), "maxToolCallMs" // reads time out idle (readResource)
+	}
+	cx, cancel := context.WithTimeout(cx, timeout)
 	defer cancel()
 	cx, done := g.bind(cx)
 	defer done()
@@ -131,13 +135,16 @@ func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, 
 		if !hasResources {
 			return nil, fmt.Errorf("mcp server %q does not offer resources", s.cfg.ServerName)
 		}
-		res, err = cs.ReadResource(cx, &mcp.ReadResourceParams{URI: req.URI})
+		res, err = s.readResource(cx, g, req.URI)
+		if asIdle(err) != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("mcp server %q: unsupported resource method %q", s.cfg.ServerName, req.Method)
 	}
 	if err != nil {
 		if parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("mcp server %q: %s timed out after %v (toolCallTimeoutMs)", s.cfg.ServerName, req.Method, s.cfg.ToolCallTimeout())
+			return nil, fmt.Errorf("mcp server %q: %s timed out after %v (%s)", s.cfg.ServerName, req.Method, timeout, key)
 		}
 		return nil, s.callError(parent, g, req.Method, err)
 	}

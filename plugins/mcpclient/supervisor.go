@@ -87,6 +87,9 @@ type generation struct {
 	// context per call (other requests use bind).
 	callsMu sync.Mutex
 	calls   map[*toolregistry.Call]struct{} // nil once life has ended
+
+	// watch ends requests that go toolCallTimeoutMs without progress (progress.go).
+	watch watchdog
 }
 
 // errGenerationClosed is the cause a tool call in flight is cancelled with when its
@@ -186,7 +189,8 @@ type supervisor struct {
 	ready    chan struct{} // closed after the first attempt
 	startErr error         // the first attempt's error; written before ready is closed
 
-	live atomic.Pointer[generation] // nil while not connected
+	live   atomic.Pointer[generation] // nil while not connected
+	tokens atomic.Uint64              // the last progress token issued (newToken)
 
 	mu       sync.Mutex
 	state    Status                     // guarded by mu: the last report
@@ -444,11 +448,13 @@ func (s *supervisor) connect(runCtx context.Context) (*generation, []toolregistr
 	g := newGeneration()
 	opts := s.opts
 	opts.onToolListChanged = g.signalChanged
+	s.protocolOptions(g, &opts)
 	conn, err := s.dial(cx, s.cfg, opts)
 	if err != nil {
 		return nil, nil, s.timeoutCause(cx, runCtx, err)
 	}
 	g.conn = conn
+	s.connected(cx, g)
 	tools, err := s.discover(cx, g)
 	if err != nil {
 		err = s.timeoutCause(cx, runCtx, err)
@@ -583,6 +589,7 @@ func (s *supervisor) refresh(runCtx context.Context, g *generation) {
 // closeGeneration closes g's connection: the barrier before any new generation starts.
 func (s *supervisor) closeGeneration(g *generation) error {
 	g.end()
+	g.watch.stop()
 	cx, cancel := context.WithTimeout(context.WithoutCancel(s.c), closeTimeout)
 	defer cancel()
 	return g.conn.Close(cx)

@@ -132,7 +132,7 @@ func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
 		Description:  t.Description,
 		Parameters:   params,
 		OutputSchema: out,
-		Timeout:      s.cfg.ToolCallTimeout(),
+		Timeout:      s.cfg.MaxToolCall(), // the idle timeout is the watchdog's (progress.go)
 		Execute:      rt.execute,
 		Meta:         map[string]string{"server": s.cfg.ServerName, "mcpTool": t.Name},
 	}
@@ -186,10 +186,21 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 	if !g.track(call) {
 		return nil, s.unavailable()
 	}
-	res, err := g.conn.Session().CallTool(cx, &mcp.CallToolParams{Meta: callMeta(cx), Name: t.raw, Arguments: call.Args})
+	meta := callMeta(cx)
+	f := s.watch(g, "tools/call", t.raw, call.ID, meta[progressTokenKey], call.Cancel)
+	params := &mcp.CallToolParams{Meta: withProgressToken(meta, f.wire), Name: t.raw, Arguments: call.Args}
+	res, err := g.conn.Session().CallTool(cx, params)
 	g.untrack(call)
 	if err != nil {
-		return nil, s.callError(cx, g, "tools/call "+t.raw, err)
+		if idle := idleCause(cx); idle != nil {
+			err = idle
+		} else {
+			err = s.callError(cx, g, "tools/call "+t.raw, err)
+		}
+	}
+	s.unwatch(g, f, err)
+	if err != nil {
+		return nil, err
 	}
 	return AdaptResult(t.raw, res, call.Attachments, s.cfg.MaxOutputBytes), nil
 }

@@ -61,6 +61,10 @@ type dialOptions struct {
 	// non-blocking send): it blocks every later notification while it runs.
 	// nil: no handler, and no list-changed subscription under 2026-07-28.
 	onToolListChanged func()
+	// onProgress and onLog receive notifications/progress and notifications/message on the
+	// SDK's notification goroutine (nil: ignored). They must return quickly.
+	onProgress func(*mcp.ProgressNotificationParams)
+	onLog      func(*mcp.LoggingMessageParams)
 	// parentEnv is the environment a stdio child may inherit from
 	// (nil: os.Environ()); goos selects the allow-list ("": runtime.GOOS).
 	parentEnv []string
@@ -155,6 +159,29 @@ func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Tra
 	}
 	if f := opts.clientOptions; f != nil {
 		f(co)
+	}
+	// The client's own progress and log handlers run first, then any the options set.
+	if fn := opts.onProgress; fn != nil {
+		next := co.ProgressNotificationHandler
+		co.ProgressNotificationHandler = func(c context.Context, r *mcp.ProgressNotificationClientRequest) {
+			if r.Params != nil {
+				fn(r.Params)
+			}
+			if next != nil {
+				next(c, r)
+			}
+		}
+	}
+	if fn := opts.onLog; fn != nil {
+		next := co.LoggingMessageHandler
+		co.LoggingMessageHandler = func(c context.Context, r *mcp.LoggingMessageRequest) {
+			if r.Params != nil {
+				fn(r.Params)
+			}
+			if next != nil {
+				next(c, r)
+			}
+		}
 	}
 	client := mcp.NewClient(opts.implementation(), co)
 	return client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: cfg.EffectiveProtocolVersion()})

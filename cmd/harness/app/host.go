@@ -123,6 +123,9 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	if err := exposeClients(root, h.board); err != nil {
 		return err
 	}
+	if _, err := mcpclient.ProgressEvent.On(root, newProgressPrinter(a.stderr, isTerminal(a.stderr), a.prog).report); err != nil {
+		return err
+	}
 	rows := p.Rows
 	if !a.hosting {
 		rows = withoutUse(rows, remoteUse)

@@ -1,0 +1,264 @@
+package mcpclient
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Progress is one notifications/progress a server sent for a request of this client (a
+// tools/call or a resources/read), or, with Done set, the end of a request that reported
+// progress. It is a plain value.
+type Progress struct {
+	// Server is the configured serverName.
+	Server string `json:"server"`
+	// Scope is the client plugin's scope, which identifies the instance.
+	Scope *ctx.Scope `json:"-"`
+	// Method is "tools/call" or "resources/read"; Target is the raw tool name or the URI.
+	Method string `json:"method"`
+	Target string `json:"target"`
+	// CallID is the tool registry's call ID of a tools/call ("" for a resource read).
+	CallID string `json:"callId,omitempty"`
+	// Token is the progress token the client sent with the request.
+	Token string `json:"token"`
+	// Progress is how far the request got; Total is the total when the server knows it
+	// (0: unknown). Message is the server's description, if any.
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+	// Done is set on the last event of a request that reported progress: it ended (Err says
+	// how, when it failed).
+	Done bool   `json:"done,omitempty"`
+	Err  string `json:"error,omitempty"`
+	// Elapsed is the time since the request was sent.
+	Elapsed time.Duration `json:"elapsedNs"`
+}
+
+// ProgressEvent is emitted from the client's context for every progress notification of a
+// tools/call or resources/read in flight, and once more (Done) when such a request ends.
+// Requests that report no progress emit nothing. Listeners run on the SDK's notification
+// goroutine (Done events: on the caller's) and must return quickly; a listener error is
+// logged. Progress also extends the request's idle deadline (toolCallTimeoutMs), under the
+// absolute cap (maxToolCallMs).
+var ProgressEvent = ctx.NewEvent[Progress]("mcp-client/progress")
+
+// idleTimeoutError is the cancellation cause of a request that went toolCallTimeoutMs
+// without progress. It matches context.DeadlineExceeded and toolregistry.ErrTimeout with
+// errors.Is (the registry reports it as the tool's error, since its own deadline, the
+// absolute cap, did not expire).
+type idleTimeoutError struct {
+	server, what string
+	idle         time.Duration
+	progressed   bool
+}
+
+func (e *idleTimeoutError) Error() string {
+	how := "no answer and no progress"
+	if e.progressed {
+		how = "no progress"
+	}
+	return fmt.Sprintf("mcp server %q: %s timed out: %s for %v (toolCallTimeoutMs); the server was sent notifications/cancelled",
+		e.server, e.what, how, e.idle)
+}
+
+func (e *idleTimeoutError) Is(target error) bool {
+	return target == context.DeadlineExceeded || target == toolregistry.ErrTimeout
+}
+
+// inflight is one request that carries a progress token: its idle deadline moves with each
+// progress notification.
+type inflight struct {
+	token          string // tokenKey(wire)
+	wire           any    // the token as sent
+	method, target string
+	callID         string
+	started        time.Time
+	cancel         func(error)
+	deadline       atomic.Int64 // unix nanoseconds
+	progressed     atomic.Bool
+}
+
+// watchdog tracks one generation's requests in flight by progress token and ends those that
+// stay silent for idle. Like the tool registry's deadlines, it uses one timer, armed at the
+// earliest deadline; a progress notification only moves a deadline later (an atomic store),
+// and the timer re-arms itself when it finds a deadline that moved. It is safe for
+// concurrent use; its zero value (with idle set) is ready.
+type watchdog struct {
+	idle time.Duration
+
+	mu      sync.Mutex
+	byToken map[string]*inflight
+	timer   *time.Timer
+	armed   int64 // unix nanoseconds when the timer fires; 0 when not armed
+}
+
+// add starts watching f; its deadline is idle from now.
+func (w *watchdog) add(f *inflight) {
+	now := time.Now()
+	f.started = now
+	d := now.Add(w.idle).UnixNano()
+	f.deadline.Store(d)
+	w.mu.Lock()
+	if w.byToken == nil {
+		w.byToken = make(map[string]*inflight)
+	}
+	w.byToken[f.token] = f
+	if w.armed == 0 || d < w.armed {
+		w.armLocked(d)
+	}
+	w.mu.Unlock()
+}
+
+// remove stops watching f.
+func (w *watchdog) remove(f *inflight) {
+	w.mu.Lock()
+	delete(w.byToken, f.token)
+	w.mu.Unlock()
+}
+
+// touch extends the deadline of the request with token and returns it (nil: not in flight).
+func (w *watchdog) touch(token string) *inflight {
+	w.mu.Lock()
+	f := w.byToken[token]
+	w.mu.Unlock()
+	if f != nil {
+		f.progressed.Store(true)
+		f.deadline.Store(time.Now().Add(w.idle).UnixNano())
+	}
+	return f
+}
+
+func (w *watchdog) armLocked(when int64) {
+	w.armed = when
+	wait := time.Until(time.Unix(0, when))
+	if w.timer == nil {
+		w.timer = time.AfterFunc(wait, w.fire)
+	} else {
+		w.timer.Reset(wait)
+	}
+}
+
+// fire cancels the requests whose deadline passed and re-arms for the earliest other one.
+func (w *watchdog) fire() {
+	now := time.Now().UnixNano()
+	var expired []*inflight
+	w.mu.Lock()
+	next := int64(0)
+	for tok, f := range w.byToken {
+		d := f.deadline.Load()
+		if d <= now {
+			expired = append(expired, f)
+			delete(w.byToken, tok)
+			continue
+		}
+		if next == 0 || d < next {
+			next = d
+		}
+	}
+	w.armed = 0
+	if next != 0 {
+		w.armLocked(next)
+	}
+	w.mu.Unlock()
+	for _, f := range expired {
+		f.cancel(nil)
+	}
+}
+
+// stop stops the timer; requests still in flight end with their generation.
+func (w *watchdog) stop() {
+	w.mu.Lock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.armed = 0
+	w.mu.Unlock()
+}
+
+// progressTokenKey is the _meta key of a request's progress token.
+const progressTokenKey = "progressToken"
+
+// newToken returns a progress token unique within the supervisor.
+func (s *supervisor) newToken() string {
+	return "harness-" + strconv.FormatUint(s.tokens.Add(1), 10)
+}
+
+// tokenKey is the watchdog's key of a progress token: strings and numbers (which JSON
+// decodes as float64) never collide.
+func tokenKey(t any) string {
+	if s, ok := t.(string); ok {
+		return s
+	}
+	return "#" + fmt.Sprint(t)
+}
+
+// withProgressToken returns meta with token as its progress token; meta, which the caller
+// may share, is copied when it has to change.
+func withProgressToken(meta mcp.Meta, token any) mcp.Meta {
+	if meta[progressTokenKey] == token {
+		return meta
+	}
+	out := make(mcp.Meta, len(meta)+1)
+	maps.Copy(out, meta)
+	out[progressTokenKey] = token
+	return out
+}
+
+// watch starts watching a request on g under token (nil: a fresh one; a gateway passes its
+// client's), and cancel (with the idle timeout error) ends it when it stays silent for
+// toolCallTimeoutMs.
+func (s *supervisor) watch(g *generation, method, target, callID string, token any, cancel func(error)) *inflight {
+	if token == nil {
+		token = s.newToken()
+	}
+	f := &inflight{token: tokenKey(token), wire: token, method: method, target: target, callID: callID}
+	what := method + " " + target
+	f.cancel = func(error) {
+		cancel(&idleTimeoutError{server: s.cfg.ServerName, what: what, idle: s.cfg.ToolCallTimeout(), progressed: f.progressed.Load()})
+	}
+	g.watch.add(f)
+	return f
+}
+
+// unwatch ends watching f; a request that reported progress emits its Done event.
+func (s *supervisor) unwatch(g *generation, f *inflight, err error) {
+	g.watch.remove(f)
+	if !f.progressed.Load() {
+		return
+	}
+	p := Progress{Server: s.cfg.ServerName, Scope: s.c.Scope(), Method: f.method, Target: f.target, CallID: f.callID,
+		Token: f.token, Done: true, Elapsed: time.Since(f.started)}
+	if err != nil {
+		p.Err = s.scrubErr(err)
+	}
+	s.emitProgress(p)
+}
+
+// onProgress is the SDK's progress handler for g: it extends the request's deadline and
+// emits ProgressEvent. Notifications for tokens not in flight (late, or forged) are dropped.
+func (s *supervisor) onProgress(g *generation, p *mcp.ProgressNotificationParams) {
+	if p.ProgressToken == nil {
+		return
+	}
+	token := tokenKey(p.ProgressToken)
+	f := g.watch.touch(token)
+	if f == nil {
+		return
+	}
+	s.emitProgress(Progress{Server: s.cfg.ServerName, Scope: s.c.Scope(), Method: f.method, Target: f.target, CallID: f.callID,
+		Token: token, Progress: p.Progress, Total: p.Total, Message: s.scrub.Replace(p.Message), Elapsed: time.Since(f.started)})
+}
+
+func (s *supervisor) emitProgress(p Progress) {
+	if err := ProgressEvent.Emit(s.c, p); err != nil {
+		s.log.Warn("progress listener failed", "err", err)
+	}
+}

@@ -1,0 +1,256 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/mcpresources"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// progressServer has three tools: "steady" reports progress every `every` for `total` and
+// answers "done"; "silent" never answers and records that the server saw it cancelled;
+// "chatty" logs one message at each level and answers. Resource "slow://r" is read after
+// reporting progress every `every` for `total`.
+type progressServer struct {
+	srv       *mcp.Server
+	cancelled chan struct{} // closed when "silent" saw its context end
+}
+
+func newProgressServer(every, total time.Duration) *progressServer {
+	ps := &progressServer{cancelled: make(chan struct{})}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "progress", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+	})
+	report := func(cx context.Context, ss *mcp.ServerSession, token any) error {
+		steps := int(total / every)
+		for i := 1; i <= steps; i++ {
+			select {
+			case <-time.After(every):
+			case <-cx.Done():
+				return cx.Err()
+			}
+			if err := ss.NotifyProgress(cx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(steps),
+				Message: fmt.Sprintf("step %d", i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "steady"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if err := report(cx, req.Session, req.Params.GetProgressToken()); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	var once atomic.Bool
+	mcp.AddTool(srv, &mcp.Tool{Name: "silent"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		<-cx.Done()
+		if once.CompareAndSwap(false, true) {
+			close(ps.cancelled)
+		}
+		return nil, nil, cx.Err()
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "chatty"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		for _, l := range []mcp.LoggingLevel{"debug", "info", "warning", "error"} {
+			if err := req.Session.Log(cx, &mcp.LoggingMessageParams{Level: l, Logger: "chat", Data: "said " + string(l)}); err != nil {
+				return nil, nil, err
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	srv.AddResource(&mcp.Resource{URI: "slow://r", Name: "r"}, func(cx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		if err := report(cx, req.Session, req.Params.GetProgressToken()); err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "slow://r", Text: "read"}}}, nil
+	})
+	ps.srv = srv
+	return ps
+}
+
+// progressEnv mounts a client of ps with a 30 s idle timeout and the given cap.
+func progressEnv(t *testing.T, ps *progressServer, maxCall time.Duration) (*env, *ctxtest.Recorder[Progress]) {
+	e := newEnv(t)
+	rec := ctxtest.Record(t, e.root, ProgressEvent)
+	cfg := memConfig("p")
+	cfg.ToolCallTimeoutMs = 30_000
+	cfg.MaxToolCallMs = int(maxCall / time.Millisecond)
+	cfg.LogLevel = "debug"
+	e.mount(nil, cfg, &hooks{dial: newMemServer(ps.srv).dial})
+	return e, rec
+}
+
+// A tool that reports progress every 5 s for two minutes completes under a 30 s idle
+// timeout, and every notification becomes a ProgressEvent, then one Done event.
+func TestProgressExtendsIdleDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ps := newProgressServer(5*time.Second, 2*time.Minute)
+		e, rec := progressEnv(t, ps, 10*time.Minute)
+		began := time.Now()
+		res := e.mustCall(nil, "mcp__p__steady", "")
+		if got := res.Text(); got != "done" {
+			t.Fatalf("result %q, want done", got)
+		}
+		if took := time.Since(began); took < 2*time.Minute {
+			t.Fatalf("took %v, want the whole two minutes", took)
+		}
+		synctest.Wait()
+		evs := rec.Events()
+		// The last notification may race the result (the SDK handles notifications apart
+		// from responses) and is then dropped: the call is over.
+		if n := len(evs) - 1; n != 23 && n != 24 {
+			t.Fatalf("%d progress events, want 23 or 24 and a done: %+v", len(evs), evs)
+		}
+		first, last := evs[0], evs[len(evs)-1]
+		if first.Server != "p" || first.Method != "tools/call" || first.Target != "steady" || first.Progress != 1 || first.Total != 24 ||
+			first.Message != "step 1" || first.CallID == "" || !strings.HasPrefix(first.Token, "harness-") {
+			t.Fatalf("first event %+v", first)
+		}
+		if !last.Done || last.Err != "" || last.Token != first.Token {
+			t.Fatalf("last event %+v, want done without error", last)
+		}
+	})
+}
+
+// A silent call ends at its idle timeout with a timeout error, and the server sees the
+// request cancelled (notifications/cancelled).
+func TestSilentCallEndsAtIdleTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ps := newProgressServer(5*time.Second, 2*time.Minute)
+		e, rec := progressEnv(t, ps, 10*time.Minute)
+		began := time.Now()
+		_, err := e.call(nil, "mcp__p__silent", "")
+		if took := time.Since(began); took != 30*time.Second {
+			t.Fatalf("took %v, want exactly the 30 s idle timeout", took)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer and no progress for 30s (toolCallTimeoutMs)") {
+			t.Fatalf("err = %v, want the idle timeout", err)
+		}
+		<-ps.cancelled
+		synctest.Wait()
+		if evs := rec.Events(); len(evs) != 0 {
+			t.Fatalf("a silent call emitted %+v", evs)
+		}
+	})
+}
+
+// Progress never extends a call past maxToolCallMs.
+func TestProgressCappedByMaxToolCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ps := newProgressServer(5*time.Second, 2*time.Minute)
+		e, rec := progressEnv(t, ps, time.Minute)
+		began := time.Now()
+		_, err := e.call(nil, "mcp__p__steady", "")
+		if took := time.Since(began); took != time.Minute {
+			t.Fatalf("took %v, want the one-minute cap", took)
+		}
+		var te *toolregistry.ToolError
+		if !errors.As(err, &te) || te.Code != toolregistry.CodeTimeout {
+			t.Fatalf("err = %v, want a registry timeout", err)
+		}
+		synctest.Wait()
+		evs := rec.Events()
+		if last := evs[len(evs)-1]; !last.Done || last.Err == "" {
+			t.Fatalf("last event %+v, want done with an error", last)
+		}
+	})
+}
+
+// A resource read carries a progress token too, and progress keeps it alive past the idle
+// timeout.
+func TestResourceReadProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ps := newProgressServer(5*time.Second, time.Minute)
+		e := newEnv(t)
+		ctxtest.MountActive(t, e.root, mcpresources.Plugin, nil)
+		rec := ctxtest.Record(t, e.root, ProgressEvent)
+		cfg := memConfig("p")
+		cfg.ToolCallTimeoutMs = 30_000
+		e.mount(nil, cfg, &hooks{dial: newMemServer(ps.srv).dial})
+		res := e.mustCall(nil, mcpresources.ToolRead, `{"server":"p","uri":"slow://r"}`)
+		if !strings.Contains(res.Text(), "read") {
+			t.Fatalf("read %q", res.Text())
+		}
+		synctest.Wait()
+		evs := rec.Events()
+		if n := len(evs); (n != 12 && n != 13) || evs[0].Method != "resources/read" || evs[0].Target != "slow://r" || !evs[n-1].Done {
+			t.Fatalf("events %+v", evs)
+		}
+	})
+}
+
+// Server log messages reach slog with the server's name and the mapped level, after
+// logging/setLevel with the configured level.
+func TestServerLogMessages(t *testing.T) {
+	ps := newProgressServer(time.Millisecond, time.Millisecond)
+	var level atomic.Value
+	ps.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "logging/setLevel" {
+				level.Store(string(req.GetParams().(*mcp.SetLoggingLevelParams).Level))
+			}
+			return next(c, method, req)
+		}
+	})
+	e, _ := progressEnv(t, ps, time.Minute)
+	rec := ctxtest.Record(t, e.root, ServerLogEvent)
+	e.mustCall(nil, "mcp__p__chatty", "")
+	if got := level.Load(); got != "debug" {
+		t.Fatalf("logging/setLevel %v, want debug", got)
+	}
+	rec.WaitFor(t, func(l []ServerLog) bool { return len(l) == 4 })
+	want := map[string]slog.Level{"said debug": slog.LevelDebug, "said info": slog.LevelInfo, "said warning": slog.LevelWarn, "said error": slog.LevelError}
+	found := 0
+	for _, lv := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+		for _, r := range e.log.Records(lv) {
+			if r.Level != lv || !strings.HasPrefix(r.Message, "mcp server log: ") {
+				continue
+			}
+			text := strings.TrimPrefix(r.Message, "mcp server log: ")
+			if want[text] != lv {
+				t.Errorf("%q logged at %v, want %v", text, lv, want[text])
+			}
+			server := ""
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == "server" {
+					server = a.Value.String()
+				}
+				return true
+			})
+			if server != "p" {
+				t.Errorf("%q has server %q", text, server)
+			}
+			found++
+		}
+	}
+	if found != 4 {
+		t.Fatalf("found %d server log records, want 4:\n%s", found, e.log)
+	}
+}
+
+func TestProtocolConfigValidation(t *testing.T) {
+	cfg := memConfig("p")
+	cfg.LogLevel = "loud"
+	cfg.MaxToolCallMs = 0
+	err := cfg.Validate()
+	for _, key := range []string{`"logLevel"`, `"maxToolCallMs"`} {
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("Validate() = %v, want a problem naming %s", err, key)
+		}
+	}
+	cfg = memConfig("p")
+	cfg.ToolCallTimeoutMs, cfg.MaxToolCallMs = 900_000, 600_000
+	if got := cfg.MaxToolCall(); got != 15*time.Minute {
+		t.Fatalf("MaxToolCall() = %v, want the idle timeout when it is longer", got)
+	}
+}

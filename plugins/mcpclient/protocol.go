@@ -1,0 +1,111 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServerLog is one notifications/message a server sent: its level (MCP's), logger name and
+// data (a string or any JSON value), with configured secrets masked. It is a plain value.
+type ServerLog struct {
+	// Server is the configured serverName.
+	Server string `json:"server"`
+	// Scope is the client plugin's scope, which identifies the instance.
+	Scope *ctx.Scope `json:"-"`
+	// Level is the MCP level (debug … emergency); Logger the server's logger name, if any.
+	Level  string `json:"level"`
+	Logger string `json:"logger,omitempty"`
+	// Message is the data when it is a string, else its JSON.
+	Message string `json:"message"`
+}
+
+// ServerLogEvent is emitted from the client's context for every log message a server sends,
+// after it was written to the client's slog logger (with the key server and the mapped
+// level). Listeners run on the SDK's notification goroutine and must return quickly.
+var ServerLogEvent = ctx.NewEvent[ServerLog]("mcp-client/server-log")
+
+// protocolOptions sets the notification handlers of a generation's session.
+func (s *supervisor) protocolOptions(g *generation, opts *dialOptions) {
+	g.watch.idle = s.cfg.ToolCallTimeout()
+	opts.onProgress = func(p *mcp.ProgressNotificationParams) { s.onProgress(g, p) }
+	opts.onLog = s.serverLog
+}
+
+// connected runs right after a generation's handshake, within the startup timeout: it sends
+// logging/setLevel when logLevel is configured and the server offers logging. A refusal is
+// logged, never fatal: logging is the server's courtesy.
+func (s *supervisor) connected(cx context.Context, g *generation) {
+	if s.cfg.LogLevel == "" {
+		return
+	}
+	if g.conn.Info().Capabilities.Logging == nil {
+		s.log.Debug("logLevel is set but the server offers no logging")
+		return
+	}
+	err := g.conn.Session().SetLoggingLevel(cx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(s.cfg.LogLevel)})
+	if err != nil {
+		s.log.Warn("logging/setLevel failed", "level", s.cfg.LogLevel, "err", s.scrubErr(err))
+	}
+}
+
+// serverLog writes a server's log message to the client's logger and emits ServerLogEvent.
+func (s *supervisor) serverLog(p *mcp.LoggingMessageParams) {
+	msg, ok := p.Data.(string)
+	if !ok {
+		b, err := json.Marshal(p.Data)
+		if err != nil {
+			msg = "(unprintable log data)"
+		} else {
+			msg = string(b)
+		}
+	}
+	msg = s.scrub.Replace(msg)
+	attrs := []any{"server", s.cfg.ServerName, "mcp_level", string(p.Level)}
+	if p.Logger != "" {
+		attrs = append(attrs, "logger", p.Logger)
+	}
+	// The scope's logger, with the server named once (s.log names it already).
+	s.c.Logger().Log(context.Background(), slogLevel(p.Level), "mcp server log: "+msg, attrs...)
+	if err := ServerLogEvent.Emit(s.c, ServerLog{Server: s.cfg.ServerName, Scope: s.c.Scope(), Level: string(p.Level), Logger: p.Logger, Message: msg}); err != nil {
+		s.log.Warn("server log listener failed", "err", err)
+	}
+}
+
+// idleCause returns the idle timeout that ended cx, or nil.
+func idleCause(cx context.Context) error {
+	if cx.Err() == nil {
+		return nil
+	}
+	return asIdle(context.Cause(cx))
+}
+
+// asIdle returns err when it is an idle timeout, else nil.
+func asIdle(err error) error {
+	var idle *idleTimeoutError
+	if errors.As(err, &idle) {
+		return idle
+	}
+	return nil
+}
+
+// readResource sends resources/read for uri with a progress token: the read ends when it
+// goes toolCallTimeoutMs without progress (an *idleTimeoutError) or when cx ends.
+func (s *supervisor) readResource(cx context.Context, g *generation, uri string) (*mcp.ReadResourceResult, error) {
+	rcx, cancel := context.WithCancelCause(cx)
+	defer cancel(context.Canceled)
+	f := s.watch(g, "resources/read", uri, "", nil, cancel)
+	params := &mcp.ReadResourceParams{URI: uri}
+	params.SetProgressToken(f.wire)
+	res, err := g.conn.Session().ReadResource(rcx, params)
+	if err != nil {
+		if idle := idleCause(rcx); idle != nil {
+			err = idle
+		}
+	}
+	s.unwatch(g, f, err)
+	return res, err
+}
