@@ -285,7 +285,7 @@ func exportData(top string, wanted map[string]bool, blocks []block) (map[string]
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go list -export: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list -export: %w\n%s", err, stderr.String())
 	}
 	m := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
