@@ -70,18 +70,14 @@ func ruleFor(rel string) (rule, bool) {
 	return rules[best], found
 }
 
-func isStd(path string) bool {
-	first, _, _ := strings.Cut(path, "/")
-	return !strings.Contains(first, ".")
-}
-
-func TestImportRules(t *testing.T) {
+// walkGoFiles calls fn for every .go file of the module (test files included), skipping
+// hidden directories, node_modules and testdata, and returns the module's root.
+func walkGoFiles(fn func(top, path string) error) (string, error) {
 	top, err := filepath.Abs("../..")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	checked := 0
-	err = filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+	return top, filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -92,7 +88,22 @@ func TestImportRules(t *testing.T) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		return fn(top, path)
+	})
+}
+
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func TestImportRules(t *testing.T) {
+	checked := 0
+	top, err := walkGoFiles(func(top, path string) error {
+		if strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
 		rel, _ := filepath.Rel(top, filepath.Dir(path))

@@ -4,10 +4,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -19,25 +17,8 @@ import (
 // called c (or after its role: root, agent, sub); a context.Context in such a file gets
 // another short name (run, dctx, ...). Test files are checked too.
 func TestCtxNameIsThePackage(t *testing.T) {
-	top, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := 0
-	err = filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != top && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	_, err := walkGoFiles(func(top, path string) error {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
