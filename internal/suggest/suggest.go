@@ -58,10 +58,10 @@ type Options struct {
 
 // Closest returns the names of candidates close to name, nearest first (ties by name), at
 // most o.Max of them; name itself is never returned. A candidate is close when its
-// [Distance] is at most one edit per four bytes of name, at least one edit and at most
+// [Distance] is at most one edit per five bytes of name, at least one edit and at most
 // three.
 func Closest(name string, candidates []string, o Options) []string {
-	limit := 2 * max(1, min(3, len(name)/4))
+	limit := 2 * max(1, min(3, len(name)/5))
 	type scored struct {
 		name string
 		cost int
