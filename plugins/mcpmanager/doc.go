@@ -111,6 +111,14 @@
 //	mcpManager/login    stream  {"name", "noBrowser"} → LoginEvent{url}, then LoginEvent{done}
 //	mcpManager/logout   call    {"name"} → LoginEvent{done}
 //	mcpManager/setEnabled call  {"name", "enabled"} → EnabledResult (edits the settings file)
+//	mcpManager/progress stream  → CallProgress for each request in flight, then each change
+//
+// mcpManager/progress reports the progress of tools/call and resources/read requests of
+// every MCP client in the tree (managed servers and profile rows: the
+// [mcpclient.ProgressEvent]s): first the latest value of each request already in flight,
+// then each new value, and a value with Done set when a request ends. A slow reader gets
+// each request's latest value rather than every intermediate one; a Done is never lost.
+// Requests that report no progress do not appear.
 //
 // Login runs the OAuth flow in the host (docs/authorization.md): the live instance, which
 // shares the credentials key, connects as soon as the token is stored, without a restart.

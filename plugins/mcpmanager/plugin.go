@@ -81,6 +81,9 @@ func apply(c *ctx.Context, cfg Config) error {
 	if err := m.exposeRemote(c); err != nil {
 		return err
 	}
+	if err := exposeProgress(c); err != nil {
+		return err
+	}
 	if _, err := c.Go("mcpManager:activate", m.activate); err != nil {
 		return err
 	}

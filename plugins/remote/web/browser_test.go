@@ -256,6 +256,27 @@ func TestPage(t *testing.T) {
 			t.Fatalf("add result %q", out)
 		}
 	})
+
+	t.Run("progress of a call in flight", func(t *testing.T) {
+		// slow reports progress every tenth of its time: the Activity shows the call with
+		// its bar, message and elapsed time, and clears it when the call ends.
+		row := `#inflight li[data-server="alpha"][data-target="slow"]`
+		run(t, b, click(`[data-tool="mcp__alpha__slow"] [data-action="open-call"]`),
+			chromedp.SetValue(chromedp.ID(`arg-mcp__alpha__slow-ms`), "2000"),
+			click(`form[data-call="mcp__alpha__slow"] button[type=submit]`),
+			until(`(b => b && b.max === 2000 && b.value > 0)(document.querySelector('`+row+` progress'))`, 10*time.Second))
+		got := text(t, b, row)
+		for _, want := range []string{"alpha · slow", "of 2000 ms", " s"} {
+			if !strings.Contains(got, want) {
+				t.Fatalf("the call in flight shows %q, lacking %q", got, want)
+			}
+		}
+		run(t, b, visible(`form[data-call="mcp__alpha__slow"] [data-result="ok"]`),
+			until(`!document.querySelector('`+row+`') && document.querySelector('#inflight-box').hidden`, 10*time.Second))
+		if log := text(t, b, `#activity`); !strings.Contains(log, "alpha · slow finished after") {
+			t.Fatalf("activity after the call:\n%s", log)
+		}
+	})
 }
 
 // TestPageWithoutToken: a browser that never saw the token gets the sign-in note and no

@@ -105,6 +105,43 @@
     while (list.children.length > 500) list.lastChild.remove();
   }
 
+  // ---- calls in flight (mcpManager/progress) ----------------------------------------
+
+  const inflight = new Map(); // id → {p, recv, li}
+
+  function elapsedText(f) {
+    const ms = f.p.elapsedNs / 1e6 + (performance.now() - f.recv);
+    return ms < 10000 ? (ms / 1000).toFixed(1) + " s" : Math.round(ms / 1000) + " s";
+  }
+
+  function onProgress(p, recv) {
+    let f = inflight.get(p.id);
+    const what = p.server + " · " + (p.method === "resources/read" ? "read " : "") + p.target;
+    if (p.done) {
+      if (f) { f.li.remove(); inflight.delete(p.id); }
+      activity(what + (p.error ? " failed after " : " finished after ") + (p.elapsedNs / 1e9).toFixed(1) + " s" +
+        (p.error ? ": " + p.error : ""), p.error ? "bad" : "");
+    } else {
+      if (!f) {
+        f = { li: el("li", { dataset: { progress: p.id, server: p.server, target: p.target } }) };
+        inflight.set(p.id, f);
+        $("#inflight").append(f.li);
+      }
+      f.p = p;
+      f.recv = recv;
+      const bar = el("progress", { "aria-label": "progress of " + what });
+      if (p.total > 0) { bar.max = p.total; bar.value = Math.min(p.progress, p.total); }
+      const pct = p.total > 0 ? Math.round(100 * Math.min(p.progress, p.total) / p.total) + "%" : String(p.progress);
+      f.li.replaceChildren(
+        el("span", { class: "what mono" }, what),
+        bar,
+        el("span", { class: "pct" }, pct),
+        el("span", { class: "msg" }, p.message || ""),
+        el("span", { class: "elapsed" }, elapsedText(f)));
+    }
+    $("#inflight-box").hidden = inflight.size === 0;
+  }
+
   // ---- the servers table ------------------------------------------------------------
 
   const COLS = 9;
@@ -717,6 +754,7 @@
     for (const s of document.querySelectorAll(".since[data-since]")) {
       if (s.dataset.since) s.textContent = since(s.dataset.since);
     }
+    for (const f of inflight.values()) f.li.querySelector(".elapsed").textContent = elapsedText(f);
   }, 1000);
 
   $("#detail-close").addEventListener("click", () => {
@@ -757,6 +795,7 @@
     activity("connected to the host");
     stream("mcpManager/watch", onSnapshot);
     if (has("harness/clients")) stream("harness/clients", onClients);
+    if (has("mcpManager/progress")) stream("mcpManager/progress", onProgress);
   }
   main();
 })();

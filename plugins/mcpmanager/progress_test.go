@@ -1,0 +1,123 @@
+package mcpmanager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// mcpManager/progress over real HTTP: a demo server's slow tool reports progress, the
+// stream shows it with the server and tool, then its Done; a stream opened while a call
+// is in flight starts with that call's latest value.
+func TestRemoteProgress(t *testing.T) {
+	t.Parallel()
+	dh, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
+	hs := httptest.NewServer(dh)
+	t.Cleanup(func() { closeSessions(); hs.Close() })
+	settings := fmt.Sprintf("servers:\n  d:\n    transport: streamable-http\n    url: %q\n", hs.URL+"/mcp")
+	h := newHost(t, hostOptions{settings: &settings})
+	cl := h.remoteClient()
+	h.waitStatus(StateConnected, "d")
+	c := ctxtest.Wait(t)
+
+	open := func() (<-chan CallProgress, context.CancelFunc, <-chan error) {
+		sc, stop := context.WithCancel(c)
+		vals := make(chan CallProgress, 1024)
+		errc := make(chan error, 1)
+		go func() {
+			errc <- cl.Stream(sc, "mcpManager/progress", nil, func(m json.RawMessage) error {
+				var p CallProgress
+				if err := json.Unmarshal(m, &p); err != nil {
+					return err
+				}
+				vals <- p
+				return nil
+			})
+		}()
+		return vals, stop, errc
+	}
+	first, stop1, err1 := open()
+
+	reg, _ := toolregistry.Key.Get(h.root)
+	done := make(chan error, 1)
+	go func() {
+		_, err := reg.Execute(c, h.root, "mcp__d__slow", json.RawMessage(`{"ms":600}`), toolregistry.ExecOptions{CallID: "call_progress"})
+		done <- err
+	}()
+	var p CallProgress
+	for p = range first {
+		if p.Progress.Progress > 0 {
+			break
+		}
+	}
+	if p.Server != "d" || p.Method != "tools/call" || p.Target != "slow" || p.CallID != "call_progress" || p.Total != 600 || p.Done || p.ID == "" {
+		t.Fatalf("progress value: %+v", p)
+	}
+
+	// A second stream, opened mid-call, starts with the call in flight.
+	second, stop2, err2 := open()
+	if q := <-second; q.ID != p.ID || q.Done {
+		t.Fatalf("second stream's first value: %+v, want the call %s in flight", q, p.ID)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, vals := range []<-chan CallProgress{first, second} {
+		for q := range vals {
+			if q.ID == p.ID && q.Done {
+				if q.Err != "" || q.Elapsed <= 0 {
+					t.Fatalf("done value: %+v", q)
+				}
+				break
+			}
+		}
+	}
+	stop1()
+	stop2()
+	for _, errc := range []<-chan error{err1, err2} {
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("stream after leaving: %v", err)
+		}
+	}
+}
+
+// The hub coalesces a slow stream's values by request and keeps the Done.
+func TestProgressHubCoalesces(t *testing.T) {
+	h := &progressHub{calls: make(map[string]CallProgress), subs: make(map[*progressSub]struct{})}
+	s, ok := h.subscribe()
+	if !ok {
+		t.Fatal("subscribe refused")
+	}
+	for i := 1; i <= 5; i++ {
+		_ = h.on(mcpclient.Progress{Server: "a", Token: "t1", Progress: float64(i)})
+	}
+	_ = h.on(mcpclient.Progress{Server: "b", Token: "t2", Progress: 1})
+	_ = h.on(mcpclient.Progress{Server: "a", Token: "t1", Done: true})
+	vals, closed := h.take(s)
+	if closed || len(vals) != 2 || vals[0].Server != "a" || !vals[0].Done || vals[1].Server != "b" || vals[1].Progress.Progress != 1 {
+		t.Fatalf("pending after 7 values: %+v (closed %v)", vals, closed)
+	}
+	if len(h.calls) != 1 || len(h.order) != 1 || h.order[0] != vals[1].ID {
+		t.Fatalf("in flight: %v %v", h.calls, h.order)
+	}
+	_ = h.close(context.Background())
+	select {
+	case <-s.wake:
+	default:
+		t.Fatal("close did not wake the stream")
+	}
+	if _, closed := h.take(s); !closed {
+		t.Fatal("take after close: not closed")
+	}
+	if _, ok := h.subscribe(); ok {
+		t.Fatal("subscribe after close accepted")
+	}
+}
