@@ -129,6 +129,10 @@ type Config struct {
 	MaxToolCallMs int `json:"maxToolCallMs"`
 	// LogLevel is sent as logging/setLevel after connecting, to a server that offers logging: debug, info, notice, warning, error, critical, alert or emergency; default "", the server's own level.
 	LogLevel string `json:"logLevel,omitempty"`
+	// ElicitationTimeoutMs is how long a server's question (elicitation/create) waits for an answer before it is reported to the server as cancelled; meanwhile the call that asked does not time out for lack of progress (default 600000, 10 min).
+	ElicitationTimeoutMs int `json:"elicitationTimeoutMs"`
+	// Roots are the directories offered to the server as its roots (roots/list), absolute paths or file:// URIs; default none, and the roots capability is not advertised (servers that replace their allowed directories with the client's roots see no change).
+	Roots []string `json:"roots,omitempty"`
 	// StartupTimeoutMs bounds each connection attempt: connect plus tool discovery (default 60000, enough for a cold npx).
 	StartupTimeoutMs int `json:"startupTimeoutMs"`
 	// FailOnStartupError fails the plugin's activation when the first attempt fails, instead of retrying in the background (default false).

@@ -1,7 +1,12 @@
 package mcpclient
 
 import (
+	"fmt"
 	"log/slog"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,14 +22,26 @@ const DefaultMaxToolCallMs = 600_000
 // LogLevels are the values of [Config.LogLevel] (the MCP logging levels, RFC 5424 order).
 var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
-// defaultProtocol fills the defaults of the protocol settings (maxToolCallMs).
+// DefaultElicitationTimeoutMs is how long a server's question waits for an answer: ten
+// minutes, as long as a call may run at all by default.
+const DefaultElicitationTimeoutMs = 600_000
+
+// defaultProtocol fills the defaults of the protocol settings (maxToolCallMs,
+// elicitationTimeoutMs).
 func (c *Config) defaultProtocol() {
 	c.MaxToolCallMs = DefaultMaxToolCallMs
+	c.ElicitationTimeoutMs = DefaultElicitationTimeoutMs
 }
 
-// validateProtocol checks maxToolCallMs and logLevel.
+// validateProtocol checks maxToolCallMs, elicitationTimeoutMs, logLevel and roots.
 func (c Config) validateProtocol(v *validator) {
 	v.millis("maxToolCallMs", c.MaxToolCallMs)
+	v.millis("elicitationTimeoutMs", c.ElicitationTimeoutMs)
+	for i, r := range c.Roots {
+		if _, err := rootURI(r); err != nil {
+			v.addf(fmt.Sprintf("roots[%d]", i), "%v", err)
+		}
+	}
 	if c.LogLevel != "" && !slices.Contains(LogLevels, c.LogLevel) {
 		v.addf("logLevel", "expected one of %s, got %q", strings.Join(LogLevels, ", "), c.LogLevel)
 	}
@@ -50,4 +67,31 @@ func slogLevel(l mcp.LoggingLevel) slog.Level {
 		return slog.LevelError
 	}
 	return slog.LevelInfo
+}
+
+// ElicitationTimeout returns ElicitationTimeoutMs as a duration.
+func (c Config) ElicitationTimeout() time.Duration { return millis(c.ElicitationTimeoutMs) }
+
+// rootURI turns a configured root (an absolute directory, ~/dir, or a file:// URI) into its
+// file:// URI.
+func rootURI(root string) (string, error) {
+	if strings.HasPrefix(root, "file://") {
+		u, err := url.Parse(root)
+		if err != nil || u.Host != "" && u.Host != "localhost" || !path.IsAbs(u.Path) {
+			return "", fmt.Errorf("expected a file:// URI of an absolute directory, got %q", root)
+		}
+		return (&url.URL{Scheme: "file", Path: path.Clean(u.Path)}).String(), nil
+	}
+	dir := root
+	if rest, ok := strings.CutPrefix(root, "~/"); ok || root == "~" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("%q: %w", root, err)
+		}
+		dir = filepath.Join(home, rest)
+	}
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("expected an absolute directory or a file:// URI, got %q", root)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Clean(dir))}).String(), nil
 }

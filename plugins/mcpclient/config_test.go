@@ -35,7 +35,7 @@ func TestConfigDefaults(t *testing.T) {
 	want := Config{
 		ServerName: "gh", Transport: "stdio", Command: "npx",
 		InheritEnv:        InheritEnv{Mode: InheritMinimal},
-		ToolCallTimeoutMs: 60000, MaxToolCallMs: 600000, StartupTimeoutMs: 60000,
+		ToolCallTimeoutMs: 60000, MaxToolCallMs: 600000, ElicitationTimeoutMs: 600000, StartupTimeoutMs: 60000,
 		Reconnect:           ReconnectConfig{Enabled: true, InitialDelayMs: 500, MaxDelayMs: 30000, MaxAttempts: 10},
 		MaxInstructionBytes: 32768, MaxOutputBytes: 100000,
 	}

@@ -80,6 +80,7 @@ type inflight struct {
 	wire           any    // the token as sent
 	method, target string
 	callID         string
+	caller         context.Context // the caller's context: server requests it causes read it
 	started        time.Time
 	cancel         func(error)
 	deadline       atomic.Int64 // unix nanoseconds
@@ -98,6 +99,7 @@ type watchdog struct {
 	byToken map[string]*inflight
 	timer   *time.Timer
 	armed   int64 // unix nanoseconds when the timer fires; 0 when not armed
+	held    int   // server requests (elicitation, sampling) waiting on the user or a model
 }
 
 // add starts watching f; its deadline is idle from now.
@@ -146,11 +148,50 @@ func (w *watchdog) armLocked(when int64) {
 	}
 }
 
+// hold stops the idle deadlines while a server request waits on the user (an elicitation)
+// or a model (sampling): the requests in flight are not silent, they wait on us. release
+// ends one hold and restarts every deadline from now.
+func (w *watchdog) hold() {
+	w.mu.Lock()
+	w.held++
+	w.mu.Unlock()
+}
+
+func (w *watchdog) release() {
+	next := time.Now().Add(w.idle).UnixNano()
+	w.mu.Lock()
+	w.held--
+	for _, f := range w.byToken {
+		if f.deadline.Load() < next {
+			f.deadline.Store(next)
+		}
+	}
+	w.mu.Unlock()
+}
+
+// callers returns the contexts of the requests in flight.
+func (w *watchdog) callers() []context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]context.Context, 0, len(w.byToken))
+	for _, f := range w.byToken {
+		out = append(out, f.caller)
+	}
+	return out
+}
+
 // fire cancels the requests whose deadline passed and re-arms for the earliest other one.
+// While a hold is on, nothing expires: the timer re-arms one idle period later.
 func (w *watchdog) fire() {
 	now := time.Now().UnixNano()
 	var expired []*inflight
 	w.mu.Lock()
+	if w.held > 0 {
+		w.armed = 0
+		w.armLocked(now + int64(w.idle))
+		w.mu.Unlock()
+		return
+	}
 	next := int64(0)
 	for tok, f := range w.byToken {
 		d := f.deadline.Load()
@@ -212,14 +253,14 @@ func withProgressToken(meta mcp.Meta, token any) mcp.Meta {
 	return out
 }
 
-// watch starts watching a request on g under token (nil: a fresh one; a gateway passes its
+// watch starts watching a request made with cx on g under token (nil: a fresh one; a gateway passes its
 // client's), and cancel (with the idle timeout error) ends it when it stays silent for
 // toolCallTimeoutMs.
-func (s *supervisor) watch(g *generation, method, target, callID string, token any, cancel func(error)) *inflight {
+func (s *supervisor) watch(cx context.Context, g *generation, method, target, callID string, token any, cancel func(error)) *inflight {
 	if token == nil {
 		token = s.newToken()
 	}
-	f := &inflight{token: tokenKey(token), wire: token, method: method, target: target, callID: callID}
+	f := &inflight{token: tokenKey(token), wire: token, method: method, target: target, callID: callID, caller: cx}
 	what := method + " " + target
 	f.cancel = func(error) {
 		cancel(&idleTimeoutError{server: s.cfg.ServerName, what: what, idle: s.cfg.ToolCallTimeout(), progressed: f.progressed.Load()})

@@ -28,11 +28,13 @@ type ServerLog struct {
 // level). Listeners run on the SDK's notification goroutine and must return quickly.
 var ServerLogEvent = ctx.NewEvent[ServerLog]("mcp-client/server-log")
 
-// protocolOptions sets the notification handlers of a generation's session.
+// protocolOptions sets the notification handlers of a generation's session and the handlers
+// of the requests its server may send (serverreq.go).
 func (s *supervisor) protocolOptions(g *generation, opts *dialOptions) {
 	g.watch.idle = s.cfg.ToolCallTimeout()
 	opts.onProgress = func(p *mcp.ProgressNotificationParams) { s.onProgress(g, p) }
 	opts.onLog = s.serverLog
+	opts.onClient = func(co *mcp.ClientOptions) func(*mcp.Client) { return s.serverRequests(g, co) }
 }
 
 // connected runs right after a generation's handshake, within the startup timeout: it sends
@@ -97,7 +99,7 @@ func asIdle(err error) error {
 func (s *supervisor) readResource(cx context.Context, g *generation, uri string) (*mcp.ReadResourceResult, error) {
 	rcx, cancel := context.WithCancelCause(cx)
 	defer cancel(context.Canceled)
-	f := s.watch(g, "resources/read", uri, "", nil, cancel)
+	f := s.watch(cx, g, "resources/read", uri, "", nil, cancel)
 	params := &mcp.ReadResourceParams{URI: uri}
 	params.SetProgressToken(f.wire)
 	res, err := g.conn.Session().ReadResource(rcx, params)

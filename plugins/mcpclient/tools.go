@@ -187,7 +187,7 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 		return nil, s.unavailable()
 	}
 	meta := callMeta(cx)
-	f := s.watch(g, "tools/call", t.raw, call.ID, meta[progressTokenKey], call.Cancel)
+	f := s.watch(cx, g, "tools/call", t.raw, call.ID, meta[progressTokenKey], call.Cancel)
 	params := &mcp.CallToolParams{Meta: withProgressToken(meta, f.wire), Name: t.raw, Arguments: call.Args}
 	res, err := g.conn.Session().CallTool(cx, params)
 	g.untrack(call)

@@ -96,6 +96,10 @@ type dialOptions struct {
 	// clientOptions, if set, adjusts the SDK client options of every session (the
 	// gateway's notice handlers: upstream.go).
 	clientOptions func(*mcp.ClientOptions)
+	// onClient, if set, adds the handlers of server-initiated requests (elicitation,
+	// sampling, roots) and the capabilities they imply to a session's client options, after
+	// clientOptions; the function it returns (if any) is called with the new client.
+	onClient func(*mcp.ClientOptions) func(*mcp.Client)
 }
 
 func (o dialOptions) log() *slog.Logger {
@@ -145,9 +149,9 @@ func dial(ctx context.Context, cfg Config, opts dialOptions) (*connection, error
 }
 
 // connectSession runs the MCP handshake over t with the client this
-// package always uses: it advertises no client capabilities (a nil
-// Capabilities would make the SDK offer roots, and servers change
-// behaviour when a client offers roots), pins cfg's protocol version and
+// package always uses: it advertises no client capabilities but those
+// opts.onClient adds (a nil Capabilities would make the SDK offer roots,
+// and servers change behaviour when a client offers roots), pins cfg's protocol version and
 // forwards tools/list_changed to opts.onToolListChanged.
 func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Transport) (*mcp.ClientSession, error) {
 	co := &mcp.ClientOptions{
@@ -159,6 +163,10 @@ func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Tra
 	}
 	if f := opts.clientOptions; f != nil {
 		f(co)
+	}
+	var withClient func(*mcp.Client)
+	if f := opts.onClient; f != nil {
+		withClient = f(co)
 	}
 	// The client's own progress and log handlers run first, then any the options set.
 	if fn := opts.onProgress; fn != nil {
@@ -184,6 +192,9 @@ func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Tra
 		}
 	}
 	client := mcp.NewClient(opts.implementation(), co)
+	if withClient != nil {
+		withClient(client)
+	}
 	return client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: cfg.EffectiveProtocolVersion()})
 }
 

@@ -1,0 +1,249 @@
+package elicitation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// Mode is how a server asks: a form to fill in, or a URL for the user to visit.
+type Mode string
+
+// The modes of MCP's elicitation/create.
+const (
+	ModeForm Mode = "form"
+	ModeURL  Mode = "url"
+)
+
+// Action is the user's answer to a request.
+type Action string
+
+// The actions of an elicitation result.
+const (
+	// Accept: the user filled in the form (Content holds the values) or agreed to visit the URL.
+	Accept Action = "accept"
+	// Decline: the user said no.
+	Decline Action = "decline"
+	// Cancel: the user dismissed the request without choosing (or it timed out).
+	Cancel Action = "cancel"
+)
+
+// ErrPass is returned by a responder for a request it does not take (another surface's
+// call, a mode it cannot show right now). It is never sent to a server.
+var ErrPass = errors.New("elicitation: responder passes")
+
+// ErrNoResponder is the cause logged when nobody could answer a request, which is then
+// declined.
+var ErrNoResponder = errors.New("elicitation: no responder")
+
+// Request is one elicitation/create from a server, as responders see it. It is a plain value,
+// shared by the responders asked: they must not modify it.
+type Request struct {
+	// Server is the serverName of the MCP client the request came through; Scope is the
+	// client's scope.
+	Server string
+	Scope  *ctx.Scope
+	// Mode is ModeForm or ModeURL.
+	Mode Mode
+	// Message is the server's text for the user.
+	Message string
+	// Form is the requested schema, parsed (ModeForm; never nil there).
+	Form *Form
+	// URL and ID are the page to visit and the elicitation's ID (ModeURL).
+	URL string
+	ID  string
+	// Call is the context of the tool call or resource read that caused the request, when the
+	// client could tell (nil otherwise). Responders read their own values from it.
+	Call context.Context
+}
+
+// Response is a responder's answer. Content holds the form's values (Accept in ModeForm only).
+type Response struct {
+	Action  Action
+	Content map[string]any
+}
+
+// Responder answers elicitation requests. Implementations must be safe for concurrent use:
+// several requests may be pending at once. Elicit must return when cx ends (the request was
+// answered elsewhere, timed out, or the server cancelled it); its result is then ignored.
+type Responder interface {
+	// Supports reports whether the responder can answer requests of mode (at all: a
+	// responder that sometimes cannot returns ErrPass then).
+	Supports(mode Mode) bool
+	// Elicit asks the user and returns the answer, ErrPass, or an error (logged; the
+	// request goes on with the other responders).
+	Elicit(cx context.Context, r *Request) (*Response, error)
+}
+
+var responders = ctx.NewTreeLayers[Responder]("elicitation responder")
+
+// Provide makes r a responder for requests of the MCP clients in c's layer and below, as an
+// effect of c: it goes when the disposer runs or c's scope unloads. name identifies it in
+// its layer (a second responder under one name in one layer is an error).
+func Provide(c *ctx.Context, name string, r Responder) (ctx.Disposer, error) {
+	if r == nil {
+		return nil, fmt.Errorf("elicitation: responder %q is nil", name)
+	}
+	return responders.In(c).Add(c, name, r, nil)
+}
+
+// Modes returns the modes some responder visible from c supports, form first; nil when
+// there is none (the capability is then not advertised).
+func Modes(c *ctx.Context) []Mode {
+	var out []Mode
+	for _, e := range responders.In(c).Visible(c.Scope()) {
+		for _, m := range []Mode{ModeForm, ModeURL} {
+			if !slices.Contains(out, m) && e.Value.Supports(m) {
+				out = append(out, m)
+			}
+		}
+	}
+	if len(out) == 2 && out[0] == ModeURL {
+		out[0], out[1] = ModeForm, ModeURL
+	}
+	return out
+}
+
+type directedKey struct{}
+
+// WithResponder returns a context for a call (a tool call, a resource read) whose
+// elicitations go to r before any scoped responder: a gateway passes its downstream
+// session's responder this way.
+func WithResponder(parent context.Context, r Responder) context.Context {
+	return context.WithValue(parent, directedKey{}, r)
+}
+
+// directed returns the responder set by WithResponder on cx, or nil.
+func directed(cx context.Context) Responder {
+	if cx == nil {
+		return nil
+	}
+	r, _ := cx.Value(directedKey{}).(Responder)
+	return r
+}
+
+// Elicit asks the responders visible from c (see the package documentation for the order)
+// and returns the first valid answer. It declines, with an error wrapping ErrNoResponder,
+// when nobody answered; it returns cx's error when cx ended first. Errors of individual
+// responders are joined into the error of a declined request.
+func Elicit(cx context.Context, c *ctx.Context, r *Request) (*Response, error) {
+	if r.Mode == ModeForm && r.Form == nil {
+		r.Form = &Form{}
+	}
+	var errs []error
+	if d := directed(r.Call); d != nil && d.Supports(r.Mode) {
+		res, err := ask(cx, d, r)
+		if err == nil {
+			return res, nil
+		}
+		if cx.Err() != nil {
+			return nil, context.Cause(cx)
+		}
+		if !errors.Is(err, ErrPass) {
+			errs = append(errs, err)
+		}
+	}
+	var rs []Responder
+	for _, e := range responders.In(c).Visible(c.Scope()) {
+		if e.Value.Supports(r.Mode) {
+			rs = append(rs, e.Value)
+		}
+	}
+	res, err := race(cx, rs, r)
+	if err == nil {
+		return res, nil
+	}
+	if cx.Err() != nil {
+		return nil, context.Cause(cx)
+	}
+	errs = append(errs, err)
+	return &Response{Action: Decline}, errors.Join(errs...)
+}
+
+// ask asks one responder and checks its answer.
+func ask(cx context.Context, rs Responder, r *Request) (*Response, error) {
+	res, err := rs.Elicit(cx, r)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("elicitation: responder returned no answer")
+	}
+	switch res.Action {
+	case Accept:
+		if r.Mode == ModeForm {
+			if err := r.Form.Check(res.Content); err != nil {
+				return nil, fmt.Errorf("elicitation: answer refused: %w", err)
+			}
+		} else {
+			res.Content = nil
+		}
+	case Decline, Cancel:
+		res.Content = nil
+	default:
+		return nil, fmt.Errorf("elicitation: responder answered %q, want accept, decline or cancel", res.Action)
+	}
+	return res, nil
+}
+
+// race asks every responder of rs at once; the first valid answer wins and the others are
+// cancelled (and waited for). It fails with ErrNoResponder (joined with the responders'
+// errors) when none answered.
+func race(cx context.Context, rs []Responder, r *Request) (*Response, error) {
+	if len(rs) == 0 {
+		return nil, ErrNoResponder
+	}
+	if len(rs) == 1 {
+		res, err := ask(cx, rs[0], r)
+		if err != nil && !errors.Is(err, ErrPass) {
+			return nil, errors.Join(ErrNoResponder, err)
+		} else if err != nil {
+			return nil, ErrNoResponder
+		}
+		return res, nil
+	}
+	rcx, cancel := context.WithCancel(cx)
+	defer cancel()
+	type answer struct {
+		res *Response
+		err error
+	}
+	answers := make(chan answer, len(rs))
+	var wg sync.WaitGroup
+	for _, one := range rs {
+		wg.Go(func() {
+			res, err := ask(rcx, one, r)
+			answers <- answer{res, err}
+		})
+	}
+	defer wg.Wait()
+	errs := []error{ErrNoResponder}
+	for range rs {
+		a := <-answers
+		if a.err == nil {
+			cancel()
+			return a.res, nil
+		}
+		if !errors.Is(a.err, ErrPass) && rcx.Err() == nil {
+			errs = append(errs, a.err)
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// Completion is a server's notifications/elicitation/complete: the URL-mode elicitation ID
+// finished out of band. It is a plain value.
+type Completion struct {
+	Server string
+	Scope  *ctx.Scope
+	ID     string
+}
+
+// CompleteEvent is emitted from the MCP client's context when a server reports that a
+// URL-mode elicitation completed; a responder waiting for it (to close its prompt) listens.
+// Listeners run on the SDK's notification goroutine and must return quickly.
+var CompleteEvent = ctx.NewEvent[Completion]("elicitation/complete")

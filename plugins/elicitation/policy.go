@@ -1,0 +1,45 @@
+package elicitation
+
+import (
+	"context"
+	"fmt"
+)
+
+// Policy names what a non-interactive run does with elicitations: the value of
+// `--elicitation` and of the configuration key of the same name.
+type Policy string
+
+// The policies.
+const (
+	// PolicyDecline provides no responder: the capability is not advertised, so servers do
+	// not ask (the default when nobody can answer).
+	PolicyDecline Policy = "decline"
+	// PolicyDefaults accepts every form with its defaults ([Defaults]).
+	PolicyDefaults Policy = "defaults"
+)
+
+// ParsePolicy checks a policy's name.
+func ParsePolicy(s string) (Policy, error) {
+	switch p := Policy(s); p {
+	case PolicyDecline, PolicyDefaults:
+		return p, nil
+	}
+	return "", fmt.Errorf("elicitation policy %q: want %q or %q", s, PolicyDecline, PolicyDefaults)
+}
+
+// Defaults is the responder of PolicyDefaults: it accepts a form with every field filled from
+// the schema's defaults (SEP-1034) and declines when a required field has none. It answers
+// forms only (a URL needs a person). It is stateless and safe for concurrent use.
+type Defaults struct{}
+
+// Supports reports true for ModeForm.
+func (Defaults) Supports(m Mode) bool { return m == ModeForm }
+
+// Elicit answers r from its defaults.
+func (Defaults) Elicit(_ context.Context, r *Request) (*Response, error) {
+	content, err := r.Form.Defaults()
+	if err != nil {
+		return &Response{Action: Decline}, nil
+	}
+	return &Response{Action: Accept, Content: content}, nil
+}

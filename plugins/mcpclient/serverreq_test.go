@@ -1,0 +1,324 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/plugins/sampling"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// askServer has tools that send requests back to the client: "ask" elicits a name and an age
+// and answers with what it got; "caps" answers with the client capabilities it saw; "roots"
+// lists the client's roots; "sample" asks the client's model.
+func askServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(cx, &mcp.ElicitParams{Message: "who are you?", RequestedSchema: json.RawMessage(`{
+			"type": "object",
+			"properties": {
+				"name": {"type": "string", "title": "Name", "minLength": 1},
+				"age": {"type": "integer", "minimum": 1, "maximum": 150, "default": 30}
+			},
+			"required": ["name"]}`)})
+		if err != nil {
+			return nil, nil, err
+		}
+		b, _ := json.Marshal(res.Content)
+		return text(res.Action + " " + string(b)), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "caps"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return text(capsSummary(req.Session.InitializeParams().Capabilities)), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.ListRoots(cx, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return text(fmt.Sprint(uris)), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return text(res.Model + ": " + res.Content.(*mcp.TextContent).Text), nil, nil
+	})
+	return srv
+}
+
+// capsSummary names the client capabilities a server sees: elicitation(form,url), sampling,
+// roots; "none" when there are none.
+func capsSummary(c *mcp.ClientCapabilities) string {
+	var out []string
+	if e := c.Elicitation; e != nil {
+		var modes []string
+		if e.Form != nil {
+			modes = append(modes, "form")
+		}
+		if e.URL != nil {
+			modes = append(modes, "url")
+		}
+		out = append(out, "elicitation("+strings.Join(modes, ",")+")")
+	}
+	if c.Sampling != nil {
+		out = append(out, "sampling")
+	}
+	if c.RootsV2 != nil {
+		out = append(out, fmt.Sprintf("roots(listChanged=%v)", c.RootsV2.ListChanged))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, " ")
+}
+
+// responder answers with fn and records the requests it saw.
+type responder struct {
+	modes []elicitation.Mode
+	fn    func(cx context.Context, r *elicitation.Request) (*elicitation.Response, error)
+	mu    sync.Mutex
+	seen  []*elicitation.Request
+}
+
+func (r *responder) Supports(m elicitation.Mode) bool {
+	for _, x := range r.modes {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *responder) Elicit(cx context.Context, req *elicitation.Request) (*elicitation.Response, error) {
+	r.mu.Lock()
+	r.seen = append(r.seen, req)
+	r.mu.Unlock()
+	return r.fn(cx, req)
+}
+
+func formResponder(fn func(cx context.Context, r *elicitation.Request) (*elicitation.Response, error)) *responder {
+	return &responder{modes: []elicitation.Mode{elicitation.ModeForm}, fn: fn}
+}
+
+func provideResponder(t *testing.T, c *ctx.Context, r elicitation.Responder) {
+	t.Helper()
+	if _, err := elicitation.Provide(c, "test", r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func askEnv(t *testing.T, edit func(*Config)) *env {
+	e := newEnv(t)
+	cfg := memConfig("a")
+	if edit != nil {
+		edit(&cfg)
+	}
+	e.mount(nil, cfg, &hooks{dial: newMemServer(askServer()).dial})
+	return e
+}
+
+// Without a responder, sampler or roots the client offers no capability at all.
+func TestNoCapabilitiesWithoutProviders(t *testing.T) {
+	e := askEnv(t, nil)
+	if got := e.mustCall(nil, "mcp__a__caps", "").Text(); got != "none" {
+		t.Fatalf("capabilities %s, want {}", got)
+	}
+}
+
+// A responder's answer reaches the server, with the form parsed from the requested schema in
+// the server's order; the capability names the form mode only.
+func TestElicitationAnswered(t *testing.T) {
+	e := newEnv(t)
+	r := formResponder(func(_ context.Context, req *elicitation.Request) (*elicitation.Response, error) {
+		return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"name": "Ada", "age": 36.0}}, nil
+	})
+	provideResponder(t, e.root, r)
+	e.mount(nil, memConfig("a"), &hooks{dial: newMemServer(askServer()).dial})
+	if got := e.mustCall(nil, "mcp__a__caps", "").Text(); got != "elicitation(form)" {
+		t.Fatalf("capabilities %s", got)
+	}
+	if got := e.mustCall(nil, "mcp__a__ask", "").Text(); got != `accept {"age":36,"name":"Ada"}` {
+		t.Fatalf("result %q", got)
+	}
+	req := r.seen[0]
+	if req.Server != "a" || req.Message != "who are you?" || len(req.Form.Fields) != 2 || req.Form.Fields[0].Name != "name" ||
+		!req.Form.Fields[0].Required || req.Form.Fields[1].Default != 30.0 || req.Call == nil {
+		t.Fatalf("request %+v, form %+v", req, req.Form)
+	}
+}
+
+// An answer that does not match the schema is refused before it is sent: the server sees a
+// decline, and the log says which field was wrong.
+func TestElicitationInvalidAnswerRefused(t *testing.T) {
+	e := newEnv(t)
+	provideResponder(t, e.root, formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+		return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"name": "Ada", "age": 200.0}}, nil
+	}))
+	e.mount(nil, memConfig("a"), &hooks{dial: newMemServer(askServer()).dial})
+	if got := e.mustCall(nil, "mcp__a__ask", "").Text(); got != "decline null" {
+		t.Fatalf("result %q, want decline", got)
+	}
+	if !strings.Contains(e.log.String(), "age: expected a whole number from 1 to 150, got 200") {
+		t.Fatalf("log does not name the field:\n%s", e.log)
+	}
+}
+
+// A question outlives the call's idle timeout: the deadline is held while the user answers,
+// and restarts from the answer. An unanswered one ends at elicitationTimeoutMs as "cancel".
+func TestElicitationHoldsIdleDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		provideResponder(t, e.root, formResponder(func(cx context.Context, r *elicitation.Request) (*elicitation.Response, error) {
+			select {
+			case <-time.After(2 * time.Minute):
+			case <-cx.Done():
+				return nil, cx.Err()
+			}
+			if r.Form.Fields[0].Name == "name" {
+				return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"name": "slow"}}, nil
+			}
+			return nil, nil
+		}))
+		cfg := memConfig("a")
+		cfg.ToolCallTimeoutMs = 30_000
+		e.mount(nil, cfg, &hooks{dial: newMemServer(askServer()).dial})
+		if got := e.mustCall(nil, "mcp__a__ask", "").Text(); got != `accept {"age":30,"name":"slow"}` {
+			t.Fatalf("result %q", got)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		provideResponder(t, e.root, formResponder(func(cx context.Context, _ *elicitation.Request) (*elicitation.Response, error) {
+			<-cx.Done()
+			return nil, cx.Err()
+		}))
+		cfg := memConfig("a")
+		cfg.ElicitationTimeoutMs = 90_000
+		cfg.MaxToolCallMs = 600_000
+		e.mount(nil, cfg, &hooks{dial: newMemServer(askServer()).dial})
+		began := time.Now()
+		if got := e.mustCall(nil, "mcp__a__ask", "").Text(); got != "cancel null" {
+			t.Fatalf("result %q, want cancel", got)
+		}
+		if took := time.Since(began); took != 90*time.Second {
+			t.Fatalf("took %v, want elicitationTimeoutMs", took)
+		}
+	})
+}
+
+// A call's own responder (a gateway session's) answers its elicitations before the scoped
+// ones; calls with different origins in flight make the request unattributed.
+func TestElicitationDirectedToTheCaller(t *testing.T) {
+	e := newEnv(t)
+	scoped := formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+		return &elicitation.Response{Action: elicitation.Decline}, nil
+	})
+	provideResponder(t, e.root, scoped)
+	e.mount(nil, memConfig("a"), &hooks{dial: newMemServer(askServer()).dial})
+	mine := formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+		return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"name": "mine"}}, nil
+	})
+	cx := elicitation.WithResponder(WithOrigin(context.Background(), "session-1"), mine)
+	res, err := e.reg.Execute(cx, e.root, "mcp__a__ask", nil, toolregistry.ExecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Text(); got != `accept {"age":30,"name":"mine"}` {
+		t.Fatalf("result %q", got)
+	}
+	if len(scoped.seen) != 0 {
+		t.Fatalf("the scoped responder was asked too")
+	}
+}
+
+func TestCauseNeedsOneOrigin(t *testing.T) {
+	bg := context.Background()
+	one, two := WithOrigin(bg, "s1"), WithOrigin(bg, "s2")
+	for _, tc := range []struct {
+		name    string
+		callers []context.Context
+		want    context.Context
+	}{
+		{"none", nil, nil},
+		{"one", []context.Context{bg}, bg},
+		{"same origin", []context.Context{one, WithOrigin(bg, "s1")}, one},
+		{"two origins", []context.Context{one, two}, nil},
+		{"no origin", []context.Context{bg, bg}, nil},
+	} {
+		g := newGeneration()
+		for i, c := range tc.callers {
+			g.watch.idle = time.Hour
+			g.watch.add(&inflight{token: fmt.Sprint(i), caller: c, cancel: func(error) {}})
+		}
+		got := g.cause()
+		if tc.want == nil && got != nil || tc.want != nil && (got == nil || got.Value(originKey{}) != tc.want.Value(originKey{})) {
+			t.Errorf("%s: cause %v, want %v", tc.name, got, tc.want)
+		}
+		g.watch.stop()
+		g.end()
+	}
+}
+
+// Configured roots are listed as file:// URIs (the SDK sorts them) and announce the
+// capability.
+func TestRoots(t *testing.T) {
+	dir := t.TempDir()
+	e := askEnv(t, func(c *Config) { c.Roots = []string{dir, "file:///srv/data/"} })
+	if got := e.mustCall(nil, "mcp__a__caps", "").Text(); got != "roots(listChanged=true)" {
+		t.Fatalf("capabilities %s", got)
+	}
+	if got, want := e.mustCall(nil, "mcp__a__roots", "").Text(), "[file:///srv/data file://"+dir+"]"; got != want {
+		t.Fatalf("roots %s, want %s", got, want)
+	}
+}
+
+func TestRootsValidated(t *testing.T) {
+	cfg := memConfig("a")
+	cfg.Roots = []string{"relative/dir"}
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), `"roots[0]": expected an absolute directory or a file:// URI, got "relative/dir"`) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// A sampler visible from the client answers the server's sampling requests.
+func TestSampling(t *testing.T) {
+	e := newEnv(t)
+	var seen *sampling.Request
+	_, err := sampling.Provide(e.root, "model", sampling.Func(func(_ context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) {
+		seen = r
+		return &mcp.CreateMessageResult{Model: "m1", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mount(nil, memConfig("a"), &hooks{dial: newMemServer(askServer()).dial})
+	if got := e.mustCall(nil, "mcp__a__caps", "").Text(); got != "sampling" {
+		t.Fatalf("capabilities %s", got)
+	}
+	if got := e.mustCall(nil, "mcp__a__sample", "").Text(); got != "m1: hello" {
+		t.Fatalf("result %q", got)
+	}
+	if seen.Server != "a" || seen.Params.MaxTokens != 10 {
+		t.Fatalf("request %+v", seen)
+	}
+}

@@ -1,0 +1,96 @@
+// Package sampling lets an MCP server ask the host's model for a completion (MCP's
+// sampling/createMessage). A model plugin provides a [Sampler] in a layer of the scope tree
+// with [Provide]; an MCP client whose scope sees one advertises the sampling capability and
+// passes the server's requests to it with [Sample]. Without a sampler the capability is not
+// advertised, so servers do not ask.
+//
+// A request caused by a call whose context carries a sampler ([WithSampler]) — a gateway's
+// downstream session — goes to that sampler first; when it passes ([ErrPass]) the scoped
+// sampler answers. With several samplers visible the first by name answers.
+//
+// Sampling is deprecated as of MCP 2026-07-28 (SEP-2577) and still used by servers.
+package sampling
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// ErrPass is returned by a sampler for a request it does not take.
+var ErrPass = errors.New("sampling: sampler passes")
+
+// ErrNoSampler is the error of a request nobody answered.
+var ErrNoSampler = errors.New("sampling: no sampler")
+
+// Request is one sampling/createMessage from a server. It is a plain value; samplers must
+// not modify it (Params is the SDK's).
+type Request struct {
+	// Server is the serverName of the MCP client the request came through; Scope the
+	// client's scope.
+	Server string
+	Scope  *ctx.Scope
+	// Params are the request's messages, preferences, system prompt and limits.
+	Params *mcp.CreateMessageParams
+	// Call is the context of the tool call or resource read that caused the request, when
+	// the client could tell (nil otherwise).
+	Call context.Context
+}
+
+// Sampler answers sampling requests. Implementations must be safe for concurrent use and
+// return when cx ends.
+type Sampler interface {
+	CreateMessage(cx context.Context, r *Request) (*mcp.CreateMessageResult, error)
+}
+
+// Func adapts a function to a [Sampler].
+type Func func(cx context.Context, r *Request) (*mcp.CreateMessageResult, error)
+
+// CreateMessage calls f.
+func (f Func) CreateMessage(cx context.Context, r *Request) (*mcp.CreateMessageResult, error) {
+	return f(cx, r)
+}
+
+var samplers = ctx.NewTreeLayers[Sampler]("sampler")
+
+// Provide makes s the sampler of the MCP clients in c's layer and below, as an effect of c.
+func Provide(c *ctx.Context, name string, s Sampler) (ctx.Disposer, error) {
+	if s == nil {
+		return nil, fmt.Errorf("sampling: sampler %q is nil", name)
+	}
+	return samplers.In(c).Add(c, name, s, nil)
+}
+
+// Available reports whether a sampler is visible from c (the capability is then advertised).
+func Available(c *ctx.Context) bool {
+	return len(samplers.In(c).Visible(c.Scope())) > 0
+}
+
+type directedKey struct{}
+
+// WithSampler returns a context for a call whose sampling requests go to s first.
+func WithSampler(parent context.Context, s Sampler) context.Context {
+	return context.WithValue(parent, directedKey{}, s)
+}
+
+// Sample passes r to the call's sampler (WithSampler on r.Call), else to the first sampler
+// visible from c. It fails with ErrNoSampler when there is none.
+func Sample(cx context.Context, c *ctx.Context, r *Request) (*mcp.CreateMessageResult, error) {
+	if r.Call != nil {
+		if d, ok := r.Call.Value(directedKey{}).(Sampler); ok {
+			res, err := d.CreateMessage(cx, r)
+			if !errors.Is(err, ErrPass) {
+				return res, err
+			}
+		}
+	}
+	vis := samplers.In(c).Visible(c.Scope())
+	if len(vis) == 0 {
+		return nil, ErrNoSampler
+	}
+	return vis[0].Value.CreateMessage(cx, r)
+}

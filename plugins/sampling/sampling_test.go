@@ -1,0 +1,49 @@
+package sampling_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/sampling"
+)
+
+func answer(model string) sampling.Func {
+	return func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) {
+		return &mcp.CreateMessageResult{Model: model, Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+	}
+}
+
+func TestSample(t *testing.T) {
+	root := ctxtest.New(t)
+	if sampling.Available(root) {
+		t.Fatal("available without a sampler")
+	}
+	if _, err := sampling.Sample(context.Background(), root, &sampling.Request{}); !errors.Is(err, sampling.ErrNoSampler) {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := sampling.Provide(root, "b", answer("b")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sampling.Provide(root, "a", answer("a")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := sampling.Sample(context.Background(), root, &sampling.Request{})
+	if err != nil || res.Model != "a" {
+		t.Fatalf("result %+v, %v; want the first sampler by name", res, err)
+	}
+	// A call's own sampler answers first; when it passes, the scoped one does.
+	call := sampling.WithSampler(context.Background(), answer("mine"))
+	if res, _ := sampling.Sample(context.Background(), root, &sampling.Request{Call: call}); res.Model != "mine" {
+		t.Fatalf("model %s, want mine", res.Model)
+	}
+	pass := sampling.WithSampler(context.Background(), sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) {
+		return nil, sampling.ErrPass
+	}))
+	if res, _ := sampling.Sample(context.Background(), root, &sampling.Request{Call: pass}); res.Model != "a" {
+		t.Fatalf("model %s, want a", res.Model)
+	}
+}
