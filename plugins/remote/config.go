@@ -26,9 +26,21 @@ const (
 
 // Config configures the remote plugin.
 type Config struct {
-	// Addr is the TCP address to listen on. It must be a loopback address: an IP literal in
-	// 127.0.0.0/8, ::1, or "localhost" (which means 127.0.0.1). Port 0 picks a free port.
+	// Addr is the TCP address to listen on. It must be a loopback address — an IP literal
+	// in 127.0.0.0/8, ::1, or "localhost" (which means 127.0.0.1) — unless AllowRemote is
+	// set. Port 0 picks a free port.
 	Addr string `json:"addr"`
+	// AllowRemote permits an Addr beyond the loopback: an interface's IP literal, or
+	// 0.0.0.0 / [::] for every interface (never a host name: the listener must not depend
+	// on the resolver). Requests may then name the host by any IP literal or by one of
+	// AllowedHosts, and the page may be used from its own origin on that address. Nothing
+	// is encrypted: the token and the session cookie cross the network in clear, so use it
+	// on a trusted network only (docs/web.md); an SSH tunnel to a loopback host is safer.
+	AllowRemote bool `json:"allowRemote"`
+	// AllowedHosts are host names (no port, such as "devbox.lan") a request's Host header
+	// may carry besides the loopback and IP literals, with AllowRemote. Any other name is
+	// refused (DNS rebinding).
+	AllowedHosts []string `json:"allowedHosts"`
 	// TokenFile is where the bearer token is written (mode 0600; its directory is created
 	// with mode 0700). Empty means [DefaultTokenFile]. It must be an absolute path.
 	TokenFile string `json:"tokenFile"`
@@ -56,8 +68,17 @@ var (
 // Validate checks the configuration. Every problem is a [*ctx.ConfigError] naming its key.
 func (c Config) Validate() error {
 	var p ctx.Problems
-	if _, err := loopbackAddr(c.Addr); err != nil {
+	if _, err := listenAddr(c.Addr, c.AllowRemote); err != nil {
 		p.Add("addr", "got %q: %v", c.Addr, err)
+	}
+	for i, h := range c.AllowedHosts {
+		if !c.AllowRemote {
+			p.Add("allowedHosts", "needs allowRemote: true (the listener is loopback only without it)")
+			break
+		}
+		if !hostName(h) {
+			p.Add(fmt.Sprintf("allowedHosts[%d]", i), "got %q: want a host name without a port, such as devbox.lan", h)
+		}
 	}
 	if c.TokenFile != "" && !filepath.IsAbs(c.TokenFile) {
 		p.Add("tokenFile", "must be an absolute path, got %q", c.TokenFile)
@@ -116,12 +137,15 @@ func EndpointFileFor(tokenFile string) string {
 	return strings.TrimSuffix(tokenFile, ".token") + ".endpoint.json"
 }
 
-var errNotLoopback = errors.New("not a loopback address: the remote API listens on loopback only (use 127.0.0.1, [::1] or localhost with a port)")
+var (
+	errNotLoopback = errors.New("not a loopback address: the remote API listens on loopback only unless allowRemote is true (use 127.0.0.1, [::1] or localhost with a port)")
+	errNotIP       = errors.New("want an IP address and a port, such as 192.168.1.10:7100 or 0.0.0.0:7100 (with allowRemote the host must be an IP literal or localhost, not a name)")
+)
 
-// loopbackAddr checks that addr is host:port with a loopback host and returns the address
-// to listen on ("localhost" becomes 127.0.0.1, so the listener never depends on the
-// resolver).
-func loopbackAddr(addr string) (string, error) {
+// listenAddr checks that addr is host:port with a loopback host (any IP literal with
+// allowRemote) and returns the address to listen on ("localhost" becomes 127.0.0.1, so
+// the listener never depends on the resolver).
+func listenAddr(addr string, allowRemote bool) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", errNotLoopback
@@ -133,10 +157,62 @@ func loopbackAddr(addr string) (string, error) {
 		return net.JoinHostPort("127.0.0.1", port), nil
 	}
 	ip, err := netip.ParseAddr(host)
-	if err != nil || ip.Zone() != "" || !ip.Unmap().IsLoopback() {
+	switch {
+	case err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback():
+	case !allowRemote:
 		return "", errNotLoopback
+	case err != nil || ip.Zone() != "":
+		return "", errNotIP
 	}
 	return net.JoinHostPort(ip.Unmap().String(), port), nil
+}
+
+// dialAddr is the address local clients use for a listener on addr: the loopback of the
+// same family for a wildcard address (0.0.0.0, ::), addr itself otherwise.
+func dialAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	ip, err := netip.ParseAddr(host)
+	switch {
+	case err != nil || !ip.IsUnspecified():
+		return addr
+	case ip.Is4():
+		return net.JoinHostPort("127.0.0.1", port)
+	default:
+		return net.JoinHostPort("::1", port)
+	}
+}
+
+// hostName reports whether h is a DNS host name without a port: letters, digits, '-' and
+// dots, labels of 1 to 63 bytes.
+func hostName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return false // an IP literal is always accepted; it is not a name
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ipLiteral reports whether host (no port; IPv6 with or without brackets) is an IP literal
+// without a zone. A Host header naming an IP cannot be the result of DNS rebinding.
+func ipLiteral(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == ""
 }
 
 // loopbackHost reports whether host (no port) names the loopback: "localhost" or a

@@ -75,6 +75,37 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
+// Beyond the loopback only with allowRemote, and then only IP literals.
+func TestConfigAllowRemote(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "[::]:7100", "192.168.1.10:80", "[2001:db8::1]:0", "127.0.0.1:0", "localhost:0"} {
+		if _, err := remote.Plugin.DecodeConfig(map[string]any{"addr": addr, "allowRemote": true}); err != nil {
+			t.Errorf("addr %q with allowRemote refused: %v", addr, err)
+		}
+	}
+	_, err := remote.Plugin.DecodeConfig(map[string]any{"addr": "0.0.0.0:7100"})
+	if err == nil || !strings.Contains(err.Error(), `key "addr"`) || !strings.Contains(err.Error(), "allowRemote") {
+		t.Errorf("a public addr without allowRemote: %v, want an error naming addr and allowRemote", err)
+	}
+	for _, tc := range []struct {
+		cfg  map[string]any
+		want string
+	}{
+		{map[string]any{"addr": "example.com:80", "allowRemote": true}, "not a name"},
+		{map[string]any{"addr": ":80", "allowRemote": true}, "not a name"},
+		{map[string]any{"addr": "[fe80::1%eth0]:80", "allowRemote": true}, "addr"},
+		{map[string]any{"addr": "0.0.0.0", "allowRemote": true}, "addr"},
+		{map[string]any{"allowedHosts": []any{"devbox.lan"}}, `key "allowedHosts": needs allowRemote`},
+		{map[string]any{"addr": "0.0.0.0:0", "allowRemote": true, "allowedHosts": []any{"devbox.lan:80"}}, `allowedHosts[0]`},
+		{map[string]any{"addr": "0.0.0.0:0", "allowRemote": true, "allowedHosts": []any{"ok.lan", "10.0.0.1"}}, `allowedHosts[1]`},
+		{map[string]any{"addr": "0.0.0.0:0", "allowRemote": true, "allowedHosts": []any{"*.lan"}}, `allowedHosts[0]`},
+	} {
+		_, err := remote.Plugin.DecodeConfig(tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("config %v: error %v, want one with %s", tc.cfg, err, tc.want)
+		}
+	}
+}
+
 func TestMountRefusesPublicAddr(t *testing.T) {
 	root := ctxtest.New(t)
 	s := ctxtest.Mount(t, root, remote.Plugin, map[string]any{"addr": "0.0.0.0:0", "tokenFile": filepath.Join(t.TempDir(), "remote.token")})

@@ -66,15 +66,22 @@
 //
 // The listener accepts loopback addresses only (127.0.0.0/8, ::1, localhost); anything
 // else, including 0.0.0.0, :: and host names, is a configuration error naming the addr
-// key. Requests are checked in this order:
+// key — unless [Config.AllowRemote] is set, which admits any IP literal (0.0.0.0 and [::]
+// for every interface; host names never) and logs a warning that nothing is encrypted.
+// Requests are checked in this order:
 //
 //   - the Host header must name the loopback, defending against DNS rebinding
-//     (403 forbidden_host);
+//     (403 forbidden_host); with AllowRemote it may also be any IP literal (rebinding
+//     needs a name) or one of [Config.AllowedHosts];
 //   - a request carrying an Origin header must come from a loopback origin,
-//     http(s)://127.0.0.1[:port], http(s)://localhost[:port] or http(s)://[::1][:port]
+//     http(s)://127.0.0.1[:port], http(s)://localhost[:port] or http(s)://[::1][:port],
+//     or with AllowRemote from the page's own origin, http://<Host>
 //     (403 forbidden_origin); such a page gets CORS headers, and its preflight (OPTIONS,
 //     which carries no credentials) is answered 204 without a token;
-//   - the bearer token, compared in constant time (401 unauthorized).
+//   - the bearer token, compared in constant time (401 unauthorized), or the page's
+//     cookie, with the rules above and one more: a request the browser marks
+//     Sec-Fetch-Site same-site or cross-site (an image or link on another page, another
+//     loopback port included) is refused (forbidden_origin), GET streams included.
 //
 // # Errors
 //

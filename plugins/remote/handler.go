@@ -42,6 +42,20 @@ type handler struct {
 	maxBody  int64
 	log      *slog.Logger
 	inflight tracker
+	// remote is Config.AllowRemote: Host headers may name any IP literal or one of hosts
+	// (lower case, no trailing dot), and the page may be used from its own origin there.
+	remote bool
+	hosts  map[string]bool
+}
+
+// hostAllowed reports whether a request's Host (no port) may be served: the loopback, and
+// with allowRemote an IP literal or a configured name. Other names are refused, which
+// defends against DNS rebinding.
+func (h *handler) hostAllowed(host string) bool {
+	if loopbackHost(host) {
+		return true
+	}
+	return h.remote && (ipLiteral(host) || h.hosts[strings.TrimSuffix(strings.ToLower(host), ".")])
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -67,13 +81,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hh, _, err := net.SplitHostPort(host); err == nil {
 		host = hh
 	}
-	if !loopbackHost(host) {
-		writeError(w, http.StatusForbidden, &Error{Code: CodeForbiddenHost, Message: "the Host header must name the loopback (127.0.0.1, [::1] or localhost)"})
+	if !h.hostAllowed(host) {
+		msg := "the Host header must name the loopback (127.0.0.1, [::1] or localhost)"
+		if h.remote {
+			msg = "the Host header must name the loopback, an IP address or one of allowedHosts"
+		}
+		writeError(w, http.StatusForbidden, &Error{Code: CodeForbiddenHost, Message: msg})
 		return
 	}
 	origin, hasOrigin := r.Header["Origin"]
 	if hasOrigin {
-		if len(origin) != 1 || !loopbackOrigin(origin[0]) {
+		if len(origin) != 1 || !(loopbackOrigin(origin[0]) || h.remote && sameOrigin(r)) {
 			writeError(w, http.StatusForbidden, &Error{Code: CodeForbiddenOrigin, Message: "requests from a non-loopback origin are refused"})
 			return
 		}
@@ -97,7 +115,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, &Error{Code: CodeUnauthorized, Message: "missing or wrong bearer token (see the token file)"})
 		return
 	}
-	if !bearer && (hasOrigin || r.Method != http.MethodGet) && !sameOrigin(r) {
+	if !bearer && ((hasOrigin || r.Method != http.MethodGet) && !sameOrigin(r) || !fetchedByPage(r)) {
 		// The cookie is the page's: only the page's own origin may use it, and a request
 		// that changes state must say where it comes from.
 		writeError(w, http.StatusForbidden, &Error{Code: CodeForbiddenOrigin, Message: "a session cookie is accepted only from the page's own origin"})

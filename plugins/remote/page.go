@@ -58,6 +58,19 @@ func sameOrigin(r *http.Request) bool {
 	return len(o) == 1 && strings.EqualFold(o[0], "http://"+r.Host)
 }
 
+// fetchedByPage reports whether the browser says r comes from the page's own origin or
+// from the user (Sec-Fetch-Site same-origin or none), or says nothing (older browsers,
+// which the Origin rules cover). A GET that a page on another port of the loopback makes
+// the browser send (an image, a link), cookie included, says same-site and is refused:
+// cookies do not isolate ports, and a stream such as mcpManager/login acts.
+func fetchedByPage(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return true
+	}
+	return false
+}
+
 // cookieAuthorized reports whether r carries the session cookie of this server.
 func (h *handler) cookieAuthorized(r *http.Request) bool {
 	c, err := r.Cookie(sessionCookieName(r.Host))

@@ -140,6 +140,19 @@ func TestSessionCookie(t *testing.T) {
 	resp, body = raw(t, http.MethodGet, h.srv.URL()+"/v1/methods", "", cookieHeader(c, "http://127.0.0.1:1"))
 	wantError(t, resp, body, http.StatusForbidden, remote.CodeForbiddenOrigin)
 
+	// A request the browser marks as coming from another site (an image or a link on a
+	// page of another loopback port: same-site, since cookies ignore ports) is refused,
+	// GET included; the page's own (same-origin) and the user's (none) pass.
+	for fetchSite, status := range map[string]int{"same-site": http.StatusForbidden, "cross-site": http.StatusForbidden,
+		"same-origin": http.StatusOK, "none": http.StatusOK} {
+		hdr := cookieHeader(c, "")
+		hdr.Set("Sec-Fetch-Site", fetchSite)
+		resp, body = raw(t, http.MethodGet, h.srv.URL()+"/v1/stream/svc/count?params=1", "", hdr)
+		if resp.StatusCode != status {
+			t.Fatalf("a stream with Sec-Fetch-Site %s: %d %s, want %d", fetchSite, resp.StatusCode, body, status)
+		}
+	}
+
 	// Wrong cookies, and the right value under another host's name, are refused.
 	bad := &http.Cookie{Name: c.Name, Value: strings.Repeat("0", len(c.Value))}
 	resp, body = raw(t, http.MethodPost, call, "7", cookieHeader(bad, own))

@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,14 +33,21 @@ var Plugin = ctx.Define(ctx.Meta{Name: "remote"}, apply)
 //
 // A Server is immutable and safe for concurrent use.
 type Server struct {
-	addr         string
+	addr         string // what local clients dial
+	listen       string // the listener's address
 	token        string
 	tokenFile    string
 	endpointFile string
 }
 
-// Addr returns the address the server listens on, such as "127.0.0.1:43117".
+// Addr returns the address local clients dial, such as "127.0.0.1:43117": the listener's
+// address, or for a wildcard listener (0.0.0.0, [::]; allowRemote) the loopback with its
+// port.
 func (s *Server) Addr() string { return s.addr }
+
+// ListenAddr returns the listener's address, such as "0.0.0.0:43117" (the same as Addr
+// unless the listener is a wildcard).
+func (s *Server) ListenAddr() string { return s.listen }
 
 // URL returns the base URL of the API, such as "http://127.0.0.1:43117".
 func (s *Server) URL() string { return "http://" + s.addr }
@@ -70,7 +79,7 @@ type Endpoint struct {
 const readHeaderTimeout = 10 * time.Second
 
 func apply(c *ctx.Context, cfg Config) error {
-	listenAddr, err := loopbackAddr(cfg.Addr)
+	listenAddr, err := listenAddr(cfg.Addr, cfg.AllowRemote)
 	if err != nil {
 		return fmt.Errorf("addr %q: %w", cfg.Addr, err)
 	}
@@ -91,7 +100,11 @@ func apply(c *ctx.Context, cfg Config) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", listenAddr)
+	network := "tcp4" // 0.0.0.0 means IPv4's interfaces only, as written
+	if ap, err := netip.ParseAddrPort(listenAddr); err == nil && ap.Addr().Is6() {
+		network = "tcp6"
+	}
+	ln, err := net.Listen(network, listenAddr)
 	if err != nil {
 		return fmt.Errorf("remote API: listen on %s: %w", listenAddr, err)
 	}
@@ -103,8 +116,12 @@ func apply(c *ctx.Context, cfg Config) error {
 	}); err != nil {
 		return err // Defer closed ln already
 	}
-	srv := &Server{addr: ln.Addr().String(), token: token, tokenFile: tokenFile, endpointFile: endpointFile}
-	h := &handler{ctx: c, token: []byte(token), session: sessionValue([]byte(token)), maxBody: cfg.MaxBodyBytes, log: c.Logger()}
+	srv := &Server{addr: dialAddr(ln.Addr().String()), listen: ln.Addr().String(), token: token, tokenFile: tokenFile, endpointFile: endpointFile}
+	h := &handler{ctx: c, token: []byte(token), session: sessionValue([]byte(token)), maxBody: cfg.MaxBodyBytes, log: c.Logger(),
+		remote: cfg.AllowRemote, hosts: make(map[string]bool)}
+	for _, name := range cfg.AllowedHosts {
+		h.hosts[strings.TrimSuffix(strings.ToLower(name), ".")] = true
+	}
 	if _, err := c.Go("http-server", func(run context.Context) error { return h.serve(run, ln) }); err != nil {
 		return err
 	}
@@ -135,6 +152,10 @@ func apply(c *ctx.Context, cfg Config) error {
 		return err
 	}
 	c.Logger().Info("remote API listening", "url", srv.URL(), "token_file", tokenFile, "endpoint_file", endpointFile)
+	if ip, err := netip.ParseAddrPort(srv.listen); err == nil && !ip.Addr().Unmap().IsLoopback() {
+		c.Logger().Warn("remote API listening beyond the loopback (allowRemote): the token and the page's session cross the network unencrypted; use a trusted network only",
+			"addr", srv.listen)
+	}
 	return nil
 }
 
