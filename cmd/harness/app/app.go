@@ -94,13 +94,18 @@ func Main(opts Options) int {
 // environment profiles take HARNESS_* overlays from. Cancelling c stops the
 // command and shuts the application down cleanly.
 func (o Options) Run(c context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	a := o.newInvocation(stdin, stdout, stderr, env)
+	return o.newInvocation(stdin, stdout, stderr, env).run(c, args)
+}
+
+// run runs the command line args of the invocation and returns its exit status.
+func (a *invocation) run(c context.Context, args []string) int {
+	stdout, stderr := a.stdout, a.stderr
 	root := a.commands()
 	if args == nil {
 		args = []string{} // cobra reads os.Args for a nil slice
 	}
 	root.SetArgs(args)
-	root.SetIn(stdin)
+	root.SetIn(a.stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(c)
@@ -125,6 +130,9 @@ type invocation struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	env            []string
+	// term is the live-line block of stderr (the progress bar, the start-up spinner), nil
+	// when stderr is not a terminal; on a terminal the logger writes through it.
+	term *termLines
 
 	flags           profileFlags
 	logFormat       string
@@ -161,6 +169,9 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 	}
 	if a.prog == "" {
 		a.prog = "harness"
+	}
+	if isTerminal(stderr) {
+		a.term = newTermLines(stderr)
 	}
 	maps.Copy(a.catalog, o.Plugins)
 	if a.self == "" {

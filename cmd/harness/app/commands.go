@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -34,7 +35,11 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 			if cmd.Name() == "run" || cmd.Name() == "serve" {
 				def = slog.LevelInfo
 			}
-			l, err := newLogger(a.stderr, a.logFormat, a.logLevel, def, a.env)
+			var w io.Writer = a.stderr
+			if a.term != nil {
+				w = a.term // log lines above the live lines
+			}
+			l, err := newLogger(w, a.logFormat, a.logLevel, def, a.env)
 			if err != nil {
 				return err
 			}

@@ -111,7 +111,8 @@ func newRoot(l *slog.Logger) *ctx.Context { return ctx.New(ctx.Options{Logger: l
 
 // start is the app's start hook: it subscribes the status board to every
 // client's reports, mounts the profile and waits, until c is done, for the
-// tree to be ready (waitReady). Waiting that runs out is not an error: slow
+// tree to be ready (waitReady), showing the servers that take long on a terminal
+// (startupSpinner). Waiting that runs out is not an error: slow
 // servers go on connecting in the background and the command works with
 // what is ready, after a warning. Rows that failed to load are logged.
 func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Profile, h *host) error {
@@ -123,7 +124,7 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	if err := exposeClients(root, h.board); err != nil {
 		return err
 	}
-	if _, err := mcpclient.ProgressEvent.On(root, newProgressPrinter(a.stderr, isTerminal(a.stderr), a.prog).report); err != nil {
+	if _, err := mcpclient.ProgressEvent.On(root, newProgressPrinter(a.stderr, a.term, a.prog).report); err != nil {
 		return err
 	}
 	rows := p.Rows
@@ -133,7 +134,17 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	if err := mountRows(root, a.catalog, rows, m); err != nil {
 		return err
 	}
-	if err := waitReady(c, root); err != nil {
+	var spinner *startupSpinner
+	if a.term != nil && !a.quietStartup {
+		// Which servers the command is waiting for; commands that show statuses themselves
+		// (quietStartup) go without.
+		spinner = startSpinner(h.board, a.term)
+	}
+	err := waitReady(c, root)
+	if spinner != nil {
+		spinner.stop()
+	}
+	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			a.logger.Warn("start-up is taking long; continuing with the plugins that are ready",
 				"waited", time.Since(began).Round(time.Millisecond))

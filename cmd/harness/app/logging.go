@@ -95,10 +95,13 @@ func colour(w io.Writer, env []string) bool {
 	return isTerminal(w)
 }
 
-// isTerminal reports whether w is a character device, which is what a
-// terminal is to the process (golang.org/x/term is not a dependency; this
-// check needs only os).
+// isTerminal reports whether w (or the writer a termLines draws on) is a
+// character device, which is what a terminal is to the process
+// (golang.org/x/term is not a dependency; this check needs only os).
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(*termLines); ok {
+		w = t.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

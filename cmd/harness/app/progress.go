@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,29 +14,109 @@ import (
 // progressBarWidth is the number of cells of the terminal progress bar.
 const progressBarWidth = 24
 
+// termLines is the block of live lines at the bottom of a terminal: the progress bar
+// (progressPrinter) and the start-up spinner (startupSpinner) draw there, each draw
+// replacing the block drawn before in place, and clear removes it. The cursor stays at the
+// end of the block's last line. Writes through it (the logger's, on a terminal) appear
+// above the block: it is cleared, the text written and the block drawn again. Lines are cut
+// to the terminal's width, since a wrapped line could not be redrawn in place. It is safe
+// for concurrent use.
+type termLines struct {
+	w io.Writer
+	// columns returns the terminal's width, or 0 when unknown (lines are not cut).
+	columns func() int
+
+	mu    sync.Mutex
+	lines []string // on screen
+}
+
+// newTermLines returns the live-line block of the terminal w.
+func newTermLines(w io.Writer) *termLines {
+	return &termLines{w: w, columns: func() int { return terminalColumns(w) }}
+}
+
+// draw replaces the block with lines (none clears it).
+func (t *termLines) draw(lines ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(lines) == 0 && len(t.lines) == 0 {
+		return
+	}
+	lines = slices.Clone(lines)
+	if n := t.width(); n > 0 {
+		for i, l := range lines {
+			lines[i] = cutColumns(l, n-1)
+		}
+	}
+	fmt.Fprint(t.w, eraseLines(max(1, len(t.lines)))+strings.Join(lines, "\n"))
+	t.lines = lines
+}
+
+// clear removes the block.
+func (t *termLines) clear() { t.draw() }
+
+// Write writes p above the block.
+func (t *termLines) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 {
+		return t.w.Write(p)
+	}
+	if _, err := fmt.Fprint(t.w, eraseLines(len(t.lines))); err != nil {
+		return 0, err
+	}
+	n, err := t.w.Write(p)
+	if err == nil {
+		_, err = fmt.Fprint(t.w, strings.Join(t.lines, "\n"))
+	}
+	return n, err
+}
+
+func (t *termLines) width() int {
+	if t.columns == nil {
+		return 0
+	}
+	return t.columns()
+}
+
+// eraseLines clears the n lines ending at the cursor's line and leaves the cursor at the
+// start of the first.
+func eraseLines(n int) string {
+	return "\r\x1b[K" + strings.Repeat("\x1b[1A\x1b[K", n-1)
+}
+
+// cutColumns cuts s to n runes (a rune taken for a column), ending with "…" when cut.
+func cutColumns(s string, n int) string {
+	r := []rune(s)
+	if n < 1 || len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
 // progressPrinter shows the progress MCP servers report for tool calls and resource reads
-// (mcpclient.ProgressEvent) on stderr. On a terminal it draws one line in place, a bar with
-// the server's message, for the request that reported last, and clears it when that request
-// ends; otherwise it writes one line per notification, which suits logs and CI. It is safe
-// for concurrent use: servers report on their own goroutines.
+// (mcpclient.ProgressEvent) on stderr. On a terminal (term set) it draws one line in place,
+// a bar with the server's message, for the request that reported last, and clears it when
+// that request ends; otherwise it writes one line per notification to w, which suits logs
+// and CI. It is safe for concurrent use: servers report on their own goroutines.
 type progressPrinter struct {
 	w    io.Writer
-	tty  bool
+	term *termLines // nil when stderr is not a terminal
 	prog string
 
 	mu    sync.Mutex
 	drawn string // the token whose bar is on screen; "" when none
 }
 
-func newProgressPrinter(w io.Writer, tty bool, prog string) *progressPrinter {
-	return &progressPrinter{w: w, tty: tty, prog: prog}
+func newProgressPrinter(w io.Writer, term *termLines, prog string) *progressPrinter {
+	return &progressPrinter{w: w, term: term, prog: prog}
 }
 
 // report is the printer's mcpclient.ProgressEvent listener.
 func (p *progressPrinter) report(ev mcpclient.Progress) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.tty {
+	if p.term == nil {
 		if !ev.Done {
 			errorf(p.w, p.prog, "progress: %s", progressText(ev))
 		}
@@ -43,12 +124,12 @@ func (p *progressPrinter) report(ev mcpclient.Progress) error {
 	}
 	if ev.Done {
 		if p.drawn == ev.Token {
-			fmt.Fprint(p.w, "\r\x1b[K")
+			p.term.clear()
 			p.drawn = ""
 		}
 		return nil
 	}
-	fmt.Fprint(p.w, "\r\x1b[K"+progressBar(ev)+" "+progressText(ev))
+	p.term.draw(progressBar(ev) + " " + progressText(ev))
 	p.drawn = ev.Token
 	return nil
 }

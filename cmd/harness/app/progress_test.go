@@ -10,7 +10,7 @@ import (
 
 func TestProgressPrinterLines(t *testing.T) {
 	var out bytes.Buffer
-	p := newProgressPrinter(&out, false, "harness")
+	p := newProgressPrinter(&out, nil, "harness")
 	_ = p.report(mcpclient.Progress{Server: "s", Target: "build", Token: "t1", Progress: 3, Total: 12, Message: "compiling\nmore", Elapsed: 1500 * time.Millisecond})
 	_ = p.report(mcpclient.Progress{Server: "s", Target: "scan", Token: "t2", Progress: 7, Elapsed: time.Second})
 	_ = p.report(mcpclient.Progress{Server: "s", Target: "build", Token: "t1", Done: true})
@@ -22,7 +22,7 @@ func TestProgressPrinterLines(t *testing.T) {
 
 func TestProgressPrinterBar(t *testing.T) {
 	var out bytes.Buffer
-	p := newProgressPrinter(&out, true, "harness")
+	p := newProgressPrinter(&out, &termLines{w: &out}, "harness")
 	_ = p.report(mcpclient.Progress{Server: "s", Target: "build", Token: "t1", Progress: 6, Total: 12})
 	_ = p.report(mcpclient.Progress{Server: "s", Target: "other", Token: "t2", Done: true}) // not on screen: nothing
 	_ = p.report(mcpclient.Progress{Server: "s", Target: "build", Token: "t1", Done: true})
