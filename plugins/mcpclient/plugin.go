@@ -32,6 +32,13 @@ func apply(c *ctx.Context, cfg Config) error {
 		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
 	}
 	s := newSupervisor(c, cfg, set)
+	if len(cfg.Roots) > 0 {
+		uris := s.rootURIs(cfg.Roots)
+		s.roots.Store(&uris)
+		if err := ctx.OnConfigUpdate(c, s.updateRoots); err != nil {
+			return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
+		}
+	}
 	if err := publishUpstream(c, s); err != nil {
 		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
 	}

@@ -1,9 +1,12 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,16 +96,83 @@ func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*
 		return nil
 	}
 	caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
-	roots := make([]*mcp.Root, 0, len(s.cfg.Roots))
-	for _, r := range s.cfg.Roots {
-		uri, err := rootURI(r) // validated: cannot fail but for a vanished home directory
+	return func(c *mcp.Client) {
+		g.client.Store(c)
+		c.AddRoots(s.rootList()...)
+	}
+}
+
+// rootList returns the current roots (configured, or as last updated) as MCP roots.
+func (s *supervisor) rootList() []*mcp.Root {
+	uris := s.roots.Load()
+	if uris == nil {
+		return nil
+	}
+	out := make([]*mcp.Root, len(*uris))
+	for i, u := range *uris {
+		out[i] = &mcp.Root{URI: u}
+	}
+	return out
+}
+
+// rootURIs converts configured roots; a root that cannot be converted (validated: only a
+// vanished home directory) is skipped with a warning.
+func (s *supervisor) rootURIs(roots []string) []string {
+	out := make([]string, 0, len(roots))
+	for _, r := range roots {
+		uri, err := rootURI(r)
 		if err != nil {
 			s.log.Warn("root skipped", "root", r, "err", err)
 			continue
 		}
-		roots = append(roots, &mcp.Root{URI: uri})
+		out = append(out, uri)
 	}
-	return func(c *mcp.Client) { c.AddRoots(roots...) }
+	return out
+}
+
+// RootsOnlyChange reports whether next differs from prev in its roots alone, both listing
+// some: a running client then takes the new list without reconnecting (the server is sent
+// notifications/roots/list_changed). Adding the first root or removing the last changes the
+// capabilities, which needs a new connection.
+func RootsOnlyChange(prev, next Config) bool {
+	if len(prev.Roots) == 0 || len(next.Roots) == 0 || slices.Equal(prev.Roots, next.Roots) {
+		return false
+	}
+	prev.Roots, next.Roots = nil, nil
+	a, errA := json.Marshal(prev)
+	b, errB := json.Marshal(next)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// updateRoots is the client's configuration update hook: it takes a change of roots alone
+// (RootsOnlyChange) in place, telling the live session's server, and refuses anything else
+// (the scope then restarts).
+func (s *supervisor) updateRoots(next Config) bool {
+	next, err := expandAtMount(s.c, next)
+	if err != nil || !RootsOnlyChange(s.cfg, next) {
+		return false
+	}
+	uris := s.rootURIs(next.Roots)
+	prev := s.roots.Swap(&uris)
+	g := s.live.Load()
+	if g == nil {
+		return true
+	}
+	c := g.client.Load()
+	if c == nil {
+		return true
+	}
+	var gone []string
+	for _, u := range *prev {
+		if !slices.Contains(uris, u) {
+			gone = append(gone, u)
+		}
+	}
+	// Each call that changes the list sends one notifications/roots/list_changed.
+	c.RemoveRoots(gone...)
+	c.AddRoots(s.rootList()...)
+	s.log.Info("roots updated", "roots", len(uris))
+	return true
 }
 
 // elicit answers one elicitation/create through the elicitation service. The idle deadlines

@@ -21,8 +21,10 @@ import (
 // askServer has tools that send requests back to the client: "ask" elicits a name and an age
 // and answers with what it got; "caps" answers with the client capabilities it saw; "roots"
 // lists the client's roots; "sample" asks the client's model.
-func askServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
+func askServer() *mcp.Server { return askServerWith(nil) }
+
+func askServerWith(opts *mcp.ServerOptions) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, opts)
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
@@ -320,5 +322,48 @@ func TestSampling(t *testing.T) {
 	}
 	if seen.Server != "a" || seen.Params.MaxTokens != 10 {
 		t.Fatalf("request %+v", seen)
+	}
+}
+
+// A change of roots alone is taken in place: the server is told (roots/list_changed) and
+// lists the new roots on the same connection; adding the first root reconnects instead.
+func TestRootsUpdatedInPlace(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	changed := make(chan struct{}, 4)
+	srv := askServerWith(&mcp.ServerOptions{RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	e := newEnv(t)
+	cfg := memConfig("a")
+	cfg.Roots = []string{a}
+	scope := e.mount(nil, cfg, &hooks{dial: newMemServer(srv).dial})
+	if got := e.mustCall(nil, "mcp__a__roots", "").Text(); got != "[file://"+a+"]" {
+		t.Fatalf("roots %s", got)
+	}
+	connects := len(e.st.phases("a"))
+	next := cfg
+	next.Roots = []string{b}
+	if !RootsOnlyChange(cfg, next) {
+		t.Fatal("RootsOnlyChange false for a change of roots")
+	}
+	if err := scope.Update(next); err != nil {
+		t.Fatal(err)
+	}
+	<-changed
+	if got := e.mustCall(nil, "mcp__a__roots", "").Text(); got != "[file://"+b+"]" {
+		t.Fatalf("roots after the update %s", got)
+	}
+	if got := e.st.phases("a"); len(got) != connects || scope.State() != ctx.Active {
+		t.Fatalf("status reports %v after the update, want the %d before it (no reconnect); scope %v", got, connects, scope.State())
+	}
+	none := cfg
+	none.Roots = nil
+	if RootsOnlyChange(cfg, none) || RootsOnlyChange(none, cfg) {
+		t.Fatal("adding the first root or removing the last must reconnect")
+	}
+	other := next
+	other.ToolCallTimeoutMs++
+	if RootsOnlyChange(cfg, other) {
+		t.Fatal("a change beyond the roots must reconnect")
 	}
 }

@@ -90,6 +90,9 @@ type generation struct {
 
 	// watch ends requests that go toolCallTimeoutMs without progress (progress.go).
 	watch watchdog
+
+	// client is the SDK client of the session, kept when it has roots to update.
+	client atomic.Pointer[mcp.Client]
 }
 
 // errGenerationClosed is the cause a tool call in flight is cancelled with when its
@@ -191,6 +194,7 @@ type supervisor struct {
 
 	live   atomic.Pointer[generation] // nil while not connected
 	tokens atomic.Uint64              // the last progress token issued (newToken)
+	roots  atomic.Pointer[[]string]   // the roots' file:// URIs (nil: none configured)
 
 	mu       sync.Mutex
 	state    Status                     // guarded by mu: the last report

@@ -222,14 +222,16 @@ type fakeClients struct {
 	mu         sync.Mutex
 	mounted    map[string]int // mounts per server
 	live       map[string]int // live instances per server
+	updated    map[string]int // configuration updates taken in place (roots alone)
 	incomplete map[string]bool
 	block      map[string]chan struct{} // apply waits on it
 	onDispose  func(name string)        // called by each instance's cleanup
+	onUpdate   func(name string)        // called by each update taken in place
 	def        ctx.PluginDef
 }
 
 func newFakeClients() *fakeClients {
-	f := &fakeClients{mounted: map[string]int{}, live: map[string]int{}, incomplete: map[string]bool{}, block: map[string]chan struct{}{}}
+	f := &fakeClients{mounted: map[string]int{}, live: map[string]int{}, updated: map[string]int{}, incomplete: map[string]bool{}, block: map[string]chan struct{}{}}
 	f.def = ctx.Define(ctx.Meta{Name: "mcpclient", Inject: []ctx.Dependency{toolregistry.Key}}, f.apply)
 	return f
 }
@@ -261,6 +263,23 @@ func (f *fakeClients) apply(c *ctx.Context, cfg mcpclient.Config) error {
 			return fmt.Errorf("fake close: %w", mcpclient.ErrCleanupIncomplete)
 		}
 		return nil
+	}); err != nil {
+		return err
+	}
+	// Like the real client, a change of roots alone is taken in place.
+	if err := ctx.OnConfigUpdate(c, func(next mcpclient.Config) bool {
+		if !mcpclient.RootsOnlyChange(cfg, next) {
+			return false
+		}
+		cfg = next
+		f.mu.Lock()
+		f.updated[name]++
+		onUpdate := f.onUpdate
+		f.mu.Unlock()
+		if onUpdate != nil {
+			onUpdate(name)
+		}
+		return true
 	}); err != nil {
 		return err
 	}

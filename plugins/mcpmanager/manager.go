@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -127,6 +128,7 @@ type instance struct {
 	loadErr     string
 	stopping    bool
 	incomplete  bool
+	noUpdate    bool // an in-place update failed: replace the instance instead
 }
 
 // probeRun is one running probe.
@@ -268,6 +270,7 @@ const (
 	actIdle action = iota
 	actDispose
 	actMount
+	actUpdate // a change of roots alone: the running client takes it (mcpclient.RootsOnlyChange)
 )
 
 // nextLocked returns the next step towards rec's desired state.
@@ -275,6 +278,8 @@ func (m *Manager) nextLocked(rec *record) (action, desired) {
 	d, ok := m.desiredLocked(rec)
 	inst := rec.inst
 	switch {
+	case inst != nil && !m.closed && ok && d.e.enabled && inst.owner == d.reg && inst.key != d.key && inst.updatable(d):
+		return actUpdate, d
 	case inst != nil && (m.closed || !ok || !d.e.enabled || inst.key != d.key || inst.owner != d.reg):
 		return actDispose, d
 	case inst == nil && ok && d.e.enabled && !rec.blocked && !m.closed && rec.mountKey != d.key:
@@ -305,6 +310,7 @@ func (m *Manager) work(run context.Context, rec *record) {
 			inst.stopping = true
 		case actMount:
 			rec.pending = &instance{e: d.e, src: d.src, owner: d.reg, key: d.key}
+		case actUpdate:
 		default:
 			forget := m.forgetLocked(rec)
 			m.dirtyLocked()
@@ -320,9 +326,12 @@ func (m *Manager) work(run context.Context, rec *record) {
 		for _, ch := range probes {
 			<-ch
 		}
-		if act == actDispose {
+		switch act {
+		case actDispose:
 			m.dispose(rec, inst)
-		} else {
+		case actUpdate:
+			m.update(rec, inst, d)
+		default:
 			m.mount(rec, d)
 		}
 	}
@@ -371,6 +380,37 @@ func (m *Manager) mount(rec *record, d desired) {
 	}
 	m.applyScopeStateLocked(inst, scope.State(), scope.Err())
 	m.log.Debug("mcp server mounted", "server", rec.name, "source", d.src, "instance", scope.ID())
+}
+
+// updatable reports whether d differs from what inst runs in its roots alone, for the same
+// source and restart count: the running client can take it without a reconnect.
+func (inst *instance) updatable(d desired) bool {
+	if inst.noUpdate || inst.e == nil || inst.e.name != d.e.name {
+		return false
+	}
+	return strings.TrimSuffix(inst.key, inst.e.key) == strings.TrimSuffix(d.key, d.e.key) &&
+		mcpclient.RootsOnlyChange(inst.e.cfg, d.e.cfg)
+}
+
+// update hands inst's client the new configuration d (a change of roots alone). When the
+// client cannot take it, the next step replaces the instance.
+func (m *Manager) update(rec *record, inst *instance, d desired) {
+	r := &mcpclient.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
+	res, err := d.e.resolve(r)
+	if err == nil {
+		err = inst.scope.Update(res.cfg)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	defer m.dirtyLocked()
+	if err != nil {
+		inst.noUpdate = true
+		m.log.Debug("mcp server update not taken in place; restarting", "server", rec.name, "err", err)
+		return
+	}
+	inst.e, inst.key = d.e, d.key
+	rec.lastEntry = d.e
+	m.log.Info("mcp server roots updated", "server", rec.name)
 }
 
 // dispose disposes inst's scope and records the outcome.

@@ -163,7 +163,7 @@ func (m *Manager) entryViewLocked(rec *record, e *entry, src Source, reg *regist
 	switch {
 	case rec.blocked:
 		v.Status, v.Error = StateCleanupIncomplete, rec.blockMsg
-	case inst != nil && (inst.stopping || inst.key != d.key || m.closed):
+	case inst != nil && (inst.stopping || inst.key != d.key && !inst.updatable(d) || m.closed):
 		v.Status = StateStopping
 	case m.closed:
 		v.Status = StateStopping

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
@@ -138,5 +139,41 @@ func TestProjectSettingsLayered(t *testing.T) {
 	})
 	if got := names(snap); len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != "c" {
 		t.Errorf("layered order %v, want a (replaced in place), b, c", got)
+	}
+}
+
+// A settings edit that changes an entry's roots alone reaches the running client in place
+// (no restart); adding the first root, removing the last or changing anything else restarts
+// it.
+func TestRootsEditTakenInPlace(t *testing.T) {
+	t.Parallel()
+	fc := newFakeClients()
+	updated := make(chan string, 1)
+	fc.onUpdate = func(name string) { updated <- name }
+	path := filepath.Join(t.TempDir(), "mcp-servers.yaml")
+	if err := os.WriteFile(path, []byte("servers:\n"+fakeEntry("a", "roots: [/srv/one]")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := mountAt(t, path, fc)
+	h.waitStatus(StateConnected, "a")
+
+	h.write("servers:\n" + fakeEntry("a", "roots: [/srv/two, /srv/three]"))
+	select {
+	case <-updated:
+	case <-time.After(ctxtest.Timeout):
+		t.Fatal("the roots change was not taken in place")
+	}
+	h.waitSnap("roots updated", func(s Snapshot) bool {
+		return len(s.Servers) == 1 && len(s.Servers[0].Config.Roots) == 2 && s.Servers[0].Status == StateConnected
+	})
+	if n, u := fc.count(fc.mounted, "a"), fc.count(fc.updated, "a"); n != 1 || u != 1 {
+		t.Fatalf("mounts %d, in-place updates %d; want 1 and 1", n, u)
+	}
+	h.write("servers:\n" + fakeEntry("a", ""))
+	h.waitSnap("roots removed", func(s Snapshot) bool {
+		return len(s.Servers) == 1 && len(s.Servers[0].Config.Roots) == 0 && s.Servers[0].Status == StateConnected && fc.count(fc.mounted, "a") == 2
+	})
+	if u := fc.count(fc.updated, "a"); u != 1 {
+		t.Fatalf("in-place updates %d, want still 1", u)
 	}
 }
