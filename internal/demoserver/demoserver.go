@@ -16,7 +16,7 @@ const DefaultInstructions = "The harness demo server offers small tools for tryi
 	"echo returns its text, add sums two numbers (with structured output), " +
 	"slow waits a number of milliseconds and reports progress, image returns a small PNG, " +
 	"fail always returns a tool error, add_tool registers a new tool at run time, " +
-	"and big returns a text of a requested size. " +
+	"big returns a text of a requested size, and ask asks the user a question (elicitation). " +
 	"Resources: demo://readme, demo://config.json, demo://logo.png, and notes at demo://notes/{id}."
 
 // version is the implementation version reported to clients.

@@ -22,6 +22,15 @@
 //     16 MiB), for output-cap tests. Over stdio, a result close to the cap
 //     makes a frame larger than the go-sdk client's default 16 MiB line
 //     limit, which such a client reports as an error.
+//   - ask {mode?}: asks the client's user (elicitation). Mode form (the default)
+//     requests a form — a name, an age from 1 to 150, a colour of three titled
+//     choices and a yes/no, each with a default, and a write-only token — and
+//     returns "accept: age=36, color=green, ..." (the token by its length only),
+//     "decline" or "cancel". Mode url asks the user to visit a page and, once
+//     accepted, reports the elicitation complete and returns "accept: confirmed
+//     ID". The tool asks through input requests (SEP-2322), which the SDK turns
+//     into elicitation/create for clients of older protocol versions; a client
+//     without the elicitation capability gets an error.
 //
 // Every tool has a generated JSON input schema with descriptions, required
 // fields and bounds; out-of-range arguments come back as tool errors.

@@ -121,6 +121,7 @@ func (d *demo) readme() string {
 		{"fail", "`message` (optional)", "a tool error"},
 		{"add_tool", "`name`", "registers `extra_<name>`; clients get `tools/list_changed`"},
 		{"big", fmt.Sprintf("`bytes` (at most %d)", maxBigBytes), "a text of exactly that many bytes"},
+		{"ask", "`mode` (`form`, the default, or `url`)", "asks the user (elicitation); the answer"},
 	} {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", row[0], row[1], row[2])
 	}
@@ -157,7 +158,7 @@ func (d *demo) config(pageSize int) string {
 		Name:              d.name,
 		Version:           version,
 		PageSize:          pageSize,
-		Tools:             []string{"echo", "add", "slow", "image", "fail", "add_tool", "big"},
+		Tools:             []string{"echo", "add", "slow", "image", "fail", "add_tool", "big", "ask"},
 		Resources:         []string{readmeURI, configURI, logoURI},
 		ResourceTemplates: []string{notesTemplate},
 		Limits: demoLimits{

@@ -167,6 +167,15 @@ func (d *demo) addTools() {
 		InputSchema: bigSchema,
 		Annotations: readOnly,
 	}, d.big)
+	mcp.AddTool(d.server, &mcp.Tool{
+		Name:  "ask",
+		Title: "Ask the user",
+		Description: "Asks the client's user through elicitation: mode form (a form with a name, an age, a colour, " +
+			"a yes/no and a secret token, each with its default but the token) or url (a page to visit, confirmed " +
+			"at once). Returns the answer: accept with the values (the token by its length), decline or cancel.",
+		InputSchema: askSchema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, d.ask)
 }
 
 // textResult is a successful result holding one text block.

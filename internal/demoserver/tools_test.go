@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var toolNames = []string{"add", "add_tool", "big", "echo", "fail", "image", "slow"}
+var toolNames = []string{"add", "add_tool", "ask", "big", "echo", "fail", "image", "slow"}
 
 // toSchema converts a schema as received by a client (a map) to a Schema.
 func toSchema(t *testing.T, v any) *jsonschema.Schema {
@@ -51,7 +51,7 @@ func TestListTools(t *testing.T) {
 
 		required := map[string][]string{
 			"echo": {"text"}, "add": {"a", "b"}, "slow": nil, "image": nil,
-			"fail": nil, "add_tool": {"name"}, "big": {"bytes"},
+			"fail": nil, "add_tool": {"name"}, "big": {"bytes"}, "ask": nil,
 		}
 		for name, tool := range tools {
 			if tool.Description == "" {
@@ -392,8 +392,8 @@ func TestPagination(t *testing.T) {
 				break
 			}
 		}
-		if !slices.Equal(sizes, []int{2, 2, 2, 1}) {
-			t.Errorf("tool page sizes = %v, want [2 2 2 1]", sizes)
+		if !slices.Equal(sizes, []int{2, 2, 2, 2}) {
+			t.Errorf("tool page sizes = %v, want [2 2 2 2]", sizes)
 		}
 		if slices.Sort(names); !slices.Equal(names, toolNames) {
 			t.Errorf("paged tools = %v, want %v", names, toolNames)

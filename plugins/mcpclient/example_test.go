@@ -42,7 +42,7 @@ func Example() {
 	res, err := reg.Execute(root, root, "mcp__demo__echo", []byte(`{"text":"hello"}`), toolregistry.ExecOptions{})
 	fmt.Println(res.Text(), err)
 	// Output:
-	// demo: connected over streamable-http, 7 tools
+	// demo: connected over streamable-http, 8 tools
 	// hello <nil>
 }
 

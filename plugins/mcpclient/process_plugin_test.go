@@ -219,7 +219,7 @@ func TestProbe(t *testing.T) {
 		t.Parallel()
 		hs := mcptest.NewHTTP(t, demo)
 		res := Probe(ctxtest.Wait(t), httpConfig(hs.URL()), ProbeOptions{})
-		if !res.OK() || res.Transport != TransportStreamableHTTP || len(res.Tools) != 7 || res.ToolsTruncated || res.Cleanup.Outcome != CleanupClosed {
+		if !res.OK() || res.Transport != TransportStreamableHTTP || len(res.Tools) != 8 || res.ToolsTruncated || res.Cleanup.Outcome != CleanupClosed {
 			t.Errorf("result %+v", res)
 		}
 	})

@@ -76,11 +76,11 @@ func TestPaginationDrained(t *testing.T) {
 	srv := demoserver.New(demoserver.Options{PageSize: 2})
 	lists := countLists(srv)
 	e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(srv).dial})
-	if got := len(e.names(nil)); got != 7 {
+	if got := len(e.names(nil)); got != 8 {
 		t.Fatalf("%d tools: %v", got, e.names(nil))
 	}
 	if n := lists.Load(); n != 4 {
-		t.Errorf("%d tools/list requests for 7 tools in pages of 2", n)
+		t.Errorf("%d tools/list requests for 8 tools in pages of 2", n)
 	}
 }
 

@@ -95,5 +95,5 @@ func ExampleManager_Watch() {
 		}
 	}
 	// Output:
-	// demo (registered): connected, 7 tools
+	// demo (registered): connected, 8 tools
 }

@@ -162,8 +162,8 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 	r = run(t, f.env, "mcp", "list")
 	r.expect(t, ExitOK, "demo       connected", "")
 	run(t, f.env, "mcp", "probe", "demo").expect(t, ExitOK, "demo: ok in ", "")
-	run(t, f.env, "mcp", "restart", "demo").expect(t, ExitOK, "demo: restarted: connected (7 tools)", "")
-	run(t, f.env, "mcp", "restart", "managed").expect(t, ExitOK, "managed: restarted: connected (7 tools)", "")
+	run(t, f.env, "mcp", "restart", "demo").expect(t, ExitOK, "demo: restarted: connected (8 tools)", "")
+	run(t, f.env, "mcp", "restart", "managed").expect(t, ExitOK, "managed: restarted: connected (8 tools)", "")
 }
 
 // TestRestartWaitsForOutcome: mcp restart returns once the server connected, or with the
@@ -174,7 +174,7 @@ func TestRestartWaitsForOutcome(t *testing.T) {
 	local := []string{"-p", f.profile, "--set", "plugins.remote.enabled=false"}
 	check := func(t *testing.T, args ...string) {
 		t.Helper()
-		run(t, f.env, append(args, "mcp", "restart", "managed")...).expect(t, ExitOK, "managed: restarted: connected (7 tools)", "")
+		run(t, f.env, append(args, "mcp", "restart", "managed")...).expect(t, ExitOK, "managed: restarted: connected (8 tools)", "")
 		r := run(t, f.env, append(args, "mcp", "restart", "broken")...)
 		r.expect(t, ExitFailure, "", "restarted, but mcp server broken: failed: ")
 		r.expect(t, ExitFailure, "", "oops: no database")

@@ -79,7 +79,7 @@ func TestMCPProbe(t *testing.T) {
 	t.Parallel()
 	r := run(t, nil, append([]string{"mcp", "probe", "demo"}, noHost(t)...)...)
 	r.expect(t, ExitOK, "demo: ok in ", "")
-	for _, want := range []string{"over stdio", "7 tools", "mcp__demo__echo      yes"} {
+	for _, want := range []string{"over stdio", "8 tools", "mcp__demo__echo      yes"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("probe lacks %q:\n%s", want, r.stdout)
 		}
@@ -111,7 +111,7 @@ func TestMCPProbe(t *testing.T) {
 
 func TestMCPRestartInProcess(t *testing.T) {
 	t.Parallel()
-	run(t, nil, append([]string{"mcp", "restart", "demo"}, noHost(t)...)...).expect(t, ExitOK, "demo: restarted: connected (7 tools)\n", "")
+	run(t, nil, append([]string{"mcp", "restart", "demo"}, noHost(t)...)...).expect(t, ExitOK, "demo: restarted: connected (8 tools)\n", "")
 	demo := demoHTTP(t)
 	r := run(t, nil, append(append(demo, "mcp", "restart", "demo", "--json"), noHost(t)...)...)
 	r.expect(t, ExitOK, `"status": "connected"`, "")

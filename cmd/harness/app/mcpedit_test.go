@@ -138,7 +138,7 @@ func TestSettingsLayersAndHotReload(t *testing.T) {
 	host := startHost(t, env, "web")
 	host.stderr.mu.Lock()
 	added := make(chan struct{})
-	host.stderr.want, host.stderr.seen = []string{"added: connected (7 tools)"}, func() { close(added) }
+	host.stderr.want, host.stderr.seen = []string{"added: connected (8 tools)"}, func() { close(added) }
 	host.stderr.mu.Unlock()
 	run(t, env, "mcp", "add", "added", "--url", srv.URL+"/mcp").expect(t, ExitOK, "added: added to "+user, "")
 	select {

@@ -24,7 +24,7 @@ func (a *invocation) runCommand() *cobra.Command {
 		Short: "Host the profile until interrupted (SIGINT or SIGTERM shut it down cleanly)",
 		Long: `Host the profile until interrupted. Every MCP server's connection status is
 shown as it changes (on a terminal as plain lines such as "demo: connected
-(7 tools)", otherwise as log lines); the remote API's URL is logged when the
+(8 tools)", otherwise as log lines); the remote API's URL is logged when the
 profile mounts it, and the management page's URL (which carries the token:
 keep it to yourself) is printed; --open opens it. SIGINT or SIGTERM shut the tree down cleanly (stdio
 servers and their process groups included); a second signal kills the

@@ -121,7 +121,7 @@ func (b *statusBoard) notReady() []mcpclient.Status {
 
 // statusLine renders a report for people, one line:
 //
-//	demo: connected (7 tools)
+//	demo: connected (8 tools)
 //	gh: reconnecting (attempt 2 of 10): connect: exec: "gh-mcp": executable file not found in $PATH
 func statusLine(st mcpclient.Status) string {
 	var b strings.Builder
