@@ -16,7 +16,7 @@ func TestPluginToolsFromDemoServer(t *testing.T) {
 	if s.State() != ctx.Active {
 		t.Fatalf("state %v err %v", s.State(), s.Err())
 	}
-	want := []string{"mcp__demo__add", "mcp__demo__add_tool", "mcp__demo__big", "mcp__demo__echo", "mcp__demo__fail", "mcp__demo__image", "mcp__demo__slow"}
+	want := []string{"mcp__demo__add", "mcp__demo__add_tool", "mcp__demo__ask", "mcp__demo__big", "mcp__demo__echo", "mcp__demo__fail", "mcp__demo__image", "mcp__demo__slow"}
 	if got := e.names(nil); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("tools %v", got)
 	}

@@ -136,7 +136,7 @@ func TestDefaultResources(t *testing.T) {
 	// A table for people; the canonical result, without empty fields, with --json.
 	r := run(t, nil, "resources", "list", "demo")
 	r.expect(t, ExitOK, "URI ", "")
-	for _, want := range []string{"NAME", "MIME TYPE", "SIZE", "demo://readme", "text/markdown", "793 B", "demo://logo.png", "image/png"} {
+	for _, want := range []string{"NAME", "MIME TYPE", "SIZE", "demo://readme", "text/markdown", "886 B", "demo://logo.png", "image/png"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("resources list lacks %q:\n%s", want, r.stdout)
 		}

@@ -27,7 +27,7 @@ func TestMCPListInProcess(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-server")
 	r := run(t, nil, append([]string{"--stdio", "bad=" + missing, "mcp", "list"}, noHost(t)...)...)
 	r.expect(t, ExitOK, "NAME  STATUS", "")
-	for _, want := range []string{"demo  connected  stdio      7", "bad   failed     stdio      0      connect: fork/exec "} {
+	for _, want := range []string{"demo  connected  stdio      8", "bad   failed     stdio      0      connect: fork/exec "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("mcp list lacks %q:\n%s", want, r.stdout)
 		}
@@ -184,7 +184,7 @@ func TestMCPWithManagerInProcess(t *testing.T) {
 		"--set", "plugins.manager.config.settingsFile=" + settings,
 		"--set", "plugins.remote.config.tokenFile=" + filepath.Join(dir, "remote.token")}
 	r := run(t, nil, append(web, "mcp", "list", "--local")...)
-	r.expect(t, ExitOK, "managed  connected  streamable-http  7", "")
+	r.expect(t, ExitOK, "managed  connected  streamable-http  8", "")
 	r = run(t, nil, append(web, "mcp", "list", "--local", "--json")...)
 	r.expect(t, ExitOK, `"source": "settings"`, "")
 	if strings.Contains(r.stdout, "s3cr3t-managed") {
@@ -199,8 +199,8 @@ func TestMCPWithManagerInProcess(t *testing.T) {
 	// restarted by name.
 	withDemo := append(slices.Clone(web[:2]), web[4:]...)
 	r = run(t, nil, append(withDemo, "mcp", "list", "--local")...)
-	r.expect(t, ExitOK, "managed  connected  streamable-http  7", "")
-	r.expect(t, ExitOK, "demo     connected  stdio            7", "")
+	r.expect(t, ExitOK, "managed  connected  streamable-http  8", "")
+	r.expect(t, ExitOK, "demo     connected  stdio            8", "")
 	r = run(t, nil, append(withDemo, "mcp", "list", "--local", "--json")...)
 	var l struct {
 		Servers   []serverView `json:"servers"`
