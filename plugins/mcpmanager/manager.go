@@ -61,7 +61,8 @@ type Manager struct {
 
 	// Published state (see publish.go).
 	version  uint64
-	last     map[viewKey]View // last built view per entry, for Since and UpdatedAt
+	last     map[viewKey]View   // last built view per entry, for Since and UpdatedAt
+	lastFP   map[viewKey][]byte // the fingerprints of last's views
 	since    map[viewKey]time.Time
 	lastSnap Snapshot
 	watchers map[*watcher]struct{}
@@ -159,6 +160,7 @@ func newManager(c *ctx.Context, cfg Config, hk hooks) *Manager {
 		records:  make(map[string]*record),
 		open:     make(map[*registration]struct{}),
 		last:     make(map[viewKey]View),
+		lastFP:   make(map[viewKey][]byte),
 		since:    make(map[viewKey]time.Time),
 		watchers: make(map[*watcher]struct{}),
 		events:   newEventQueue(),

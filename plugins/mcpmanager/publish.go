@@ -1,6 +1,7 @@
 package mcpmanager
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -70,7 +71,11 @@ func (m *Manager) buildLocked() Snapshot {
 		views = append(views, m.retainedViewLocked(rec))
 	}
 
+	// Each view is encoded once (its fingerprint) and compared with the last build's: this
+	// runs on every mcpManager/list, so it must not encode the views again and again.
+	changed := m.version == 0 || m.sstatus != m.lastSnap.Settings || len(views) != len(m.lastSnap.Servers)
 	next := make(map[viewKey]View, len(views))
+	nextFP := make(map[viewKey][]byte, len(views))
 	for i := range views {
 		v := &views[i]
 		k := keyOf(*v)
@@ -82,42 +87,35 @@ func (m *Manager) buildLocked() Snapshot {
 			v.Since = now
 			m.since[k] = now
 		}
-		if had && prev.equal(*v) {
+		fp := v.fingerprint()
+		if prevFP := m.lastFP[k]; had && fp != nil && bytes.Equal(prevFP, fp) {
 			v.UpdatedAt = prev.UpdatedAt
 		} else {
 			v.UpdatedAt = now
+			changed = true
 		}
-		next[k] = *v
+		if !changed && keyOf(m.lastSnap.Servers[i]) != k {
+			changed = true // same views, another order
+		}
+		next[k], nextFP[k] = *v, fp
 	}
 	for k := range m.since {
 		if _, ok := next[k]; !ok {
 			delete(m.since, k)
 		}
 	}
-	m.last = next
+	m.last, m.lastFP = next, nextFP
 
 	snap := Snapshot{Servers: views, Settings: m.sstatus}
 	if snap.Servers == nil {
 		snap.Servers = []View{}
 	}
-	if !sameSnapshot(snap, m.lastSnap) || m.version == 0 {
+	if changed {
 		m.version++
 	}
 	snap.Version = m.version
 	m.lastSnap = snap
 	return cloneSnapshot(snap)
-}
-
-func sameSnapshot(a, b Snapshot) bool {
-	if a.Settings != b.Settings || len(a.Servers) != len(b.Servers) {
-		return false
-	}
-	for i := range a.Servers {
-		if !a.Servers[i].equal(b.Servers[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 func cloneSnapshot(s Snapshot) Snapshot {

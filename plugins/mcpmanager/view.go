@@ -106,10 +106,19 @@ type View struct {
 
 // equal compares two views, ignoring UpdatedAt.
 func (v View) equal(o View) bool {
-	v.UpdatedAt, o.UpdatedAt = time.Time{}, time.Time{}
-	a, errA := json.Marshal(v)
-	b, errB := json.Marshal(o)
-	return errA == nil && errB == nil && bytes.Equal(a, b)
+	a, b := v.fingerprint(), o.fingerprint()
+	return a != nil && b != nil && bytes.Equal(a, b)
+}
+
+// fingerprint is the view's JSON without UpdatedAt (nil if it cannot be encoded): equal
+// fingerprints, equal views.
+func (v View) fingerprint() []byte {
+	v.UpdatedAt = time.Time{}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // SettingsStatus describes the settings file as the manager last read it. It is a plain

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ import (
 
 // TestPerformance measures, with 20 servers, how long the page takes to paint the
 // snapshot after the watch stream delivered it (first paint and each status change), and
-// the API's latency. It logs the numbers and asserts none: the machine is shared.
+// the latency of mcpManager/list from Go and from the page. It logs the numbers and
+// asserts none: the machine is shared. .ci/run runs it again without -race (docs/web.md).
 func TestPerformance(t *testing.T) {
 	names := make([]string, 20)
 	for i := range names {
@@ -55,7 +57,36 @@ func TestPerformance(t *testing.T) {
 		d[i] = time.Since(start)
 	}
 	slices.Sort(d)
-	t.Logf("mcpManager/list over HTTP, %d calls: p50 %v, p95 %v, max %v", n, d[n/2], d[n*95/100], d[n-1])
+	t.Logf("mcpManager/list from Go over HTTP, %d calls: p50 %v, p95 %v, max %v%s", n, d[n/2], d[n*95/100], d[n-1], raceNote())
+
+	// The same from the page: fetch with the session cookie, the answer parsed.
+	ms := eval[[]float64](t, b, fmt.Sprintf(`(async () => {
+		const d = [];
+		for (let i = 0; i < %d; i++) {
+			const t0 = performance.now();
+			const r = await fetch("/v1/call/mcpManager/list", {method: "POST", credentials: "same-origin",
+				headers: {"Content-Type": "application/json"}, body: "null"});
+			if (!r.ok) throw new Error("list: HTTP " + r.status);
+			await r.json();
+			d.push(performance.now() - t0);
+		}
+		return d;
+	})()`, n), chromedp.EvalAwaitPromise)
+	slices.Sort(ms)
+	t.Logf("mcpManager/list from the page (fetch), %d calls: p50 %.2f ms, p95 %.2f ms, max %.2f ms%s", n, ms[n/2], ms[n*95/100], ms[n-1], raceNote())
+}
+
+// raceNote says whether the test binary runs under the race detector, which slows the
+// host's side of each call several times.
+func raceNote() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" && s.Value == "true" {
+				return " (under -race)"
+			}
+		}
+	}
+	return ""
 }
 
 // TestScreenshots writes docs/web/*.png with -update-screenshots:
