@@ -41,6 +41,7 @@ var rules = map[string]rule{
 	"internal/archtest":       {},
 	"internal/gcpolicy":       {stdOnly: true},
 	"internal/doccheck":       {stdOnly: true},
+	"internal/docexample":     {project: []string{""}},
 	"internal/grammartest":    {stdOnly: true},
 	"internal/jsoncheck":      {},
 	"internal/oauthtest":      {},

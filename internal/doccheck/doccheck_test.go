@@ -26,6 +26,7 @@ type block struct {
 	code    string
 	path    string   // import path given by a doccheck comment, for package blocks
 	prelude []string // declarations given by a doccheck comment
+	source  string   // "example DIR FUNC" or "file DIR/FILE.go" given by a doccheck comment
 }
 
 // knownImports are the packages a fragment may use without importing them: the fragment
@@ -204,6 +205,8 @@ func extract(top, path string) ([]block, error) {
 				for _, l := range pending {
 					if p, ok := strings.CutPrefix(strings.TrimSpace(l), "path "); ok {
 						cur.path = strings.TrimSpace(p)
+					} else if isSourceLine(l) {
+						cur.source = strings.TrimSpace(l)
 					} else if strings.TrimSpace(l) != "" {
 						cur.prelude = append(cur.prelude, l)
 					}
