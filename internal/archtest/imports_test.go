@@ -28,6 +28,7 @@ var rules = map[string]rule{
 	"plugins/toolregistry":    {project: []string{"ctx", "internal/jsoncheck", "internal/suggest"}},
 	"plugins/sysprompt":       {project: []string{"ctx"}, stdOnly: true},
 	"plugins/mcpresources":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
+	"plugins/mcpprompts":      {project: []string{"ctx", "plugins/mcpclient", "internal/suggest"}},
 	"plugins/mcpauth":         {},
 	"plugins/elicitation":     {project: []string{"ctx", "internal/redact"}},
 	"plugins/sampling":        {project: []string{"ctx"}},

@@ -7,6 +7,7 @@ import (
 	"github.com/cordisgo/harness/plugins/console"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
+	"github.com/cordisgo/harness/plugins/mcpprompts"
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
@@ -22,6 +23,7 @@ var builtins = map[string]ctx.PluginDef{
 	"remote":       remote.Plugin,
 	"mcpclient":    mcpclient.Plugin,
 	"mcpresources": mcpresources.Plugin,
+	"mcpprompts":   mcpprompts.Plugin,
 	"mcpmanager":   mcpmanager.Plugin,
 	"console":      console.Plugin,
 }

@@ -1,0 +1,121 @@
+package mcpprompts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// ListParams are the parameters of the prompts/list remote method.
+type ListParams struct {
+	// Server names one server; "" lists every visible one.
+	Server string `json:"server,omitempty"`
+}
+
+// Listing is the answer of the prompts/list remote method. It is a plain value.
+type Listing struct {
+	Prompts []Prompt `json:"prompts"`
+	// Errors names the servers that could not be listed (never nil).
+	Errors []ServerError `json:"errors"`
+}
+
+// ServerError is a server that could not be listed, in a [Listing].
+type ServerError struct {
+	Server string `json:"server"`
+	Error  string `json:"error"`
+}
+
+// GetParams are the parameters of the prompts/get remote method.
+type GetParams struct {
+	Server    string            `json:"server"`
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// badRequest is an error the remote API answers with code bad_request.
+type badRequest struct{ msg string }
+
+func (e badRequest) Error() string      { return e.msg }
+func (e badRequest) RemoteCode() string { return "bad_request" }
+
+// exposeRemote marks the service's remote methods, which see what c's scope sees.
+func (s *Service) exposeRemote(c *ctx.Context) error {
+	for _, m := range []ctx.RemoteMethod{
+		{Name: "prompts/list", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
+			var p ListParams
+			if err := decode(raw, &p); err != nil {
+				return nil, err
+			}
+			return s.remoteList(rc, c, p)
+		}},
+		{Name: "prompts/get", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
+			var p GetParams
+			if err := decode(raw, &p); err != nil {
+				return nil, err
+			}
+			if p.Server == "" || p.Name == "" {
+				return nil, badRequest{`parameters: "server" and "name" are required`}
+			}
+			return s.Get(rc, c, p.Server, p.Name, p.Arguments)
+		}},
+		{Name: "prompts/complete", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
+			var p CompleteRequest
+			if err := decode(raw, &p); err != nil {
+				return nil, err
+			}
+			if p.Server == "" || p.Argument == "" {
+				return nil, badRequest{`parameters: "server" and "argument" are required`}
+			}
+			return s.Complete(rc, c, p)
+		}},
+	} {
+		if _, err := c.ExposeRemote(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func decode(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if err := ctx.DecodeInto(raw, v); err != nil {
+		return badRequest{fmt.Sprintf("parameters: %v", err)}
+	}
+	return nil
+}
+
+// remoteList is prompts/list: the prompts, and the servers that failed beside them.
+func (s *Service) remoteList(rc context.Context, c *ctx.Context, p ListParams) (Listing, error) {
+	ps, err := s.List(rc, c, p.Server)
+	out := Listing{Prompts: ps, Errors: []ServerError{}}
+	if out.Prompts == nil {
+		out.Prompts = []Prompt{}
+	}
+	if err == nil {
+		return out, nil
+	}
+	if p.Server != "" {
+		return Listing{}, err
+	}
+	for _, e := range unjoin(err) {
+		se := ServerError{Error: e.Error()}
+		if pe, ok := errors.AsType[*Error](e); ok {
+			se.Server = pe.Server
+		}
+		out.Errors = append(out.Errors, se)
+	}
+	return out, nil
+}
+
+// unjoin returns the errors err joins, or err itself.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
