@@ -55,7 +55,9 @@ type stack struct {
 	settings string
 }
 
-func settingsDoc(names []string) string {
+// settingsDoc is the settings file of the browser tests: a demo server for each name
+// (broken*: a command that does not exist; off*: disabled), then extra, raw entries.
+func settingsDoc(names []string, extra string) string {
 	var b strings.Builder
 	b.WriteString("# MCP servers of the browser test\nservers:\n")
 	for _, n := range names {
@@ -68,14 +70,21 @@ func settingsDoc(names []string) string {
 			fmt.Fprintf(&b, "  %s:\n    transport: stdio\n    command: %q\n    env: {%s: \"1\"}\n", n, os.Args[0], demoEnv)
 		}
 	}
+	b.WriteString(extra)
 	return b.String()
 }
 
 func newStack(t *testing.T, names []string) *stack {
 	t.Helper()
+	return newStackWith(t, names, "")
+}
+
+// newStackWith is newStack with extra raw entries in the settings file.
+func newStackWith(t *testing.T, names []string, extra string) *stack {
+	t.Helper()
 	dir := t.TempDir()
 	s := &stack{root: ctxtest.New(t), settings: filepath.Join(dir, "mcp-servers.yaml")}
-	if err := os.WriteFile(s.settings, []byte(settingsDoc(names)), 0o600); err != nil {
+	if err := os.WriteFile(s.settings, []byte(settingsDoc(names, extra)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctxtest.MountActive(t, s.root, toolregistry.Plugin, nil)
@@ -145,7 +154,9 @@ func run(t *testing.T, bctx context.Context, steps ...chromedp.Action[chromedp.V
 // eval evaluates the JavaScript expression in the page.
 func eval[T any](t *testing.T, bctx context.Context, expr string, opts ...chromedp.EvaluateOption) T {
 	t.Helper()
-	v, err := chromedp.Run(bctx, chromedp.Evaluate[T](expr, opts...))
+	ectx, cancel := context.WithTimeout(bctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ectx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
