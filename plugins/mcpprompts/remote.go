@@ -92,28 +92,35 @@ func decode(raw json.RawMessage, v any) error {
 // remoteList is prompts/list: the prompts, and the servers that failed beside them.
 func (s *Service) remoteList(rc context.Context, c *ctx.Context, p ListParams) (Listing, error) {
 	ps, err := s.List(rc, c, p.Server)
+	if err != nil && p.Server != "" {
+		return Listing{}, err
+	}
+	return NewListing(ps, err), nil
+}
+
+// NewListing makes the Listing of what [Service.List] returned for every server: ps, and
+// one [ServerError] per server that err names.
+func NewListing(ps []Prompt, err error) Listing {
 	out := Listing{Prompts: ps, Errors: []ServerError{}}
 	if out.Prompts == nil {
 		out.Prompts = []Prompt{}
 	}
-	if err == nil {
-		return out, nil
-	}
-	if p.Server != "" {
-		return Listing{}, err
-	}
-	for _, e := range unjoin(err) {
+	for _, e := range Errors(err) {
 		se := ServerError{Error: e.Error()}
 		if pe, ok := errors.AsType[*Error](e); ok {
 			se.Server = pe.Server
 		}
 		out.Errors = append(out.Errors, se)
 	}
-	return out, nil
+	return out
 }
 
-// unjoin returns the errors err joins, or err itself.
-func unjoin(err error) []error {
+// Errors returns the errors err joins (one per server for [Service.List]), err itself, or
+// none for nil.
+func Errors(err error) []error {
+	if err == nil {
+		return nil
+	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		return j.Unwrap()
 	}
