@@ -7,10 +7,11 @@
 //
 // # Shape
 //
-// A profile is a map with three keys:
+// A profile is a map with four keys:
 //
 //	description: Agent with GitHub tools.   # optional, one line
 //	extends: cli                            # optional: a built-in name or a file path
+//	elicitation: defaults                   # optional: decline, defaults or ask (ElicitationPolicies)
 //	plugins:                                # rows keyed by id, in the order mounted
 //	  tools:
 //	    use: toolregistry                   # plugin name in the binary's catalog

@@ -43,6 +43,9 @@ func (p *Profile) YAML(redact func(path string, v any) any) ([]byte, error) {
 	if p.Description != "" {
 		root.Content = append(root.Content, str("description"), str(p.Description))
 	}
+	if p.Elicitation != "" {
+		root.Content = append(root.Content, str("elicitation"), str(p.Elicitation))
+	}
 	plugins, err := d.rows(p.Rows)
 	if err != nil {
 		return nil, &Error{Source: p.Source, Msg: "cannot render YAML: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}

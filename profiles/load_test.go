@@ -355,3 +355,28 @@ func TestLoadKeepsDateLikeStrings(t *testing.T) {
 		t.Errorf("config\n got %#v\nwant %#v", p.Rows[0].Config, want)
 	}
 }
+
+// TestElicitationKey: the elicitation policy is read from the profile, overlaid by --set like
+// any key, and dumped.
+func TestElicitationKey(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(file, []byte("extends: cli\nelicitation: defaults\nplugins: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profiles.Load(profiles.LoadOptions{Name: file})
+	if err != nil || p.Elicitation != "defaults" {
+		t.Fatalf("Load = %+v, %v", p, err)
+	}
+	out, err := p.YAML(profiles.Redact)
+	if err != nil || !strings.Contains(string(out), "\nelicitation: defaults\n") {
+		t.Fatalf("dump:\n%s\n%v", out, err)
+	}
+	p, err = profiles.Load(profiles.LoadOptions{Name: file, Sets: []string{"elicitation=ask"}})
+	if err != nil || p.Elicitation != "ask" {
+		t.Fatalf("with --set: %+v, %v", p, err)
+	}
+	if p, err := profiles.Load(profiles.LoadOptions{Name: "cli"}); err != nil || p.Elicitation != "" {
+		t.Fatalf("cli: %+v, %v", p, err)
+	}
+}

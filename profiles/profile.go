@@ -16,6 +16,9 @@ type Profile struct {
 	Source string
 	// Description is the profile's optional one-line description.
 	Description string
+	// Elicitation is the profile's elicitation policy (one of ElicitationPolicies: who
+	// answers MCP servers' questions), "" when the profile leaves it to the binary.
+	Elicitation string
 	// Rows are the top-level plugin rows in document order.
 	Rows []Row
 	// Warnings are the keys of another host's server document that were dropped or
@@ -26,6 +29,12 @@ type Profile struct {
 	layers []string       // the layers merged, base first, for the dump header
 	order  map[string]int // first-seen position of every key path (see pathKey)
 }
+
+// ElicitationPolicies are the values of a profile's elicitation key, the policies of the
+// elicitation service (plugins/elicitation.Policy): decline (nobody answers; servers are not
+// offered elicitation), defaults (forms answered with their defaults), ask (a person answers,
+// on the binary's terminal when it has one).
+var ElicitationPolicies = []string{"decline", "defaults", "ask"}
 
 // A Row is one plugin mount: a plugin from the catalog with its raw
 // configuration, and optionally nested rows mounted in a child scope.

@@ -50,6 +50,17 @@ func (l *loader) build(name string) (*Profile, error) {
 				return nil, l.failAt(path, ErrType, "expected a string, got "+describe(v))
 			}
 			p.Description = s
+		case "elicitation":
+			switch v := v.(type) {
+			case string:
+				if !slices.Contains(ElicitationPolicies, v) {
+					return nil, l.failAt(path, ErrInvalid, fmt.Sprintf("unknown policy %q: expected %s", v, strings.Join(ElicitationPolicies, ", ")))
+				}
+				p.Elicitation = v
+			case nil:
+			default:
+				return nil, l.failAt(path, ErrType, "expected a policy name ("+strings.Join(ElicitationPolicies, ", ")+"), got "+describe(v))
+			}
 		case "extends":
 			// Resolved while reading the documents.
 		case "plugins":

@@ -142,7 +142,12 @@ func TestDefaultsPolicy(t *testing.T) {
 	if res, err := elicitation.Elicit(context.Background(), root, req); err != nil || res.Action != elicitation.Decline {
 		t.Fatalf("answer %+v, %v", res, err)
 	}
-	if _, err := elicitation.ParsePolicy("ask"); err == nil || !strings.Contains(err.Error(), `want "decline" or "defaults"`) {
+	for _, name := range []string{"decline", "defaults", "ask"} {
+		if p, err := elicitation.ParsePolicy(name); err != nil || string(p) != name {
+			t.Errorf("ParsePolicy(%q) = %q, %v", name, p, err)
+		}
+	}
+	if _, err := elicitation.ParsePolicy("never"); err == nil || !strings.Contains(err.Error(), `want "decline", "defaults" or "ask"`) {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -16,15 +16,18 @@ const (
 	PolicyDecline Policy = "decline"
 	// PolicyDefaults accepts every form with its defaults ([Defaults]).
 	PolicyDefaults Policy = "defaults"
+	// PolicyAsk asks a person, on the host's own interactive surface (the harness binary's
+	// terminal form) when there is one, and is PolicyDecline otherwise.
+	PolicyAsk Policy = "ask"
 )
 
 // ParsePolicy checks a policy's name.
 func ParsePolicy(s string) (Policy, error) {
 	switch p := Policy(s); p {
-	case PolicyDecline, PolicyDefaults:
+	case PolicyDecline, PolicyDefaults, PolicyAsk:
 		return p, nil
 	}
-	return "", fmt.Errorf("elicitation policy %q: want %q or %q", s, PolicyDecline, PolicyDefaults)
+	return "", fmt.Errorf("elicitation policy %q: want %q, %q or %q", s, PolicyDecline, PolicyDefaults, PolicyAsk)
 }
 
 // Defaults is the responder of PolicyDefaults: it accepts a form with every field filled from
