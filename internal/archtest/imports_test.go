@@ -50,6 +50,8 @@ var rules = map[string]rule{
 	"internal/redact":         {stdOnly: true},
 	"internal/suggest":        {stdOnly: true},
 	"internal/yamlnode":       {},
+	"internal/termform":       {project: []string{"ctx", "plugins/elicitation"}},
+	"internal/ptytest":        {},
 	"internal/mcptest":        {project: []string{"ctx", "ctx/ctxtest"}},
 	"internal/interop":        {project: []string{""}},
 	"internal/gatewayinterop": {project: []string{""}},

@@ -307,6 +307,9 @@ func (s *session) form(req *elicitation.Request) (*elicitation.Response, error) 
 			break
 		}
 	}
+	if len(fields) > 0 {
+		s.printf("\n")
+	}
 	act, err := s.choose("Send? [Y/n/cancel] ")
 	if err != nil || act != elicitation.Accept {
 		return &elicitation.Response{Action: act}, err
@@ -349,7 +352,7 @@ func (s *session) describe(f *elicitation.Field) {
 	if f.Kind == elicitation.Choice || f.Kind == elicitation.Multi {
 		for i, o := range f.Options {
 			line := clean(o.Title)
-			if o.Title != o.Value {
+			if !strings.EqualFold(o.Title, o.Value) {
 				line += " (" + clean(o.Value) + ")"
 			}
 			s.printf("    %d. %s\n", i+1, line)

@@ -8,103 +8,32 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/ptytest"
 	"github.com/cordisgo/harness/plugins/elicitation"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// waitTimeout bounds every wait for the terminal: the tests only fail when a form hangs.
-const waitTimeout = 10 * time.Second
+// waitTimeout bounds the waits for an answer: the tests only fail when a form hangs.
+const waitTimeout = ptytest.WaitTimeout
 
-// screen is the user's side of a pseudo-terminal: what the form drew, and the keyboard.
+// screen is a pseudo-terminal that a responder of the test's process reads and draws on.
 type screen struct {
-	t    *testing.T
-	ptmx *os.File
-	tty  *os.File
-
-	mu     sync.Mutex
-	text   strings.Builder
-	mark   int           // where the next expect starts looking
-	change chan struct{} // closed (and replaced) when text grows
-	done   chan struct{}
+	*ptytest.Screen
+	t   *testing.T
+	tty *os.File
 }
 
-// newScreen opens a pseudo-terminal; the responder reads and draws on its terminal end.
 func newScreen(t *testing.T) *screen {
-	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	s := &screen{t: t, ptmx: ptmx, tty: tty, change: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			if n > 0 {
-				s.mu.Lock()
-				s.text.Write(buf[:n])
-				close(s.change)
-				s.change = make(chan struct{})
-				s.mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		tty.Close()
-		ptmx.Close()
-		<-s.done
-	})
-	return s
-}
-
-// expect waits until the screen shows want after the previous expectation's match.
-func (s *screen) expect(want string) {
-	s.t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		s.mu.Lock()
-		all := s.text.String()
-		change := s.change
-		s.mu.Unlock()
-		if i := strings.Index(all[s.mark:], want); i >= 0 {
-			s.mark += i + len(want)
-			return
-		}
-		select {
-		case <-change:
-		case <-deadline:
-			s.t.Fatalf("the screen does not show %q; it shows:\n%s", want, all)
-		}
-	}
-}
-
-// all returns everything drawn so far.
-func (s *screen) all() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.text.String()
-}
-
-// typeKeys types on the keyboard.
-func (s *screen) typeKeys(keys string) {
-	s.t.Helper()
-	if _, err := s.ptmx.Write([]byte(keys)); err != nil {
-		s.t.Fatal(err)
-	}
+	s := ptytest.Open(t)
+	return &screen{Screen: s, t: t, tty: s.TTY}
 }
 
 // responder returns a responder on the screen's terminal.
@@ -171,22 +100,22 @@ func TestForm(t *testing.T) {
 	r := s.responder(Options{Hold: func() func() { holds++; return func() { holds-- } }})
 	ch := ask(t.Context(), r, formRequest(t, demoSchema))
 
-	s.expect("demo asks: The demo server would like to know you better.")
-	s.expect("Name (required): What to call you\r\n  text, 1 to 40 characters\r\n  [Ada] > ")
-	s.typeKeys("\r")
-	s.expect("Age (required): In whole years\r\n  a whole number from 1 to 150\r\n  [36] > ")
-	s.typeKeys("200\r")
-	s.expect("Age: expected a whole number from 1 to 150, got 200")
-	s.expect("[36] > ")
-	s.typeKeys("4x\x7f2\r") // a typo, erased
-	s.expect("Favourite colour\r\n  one of (a number, or the name):\r\n    1. Red (red)\r\n    2. Green (green)\r\n    3. Blue (blue)\r\n  [Green] > ")
-	s.typeKeys("3\r")
-	s.expect("Subscribe\r\n  yes or no\r\n  [no] > ")
-	s.typeKeys("\x1b[A\r") // an arrow key is ignored
-	s.expect("API token\r\n  text, hidden as you type\r\n  > ")
-	s.typeKeys("hunter2\r")
-	s.expect("Send? [Y/n/cancel] ")
-	s.typeKeys("\r")
+	s.Expect("demo asks: The demo server would like to know you better.")
+	s.Expect("Name (required): What to call you\r\n  text, 1 to 40 characters\r\n  [Ada] > ")
+	s.Type("\r")
+	s.Expect("Age (required): In whole years\r\n  a whole number from 1 to 150\r\n  [36] > ")
+	s.Type("200\r")
+	s.Expect("Age: expected a whole number from 1 to 150, got 200")
+	s.Expect("[36] > ")
+	s.Type("4x\x7f2\r") // a typo, erased
+	s.Expect("Favourite colour\r\n  one of (a number, or the name):\r\n    1. Red\r\n    2. Green\r\n    3. Blue\r\n  [Green] > ")
+	s.Type("3\r")
+	s.Expect("Subscribe\r\n  yes or no\r\n  [no] > ")
+	s.Type("\x1b[A\r") // an arrow key is ignored
+	s.Expect("API token\r\n  text, hidden as you type\r\n  > ")
+	s.Type("hunter2\r")
+	s.Expect("Send? [Y/n/cancel] ")
+	s.Type("\r")
 
 	a := receive(t, ch)
 	if a.err != nil || a.res.Action != elicitation.Accept {
@@ -201,8 +130,8 @@ func TestForm(t *testing.T) {
 	if len(a.res.Content) != len(want) {
 		t.Errorf("content %v, want %v", a.res.Content, want)
 	}
-	if strings.Contains(s.all(), "hunter2") {
-		t.Errorf("the secret was echoed:\n%s", s.all())
+	if strings.Contains(s.All(), "hunter2") {
+		t.Errorf("the secret was echoed:\n%s", s.All())
 	}
 	if holds != 0 {
 		t.Errorf("%d holds on the terminal's drawing left after the form", holds)
@@ -229,12 +158,12 @@ func TestRequiredWithoutDefault(t *testing.T) {
 	r := s.responder(Options{})
 	ch := ask(t.Context(), r, formRequest(t, `{"type": "object", "required": ["email"], "properties": {
 		"email": {"type": "string", "format": "email"}, "note": {"type": "string"}}}`))
-	s.expect("email (required)\r\n  an email address\r\n  > ")
-	s.typeKeys("\r")
-	s.expect("email: an answer is required")
-	s.typeKeys("nope\r")
-	s.expect("email: expected an email address")
-	s.typeKeys("ada@example.com\r\r\r") // typed ahead: the note left out, then Send
+	s.Expect("email (required)\r\n  an email address\r\n  > ")
+	s.Type("\r")
+	s.Expect("email: an answer is required")
+	s.Type("nope\r")
+	s.Expect("email: expected an email address")
+	s.Type("ada@example.com\r\r\r") // typed ahead: the note left out, then Send
 	a := receive(t, ch)
 	if a.err != nil || a.res.Action != elicitation.Accept || len(a.res.Content) != 1 || a.res.Content["email"] != "ada@example.com" {
 		t.Fatalf("answer %+v, %v", a.res, a.err)
@@ -258,14 +187,14 @@ func TestDeclineAndCancel(t *testing.T) {
 			s := newScreen(t)
 			r := s.responder(Options{})
 			ch := ask(t.Context(), r, formRequest(t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
-			s.expect("[1] > ")
-			s.typeKeys(tc.keys)
+			s.Expect("[1] > ")
+			s.Type(tc.keys)
 			a := receive(t, ch)
 			if a.err != nil || a.res.Action != tc.want || a.res.Content != nil {
 				t.Fatalf("answer %+v, %v; want %s", a.res, a.err, tc.want)
 			}
 			if tc.want == elicitation.Cancel {
-				s.expect("cancelled: demo was told you made no choice")
+				s.Expect("cancelled: demo was told you made no choice")
 			}
 			assertCooked(t, s.tty)
 		})
@@ -279,18 +208,18 @@ func TestClosedElsewhere(t *testing.T) {
 	r := s.responder(Options{})
 	cx, cancel := context.WithCancel(t.Context())
 	ch := ask(cx, r, formRequest(t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
-	s.expect("[1] > ")
+	s.Expect("[1] > ")
 	cancel()
 	a := receive(t, ch)
 	if !errors.Is(a.err, context.Canceled) {
 		t.Fatalf("answer %+v, %v; want the context's error", a.res, a.err)
 	}
-	s.expect("demo's question was closed")
+	s.Expect("demo's question was closed")
 	assertCooked(t, s.tty)
 
 	ch = ask(t.Context(), r, formRequest(t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
-	s.expect("[1] > ")
-	s.typeKeys("7\r\r")
+	s.Expect("[1] > ")
+	s.Type("7\r\r")
 	if a := receive(t, ch); a.err != nil || a.res.Content["n"] != 7.0 {
 		t.Fatalf("second form: %+v, %v", a.res, a.err)
 	}
@@ -304,19 +233,19 @@ func TestOneAtATime(t *testing.T) {
 	first := formRequest(t, `{"type": "object", "properties": {"a": {"type": "string", "title": "First", "default": "x"}}}`)
 	second := formRequest(t, `{"type": "object", "properties": {"b": {"type": "string", "title": "Second", "default": "y"}}}`)
 	ch1 := ask(t.Context(), r, first)
-	s.expect("First\r\n")
+	s.Expect("First\r\n")
 	ch2 := ask(t.Context(), r, second)
 	gone, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := r.Elicit(gone, second); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a request whose context ended while waiting: %v", err)
 	}
-	s.typeKeys("\r\r")
+	s.Type("\r\r")
 	if a := receive(t, ch1); a.err != nil || a.res.Content["a"] != "x" {
 		t.Fatalf("first: %+v, %v", a.res, a.err)
 	}
-	s.expect("Second\r\n")
-	s.typeKeys("z\r\r")
+	s.Expect("Second\r\n")
+	s.Type("z\r\r")
 	if a := receive(t, ch2); a.err != nil || a.res.Content["b"] != "z" {
 		t.Fatalf("second: %+v, %v", a.res, a.err)
 	}
@@ -338,32 +267,32 @@ func TestURL(t *testing.T) {
 	req := &elicitation.Request{Server: "demo", Mode: elicitation.ModeURL, Message: "Confirm\x1b[2J on the demo page.",
 		URL: "https://example.com/confirm?id=demo-1", ID: "demo-1", Call: call}
 	ch := ask(t.Context(), r, req)
-	s.expect("demo asks you to open a page: Confirm[2J on the demo page.\r\n  https://example.com/confirm?id=demo-1\r\n  (on example.com)\r\n")
-	s.expect("Open it in the browser? [Y/n/cancel] ")
-	s.typeKeys("\r")
+	s.Expect("demo asks you to open a page: Confirm[2J on the demo page.\r\n  https://example.com/confirm?id=demo-1\r\n  (on example.com)\r\n")
+	s.Expect("Open it in the browser? [Y/n/cancel] ")
+	s.Type("\r")
 	if a := receive(t, ch); a.err != nil || a.res.Action != elicitation.Accept {
 		t.Fatalf("answer %+v, %v", a.res, a.err)
 	}
 	if len(opened) != 1 || opened[0] != req.URL {
 		t.Errorf("opened %v", opened)
 	}
-	s.expect("waiting for demo to confirm...")
+	s.Expect("waiting for demo to confirm...")
 	if err := elicitation.CompleteEvent.Emit(root, elicitation.Completion{Server: "demo", ID: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := elicitation.CompleteEvent.Emit(root, elicitation.Completion{Server: "demo", ID: "demo-1"}); err != nil {
 		t.Fatal(err)
 	}
-	s.expect("demo confirmed: done")
-	if strings.Contains(s.all(), "\x1b[2J") {
+	s.Expect("demo confirmed: done")
+	if strings.Contains(s.All(), "\x1b[2J") {
 		t.Error("the server's escape sequence reached the terminal")
 	}
 
 	req2 := *req
 	req2.ID = "demo-2"
 	ch = ask(t.Context(), r, &req2)
-	s.expect("Open it in the browser? [Y/n/cancel] ")
-	s.typeKeys("n\r")
+	s.Expect("Open it in the browser? [Y/n/cancel] ")
+	s.Type("n\r")
 	if a := receive(t, ch); a.err != nil || a.res.Action != elicitation.Decline || len(opened) != 1 {
 		t.Fatalf("answer %+v, %v, opened %v", a.res, a.err, opened)
 	}

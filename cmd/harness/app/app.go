@@ -142,6 +142,11 @@ type invocation struct {
 
 	logger *slog.Logger // set before any command runs
 
+	// elicitation is the --elicitation flag (see elicitationPolicy); stdinIsProtocol is set
+	// by serve --stdio, whose stdin is the MCP stream, never a terminal form's.
+	elicitation     string
+	stdinIsProtocol bool
+
 	// liveStatus, if set, receives every MCP client status report as it
 	// happens (run's startup display); quietStartup leaves out the report
 	// of servers that are not connected once the tree has started (for

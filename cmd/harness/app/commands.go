@@ -44,7 +44,8 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 				return err
 			}
 			a.logger = l
-			return nil
+			_, err = a.elicitationPolicy(nil) // a usage error, before anything runs
+			return err
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageErrorf("a command is required")
@@ -58,6 +59,7 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 	pf.StringArrayVar(&a.flags.http, "http", nil, "add an MCP server over Streamable HTTP, `NAME=URL`; repeatable")
 	pf.StringVar(&a.logFormat, "log-format", logFormatText, "log format on stderr: text or json")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn or error (default warn; info for run)")
+	pf.StringVar(&a.elicitation, "elicitation", "", "who answers MCP servers' questions: `POLICY` ask (a form on the terminal; decline without one), defaults (forms accepted with their defaults) or decline (servers are not offered elicitation); default $"+elicitationEnv+", else the profile's elicitation key, else ask")
 	pf.DurationVar(&a.startupTimeout, "startup-timeout", defaultStartupTimeout, "how long to wait for plugins and servers to start")
 	pf.DurationVar(&a.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "how long to wait for a clean shutdown")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErrorf("%v", err) })

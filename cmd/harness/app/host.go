@@ -127,6 +127,9 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	if _, err := mcpclient.ProgressEvent.On(root, newProgressPrinter(a.stderr, a.term, a.prog).report); err != nil {
 		return err
 	}
+	if err := a.provideResponder(root, p); err != nil {
+		return err
+	}
 	rows := p.Rows
 	if !a.hosting {
 		rows = withoutUse(rows, remoteUse)

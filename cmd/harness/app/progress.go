@@ -27,7 +27,30 @@ type termLines struct {
 	columns func() int
 
 	mu    sync.Mutex
-	lines []string // on screen
+	lines []string // on screen, unless held
+	held  int      // holds in force (see hold): the block is off the screen
+}
+
+// hold takes the block off the screen and keeps it off, draws only recorded, until the
+// returned function is called (once or more; it is idempotent): something else — the
+// elicitation form — owns the terminal meanwhile. The last hold's end draws the block again.
+func (t *termLines) hold() func() {
+	t.mu.Lock()
+	if t.held == 0 && len(t.lines) > 0 {
+		fmt.Fprint(t.w, eraseLines(len(t.lines)))
+	}
+	t.held++
+	t.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.held--; t.held == 0 && len(t.lines) > 0 {
+				fmt.Fprint(t.w, strings.Join(t.lines, "\n"))
+			}
+		})
+	}
 }
 
 // newTermLines returns the live-line block of the terminal w.
@@ -48,7 +71,9 @@ func (t *termLines) draw(lines ...string) {
 			lines[i] = cutColumns(l, n-1)
 		}
 	}
-	fmt.Fprint(t.w, eraseLines(max(1, len(t.lines)))+strings.Join(lines, "\n"))
+	if t.held == 0 {
+		fmt.Fprint(t.w, eraseLines(max(1, len(t.lines)))+strings.Join(lines, "\n"))
+	}
 	t.lines = lines
 }
 
@@ -59,7 +84,7 @@ func (t *termLines) clear() { t.draw() }
 func (t *termLines) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
+	if len(t.lines) == 0 || t.held > 0 {
 		return t.w.Write(p)
 	}
 	if _, err := fmt.Fprint(t.w, eraseLines(len(t.lines))); err != nil {

@@ -79,6 +79,7 @@ commands); in serve, --stdio takes no value, and upstream servers come from the 
 				}
 			}
 			a.quietStartup = stdio // stdout is the protocol: nothing else goes there
+			a.stdinIsProtocol = stdio
 			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
 				gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
 				if err != nil {

@@ -1,0 +1,74 @@
+package app
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/termform"
+	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// elicitationEnv is the environment variable that sets the elicitation policy (below the
+// --elicitation flag, above the profile's elicitation key).
+const elicitationEnv = "HARNESS_ELICITATION"
+
+// elicitationPolicy returns the policy of this invocation and where it was set: the
+// --elicitation flag, else $HARNESS_ELICITATION, else the profile's elicitation key (which
+// --set overlays), else ask.
+func (a *invocation) elicitationPolicy(p *profiles.Profile) (elicitation.Policy, error) {
+	if a.elicitation != "" {
+		pol, err := elicitation.ParsePolicy(a.elicitation)
+		if err != nil {
+			return "", usageErrorf("--elicitation: %v", err)
+		}
+		return pol, nil
+	}
+	if v, ok := lookupEnv(a.env, elicitationEnv); ok && v != "" {
+		pol, err := elicitation.ParsePolicy(v)
+		if err != nil {
+			return "", usageErrorf("$%s: %v", elicitationEnv, err)
+		}
+		return pol, nil
+	}
+	if p != nil && p.Elicitation != "" {
+		// profiles checked the name against profiles.ElicitationPolicies.
+		return elicitation.ParsePolicy(p.Elicitation)
+	}
+	return elicitation.PolicyAsk, nil
+}
+
+// provideResponder provides the invocation's own elicitation responder in root, as its
+// policy says: none for decline (servers are then not offered elicitation, unless a plugin
+// of the profile provides a responder of its own), elicitation.Defaults for defaults, and
+// for ask the terminal form when stdin and stderr are a terminal (and stdin is not the MCP
+// stream of serve --stdio), else none. It runs before the profile's rows mount: clients
+// advertise the capability when they connect. While a form is shown, the live lines at the
+// bottom of the terminal (progress bar, start-up spinner) are held off the screen.
+func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) error {
+	pol, err := a.elicitationPolicy(p)
+	if err != nil {
+		return err
+	}
+	switch pol {
+	case elicitation.PolicyDefaults:
+		_, err := elicitation.Provide(root, "defaults", elicitation.Defaults{})
+		return err
+	case elicitation.PolicyAsk:
+		in, ok := a.stdin.(*os.File)
+		if !ok || a.stdinIsProtocol || a.term == nil || !isTerminal(in) {
+			return nil
+		}
+		r, err := termform.New(termform.Options{In: in, Out: a.stderr, Open: mcpauth.OpenBrowser, Hold: a.term.hold, Events: root})
+		if err != nil {
+			a.logger.Debug("no terminal form for elicitations", "err", err)
+			return nil
+		}
+		if _, err := elicitation.Provide(root, "terminal", r); err != nil {
+			return fmt.Errorf("providing the terminal's elicitation responder: %w", err)
+		}
+	}
+	return nil
+}

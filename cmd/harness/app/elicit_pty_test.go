@@ -1,0 +1,142 @@
+//go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
+
+package app
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordisgo/harness/internal/ptytest"
+)
+
+// These tests run the harness (the test binary re-executed) in a pseudo-terminal, as a
+// person would: `tools call mcp__demo__ask` makes the default profile's demo server ask, and
+// the test answers the form the terminal shows.
+
+// askOnTerminal starts `tools call mcp__demo__ask ARGS` in a pseudo-terminal with the extra
+// environment and flags; done waits for its exit status.
+func askOnTerminal(t *testing.T, env []string, args string, flags ...string) (s *ptytest.Screen, done func() int) {
+	t.Helper()
+	s = ptytest.Open(t)
+	cmd := harnessCmd(t, append(flags, "tools", "call", "mcp__demo__ask", args)...)
+	cmd.Env = append(cmd.Env, env...)
+	s.Start(cmd)
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return s, func() int {
+		err := cmd.Wait()
+		if _, ok := errors.AsType[*exec.ExitError](err); err != nil && !ok {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode()
+	}
+}
+
+// TestTerminalForm: the form shows each field with its default pre-filled; an invalid age
+// is refused and asked again; the token is read without echo; the tool's result is the
+// answer.
+func TestTerminalForm(t *testing.T) {
+	s, done := askOnTerminal(t, nil, "{}")
+	s.Expect("demo asks: The demo server would like to know you better.")
+	s.Expect("Name (required): What to call you\r\n  text, 1 to 40 characters\r\n  [Ada] > ")
+	s.Type("\r")
+	s.Expect("Age (required): In whole years\r\n  a whole number from 1 to 150\r\n  [36] > ")
+	s.Type("200\r")
+	s.Expect("Age: expected a whole number from 1 to 150, got 200")
+	s.Expect("[36] > ")
+	s.Type("42\r")
+	s.Expect("    3. Blue\r\n  [Green] > ")
+	s.Type("blue\r")
+	s.Expect("[no] > ")
+	s.Type("y\r")
+	s.Expect("API token: Never shown; the tool reports its length only\r\n  text, hidden as you type\r\n  > ")
+	s.Type("hunter2\r")
+	s.Expect("Send? [Y/n/cancel] ")
+	s.Type("\r")
+	s.Expect("sent to demo")
+	s.Expect("accept: age=42, color=blue, name=Ada, subscribe=true, token=7 characters")
+	if code := done(); code != ExitOK {
+		t.Fatalf("exit %d; screen:\n%s", code, s.All())
+	}
+	if strings.Contains(s.All(), "hunter2") {
+		t.Errorf("the secret was echoed:\n%s", s.All())
+	}
+}
+
+// TestTerminalFormDeclineAndCancel: "n" at the end declines; Ctrl-C in the middle cancels the
+// form, not the harness, which reports the tool's result and exits normally.
+func TestTerminalFormDeclineAndCancel(t *testing.T) {
+	t.Run("decline", func(t *testing.T) {
+		s, done := askOnTerminal(t, nil, "{}")
+		s.Expect("[Ada] > ")
+		s.Type("\r\r\r\r\r") // every default, the token left out
+		s.Expect("Send? [Y/n/cancel] ")
+		s.Type("n\r")
+		s.Expect("declined: demo was told no")
+		s.Expect("decline")
+		if code := done(); code != ExitOK {
+			t.Fatalf("exit %d; screen:\n%s", code, s.All())
+		}
+	})
+	t.Run("ctrl-c", func(t *testing.T) {
+		s, done := askOnTerminal(t, nil, "{}")
+		s.Expect("[Ada] > ")
+		s.Type("\r")
+		s.Expect("[36] > ")
+		s.Type("\x03")
+		s.Expect("cancelled: demo was told you made no choice")
+		s.Expect("\ncancel")
+		if code := done(); code != ExitOK {
+			t.Fatalf("exit %d; screen:\n%s", code, s.All())
+		}
+	})
+}
+
+// TestTerminalURL: URL mode shows the page, opens it with $BROWSER when the user agrees, and
+// waits for the server's completion.
+func TestTerminalURL(t *testing.T) {
+	dir := t.TempDir()
+	opened := filepath.Join(dir, "opened")
+	browser := writeFile(t, dir, "browser", "#!/bin/sh\necho \"$1\" > "+opened+"\n")
+	if err := os.Chmod(browser, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, done := askOnTerminal(t, []string{"BROWSER=" + browser}, `{"mode": "url"}`)
+	s.Expect("demo asks you to open a page: Confirm on the demo page.\r\n  https://example.com/harness-demo/confirm?id=demo-")
+	s.Expect("(on example.com)")
+	s.Expect("Open it in the browser? [Y/n/cancel] ")
+	s.Type("\r")
+	s.Expect("waiting for demo to confirm...")
+	s.Expect("demo confirmed: done")
+	if code := done(); code != ExitOK {
+		t.Fatalf("exit %d; screen:\n%s", code, s.All())
+	}
+	if !strings.Contains(s.All(), "accept: confirmed demo-") {
+		t.Errorf("no confirmed result; screen:\n%s", s.All())
+	}
+	got, err := os.ReadFile(opened)
+	if err != nil || !strings.HasPrefix(string(got), "https://example.com/harness-demo/confirm?id=demo-") {
+		t.Errorf("the browser was given %q (%v)", got, err)
+	}
+}
+
+// TestTerminalPolicyDecline: --elicitation decline on a terminal offers servers nothing:
+// the demo's ask fails saying the client does not support elicitation, and no form shows.
+func TestTerminalPolicyDecline(t *testing.T) {
+	s, done := askOnTerminal(t, nil, "{}", "--elicitation", "decline")
+	s.Expect("does not support elicitation")
+	if code := done(); code != ExitFailure {
+		t.Fatalf("exit %d; screen:\n%s", code, s.All())
+	}
+	if strings.Contains(s.All(), "Send?") {
+		t.Errorf("a form was shown:\n%s", s.All())
+	}
+}

@@ -1,0 +1,80 @@
+package app
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// TestElicitationPolicy: without a terminal the default (ask) offers servers no elicitation
+// and the demo's ask fails saying so; defaults — from the flag, the environment or the
+// profile's key — answers with the form's defaults; the flag wins over the environment,
+// which wins over the profile; an unknown policy is a usage error.
+func TestElicitationPolicy(t *testing.T) {
+	const defaultsAnswer = "accept: age=36, color=green, name=Ada, subscribe=false\n"
+	ask := []string{"tools", "call", "mcp__demo__ask", "{}"}
+	r := run(t, nil, ask...)
+	r.expect(t, ExitFailure, "", "does not support elicitation")
+
+	run(t, nil, append([]string{"--elicitation", "defaults"}, ask...)...).expect(t, ExitOK, defaultsAnswer, "")
+	run(t, []string{elicitationEnv + "=defaults"}, ask...).expect(t, ExitOK, defaultsAnswer, "")
+	run(t, nil, append([]string{"--set", "elicitation=defaults"}, ask...)...).expect(t, ExitOK, defaultsAnswer, "")
+	run(t, []string{elicitationEnv + "=decline"}, append([]string{"--set", "elicitation=defaults"}, ask...)...).
+		expect(t, ExitFailure, "", "does not support elicitation")
+	run(t, []string{elicitationEnv + "=defaults"}, append([]string{"--elicitation", "decline"}, ask...)...).
+		expect(t, ExitFailure, "", "does not support elicitation")
+
+	run(t, nil, "--elicitation", "never", "profile", "show").
+		expect(t, ExitUsage, "", `--elicitation: elicitation policy "never": want "decline", "defaults" or "ask"`)
+	run(t, []string{elicitationEnv + "=sometimes"}, ask...).expect(t, ExitUsage, "", "$HARNESS_ELICITATION: elicitation policy \"sometimes\"")
+	run(t, nil, "--set", "elicitation=never", "profile", "show").expect(t, ExitUsage, "", `key "elicitation": unknown policy "never"`)
+	run(t, nil, "--set", "elicitation=defaults", "profile", "show").expect(t, ExitOK, "\nelicitation: defaults\n", "")
+}
+
+// TestElicitationPolicyNames: the profile's key accepts exactly the service's policies.
+func TestElicitationPolicyNames(t *testing.T) {
+	for _, name := range profiles.ElicitationPolicies {
+		if _, err := elicitation.ParsePolicy(name); err != nil {
+			t.Errorf("profiles accepts %q: %v", name, err)
+		}
+	}
+	for _, p := range []elicitation.Policy{elicitation.PolicyDecline, elicitation.PolicyDefaults, elicitation.PolicyAsk} {
+		found := false
+		for _, name := range profiles.ElicitationPolicies {
+			found = found || name == string(p)
+		}
+		if !found {
+			t.Errorf("profiles does not accept the policy %q", p)
+		}
+	}
+}
+
+// TestTermLinesHold: while the elicitation form holds the terminal the live lines are off the
+// screen and their draws only recorded; log lines are written as they come; the last hold's
+// end draws the latest lines again.
+func TestTermLinesHold(t *testing.T) {
+	scr := newScreen()
+	term := &termLines{w: scr}
+	term.draw("[####....] demo/slow")
+	release := term.hold()
+	if got := scr.shows(); got != "" {
+		t.Fatalf("held, the screen shows %q", got)
+	}
+	inner := term.hold()
+	term.draw("[######..] demo/slow")
+	fmt.Fprint(scr, "Name [Ada] > ")
+	if _, err := term.Write([]byte("\nWARN something\n")); err != nil {
+		t.Fatal(err)
+	}
+	inner()
+	if got, want := scr.shows(), "Name [Ada] > \nWARN something\n"; got != want {
+		t.Fatalf("while held the screen shows %q, want %q", got, want)
+	}
+	release()
+	release()
+	if got, want := scr.shows(), "Name [Ada] > \nWARN something\n[######..] demo/slow"; got != want {
+		t.Fatalf("after the hold the screen shows %q, want %q", got, want)
+	}
+}
