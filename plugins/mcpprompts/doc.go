@@ -32,7 +32,10 @@
 //	prompts/list      call  {"server": name}                       → {"prompts": [Prompt], "errors": [{"server", "error"}]}
 //	prompts/get       call  {"server", "name", "arguments": {k: v}} → GetPromptResult (the server's JSON: description, messages)
 //	prompts/complete  call  CompleteRequest                         → {"values": [...], "total", "hasMore"}
+//	prompts/watch     stream                                        → {"server": name}, ...
 //
+// prompts/watch sends {"server": ""} at once and then {"server": name} whenever that server's
+// prompts may have changed ([Changed]; coalesced while the client reads): list it again.
 // prompts/list without a server lists every visible server; the servers that could not be
 // listed are named under "errors" beside the prompts of the others. The errors of the
 // checks answer with the codes not_found (unknown server or prompt), bad_request (an

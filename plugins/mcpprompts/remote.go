@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 
 	"github.com/cordisgo/harness/ctx"
 )
@@ -35,6 +38,12 @@ type GetParams struct {
 	Arguments map[string]string `json:"arguments,omitempty"`
 }
 
+// Change is one value of the prompts/watch stream: the prompts of Server may have changed
+// ("" for every server: the first value, sent at once).
+type Change struct {
+	Server string `json:"server"`
+}
+
 // badRequest is an error the remote API answers with code bad_request.
 type badRequest struct{ msg string }
 
@@ -61,6 +70,7 @@ func (s *Service) exposeRemote(c *ctx.Context) error {
 			}
 			return s.Get(rc, c, p.Server, p.Name, p.Arguments)
 		}},
+		{Name: "prompts/watch", Stream: s.watch(c)},
 		{Name: "prompts/complete", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
 			var p CompleteRequest
 			if err := decode(raw, &p); err != nil {
@@ -125,4 +135,49 @@ func Errors(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// watch is prompts/watch: a Change at once, then one per server whose listing the service
+// dropped (see [Changed]), coalesced while the client reads.
+func (s *Service) watch(c *ctx.Context) func(context.Context, json.RawMessage, func(any) error) error {
+	return func(rc context.Context, _ json.RawMessage, send func(any) error) error {
+		var mu sync.Mutex
+		pending := map[string]bool{}
+		wake := make(chan struct{}, 1)
+		stop, err := Changed.On(c, func(server string) error {
+			mu.Lock()
+			pending[server] = true
+			mu.Unlock()
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		defer func() { _ = stop(context.WithoutCancel(rc)) }()
+		if err := send(Change{}); err != nil {
+			return err
+		}
+		for {
+			select {
+			case <-rc.Done():
+				return context.Cause(rc)
+			case <-c.Done():
+				return ErrClosed
+			case <-wake:
+			}
+			mu.Lock()
+			servers := slices.Sorted(maps.Keys(pending))
+			clear(pending)
+			mu.Unlock()
+			for _, server := range servers {
+				if err := send(Change{Server: server}); err != nil {
+					return err
+				}
+			}
+		}
+	}
 }

@@ -23,11 +23,12 @@ var Key = ctx.NewKey[*Service]("mcpPrompts")
 // configuration (its config type is struct{}) and injects nothing.
 var Plugin = ctx.Define(ctx.Meta{Name: "mcpprompts"}, apply)
 
-// Changed is emitted, with the server's name, after the service dropped a server's listing:
-// the server announced notifications/prompts/list_changed, or its client's connection
-// changed. A surface that shows prompts lists them again. Listeners run on the SDK's
-// notification goroutine or the client's status goroutine: they must return quickly and must
-// not call the service (which would make a request from that goroutine); start one instead.
+// Changed is emitted, with the server's name, when a server's prompts may have changed: the
+// server announced notifications/prompts/list_changed (the service dropped its listing), or
+// its client connected, reconnected or unloaded. A surface that shows prompts lists that
+// server again. Listeners run on the SDK's notification goroutine or the client's status
+// goroutine: they must return quickly and must not call the service (which would make a
+// request from that goroutine); start one instead.
 var Changed = ctx.NewEvent[string]("mcp-prompts/changed")
 
 // MaxPrompts is the most prompts one server's listing may hold: a server whose pages never
@@ -186,28 +187,30 @@ func (s *Service) close(context.Context) error {
 }
 
 // statusChanged drops the listing of a client whose connection changed, and forgets a
-// client that unloaded.
+// client that unloaded. A client that connects or unloads is announced (Changed) even when
+// nothing of it was cached: its prompts come or go.
 func (s *Service) statusChanged(st mcpclient.Status) {
+	gone := st.Phase == mcpclient.PhaseDisposed
+	var hits []*cache
 	s.mu.Lock()
-	var hit *cache
 	for u, e := range s.caches {
 		if u.Scope() == st.Scope {
-			hit = e
-			if st.Phase == mcpclient.PhaseDisposed {
+			hits = append(hits, e)
+			if gone {
 				delete(s.caches, u)
 			}
-			break
 		}
 	}
 	s.mu.Unlock()
-	if hit == nil {
-		return
+	for _, e := range hits {
+		e.invalidate()
+		if gone {
+			e.stop()
+		}
 	}
-	hit.invalidate()
-	if st.Phase == mcpclient.PhaseDisposed {
-		hit.stop()
+	if len(hits) > 0 || gone || st.Phase == mcpclient.PhaseConnected {
+		s.changed(st.Server)
 	}
-	s.changed(st.Server)
 }
 
 // changed emits Changed for server.

@@ -334,7 +334,8 @@ func TestScopes(t *testing.T) {
 func TestRemoteMethods(t *testing.T) {
 	tr := newTree(t)
 	var n counts
-	mount(t, tr.root, "alpha", mcptest.NewHTTP(t, func() *mcp.Server { return promptServer(&n) }).URL())
+	var srv atomic.Pointer[mcp.Server]
+	mount(t, tr.root, "alpha", mcptest.NewHTTP(t, func() *mcp.Server { s := promptServer(&n); srv.Store(s); return s }).URL())
 	call := func(method, params string) (string, error) {
 		m, ok := tr.root.RemoteMethod(method)
 		if !ok {
@@ -363,6 +364,31 @@ func TestRemoteMethods(t *testing.T) {
 	if err != nil || out != `{"total":1,"values":["pirate"]}` {
 		t.Errorf("prompts/complete: %s %v", out, err)
 	}
+	// prompts/watch: everything at once, then the server whose prompts changed.
+	watch, ok := tr.root.RemoteMethod("prompts/watch")
+	if !ok {
+		t.Fatal("prompts/watch is not exposed")
+	}
+	wc, cancel := context.WithCancel(t.Context())
+	changes := make(chan mcpprompts.Change, 8)
+	done := make(chan error, 1)
+	go func() {
+		done <- watch.Stream(wc, nil, func(v any) error { changes <- v.(mcpprompts.Change); return nil })
+	}()
+	if c := <-changes; c.Server != "" {
+		t.Errorf("first change %+v, want every server", c)
+	}
+	srv.Load().AddPrompt(&mcp.Prompt{Name: "late"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	})
+	if c := <-changes; c.Server != "alpha" {
+		t.Errorf("change %+v, want alpha", c)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("prompts/watch ended with %v", err)
+	}
+
 	codes := map[string]string{
 		`{"server": "alpha", "name": "greet"}`:           "bad_request",
 		`{"server": "alpha", "name": "nope"}`:            "not_found",
