@@ -24,7 +24,7 @@ const SessionPath = "/v1/session"
 
 // pageCSP confines the page to its own files and its own API: no inline script, no
 // foreign connection, no framing. Tool results may show images as data: URLs.
-const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // PageURL returns the URL of the management page with the token in its fragment, which

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/ctx"
@@ -23,6 +24,7 @@ import (
 	"github.com/cordisgo/harness/plugins/console"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
+	"github.com/cordisgo/harness/plugins/mcpprompts"
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
@@ -35,14 +37,60 @@ const demoEnv = "HARNESS_WEBTEST_DEMO"
 var updateScreenshots = flag.Bool("update-screenshots", false, "write the screenshots of docs/web")
 
 func TestMain(m *testing.M) {
-	if os.Getenv(demoEnv) == "1" {
-		if err := demoserver.ServeStdio(context.Background(), demoserver.Options{}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+	var err error
+	switch os.Getenv(demoEnv) {
+	case "":
+		goleak.VerifyTestMain(m)
+		return
+	case "prompts":
+		err = promptServer().Run(context.Background(), &mcp.StdioTransport{})
+	default:
+		err = demoserver.ServeStdio(context.Background(), demoserver.Options{})
 	}
-	goleak.VerifyTestMain(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// promptServer is a go-sdk server with two prompt templates, for the prompts tab: review
+// (code required, language optional and completed from a list) and hello (no arguments).
+func promptServer() *mcp.Server {
+	langs := []string{"go", "javascript", "python", "rust"}
+	s := mcp.NewServer(&mcp.Implementation{Name: "prompts-demo", Version: "1"}, &mcp.ServerOptions{
+		CompletionHandler: func(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			var vals []string
+			if r.Params.Argument.Name == "language" {
+				for _, l := range langs {
+					if strings.HasPrefix(l, r.Params.Argument.Value) {
+						vals = append(vals, l)
+					}
+				}
+			}
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: vals, Total: len(vals)}}, nil
+		},
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "review", Title: "Code review", Description: "Asks for a review of a piece of code.",
+		Arguments: []*mcp.PromptArgument{
+			{Name: "code", Title: "Code", Description: "the code to review", Required: true},
+			{Name: "language", Description: "its language"},
+		}},
+		func(_ context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			lang := r.Params.Arguments["language"]
+			if lang == "" {
+				lang = "an unnamed language"
+			}
+			return &mcp.GetPromptResult{Description: "a review request", Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.TextContent{Text: "Review this code, written in " + lang + ":\n" + r.Params.Arguments["code"]}},
+				{Role: "assistant", Content: &mcp.TextContent{Text: "I will look at it."}},
+			}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "hello", Description: "Says hello."},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
+		})
+	return s
 }
 
 // stack is a host tree like the web profile's: the tools, prompt and resources services,
@@ -64,6 +112,8 @@ func settingsDoc(names []string, extra string) string {
 		switch {
 		case strings.HasPrefix(n, "broken"):
 			fmt.Fprintf(&b, "  %s:\n    transport: stdio\n    command: /nonexistent/mcp-server\n    reconnect: {maxAttempts: 1}\n", n)
+		case strings.HasPrefix(n, "prompts"):
+			fmt.Fprintf(&b, "  %s:\n    transport: stdio\n    command: %q\n    env: {%s: prompts}\n", n, os.Args[0], demoEnv)
 		case strings.HasPrefix(n, "off"):
 			fmt.Fprintf(&b, "  %s:\n    enabled: false\n    transport: stdio\n    command: %q\n    env: {%s: \"1\"}\n", n, os.Args[0], demoEnv)
 		default:
@@ -90,6 +140,7 @@ func newStackWith(t *testing.T, names []string, extra string) *stack {
 	ctxtest.MountActive(t, s.root, toolregistry.Plugin, nil)
 	ctxtest.MountActive(t, s.root, sysprompt.Plugin, nil)
 	ctxtest.MountActive(t, s.root, mcpresources.Plugin, nil)
+	ctxtest.MountActive(t, s.root, mcpprompts.Plugin, nil)
 	ctxtest.Mount(t, s.root, mcpclient.Plugin, map[string]any{"serverName": "demo", "transport": "stdio",
 		"command": os.Args[0], "env": map[string]any{demoEnv: "1"}})
 	ctxtest.Mount(t, s.root, mcpmanager.Plugin, map[string]any{"settingsFile": s.settings,
@@ -189,7 +240,7 @@ func status(name, s string) string {
 }
 
 func TestPage(t *testing.T) {
-	names := []string{"alpha", "beta", "broken", "off"}
+	names := []string{"alpha", "beta", "broken", "off", "prompts"}
 	s := newStack(t, names)
 	b := browser(t)
 
@@ -266,6 +317,42 @@ func TestPage(t *testing.T) {
 		if out := text(t, b, `form[data-call="mcp__alpha__add"] [data-result]`); !strings.Contains(out, `"sum": 42`) {
 			t.Fatalf("add result %q", out)
 		}
+	})
+
+	t.Run("prompts", func(t *testing.T) {
+		// The prompts tab lists the server's templates with their arguments; the form
+		// completes a value and gets the prompt, whose messages are shown.
+		run(t, b, click(`tr.server[data-name="prompts"] [data-action="select"]`), click(`#tab-prompts`),
+			visible(`[data-prompt="review"]`), visible(`[data-prompt="hello"]`))
+		card := text(t, b, `[data-prompt="review"]`)
+		for _, want := range []string{"Code review", "Asks for a review", "code", "required", "its language"} {
+			if !strings.Contains(card, want) {
+				t.Fatalf("the review prompt's card %q lacks %q", card, want)
+			}
+		}
+		run(t, b, click(`[data-prompt="review"] [data-action="open-prompt"]`),
+			chromedp.SendKeys(chromedp.ID(`parg-prompts-review-code`), "func f() {}"),
+			chromedp.SendKeys(chromedp.ID(`parg-prompts-review-language`), "g"),
+			until(`[...document.querySelectorAll('#parg-prompts-review-language-values option')].map(o => o.value).join() === "go"`, 10*time.Second),
+			chromedp.SendKeys(chromedp.ID(`parg-prompts-review-language`), "o"),
+			click(`form[data-get-prompt="review"] button[type=submit]`),
+			visible(`form[data-get-prompt="review"] [data-result="ok"]`))
+		out := text(t, b, `form[data-get-prompt="review"] [data-result]`)
+		for _, want := range []string{"a review request", "Review this code, written in go:\nfunc f() {}", "I will look at it."} {
+			if !strings.Contains(out, want) {
+				t.Fatalf("the prompt's messages %q lack %q", out, want)
+			}
+		}
+		if roles := eval[string](t, b, `[...document.querySelectorAll('form[data-get-prompt="review"] .message')].map(m => m.dataset.role).join()`); roles != "user,assistant" {
+			t.Fatalf("the messages' roles: %q", roles)
+		}
+		// A required argument left out: the form refuses to send (the browser's check).
+		eval[string](t, b, `document.querySelector('#parg-prompts-review-code').value = ""`)
+		run(t, b, click(`form[data-get-prompt="review"] button[type=submit]`))
+		if eval[bool](t, b, `document.querySelector('#parg-prompts-review-code').validity.valueMissing`) != true {
+			t.Fatal("an empty required argument passed the form's check")
+		}
+		run(t, b, click(`#tab-tools`), click(`tr.server[data-name="alpha"] [data-action="select"]`), visible(`[data-tool="mcp__alpha__slow"]`))
 	})
 
 	t.Run("progress of a call in flight", func(t *testing.T) {

@@ -723,9 +723,126 @@
     }
   }
 
-  function renderPrompts(pane) {
-    pane.replaceChildren(el("p", { class: "muted" }, has("console/prompts")
-      ? "Loading prompts…" : "Prompts are not available: this host has no prompts service yet."));
+  // renderPrompts lists the server's prompt templates (prompts/list), each with a form of
+  // its arguments (values completed with prompts/complete as they are typed) that gets the
+  // prompt (prompts/get) and shows its messages.
+  async function renderPrompts(pane, name) {
+    if (!has("prompts/list")) {
+      pane.replaceChildren(el("p", { class: "muted" }, "Prompts need the prompts service (mcpprompts) in the profile."));
+      return;
+    }
+    pane.replaceChildren(el("p", { class: "muted" }, "Loading prompts…"));
+    let list;
+    try {
+      list = await call("prompts/list", { server: name });
+    } catch (e) {
+      if (state.selected === name && state.tab === "prompts") {
+        pane.replaceChildren(el("p", { class: e.code === "unavailable" ? "muted" : "error" }, e.message));
+      }
+      return;
+    }
+    if (state.selected !== name || state.tab !== "prompts") return;
+    const prompts = (list && list.prompts) || [];
+    if (!prompts.length) {
+      pane.replaceChildren(el("p", { class: "muted" }, "This server offers no prompts."));
+      return;
+    }
+    pane.replaceChildren(...prompts.map((p) => promptCard(p)));
+  }
+
+  function promptCard(p) {
+    const form = promptForm(p);
+    form.hidden = true;
+    const args = p.arguments || [];
+    return el("article", { class: "tool", dataset: { prompt: p.name } },
+      el("div", { class: "tool-head" },
+        el("h3", { class: "mono" }, p.name, p.title ? el("span", { class: "tag" }, " · " + p.title) : null),
+        el("button", { type: "button", dataset: { action: "open-prompt" }, "aria-expanded": "false",
+          onclick: (e) => {
+            form.hidden = !form.hidden;
+            e.target.setAttribute("aria-expanded", String(!form.hidden));
+            if (!form.hidden) { const f = form.querySelector("input"); if (f) f.focus(); }
+          } }, "Get…")),
+      p.description ? el("p", { class: "desc" }, p.description) : null,
+      args.length ? el("table", { class: "schema" },
+        el("thead", {}, el("tr", {}, el("th", {}, "Argument"), el("th", {}, "Description"))),
+        el("tbody", {}, args.map((a) => el("tr", {},
+          el("td", {}, a.name, a.required ? el("span", { class: "req", title: "required" }, "required") : null),
+          el("td", {}, a.title ? a.title + (a.description ? " — " : "") : "", a.description || "")))))
+        : el("p", { class: "muted" }, "No arguments."),
+      form);
+  }
+
+  function promptForm(p) {
+    const form = el("form", { class: "call", dataset: { getPrompt: p.name } });
+    const inputs = [];
+    for (const a of p.arguments || []) {
+      const id = "parg-" + p.server + "-" + p.name + "-" + a.name;
+      const dl = el("datalist", { id: id + "-values" });
+      const input = el("input", { id, name: a.name, type: "text", required: a.required, list: dl.id, autocomplete: "off" });
+      let timer = 0;
+      input.addEventListener("input", () => {
+        if (!has("prompts/complete")) return;
+        clearTimeout(timer);
+        timer = setTimeout(async () => {
+          const context = {};
+          for (const o of inputs) if (o !== input && o.value) context[o.name] = o.value;
+          try {
+            const r = await call("prompts/complete", { server: p.server, prompt: p.name, argument: a.name, value: input.value, context });
+            dl.replaceChildren(...((r && r.values) || []).map((v) => el("option", { value: v })));
+          } catch (_) { dl.replaceChildren(); /* no completions */ }
+        }, 150);
+      });
+      inputs.push(input);
+      form.append(el("label", { for: id }, el("span", {}, a.title || a.name, a.required ? el("span", { class: "req" }, "required") : null,
+        a.description ? el("span", { class: "hint" }, " " + a.description) : null), input, dl));
+    }
+    const out = el("div", { class: "out", "aria-live": "polite" });
+    const submit = el("button", { type: "submit", class: "primary" }, "Get " + p.name);
+    form.append(el("div", {}, submit), out);
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const args = {};
+      for (const i of inputs) if (i.value !== "") args[i.name] = i.value;
+      submit.disabled = true;
+      out.replaceChildren(el("p", { class: "muted", role: "status" }, "Getting…"));
+      try {
+        const r = await call("prompts/get", { server: p.server, name: p.name, arguments: args });
+        out.replaceChildren(promptResult(r));
+        activity("prompt " + p.server + "/" + p.name + ": " + ((r && r.messages) || []).length + " messages");
+      } catch (err) {
+        out.replaceChildren(el("p", { class: "error", role: "alert", dataset: { result: "error" } }, err.message));
+      } finally {
+        submit.disabled = false;
+      }
+    });
+    return form;
+  }
+
+  function promptResult(r) {
+    const msgs = (r && r.messages) || [];
+    return el("div", { class: "result", dataset: { result: "ok" } },
+      r && r.description ? el("div", { class: "tag" }, r.description) : null,
+      msgs.length ? msgs.map((m) => el("div", { class: "message", dataset: { role: m.role } },
+        el("div", { class: "role" }, m.role), contentView(m.content)))
+        : el("p", { class: "muted" }, "No messages."));
+  }
+
+  // contentView shows one MCP content block of a prompt message.
+  function contentView(c) {
+    if (!c) return el("p", { class: "muted" }, "(empty)");
+    switch (c.type) {
+      case "text": return el("pre", {}, c.text || "");
+      case "image": return el("img", { src: "data:" + c.mimeType + ";base64," + c.data, alt: "image (" + (c.mimeType || "") + ")" });
+      case "audio": return el("audio", { controls: true, src: "data:" + c.mimeType + ";base64," + c.data });
+      case "resource": {
+        const res = c.resource || {};
+        return el("div", {}, el("div", { class: "tag mono" }, res.uri || ""),
+          res.text !== undefined ? el("pre", {}, res.text) : el("p", { class: "muted" }, "binary content, " + (res.mimeType || "unknown type")));
+      }
+      case "resource_link": return el("div", { class: "mono" }, (c.name ? c.name + " " : "") + (c.uri || ""));
+      default: return el("pre", {}, JSON.stringify(c, null, 2));
+    }
   }
 
   async function renderInfo(pane, name, v) {
