@@ -53,6 +53,7 @@ func NewHTTP(t testing.TB, newServer func() *mcp.Server) *HTTP {
 	}))
 	t.Cleanup(func() {
 		h.CloseSessions(-1)
+		h.srv.CloseClientConnections() // a client that went away without ending its session
 		h.srv.Close()
 	})
 	return h

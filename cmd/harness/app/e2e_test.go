@@ -2,13 +2,15 @@ package app
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -81,14 +83,14 @@ func TestDefaultToolsCall(t *testing.T) {
 // commands, not the transport).
 func demoHTTP(t *testing.T) []string {
 	t.Helper()
-	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		closeSessions()
-	})
-	return []string{"-p", "cli", "--http", "demo=" + srv.URL + "/mcp"}
+	return []string{"-p", "cli", "--http", "demo=" + demoURL(t)}
+}
+
+// demoURL serves the demo server over Streamable HTTP until the test ends
+// (mcptest.NewHTTP) and returns its URL.
+func demoURL(t *testing.T) string {
+	t.Helper()
+	return mcptest.NewHTTP(t, func() *mcp.Server { return demoserver.New(demoserver.Options{}) }).URL() + "/mcp"
 }
 
 func TestToolsCallOutputs(t *testing.T) {
@@ -194,15 +196,11 @@ func TestAdhocStdioServer(t *testing.T) {
 
 func TestAdhocHTTPServer(t *testing.T) {
 	t.Parallel()
-	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	srv := httptest.NewServer(h)
-	defer closeSessions()
-	defer srv.Close()
-	r := run(t, nil, "-p", "cli", "--http", "web="+srv.URL+"/mcp", "tools", "list")
+	server := "web=" + demoURL(t)
+	r := run(t, nil, "-p", "cli", "--http", server, "tools", "list")
 	r.expect(t, ExitOK, "mcp__web__echo", "")
-	run(t, nil, "-p", "cli", "--http", "web="+srv.URL+"/mcp", "tools", "call", "mcp__web__add", `{"a":20,"b":22}`).expect(t, ExitOK, "42\n", "")
-	run(t, nil, "-p", "cli", "--http", "web="+srv.URL+"/mcp", "resources", "read", "web", "demo://readme").expect(t, ExitOK, "embedded demo MCP server", "")
-	srv.CloseClientConnections()
+	run(t, nil, "-p", "cli", "--http", server, "tools", "call", "mcp__web__add", `{"a":20,"b":22}`).expect(t, ExitOK, "42\n", "")
+	run(t, nil, "-p", "cli", "--http", server, "resources", "read", "web", "demo://readme").expect(t, ExitOK, "embedded demo MCP server", "")
 }
 
 // TestSlowServerIsWaitedFor: a server that takes a while to start is

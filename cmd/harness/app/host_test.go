@@ -3,15 +3,12 @@ package app
 import (
 	"context"
 	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cordisgo/harness/internal/demoserver"
 )
 
 // liveHost is a `run` of the harness in this process, until the test ends.
@@ -59,13 +56,7 @@ type hostFixture struct {
 func newHostFixture(t *testing.T) *hostFixture {
 	t.Helper()
 	dir := t.TempDir()
-	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		closeSessions()
-	})
+	url := demoURL(t)
 	script := writeFile(t, dir, "fails.sh", "#!/bin/sh\necho 'oops: no database' >&2\nexit 3\n")
 	if err := os.Chmod(script, 0o700); err != nil {
 		t.Fatal(err)
@@ -74,7 +65,7 @@ func newHostFixture(t *testing.T) *hostFixture {
 servers:
   managed:
     transport: streamable-http
-    url: `+srv.URL+`/mcp
+    url: `+url+`
   broken:
     transport: stdio
     command: `+script+`

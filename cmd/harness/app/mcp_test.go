@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
@@ -167,17 +165,11 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 func TestMCPWithManagerInProcess(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		closeSessions()
-	})
+	url := demoURL(t)
 	settings := writeFile(t, dir, "mcp-servers.yaml", `servers:
   managed:
     transport: streamable-http
-    url: `+srv.URL+`/mcp
+    url: `+url+`
     headers: {Authorization: "Bearer s3cr3t-managed"}
 `)
 	web := []string{"-p", "web", "--set", "plugins.demo.enabled=false",

@@ -2,13 +2,10 @@ package app
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/cordisgo/harness/internal/demoserver"
 )
 
 // TestMCPAddRemoveGetEnable: the settings file is edited in place — comments, key order and
@@ -128,19 +125,12 @@ func TestSettingsLayersAndHotReload(t *testing.T) {
 	run(t, env, "mcp", "get", "both").expect(t, ExitOK, "both (project settings, ", "")
 
 	// A running host picks an added server up by its hot reload.
-	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		closeSessions()
-	})
 	host := startHost(t, env, "web")
 	host.stderr.mu.Lock()
 	added := make(chan struct{})
 	host.stderr.want, host.stderr.seen = []string{"added: connected (8 tools)"}, func() { close(added) }
 	host.stderr.mu.Unlock()
-	run(t, env, "mcp", "add", "added", "--url", srv.URL+"/mcp").expect(t, ExitOK, "added: added to "+user, "")
+	run(t, env, "mcp", "add", "added", "--url", demoURL(t)).expect(t, ExitOK, "added: added to "+user, "")
 	select {
 	case <-added:
 	case <-t.Context().Done():
