@@ -254,27 +254,42 @@ func jsonKind(v any) string {
 	return "null"
 }
 
-// kindWord turns a Go type into the word a configuration author expects.
-func kindWord(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+// KindName is the name configuration documents use for the values of type t: "string",
+// "boolean", "integer", "number", "list of …", "map of …" (the elements' name) or "object"; a
+// pointer type is named as the type it points to. Decode's messages and the generated
+// configuration reference both speak of types this way.
+func KindName(t reflect.Type) string {
 	switch t.Kind() {
+	case reflect.Pointer:
+		return KindName(t.Elem())
 	case reflect.String:
-		return "a string"
+		return "string"
 	case reflect.Bool:
-		return "a boolean (true or false)"
+		return "boolean"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
+		return "integer"
 	case reflect.Float32, reflect.Float64:
-		return "a number"
+		return "number"
 	case reflect.Slice, reflect.Array:
-		return "a list"
+		return "list of " + KindName(t.Elem())
 	case reflect.Map:
-		return "a map"
+		return "map of " + KindName(t.Elem())
 	}
-	return "an object"
+	return "object"
+}
+
+// kindWord is KindName without the elements, with an article, as a message says what it
+// expected: "a string", "a boolean (true or false)", "an integer", "a list", ….
+func kindWord(t reflect.Type) string {
+	name, _, _ := strings.Cut(KindName(t), " of ")
+	switch name {
+	case "boolean":
+		return "a boolean (true or false)"
+	case "integer", "object":
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // jsonFields maps the JSON names of t's fields (embedded structs flattened) to their types.

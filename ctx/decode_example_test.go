@@ -2,6 +2,7 @@ package ctx_test
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/cordisgo/harness/ctx"
 )
@@ -56,4 +57,19 @@ func ExamplePlaceConfigErrors() {
 	fmt.Println(err)
 	// Output:
 	// profile "my.yaml": line 12: key "plugins.api.config.retries": must not be negative, got -1
+}
+
+// KindName names a configuration value's type as the documents and messages do.
+func ExampleKindName() {
+	for _, v := range []any{"", 3, 1.5, true, []string{}, map[string][]int{}, &ServerConfig{}} {
+		fmt.Println(ctx.KindName(reflect.TypeOf(v)))
+	}
+	// Output:
+	// string
+	// integer
+	// number
+	// boolean
+	// list of string
+	// map of list of integer
+	// object
 }

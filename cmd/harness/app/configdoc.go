@@ -126,31 +126,9 @@ func fieldRows(t reflect.Type, v reflect.Value, prefix string, docs *sourceDocs)
 			rows = append(rows, fieldRows(ft, fv, key+".", sub)...)
 			continue
 		}
-		rows = append(rows, docRow{key: key, typ: typeName(ft), def: defaultText(fv), doc: doc})
+		rows = append(rows, docRow{key: key, typ: ctx.KindName(ft), def: defaultText(fv), doc: doc})
 	}
 	return rows
-}
-
-func typeName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Pointer:
-		return typeName(t.Elem())
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "integer"
-	case reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.Slice:
-		return "list of " + typeName(t.Elem())
-	case reflect.Map:
-		return "map of " + typeName(t.Elem())
-	default:
-		return "object"
-	}
 }
 
 func defaultText(v reflect.Value) string {
