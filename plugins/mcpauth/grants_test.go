@@ -76,7 +76,7 @@ func TestScopeSelection(t *testing.T) {
 			ctx := testCtx(t)
 			var authURL string
 			a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL,
-				OpenURL: func(ctx2 contextT, u string) error { authURL = u; return oauthtest.Browse(ctx2, u) }})
+				OpenURL: func(ctx2 context.Context, u string) error { authURL = u; return oauthtest.Browse(ctx2, u) }})
 			if err := a.Login(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -159,11 +159,11 @@ func TestClientCredentials(t *testing.T) {
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			ctx := testCtx(t)
-			clock := &fakeClock{now: timeNow()}
+			clock := newFakeClock()
 			store := &mcpauth.MemoryStore{}
 			a, err := mcpauth.New(mcpauth.Options{ServerName: "m2m", ServerURL: e.srv.URL, Grant: mcpauth.GrantClientCredentials,
 				ClientID: tc.id, ClientSecret: tc.secret, PrivateKeyFile: tc.key, Store: store, Now: clock.Now,
-				OpenURL: func(contextT, string) error { t.Error("a machine grant opened a browser"); return nil }})
+				OpenURL: func(context.Context, string) error { t.Error("a machine grant opened a browser"); return nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +247,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 				b, err := os.ReadFile(idFile)
 				return string(b), err
 			}},
-		OpenURL: func(contextT, string) error { t.Error("the enterprise grant opened a browser"); return nil }})
+		OpenURL: func(context.Context, string) error { t.Error("the enterprise grant opened a browser"); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,11 +89,17 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// fakeClock is an injected clock the test advances.
+// fakeClock is an injected clock (Options.Now) the test advances: token expiry without
+// waiting. The authorization server runs in another process, so testing/synctest's bubble
+// cannot move its time; the client's clock moves instead.
 type fakeClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
+
+// newFakeClock returns a clock that starts at the real time (which the server's tokens are
+// stamped with).
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Now()} }
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
@@ -127,10 +133,6 @@ func (w tWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(b)))
 	return len(b), nil
 }
-
-type contextT = context.Context
-
-func timeNow() time.Time { return time.Now() }
 
 func queryParam(t *testing.T, raw, name string) string {
 	t.Helper()

@@ -19,7 +19,7 @@ func TestTenMinuteSessionRefreshes(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{AccessTokenTTL: 60}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
 	ctx := testCtx(t)
 	store := fileStore(t)
-	clock := &fakeClock{now: time.Now()}
+	clock := newFakeClock()
 	opener := &countingOpener{}
 	a, err := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store,
 		Interactive: true, OpenURL: opener.open, Now: clock.Now})
@@ -134,7 +134,7 @@ func TestConcurrentRefreshSendsRefreshTokenOnce(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{AccessTokenTTL: 60}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
 	ctx := testCtx(t)
 	path := fileStore(t).Path()
-	clock := &fakeClock{now: time.Now()}
+	clock := newFakeClock()
 	opener := &countingOpener{}
 	a1, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: mcpauth.NewFileStore(path), OpenURL: opener.open, Now: clock.Now})
 	if err := a1.Login(ctx); err != nil {
