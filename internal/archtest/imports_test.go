@@ -23,44 +23,45 @@ type rule struct {
 
 // rules mirrors docs/design.md. The longest matching prefix applies.
 var rules = map[string]rule{
-	"ctx":                     {project: []string{"internal/suggest"}, stdOnly: true},
-	"ctx/ctxtest":             {project: []string{"ctx", "internal/suggest"}, stdOnly: true},
-	"plugins/toolregistry":    {project: []string{"ctx", "internal/jsoncheck", "internal/suggest"}},
-	"plugins/sysprompt":       {project: []string{"ctx"}, stdOnly: true},
-	"plugins/mcpresources":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
-	"plugins/mcpprompts":      {project: []string{"ctx", "plugins/mcpclient", "internal/suggest"}},
-	"plugins/mcpauth":         {},
-	"plugins/elicitation":     {project: []string{"ctx", "internal/redact"}},
-	"plugins/sampling":        {project: []string{"ctx"}},
-	"plugins/mcpclient":       {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpauth", "plugins/elicitation", "plugins/sampling", "internal/redact", "internal/yamlnode"}},
-	"plugins/mcpmanager":      {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "profiles"}},
-	"plugins/remote":          {project: []string{"ctx"}},
-	"plugins/gateway":         {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling"}},
-	"plugins/console":         {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
-	"profiles":                {project: []string{"ctx", "internal/redact"}},
-	"internal/demoserver":     {},
-	"internal/archtest":       {},
-	"internal/gcpolicy":       {stdOnly: true},
-	"internal/doccheck":       {stdOnly: true},
-	"internal/docexample":     {project: []string{""}},
-	"internal/grammartest":    {stdOnly: true},
-	"internal/jsoncheck":      {},
-	"internal/oauthtest":      {},
-	"internal/procpolicy":     {stdOnly: true},
-	"internal/redact":         {stdOnly: true},
-	"internal/suggest":        {stdOnly: true},
-	"internal/yamlnode":       {},
-	"internal/termform":       {project: []string{"ctx", "plugins/elicitation"}},
-	"internal/ptytest":        {},
-	"internal/mcptest":        {project: []string{"ctx", "ctx/ctxtest"}},
-	"internal/interop":        {project: []string{""}},
-	"internal/gatewayinterop": {project: []string{""}},
-	"internal/faults":         {project: []string{""}},
-	"bench":                   {project: []string{""}},
-	"cmd":                     {project: []string{""}},
+	"ctx":                       {project: []string{"internal/suggest"}, stdOnly: true},
+	"ctx/ctxtest":               {project: []string{"ctx", "internal/suggest"}, stdOnly: true},
+	"plugins/toolregistry":      {project: []string{"ctx", "internal/jsoncheck", "internal/suggest"}},
+	"plugins/sysprompt":         {project: []string{"ctx"}, stdOnly: true},
+	"plugins/mcpresources":      {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
+	"plugins/mcpprompts":        {project: []string{"ctx", "plugins/mcpclient", "internal/suggest"}},
+	"plugins/mcpauth":           {},
+	"plugins/elicitation":       {project: []string{"ctx", "internal/redact"}},
+	"plugins/sampling":          {project: []string{"ctx"}},
+	"plugins/mcpclient":         {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpauth", "plugins/elicitation", "plugins/sampling", "internal/redact", "internal/yamlnode"}},
+	"plugins/mcpmanager":        {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "profiles"}},
+	"plugins/remote":            {project: []string{"ctx"}},
+	"plugins/gateway":           {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling"}},
+	"plugins/console":           {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
+	"profiles":                  {project: []string{"ctx", "internal/redact"}},
+	"internal/demoserver":       {},
+	"internal/archtest":         {},
+	"internal/gcpolicy":         {stdOnly: true},
+	"internal/doccheck":         {stdOnly: true},
+	"internal/docexample":       {project: []string{""}},
+	"internal/grammartest":      {stdOnly: true},
+	"internal/jsoncheck":        {},
+	"internal/oauthtest":        {},
+	"internal/procpolicy":       {stdOnly: true},
+	"internal/redact":           {stdOnly: true},
+	"internal/suggest":          {stdOnly: true},
+	"internal/yamlnode":         {},
+	"internal/termform":         {project: []string{"ctx", "plugins/elicitation"}},
+	"internal/ptytest":          {},
+	"internal/mcptest":          {project: []string{"ctx", "ctx/ctxtest"}},
+	"internal/mcptest/demotree": {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
+	"internal/interop":          {project: []string{""}},
+	"internal/gatewayinterop":   {project: []string{""}},
+	"internal/faults":           {project: []string{""}},
+	"bench":                     {project: []string{""}},
+	"cmd":                       {project: []string{""}},
 }
 
-// testOnly is the package only _test.go files may import.
+// testOnly is the package (with the packages below it) only _test.go files may import.
 const testOnly = module + "/internal/mcptest"
 
 // shellOnly are the third-party modules the design reserves for the binary.
@@ -128,7 +129,7 @@ func TestImportRules(t *testing.T) {
 			imp, _ := strconv.Unquote(spec.Path.Value)
 			switch {
 			case isStd(imp):
-			case imp == testOnly && rel != "internal/mcptest":
+			case (imp == testOnly || strings.HasPrefix(imp, testOnly+"/")) && rel != "internal/mcptest" && !strings.HasPrefix(rel, "internal/mcptest/"):
 				t.Errorf("%s: %s imports %s, which only tests may import", rel, filepath.Base(path), imp)
 			case imp == module || strings.HasPrefix(imp, module+"/"):
 				target := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")

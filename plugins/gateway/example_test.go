@@ -3,36 +3,26 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/internal/mcptest/demotree"
 	"github.com/cordisgo/harness/plugins/gateway"
-	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // A tree with one MCP server, served by a gateway over Streamable HTTP: a downstream client
 // calls the server's tool by its public name on the aggregated route, and by its own name on
 // the per-server route.
 func Example() {
-	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	upstream := httptest.NewServer(h)
-	defer func() { closeSessions(); upstream.Close() }()
-
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer func() { _ = root.Scope().Dispose(context.Background()) }()
-	tools, _ := root.Plugin(toolregistry.Plugin, nil)
-	_ = tools.Wait(context.Background())
-	var cfg mcpclient.Config
-	cfg.Default()
-	cfg.ServerName, cfg.Transport, cfg.URL = "demo", mcpclient.TransportStreamableHTTP, upstream.URL+"/mcp"
-	client, _ := root.Plugin(mcpclient.Plugin, cfg)
-	_ = client.Wait(context.Background())
+	tree, err := demotree.Start("demo") // the tool registry and a client of the demo server
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer tree.Close()
+	root := tree.Root
 
 	gw, err := gateway.New(root, gateway.Options{})
 	if err != nil {
