@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,6 +35,24 @@ var Changed = ctx.NewEvent[string]("mcp-prompts/changed")
 // MaxPrompts is the most prompts one server's listing may hold: a server whose pages never
 // end fails the listing instead of growing it without bound.
 const MaxPrompts = 10000
+
+// RequestTimeout bounds each request the service makes (a whole listing, a get, a
+// completion) when the caller's context allows longer: a server that never answers fails the
+// call instead of holding it.
+const RequestTimeout = 30 * time.Second
+
+// bounded returns cx limited to RequestTimeout.
+func bounded(cx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(cx, RequestTimeout)
+}
+
+// timedOut says so in err when rc ran out of time before the caller's cx did.
+func timedOut(cx, rc context.Context, err error) error {
+	if errors.Is(rc.Err(), context.DeadlineExceeded) && cx.Err() == nil {
+		return fmt.Errorf("no answer within %v: %w", RequestTimeout, err)
+	}
+	return err
+}
 
 // Prompt is one prompt template of a server. It is a plain value.
 type Prompt struct {
@@ -292,8 +311,11 @@ func (s *Service) listing(cx context.Context, u *mcpclient.Upstream, cs *mcp.Cli
 	e.mu.Unlock()
 
 	var out []Prompt
-	for p, err := range cs.Prompts(cx, nil) {
+	rc, cancel := bounded(cx)
+	defer cancel()
+	for p, err := range cs.Prompts(rc, nil) {
 		if err != nil {
+			err = timedOut(cx, rc, err)
 			return nil, newError(u.Server(), "", err, "MCP server %q: prompts/list: %v", u.Server(), err)
 		}
 		if len(out) == MaxPrompts {
@@ -348,20 +370,27 @@ func (s *Service) List(cx context.Context, from *ctx.Context, server string) ([]
 		}
 		return clone(ps), nil
 	}
-	var out []Prompt
-	var errs []error
-	for _, u := range mcpclient.Upstreams(from) {
+	// The servers are listed in parallel (a slow one does not delay the others) and
+	// reported in order.
+	ups := mcpclient.Upstreams(from)
+	lists := make([][]Prompt, len(ups))
+	errs := make([]error, len(ups))
+	var wg sync.WaitGroup
+	for i, u := range ups {
 		cs := u.Session()
 		if cs == nil {
-			errs = append(errs, newError(u.Server(), "", ErrNotConnected, "MCP server %q is not connected", u.Server()))
+			errs[i] = newError(u.Server(), "", ErrNotConnected, "MCP server %q is not connected", u.Server())
 			continue
 		}
-		ps, err := s.listing(cx, u, cs, false)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, clone(ps)...)
+		wg.Go(func() {
+			ps, err := s.listing(cx, u, cs, false)
+			lists[i], errs[i] = clone(ps), err
+		})
+	}
+	wg.Wait()
+	var out []Prompt
+	for _, ps := range lists {
+		out = append(out, ps...)
 	}
 	return out, errors.Join(errs...)
 }
@@ -421,8 +450,11 @@ func (s *Service) Get(cx context.Context, from *ctx.Context, server, name string
 	if err := checkArguments(p, args); err != nil {
 		return nil, err
 	}
-	res, err := cs.GetPrompt(cx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	rc, cancel := bounded(cx)
+	defer cancel()
+	res, err := cs.GetPrompt(rc, &mcp.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
+		err = timedOut(cx, rc, err)
 		return nil, newError(server, name, err, "MCP server %q: prompts/get %q: %v", server, name, err)
 	}
 	if res.Messages == nil {
@@ -503,8 +535,11 @@ func (s *Service) Complete(cx context.Context, from *ctx.Context, r CompleteRequ
 	if len(r.Context) > 0 {
 		params.Context = &mcp.CompleteContext{Arguments: r.Context}
 	}
-	res, err := cs.Complete(cx, params)
+	rc, cancel := bounded(cx)
+	defer cancel()
+	res, err := cs.Complete(rc, params)
 	if err != nil {
+		err = timedOut(cx, rc, err)
 		return none, newError(r.Server, r.Prompt, err, "MCP server %q: completion/complete of argument %q of %s: %v", r.Server, r.Argument, what, err)
 	}
 	out := res.Completion

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -420,6 +421,35 @@ func TestListReportsUnavailableServers(t *testing.T) {
 	})
 	ps, err := tr.svc.List(t.Context(), tr.root, "")
 	if len(ps) != 5 || !errors.Is(err, mcpprompts.ErrNotConnected) || !strings.Contains(err.Error(), `MCP server "dead" is not connected`) {
+		t.Fatalf("listing: %v, %v", names(ps), err)
+	}
+}
+
+// Servers are listed in parallel: one that never answers costs the caller its deadline, not
+// the prompts of the others, and is named in the error.
+func TestListDoesNotWaitForAHungServer(t *testing.T) {
+	tr := newTree(t)
+	var n counts
+	mount(t, tr.root, "alpha", mcptest.NewHTTP(t, func() *mcp.Server { return promptServer(&n) }).URL())
+	mount(t, tr.root, "hung", mcptest.NewHTTP(t, func() *mcp.Server {
+		s := promptServer(&counts{})
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "prompts/list" {
+					<-c.Done()
+					return nil, c.Err()
+				}
+				return next(c, method, req)
+			}
+		})
+		return s
+	}).URL())
+	cx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	ps, err := tr.svc.List(cx, tr.root, "")
+	var pe *mcpprompts.Error
+	if len(ps) != 5 || ps[0].Server != "alpha" || !errors.As(err, &pe) || pe.Server != "hung" ||
+		!strings.Contains(err.Error(), `MCP server "hung": prompts/list: `) {
 		t.Fatalf("listing: %v, %v", names(ps), err)
 	}
 }
