@@ -53,6 +53,9 @@ type Request struct {
 	Message string
 	// Form is the requested schema, parsed (ModeForm; never nil there).
 	Form *Form
+	// Schema is the requested schema as the server sent it (ModeForm), for a responder that
+	// passes the request on (a gateway's downstream session); nil when unknown.
+	Schema any
 	// URL and ID are the page to visit and the elicitation's ID (ModeURL).
 	URL string
 	ID  string

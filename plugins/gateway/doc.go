@@ -26,6 +26,17 @@
 // log messages (each session's logging/setLevel applies) and resource updates (to the
 // subscribed sessions) are passed through.
 //
+// # Server requests
+//
+// A server's elicitation/create, sampling/createMessage and roots/list go to the downstream
+// session whose call (tools/call, resources/read, prompts/get, completion/complete) caused
+// them, never to another session: each forwarded request carries its session
+// (mcpclient.WithOrigin) and the session's responder, sampler and roots. A session whose
+// client lacks the capability, or a request that cannot be attributed (calls of two sessions
+// in flight on one upstream connection), goes to the host's own responders. The upstream
+// clients offer the capabilities only when a responder and a sampler are visible as they
+// connect: call [Prepare] on the gateway's scope before mounting the fleet.
+//
 // # HTTP
 //
 // [Gateway.Handler] serves the routes over Streamable HTTP behind a Host check (DNS

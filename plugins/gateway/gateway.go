@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/elicitation"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -65,6 +66,11 @@ type Gateway struct {
 
 	tokens   sync.Map // upstream progress token (string) → progressTarget
 	tokenSeq atomic.Uint64
+
+	completions sync.Map // completionKey → *mcp.ServerSession shown a URL-mode elicitation
+
+	activeMu sync.Mutex
+	active   map[*mcp.ServerSession]*activity // downstream sessions with requests in flight
 }
 
 // progressTarget is the downstream session and token a forwarded progress token stands for.
@@ -87,8 +93,13 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{c: c, reg: reg, log: log.With("component", "gateway"), opts: opts,
 		agents: map[string]*scopeRoute{}, servers: map[string]*serverRoute{},
-		heard: map[*mcpclient.Upstream]func(){}}
+		heard: map[*mcpclient.Upstream]func(){}, active: map[*mcp.ServerSession]*activity{}}
 	g.life, g.stop = context.WithCancel(context.WithoutCancel(c))
+	if fresh, err := prepare(c); err != nil {
+		return nil, err
+	} else if fresh {
+		g.log.Info("gateway.Prepare did not run before the fleet connected: servers are offered elicitation and sampling from their next connection")
+	}
 	g.agg = g.newScopeRoute("", c)
 	if _, err := toolregistry.Changed.On(c, func(ch toolregistry.Change) error {
 		g.changed(ch.Owner)
@@ -98,6 +109,12 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 	}
 	if _, err := mcpclient.StatusEvent.On(c, func(st mcpclient.Status) error {
 		g.changed("mcp:" + st.Server)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := elicitation.CompleteEvent.On(c, func(cp elicitation.Completion) error {
+		g.completed(cp)
 		return nil
 	}); err != nil {
 		return nil, err

@@ -144,6 +144,8 @@ func (r *scopeRoute) callTool(cx context.Context, req *mcp.CallToolRequest) (*mc
 func (g *Gateway) execute(cx context.Context, caller *ctx.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, public string) (*mcp.CallToolResult, error) {
 	meta, forget := g.progressMeta(ss, p.GetProgressToken())
 	defer forget()
+	cx, end := g.forCaller(cx, ss)
+	defer end()
 	res, err := g.reg.Execute(mcpclient.WithCallMeta(cx, meta), caller, public, p.Arguments, toolregistry.ExecOptions{})
 	return g.result(res, err), nil
 }
@@ -276,17 +278,23 @@ func capsOf(cs *mcp.ClientSession) *mcp.ServerCapabilities {
 
 // session returns the live session of server as this route sees it.
 func (r *scopeRoute) session(server string) (*mcp.ClientSession, error) {
+	_, cs, err := r.live(server)
+	return cs, err
+}
+
+// live returns the upstream of server as this route sees it and its live session.
+func (r *scopeRoute) live(server string) (*mcpclient.Upstream, *mcp.ClientSession, error) {
 	r.mu.Lock()
 	u := r.servers[server]
 	r.mu.Unlock()
 	if u == nil {
-		return nil, fmt.Errorf("%w: MCP server %q", ErrUnknownRoute, server)
+		return nil, nil, fmt.Errorf("%w: MCP server %q", ErrUnknownRoute, server)
 	}
 	cs := u.Session()
 	if cs == nil {
-		return nil, fmt.Errorf("%w: MCP server %q is not connected", ErrNotConnected, server)
+		return nil, nil, fmt.Errorf("%w: MCP server %q is not connected", ErrNotConnected, server)
 	}
-	return cs, nil
+	return u, cs, nil
 }
 
 // served is an item to show and the server that serves it.
@@ -299,11 +307,11 @@ type served[T any] struct {
 // matched the URI to the resource or template).
 func (r *scopeRoute) reader(server string) mcp.ResourceHandler {
 	return func(cx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		cs, err := r.session(server)
+		u, _, err := r.live(server)
 		if err != nil {
 			return nil, err
 		}
-		return cs.ReadResource(cx, req.Params)
+		return r.g.read(cx, u, req)
 	}
 }
 
@@ -314,12 +322,14 @@ func (r *scopeRoute) getPrompt(cx context.Context, req *mcp.GetPromptRequest) (*
 	if !ok {
 		return nil, fmt.Errorf("%w: prompt %q", ErrUnknownRoute, req.Params.Name)
 	}
-	cs, err := r.session(ref.server)
+	u, cs, err := r.live(ref.server)
 	if err != nil {
 		return nil, err
 	}
 	p := *req.Params
 	p.Name = ref.raw
+	cx, done := r.g.track(cx, req.Session, u)
+	defer done()
 	return cs.GetPrompt(cx, &p)
 }
 
@@ -349,11 +359,13 @@ func (r *scopeRoute) complete(cx context.Context, req *mcp.CompleteRequest) (*mc
 	if server == "" {
 		return nil, fmt.Errorf("%w: completion reference %s %q%q", ErrUnknownRoute, ref.Type, ref.Name, ref.URI)
 	}
-	cs, err := r.session(server)
+	u, cs, err := r.live(server)
 	if err != nil {
 		return nil, err
 	}
 	p.Ref = &ref
+	cx, done := r.g.track(cx, req.Session, u)
+	defer done()
 	return cs.Complete(cx, &p)
 }
 

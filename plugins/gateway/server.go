@@ -234,11 +234,10 @@ func (r *serverRoute) session() (*mcp.ClientSession, error) {
 }
 
 func (r *serverRoute) read(cx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	cs, err := r.session()
-	if err != nil {
+	if _, err := r.session(); err != nil {
 		return nil, err
 	}
-	return cs.ReadResource(cx, req.Params)
+	return r.g.read(cx, r.up, req)
 }
 
 func (r *serverRoute) prompt(cx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -246,6 +245,8 @@ func (r *serverRoute) prompt(cx context.Context, req *mcp.GetPromptRequest) (*mc
 	if err != nil {
 		return nil, err
 	}
+	cx, done := r.g.track(cx, req.Session, r.up)
+	defer done()
 	return cs.GetPrompt(cx, req.Params)
 }
 
@@ -254,6 +255,8 @@ func (r *serverRoute) complete(cx context.Context, req *mcp.CompleteRequest) (*m
 	if err != nil {
 		return nil, err
 	}
+	cx, done := r.g.track(cx, req.Session, r.up)
+	defer done()
 	return cs.Complete(cx, req.Params)
 }
 

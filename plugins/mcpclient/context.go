@@ -135,7 +135,7 @@ func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, 
 		if !hasResources {
 			return nil, fmt.Errorf("mcp server %q does not offer resources", s.cfg.ServerName)
 		}
-		res, err = s.readResource(cx, g, req.URI)
+		res, err = s.readResource(cx, g, &mcp.ReadResourceParams{URI: req.URI})
 		if asIdle(err) != nil {
 			return nil, err
 		}

@@ -98,8 +98,9 @@ type watchdog struct {
 	mu      sync.Mutex
 	byToken map[string]*inflight
 	timer   *time.Timer
-	armed   int64 // unix nanoseconds when the timer fires; 0 when not armed
-	held    int   // server requests (elicitation, sampling) waiting on the user or a model
+	armed   int64                         // unix nanoseconds when the timer fires; 0 when not armed
+	held    int                           // server requests (elicitation, sampling) waiting on the user or a model
+	others  map[*context.Context]struct{} // callers of untimed requests in flight (Upstream.Track)
 }
 
 // add starts watching f; its deadline is idle from now.
@@ -173,11 +174,32 @@ func (w *watchdog) release() {
 func (w *watchdog) callers() []context.Context {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]context.Context, 0, len(w.byToken))
+	out := make([]context.Context, 0, len(w.byToken)+len(w.others))
 	for _, f := range w.byToken {
 		out = append(out, f.caller)
 	}
+	for p := range w.others {
+		out = append(out, *p)
+	}
 	return out
+}
+
+// addCaller records the caller of a request in flight that has no idle deadline (a
+// prompts/get, a completion), so that server requests arriving meanwhile are attributed
+// with it in view; the returned function forgets it.
+func (w *watchdog) addCaller(cx context.Context) func() {
+	p := &cx
+	w.mu.Lock()
+	if w.others == nil {
+		w.others = map[*context.Context]struct{}{}
+	}
+	w.others[p] = struct{}{}
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		delete(w.others, p)
+		w.mu.Unlock()
+	}
 }
 
 // fire cancels the requests whose deadline passed and re-arms for the earliest other one.

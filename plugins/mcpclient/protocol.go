@@ -94,15 +94,16 @@ func asIdle(err error) error {
 	return nil
 }
 
-// readResource sends resources/read for uri with a progress token: the read ends when it
-// goes toolCallTimeoutMs without progress (an *idleTimeoutError) or when cx ends.
-func (s *supervisor) readResource(cx context.Context, g *generation, uri string) (*mcp.ReadResourceResult, error) {
+// readResource sends resources/read for p (its progress token, if any, or a fresh one):
+// the read ends when it goes toolCallTimeoutMs without progress (an *idleTimeoutError) or
+// when cx ends. p is not modified.
+func (s *supervisor) readResource(cx context.Context, g *generation, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	rcx, cancel := context.WithCancelCause(cx)
 	defer cancel(context.Canceled)
-	f := s.watch(cx, g, "resources/read", uri, "", nil, cancel)
-	params := &mcp.ReadResourceParams{URI: uri}
-	params.SetProgressToken(f.wire)
-	res, err := g.conn.Session().ReadResource(rcx, params)
+	f := s.watch(cx, g, "resources/read", p.URI, "", p.GetProgressToken(), cancel)
+	params := *p
+	params.Meta = withProgressToken(p.Meta, f.wire)
+	res, err := g.conn.Session().ReadResource(rcx, &params)
 	if err != nil {
 		if idle := idleCause(rcx); idle != nil {
 			err = idle

@@ -99,6 +99,7 @@ func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*
 	return func(c *mcp.Client) {
 		g.client.Store(c)
 		c.AddRoots(s.rootList()...)
+		c.AddReceivingMiddleware(s.callerRoots(g))
 	}
 }
 
@@ -175,6 +176,56 @@ func (s *supervisor) updateRoots(next Config) bool {
 	return true
 }
 
+// rootsKey carries a caller's roots (WithRoots).
+type rootsKey struct{}
+
+// RootsFunc returns a caller's roots; see [WithRoots].
+type RootsFunc func(cx context.Context) ([]*mcp.Root, error)
+
+// ErrNoRoots is returned by a [RootsFunc] that has no roots to give: the configured roots
+// are answered instead.
+var ErrNoRoots = errors.New("mcpclient: the caller has no roots")
+
+// WithRoots returns a context for calls whose server's roots/list, when it is attributed to
+// such a call (see [WithOrigin]), is answered by fn: a gateway answers with the roots of its
+// downstream session's client. A server's roots/list that is attributed to no call, or
+// whose fn returns ErrNoRoots or fails, gets the configured roots. Only a server with roots
+// configured is offered the roots capability, so only such a server asks.
+func WithRoots(parent context.Context, fn RootsFunc) context.Context {
+	return context.WithValue(parent, rootsKey{}, fn)
+}
+
+// callerRoots is the receiving middleware of a client with roots: a roots/list caused by a
+// call with WithRoots is answered with the caller's roots.
+func (s *supervisor) callerRoots(g *generation) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "roots/list" {
+				return next(cx, method, req)
+			}
+			call := g.cause()
+			if call == nil {
+				return next(cx, method, req)
+			}
+			fn, ok := call.Value(rootsKey{}).(RootsFunc)
+			if !ok {
+				return next(cx, method, req)
+			}
+			roots, err := fn(cx)
+			if err != nil {
+				if !errors.Is(err, ErrNoRoots) {
+					s.log.Warn("the caller's roots could not be listed; answering the configured roots", "err", err)
+				}
+				return next(cx, method, req)
+			}
+			if roots == nil {
+				roots = []*mcp.Root{}
+			}
+			return &mcp.ListRootsResult{Roots: roots}, nil
+		}
+	}
+}
+
 // elicit answers one elicitation/create through the elicitation service. The idle deadlines
 // of the generation's calls are held meanwhile; elicitationTimeoutMs bounds the wait, and
 // its expiry is reported as "cancel".
@@ -188,7 +239,7 @@ func (s *supervisor) elicit(cx context.Context, g *generation, p *mcp.ElicitPara
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: elicitation: %w", s.cfg.ServerName, err)
 		}
-		req.Form = form
+		req.Form, req.Schema = form, p.RequestedSchema
 	}
 	g.watch.hold()
 	defer g.watch.release()

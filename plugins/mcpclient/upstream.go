@@ -69,6 +69,42 @@ func (u *Upstream) Session() *mcp.ClientSession {
 	return nil
 }
 
+// ReadResource sends resources/read for p on the live session on behalf of the caller of cx,
+// as the client's own reads are sent: watched for toolCallTimeoutMs without progress (p's
+// progress token, if any, is the one sent; else a fresh one), capped by maxToolCallMs, and
+// in view when the server sends requests of its own meanwhile, so that they reach cx's
+// caller ([WithOrigin], elicitation.WithResponder, sampling.WithSampler). p is not modified.
+func (u *Upstream) ReadResource(cx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	s := u.s
+	g := s.live.Load()
+	if g == nil {
+		return nil, s.unavailable()
+	}
+	parent := cx
+	cx, cancel := context.WithTimeout(cx, s.cfg.MaxToolCall())
+	defer cancel()
+	cx, done := g.bind(cx)
+	defer done()
+	res, err := s.readResource(cx, g, p)
+	if err != nil && asIdle(err) == nil {
+		return nil, s.callError(parent, g, "resources/read", err)
+	}
+	return res, err
+}
+
+// Track puts the caller of cx in view, until done is called, for the server requests that
+// arrive while a request made with cx on [Upstream.Session] is in flight (prompts/get,
+// completion/complete, resources/subscribe): a gateway tracks every request it forwards, so
+// that a server request is never attributed to another caller's call in flight. It adds no
+// deadline.
+func (u *Upstream) Track(cx context.Context) (done func()) {
+	g := u.s.live.Load()
+	if g == nil {
+		return func() {}
+	}
+	return g.watch.addCaller(cx)
+}
+
 // Listen calls fn for every notice until the returned stop function is called (or the
 // client unloads). See [Upstream] for what fn may do.
 func (u *Upstream) Listen(fn func(Notice)) (stop func()) {

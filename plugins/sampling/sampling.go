@@ -6,7 +6,8 @@
 //
 // A request caused by a call whose context carries a sampler ([WithSampler]) — a gateway's
 // downstream session — goes to that sampler first; when it passes ([ErrPass]) the scoped
-// sampler answers. With several samplers visible the first by name answers.
+// samplers answer. With several samplers visible the first by name that does not pass
+// answers (a gateway provides one that always passes, so that the capability is advertised).
 //
 // Sampling is deprecated as of MCP 2026-07-28 (SEP-2577) and still used by servers.
 package sampling
@@ -77,8 +78,9 @@ func WithSampler(parent context.Context, s Sampler) context.Context {
 	return context.WithValue(parent, directedKey{}, s)
 }
 
-// Sample passes r to the call's sampler (WithSampler on r.Call), else to the first sampler
-// visible from c. It fails with ErrNoSampler when there is none.
+// Sample passes r to the call's sampler (WithSampler on r.Call), else to the samplers
+// visible from c, by name, until one does not pass (ErrPass). It fails with ErrNoSampler
+// when there is none, or when every sampler passed.
 func Sample(cx context.Context, c *ctx.Context, r *Request) (*mcp.CreateMessageResult, error) {
 	if r.Call != nil {
 		if d, ok := r.Call.Value(directedKey{}).(Sampler); ok {
@@ -88,9 +90,11 @@ func Sample(cx context.Context, c *ctx.Context, r *Request) (*mcp.CreateMessageR
 			}
 		}
 	}
-	vis := samplers.In(c).Visible(c.Scope())
-	if len(vis) == 0 {
-		return nil, ErrNoSampler
+	for _, e := range samplers.In(c).Visible(c.Scope()) {
+		res, err := e.Value.CreateMessage(cx, r)
+		if !errors.Is(err, ErrPass) {
+			return res, err
+		}
 	}
-	return vis[0].Value.CreateMessage(cx, r)
+	return nil, ErrNoSampler
 }

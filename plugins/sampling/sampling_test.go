@@ -47,3 +47,24 @@ func TestSample(t *testing.T) {
 		t.Fatalf("model %s, want a", res.Model)
 	}
 }
+
+// A scoped sampler that passes (a gateway's, there to have the capability advertised) lets
+// the next one by name answer; when every sampler passes, nobody answered.
+func TestSamplePassingScopedSampler(t *testing.T) {
+	root := ctxtest.New(t)
+	passing := sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) {
+		return nil, sampling.ErrPass
+	})
+	if _, err := sampling.Provide(root, "a-gateway", passing); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sampling.Sample(context.Background(), root, &sampling.Request{}); !errors.Is(err, sampling.ErrNoSampler) {
+		t.Fatalf("error %v, want ErrNoSampler", err)
+	}
+	if _, err := sampling.Provide(root, "b-model", answer("b")); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := sampling.Sample(context.Background(), root, &sampling.Request{}); err != nil || res.Model != "b" {
+		t.Fatalf("result %+v, %v; want the sampler after the passing one", res, err)
+	}
+}

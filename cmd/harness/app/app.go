@@ -158,6 +158,10 @@ type invocation struct {
 	// and expose the host's own methods (exposeHostAPI). A one-shot command never takes
 	// a running host's endpoint over, nor removes it.
 	hosting bool
+	// beforeMount, if set, runs on the root scope before the profile is mounted: serve
+	// provides the gateway's responder and sampler there (gateway.Prepare), which the MCP
+	// clients must see when they connect to advertise elicitation and sampling.
+	beforeMount func(root *ctx.Context) error
 }
 
 func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []string) *invocation {

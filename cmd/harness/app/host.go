@@ -134,6 +134,11 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	if !a.hosting {
 		rows = withoutUse(rows, remoteUse)
 	}
+	if a.beforeMount != nil {
+		if err := a.beforeMount(root); err != nil {
+			return err
+		}
+	}
 	if err := mountRows(root, a.catalog, rows, m); err != nil {
 		return err
 	}

@@ -80,6 +80,9 @@ commands); in serve, --stdio takes no value, and upstream servers come from the 
 			}
 			a.quietStartup = stdio // stdout is the protocol: nothing else goes there
 			a.stdinIsProtocol = stdio
+			// Before the fleet connects: its clients then offer elicitation and sampling,
+			// which the gateway forwards to the downstream session whose call caused them.
+			a.beforeMount = gateway.Prepare
 			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
 				gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
 				if err != nil {

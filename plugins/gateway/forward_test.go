@@ -1,0 +1,333 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+)
+
+// legacy is the protocol version the server-request tests speak on both sides: 2026-07-28
+// replaces requests from the server by input requests in results (SEP-2322).
+const legacy = "2025-11-25"
+
+// askServer's tools, resource and prompt send requests back to the client: "ask" elicits a
+// name, "sample" asks the client's model, "roots" lists the client's roots, "wait" blocks
+// until released (or cancelled); reading ask://me and getting the prompt "whoami" elicit too.
+func askServer(release <-chan struct{}, started chan<- struct{}) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
+	ask := func(cx context.Context, ss *mcp.ServerSession) (string, error) {
+		res, err := ss.Elicit(cx, &mcp.ElicitParams{Message: "who are you?", RequestedSchema: json.RawMessage(
+			`{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"]}`)})
+		if err != nil {
+			return "", err
+		}
+		b, _ := json.Marshal(res.Content)
+		return res.Action + " " + string(b), nil
+	}
+	result := func(s string, err error) (*mcp.CallToolResult, any, error) {
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}, nil, nil
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return result(ask(cx, req.Session))
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+		if err != nil {
+			return result("", err)
+		}
+		return result(res.Model+": "+res.Content.(*mcp.TextContent).Text, nil)
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.ListRoots(cx, nil)
+		if err != nil {
+			return result("", err)
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return result(fmt.Sprint(uris), nil)
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "wait"}, func(cx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+			return result("released", nil)
+		case <-cx.Done():
+			return result("", cx.Err())
+		}
+	})
+	srv.AddResource(&mcp.Resource{URI: "ask://me", Name: "me"}, func(cx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		s, err := ask(cx, req.Session)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ask://me", Text: s}}}, nil
+	})
+	srv.AddPrompt(&mcp.Prompt{Name: "whoami"}, func(cx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		s, err := ask(cx, req.Session)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: s}}}}, nil
+	})
+	return srv
+}
+
+// askFleet is a gateway over one askServer upstream (Streamable HTTP, legacy protocol, roots
+// configured), prepared before the client connects as harness serve does.
+type askFleet struct {
+	*fleet
+	release chan struct{}
+	started chan struct{}
+}
+
+func newAskFleet(t *testing.T, prepare func(root *ctx.Context)) *askFleet {
+	t.Helper()
+	f := &askFleet{release: make(chan struct{}), started: make(chan struct{}, 8)}
+	up := mcptest.NewHTTP(t, func() *mcp.Server { return askServer(f.release, f.started) })
+	root := newTree(t)
+	if err := gateway.Prepare(root); err != nil {
+		t.Fatal(err)
+	}
+	if prepare != nil {
+		prepare(root)
+	}
+	var cfg mcpclient.Config
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.URL, cfg.ProtocolVersion = "ask", mcpclient.TransportStreamableHTTP, up.URL(), legacy
+	cfg.Roots = []string{"/srv/configured"}
+	s, err := root.Plugin(mcpclient.Plugin, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f.fleet = serveGateway(t, root, gateway.Options{})
+	return f
+}
+
+// asker is a downstream client that answers elicitations with its name and sampling with
+// its model, and counts what it was asked.
+type asker struct {
+	name     string
+	elicited atomic.Int32
+	sampled  atomic.Int32
+	block    bool          // elicitations wait for their context to end
+	asked    chan struct{} // a blocked elicitation arrived
+	ended    chan struct{} // a blocked elicitation's context ended
+}
+
+func (a *asker) connect(t *testing.T, url string, roots ...string) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientOptions{}
+	if a != nil {
+		opts.ElicitationHandler = func(cx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			a.elicited.Add(1)
+			if a.block {
+				a.asked <- struct{}{}
+				<-cx.Done()
+				a.ended <- struct{}{}
+				return nil, cx.Err()
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": a.name}}, nil
+		}
+		opts.CreateMessageHandler = func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			a.sampled.Add(1)
+			return &mcp.CreateMessageResult{Model: a.name + "-model", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, opts)
+	for _, r := range roots {
+		c.AddRoots(&mcp.Root{URI: r})
+	}
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, tool string) string {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: tool error %s", tool, text(res))
+	}
+	return text(res)
+}
+
+// routes are the two routes the forwarding tests run on, with the ask server's tool names there.
+var routes = []struct{ path, prefix string }{{"/mcp", "mcp__ask__"}, {"/mcp/servers/ask", ""}}
+
+// An elicitation reaches the session whose call caused it, on both routes, and no other
+// session; so do sampling and roots/list. A session whose client has no roots gets the
+// configured ones.
+func TestServerRequestsReachTheCaller(t *testing.T) {
+	f := newAskFleet(t, nil)
+	for _, rt := range routes {
+		t.Run(rt.path, func(t *testing.T) {
+			a, b := &asker{name: "alice"}, &asker{name: "bob"}
+			as := a.connect(t, f.url+rt.path, "file:///home/alice")
+			bs := b.connect(t, f.url+rt.path)
+			if got := call(t, as, rt.prefix+"ask"); got != `accept {"name":"alice"}` {
+				t.Fatalf("alice's call: %q", got)
+			}
+			if got := call(t, bs, rt.prefix+"ask"); got != `accept {"name":"bob"}` {
+				t.Fatalf("bob's call: %q", got)
+			}
+			if a.elicited.Load() != 1 || b.elicited.Load() != 1 {
+				t.Fatalf("elicitations: alice %d, bob %d; want one each", a.elicited.Load(), b.elicited.Load())
+			}
+			if got := call(t, bs, rt.prefix+"sample"); got != "bob-model: hello" {
+				t.Fatalf("bob's sampling: %q", got)
+			}
+			if a.sampled.Load() != 0 || b.sampled.Load() != 1 {
+				t.Fatalf("sampling: alice %d, bob %d", a.sampled.Load(), b.sampled.Load())
+			}
+			if got := call(t, as, rt.prefix+"roots"); got != "[file:///home/alice]" {
+				t.Fatalf("alice's roots: %q", got)
+			}
+			if got := call(t, bs, rt.prefix+"roots"); got != "[file:///srv/configured]" {
+				t.Fatalf("bob's roots (his client has none): %q", got)
+			}
+		})
+	}
+}
+
+// Resource reads and prompts that elicit reach their caller too.
+func TestServerRequestsFromReadsAndPrompts(t *testing.T) {
+	f := newAskFleet(t, nil)
+	for _, rt := range routes {
+		t.Run(rt.path, func(t *testing.T) {
+			a, b := &asker{name: "alice"}, &asker{name: "bob"}
+			as := a.connect(t, f.url+rt.path)
+			b.connect(t, f.url+rt.path)
+			res, err := as.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ask://me"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Contents[0].Text; got != `accept {"name":"alice"}` {
+				t.Fatalf("read: %q", got)
+			}
+			pr, err := as.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: rt.prefix + "whoami"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := pr.Messages[0].Content.(*mcp.TextContent).Text; got != `accept {"name":"alice"}` {
+				t.Fatalf("prompt: %q", got)
+			}
+			if a.elicited.Load() != 2 || b.elicited.Load() != 0 {
+				t.Fatalf("elicitations: alice %d, bob %d", a.elicited.Load(), b.elicited.Load())
+			}
+		})
+	}
+}
+
+// hostResponder stands for the host's own surface (a terminal): it answers "host".
+type hostResponder struct{ asked atomic.Int32 }
+
+func (*hostResponder) Supports(elicitation.Mode) bool { return true }
+
+func (h *hostResponder) Elicit(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+	h.asked.Add(1)
+	return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"name": "host"}}, nil
+}
+
+// A downstream client without the capability: the host's responder answers; without one,
+// the server is told decline (and a sampling request fails).
+func TestServerRequestsWithoutTheCapability(t *testing.T) {
+	host := &hostResponder{}
+	f := newAskFleet(t, func(root *ctx.Context) {
+		if _, err := elicitation.Provide(root, "terminal", host); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var none *asker
+	cs := none.connect(t, f.url+"/mcp")
+	if got := call(t, cs, "mcp__ask__ask"); got != `accept {"name":"host"}` {
+		t.Fatalf("result %q, want the host's answer", got)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__ask__sample"})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "sampling") {
+		t.Fatalf("sampling without a sampler: %v %q", err, text(res))
+	}
+
+	f = newAskFleet(t, nil)
+	cs = none.connect(t, f.url+"/mcp/servers/ask")
+	if got := call(t, cs, "ask"); got != "decline null" {
+		t.Fatalf("result %q, want decline", got)
+	}
+	if host.asked.Load() != 1 {
+		t.Fatalf("the host's responder was asked %d times", host.asked.Load())
+	}
+}
+
+// With calls of two sessions in flight on one upstream connection, a server request cannot
+// be attributed: it reaches neither session (the host answers, here nobody: decline).
+func TestServerRequestNeverToAnotherSession(t *testing.T) {
+	f := newAskFleet(t, nil)
+	a, b := &asker{name: "alice"}, &asker{name: "bob"}
+	as := a.connect(t, f.url+"/mcp")
+	bs := b.connect(t, f.url+"/mcp")
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if got := call(t, bs, "mcp__ask__wait"); got != "released" {
+			t.Errorf("wait: %q", got)
+		}
+	})
+	<-f.started
+	got := call(t, as, "mcp__ask__ask")
+	close(f.release)
+	wg.Wait()
+	if got != "decline null" || a.elicited.Load() != 0 || b.elicited.Load() != 0 {
+		t.Fatalf("result %q; elicitations alice %d, bob %d: want decline, none", got, a.elicited.Load(), b.elicited.Load())
+	}
+}
+
+// A downstream cancellation of a call whose elicitation is pending cancels the elicitation
+// shown to that session.
+func TestElicitationCancelledWithTheCall(t *testing.T) {
+	f := newAskFleet(t, nil)
+	a := &asker{name: "alice", block: true, asked: make(chan struct{}, 1), ended: make(chan struct{}, 1)}
+	as := a.connect(t, f.url+"/mcp/servers/ask")
+	cx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := as.CallTool(cx, &mcp.CallToolParams{Name: "ask"})
+		done <- err
+	}()
+	select {
+	case <-a.asked:
+	case err := <-done:
+		t.Fatalf("the call ended before its elicitation: %v", err)
+	}
+	cancel()
+	<-a.ended
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+}
