@@ -36,7 +36,7 @@ var rules = map[string]rule{
 	"plugins/mcpmanager":        {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "profiles"}},
 	"plugins/remote":            {project: []string{"ctx"}},
 	"plugins/gateway":           {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling"}},
-	"plugins/console":           {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
+	"plugins/console":           {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/elicitation"}},
 	"profiles":                  {project: []string{"ctx", "internal/redact"}},
 	"internal/demoserver":       {},
 	"internal/archtest":         {},

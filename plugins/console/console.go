@@ -1,6 +1,7 @@
 // Package console serves the remote methods the management page needs beyond the
 // manager's (mcpManager/*): the tools of a server with their schemas, a tool call through
-// the tools service's pipeline, and a server's instructions. Mount [Plugin] once, next to
+// the tools service's pipeline, a server's instructions, and the answers to servers'
+// elicitations. Mount [Plugin] once, next to
 // the tools service (plugins/toolregistry) and the remote API (plugins/remote); the web
 // profile does.
 //
@@ -9,6 +10,22 @@
 //	console/tools         call  {"server": name}   → [Tool]   ("" lists every tool)
 //	console/callTool      call  {"tool", "args"}   → CallResult
 //	console/instructions  call  {"server": name}   → {"text": …}
+//	console/elicitations  stream                    → Elicitation (pending, then done)
+//	console/answer        call  AnswerParams        → {"ok": true}
+//
+// # Elicitations
+//
+// The console is an elicitation responder ([elicitation.Provide]) of the tree below it,
+// for forms and URLs: a server's question goes to the pages following
+// console/elicitations (each question once as "pending", with the form's fields parsed
+// from the requested schema, and once as "done" when it ends, however it ends), and the
+// first console/answer for it (accept with the form's content, decline or cancel) is the
+// answer. A form's content is checked against the schema before it is taken; a wrong
+// value is refused with bad_request naming the field, and the question stays pending.
+// With no page following, the console passes ([elicitation.ErrPass]): the other
+// responders answer, or the request is declined. MCP clients advertise elicitation when
+// they connect, so a client that connected before the console loaded offers it from its
+// next connection on.
 //
 // A tool call runs through [toolregistry.Registry.Execute] from the console's scope: the
 // same validation, policy, timeout, output cap and history as a model's call; it is
@@ -127,7 +144,7 @@ func apply(c *ctx.Context, _ struct{}) error {
 			return err
 		}
 	}
-	return nil
+	return provideResponder(c)
 }
 
 func decode(raw json.RawMessage, v any) error {

@@ -93,9 +93,9 @@ func promptServer() *mcp.Server {
 	return s
 }
 
-// stack is a host tree like the web profile's: the tools, prompt and resources services,
-// a profile-row MCP client, the manager with servers from a temporary settings file, the
-// remote API and the console.
+// stack is a host tree like the web profile's: the tools, prompt, resources and prompts
+// services, the console, a profile-row MCP client, the manager with servers from a
+// temporary settings file, and the remote API.
 type stack struct {
 	root     *ctx.Context
 	srv      *remote.Server
@@ -141,12 +141,15 @@ func newStackWith(t *testing.T, names []string, extra string) *stack {
 	ctxtest.MountActive(t, s.root, sysprompt.Plugin, nil)
 	ctxtest.MountActive(t, s.root, mcpresources.Plugin, nil)
 	ctxtest.MountActive(t, s.root, mcpprompts.Plugin, nil)
+	// The console before the MCP clients, as in the web profile, where it loads at once
+	// while the clients start their servers: they connect offering elicitation, which the
+	// console answers as the page's responder.
+	ctxtest.MountActive(t, s.root, console.Plugin, nil)
 	ctxtest.Mount(t, s.root, mcpclient.Plugin, map[string]any{"serverName": "demo", "transport": "stdio",
 		"command": os.Args[0], "env": map[string]any{demoEnv: "1"}})
 	ctxtest.Mount(t, s.root, mcpmanager.Plugin, map[string]any{"settingsFile": s.settings,
 		"credentialsFile": filepath.Join(dir, "credentials.yaml"), "debounceMs": 20})
 	rs := ctxtest.MountActive(t, s.root, remote.Plugin, map[string]any{"tokenFile": filepath.Join(dir, "remote.token")})
-	ctxtest.MountActive(t, s.root, console.Plugin, nil)
 	srv, ok := remote.Key.Get(rs.Context())
 	if !ok {
 		t.Fatal("no remote server")
@@ -353,6 +356,43 @@ func TestPage(t *testing.T) {
 			t.Fatal("an empty required argument passed the form's check")
 		}
 		run(t, b, click(`#tab-tools`), click(`tr.server[data-name="alpha"] [data-action="select"]`), visible(`[data-tool="mcp__alpha__slow"]`))
+	})
+
+	t.Run("answer an elicitation", func(t *testing.T) {
+		// The demo's ask tool asks through elicitation: the Activity shows the form built
+		// from the requested schema, defaults filled in; the answer reaches the tool.
+		q := `#questions [data-question][data-server="alpha"]`
+		askTool := func() {
+			run(t, b, click(`form[data-call="mcp__alpha__ask"] button[type=submit]`), visible(q+` form`))
+		}
+		run(t, b, click(`[data-tool="mcp__alpha__ask"] [data-action="open-call"]`))
+		askTool()
+		id := eval[string](t, b, `document.querySelector('`+q+`').dataset.question`)
+		field := func(name string) string { return fmt.Sprintf("#elicit-%s-%s", id, name) }
+		got := eval[string](t, b, fmt.Sprintf(`[%q, %q, %q, %q, %q].map(s => { const e = document.querySelector(s); return e.type === "checkbox" ? String(e.checked) : e.type + "=" + e.value; }).join(" ")`,
+			field("name"), field("age"), field("color"), field("subscribe"), field("token")))
+		if want := "text=Ada number=36 select-one=green false password="; got != want {
+			t.Fatalf("the form's fields and defaults: %q, want %q", got, want)
+		}
+		if card := text(t, b, q); !strings.Contains(card, "would like to know you better") || !strings.Contains(card, "Favourite colour") || !strings.Contains(card, "In whole years") {
+			t.Fatalf("the question's card: %q", card)
+		}
+		run(t, b, chromedp.SetValue(chromedp.CSS(field("name")), "Grace"),
+			chromedp.SendKeys(chromedp.CSS(field("token")), "s3cr3t"),
+			chromedp.SetValue(chromedp.CSS(field("color")), "blue"),
+			click(q+` [data-answer="accept"]`),
+			visible(`form[data-call="mcp__alpha__ask"] [data-result="ok"]`),
+			until(`!document.querySelector('`+q+`') && document.querySelector('#questions-box').hidden`, 10*time.Second))
+		if out := text(t, b, `form[data-call="mcp__alpha__ask"] [data-result]`); !strings.Contains(out, "accept: age=36, color=blue, name=Grace, subscribe=false, token=6 characters") {
+			t.Fatalf("the ask tool's result after accept: %q", out)
+		}
+		// Decline.
+		askTool()
+		run(t, b, click(q+` [data-answer="decline"]`),
+			until(`(r => r && r.innerText.includes("decline"))(document.querySelector('form[data-call="mcp__alpha__ask"] [data-result]'))`, 10*time.Second))
+		if log := text(t, b, `#activity`); !strings.Contains(log, "alpha's question answered: decline") {
+			t.Fatalf("activity after the decline:\n%s", log)
+		}
 	})
 
 	t.Run("progress of a call in flight", func(t *testing.T) {

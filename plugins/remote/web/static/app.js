@@ -142,6 +142,139 @@
     $("#inflight-box").hidden = inflight.size === 0;
   }
 
+  // ---- elicitations (console/elicitations, console/answer) --------------------------
+
+  const questions = new Map(); // id → card
+
+  function onElicitation(ev) {
+    if (ev.type === "pending") {
+      if (questions.has(ev.id)) return;
+      const card = questionCard(ev);
+      questions.set(ev.id, card);
+      $("#questions").append(card);
+      activity(ev.server + " asks: " + (ev.message || "(no message)"));
+    } else if (ev.type === "done") {
+      const card = questions.get(ev.id);
+      if (card) { card.remove(); questions.delete(ev.id); }
+      activity(ev.server + "'s question " + (ev.action ? "answered: " + ev.action : "ended (answered elsewhere, cancelled or timed out)"));
+    }
+    $("#questions-box").hidden = questions.size === 0;
+  }
+
+  // fieldInput builds the input of one form field, its default filled in.
+  function fieldInput(id, f) {
+    const d = f.default;
+    switch (f.kind) {
+      case "boolean": {
+        const i = el("input", { id, type: "checkbox" });
+        i.checked = d === true;
+        return i;
+      }
+      case "number":
+      case "integer": {
+        const i = el("input", { id, type: "number", step: f.kind === "integer" ? "1" : "any", required: f.required,
+          min: f.minimum, max: f.maximum });
+        if (typeof d === "number") i.value = String(d);
+        return i;
+      }
+      case "choice": {
+        const i = el("select", { id, required: f.required }, f.required && d !== undefined ? null : el("option", { value: "" }, "—"),
+          (f.options || []).map((o) => el("option", { value: o.value }, o.title || o.value)));
+        if (typeof d === "string") i.value = d;
+        return i;
+      }
+      case "multi": {
+        const box = el("div", { id, class: "multi", role: "group" });
+        for (const o of f.options || []) {
+          const cb = el("input", { type: "checkbox", value: o.value, id: id + "-" + o.value });
+          cb.checked = Array.isArray(d) && d.includes(o.value);
+          box.append(el("label", { for: cb.id }, cb, " " + (o.title || o.value)));
+        }
+        return box;
+      }
+      default: {
+        const type = f.secret ? "password" : ({ email: "email", uri: "url", date: "date" })[f.format] || "text";
+        const i = el("input", { id, type, required: f.required, minlength: f.minLength, maxlength: f.maxLength,
+          autocomplete: f.secret ? "new-password" : "off" });
+        if (typeof d === "string") i.value = d;
+        return i;
+      }
+    }
+  }
+
+  // fieldValue reads one field; undefined leaves it out of the answer.
+  function fieldValue(input, f) {
+    switch (f.kind) {
+      case "boolean": return input.checked;
+      case "number":
+      case "integer": return input.value === "" ? undefined : Number(input.value);
+      case "multi": {
+        const vals = [...input.querySelectorAll("input:checked")].map((c) => c.value);
+        return vals.length || f.required ? vals : undefined;
+      }
+      default: return input.value === "" && !f.required ? undefined : input.value;
+    }
+  }
+
+  function questionCard(ev) {
+    const card = el("article", { class: "question", dataset: { question: ev.id, server: ev.server, mode: ev.mode } });
+    const note = el("div", { class: "out", "aria-live": "polite" });
+    const answer = async (action, content) => {
+      for (const b of card.querySelectorAll("button")) b.disabled = true;
+      try {
+        await call("console/answer", { id: ev.id, action, content });
+      } catch (e) {
+        note.replaceChildren(el("p", { class: "error", role: "alert" }, e.message));
+        for (const b of card.querySelectorAll("button")) b.disabled = false;
+      }
+    };
+    const other = [
+      el("button", { type: "button", dataset: { answer: "decline" }, onclick: () => answer("decline") }, "Decline"),
+      el("button", { type: "button", class: "ghost", dataset: { answer: "cancel" }, onclick: () => answer("cancel") }, "Cancel"),
+    ];
+    card.append(el("h3", {}, ev.server + " asks"), ev.message ? el("p", { class: "desc" }, ev.message) : null);
+    if (ev.mode === "url") {
+      let host = ev.url;
+      try { host = new URL(ev.url).host; } catch (_) { /* shown as is */ }
+      card.append(
+        el("p", {}, "It asks you to visit ", el("a", { href: ev.url, target: "_blank", rel: "noopener noreferrer", class: "mono" }, ev.url),
+          " (", el("strong", {}, host), ")."),
+        el("div", { class: "actions" },
+          el("button", { type: "button", class: "primary", dataset: { answer: "accept" },
+            onclick: () => { window.open(ev.url, "_blank", "noopener,noreferrer"); answer("accept"); } }, "Open and accept"),
+          other),
+        note);
+      return card;
+    }
+    const form = el("form", { class: "call" });
+    const inputs = [];
+    for (const f of ev.fields || []) {
+      const id = "elicit-" + ev.id + "-" + f.name;
+      const input = fieldInput(id, f);
+      inputs.push({ f, input });
+      const limits = [];
+      if (f.minLength !== undefined || f.maxLength !== undefined) limits.push((f.minLength || 0) + "–" + (f.maxLength !== undefined ? f.maxLength : "∞") + " characters");
+      if (f.minimum !== undefined || f.maximum !== undefined) limits.push((f.minimum !== undefined ? f.minimum : "−∞") + " to " + (f.maximum !== undefined ? f.maximum : "∞"));
+      form.append(el(f.kind === "multi" ? "div" : "label", f.kind === "multi" ? { class: "field" } : { for: id },
+        el("span", {}, f.title || f.name, f.required ? el("span", { class: "req" }, "required") : null,
+          " ", el("span", { class: "hint" }, f.kind + (f.format ? " (" + f.format + ")" : "") + (limits.length ? " · " + limits.join(", ") : ""))),
+        f.description ? el("span", { class: "hint" }, f.description) : null,
+        input));
+    }
+    form.append(el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", dataset: { answer: "accept" } }, "Accept"), other), note);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const content = {};
+      for (const { f, input } of inputs) {
+        const v = fieldValue(input, f);
+        if (v !== undefined) content[f.name] = v;
+      }
+      answer("accept", content);
+    });
+    card.append(form);
+    return card;
+  }
+
   // ---- the servers table ------------------------------------------------------------
 
   const COLS = 9;
@@ -913,6 +1046,7 @@
     stream("mcpManager/watch", onSnapshot);
     if (has("harness/clients")) stream("harness/clients", onClients);
     if (has("mcpManager/progress")) stream("mcpManager/progress", onProgress);
+    if (has("console/elicitations")) stream("console/elicitations", onElicitation);
   }
   main();
 })();
