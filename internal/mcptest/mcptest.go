@@ -3,7 +3,8 @@
 // storm; instructions), served three ways — over stdio by re-executing the test binary
 // ([Main], [Stdio]) in one of the misbehaviours a client must survive ([Mode]), in memory
 // ([InMemory]), and over Streamable HTTP behind an httptest endpoint that can be restarted
-// ([NewHTTP]) — and the collector of what stdio test servers report ([Events]). Status
+// ([NewHTTP]) — a server with subscribable resources that reports its subscriptions
+// ([Subscribable]), and the collector of what stdio test servers report ([Events]). Status
 // recording is [ctxtest.Record]'s job.
 //
 // Only tests may import this package (internal/archtest checks it).

@@ -71,6 +71,9 @@ type Gateway struct {
 
 	activeMu sync.Mutex
 	active   map[*mcp.ServerSession]*activity // downstream sessions with requests in flight
+
+	subs   *downstreamSubs // downstream sessions' resource subscriptions (subscribe.go)
+	subsWG sync.WaitGroup  // their session watchers
 }
 
 // progressTarget is the downstream session and token a forwarded progress token stands for.
@@ -94,6 +97,7 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 	g := &Gateway{c: c, reg: reg, log: log.With("component", "gateway"), opts: opts,
 		agents: map[string]*scopeRoute{}, servers: map[string]*serverRoute{},
 		heard: map[*mcpclient.Upstream]func(){}, active: map[*mcp.ServerSession]*activity{}}
+	g.subs = newDownstreamSubs(g)
 	g.life, g.stop = context.WithCancel(context.WithoutCancel(c))
 	if fresh, err := prepare(c); err != nil {
 		return nil, err
@@ -144,6 +148,8 @@ func (g *Gateway) Close() error {
 			}
 		}
 	}
+	g.subs.close()
+	g.subsWG.Wait()
 	return nil
 }
 

@@ -55,6 +55,12 @@ func mountHTTP(t *testing.T, c *ctx.Context, name, url string) *ctx.Scope {
 	cfg.ServerName = name
 	cfg.Transport = mcpclient.TransportStreamableHTTP
 	cfg.URL = url
+	return mountConfig(t, c, cfg)
+}
+
+// mountConfig mounts an MCP client with cfg on c and waits for its activation.
+func mountConfig(t *testing.T, c *ctx.Context, cfg mcpclient.Config) *ctx.Scope {
+	t.Helper()
 	s, err := c.Plugin(mcpclient.Plugin, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
 		},
 		CompletionHandler:  r.complete,
 		SubscribeHandler:   r.subscribe,
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		UnsubscribeHandler: r.unsubscribe,
 	})
 	r.srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream {
 		r.mu.Lock()
@@ -369,17 +369,21 @@ func (r *scopeRoute) complete(cx context.Context, req *mcp.CompleteRequest) (*mc
 	return cs.Complete(cx, &p)
 }
 
+// subscribe takes the downstream session's reference to the subscription of the server
+// that serves uri on this route.
 func (r *scopeRoute) subscribe(cx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
 	r.mu.Lock()
 	server, ok := r.resources[uri]
+	u := r.servers[server]
 	r.mu.Unlock()
-	if !ok {
+	if !ok || u == nil {
 		return mcp.ResourceNotFoundError(uri)
 	}
-	cs, err := r.session(server)
-	if err != nil {
-		return err
-	}
-	return cs.Subscribe(cx, &mcp.SubscribeParams{URI: uri})
+	return r.g.subs.subscribe(cx, req.Session, u, uri)
+}
+
+// unsubscribe releases the downstream session's reference.
+func (r *scopeRoute) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	return r.g.subs.unsubscribe(req.Session, req.Params.URI)
 }

@@ -260,14 +260,12 @@ func (r *serverRoute) complete(cx context.Context, req *mcp.CompleteRequest) (*m
 	return cs.Complete(cx, req.Params)
 }
 
+// subscribe takes the downstream session's reference to the server's subscription of the
+// URI; unsubscribe releases it.
 func (r *serverRoute) subscribe(cx context.Context, req *mcp.SubscribeRequest) error {
-	cs, err := r.session()
-	if err != nil {
-		return err
-	}
-	return cs.Subscribe(cx, req.Params)
+	return r.g.subs.subscribe(cx, req.Session, r.up, req.Params.URI)
 }
 
-// unsubscribe keeps the upstream subscription: other downstream sessions may hold one, and
-// the SDK delivers updates only to the sessions subscribed.
-func (r *serverRoute) unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+func (r *serverRoute) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	return r.g.subs.unsubscribe(req.Session, req.Params.URI)
+}

@@ -34,7 +34,16 @@ func (s *supervisor) protocolOptions(g *generation, opts *dialOptions) {
 	g.watch.idle = s.cfg.ToolCallTimeout()
 	opts.onProgress = func(p *mcp.ProgressNotificationParams) { s.onProgress(g, p) }
 	opts.onLog = s.serverLog
-	opts.onClient = func(co *mcp.ClientOptions) func(*mcp.Client) { return s.serverRequests(g, co) }
+	opts.onClient = func(co *mcp.ClientOptions) func(*mcp.Client) {
+		s.resourceHandlers(co)
+		withClient := s.serverRequests(g, co)
+		return func(cl *mcp.Client) {
+			cl.AddReceivingMiddleware(ackMiddleware(g))
+			if withClient != nil {
+				withClient(cl)
+			}
+		}
+	}
 }
 
 // connected runs right after a generation's handshake, within the startup timeout: it sends

@@ -93,6 +93,8 @@ type generation struct {
 
 	// client is the SDK client of the session, kept when it has roots to update.
 	client atomic.Pointer[mcp.Client]
+	// acks hands subscriptions/listen acknowledgements to subscribes (subscribe.go).
+	acks ackWaiters
 }
 
 // errGenerationClosed is the cause a tool call in flight is cancelled with when its
@@ -195,6 +197,7 @@ type supervisor struct {
 	live   atomic.Pointer[generation] // nil while not connected
 	tokens atomic.Uint64              // the last progress token issued (newToken)
 	roots  atomic.Pointer[[]string]   // the roots' file:// URIs (nil: none configured)
+	subs   subscriptions              // resource subscriptions by URI (subscribe.go)
 
 	mu       sync.Mutex
 	state    Status                     // guarded by mu: the last report
@@ -300,6 +303,8 @@ func (s *supervisor) run(runCtx context.Context) error {
 					err = errors.Join(err, cerr)
 				}
 				g = nil
+			} else {
+				s.resubscribe(runCtx, g)
 			}
 		}
 		needsAuth := err != nil && s.auth != nil && errors.Is(err, mcpauth.ErrNeedsAuth)

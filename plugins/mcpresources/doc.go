@@ -57,6 +57,16 @@
 // (a disconnected or reconnecting server, a server error) is a tool error naming the server
 // and carrying the error's text; the tools and the server name stay.
 //
+// # Subscriptions
+//
+// [Service.Subscribe] takes one reference to a server's subscription of a URI, through the
+// provider when it is a [Subscriber] (the MCP client's is). The MCP client counts the
+// references per URI: one resources/subscribe on the wire for any number of subscribers, a
+// resources/unsubscribe when the last [Subscription] closes, and the subscriptions sent
+// again after a reconnect. Updates are events of the scope tree
+// (mcpclient.ResourceUpdatedEvent), not values of the Subscription. A server without the
+// resources.subscribe capability is refused with [ErrNoSubscribe], naming it.
+//
 // # System prompt
 //
 // While a systemPrompt service is available (mounted before or after this plugin, or

@@ -3,6 +3,7 @@ package mcpresources_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/cordisgo/harness/ctx"
@@ -98,4 +99,57 @@ func Example_agentScopes() {
 	// - list_mcp_resources: list a server's resources with their URIs. When a result has nextCursor, call again with that value as cursor to get the next page.
 	// - list_mcp_resource_templates: list a server's URI templates (such as file:///{path}); fill in the placeholders to build a URI.
 	// - read_mcp_resource: read one resource by URI. Binary contents are described by size and type, not shown.
+}
+
+// feedServer stands in for an MCP client whose server can subscribe: it prints what it
+// would send, once per URI (the MCP client counts references the same way).
+type feedServer struct {
+	docsServer
+	refs map[string]int
+}
+
+type feedSub struct {
+	f   *feedServer
+	uri string
+}
+
+func (f *feedServer) Subscribe(_ context.Context, uri string, _ mcpresources.CallerInfo) (mcpresources.Subscription, error) {
+	if f.refs[uri]++; f.refs[uri] == 1 {
+		fmt.Println("resources/subscribe", uri)
+	}
+	return feedSub{f, uri}, nil
+}
+
+func (s feedSub) Close() error {
+	if s.f.refs[s.uri]--; s.f.refs[s.uri] == 0 {
+		fmt.Println("resources/unsubscribe", s.uri)
+	}
+	return nil
+}
+
+// Two subscribers of one URI share the server's subscription; a server whose provider
+// cannot subscribe is refused by name.
+func ExampleService_Subscribe() {
+	root := ctx.New(ctx.Options{})
+	defer root.Scope().Dispose(context.Background())
+	_, _ = root.Plugin(toolregistry.Plugin, nil)
+	_, _ = root.Plugin(mcpresources.Plugin, nil)
+	_ = root.Settle(context.Background())
+	resources, _ := mcpresources.Key.Get(root)
+	_, _ = resources.Register(root, "feed", &feedServer{refs: map[string]int{}})
+	_, _ = resources.Register(root, "docs", docsServer{})
+
+	a, _ := resources.Subscribe(context.Background(), root, "feed", "feed://news")
+	b, _ := resources.Subscribe(context.Background(), root, "feed", "feed://news")
+	_ = a.Close()
+	fmt.Println("one closed")
+	_ = b.Close()
+
+	_, err := resources.Subscribe(context.Background(), root, "docs", "docs://guide")
+	fmt.Println(err, errors.Is(err, mcpresources.ErrNoSubscribe))
+	// Output:
+	// resources/subscribe feed://news
+	// one closed
+	// resources/unsubscribe feed://news
+	// MCP server "docs" does not support resource subscriptions true
 }

@@ -43,3 +43,25 @@ type CallerInfo struct {
 	// CallID is the tool call's id, when the request comes from a tool call.
 	CallID string
 }
+
+// Subscriber is implemented by providers whose server can push resource updates
+// (resources/subscribe). The MCP client's provider implements it.
+//
+// Implementations must be safe for concurrent use.
+type Subscriber interface {
+	// Subscribe takes one reference to the server's subscription of uri: the first
+	// reference subscribes on the wire, the last [Subscription.Close] unsubscribes. ctx
+	// bounds the request; caller identifies who asked. A server that cannot subscribe
+	// fails with an error wrapping [ErrNoSubscribe].
+	Subscribe(ctx context.Context, uri string, caller CallerInfo) (Subscription, error)
+}
+
+// Subscription is one reference to a server's subscription of a URI. Updates arrive as
+// events in the scope tree (the MCP client's mcpclient.ResourceUpdatedEvent), not through
+// the Subscription.
+//
+// Close is safe for concurrent use and idempotent.
+type Subscription interface {
+	// Close releases this reference; the last one to go unsubscribes on the wire.
+	Close() error
+}

@@ -43,6 +43,9 @@ var (
 	ErrUnknownServer = errors.New("mcpresources: unknown server")
 	// ErrClosed: the service's scope unloaded; it accepts no more providers.
 	ErrClosed = errors.New("mcpresources: service closed")
+	// ErrNoSubscribe: [Service.Subscribe] named a server that cannot subscribe to resources
+	// (it lacks the resources.subscribe capability, or its provider is no [Subscriber]).
+	ErrNoSubscribe = errors.New("mcpresources: server does not support resource subscriptions")
 )
 
 // Service keeps the resource providers of every layer and the shared resource tools. Get it
@@ -305,6 +308,30 @@ func (s *Service) servers(sc *ctx.Scope) []string {
 		names = append(names, e.Name)
 	}
 	return names
+}
+
+// Subscribe takes one reference to the subscription of uri on the server called server, as
+// visible from c's scope (the nearest layer wins, as for the tools). Several subscribers of
+// one URI of one server share one subscription on the wire: the first sends
+// resources/subscribe, the last [Subscription.Close] sends resources/unsubscribe, and the
+// MCP client subscribes again on each reconnect while references remain. Updates arrive as
+// events in the scope tree (mcpclient.ResourceUpdatedEvent), whoever subscribed.
+//
+// Errors: a name no visible provider has wraps [ErrUnknownServer] and lists the visible
+// servers; a server without the resources.subscribe capability (or a provider that is no
+// [Subscriber]) wraps [ErrNoSubscribe] and names the server; otherwise the provider's error
+// (a disconnected server, the server's refusal). ctx bounds the request.
+func (s *Service) Subscribe(cx context.Context, c *ctx.Context, server, uri string) (Subscription, error) {
+	e := s.resolve(c.Scope(), server)
+	if e == nil {
+		return nil, tagged(ErrUnknownServer, "no MCP resource server %q is visible from scope %q (visible: %q)",
+			server, c.Scope().Name(), s.servers(c.Scope()))
+	}
+	sub, ok := e.p.(Subscriber)
+	if !ok {
+		return nil, tagged(ErrNoSubscribe, "MCP server %q does not support resource subscriptions", server)
+	}
+	return sub.Subscribe(cx, uri, CallerInfo{Scope: c.Scope().Name()})
 }
 
 // taggedError is an error with its own message that matches a sentinel with [errors.Is], so
