@@ -100,7 +100,7 @@ func TestScreenshots(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := newStack(t, []string{"github", "filesystem", "notes", "broken", "off"})
+	s := newStack(t, []string{"github", "filesystem", "notes", "prompts", "broken", "off"})
 	b := browser(t)
 	shot := func(name string) {
 		t.Helper()
@@ -138,4 +138,29 @@ func TestScreenshots(t *testing.T) {
 		click(`#pane-resources tbody tr:first-child button`), visible(`#pane-resources .out h3`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#detail').scrollIntoView(); null`, chromedp.EvalAsValue))
 	shot("detail-resources.png")
+
+	run(t, b, click(`tr.server[data-name="prompts"] [data-action="select"]`), click(`#tab-prompts`),
+		visible(`[data-prompt="review"]`),
+		click(`[data-prompt="review"] [data-action="open-prompt"]`),
+		chromedp.SendKeys(chromedp.ID(`parg-prompts-review-code`), "for i := range n { total += i }"),
+		chromedp.SendKeys(chromedp.ID(`parg-prompts-review-language`), "go"),
+		click(`form[data-get-prompt="review"] button[type=submit]`),
+		visible(`form[data-get-prompt="review"] [data-result="ok"]`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#detail').scrollIntoView(); null`, chromedp.EvalAsValue))
+	shot("detail-prompts.png")
+
+	// Activity: a question from a server (the demo's ask tool) and a call in flight.
+	run(t, b, click(`#tab-tools`), click(`tr.server[data-name="github"] [data-action="select"]`),
+		visible(`[data-tool="mcp__github__ask"]`),
+		click(`[data-tool="mcp__github__slow"] [data-action="open-call"]`),
+		chromedp.SetValue(chromedp.ID(`arg-mcp__github__slow-ms`), "60000"),
+		click(`form[data-call="mcp__github__slow"] button[type=submit]`),
+		click(`[data-tool="mcp__github__ask"] [data-action="open-call"]`),
+		click(`form[data-call="mcp__github__ask"] button[type=submit]`),
+		visible(`#questions [data-server="github"] form`),
+		until(`(b => b && b.value > 0)(document.querySelector('#inflight li[data-target="slow"] progress'))`, 20*time.Second),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#activity-h').scrollIntoView(); null`, chromedp.EvalAsValue))
+	shot("activity.png")
+	run(t, b, click(`#questions [data-server="github"] [data-answer="cancel"]`),
+		until(`document.querySelector('#questions-box').hidden`, 10*time.Second))
 }

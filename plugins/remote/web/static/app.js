@@ -257,7 +257,7 @@
       if (f.minimum !== undefined || f.maximum !== undefined) limits.push((f.minimum !== undefined ? f.minimum : "−∞") + " to " + (f.maximum !== undefined ? f.maximum : "∞"));
       form.append(el(f.kind === "multi" ? "div" : "label", f.kind === "multi" ? { class: "field" } : { for: id },
         el("span", {}, f.title || f.name, f.required ? el("span", { class: "req" }, "required") : null,
-          " ", el("span", { class: "hint" }, f.kind + (f.format ? " (" + f.format + ")" : "") + (limits.length ? " · " + limits.join(", ") : ""))),
+          " ", el("span", { class: "hint" }, f.kind + (f.format ? " (" + f.format + ")" : "") + (f.secret ? " · secret, not shown" : "") + (limits.length ? " · " + limits.join(", ") : ""))),
         f.description ? el("span", { class: "hint" }, f.description) : null,
         input));
     }
@@ -883,6 +883,15 @@
     pane.replaceChildren(...prompts.map((p) => promptCard(p)));
   }
 
+  // onPromptsChanged re-lists the prompts tab when its server's prompts may have changed
+  // (prompts/watch), unless the user is filling in one of its forms.
+  function onPromptsChanged(c) {
+    if (state.tab !== "prompts" || !state.selected || (c.server && c.server !== state.selected)) return;
+    const pane = $("#pane-prompts");
+    if ([...pane.querySelectorAll("form[data-get-prompt]")].some((f) => !f.hidden)) return;
+    renderTab();
+  }
+
   function promptCard(p) {
     const form = promptForm(p);
     form.hidden = true;
@@ -1047,6 +1056,7 @@
     if (has("harness/clients")) stream("harness/clients", onClients);
     if (has("mcpManager/progress")) stream("mcpManager/progress", onProgress);
     if (has("console/elicitations")) stream("console/elicitations", onElicitation);
+    if (has("prompts/watch")) stream("prompts/watch", onPromptsChanged);
   }
   main();
 })();
