@@ -276,12 +276,6 @@ func capsOf(cs *mcp.ClientSession) *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{}
 }
 
-// session returns the live session of server as this route sees it.
-func (r *scopeRoute) session(server string) (*mcp.ClientSession, error) {
-	_, cs, err := r.live(server)
-	return cs, err
-}
-
 // live returns the upstream of server as this route sees it and its live session.
 func (r *scopeRoute) live(server string) (*mcpclient.Upstream, *mcp.ClientSession, error) {
 	r.mu.Lock()
@@ -375,10 +369,13 @@ func (r *scopeRoute) subscribe(cx context.Context, req *mcp.SubscribeRequest) er
 	uri := req.Params.URI
 	r.mu.Lock()
 	server, ok := r.resources[uri]
-	u := r.servers[server]
 	r.mu.Unlock()
-	if !ok || u == nil {
+	if !ok {
 		return mcp.ResourceNotFoundError(uri)
+	}
+	u, _, err := r.live(server)
+	if err != nil {
+		return err
 	}
 	return r.g.subs.subscribe(cx, req.Session, u, uri)
 }
