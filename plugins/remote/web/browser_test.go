@@ -393,6 +393,19 @@ func TestPage(t *testing.T) {
 		if log := text(t, b, `#activity`); !strings.Contains(log, "alpha's question answered: decline") {
 			t.Fatalf("activity after the decline:\n%s", log)
 		}
+		// A URL question: the link and its host; "Open and accept" opens it (window.open is
+		// recorded here, the test stays offline) and the server confirms.
+		eval[bool](t, b, `window.open = (u) => { window.__opened = u; return null; }; true`)
+		run(t, b, chromedp.SetValue(chromedp.ID(`arg-mcp__alpha__ask-mode`), `"url"`),
+			click(`form[data-call="mcp__alpha__ask"] button[type=submit]`), visible(q+`[data-mode="url"] [data-answer="accept"]`))
+		if card := text(t, b, q); !strings.Contains(card, "Confirm on the demo page.") || !strings.Contains(card, "(example.com)") {
+			t.Fatalf("the URL question's card: %q", card)
+		}
+		run(t, b, click(q+` [data-answer="accept"]`),
+			until(`(r => r && r.innerText.includes("accept: confirmed demo-"))(document.querySelector('form[data-call="mcp__alpha__ask"] [data-result]'))`, 10*time.Second))
+		if opened := eval[string](t, b, `window.__opened`); !strings.HasPrefix(opened, "https://example.com/harness-demo/confirm?id=demo-") {
+			t.Fatalf("opened %q", opened)
+		}
 	})
 
 	t.Run("progress of a call in flight", func(t *testing.T) {
