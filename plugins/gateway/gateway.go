@@ -142,7 +142,7 @@ func (g *Gateway) Close() error {
 	g.heard = nil
 	g.mu.Unlock()
 	for _, r := range routes {
-		if s := r.mcpServer(); s != nil {
+		for _, s := range r.mcpServers() {
 			for ss := range s.Sessions() {
 				_ = ss.Close()
 			}
@@ -153,9 +153,11 @@ func (g *Gateway) Close() error {
 	return nil
 }
 
-// route is what every route has: its server (nil until it can be built) and its worker.
+// route is what every route has: its server (nil until it can be built), every server
+// that may have sessions (a per-server route keeps older ones), and its worker.
 type route interface {
 	mcpServer() *mcp.Server
+	mcpServers() []*mcp.Server
 	kick()
 	serves(server string) bool
 }
@@ -252,30 +254,46 @@ func (g *Gateway) syncNow(r interface{ sync(context.Context) }) {
 
 // Server returns the server of the per-server route for name, creating it on first use.
 // A server that has never connected is an error wrapping ErrNotConnected.
+//
+// The server is the one new sessions get: it was built from the upstream's latest
+// initialize answer (identity, instructions, capabilities). After a reconnect that answers
+// differently, Server returns a new server; sessions of the earlier one keep the
+// capabilities they initialized with, and their lists stay in sync.
 func (g *Gateway) Server(name string) (*mcp.Server, error) {
-	g.mu.Lock()
-	r := g.servers[name]
-	g.mu.Unlock()
-	if r != nil {
-		if s := r.mcpServer(); s != nil {
-			return s, nil
-		}
+	r, err := g.serverRoute(name)
+	if err != nil {
+		return nil, err
 	}
+	return r.current()
+}
+
+// serverRoute returns the per-server route for name, creating it on first use.
+func (g *Gateway) serverRoute(name string) (*serverRoute, error) {
 	u, ok := mcpclient.LookupUpstream(g.c, name)
 	if !ok {
 		return nil, fmt.Errorf("%w: no MCP server %q is visible from the gateway", ErrUnknownRoute, name)
 	}
 	g.mu.Lock()
-	if r = g.servers[name]; r == nil || r.up != u {
+	defer g.mu.Unlock()
+	r := g.servers[name]
+	if r == nil || r.up != u {
 		r = g.newServerRoute(name, u)
 		g.servers[name] = r
 	}
-	g.mu.Unlock()
+	return r, nil
+}
+
+// current returns the route's server for a new session, building it (and syncing it before
+// it is returned) when the upstream's initialize answer is not the one it was built from.
+func (r *serverRoute) current() (*mcp.Server, error) {
+	before := r.mcpServer()
 	s, err := r.build()
 	if err != nil {
 		return nil, err
 	}
-	g.syncNow(r)
+	if s != before {
+		r.g.syncNow(r)
+	}
 	return s, nil
 }
 
@@ -316,11 +334,11 @@ func (g *Gateway) notice(u *mcpclient.Upstream, n mcpclient.Notice) {
 		case mcpclient.NoticeResourceListChanged, mcpclient.NoticePromptListChanged:
 			r.kick()
 		case mcpclient.NoticeResourceUpdated:
-			if s := r.mcpServer(); s != nil {
+			for _, s := range r.mcpServers() {
 				_ = s.ResourceUpdated(cx, n.Updated)
 			}
 		case mcpclient.NoticeLog:
-			if s := r.mcpServer(); s != nil {
+			for _, s := range r.mcpServers() {
 				for ss := range s.Sessions() {
 					_ = ss.Log(cx, n.Log)
 				}

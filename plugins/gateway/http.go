@@ -75,7 +75,7 @@ func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}
-	h := &httpFront{g: g, opts: opts, routes: map[*mcp.Server]http.Handler{}}
+	h := &httpFront{g: g, opts: opts, routes: map[any]http.Handler{}}
 	h.hosts = allowedHosts(opts)
 	return h, nil
 }
@@ -86,7 +86,7 @@ type httpFront struct {
 	hosts map[string]bool
 
 	mu     sync.Mutex
-	routes map[*mcp.Server]http.Handler // a route's server → its streamable handler
+	routes map[any]http.Handler // a scope route's server, or a per-server route → its streamable handler
 }
 
 func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -127,26 +127,55 @@ func (h *httpFront) route(path string) (http.Handler, int, error) {
 	case strings.HasPrefix(path, PathAgents) && !strings.Contains(path[len(PathAgents):], "/"):
 		srv, err = h.g.Agent(path[len(PathAgents):])
 	case strings.HasPrefix(path, PathServers) && !strings.Contains(path[len(PathServers):], "/"):
-		srv, err = h.g.Server(path[len(PathServers):])
+		return h.serverRoute(path[len(PathServers):])
 	default:
 		return nil, http.StatusNotFound, fmt.Errorf("no route %q (routes: %s, %s<layer>, %s<server>)", path, PathAggregated, PathAgents, PathServers)
 	}
-	switch {
-	case errors.Is(err, ErrUnknownRoute):
-		return nil, http.StatusNotFound, err
-	case errors.Is(err, ErrNotConnected):
-		return nil, http.StatusServiceUnavailable, err
-	case err != nil:
-		return nil, http.StatusInternalServerError, err
+	if err != nil {
+		return nil, routeStatus(err), err
 	}
+	return h.handler(srv, func(*http.Request) *mcp.Server { return srv }), 0, nil
+}
+
+// serverRoute returns the streamable handler of a per-server route: one per route (not per
+// server), whose new sessions get the route's current server (Gateway.Server) while the
+// sessions of an earlier server stay with it.
+func (h *httpFront) serverRoute(name string) (http.Handler, int, error) {
+	r, err := h.g.serverRoute(name)
+	if err == nil {
+		_, err = r.current() // 503 until the server has connected once
+	}
+	if err != nil {
+		return nil, routeStatus(err), err
+	}
+	return h.handler(r, func(*http.Request) *mcp.Server {
+		if s, err := r.current(); err == nil {
+			return s
+		}
+		return r.mcpServer()
+	}), 0, nil
+}
+
+// handler returns the streamable handler kept under key, made on first use.
+func (h *httpFront) handler(key any, server func(*http.Request) *mcp.Server) http.Handler {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	handler := h.routes[srv]
+	handler := h.routes[key]
 	if handler == nil {
-		handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: h.g.log})
-		h.routes[srv] = handler
+		handler = mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: h.g.log})
+		h.routes[key] = handler
 	}
-	return handler, 0, nil
+	return handler
+}
+
+func routeStatus(err error) int {
+	switch {
+	case errors.Is(err, ErrUnknownRoute):
+		return http.StatusNotFound
+	case errors.Is(err, ErrNotConnected):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }
 
 var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}

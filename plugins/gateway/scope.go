@@ -75,6 +75,8 @@ func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
 
 func (r *scopeRoute) mcpServer() *mcp.Server { return r.srv }
 
+func (r *scopeRoute) mcpServers() []*mcp.Server { return []*mcp.Server{r.srv} }
+
 func (r *scopeRoute) kick() {
 	select {
 	case r.kicks <- struct{}{}:

@@ -15,30 +15,63 @@ import (
 // (with their titles, annotations and schemas as the server lists them, the ones the client
 // registered), executed through the tool registry; its resources, templates and prompts
 // under their own names; completions and subscriptions forwarded. The route's mcp.Server is
-// built once the server has connected, with the server's identity, instructions and
-// capabilities.
+// built from the upstream's initialize answer once the server has connected: its identity,
+// instructions and capabilities. A connection that answers differently (a reconnect to an
+// upgraded server) makes a new mcp.Server, which new downstream sessions get; sessions of
+// an older one keep what they initialized with (MCP cannot change a session's capabilities)
+// and keep their lists in sync, until they end.
 type serverRoute struct {
 	g     *Gateway
 	name  string
 	up    *mcpclient.Upstream
 	kicks chan struct{}
 
-	syncMu  sync.Mutex // one sync at a time
-	mu      sync.Mutex
+	syncMu sync.Mutex // one sync at a time
+	mu     sync.Mutex
+	cur    *routeServer   // the server new sessions get; nil until the upstream connected
+	old    []*routeServer // servers built from earlier answers, while they have sessions
+}
+
+// routeServer is one mcp.Server of a per-server route, built from one initialize answer.
+type routeServer struct {
 	srv     *mcp.Server
-	printed map[string]string // "x:"+name → fingerprint, x in tool, resource, template, prompt
+	answer  string                  // fingerprint of the serverInfo, instructions and capabilities
+	caps    *mcp.ServerCapabilities // the upstream's, as built from
+	printed map[string]string       // "x:"+name → fingerprint, x in tool, resource, template, prompt; guarded by serverRoute.mu
 }
 
 func (g *Gateway) newServerRoute(name string, u *mcpclient.Upstream) *serverRoute {
-	r := &serverRoute{g: g, name: name, up: u, kicks: make(chan struct{}, 1), printed: map[string]string{}}
+	r := &serverRoute{g: g, name: name, up: u, kicks: make(chan struct{}, 1)}
 	g.worker("server:"+name, r.kicks, r.sync)
 	return r
 }
 
+// mcpServer returns the server new sessions get (nil until the upstream connected).
 func (r *serverRoute) mcpServer() *mcp.Server {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.srv
+	if r.cur == nil {
+		return nil
+	}
+	return r.cur.srv
+}
+
+// mcpServers returns every server of the route that may have sessions.
+func (r *serverRoute) mcpServers() []*mcp.Server {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*mcp.Server
+	for _, rs := range r.instancesLocked() {
+		out = append(out, rs.srv)
+	}
+	return out
+}
+
+func (r *serverRoute) instancesLocked() []*routeServer {
+	if r.cur == nil {
+		return nil
+	}
+	return append([]*routeServer{r.cur}, r.old...)
 }
 
 func (r *serverRoute) kick() {
@@ -50,18 +83,39 @@ func (r *serverRoute) kick() {
 
 func (r *serverRoute) serves(server string) bool { return server == r.name }
 
-// build makes the route's server from the live session, once; then syncs it.
+// build makes the route's server from the live session's initialize answer, unless the
+// current one was built from the same answer; the server it replaces stays (old) while it
+// has sessions.
 func (r *serverRoute) build() (*mcp.Server, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.srv != nil {
-		return r.srv, nil
-	}
 	cs := r.up.Session()
 	if cs == nil {
+		if r.cur != nil {
+			return r.cur.srv, nil // the lists say what is reachable meanwhile
+		}
 		return nil, fmt.Errorf("%w: MCP server %q has not connected yet", ErrNotConnected, r.name)
 	}
 	ir := cs.InitializeResult()
+	answer := "{}"
+	if ir != nil {
+		answer = fingerprint([]any{ir.ServerInfo, ir.Instructions, ir.Capabilities})
+	}
+	if r.cur != nil && r.cur.answer == answer {
+		return r.cur.srv, nil
+	}
+	rs := r.newRouteServer(ir)
+	rs.answer = answer
+	if r.cur != nil {
+		r.old = append(r.old, r.cur)
+		r.g.log.Info("the upstream's identity or capabilities changed: new sessions of the per-server route get the new ones", "server", r.name)
+	}
+	r.cur = rs
+	return rs.srv, nil
+}
+
+// newRouteServer makes an mcp.Server from an upstream's initialize answer (nil: none known).
+func (r *serverRoute) newRouteServer(ir *mcp.InitializeResult) *routeServer {
 	impl := &mcp.Implementation{Name: r.name, Version: "0"}
 	var instructions string
 	up := &mcp.ServerCapabilities{}
@@ -97,110 +151,157 @@ func (r *serverRoute) build() (*mcp.Server, error) {
 		caps.Completions = &mcp.CompletionCapabilities{}
 		opts.CompletionHandler = r.complete
 	}
-	r.srv = mcp.NewServer(impl, opts)
-	r.srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream { return []*mcpclient.Upstream{r.up} }))
-	return r.srv, nil
+	srv := mcp.NewServer(impl, opts)
+	srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream { return []*mcpclient.Upstream{r.up} }))
+	return &routeServer{srv: srv, caps: up, printed: map[string]string{}}
 }
 
 // caller is the context tool calls are made from: the client's own scope, which sees the
 // client's tools whatever layer it registered them in.
 func (r *serverRoute) caller() *ctx.Context { return r.up.Scope().Context() }
 
-// sync brings the route's server in line with the upstream: everything it lists while it
-// is connected, nothing while it is not (a tool is never listed without a live route).
+// listed is one thing a route's servers show: its key ("x:"+name), its fingerprint and how
+// to add it to a server.
+type listed struct {
+	key, fp string
+	add     func(*mcp.Server)
+}
+
+// sync brings the route's servers in line with the upstream: everything it lists while it
+// is connected, nothing while it is not (a tool is never listed without a live route). A
+// server built from an earlier initialize answer shows only what its capabilities cover, and
+// goes once its last session has.
 func (r *serverRoute) sync(cx context.Context) {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
-	srv := r.mcpServer()
-	if srv == nil {
+	if r.mcpServer() == nil {
+		return
+	}
+	if _, err := r.build(); err != nil {
 		return
 	}
 	r.g.listen(r.up)
+	items, ok := r.list(cx)
+	if !ok {
+		return // keep what is shown; the next change retries
+	}
+	r.mu.Lock()
+	var keep []*routeServer
+	for _, rs := range r.old {
+		if hasSessions(rs.srv) {
+			keep = append(keep, rs)
+		}
+	}
+	r.old = keep
+	instances := r.instancesLocked()
+	r.mu.Unlock()
+	for _, rs := range instances {
+		r.apply(rs, items)
+	}
+}
+
+func hasSessions(s *mcp.Server) bool {
+	for range s.Sessions() {
+		return true
+	}
+	return false
+}
+
+// list returns what the upstream lists now (nothing while it is not connected); false when
+// its tool list failed.
+func (r *serverRoute) list(cx context.Context) ([]listed, bool) {
 	cs := r.up.Session()
-	want := map[string]string{}
-	type add struct {
-		key string
-		fn  func()
+	if cs == nil {
+		return nil, true
 	}
-	var adds []add
-	fresh := func(key string, v any, fn func()) {
-		fp := fingerprint(v)
-		want[key] = fp
-		r.mu.Lock()
-		same := r.printed[key] == fp
-		r.mu.Unlock()
-		if !same {
-			adds = append(adds, add{key, fn})
-		}
+	var items []listed
+	item := func(key string, v any, add func(*mcp.Server)) {
+		items = append(items, listed{key: key, fp: fingerprint(v), add: add})
 	}
-	if cs != nil {
-		caps := capsOf(cs)
-		caller := r.caller()
-		if caps.Tools != nil {
-			// The registry's tools of this server, by raw name: only those have a route.
-			public := map[string]string{}
-			for _, in := range r.g.reg.List(caller) {
-				if in.Meta["server"] == r.name && in.Meta["mcpTool"] != "" {
-					public[in.Meta["mcpTool"]] = in.Name
-				}
+	caps := capsOf(cs)
+	if caps.Tools != nil {
+		// The registry's tools of this server, by raw name: only those have a route.
+		public := map[string]string{}
+		for _, in := range r.g.reg.List(r.caller()) {
+			if in.Meta["server"] == r.name && in.Meta["mcpTool"] != "" {
+				public[in.Meta["mcpTool"]] = in.Name
 			}
-			for t, err := range cs.Tools(cx, nil) {
-				if err != nil {
-					r.g.log.Warn("tools/list failed", "server", r.name, "err", err)
-					return // keep what is shown; the next change retries
-				}
-				pub, ok := public[t.Name]
-				if !ok {
-					continue
-				}
-				fresh("tool:"+t.Name, []any{t, pub}, func() {
-					srv.AddTool(t, func(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-						return r.g.execute(cx, r.caller(), req.Session, req.Params, pub)
-					})
+		}
+		for t, err := range cs.Tools(cx, nil) {
+			if err != nil {
+				r.g.log.Warn("tools/list failed", "server", r.name, "err", err)
+				return nil, false
+			}
+			pub, ok := public[t.Name]
+			if !ok {
+				continue
+			}
+			item("tool:"+t.Name, []any{t, pub}, func(srv *mcp.Server) {
+				srv.AddTool(t, func(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return r.g.execute(cx, r.caller(), req.Session, req.Params, pub)
 				})
-			}
+			})
 		}
-		if caps.Resources != nil {
-			for res, err := range cs.Resources(cx, nil) {
-				if err != nil {
-					r.g.log.Warn("resources/list failed", "server", r.name, "err", err)
-					break
-				}
-				fresh("resource:"+res.URI, res, func() { srv.AddResource(res, r.read) })
+	}
+	if caps.Resources != nil {
+		for res, err := range cs.Resources(cx, nil) {
+			if err != nil {
+				r.g.log.Warn("resources/list failed", "server", r.name, "err", err)
+				break
 			}
-			for t, err := range cs.ResourceTemplates(cx, nil) {
-				if err != nil {
-					r.g.log.Warn("resources/templates/list failed", "server", r.name, "err", err)
-					break
-				}
-				fresh("template:"+t.URITemplate, t, func() { srv.AddResourceTemplate(t, r.read) })
-			}
+			item("resource:"+res.URI, res, func(srv *mcp.Server) { srv.AddResource(res, r.read) })
 		}
-		if caps.Prompts != nil {
-			for p, err := range cs.Prompts(cx, nil) {
-				if err != nil {
-					r.g.log.Warn("prompts/list failed", "server", r.name, "err", err)
-					break
-				}
-				fresh("prompt:"+p.Name, p, func() { srv.AddPrompt(p, r.prompt) })
+		for t, err := range cs.ResourceTemplates(cx, nil) {
+			if err != nil {
+				r.g.log.Warn("resources/templates/list failed", "server", r.name, "err", err)
+				break
 			}
+			item("template:"+t.URITemplate, t, func(srv *mcp.Server) { srv.AddResourceTemplate(t, r.read) })
+		}
+	}
+	if caps.Prompts != nil {
+		for p, err := range cs.Prompts(cx, nil) {
+			if err != nil {
+				r.g.log.Warn("prompts/list failed", "server", r.name, "err", err)
+				break
+			}
+			item("prompt:"+p.Name, p, func(srv *mcp.Server) { srv.AddPrompt(p, r.prompt) })
+		}
+	}
+	return items, true
+}
+
+// apply makes rs show items, those its capabilities cover: it adds what is new or changed
+// and removes what is gone.
+func (r *serverRoute) apply(rs *routeServer, items []listed) {
+	srv := rs.srv
+	want := map[string]string{}
+	var adds []func(*mcp.Server)
+	r.mu.Lock()
+	for _, it := range items {
+		kind, _ := splitKey(it.key)
+		if !covers(rs.caps, kind) {
+			continue
+		}
+		want[it.key] = it.fp
+		if rs.printed[it.key] != it.fp {
+			adds = append(adds, it.add)
 		}
 	}
 	gone := map[string][]string{}
-	r.mu.Lock()
-	for k := range r.printed {
+	for k := range rs.printed {
 		if _, ok := want[k]; !ok {
-			delete(r.printed, k)
+			delete(rs.printed, k)
 			kind, name := splitKey(k)
 			gone[kind] = append(gone[kind], name)
 		}
 	}
 	for k, fp := range want {
-		r.printed[k] = fp
+		rs.printed[k] = fp
 	}
 	r.mu.Unlock()
-	for _, a := range adds {
-		a.fn()
+	for _, add := range adds {
+		add(srv)
 	}
 	if len(gone["tool"]) > 0 {
 		srv.RemoveTools(gone["tool"]...)
@@ -214,6 +315,20 @@ func (r *serverRoute) sync(cx context.Context) {
 	if len(gone["prompt"]) > 0 {
 		srv.RemovePrompts(gone["prompt"]...)
 	}
+}
+
+// covers reports whether capabilities caps announce things of kind (tool, resource,
+// template, prompt).
+func covers(caps *mcp.ServerCapabilities, kind string) bool {
+	switch kind {
+	case "tool":
+		return caps.Tools != nil
+	case "resource", "template":
+		return caps.Resources != nil
+	case "prompt":
+		return caps.Prompts != nil
+	}
+	return false
 }
 
 func splitKey(k string) (kind, name string) {
