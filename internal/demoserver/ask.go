@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,6 +57,9 @@ var askFormSchema = &jsonschema.Schema{
 // there: the demo confirms as soon as the user agrees).
 const askURLBase = "https://example.com/harness-demo/confirm?id="
 
+// askPingTimeout bounds the ping that follows a url-mode completion.
+const askPingTimeout = 5 * time.Second
+
 // askIDs numbers the url-mode elicitations of the process.
 var askIDs atomic.Int64
 
@@ -67,8 +71,9 @@ const askKey = "ask"
 // way (SEP-2322): the first round returns the elicitation as an input request, which the
 // SDK sends to a client of an older protocol as elicitation/create itself, and the retry
 // carries the answer. In url mode the elicitation's ID travels as the request state, and
-// once the user accepts the tool reports it complete (notifications/elicitation/complete)
-// and returns "accept: confirmed ID".
+// once the user accepts the tool reports it complete (notifications/elicitation/complete),
+// pings the client (so that the completion is handled before the result) and returns
+// "accept: confirmed ID".
 func (d *demo) ask(cx context.Context, req *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
 	res, answered := req.Params.InputResponses[askKey].(*mcp.ElicitResult)
 	if !answered {
@@ -88,6 +93,12 @@ func (d *demo) ask(cx context.Context, req *mcp.CallToolRequest, in askInput) (*
 		if err := req.Session.NotifyElicitationComplete(cx, &mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
 			return nil, nil, fmt.Errorf("ask: reporting %s complete: %w", id, err)
 		}
+		// A client handles notifications in order, and a request after them: a ping answered
+		// means the completion was handled before the result arrives (the SDK delivers a
+		// result at once, so it could otherwise overtake the notification). Best effort.
+		pcx, cancel := context.WithTimeout(cx, askPingTimeout)
+		_ = req.Session.Ping(pcx, nil)
+		cancel()
 		return textResult("accept: confirmed " + id), nil, nil
 	}
 	var parts []string

@@ -27,7 +27,8 @@
 //     choices and a yes/no, each with a default, and a write-only token — and
 //     returns "accept: age=36, color=green, ..." (the token by its length only),
 //     "decline" or "cancel". Mode url asks the user to visit a page and, once
-//     accepted, reports the elicitation complete and returns "accept: confirmed
+//     accepted, reports the elicitation complete, pings the client (whose
+//     answer means the completion was handled) and returns "accept: confirmed
 //     ID". The tool asks through input requests (SEP-2322), which the SDK turns
 //     into elicitation/create for clients of older protocol versions; a client
 //     without the elicitation capability gets an error.

@@ -34,6 +34,11 @@ const maxLine = 64 << 10
 // end would close it.
 const urlWait = 10 * time.Minute
 
+// completionGrace is how long a URL-mode completion is still awaited after the call that
+// caused it ended: the SDK hands a notification to its handler on a goroutine of its own, so
+// a completion the server sent before the call's result may be seen after it.
+const completionGrace = 2 * time.Second
+
 // Options configure a Responder.
 type Options struct {
 	// In is the terminal the answers are typed on (the process's stdin). It must be a
@@ -203,7 +208,8 @@ func (r *Responder) url(cx context.Context, s *session, req *elicitation.Request
 }
 
 // await prints a line when the server reports req complete (elicitation.CompleteEvent), and
-// stops waiting when the call that caused req ends (or, with no such call, after urlWait).
+// stops waiting soon after the call that caused req ends (completionGrace; with no such
+// call, after urlWait).
 // It reports whether it waits.
 func (r *Responder) await(req *elicitation.Request) bool {
 	if r.o.Events == nil || req.ID == "" {
@@ -245,7 +251,22 @@ func (r *Responder) await(req *elicitation.Request) bool {
 	}
 	var s func() bool
 	if req.Call != nil {
-		s = context.AfterFunc(req.Call, func() { finish("") })
+		var grace *time.Timer
+		var graceMu sync.Mutex
+		after := context.AfterFunc(req.Call, func() {
+			graceMu.Lock()
+			grace = time.AfterFunc(completionGrace, func() { finish("") })
+			graceMu.Unlock()
+		})
+		s = func() bool {
+			after()
+			graceMu.Lock()
+			defer graceMu.Unlock()
+			if grace != nil {
+				grace.Stop()
+			}
+			return true
+		}
 	} else {
 		s = time.AfterFunc(urlWait, func() { finish("") }).Stop
 	}

@@ -140,3 +140,15 @@ func TestTerminalPolicyDecline(t *testing.T) {
 		t.Errorf("a form was shown:\n%s", s.All())
 	}
 }
+
+// TestTerminalFormTimeout: a question left unanswered for the server's elicitationTimeoutMs
+// closes its form with a line saying so, and the server is told cancel.
+func TestTerminalFormTimeout(t *testing.T) {
+	s, done := askOnTerminal(t, nil, "{}", "--set", "plugins.demo.config.elicitationTimeoutMs=300")
+	s.Expect("[Ada] > ")
+	s.Expect("demo's question was closed")
+	s.Expect("\ncancel")
+	if code := done(); code != ExitOK {
+		t.Fatalf("exit %d; screen:\n%s", code, s.All())
+	}
+}
