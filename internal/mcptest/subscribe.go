@@ -13,10 +13,11 @@ var SubscribableURIs = []string{"sub://a", "sub://b"}
 
 // Subscribable is a go-sdk server with the text resources [SubscribableURIs] ("contents of
 // <uri>") and resource list changes, which accepts resource subscriptions (unless made
-// without) and reports each one it receives on its own side: the URI of every
-// resources/subscribe on Subscribed, of every resources/unsubscribe on Unsubscribed (a
-// subscriptions/listen stream counts as both, at its start and its end). The channels hold
-// 64 reports; a test that lets more pile up blocks the server.
+// without) and reports each one on its own side: on Subscribed the URI of every subscription
+// once the server has recorded it (a resources/subscribe answered, or a subscriptions/listen
+// stream acknowledged), so that an [Subscribable.Update] sent after it reaches the session;
+// on Unsubscribed the URI of every resources/unsubscribe and of every listen stream that
+// ended. The channels hold 64 reports; a test that lets more pile up blocks the server.
 //
 // A Subscribable is safe for concurrent use.
 type Subscribable struct {
@@ -31,11 +32,7 @@ func NewSubscribable(subscribe bool) *Subscribable {
 	s := &Subscribable{Subscribed: make(chan string, 64), Unsubscribed: make(chan string, 64)}
 	opts := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{ListChanged: true}}}
 	if subscribe {
-		opts.SubscribeHandler = func(_ context.Context, r *mcp.SubscribeRequest) error {
-			s.subs.Add(1)
-			s.Subscribed <- r.Params.URI
-			return nil
-		}
+		opts.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
 		opts.UnsubscribeHandler = func(_ context.Context, r *mcp.UnsubscribeRequest) error {
 			s.unsubs.Add(1)
 			s.Unsubscribed <- r.Params.URI
@@ -43,6 +40,30 @@ func NewSubscribable(subscribe bool) *Subscribable {
 		}
 	}
 	s.Server = mcp.NewServer(&mcp.Implementation{Name: "subscribable", Version: "1"}, opts)
+	subscribed := func(uri string) {
+		s.subs.Add(1)
+		s.Subscribed <- uri
+	}
+	s.Server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(cx, method, req)
+			if p, ok := req.GetParams().(*mcp.SubscribeParams); ok && method == "resources/subscribe" && err == nil {
+				subscribed(p.URI)
+			}
+			return res, err
+		}
+	})
+	s.Server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(cx, method, req)
+			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && err == nil {
+				for _, uri := range p.Notifications.ResourceSubscriptions {
+					subscribed(uri)
+				}
+			}
+			return res, err
+		}
+	})
 	for _, uri := range SubscribableURIs {
 		s.Server.AddResource(&mcp.Resource{URI: uri, Name: uri[len("sub://"):], MIMEType: "text/plain"},
 			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

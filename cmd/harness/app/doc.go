@@ -11,6 +11,7 @@
 //	  tools list [--json]        tools visible at the root: name, server, description
 //	  tools call NAME [JSON] [--json]   call through the registry; exit status 1 on a tool error
 //	  resources list|templates SERVER / resources read SERVER URI
+//	  resources watch SERVER URI... [--read] [--json]   a line per update until Ctrl-C
 //	  prompt [--json]            the assembled system prompt (--json: sections with owners)
 //	  mcp list | mcp probe NAME | mcp restart NAME   against a running host (remote API) or in process
 //	  mcp import FILE            convert an {"mcpServers": ...} document into profile YAML on stdout

@@ -90,7 +90,7 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 	for _, c := range []*cobra.Command{list, templates, read} {
 		c.Flags().BoolVar(&asJSON, "json", false, "print the canonical result as JSON")
 	}
-	return group("resources", "List and read MCP server resources", list, templates, read)
+	return group("resources", "List, read and watch MCP server resources", list, templates, read, a.watchCommand())
 }
 
 func withCursor(m map[string]string, cursor string) map[string]string {
