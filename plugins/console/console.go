@@ -23,9 +23,14 @@
 // answer. A form's content is checked against the schema before it is taken; a wrong
 // value is refused with bad_request naming the field, and the question stays pending.
 // With no page following, the console passes ([elicitation.ErrPass]): the other
-// responders answer, or the request is declined. MCP clients advertise elicitation when
-// they connect, so a client that connected before the console loaded offers it from its
-// next connection on.
+// responders answer, or the request is declined; a console that unloads passes on the
+// questions it was showing.
+//
+// MCP clients offer elicitation when they connect, if they see a responder then, and a
+// profile's rows load concurrently: [Prepare] provides the page's responder in the root
+// before the rows mount (harness run does so when the profile mounts the console), and
+// the console serves that one. A console mounted without it provides its own, which the
+// clients that connected before it see from their next connection on.
 //
 // A tool call runs through [toolregistry.Registry.Execute] from the console's scope: the
 // same validation, policy, timeout, output cap and history as a model's call; it is

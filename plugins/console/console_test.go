@@ -13,6 +13,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/console"
+	"github.com/cordisgo/harness/plugins/elicitation"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -153,4 +154,28 @@ func Example() {
 	r := res.(console.CallResult)
 	fmt.Println(r.Content[0].Text, r.IsError, err)
 	// Output: hello false <nil>
+}
+
+// Prepare provides the page's elicitation responder before anything else mounts, so the
+// MCP clients that connect next offer elicitation (form and URL); the console serves it.
+func ExamplePrepare() {
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer root.Scope().Dispose(context.Background())
+	if err := console.Prepare(root); err != nil {
+		panic(err)
+	}
+	fmt.Println(elicitation.Modes(root))
+	for _, p := range []ctx.PluginDef{toolregistry.Plugin, console.Plugin} {
+		if _, err := root.Plugin(p, nil); err != nil {
+			panic(err)
+		}
+	}
+	if err := root.Settle(context.Background()); err != nil {
+		panic(err)
+	}
+	_, ok := root.RemoteMethod("console/elicitations")
+	fmt.Println(ok)
+	// Output:
+	// [form url]
+	// true
 }

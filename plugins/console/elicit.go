@@ -62,14 +62,13 @@ type pageResponder struct {
 	pending map[string]*question
 	order   []string // pending IDs, oldest first
 	subs    map[*follower]struct{}
-	closed  bool
 }
 
 // question is one pending elicitation.
 type question struct {
 	ev     Elicitation
 	form   *elicitation.Form
-	answer chan *elicitation.Response // buffered 1; the first answer wins
+	answer chan *elicitation.Response // buffered 1; the first answer wins; nil: pass
 }
 
 // follower is one console/elicitations stream: the values not sent yet.
@@ -92,7 +91,7 @@ func (p *pageResponder) Supports(m elicitation.Mode) bool {
 // no page follows.
 func (p *pageResponder) Elicit(cx context.Context, r *elicitation.Request) (*elicitation.Response, error) {
 	p.mu.Lock()
-	if p.closed || len(p.subs) == 0 {
+	if len(p.subs) == 0 {
 		p.mu.Unlock()
 		return nil, elicitation.ErrPass
 	}
@@ -108,8 +107,10 @@ func (p *pageResponder) Elicit(cx context.Context, r *elicitation.Request) (*eli
 	p.mu.Unlock()
 
 	var res *elicitation.Response
+	passed := false
 	select {
 	case res = <-q.answer:
+		passed = res == nil
 	case <-cx.Done():
 	}
 	done := Elicitation{Type: "done", ID: q.ev.ID, Server: r.Server}
@@ -126,7 +127,10 @@ func (p *pageResponder) Elicit(cx context.Context, r *elicitation.Request) (*eli
 	}
 	p.broadcastLocked(done)
 	p.mu.Unlock()
-	if res == nil {
+	switch {
+	case passed:
+		return nil, elicitation.ErrPass
+	case res == nil:
 		return nil, context.Cause(cx)
 	}
 	return res, nil
@@ -183,10 +187,6 @@ func (p *pageResponder) answer(_ context.Context, raw json.RawMessage) (any, err
 func (p *pageResponder) stream(rc context.Context, _ json.RawMessage, send func(any) error) error {
 	f := &follower{wake: make(chan struct{}, 1)}
 	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return errors.New("console: the host is shutting down")
-	}
 	for _, id := range p.order {
 		f.queue = append(f.queue, p.pending[id].ev)
 	}
@@ -216,35 +216,67 @@ func (p *pageResponder) stream(rc context.Context, _ json.RawMessage, send func(
 			}
 		}
 		if closed {
-			return errors.New("console: the host is shutting down")
+			return errors.New("console: unloaded (the host is stopping or the console restarts)")
 		}
 	}
 }
 
-// close ends the streams; pending questions end with their callers (the clients' own
-// unload cancels them).
+// close ends the streams of the console that unloads and passes on the questions they
+// were showing: with no page left, the other responders answer. The responder itself
+// stays usable (a prepared one outlives a console that restarts).
 func (p *pageResponder) close(context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.closed = true
 	for f := range p.subs {
 		f.closed = true
+		delete(p.subs, f)
 		select {
 		case f.wake <- struct{}{}:
+		default:
+		}
+	}
+	for _, q := range p.pending {
+		select {
+		case q.answer <- nil:
 		default:
 		}
 	}
 	return nil
 }
 
-// provideResponder makes the page a responder of the tree below c and exposes its stream
-// and answer method.
-func provideResponder(c *ctx.Context) error {
+// prepared is the responder Prepare provided, for the console plugin to take over.
+var prepared = ctx.NewKey[*pageResponder]("console/pageResponder")
+
+// responderName is the page responder's name among the elicitation responders.
+const responderName = "web page"
+
+// Prepare provides the management page's elicitation responder in c — the root, before
+// the profile's rows mount — so that the MCP clients see it when they first connect and
+// offer elicitation (they decide when they connect, and the console plugin may load after
+// them). The console plugin mounted in the tree then serves it; without one it only
+// passes. The host's run command calls it when the profile mounts the console.
+func Prepare(c *ctx.Context) error {
 	p := newPageResponder()
-	if _, err := c.Defer("console:elicitations", p.close); err != nil {
-		return err
+	if _, err := prepared.Provide(c, p); err != nil {
+		return fmt.Errorf("console: preparing the page's elicitation responder: %w", err)
 	}
-	if _, err := elicitation.Provide(c, "web page", p); err != nil {
+	if _, err := elicitation.Provide(c, responderName, p); err != nil {
+		return fmt.Errorf("console: preparing the page's elicitation responder: %w", err)
+	}
+	return nil
+}
+
+// provideResponder serves the prepared responder, or makes the page a responder of the
+// tree below c, and exposes its stream and answer method.
+func provideResponder(c *ctx.Context) error {
+	p, ok := prepared.Get(c)
+	if !ok {
+		p = newPageResponder()
+		if _, err := elicitation.Provide(c, responderName, p); err != nil {
+			return err
+		}
+	}
+	if _, err := c.Defer("console:elicitations", p.close); err != nil {
 		return err
 	}
 	for _, m := range []ctx.RemoteMethod{

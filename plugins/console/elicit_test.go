@@ -7,16 +7,65 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/console"
 	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // The console as an elicitation responder: it passes while no page follows; a follower
 // sees the question with its fields, a wrong answer is refused naming the field and the
 // question stays pending, the right one reaches the asker, and the end is announced.
 func TestElicitationResponder(t *testing.T) {
-	root := newTree(t)
+	t.Run("console's own", func(t *testing.T) { testResponder(t, newTree(t)) })
+	t.Run("prepared", func(t *testing.T) {
+		// Prepared in the root before the console loads (as harness run does), then served
+		// by the console; a console that unloads passes on the questions it showed.
+		root := ctxtest.New(t)
+		if err := console.Prepare(root); err != nil {
+			t.Fatal(err)
+		}
+		if err := console.Prepare(root); err == nil {
+			t.Fatal("a second Prepare in one root succeeded")
+		}
+		ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+		ctxtest.MountActive(t, root, tools, nil)
+		cs := ctxtest.MountActive(t, root, console.Plugin, nil)
+		testResponder(t, root)
+
+		m, _ := root.RemoteMethod("console/elicitations")
+		vals := make(chan console.Elicitation, 4)
+		ended := make(chan error, 1)
+		go func() {
+			ended <- m.Stream(ctxtest.Wait(t), nil, func(v any) error { vals <- v.(console.Elicitation); return nil })
+		}()
+		asked := make(chan error, 1)
+		for {
+			go func() {
+				_, err := elicitation.Elicit(ctxtest.Wait(t), root, &elicitation.Request{Server: "demo", Mode: elicitation.ModeURL, URL: "https://example.com/x"})
+				asked <- err
+			}()
+			select {
+			case <-vals:
+			case <-asked:
+				continue // declined before the stream was registered: ask again
+			}
+			break
+		}
+		if err := cs.Dispose(ctxtest.Wait(t)); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-asked; !errors.Is(err, elicitation.ErrNoResponder) {
+			t.Fatalf("a question shown by a console that unloaded: %v, want it declined (passed on)", err)
+		}
+		if err := <-ended; err == nil {
+			t.Fatal("the stream outlived its console")
+		}
+	})
+}
+
+func testResponder(t *testing.T, root *ctx.Context) {
 	if modes := elicitation.Modes(root); len(modes) != 2 {
 		t.Fatalf("modes %v, want form and url", modes)
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/console"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -139,6 +140,13 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 			return err
 		}
 	}
+	if a.hosting && usesPlugin(rows, consoleUse) {
+		// The page's elicitation responder, before the clients connect (they offer
+		// elicitation when they see a responder then).
+		if err := console.Prepare(root); err != nil {
+			return err
+		}
+	}
 	if err := mountRows(root, a.catalog, rows, m); err != nil {
 		return err
 	}
@@ -166,8 +174,22 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	return nil
 }
 
-// remoteUse is the catalog name of the remote API plugin.
-const remoteUse = "remote"
+// remoteUse is the catalog name of the remote API plugin; consoleUse the management
+// page's console.
+const (
+	remoteUse  = "remote"
+	consoleUse = "console"
+)
+
+// usesPlugin reports whether an enabled row of rows (nested rows included) mounts use.
+func usesPlugin(rows []profiles.Row, use string) bool {
+	for _, r := range rows {
+		if r.Enabled && (r.Use == use || usesPlugin(r.Rows, use)) {
+			return true
+		}
+	}
+	return false
+}
 
 // withoutUse returns rows with every row (at any depth) that mounts use disabled.
 func withoutUse(rows []profiles.Row, use string) []profiles.Row {

@@ -93,9 +93,10 @@ func promptServer() *mcp.Server {
 	return s
 }
 
-// stack is a host tree like the web profile's: the tools, prompt, resources and prompts
-// services, the console, a profile-row MCP client, the manager with servers from a
-// temporary settings file, and the remote API.
+// stack is a host tree like the web profile's under harness run: the tools, prompt,
+// resources and prompts services, the page's prepared elicitation responder, a
+// profile-row MCP client, the manager with servers from a temporary settings file, the
+// remote API and the console.
 type stack struct {
 	root     *ctx.Context
 	srv      *remote.Server
@@ -141,15 +142,18 @@ func newStackWith(t *testing.T, names []string, extra string) *stack {
 	ctxtest.MountActive(t, s.root, sysprompt.Plugin, nil)
 	ctxtest.MountActive(t, s.root, mcpresources.Plugin, nil)
 	ctxtest.MountActive(t, s.root, mcpprompts.Plugin, nil)
-	// The console before the MCP clients, as in the web profile, where it loads at once
-	// while the clients start their servers: they connect offering elicitation, which the
-	// console answers as the page's responder.
-	ctxtest.MountActive(t, s.root, console.Plugin, nil)
+	// As harness run does for a profile with the console: the page's elicitation responder
+	// is prepared before the MCP clients connect, so they offer elicitation; the console,
+	// mounted after them, serves it.
+	if err := console.Prepare(s.root); err != nil {
+		t.Fatal(err)
+	}
 	ctxtest.Mount(t, s.root, mcpclient.Plugin, map[string]any{"serverName": "demo", "transport": "stdio",
 		"command": os.Args[0], "env": map[string]any{demoEnv: "1"}})
 	ctxtest.Mount(t, s.root, mcpmanager.Plugin, map[string]any{"settingsFile": s.settings,
 		"credentialsFile": filepath.Join(dir, "credentials.yaml"), "debounceMs": 20})
 	rs := ctxtest.MountActive(t, s.root, remote.Plugin, map[string]any{"tokenFile": filepath.Join(dir, "remote.token")})
+	ctxtest.MountActive(t, s.root, console.Plugin, nil)
 	srv, ok := remote.Key.Get(rs.Context())
 	if !ok {
 		t.Fatal("no remote server")
