@@ -89,6 +89,8 @@ func newServer(opts Options, stop <-chan struct{}) *mcp.Server {
 		Logger:       opts.Logger,
 		PageSize:     opts.PageSize,
 		SchemaCache:  schemaCache,
+		// The prompts' and the notes template's argument completions.
+		CompletionHandler: complete,
 	})
 	d := &demo{
 		server: s,
@@ -99,5 +101,6 @@ func newServer(opts Options, stop <-chan struct{}) *mcp.Server {
 	}
 	d.addTools()
 	d.addResources(opts.PageSize)
+	d.addPrompts()
 	return s
 }

@@ -43,6 +43,16 @@
 //   - demo://logo.png (image/png, a blob: the same PNG as the image tool)
 //   - the template demo://notes/{id} (text/plain), a generated note per id
 //
+// # Prompts
+//
+//   - review {file, focus?}: asks for a review of file ("Please review FILE, looking at
+//     FOCUS first."); focus completes to correctness, performance, readability, security
+//     and tests.
+//   - logo {}: four messages — a text, the logo as an image, the readme as an embedded
+//     resource and a link to demo://logo.png.
+//
+// Completions (completion/complete) also offer the ids 1 to 9 of demo://notes/{id}.
+//
 // # Serving
 //
 // [New] returns a ready *mcp.Server to connect to any transport (tests use

@@ -79,9 +79,19 @@ func TestPromptsList(t *testing.T) {
 		t.Errorf("prompts list --json: %v\n%s", err, r.stdout)
 	}
 	run(t, nil, append(p, "prompts", "list", "nots")...).expect(t, ExitUsage, "", `no MCP server "nots" is visible; did you mean "notes"?`)
-	// The demo server has no prompts.
-	run(t, nil, "prompts", "list", "demo").expect(t, ExitOK, "", "no prompts")
 	run(t, nil, "-p", "cli", "prompts", "list").expect(t, ExitOK, "", "no prompts")
+}
+
+// The default profile's demo server has prompts: the commands work with no setup.
+func TestPromptsOfTheDemoServer(t *testing.T) {
+	t.Parallel()
+	run(t, nil, "prompts", "list").expect(t, ExitOK, "demo    review  <file> [focus]  Asks for a review of a file, with an optional focus.", "")
+	run(t, nil, "prompts", "get", "demo", "review", "--arg", "file=main.go").expect(t, ExitOK, "--- user ---\nPlease review main.go.\n", "")
+	r := run(t, nil, "prompts", "get", "demo", "logo")
+	r.expect(t, ExitOK, "--- user ---\n[image image/png, 92 B]\n\n--- user ---\n[resource demo://readme, text/markdown]\n# ", "")
+	if !strings.HasSuffix(r.stdout, "--- assistant ---\n[resource link demo://logo.png \"logo.png\", image/png]\n") {
+		t.Errorf("prompts get demo logo:\n%s", r.stdout)
+	}
 }
 
 func TestPromptsGet(t *testing.T) {
