@@ -2,6 +2,7 @@ package mcpmanager
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,6 +67,9 @@ type Manager struct {
 	since    map[viewKey]time.Time
 	lastSnap Snapshot
 	watchers map[*watcher]struct{}
+	// listVersion and listBody: the last mcpManager/list answer, encoded (listJSON).
+	listVersion uint64
+	listBody    json.RawMessage
 }
 
 // hooks are the manager's seams: production values by default, replaced by tests.

@@ -123,7 +123,7 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 			if err := m.live(); err != nil {
 				return nil, err
 			}
-			return m.Snapshot(), nil
+			return m.listJSON()
 		}},
 		{Name: "mcpManager/watch", Stream: func(rc context.Context, _ json.RawMessage, send func(any) error) error {
 			if err := m.live(); err != nil {

@@ -121,3 +121,37 @@ func TestProgressHubCoalesces(t *testing.T) {
 		t.Fatal("subscribe after close accepted")
 	}
 }
+
+// mcpManager/list answers the same bytes while the snapshot's version stands, and the new
+// snapshot once it changes.
+func TestRemoteListCached(t *testing.T) {
+	t.Parallel()
+	fc := newFakeClients()
+	settings := "servers:\n" + fakeEntry("a", "")
+	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
+	cl := h.remoteClient()
+	h.waitStatus(StateConnected, "a")
+	c := ctxtest.Wait(t)
+	list := func() (json.RawMessage, Snapshot) {
+		var raw json.RawMessage
+		if err := cl.Call(c, "mcpManager/list", nil, &raw); err != nil {
+			t.Fatal(err)
+		}
+		var s Snapshot
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		return raw, s
+	}
+	first, s1 := list()
+	again, _ := list()
+	if string(first) != string(again) {
+		t.Fatalf("two lists of one version differ:\n%s\n%s", first, again)
+	}
+	h.write(settings + fakeEntry("b", ""))
+	h.waitStatus(StateConnected, "b")
+	_, s2 := list()
+	if _, ok := find(s2, "b"); !ok || s2.Version <= s1.Version {
+		t.Fatalf("after adding b: version %d → %d, servers %v", s1.Version, s2.Version, names(s2))
+	}
+}

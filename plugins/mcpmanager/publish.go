@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -430,6 +431,30 @@ func (m *Manager) Watch(cctx context.Context) <-chan Snapshot {
 // entries in registration order, then retained records of removed entries.
 func (m *Manager) List() []View {
 	return m.Snapshot().Servers
+}
+
+// listJSON is mcpManager/list's answer: the snapshot, encoded once per version (a
+// version's snapshot never changes, so a page or a script that polls gets the same bytes
+// until something does).
+func (m *Manager) listJSON() (json.RawMessage, error) {
+	m.mu.Lock()
+	snap := m.buildLocked()
+	if snap.Version == m.listVersion && m.listBody != nil {
+		b := m.listBody
+		m.mu.Unlock()
+		return b, nil
+	}
+	m.mu.Unlock()
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if snap.Version >= m.listVersion {
+		m.listVersion, m.listBody = snap.Version, b
+	}
+	m.mu.Unlock()
+	return b, nil
 }
 
 // Snapshot returns the views together with the settings file's status.
