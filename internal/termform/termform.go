@@ -94,6 +94,9 @@ func (r *Responder) Supports(m elicitation.Mode) bool {
 // "cancel". When cx ends first (the request was answered elsewhere, timed out, or the
 // server gave up) it stops reading, says so, and returns cx's cause.
 func (r *Responder) Elicit(cx context.Context, req *elicitation.Request) (*elicitation.Response, error) {
+	if cx.Err() != nil {
+		return nil, context.Cause(cx)
+	}
 	select {
 	case r.turn <- struct{}{}:
 	case <-cx.Done():
