@@ -372,6 +372,9 @@ func TestPage(t *testing.T) {
 		run(t, b, click(`[data-tool="mcp__alpha__ask"] [data-action="open-call"]`))
 		askTool()
 		id := eval[string](t, b, `document.querySelector('`+q+`').dataset.question`)
+		if title := eval[string](t, b, `document.title`); !strings.HasPrefix(title, "(1) ") {
+			t.Fatalf("the title with a question waiting: %q", title)
+		}
 		field := func(name string) string { return fmt.Sprintf("#elicit-%s-%s", id, name) }
 		got := eval[string](t, b, fmt.Sprintf(`[%q, %q, %q, %q, %q].map(s => { const e = document.querySelector(s); return e.type === "checkbox" ? String(e.checked) : e.type + "=" + e.value; }).join(" ")`,
 			field("name"), field("age"), field("color"), field("subscribe"), field("token")))

@@ -159,7 +159,11 @@
       activity(ev.server + "'s question " + (ev.action ? "answered: " + ev.action : "ended (answered elsewhere, cancelled or timed out)"));
     }
     $("#questions-box").hidden = questions.size === 0;
+    // The tab's title counts the questions waiting, for a page kept in the background.
+    document.title = (questions.size ? "(" + questions.size + ") " : "") + baseTitle;
   }
+
+  const baseTitle = document.title;
 
   // fieldInput builds the input of one form field, its default filled in.
   function fieldInput(id, f) {
