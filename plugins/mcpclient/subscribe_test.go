@@ -90,29 +90,33 @@ func TestSubscriptionRefcount(t *testing.T) {
 // A reconnect (a new session) subscribes again to every URI that still has subscribers;
 // released ones are not.
 func TestSubscriptionResentAfterReconnect(t *testing.T) {
-	ss := mcptest.NewSubscribable(true)
-	e, m, svc := subEnv(t, ss.Server, "")
-	updates := ctxtest.Record(t, e.root, ResourceUpdatedEvent)
-	cx := ctxtest.Wait(t)
-	a, err := svc.Subscribe(cx, e.root, "s", "sub://a")
-	must(t, err)
-	defer a.Close()
-	b, err := svc.Subscribe(cx, e.root, "s", "sub://b")
-	must(t, err)
-	<-ss.Subscribed
-	<-ss.Subscribed
-	must(t, b.Close())
-	<-ss.Unsubscribed
+	for _, protocol := range []string{"", ProtocolAuto} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			ss := mcptest.NewSubscribable(true)
+			e, m, svc := subEnv(t, ss.Server, protocol)
+			updates := ctxtest.Record(t, e.root, ResourceUpdatedEvent)
+			cx := ctxtest.Wait(t)
+			a, err := svc.Subscribe(cx, e.root, "s", "sub://a")
+			must(t, err)
+			defer a.Close()
+			b, err := svc.Subscribe(cx, e.root, "s", "sub://b")
+			must(t, err)
+			<-ss.Subscribed
+			<-ss.Subscribed
+			must(t, b.Close())
+			<-ss.Unsubscribed
 
-	m.crash()
-	if got := <-ss.Subscribed; got != "sub://a" {
-		t.Fatalf("after the reconnect the server saw a subscription of %q, want sub://a", got)
-	}
-	e.st.waitFor(t, "s", "reconnected", func(st Status) bool { return st.Phase == PhaseConnected && m.dials.Load() == 2 })
-	ss.Update(t, "sub://a")
-	updates.WaitFor(t, func(evs []ResourceChange) bool { return len(evs) > 0 && evs[0].URI == "sub://a" })
-	if n, _ := ss.Counts(); n != 3 {
-		t.Fatalf("%d subscriptions, want a, b, then a again", n)
+			m.crash()
+			if got := <-ss.Subscribed; got != "sub://a" {
+				t.Fatalf("after the reconnect the server saw a subscription of %q, want sub://a", got)
+			}
+			e.st.waitFor(t, "s", "reconnected", func(st Status) bool { return st.Phase == PhaseConnected && m.dials.Load() == 2 })
+			ss.Update(t, "sub://a")
+			updates.WaitFor(t, func(evs []ResourceChange) bool { return len(evs) > 0 && evs[0].URI == "sub://a" })
+			if n, _ := ss.Counts(); n != 3 {
+				t.Fatalf("%d subscriptions, want a, b, then a again", n)
+			}
+		})
 	}
 }
 
