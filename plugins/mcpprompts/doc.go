@@ -16,6 +16,8 @@
 // ([mcpclient.StatusEvent]: a reconnect is a new session), and the next call lists again.
 // Nothing is listed when a server connects, and never inside a notification handler. A
 // server that does not advertise the prompts capability has no prompts and is not asked.
+// Listing every server asks them in parallel, and every request (a whole listing, a get, a
+// completion) is bounded by [RequestTimeout].
 //
 // # Checks before a request
 //

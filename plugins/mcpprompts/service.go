@@ -120,6 +120,7 @@ type Error struct {
 	msg    string
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.msg }
 
 // Unwrap returns the cause.
