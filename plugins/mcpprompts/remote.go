@@ -12,7 +12,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 )
 
-// ListParams are the parameters of the prompts/list remote method.
+// ListParams are the parameters of the prompts/list remote method. It is a plain value.
 type ListParams struct {
 	// Server names one server; "" lists every visible one.
 	Server string `json:"server,omitempty"`
@@ -25,13 +25,13 @@ type Listing struct {
 	Errors []ServerError `json:"errors"`
 }
 
-// ServerError is a server that could not be listed, in a [Listing].
+// ServerError is a server that could not be listed, in a [Listing]. It is a plain value.
 type ServerError struct {
 	Server string `json:"server"`
 	Error  string `json:"error"`
 }
 
-// GetParams are the parameters of the prompts/get remote method.
+// GetParams are the parameters of the prompts/get remote method. It is a plain value.
 type GetParams struct {
 	Server    string            `json:"server"`
 	Name      string            `json:"name"`
@@ -39,7 +39,7 @@ type GetParams struct {
 }
 
 // Change is one value of the prompts/watch stream: the prompts of Server may have changed
-// ("" for every server: the first value, sent at once).
+// ("" for every server: the first value, sent at once). It is a plain value.
 type Change struct {
 	Server string `json:"server"`
 }

@@ -112,7 +112,7 @@ var (
 
 // Error is what the service's methods return when they fail: which server and prompt, and
 // why (Err: one of the sentinels, or the server's or the SDK's error). Its message is one
-// sentence, with a did-you-mean where one helps.
+// sentence, with a did-you-mean where one helps. An Error is not modified once returned.
 type Error struct {
 	Server string
 	Prompt string // "" when the failure is the server's (a listing)
