@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // WaitTimeout bounds every wait for the screen: a test only fails when the program hangs.
@@ -121,6 +122,25 @@ func (s *Screen) All() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.text.String()
+}
+
+// Cooked reports whether the terminal is in its line mode, with echo and signals (as a
+// program that switched it to reading key by key must leave it), failing the test when the
+// mode cannot be read.
+func (s *Screen) Cooked() bool {
+	s.t.Helper()
+	var tio *unix.Termios
+	rc, err := s.ptmx.SyscallConn() // not Fd, which would make the reader's file blocking
+	if err == nil {
+		cerr := rc.Control(func(fd uintptr) { tio, err = unix.IoctlGetTermios(int(fd), ioctlGetTermios) })
+		if err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		s.t.Fatalf("reading the terminal's mode: %v", err)
+	}
+	return tio.Lflag&unix.ICANON != 0 && tio.Lflag&unix.ECHO != 0 && tio.Lflag&unix.ISIG != 0
 }
 
 // Type types keys on the keyboard ("\r" is Enter, "\x03" Ctrl-C).

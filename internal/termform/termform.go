@@ -39,6 +39,43 @@ const urlWait = 10 * time.Minute
 // a completion the server sent before the call's result may be seen after it.
 const completionGrace = 2 * time.Second
 
+// raws holds the restore function of every terminal a form has in its own mode now.
+var raws struct {
+	sync.Mutex
+	restore map[*tty]func()
+}
+
+// Restore puts back the mode of every terminal a form is reading now, for a process about to
+// exit without its forms' cleanup (os.Exit on a second signal). It is safe to call at any
+// time and from any goroutine.
+func Restore() {
+	raws.Lock()
+	defer raws.Unlock()
+	for _, restore := range raws.restore {
+		restore()
+	}
+}
+
+// rawMode switches t to the form's mode and records how to restore it (see Restore).
+func rawMode(t *tty) (func(), error) {
+	restore, err := t.raw()
+	if err != nil {
+		return nil, err
+	}
+	raws.Lock()
+	if raws.restore == nil {
+		raws.restore = map[*tty]func(){}
+	}
+	raws.restore[t] = restore
+	raws.Unlock()
+	return func() {
+		raws.Lock()
+		delete(raws.restore, t)
+		raws.Unlock()
+		restore()
+	}, nil
+}
+
 // Options configure a Responder.
 type Options struct {
 	// In is the terminal the answers are typed on (the process's stdin). It must be a
@@ -108,7 +145,7 @@ func (r *Responder) Elicit(cx context.Context, req *elicitation.Request) (*elici
 	release := r.hold()
 	defer release()
 
-	restore, err := r.t.raw()
+	restore, err := rawMode(r.t)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-	"golang.org/x/sys/unix"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/ptytest"
@@ -29,6 +28,14 @@ type screen struct {
 	*ptytest.Screen
 	t   *testing.T
 	tty *os.File
+}
+
+// assertCooked fails the test unless the terminal is back in its line mode.
+func (s *screen) assertCooked() {
+	s.t.Helper()
+	if !s.Cooked() {
+		s.t.Error("the terminal's mode was not restored")
+	}
 }
 
 func newScreen(t *testing.T) *screen {
@@ -136,19 +143,7 @@ func TestForm(t *testing.T) {
 	if holds != 0 {
 		t.Errorf("%d holds on the terminal's drawing left after the form", holds)
 	}
-	assertCooked(t, s.tty)
-}
-
-// assertCooked checks that the terminal is back in its line mode, with echo and signals.
-func assertCooked(t *testing.T, f *os.File) {
-	t.Helper()
-	tio, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tio.Lflag&unix.ICANON == 0 || tio.Lflag&unix.ECHO == 0 || tio.Lflag&unix.ISIG == 0 {
-		t.Errorf("terminal mode not restored: lflag %#x", tio.Lflag)
-	}
+	s.assertCooked()
 }
 
 // TestRequiredWithoutDefault: Enter on a required field without a default asks again; on an
@@ -196,7 +191,7 @@ func TestDeclineAndCancel(t *testing.T) {
 			if tc.want == elicitation.Cancel {
 				s.Expect("cancelled: demo was told you made no choice")
 			}
-			assertCooked(t, s.tty)
+			s.assertCooked()
 		})
 	}
 }
@@ -215,7 +210,7 @@ func TestClosedElsewhere(t *testing.T) {
 		t.Fatalf("answer %+v, %v; want the context's error", a.res, a.err)
 	}
 	s.Expect("demo's question was closed")
-	assertCooked(t, s.tty)
+	s.assertCooked()
 
 	ch = ask(t.Context(), r, formRequest(t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
 	s.Expect("[1] > ")
@@ -296,6 +291,27 @@ func TestURL(t *testing.T) {
 	if a := receive(t, ch); a.err != nil || a.res.Action != elicitation.Decline || len(opened) != 1 {
 		t.Fatalf("answer %+v, %v, opened %v", a.res, a.err, opened)
 	}
+}
+
+// TestRestore: Restore puts the mode of a terminal back while its form is shown (for a
+// process about to exit at once); the form's own restore at its end is then harmless.
+func TestRestore(t *testing.T) {
+	s := newScreen(t)
+	r := s.responder(Options{})
+	cx, cancel := context.WithCancel(t.Context())
+	ch := ask(cx, r, formRequest(t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
+	s.Expect("[1] > ")
+	if s.Cooked() {
+		t.Fatal("the terminal is in its line mode while the form reads it")
+	}
+	Restore()
+	s.assertCooked()
+	cancel()
+	if a := receive(t, ch); !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("answer %+v, %v", a.res, a.err)
+	}
+	s.assertCooked()
+	Restore() // no form: nothing to do
 }
 
 // TestNotTerminal: New refuses a file that is not a terminal.

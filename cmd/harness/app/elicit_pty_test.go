@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cordisgo/harness/internal/ptytest"
@@ -17,11 +18,17 @@ import (
 // person would: `tools call mcp__demo__ask` makes the default profile's demo server ask, and
 // the test answers the form the terminal shows.
 
-// askOnTerminal starts `tools call mcp__demo__ask ARGS` in a pseudo-terminal with the extra
+// terminalRun is the harness running in a pseudo-terminal.
+type terminalRun struct {
+	*ptytest.Screen
+	cmd *exec.Cmd
+}
+
+// askOnTerminalCmd starts `tools call mcp__demo__ask ARGS` in a pseudo-terminal with the extra
 // environment and flags; done waits for its exit status.
-func askOnTerminal(t *testing.T, env []string, args string, flags ...string) (s *ptytest.Screen, done func() int) {
+func askOnTerminalCmd(t *testing.T, env []string, args string, flags ...string) (r terminalRun, done func() int) {
 	t.Helper()
-	s = ptytest.Open(t)
+	s := ptytest.Open(t)
 	cmd := harnessCmd(t, append(flags, "tools", "call", "mcp__demo__ask", args)...)
 	cmd.Env = append(cmd.Env, env...)
 	s.Start(cmd)
@@ -31,13 +38,20 @@ func askOnTerminal(t *testing.T, env []string, args string, flags ...string) (s 
 			cmd.Wait()
 		}
 	})
-	return s, func() int {
+	return terminalRun{s, cmd}, func() int {
 		err := cmd.Wait()
 		if _, ok := errors.AsType[*exec.ExitError](err); err != nil && !ok {
 			t.Fatal(err)
 		}
 		return cmd.ProcessState.ExitCode()
 	}
+}
+
+// askOnTerminal is askOnTerminalCmd for the screen only.
+func askOnTerminal(t *testing.T, env []string, args string, flags ...string) (*ptytest.Screen, func() int) {
+	t.Helper()
+	r, done := askOnTerminalCmd(t, env, args, flags...)
+	return r.Screen, done
 }
 
 // TestTerminalForm: the form shows each field with its default pre-filled; an invalid age
@@ -150,5 +164,22 @@ func TestTerminalFormTimeout(t *testing.T) {
 	s.Expect("\ncancel")
 	if code := done(); code != ExitOK {
 		t.Fatalf("exit %d; screen:\n%s", code, s.All())
+	}
+}
+
+// TestTerminalFormSignal: SIGTERM while a form is shown shuts the harness down cleanly: the
+// form closes, the terminal's mode is restored, the exit status is 1 (interrupted).
+func TestTerminalFormSignal(t *testing.T) {
+	s, done := askOnTerminalCmd(t, nil, "{}")
+	s.Expect("[Ada] > ")
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	s.Expect("demo's question was closed")
+	if code := done(); code != ExitFailure {
+		t.Fatalf("exit %d after SIGTERM; screen:\n%s", code, s.All())
+	}
+	if !s.Cooked() {
+		t.Errorf("the terminal's mode was not restored; screen:\n%s", s.All())
 	}
 }
