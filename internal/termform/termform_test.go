@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -162,6 +163,32 @@ func TestRequiredWithoutDefault(t *testing.T) {
 	a := receive(t, ch)
 	if a.err != nil || a.res.Action != elicitation.Accept || len(a.res.Content) != 1 || a.res.Content["email"] != "ada@example.com" {
 		t.Fatalf("answer %+v, %v", a.res, a.err)
+	}
+}
+
+// TestChoices: several choices by title or number, a legacy titled enum, a number's default.
+func TestChoices(t *testing.T) {
+	s := newScreen(t)
+	r := s.responder(Options{})
+	ch := ask(t.Context(), r, formRequest(t, `{"type": "object", "properties": {
+		"fish": {"type": "array", "title": "Fish", "minItems": 1, "maxItems": 2, "default": ["fish-1"],
+			"items": {"anyOf": [{"const": "fish-1", "title": "Tuna"}, {"const": "fish-2", "title": "Salmon"}, {"const": "fish-3", "title": "Trout"}]}},
+		"pet": {"type": "string", "enum": ["pet-1", "pet-2"], "enumNames": ["Cats", "Dogs"]},
+		"x": {"type": "number", "maximum": 1000, "default": 3.14}}}`))
+	s.Expect("Fish\r\n  any of (numbers or names, separated by commas), 1 to 2 choices:\r\n    1. Tuna (fish-1)\r\n    2. Salmon (fish-2)\r\n    3. Trout (fish-3)\r\n  [Tuna] > ")
+	s.Type("tuna, 2, 3\r")
+	s.Expect("Fish: expected at most 2 choices, got 3")
+	s.Type("tuna, 3\r")
+	s.Expect("pet\r\n  one of (a number, or the name):\r\n    1. Cats (pet-1)\r\n    2. Dogs (pet-2)\r\n  > ")
+	s.Type("dogs\r")
+	s.Expect("x\r\n  a number of at most 1000\r\n  [3.14] > ")
+	s.Type("\r\r")
+	a := receive(t, ch)
+	if a.err != nil || a.res.Action != elicitation.Accept {
+		t.Fatalf("answer %+v, %v", a.res, a.err)
+	}
+	if got := fmt.Sprintf("%v %v %v", a.res.Content["fish"], a.res.Content["pet"], a.res.Content["x"]); got != "[fish-1 fish-3] pet-2 3.14" {
+		t.Errorf("content %v", a.res.Content)
 	}
 }
 
