@@ -3,7 +3,11 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +15,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/ptytest"
+	"github.com/cordisgo/harness/plugins/elicitation"
 )
 
 // These tests run the harness (the test binary re-executed) in a pseudo-terminal, as a
@@ -181,5 +187,37 @@ func TestTerminalFormSignal(t *testing.T) {
 	}
 	if !s.Cooked() {
 		t.Errorf("the terminal's mode was not restored; screen:\n%s", s.All())
+	}
+}
+
+// TestProvideResponder: on a terminal the ask policy provides the terminal form (form and URL
+// modes), except when stdin is serve --stdio's MCP stream; defaults provides a form-only
+// responder; decline provides none.
+func TestProvideResponder(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		flag     string
+		protocol bool
+		want     string
+	}{
+		{"ask", "", false, "[form url]"},
+		{"ask, stdin is the protocol", "", true, "[]"},
+		{"defaults", "defaults", false, "[form]"},
+		{"decline", "decline", false, "[]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ptytest.Open(t)
+			a := testOptions().newInvocation(s.TTY, io.Discard, s.TTY, nil)
+			a.logger = slog.New(slog.DiscardHandler)
+			a.elicitation, a.stdinIsProtocol = tc.flag, tc.protocol
+			root := ctx.New(ctx.Options{})
+			defer root.Scope().Dispose(context.Background())
+			if err := a.provideResponder(root, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(elicitation.Modes(root)); got != tc.want {
+				t.Errorf("modes %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
