@@ -1,15 +1,40 @@
 // A downstream MCP client for the gateway interop tests: the official TypeScript SDK's
-// Client over Streamable HTTP. Usage: node client.mjs URL TOKEN OPS
+// Client over Streamable HTTP. Usage: node client.mjs URL TOKEN OPS [ANSWERS]
 // OPS is a JSON array of [method, params] pairs, run in order; the results are printed
 // as one JSON array on stdout (an error as {"error": message}).
+// ANSWERS, a JSON object, gives the client the capabilities to answer server requests:
+// "elicit" is the elicitation result it answers with (content: the values of the fields the
+// form has), "sample" the sampling result; the
+// requests it got are printed as "requests" ([method, params] pairs).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [url, token, ops] = process.argv.slice(2);
+const [url, token, ops, answersArg] = process.argv.slice(2);
+const answers = answersArg ? JSON.parse(answersArg) : {};
 const transport = new StreamableHTTPClientTransport(new URL(url), {
   requestInit: { headers: { Authorization: `Bearer ${token}` } },
 });
-const client = new Client({ name: "gateway-interop", version: "1.0.0" });
+const capabilities = {};
+if (answers.elicit) capabilities.elicitation = { form: {} };
+if (answers.sample) capabilities.sampling = {};
+const client = new Client({ name: "gateway-interop", version: "1.0.0" }, { capabilities });
+const requests = [];
+if (answers.elicit) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    requests.push([req.method, req.params]);
+    // Fill in the fields the form has, as a user would.
+    const fields = req.params.requestedSchema?.properties ?? {};
+    const content = Object.fromEntries(Object.entries(answers.elicit.content ?? {}).filter(([k]) => k in fields));
+    return { ...answers.elicit, content };
+  });
+}
+if (answers.sample) {
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    requests.push([req.method, req.params]);
+    return answers.sample;
+  });
+}
 const calls = {
   "tools/list": (p) => client.listTools(p),
   "tools/call": (p) => client.callTool(p),
@@ -29,5 +54,5 @@ for (const [method, params] of JSON.parse(ops)) {
     out.push({ error: String(e && e.message ? e.message : e) });
   }
 }
-process.stdout.write(JSON.stringify({ server: client.getServerVersion(), results: out }));
+process.stdout.write(JSON.stringify({ server: client.getServerVersion(), results: out, requests }));
 await client.close();

@@ -84,6 +84,11 @@ func gatewayURL(t *testing.T) string {
 		}
 	}
 	mount(toolregistry.Plugin, nil)
+	// As harness serve does: the clients then offer elicitation and sampling, which the
+	// gateway forwards to the calling session.
+	if err := gateway.Prepare(root); err != nil {
+		t.Fatal(err)
+	}
 	dh, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
 	demo := httptest.NewServer(dh)
 	t.Cleanup(func() { closeSessions(); demo.Close() })
@@ -110,17 +115,30 @@ func gatewayURL(t *testing.T) string {
 }
 
 type tsOut struct {
-	Server  struct{ Name string } `json:"server"`
-	Results []json.RawMessage     `json:"results"`
+	Server   struct{ Name string } `json:"server"`
+	Results  []json.RawMessage     `json:"results"`
+	Requests []json.RawMessage     `json:"requests"` // the server requests it answered
 }
 
 // ts runs the TypeScript SDK client with ops against url.
 func ts(t *testing.T, url string, ops ...any) tsOut {
 	t.Helper()
+	return tsAnswering(t, url, nil, ops...)
+}
+
+// tsAnswering runs the TypeScript SDK client with ops against url, answering server
+// requests as answers says (see client.mjs).
+func tsAnswering(t *testing.T, url string, answers map[string]any, ops ...any) tsOut {
+	t.Helper()
 	b, _ := json.Marshal(ops)
 	c, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(c, node(t), "client.mjs", url, token, string(b))
+	args := []string{"client.mjs", url, token, string(b)}
+	if answers != nil {
+		a, _ := json.Marshal(answers)
+		args = append(args, string(a))
+	}
+	cmd := exec.CommandContext(c, node(t), args...)
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -218,5 +236,43 @@ func TestInspectorCLI(t *testing.T) {
 	}
 	if out := inspect(base+"/mcp", "--method", "prompts/list"); !strings.Contains(out, "mcp__everything__") {
 		t.Errorf("aggregated prompts/list: %.400s", out)
+	}
+}
+
+// TestTypeScriptClientAnswersServerRequests: server-everything's trigger-elicitation-request
+// and trigger-sampling-request, and the demo server's ask (an input request upstream, on
+// 2026-07-28), reach the TypeScript SDK client that made the call, on the per-server and
+// aggregated routes; a TypeScript client without the capabilities is never asked: the
+// server is told decline.
+func TestTypeScriptClientAnswersServerRequests(t *testing.T) {
+	need(t, "@modelcontextprotocol/sdk/package.json")
+	base := gatewayURL(t)
+	answers := map[string]any{
+		"elicit": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada from ts", "age": 36}},
+		"sample": map[string]any{"model": "ts-model", "role": "assistant", "content": map[string]any{"type": "text", "text": "sampled by ts"}},
+	}
+	ev := tsAnswering(t, base+"/mcp/servers/everything", answers,
+		op("tools/call", map[string]any{"name": "trigger-elicitation-request", "arguments": map[string]any{}}),
+		op("tools/call", map[string]any{"name": "trigger-sampling-request", "arguments": map[string]any{"prompt": "hi", "maxTokens": 5}}),
+	)
+	contains(t, "everything's elicitation", ev.Results[0], `Name: Ada from ts`)
+	contains(t, "everything's sampling", ev.Results[1], `sampled by ts`, `ts-model`)
+	if len(ev.Requests) != 2 {
+		t.Fatalf("the client answered %d server requests, want 2", len(ev.Requests))
+	}
+	contains(t, "the elicitation as sent", ev.Requests[0], `"elicitation/create"`, `Your full, legal name`)
+	contains(t, "the sampling request as sent", ev.Requests[1], `"sampling/createMessage"`, `context: hi`)
+
+	agg := tsAnswering(t, base+"/mcp", answers,
+		op("tools/call", map[string]any{"name": "mcp__demo__ask", "arguments": map[string]any{}}),
+		op("tools/call", map[string]any{"name": "mcp__everything__trigger-elicitation-request", "arguments": map[string]any{}}),
+	)
+	contains(t, "demo ask", agg.Results[0], `accept: age=36`, `name=Ada from ts`)
+	contains(t, "aggregated everything", agg.Results[1], `Name: Ada from ts`)
+
+	none := ts(t, base+"/mcp", op("tools/call", map[string]any{"name": "mcp__demo__ask", "arguments": map[string]any{}}))
+	contains(t, "ask without the capability", none.Results[0], `"text":"decline"`)
+	if len(none.Requests) != 0 {
+		t.Fatalf("a client without the capability was asked: %s", none.Requests)
 	}
 }

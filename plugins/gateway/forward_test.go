@@ -331,3 +331,59 @@ func TestElicitationCancelledWithTheCall(t *testing.T) {
 		t.Fatal("a cancelled call succeeded")
 	}
 }
+
+// The demo server asks the SDK's way (an input request in its first result, SEP-2322, on
+// 2026-07-28 upstream): the elicitation reaches the calling session as elicitation/create,
+// in form mode with the server's schema and in URL mode with its URL, and the server's
+// notifications/elicitation/complete follows the URL to that session.
+func TestDemoAskForwarded(t *testing.T) {
+	root := newTree(t)
+	if err := gateway.Prepare(root); err != nil {
+		t.Fatal(err)
+	}
+	mountHTTP(t, root, "demo", demoUpstream(t))
+	f := serveGateway(t, root, gateway.Options{})
+	var (
+		mu   sync.Mutex
+		seen []*mcp.ElicitParams
+	)
+	completed := make(chan string, 1)
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			seen = append(seen, r.Params)
+			mu.Unlock()
+			if r.Params.Mode == "url" {
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace", "age": 85}}, nil
+		},
+		ElicitationCompleteHandler: func(_ context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
+			completed <- r.Params.ElicitationID
+		},
+	})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if got := call(t, cs, "mcp__demo__ask"); got != "accept: age=85, color=green, name=Grace, subscribe=false" {
+		t.Fatalf("form: %q", got)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__demo__ask", Arguments: map[string]any{"mode": "url"}})
+	if err != nil || res.IsError || !strings.HasPrefix(text(res), "accept: confirmed demo-") {
+		t.Fatalf("url: %v %q", err, text(res))
+	}
+	id := strings.TrimPrefix(text(res), "accept: confirmed ")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || seen[0].Mode != "form" || !strings.Contains(fmt.Sprint(seen[0].RequestedSchema), "Favourite colour") ||
+		seen[1].Mode != "url" || !strings.HasSuffix(seen[1].URL, id) || seen[1].ElicitationID != id {
+		t.Fatalf("elicitations seen: %+v", seen)
+	}
+	if got := <-completed; got != id {
+		t.Fatalf("completion of %q, want %q", got, id)
+	}
+}
