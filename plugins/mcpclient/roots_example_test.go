@@ -1,0 +1,93 @@
+package mcpclient_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/internal/mcptest/demotree"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// A server with roots configured asks for them during a call: a call made with WithRoots
+// (a gateway's downstream session) gets the caller's roots, any other call the configured
+// ones.
+func ExampleWithRoots() {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "lister", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.ListRoots(cx, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(uris)}}}, nil, nil
+	})
+	web := httptest.NewServer(mcptest.Handler(srv))
+	defer web.Close()
+
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
+	var cfg mcpclient.Config
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.URL, cfg.ProtocolVersion = "lister", mcpclient.TransportStreamableHTTP, web.URL, "2025-11-25"
+	cfg.Roots = []string{"/srv/project"}
+	for _, p := range []struct {
+		def ctx.PluginDef
+		cfg any
+	}{{toolregistry.Plugin, nil}, {mcpclient.Plugin, cfg}} {
+		s, err := root.Plugin(p.def, p.cfg)
+		if err == nil {
+			err = s.Wait(context.Background())
+		}
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	reg, _ := toolregistry.Key.Get(root)
+
+	mine := mcpclient.WithRoots(mcpclient.WithOrigin(context.Background(), "session-1"), func(context.Context) ([]*mcp.Root, error) {
+		return []*mcp.Root{{URI: "file:///home/me/work"}}, nil
+	})
+	for _, cx := range []context.Context{mine, context.Background()} {
+		res, err := reg.Execute(cx, root, "mcp__lister__roots", nil, toolregistry.ExecOptions{})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(res.Text())
+	}
+	// Output:
+	// [file:///home/me/work]
+	// [file:///srv/project]
+}
+
+// A gateway forwards a downstream resources/read through the client, so that the read is
+// watched like the client's own (idle timeout, progress) and the requests the server sends
+// meanwhile reach the caller.
+func ExampleUpstream_ReadResource() {
+	tree, err := demotree.Start("demo") // the tool registry and a client of the demo server
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer tree.Close()
+	u, _ := mcpclient.LookupUpstream(tree.Root, "demo")
+	cx := mcpclient.WithOrigin(context.Background(), "session-1")
+	res, err := u.ReadResource(cx, &mcp.ReadResourceParams{URI: "demo://config.json"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Contents[0].URI)
+	// Output: demo://config.json
+}
