@@ -35,7 +35,10 @@
 // client lacks the capability, or a request that cannot be attributed (calls of two sessions
 // in flight on one upstream connection), goes to the host's own responders. The upstream
 // clients offer the capabilities only when a responder and a sampler are visible as they
-// connect: call [Prepare] on the gateway's scope before mounting the fleet.
+// connect: call [Prepare] on the gateway's scope before mounting the fleet. A session on
+// protocol 2026-07-28, which a server may not send requests to, is asked through input
+// requests in its tool calls' results instead (SEP-2322): the call runs in the background
+// between the rounds.
 //
 // # HTTP
 //

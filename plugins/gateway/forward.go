@@ -158,8 +158,9 @@ var errCallsEnded = errors.New("gateway: the downstream session's calls ended")
 // downstream answers the server requests caused by one downstream session's calls by
 // asking that session's client, when the client can be asked: it advertised the capability
 // and its session was initialized with a protocol version that allows requests from the
-// server (before 2026-07-28, which replaces them by input requests in results). Otherwise
-// it passes, and the host's own responders answer (or nobody: decline).
+// server (before 2026-07-28, which replaces them by input requests in results: rounds.go
+// bridges those for tool calls). Otherwise it passes, and the host's own responders answer
+// (or nobody: decline).
 type downstream struct {
 	g  *Gateway
 	ss *mcp.ServerSession
@@ -184,25 +185,12 @@ func (d *downstream) Supports(elicitation.Mode) bool { return true }
 // Elicit asks the downstream session's client.
 func (d *downstream) Elicit(cx context.Context, r *elicitation.Request) (*elicitation.Response, error) {
 	caps := d.caps()
-	if caps == nil || caps.Elicitation == nil {
+	if caps == nil {
 		return nil, elicitation.ErrPass
 	}
-	e := caps.Elicitation
-	p := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
-	switch r.Mode {
-	case elicitation.ModeURL:
-		if e.URL == nil {
-			return nil, elicitation.ErrPass
-		}
-		p.URL, p.ElicitationID = r.URL, r.ID
-	default:
-		if e.Form == nil && e.URL != nil { // neither: form, as the SDK assumes
-			return nil, elicitation.ErrPass
-		}
-		p.RequestedSchema = r.Schema
-		if p.RequestedSchema == nil {
-			p.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{}}
-		}
+	p, ok := elicitParams(caps, r)
+	if !ok {
+		return nil, elicitation.ErrPass
 	}
 	rcx, cancel := d.related(cx)
 	defer cancel()
@@ -221,6 +209,32 @@ func (d *downstream) Elicit(cx context.Context, r *elicitation.Request) (*elicit
 		d.g.forgetCompletion(r.Server, r.ID)
 	}
 	return &elicitation.Response{Action: elicitation.Action(res.Action), Content: res.Content}, nil
+}
+
+// elicitParams is r as an elicitation/create to a client with caps; false when the client
+// cannot show it.
+func elicitParams(caps *mcp.ClientCapabilities, r *elicitation.Request) (*mcp.ElicitParams, bool) {
+	e := caps.Elicitation
+	if e == nil {
+		return nil, false
+	}
+	p := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
+	switch r.Mode {
+	case elicitation.ModeURL:
+		if e.URL == nil {
+			return nil, false
+		}
+		p.URL, p.ElicitationID = r.URL, r.ID
+	default:
+		if e.Form == nil && e.URL != nil { // neither: form, as the SDK assumes
+			return nil, false
+		}
+		p.RequestedSchema = r.Schema
+		if p.RequestedSchema == nil {
+			p.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+	}
+	return p, true
 }
 
 // CreateMessage asks the downstream session's client for a completion.

@@ -136,6 +136,38 @@ type asker struct {
 	ended    chan struct{} // a blocked elicitation's context ended
 }
 
+// connectLatest connects a to srv in memory (as over harness serve --stdio), with the SDK's
+// default protocol: 2026-07-28, where server requests travel as input requests in results
+// (the gateway's Streamable HTTP handler is stateful, so HTTP sessions initialize instead).
+func (a *asker) connectLatest(t *testing.T, srv *mcp.Server, roots ...string) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			a.elicited.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": a.name}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			a.sampled.Add(1)
+			return &mcp.CreateMessageResult{Model: a.name + "-model", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil
+		},
+	})
+	for _, r := range roots {
+		c.AddRoots(&mcp.Root{URI: r})
+	}
+	cs, err := c.Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
 func (a *asker) connect(t *testing.T, url string, roots ...string) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
@@ -385,5 +417,48 @@ func TestDemoAskForwarded(t *testing.T) {
 	}
 	if got := <-completed; got != id {
 		t.Fatalf("completion of %q, want %q", got, id)
+	}
+}
+
+// A client on 2026-07-28 (the go-sdk's default) is asked through input requests in the
+// call's results, and retries with the answers: elicitation, sampling and roots reach the
+// calling session that way, on both routes, and no other session.
+func TestServerRequestsInRounds(t *testing.T) {
+	f := newAskFleet(t, nil)
+	perServer, err := f.gw.Server("ask")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range []struct {
+		srv    *mcp.Server
+		prefix string
+		name   string
+	}{{f.gw.Aggregated(), "mcp__ask__", "aggregated"}, {perServer, "", "per-server"}} {
+		t.Run(rt.name, func(t *testing.T) {
+			a, b := &asker{name: "alice"}, &asker{name: "bob"}
+			as := a.connectLatest(t, rt.srv, "file:///home/alice")
+			b.connectLatest(t, rt.srv)
+			if v := as.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+				t.Fatalf("protocol %s, want input requests", v)
+			}
+			if got := call(t, as, rt.prefix+"ask"); got != `accept {"name":"alice"}` {
+				t.Fatalf("alice's call: %q", got)
+			}
+			if got := call(t, as, rt.prefix+"sample"); got != "alice-model: hello" {
+				t.Fatalf("alice's sampling: %q", got)
+			}
+			if got := call(t, as, rt.prefix+"roots"); got != "[file:///home/alice]" {
+				t.Fatalf("alice's roots: %q", got)
+			}
+			if a.elicited.Load() != 1 || a.sampled.Load() != 1 || b.elicited.Load() != 0 || b.sampled.Load() != 0 {
+				t.Fatalf("alice %d/%d, bob %d/%d", a.elicited.Load(), a.sampled.Load(), b.elicited.Load(), b.sampled.Load())
+			}
+			// A retry naming a round the gateway does not know is refused.
+			_, err := as.CallTool(t.Context(), &mcp.CallToolParams{Name: rt.prefix + "ask", RequestState: "gw-round-forged",
+				InputResponses: mcp.InputResponseMap{"gateway": &mcp.ElicitResult{Action: "accept"}}})
+			if err == nil || !strings.Contains(err.Error(), "request state is unknown") {
+				t.Fatalf("forged request state: %v", err)
+			}
+		})
 	}
 }

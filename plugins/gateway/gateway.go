@@ -68,6 +68,7 @@ type Gateway struct {
 	tokenSeq atomic.Uint64
 
 	completions sync.Map // completionKey → *mcp.ServerSession shown a URL-mode elicitation
+	rounds      sync.Map // request state → *roundCall waiting for a 2026-07-28 client's retry
 
 	activeMu sync.Mutex
 	active   map[*mcp.ServerSession]*activity // downstream sessions with requests in flight

@@ -144,6 +144,9 @@ func (r *scopeRoute) callTool(cx context.Context, req *mcp.CallToolRequest) (*mc
 // execute runs the registry tool public for a downstream call through the pipeline, with
 // the call's progress token forwarded, and turns its result into MCP's.
 func (g *Gateway) execute(cx context.Context, caller *ctx.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, public string) (*mcp.CallToolResult, error) {
+	if inRounds(ss) {
+		return g.executeInRounds(cx, caller, ss, p, public)
+	}
 	meta, forget := g.progressMeta(ss, p.GetProgressToken())
 	defer forget()
 	cx, end := g.forCaller(cx, ss)
