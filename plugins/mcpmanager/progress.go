@@ -70,6 +70,26 @@ func (h *progressHub) on(p mcpclient.Progress) error {
 	return nil
 }
 
+// onStatus ends the calls of a client that is disposed, should their Done never come.
+func (h *progressHub) onStatus(st mcpclient.Status) error {
+	if st.Phase != mcpclient.PhaseDisposed || st.Scope == nil {
+		return nil
+	}
+	h.mu.Lock()
+	var gone []mcpclient.Progress
+	for _, id := range h.order {
+		if cp := h.calls[id]; cp.Scope == st.Scope {
+			gone = append(gone, cp.Progress)
+		}
+	}
+	h.mu.Unlock()
+	for _, p := range gone {
+		p.Done, p.Err = true, "the server's client was disposed"
+		_ = h.on(p)
+	}
+	return nil
+}
+
 func deleteID(ids []string, id string) []string {
 	for i, x := range ids {
 		if x == id {
@@ -171,6 +191,9 @@ func exposeProgress(c *ctx.Context) error {
 		return err
 	}
 	if _, err := mcpclient.ProgressEvent.On(c, h.on); err != nil {
+		return err
+	}
+	if _, err := mcpclient.StatusEvent.On(c, h.onStatus); err != nil {
 		return err
 	}
 	_, err := c.ExposeRemote(ctx.RemoteMethod{Name: "mcpManager/progress", Stream: h.stream})

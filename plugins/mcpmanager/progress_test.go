@@ -48,24 +48,42 @@ func TestRemoteProgress(t *testing.T) {
 
 	reg, _ := toolregistry.Key.Get(h.root)
 	done := make(chan error, 1)
-	go func() {
-		_, err := reg.Execute(c, h.root, "mcp__d__slow", json.RawMessage(`{"ms":600}`), toolregistry.ExecOptions{CallID: "call_progress"})
-		done <- err
-	}()
 	var p CallProgress
-	for p = range first {
-		if p.Progress.Progress > 0 {
-			break
+	// The stream is set up on its own goroutine: a call that ends before it follows is
+	// called again.
+	for seen := false; !seen; {
+		go func() {
+			_, err := reg.Execute(c, h.root, "mcp__d__slow", json.RawMessage(`{"ms":1500}`), toolregistry.ExecOptions{CallID: "call_progress"})
+			done <- err
+		}()
+	wait:
+		for {
+			select {
+			case p = <-first:
+				if seen = p.Progress.Progress > 0 && !p.Done; seen {
+					break wait
+				}
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+				break wait
+			}
 		}
 	}
-	if p.Server != "d" || p.Method != "tools/call" || p.Target != "slow" || p.CallID != "call_progress" || p.Total != 600 || p.Done || p.ID == "" {
+	if p.Server != "d" || p.Method != "tools/call" || p.Target != "slow" || p.CallID != "call_progress" || p.Total != 1500 || p.Done || p.ID == "" {
 		t.Fatalf("progress value: %+v", p)
 	}
 
 	// A second stream, opened mid-call, starts with the call in flight.
 	second, stop2, err2 := open()
-	if q := <-second; q.ID != p.ID || q.Done {
-		t.Fatalf("second stream's first value: %+v, want the call %s in flight", q, p.ID)
+	select {
+	case q := <-second:
+		if q.ID != p.ID || q.Done {
+			t.Fatalf("second stream's first value: %+v, want the call %s in flight", q, p.ID)
+		}
+	case <-done:
+		t.Fatal("the 1.5 s call ended before a second stream was set up")
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -107,6 +125,14 @@ func TestProgressHubCoalesces(t *testing.T) {
 	}
 	if len(h.calls) != 1 || len(h.order) != 1 || h.order[0] != vals[1].ID {
 		t.Fatalf("in flight: %v %v", h.calls, h.order)
+	}
+	// A client disposed with a call in flight: the call ends.
+	scope := ctxtest.New(t).Scope()
+	_ = h.on(mcpclient.Progress{Server: "c", Scope: scope, Token: "t3", Progress: 1})
+	_ = h.onStatus(mcpclient.Status{Phase: mcpclient.PhaseDisposed, Scope: scope})
+	vals, _ = h.take(s)
+	if len(vals) != 1 || !vals[0].Done || vals[0].Server != "c" || vals[0].Err == "" || len(h.calls) != 1 { // coalesced
+		t.Fatalf("after the client's disposal: %+v, in flight %v", vals, h.calls)
 	}
 	_ = h.close(context.Background())
 	select {
