@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -25,7 +26,8 @@ const legacy = "2025-11-25"
 
 // askServer's tools, resource and prompt send requests back to the client: "ask" elicits a
 // name, "sample" asks the client's model, "roots" lists the client's roots, "wait" blocks
-// until released (or cancelled); reading ask://me and getting the prompt "whoami" elicit too.
+// until released (or cancelled), "impatient" withdraws its question after 100 ms and waits to be released; reading
+// ask://me and getting the prompt "whoami" elicit too.
 func askServer(release <-chan struct{}, started chan<- struct{}) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
 	ask := func(cx context.Context, ss *mcp.ServerSession) (string, error) {
@@ -45,6 +47,20 @@ func askServer(release <-chan struct{}, started chan<- struct{}) *mcp.Server {
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return result(ask(cx, req.Session))
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "impatient"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		// The server withdraws its question (notifications/cancelled) and goes on.
+		ecx, cancel := context.WithTimeout(cx, 100*time.Millisecond)
+		defer cancel()
+		if _, err := ask(ecx, req.Session); err == nil {
+			return result("answered", nil)
+		}
+		select { // still in flight: the question ends by the server's word alone
+		case <-release:
+			return result("gave up", nil)
+		case <-cx.Done():
+			return result("", cx.Err())
+		}
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 10,
@@ -202,14 +218,23 @@ func (a *asker) connect(t *testing.T, url string, roots ...string) *mcp.ClientSe
 
 func call(t *testing.T, cs *mcp.ClientSession, tool string) string {
 	t.Helper()
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool})
+	got, err := tryCall(t.Context(), cs, tool)
 	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
+		t.Fatal(err)
+	}
+	return got
+}
+
+// tryCall is call for goroutines other than the test's.
+func tryCall(cx context.Context, cs *mcp.ClientSession, tool string) (string, error) {
+	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: tool})
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", tool, err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: tool error %s", tool, text(res))
+		return "", fmt.Errorf("%s: tool error %s", tool, text(res))
 	}
-	return text(res)
+	return text(res), nil
 }
 
 // routes are the two routes the forwarding tests run on, with the ask server's tool names there.
@@ -327,8 +352,8 @@ func TestServerRequestNeverToAnotherSession(t *testing.T) {
 	bs := b.connect(t, f.url+"/mcp")
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if got := call(t, bs, "mcp__ask__wait"); got != "released" {
-			t.Errorf("wait: %q", got)
+		if got, err := tryCall(t.Context(), bs, "mcp__ask__wait"); err != nil || got != "released" {
+			t.Errorf("wait: %q %v", got, err)
 		}
 	})
 	<-f.started
@@ -337,6 +362,27 @@ func TestServerRequestNeverToAnotherSession(t *testing.T) {
 	wg.Wait()
 	if got != "decline null" || a.elicited.Load() != 0 || b.elicited.Load() != 0 {
 		t.Fatalf("result %q; elicitations alice %d, bob %d: want decline, none", got, a.elicited.Load(), b.elicited.Load())
+	}
+}
+
+// A server that withdraws its question (notifications/cancelled for its elicitation/create)
+// has the question shown to the calling session cancelled, and its call goes on.
+func TestElicitationWithdrawnByTheServer(t *testing.T) {
+	f := newAskFleet(t, nil)
+	a := &asker{name: "alice", block: true, asked: make(chan struct{}, 1), ended: make(chan struct{}, 1)}
+	as := a.connect(t, f.url+"/mcp")
+	var (
+		got string
+		err error
+		wg  sync.WaitGroup
+	)
+	wg.Go(func() { got, err = tryCall(t.Context(), as, "mcp__ask__impatient") })
+	<-a.asked
+	<-a.ended // while the call is still in flight
+	close(f.release)
+	wg.Wait()
+	if err != nil || got != "gave up" {
+		t.Fatalf("result %q %v", got, err)
 	}
 }
 

@@ -89,15 +89,21 @@ func TestServeHTTP(t *testing.T) {
 	if strings.Contains(stderr.String(), e.Token) {
 		t.Fatal("the token is in the log")
 	}
-	for _, route := range []struct{ path, tool string }{{"", "mcp__demo__echo"}, {"/servers/demo", "echo"}} {
-		client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	for _, route := range []struct{ path, tool string }{{"", "mcp__demo__"}, {"/servers/demo", ""}} {
+		client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: answerAda})
 		cs, err := client.Connect(c, &mcp.StreamableClientTransport{Endpoint: e.URL + route.path, HTTPClient: &http.Client{Transport: bearerRT{e.Token}}}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", route.path, err)
 		}
-		res, err := cs.CallTool(c, &mcp.CallToolParams{Name: route.tool, Arguments: map[string]any{"text": "through"}})
+		res, err := cs.CallTool(c, &mcp.CallToolParams{Name: route.tool + "echo", Arguments: map[string]any{"text": "through"}})
 		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "through" {
 			t.Fatalf("%s: %v %+v", route.path, err, res)
+		}
+		// serve prepared the tree before the demo server connected: it offers elicitation,
+		// and the question reaches this session.
+		res, err = cs.CallTool(c, &mcp.CallToolParams{Name: route.tool + "ask"})
+		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "name=Ada") {
+			t.Fatalf("%s ask: %v %+v", route.path, err, res)
 		}
 		cs.Close()
 	}
@@ -108,6 +114,11 @@ func TestServeHTTP(t *testing.T) {
 	if _, err := os.Stat(ep); !os.IsNotExist(err) {
 		t.Fatalf("endpoint file left behind: %v", err)
 	}
+}
+
+// answerAda is a downstream client's answer to the demo server's ask.
+func answerAda(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada", "age": 36}}, nil
 }
 
 // TestServeStdio serves the aggregated route on stdin/stdout.
@@ -124,7 +135,7 @@ func TestServeStdio(t *testing.T) {
 		outW.Close()
 		code <- rc
 	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: answerAda})
 	cs, err := client.Connect(c, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +143,14 @@ func TestServeStdio(t *testing.T) {
 	res, err := cs.CallTool(c, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "piped"}})
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "piped" {
 		t.Fatalf("%v %+v\n%s", err, res, stderr.String())
+	}
+	// The go-sdk client speaks 2026-07-28 here: the question comes as an input request.
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("protocol %s over stdio", v)
+	}
+	res, err = cs.CallTool(c, &mcp.CallToolParams{Name: "mcp__demo__ask"})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "name=Ada") {
+		t.Fatalf("ask: %v %+v\n%s", err, res, stderr.String())
 	}
 	cs.Close()
 	inW.Close()
