@@ -105,21 +105,4 @@ func TestSubscriptionsPerSession(t *testing.T) {
 	if got := <-up.Unsubscribed; got != "sub://b" {
 		t.Fatalf("upstream unsubscription of %q, want sub://b", got)
 	}
-
-	// A session of the current protocol subscribes with a subscriptions/listen stream,
-	// which holds its reference until the stream ends.
-	c := watch(t, f.url+"/mcp", "")
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = c.cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "sub://a"})
-	}()
-	if got := <-up.Subscribed; got != "sub://a" {
-		t.Fatalf("upstream subscription of %q", got)
-	}
-	_ = c.cs.Close()
-	<-done
-	if got := <-up.Unsubscribed; got != "sub://a" {
-		t.Fatalf("upstream unsubscription of %q, want sub://a", got)
-	}
 }

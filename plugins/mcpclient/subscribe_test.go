@@ -28,7 +28,10 @@ func subEnv(t *testing.T, srv *mcp.Server, protocol string) (*env, *memServer, *
 	cfg.Reconnect.InitialDelayMs = 1
 	m := newMemServer(srv)
 	e.mount(nil, cfg, &hooks{dial: m.dial})
-	e.st.waitPhase(t, "s", PhaseConnected)
+	st := e.st.waitPhase(t, "s", PhaseConnected)
+	if protocol == ProtocolAuto && st.ProtocolVersion < newProtocol {
+		t.Fatalf("negotiated %s, want the listen-stream protocol %s", st.ProtocolVersion, newProtocol)
+	}
 	ctxtest.Settle(t, e.root) // the provider's sub-scope has loaded
 	return e, m, svc
 }
