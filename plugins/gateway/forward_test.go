@@ -27,8 +27,9 @@ const legacy = "2025-11-25"
 // askServer's tools, resource and prompt send requests back to the client: "ask" elicits a
 // name, "sample" asks the client's model, "roots" lists the client's roots, "wait" blocks
 // until released (or cancelled), "impatient" withdraws its question after 100 ms and waits to be released; reading
-// ask://me and getting the prompt "whoami" elicit too.
-func askServer(release <-chan struct{}, started chan<- struct{}) *mcp.Server {
+// ask://me and getting the prompt "whoami" elicit too; reading ask://progress reports progress
+// and waits until the reader has it.
+func askServer(release <-chan struct{}, started chan<- struct{}, progressed <-chan struct{}) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
 	ask := func(cx context.Context, ss *mcp.ServerSession) (string, error) {
 		res, err := ss.Elicit(cx, &mcp.ElicitParams{Message: "who are you?", RequestedSchema: json.RawMessage(
@@ -97,6 +98,19 @@ func askServer(release <-chan struct{}, started chan<- struct{}) *mcp.Server {
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ask://me", Text: s}}}, nil
 	})
+	srv.AddResource(&mcp.Resource{URI: "ask://progress", Name: "progress"}, func(cx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			if err := req.Session.NotifyProgress(cx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half"}); err != nil {
+				return nil, err
+			}
+			select { // the reader saw it: progress arrives while its request is in flight
+			case <-progressed:
+			case <-cx.Done():
+				return nil, cx.Err()
+			}
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ask://progress", Text: "done"}}}, nil
+	})
 	srv.AddPrompt(&mcp.Prompt{Name: "whoami"}, func(cx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		s, err := ask(cx, req.Session)
 		if err != nil {
@@ -111,14 +125,15 @@ func askServer(release <-chan struct{}, started chan<- struct{}) *mcp.Server {
 // configured), prepared before the client connects as harness serve does.
 type askFleet struct {
 	*fleet
-	release chan struct{}
-	started chan struct{}
+	release    chan struct{}
+	started    chan struct{}
+	progressed chan struct{} // a reader of ask://progress got its progress
 }
 
 func newAskFleet(t *testing.T, prepare func(root *ctx.Context)) *askFleet {
 	t.Helper()
-	f := &askFleet{release: make(chan struct{}), started: make(chan struct{}, 8)}
-	up := mcptest.NewHTTP(t, func() *mcp.Server { return askServer(f.release, f.started) })
+	f := &askFleet{release: make(chan struct{}), started: make(chan struct{}, 8), progressed: make(chan struct{}, 1)}
+	up := mcptest.NewHTTP(t, func() *mcp.Server { return askServer(f.release, f.started, f.progressed) })
 	root := newTree(t)
 	if err := gateway.Prepare(root); err != nil {
 		t.Fatal(err)
@@ -504,6 +519,38 @@ func TestServerRequestsInRounds(t *testing.T) {
 				InputResponses: mcp.InputResponseMap{"gateway": &mcp.ElicitResult{Action: "accept"}}})
 			if err == nil || !strings.Contains(err.Error(), "request state is unknown") {
 				t.Fatalf("forged request state: %v", err)
+			}
+		})
+	}
+}
+
+// A resource read's progress reaches the session that read, with its own token, on both
+// routes (the gateway sends a token of its own upstream).
+func TestReadProgress(t *testing.T) {
+	f := newAskFleet(t, nil)
+	for _, rt := range routes {
+		t.Run(rt.path, func(t *testing.T) {
+			progress := make(chan *mcp.ProgressNotificationParams, 4)
+			c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+					progress <- r.Params
+					f.progressed <- struct{}{}
+				},
+			})
+			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + rt.path, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			p := &mcp.ReadResourceParams{URI: "ask://progress"}
+			p.SetProgressToken("read-1")
+			res, err := cs.ReadResource(t.Context(), p)
+			if err != nil || res.Contents[0].Text != "done" {
+				t.Fatalf("read: %v %+v", err, res)
+			}
+			got := <-progress
+			if got.ProgressToken != "read-1" || got.Message != "half" || got.Total != 2 {
+				t.Fatalf("progress %+v", got)
 			}
 		})
 	}
