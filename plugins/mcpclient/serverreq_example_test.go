@@ -91,3 +91,26 @@ func ExampleUpstream_ReadResource() {
 	fmt.Println(res.Contents[0].URI)
 	// Output: demo://config.json
 }
+
+// A gateway tracks the requests it sends on a client's session for a caller (a prompt, a
+// completion), so that a server request arriving meanwhile is never attributed to another
+// caller's call in flight.
+func ExampleUpstream_Track() {
+	tree, err := demotree.Start("demo")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer tree.Close()
+	u, _ := mcpclient.LookupUpstream(tree.Root, "demo")
+	cx := mcpclient.WithOrigin(context.Background(), "session-1")
+	done := u.Track(cx)
+	res, err := u.Session().GetPrompt(cx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"file": "main.go"}})
+	done()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Messages[0].Content.(*mcp.TextContent).Text)
+	// Output: Please review main.go.
+}
