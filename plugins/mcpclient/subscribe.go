@@ -80,11 +80,21 @@ func (s *supervisor) subscribe(cx context.Context, uri string) (mcpresources.Sub
 	subs := &s.subs
 	subs.op.Lock()
 	defer subs.op.Unlock()
+	g := s.live.Load()
 	if r := subs.refs[uri]; r != nil {
+		if r.on == nil && g != nil {
+			// Resending after a reconnect failed: this subscriber tries again.
+			if err := s.checkSubscribe(g); err != nil {
+				return nil, err
+			}
+			if err := s.wireSubscribe(cx, g, uri); err != nil {
+				return nil, err
+			}
+			r.on = g
+		}
 		r.n++
 		return &subscription{s: s, uri: uri}, nil
 	}
-	g := s.live.Load()
 	if g == nil {
 		return nil, s.unavailable()
 	}
@@ -104,11 +114,19 @@ func (s *supervisor) subscribe(cx context.Context, uri string) (mcpresources.Sub
 // checkSubscribe fails unless g's server offers resources.subscribe.
 func (s *supervisor) checkSubscribe(g *generation) error {
 	if r := g.conn.Info().Capabilities.Resources; r == nil || !r.Subscribe {
-		return fmt.Errorf("mcp server %q does not support resource subscriptions (no resources.subscribe capability): %w",
-			s.cfg.ServerName, mcpresources.ErrNoSubscribe)
+		return noSubscribeError(s.cfg.ServerName)
 	}
 	return nil
 }
+
+// noSubscribeError says that server cannot subscribe; it matches mcpresources.ErrNoSubscribe.
+type noSubscribeError string
+
+func (e noSubscribeError) Error() string {
+	return fmt.Sprintf("mcp server %q does not support resource subscriptions (no resources.subscribe capability)", string(e))
+}
+
+func (e noSubscribeError) Is(target error) bool { return target == mcpresources.ErrNoSubscribe }
 
 // release drops a reference to uri; the last one unsubscribes on the session that holds the
 // subscription, if it is still live.
