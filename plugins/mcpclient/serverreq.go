@@ -53,6 +53,17 @@ func (g *generation) cause() context.Context {
 	return first
 }
 
+// callOf returns the context of the call that caused a server request handled with cx: cx
+// itself when it is a call's own context, which is how the SDK fulfils the input requests of
+// a server on 2026-07-28 (SEP-2322) — then the attribution is exact, whatever else is in
+// flight — else what cause finds.
+func (g *generation) callOf(cx context.Context) context.Context {
+	if cx.Value(originKey{}) != nil {
+		return cx
+	}
+	return g.cause()
+}
+
 // serverRequests adds to a generation's client options the handlers of the requests a server
 // may send, with the capabilities that announce them: elicitation when a responder is
 // visible from the client's scope (with its modes), sampling when a sampler is, roots when
@@ -231,7 +242,7 @@ func (s *supervisor) callerRoots(g *generation) mcp.Middleware {
 // its expiry is reported as "cancel".
 func (s *supervisor) elicit(cx context.Context, g *generation, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	req := &elicitation.Request{Server: s.cfg.ServerName, Scope: s.c.Scope(), Mode: elicitation.ModeForm,
-		Message: s.scrub.Replace(p.Message), URL: p.URL, ID: p.ElicitationID, Call: g.cause()}
+		Message: s.scrub.Replace(p.Message), URL: p.URL, ID: p.ElicitationID, Call: g.callOf(cx)}
 	if p.Mode == "url" || p.Mode == "" && p.URL != "" {
 		req.Mode = elicitation.ModeURL
 	} else {
@@ -271,7 +282,7 @@ var errElicitationTimeout = errors.New("no answer within elicitationTimeoutMs")
 func (s *supervisor) sample(cx context.Context, g *generation, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	g.watch.hold()
 	defer g.watch.release()
-	res, err := sampling.Sample(cx, s.c, &sampling.Request{Server: s.cfg.ServerName, Scope: s.c.Scope(), Params: p, Call: g.cause()})
+	res, err := sampling.Sample(cx, s.c, &sampling.Request{Server: s.cfg.ServerName, Scope: s.c.Scope(), Params: p, Call: g.callOf(cx)})
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: sampling/createMessage: %w", s.cfg.ServerName, err)
 	}

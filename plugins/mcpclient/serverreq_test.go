@@ -367,3 +367,54 @@ func TestRootsUpdatedInPlace(t *testing.T) {
 		t.Fatal("a change beyond the roots must reconnect")
 	}
 }
+
+// A server on 2026-07-28 asks through input requests in its results, which the SDK fulfils
+// within each call: with calls of two origins in flight at once, each question still reaches
+// its own caller.
+func TestInputRequestsAttributedExactly(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "rounds", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "who"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, ok := req.Params.InputResponses["who"].(*mcp.ElicitResult)
+		if !ok {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"who": &mcp.ElicitParams{Message: "who?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(res.Content["name"])}}}, nil, nil
+	})
+	e := newEnv(t)
+	cfg := memConfig("r")
+	cfg.ProtocolVersion = ProtocolAuto
+	provideResponder(t, e.root, formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+		return &elicitation.Response{Action: elicitation.Decline}, nil
+	}))
+	e.mount(nil, cfg, &hooks{dial: newMemServer(srv).dial})
+	if st := e.st.waitPhase(t, "r", PhaseConnected); st.ProtocolVersion < "2026-07-28" {
+		t.Fatalf("negotiated %s", st.ProtocolVersion)
+	}
+	var both sync.WaitGroup // each question waits until both calls are asked
+	both.Add(2)
+	answer := func(name string) *responder {
+		return formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+			both.Done()
+			both.Wait()
+			return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"name": name}}, nil
+		})
+	}
+	got := make([]string, 2)
+	var calls sync.WaitGroup
+	for i, name := range []string{"one", "two"} {
+		calls.Go(func() {
+			cx := elicitation.WithResponder(WithOrigin(context.Background(), name), answer(name))
+			res, err := e.reg.Execute(cx, e.root, "mcp__r__who", nil, toolregistry.ExecOptions{})
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				return
+			}
+			got[i] = res.Text()
+		})
+	}
+	calls.Wait()
+	if got[0] != "one" || got[1] != "two" {
+		t.Fatalf("answers %q, want each caller's own", got)
+	}
+}
