@@ -508,6 +508,13 @@ func (s *Scope) unloadLocked() {
 	act := s.cur
 	act.closing = true
 	uctx, cancel := s.unwindLocked()
+	// Leaving Active wakes the dependents of the services s provides, which may begin
+	// their unload before the withdrawal's disposer runs: they get the deadline now.
+	for _, im := range s.provided {
+		for _, d := range r.dependentsLocked(im.key) {
+			d.noteDeadlineLocked(uctx)
+		}
+	}
 	s.setStateLocked(Unloading)
 	r.mu.Unlock()
 	if act.cancel != nil {

@@ -151,14 +151,19 @@ func (c *Context) provide(name string, v any) (Disposer, error) {
 
 // kickDependentsLocked wakes every scope that injects key and returns them.
 func (r *root) kickDependentsLocked(key serviceKey) []*Scope {
+	out := r.dependentsLocked(key)
+	for _, d := range out {
+		d.kickLocked()
+	}
+	return out
+}
+
+// dependentsLocked returns every scope that injects key.
+func (r *root) dependentsLocked(key serviceKey) []*Scope {
 	var out []*Scope
 	for d := range r.dependents[key.name] {
-		for _, k := range d.deps {
-			if k == key {
-				d.kickLocked()
-				out = append(out, d)
-				break
-			}
+		if slices.Contains(d.deps, key) {
+			out = append(out, d)
 		}
 	}
 	return out
