@@ -284,15 +284,16 @@ func (g *Gateway) serverRoute(name string) (*serverRoute, error) {
 	return r, nil
 }
 
-// current returns the route's server for a new session, building it (and syncing it before
-// it is returned) when the upstream's initialize answer is not the one it was built from.
+// current returns the route's server for a new session, building it when the upstream's
+// initialize answer is not the one it was built from, and syncing it before it is returned
+// when its lists were never applied (the worker may have built it and be listing still: a
+// session must not see capabilities whose items are missing).
 func (r *serverRoute) current() (*mcp.Server, error) {
-	before := r.mcpServer()
 	s, err := r.build()
 	if err != nil {
 		return nil, err
 	}
-	if s != before {
+	if !r.synced(s) {
 		r.g.syncNow(r)
 	}
 	return s, nil

@@ -38,12 +38,25 @@ type routeServer struct {
 	answer  string                  // fingerprint of the serverInfo, instructions and capabilities
 	caps    *mcp.ServerCapabilities // the upstream's, as built from
 	printed map[string]string       // "x:"+name → fingerprint, x in tool, resource, template, prompt; guarded by serverRoute.mu
+	synced  bool                    // the upstream's lists were applied once; guarded by serverRoute.mu
 }
 
 func (g *Gateway) newServerRoute(name string, u *mcpclient.Upstream) *serverRoute {
 	r := &serverRoute{g: g, name: name, up: u, kicks: make(chan struct{}, 1)}
 	g.worker("server:"+name, r.kicks, r.sync)
 	return r
+}
+
+// synced reports whether srv, a server of the route, shows the upstream's lists yet.
+func (r *serverRoute) synced(srv *mcp.Server) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rs := range r.instancesLocked() {
+		if rs.srv == srv {
+			return rs.synced
+		}
+	}
+	return false
 }
 
 // mcpServer returns the server new sessions get (nil until the upstream connected).
@@ -299,6 +312,7 @@ func (r *serverRoute) apply(rs *routeServer, items []listed) {
 	for k, fp := range want {
 		rs.printed[k] = fp
 	}
+	rs.synced = true
 	r.mu.Unlock()
 	for _, add := range adds {
 		add(srv)
