@@ -53,18 +53,24 @@ func askOnTerminalCmd(t *testing.T, env []string, args string, flags ...string) 
 	}
 }
 
-// askOnTerminal is askOnTerminalCmd for the screen only.
-func askOnTerminal(t *testing.T, env []string, args string, flags ...string) (*ptytest.Screen, func() int) {
+// askOnTerminal is askOnTerminalCmd for the screen only; exits waits for the exit status and
+// fails the test, showing the screen, unless it is want.
+func askOnTerminal(t *testing.T, env []string, args string, flags ...string) (s *ptytest.Screen, exits func(want int)) {
 	t.Helper()
 	r, done := askOnTerminalCmd(t, env, args, flags...)
-	return r.Screen, done
+	return r.Screen, func(want int) {
+		t.Helper()
+		if code := done(); code != want {
+			t.Fatalf("exit %d, want %d; screen:\n%s", code, want, r.All())
+		}
+	}
 }
 
 // TestTerminalForm: the form shows each field with its default pre-filled; an invalid age
 // is refused and asked again; the token is read without echo; the tool's result is the
 // answer.
 func TestTerminalForm(t *testing.T) {
-	s, done := askOnTerminal(t, nil, "{}")
+	s, exits := askOnTerminal(t, nil, "{}")
 	s.Expect("demo asks: The demo server would like to know you better.")
 	s.Expect("Name (required): What to call you\r\n  text, 1 to 40 characters\r\n  [Ada] > ")
 	s.Type("\r")
@@ -83,9 +89,7 @@ func TestTerminalForm(t *testing.T) {
 	s.Type("\r")
 	s.Expect("sent to demo")
 	s.Expect("accept: age=42, color=blue, name=Ada, subscribe=true, token=7 characters")
-	if code := done(); code != ExitOK {
-		t.Fatalf("exit %d; screen:\n%s", code, s.All())
-	}
+	exits(ExitOK)
 	if strings.Contains(s.All(), "hunter2") {
 		t.Errorf("the secret was echoed:\n%s", s.All())
 	}
@@ -95,28 +99,24 @@ func TestTerminalForm(t *testing.T) {
 // form, not the harness, which reports the tool's result and exits normally.
 func TestTerminalFormDeclineAndCancel(t *testing.T) {
 	t.Run("decline", func(t *testing.T) {
-		s, done := askOnTerminal(t, nil, "{}")
+		s, exits := askOnTerminal(t, nil, "{}")
 		s.Expect("[Ada] > ")
 		s.Type("\r\r\r\r\r") // every default, the token left out
 		s.Expect("Send? [Y/n/cancel] ")
 		s.Type("n\r")
 		s.Expect("declined: demo was told no")
 		s.Expect("decline")
-		if code := done(); code != ExitOK {
-			t.Fatalf("exit %d; screen:\n%s", code, s.All())
-		}
+		exits(ExitOK)
 	})
 	t.Run("ctrl-c", func(t *testing.T) {
-		s, done := askOnTerminal(t, nil, "{}")
+		s, exits := askOnTerminal(t, nil, "{}")
 		s.Expect("[Ada] > ")
 		s.Type("\r")
 		s.Expect("[36] > ")
 		s.Type("\x03")
 		s.Expect("cancelled: demo was told you made no choice")
 		s.Expect("\ncancel")
-		if code := done(); code != ExitOK {
-			t.Fatalf("exit %d; screen:\n%s", code, s.All())
-		}
+		exits(ExitOK)
 	})
 }
 
@@ -129,16 +129,14 @@ func TestTerminalURL(t *testing.T) {
 	if err := os.Chmod(browser, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s, done := askOnTerminal(t, []string{"BROWSER=" + browser}, `{"mode": "url"}`)
+	s, exits := askOnTerminal(t, []string{"BROWSER=" + browser}, `{"mode": "url"}`)
 	s.Expect("demo asks you to open a page: Confirm on the demo page.\r\n  https://example.com/harness-demo/confirm?id=demo-")
 	s.Expect("(on example.com)")
 	s.Expect("Open it in the browser? [Y/n/cancel] ")
 	s.Type("\r")
 	s.Expect("waiting for demo to confirm...")
 	s.Expect("demo confirmed: done")
-	if code := done(); code != ExitOK {
-		t.Fatalf("exit %d; screen:\n%s", code, s.All())
-	}
+	exits(ExitOK)
 	if !strings.Contains(s.All(), "accept: confirmed demo-") {
 		t.Errorf("no confirmed result; screen:\n%s", s.All())
 	}
@@ -151,11 +149,9 @@ func TestTerminalURL(t *testing.T) {
 // TestTerminalPolicyDecline: --elicitation decline on a terminal offers servers nothing:
 // the demo's ask fails saying the client does not support elicitation, and no form shows.
 func TestTerminalPolicyDecline(t *testing.T) {
-	s, done := askOnTerminal(t, nil, "{}", "--elicitation", "decline")
+	s, exits := askOnTerminal(t, nil, "{}", "--elicitation", "decline")
 	s.Expect("does not support elicitation")
-	if code := done(); code != ExitFailure {
-		t.Fatalf("exit %d; screen:\n%s", code, s.All())
-	}
+	exits(ExitFailure)
 	if strings.Contains(s.All(), "Send?") {
 		t.Errorf("a form was shown:\n%s", s.All())
 	}
@@ -164,13 +160,11 @@ func TestTerminalPolicyDecline(t *testing.T) {
 // TestTerminalFormTimeout: a question left unanswered for the server's elicitationTimeoutMs
 // closes its form with a line saying so, and the server is told cancel.
 func TestTerminalFormTimeout(t *testing.T) {
-	s, done := askOnTerminal(t, nil, "{}", "--set", "plugins.demo.config.elicitationTimeoutMs=300")
+	s, exits := askOnTerminal(t, nil, "{}", "--set", "plugins.demo.config.elicitationTimeoutMs=300")
 	s.Expect("[Ada] > ")
 	s.Expect("demo's question was closed")
 	s.Expect("\ncancel")
-	if code := done(); code != ExitOK {
-		t.Fatalf("exit %d; screen:\n%s", code, s.All())
-	}
+	exits(ExitOK)
 }
 
 // TestTerminalFormSignal: SIGTERM while a form is shown shuts the harness down cleanly: the
