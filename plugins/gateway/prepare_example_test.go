@@ -3,49 +3,27 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/internal/mcptest/demotree"
 	"github.com/cordisgo/harness/plugins/gateway"
-	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // Prepare runs before the fleet's clients connect, so that they offer elicitation to their
 // servers; the demo server's ask tool then asks the downstream client that called it.
 func ExamplePrepare() {
-	dh, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	demo := httptest.NewServer(dh)
-	defer func() { closeSessions(); demo.Close() }()
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer func() { _ = root.Scope().Dispose(context.Background()) }()
-	mount := func(def ctx.PluginDef, cfg any) error {
-		s, err := root.Plugin(def, cfg)
-		if err != nil {
-			return err
-		}
-		return s.Wait(context.Background())
-	}
-	if err := mount(toolregistry.Plugin, nil); err != nil {
+	// Prepare runs after the tool registry and before the client of the demo server mounts.
+	tree, err := demotree.StartWith("demo", demotree.Options{BeforeClient: gateway.Prepare})
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := gateway.Prepare(root); err != nil { // before the clients connect
-		fmt.Println(err)
-		return
-	}
-	var cfg mcpclient.Config
-	cfg.Default()
-	cfg.ServerName, cfg.Transport, cfg.URL = "demo", mcpclient.TransportStreamableHTTP, demo.URL+"/mcp"
-	if err := mount(mcpclient.Plugin, cfg); err != nil {
-		fmt.Println(err)
-		return
-	}
+	defer tree.Close()
+	root := tree.Root
+
 	gw, err := gateway.New(root, gateway.Options{})
 	if err != nil {
 		fmt.Println(err)

@@ -29,9 +29,19 @@ type Tree struct {
 	close func()
 }
 
+// Options shape a tree (the zero value is Start's).
+type Options struct {
+	// BeforeClient, if set, runs on the root after the tool registry is mounted and before
+	// the client is: what must be in place when the client connects (gateway.Prepare).
+	BeforeClient func(root *ctx.Context) error
+}
+
 // Start serves the demo server, mounts the tool registry and a client of it called server
 // on a new root, and returns once the client has connected and registered its tools.
-func Start(server string) (*Tree, error) {
+func Start(server string) (*Tree, error) { return StartWith(server, Options{}) }
+
+// StartWith is Start with options.
+func StartWith(server string, opts Options) (*Tree, error) {
 	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
 	srv := httptest.NewServer(h)
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
@@ -47,6 +57,12 @@ func Start(server string) (*Tree, error) {
 		def ctx.PluginDef
 		cfg any
 	}{{toolregistry.Plugin, nil}, {mcpclient.Plugin, cfg}} {
+		if p.def == mcpclient.Plugin && opts.BeforeClient != nil {
+			if err := opts.BeforeClient(root); err != nil {
+				t.Close()
+				return nil, fmt.Errorf("demotree: before the client: %w", err)
+			}
+		}
 		s, err := root.Plugin(p.def, p.cfg)
 		if err == nil {
 			err = s.Wait(context.Background())
