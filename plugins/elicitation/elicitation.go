@@ -97,16 +97,12 @@ func Provide(c *ctx.Context, name string, r Responder) (ctx.Disposer, error) {
 // Modes returns the modes some responder visible from c supports, form first; nil when
 // there is none (the capability is then not advertised).
 func Modes(c *ctx.Context) []Mode {
+	vis := responders.In(c).Visible(c.Scope())
 	var out []Mode
-	for _, e := range responders.In(c).Visible(c.Scope()) {
-		for _, m := range []Mode{ModeForm, ModeURL} {
-			if !slices.Contains(out, m) && e.Value.Supports(m) {
-				out = append(out, m)
-			}
+	for _, m := range []Mode{ModeForm, ModeURL} {
+		if slices.ContainsFunc(vis, func(e ctx.Entry[Responder]) bool { return e.Value.Supports(m) }) {
+			out = append(out, m)
 		}
-	}
-	if len(out) == 2 && out[0] == ModeURL {
-		out[0], out[1] = ModeForm, ModeURL
 	}
 	return out
 }
@@ -199,15 +195,6 @@ func ask(cx context.Context, rs Responder, r *Request) (*Response, error) {
 func race(cx context.Context, rs []Responder, r *Request) (*Response, error) {
 	if len(rs) == 0 {
 		return nil, ErrNoResponder
-	}
-	if len(rs) == 1 {
-		res, err := ask(cx, rs[0], r)
-		if err != nil && !errors.Is(err, ErrPass) {
-			return nil, errors.Join(ErrNoResponder, err)
-		} else if err != nil {
-			return nil, ErrNoResponder
-		}
-		return res, nil
 	}
 	rcx, cancel := context.WithCancel(cx)
 	defer cancel()
