@@ -421,67 +421,26 @@ func (s *session) describe(f *elicitation.Field) {
 	}
 }
 
-// kindWords says what a field takes, with its limits.
+// kindWords says what a field takes, with its limits (the elicitation package's words, and
+// how to type a choice).
 func kindWords(f *elicitation.Field) string {
 	switch f.Kind {
 	case elicitation.String:
-		w := "text"
-		switch f.Format {
-		case "email":
-			w = "an email address"
-		case "uri":
-			w = "a URI"
-		case "date":
-			w = "a date (YYYY-MM-DD)"
-		case "date-time":
-			w = "a date and time (2006-01-02T15:04:05Z)"
-		}
-		if l := between(f.MinLength, f.MaxLength, "characters"); l != "" {
-			w += ", " + l
-		}
+		w := f.Expects()
 		if f.Secret {
 			w += ", hidden as you type"
 		}
 		return w
-	case elicitation.Number, elicitation.Integer:
-		w := "a number"
-		if f.Kind == elicitation.Integer {
-			w = "a whole number"
-		}
-		switch {
-		case f.Minimum != nil && f.Maximum != nil:
-			w += fmt.Sprintf(" from %s to %s", num(*f.Minimum), num(*f.Maximum))
-		case f.Minimum != nil:
-			w += " of at least " + num(*f.Minimum)
-		case f.Maximum != nil:
-			w += " of at most " + num(*f.Maximum)
-		}
-		return w
-	case elicitation.Boolean:
-		return "yes or no"
 	case elicitation.Choice:
 		return "one of (a number, or the name):"
 	case elicitation.Multi:
 		w := "any of (numbers or names, separated by commas)"
-		if l := between(f.MinItems, f.MaxItems, "choices"); l != "" {
+		if l := f.Limits(); l != "" {
 			w += ", " + l
 		}
 		return w + ":"
 	}
-	return ""
-}
-
-// between words a length range: "1 to 40 characters", "at least 1 choices".
-func between(lo, hi *int, unit string) string {
-	switch {
-	case lo != nil && hi != nil:
-		return fmt.Sprintf("%d to %d %s", *lo, *hi, unit)
-	case lo != nil:
-		return fmt.Sprintf("at least %d %s", *lo, unit)
-	case hi != nil:
-		return fmt.Sprintf("at most %d %s", *hi, unit)
-	}
-	return ""
+	return f.Expects()
 }
 
 // prompt is "  [default] > " or "  > ".

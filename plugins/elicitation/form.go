@@ -374,25 +374,90 @@ func (f *Field) check(v any) error {
 }
 
 func checkFormat(format, s string) error {
+	var ok bool
 	switch format {
 	case "email":
-		if !emailRE.MatchString(s) {
-			return errors.New("expected an email address (name@example.com)")
-		}
+		ok = emailRE.MatchString(s)
 	case "uri":
-		if !uriRE.MatchString(s) {
-			return errors.New("expected a URI (https://example.com/...)")
-		}
+		ok = uriRE.MatchString(s)
 	case "date":
-		if _, err := time.Parse(time.DateOnly, s); err != nil {
-			return errors.New("expected a date (YYYY-MM-DD)")
-		}
+		_, err := time.Parse(time.DateOnly, s)
+		ok = err == nil
 	case "date-time":
-		if _, err := time.Parse(time.RFC3339, s); err != nil {
-			return errors.New("expected a date and time (2006-01-02T15:04:05Z)")
-		}
+		_, err := time.Parse(time.RFC3339, s)
+		ok = err == nil
+	default:
+		return nil
+	}
+	if !ok {
+		return errors.New("expected " + formatWords(format))
 	}
 	return nil
+}
+
+// formatWords names what a string of format is.
+func formatWords(format string) string {
+	switch format {
+	case "email":
+		return "an email address"
+	case "uri":
+		return "a URI"
+	case "date":
+		return "a date (YYYY-MM-DD)"
+	case "date-time":
+		return "a date and time (2006-01-02T15:04:05Z)"
+	}
+	return "text"
+}
+
+// Expects says in plain words what the field takes, with its limits: "text, 1 to 40
+// characters", "an email address", "a whole number from 1 to 150", "yes or no", `one of
+// "r", "g"`. Responders show it next to the field; refused answers use the same words.
+func (f *Field) Expects() string {
+	switch f.Kind {
+	case String:
+		return withLimits(formatWords(f.Format), f.Limits())
+	case Number, Integer:
+		return f.rangeWords()
+	case Boolean:
+		return "yes or no"
+	case Choice:
+		return "one of " + f.choices()
+	case Multi:
+		return withLimits("some of "+f.choices(), f.Limits())
+	}
+	return ""
+}
+
+// Limits words a string's length or a multiple choice's count limits ("1 to 40
+// characters", "at most 2 choices"); "" when there are none or the kind has none.
+func (f *Field) Limits() string {
+	switch f.Kind {
+	case String:
+		return between(f.MinLength, f.MaxLength, "characters")
+	case Multi:
+		return between(f.MinItems, f.MaxItems, "choices")
+	}
+	return ""
+}
+
+func withLimits(what, limits string) string {
+	if limits == "" {
+		return what
+	}
+	return what + ", " + limits
+}
+
+func between(lo, hi *int, unit string) string {
+	switch {
+	case lo != nil && hi != nil:
+		return fmt.Sprintf("%d to %d %s", *lo, *hi, unit)
+	case lo != nil:
+		return fmt.Sprintf("at least %d %s", *lo, unit)
+	case hi != nil:
+		return fmt.Sprintf("at most %d %s", *hi, unit)
+	}
+	return ""
 }
 
 func (f *Field) rangeWords() string {
@@ -468,7 +533,7 @@ func (f *Field) Parse(text string) (any, error) {
 	case Number, Integer:
 		x, err := strconv.ParseFloat(text, 64)
 		if err != nil {
-			return nil, &FieldError{Field: f.Name, Reason: "expected " + f.rangeWords()}
+			return nil, &FieldError{Field: f.Name, Reason: "expected " + f.Expects()}
 		}
 		v = x
 	case Boolean:
@@ -478,12 +543,12 @@ func (f *Field) Parse(text string) (any, error) {
 		case "n", "no", "false", "f", "0", "off":
 			v = false
 		default:
-			return nil, &FieldError{Field: f.Name, Reason: "expected yes or no"}
+			return nil, &FieldError{Field: f.Name, Reason: "expected " + f.Expects()}
 		}
 	case Choice:
 		o, ok := f.option(text)
 		if !ok {
-			return nil, &FieldError{Field: f.Name, Reason: "expected one of " + f.choices()}
+			return nil, &FieldError{Field: f.Name, Reason: "expected " + f.Expects()}
 		}
 		v = o
 	case Multi:
