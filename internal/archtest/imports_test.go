@@ -35,6 +35,8 @@ var rules = map[string]rule{
 	"plugins/mcpclient":         {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpauth", "plugins/elicitation", "plugins/sampling", "internal/redact", "internal/yamlnode"}},
 	"plugins/mcpmanager":        {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "profiles"}},
 	"plugins/remote":            {project: []string{"ctx"}},
+	"plugins/model":             {project: []string{"ctx", "internal/suggest"}},
+	"plugins/agent":             {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/sysprompt", "plugins/sampling", "plugins/elicitation", "internal/redact", "internal/suggest"}},
 	"plugins/gateway":           {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling"}},
 	"plugins/console":           {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/elicitation"}},
 	"profiles":                  {project: []string{"ctx", "internal/redact"}},

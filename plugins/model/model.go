@@ -1,0 +1,207 @@
+// Package model is the model service of the harness: named language models behind one
+// interface, so that the agent loop, samplers and subagents ask "the model called X" without
+// knowing its provider. The first provider speaks OpenAI-compatible Chat Completions with
+// DeepSeek V4 as the default (see the provider's documentation in this package).
+//
+// # Messages
+//
+// A conversation is a slice of [Message]s in the provider-neutral shape below; a provider
+// translates it to its wire format. Assistant messages keep what the model sent exactly as it
+// was sent — the reasoning text (present or absent), the tool calls' ids, names and argument
+// strings — because providers with a prefix cache (DeepSeek) only hit when earlier messages
+// are re-sent byte for byte, and DeepSeek's thinking mode refuses a tool-call turn whose
+// reasoning was not passed back.
+//
+// # Tools
+//
+// A [ToolDef]'s Parameters are the schema's bytes as the tool's owner gave them (an MCP
+// server's inputSchema as it arrived); providers send them without decoding and re-encoding,
+// so key order and numbers survive and the request prefix stays byte-stable.
+//
+// # Concurrency
+//
+// A [Model] is safe for concurrent use: each [Model.Generate] is an independent request. The
+// callback a Generate call is given runs on that call's goroutine, in stream order.
+package model
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role is a message's author.
+type Role string
+
+// The roles of a Chat Completions conversation.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one message of a conversation. It is a plain value; a Message handed to
+// [Model.Generate] must not be modified while the call runs.
+type Message struct {
+	Role Role `json:"role"`
+	// Content is the message's text. For a user message with Images it is the text part.
+	Content string `json:"content,omitempty"`
+	// Images are image inputs of a user or tool message; sent only to models whose
+	// [Info.ImageInput] is true (the agent turns them into text for other models).
+	Images []Image `json:"images,omitempty"`
+	// Reasoning is an assistant message's reasoning text as the model sent it: nil when the
+	// answer carried none, a pointer to "" when it carried an empty one. Providers send it
+	// back exactly so (DeepSeek's thinking mode requires it on tool-call turns).
+	Reasoning *string `json:"reasoning,omitempty"`
+	// ToolCalls are an assistant message's function calls, in the model's order.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID is the call a tool message answers.
+	ToolCallID string `json:"toolCallId,omitempty"`
+}
+
+// Image is an image input: its MIME type and bytes.
+type Image struct {
+	MIMEType string `json:"mimeType"`
+	Data     []byte `json:"data"`
+}
+
+// ToolCall is one function call of an assistant message. Arguments is the JSON text exactly
+// as the model produced it (it may not even be valid JSON; the caller decides).
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolDef is a function the model may call. Parameters are the JSON schema's bytes, sent
+// as they are (nil means an object with no properties).
+type ToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ToolChoice says whether the model must, may or must not call tools. The zero value is
+// the provider's default ("auto").
+type ToolChoice string
+
+// The tool choices every provider understands. DeepSeek's thinking mode accepts only
+// [ToolChoiceAuto] and [ToolChoiceNone].
+const (
+	ToolChoiceAuto     ToolChoice = "auto"
+	ToolChoiceNone     ToolChoice = "none"
+	ToolChoiceRequired ToolChoice = "required"
+)
+
+// Request is one completion request. It is a plain value, read by Generate.
+type Request struct {
+	// System is the system prompt; empty means none. It is sent as the first message.
+	System   string
+	Messages []Message
+	Tools    []ToolDef
+	// ToolChoice is sent only when set.
+	ToolChoice ToolChoice
+	// MaxTokens bounds the answer (0: the model's configured maximum).
+	MaxTokens int
+	// Thinking overrides the model's configured thinking mode for this request (nil: as
+	// configured).
+	Thinking *bool
+	// ReasoningEffort overrides the configured effort ("" as configured).
+	ReasoningEffort string
+}
+
+// DeltaKind says what a [Delta] carries.
+type DeltaKind uint8
+
+// The kinds of streamed pieces.
+const (
+	// DeltaReasoning is a piece of reasoning text.
+	DeltaReasoning DeltaKind = iota + 1
+	// DeltaContent is a piece of the answer's text.
+	DeltaContent
+	// DeltaToolCall is a piece of a tool call: the first piece of a call carries its Index,
+	// ID and Name, later ones more of its Arguments.
+	DeltaToolCall
+	// DeltaRetry reports that the request failed with a retryable error and will be sent
+	// again after Wait (Err is the failure). Pieces streamed before it are void.
+	DeltaRetry
+)
+
+// Delta is one streamed piece of an answer, handed to Generate's callback as it arrives.
+type Delta struct {
+	Kind DeltaKind
+	// Text is the reasoning or content piece, or the tool call's arguments piece.
+	Text string
+	// Index, ID and Name identify the tool call of a DeltaToolCall.
+	Index int
+	ID    string
+	Name  string
+	// Err and Wait describe a DeltaRetry.
+	Err  error
+	Wait int64 // nanoseconds; a time.Duration kept as an integer to keep this type plain
+}
+
+// FinishReason is why the model stopped.
+type FinishReason string
+
+// The finish reasons of Chat Completions.
+const (
+	FinishStop      FinishReason = "stop"
+	FinishToolCalls FinishReason = "tool_calls"
+	// FinishLength means the answer hit max_tokens: it is cut, and the caller should say so.
+	FinishLength        FinishReason = "length"
+	FinishContentFilter FinishReason = "content_filter"
+)
+
+// Usage is a request's token accounting. CacheHitTokens + CacheMissTokens = PromptTokens on
+// providers that report a prefix cache (DeepSeek); others leave both zero or report
+// CacheHitTokens only.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	CacheHitTokens   int `json:"cacheHitTokens,omitempty"`
+	CacheMissTokens  int `json:"cacheMissTokens,omitempty"`
+	ReasoningTokens  int `json:"reasoningTokens,omitempty"`
+}
+
+// Response is a finished answer: the assistant message assembled from the stream, why it
+// ended and what it cost.
+type Response struct {
+	Message      Message      `json:"message"`
+	FinishReason FinishReason `json:"finishReason"`
+	Usage        Usage        `json:"usage"`
+	// Model is the model id the provider reported.
+	Model string `json:"model,omitempty"`
+}
+
+// Info describes a configured model.
+type Info struct {
+	// Name is the model's name in the profile ("default" for the unnamed one).
+	Name string `json:"name"`
+	// Provider names the provider ("deepseek", "openai-compatible").
+	Provider string `json:"provider"`
+	// ID is the provider's model id ("deepseek-v4-flash").
+	ID string `json:"id"`
+	// ContextWindow and MaxOutputTokens are in tokens (0: unknown).
+	ContextWindow   int `json:"contextWindow,omitempty"`
+	MaxOutputTokens int `json:"maxOutputTokens,omitempty"`
+	// ImageInput says whether the model accepts images in messages.
+	ImageInput bool `json:"imageInput,omitempty"`
+	// Thinking says whether requests run in thinking (reasoning) mode by default.
+	Thinking bool `json:"thinking,omitempty"`
+	// MaxTools is the most tools one request may carry (0: no limit known).
+	MaxTools int `json:"maxTools,omitempty"`
+}
+
+// Model is one configured model. Implementations are safe for concurrent use.
+type Model interface {
+	// Info describes the model.
+	Info() Info
+	// Generate sends req and streams the answer: on, when not nil, gets each piece as it
+	// arrives, on the calling goroutine. It returns the assembled answer, or an error: a
+	// request the provider refused (an *APIError), a stream cut before its end (never a
+	// silently shortened answer), or cx's error once cx is done. Retryable failures (429,
+	// 500, 503, a failure before the first byte) are retried with backoff inside Generate,
+	// each reported to on as a DeltaRetry.
+	Generate(cx context.Context, req *Request, on func(Delta)) (*Response, error)
+}
