@@ -55,6 +55,7 @@ var rules = map[string]rule{
 	"internal/termform":         {project: []string{"ctx", "plugins/elicitation"}},
 	"internal/ptytest":          {},
 	"internal/mcptest":          {project: []string{"ctx", "ctx/ctxtest"}},
+	"internal/modeltest":        {stdOnly: true},
 	"internal/mcptest/demotree": {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
 	"internal/interop":          {project: []string{""}},
 	"internal/gatewayinterop":   {project: []string{""}},
