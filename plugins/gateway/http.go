@@ -20,6 +20,10 @@ const (
 	PathAggregated = "/mcp"
 	PathAgents     = "/mcp/agents/"
 	PathServers    = "/mcp/servers/"
+	// PathSuffix ends the alternative path of a per-server and an agent route:
+	// /mcp/servers/<name>/mcp is /mcp/servers/<name>, for clients that guess the
+	// transport from a URL's last segment.
+	PathSuffix = "/mcp"
 )
 
 // ErrInsecure is matched by the error of [HTTPOptions.Check] for a configuration that would
@@ -67,7 +71,7 @@ func NewToken() string {
 }
 
 // Handler serves the routes over Streamable HTTP: PathAggregated, PathAgents+<layer> and
-// PathServers+<name>. Every request is checked, in this order, for its Host header (DNS
+// PathServers+<name> (the last two also with PathSuffix appended). Every request is checked, in this order, for its Host header (DNS
 // rebinding: 403), its Origin header (403) and its bearer token (401), on every route.
 // An unknown agent or server is 404; a server that has not connected yet is 503.
 // opts must pass Check.
@@ -106,13 +110,27 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
-	path := strings.TrimSuffix(req.URL.Path, "/")
+	path := routePath(req.URL.Path)
 	handler, status, err := h.route(path)
 	if err != nil {
 		http.Error(w, err.Error(), status)
 		return
 	}
 	handler.ServeHTTP(w, req)
+}
+
+// routePath is the route a request path names: without a trailing slash, and a per-server
+// or agent route's path without PathSuffix.
+func routePath(p string) string {
+	p = strings.TrimSuffix(p, "/")
+	for _, prefix := range []string{PathServers, PathAgents} {
+		if rest, ok := strings.CutPrefix(p, prefix); ok {
+			if name, ok := strings.CutSuffix(rest, PathSuffix); ok && name != "" && !strings.Contains(name, "/") {
+				return prefix + name
+			}
+		}
+	}
+	return p
 }
 
 // route returns the streamable handler of path's server, made on first use. Handlers are

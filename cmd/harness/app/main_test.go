@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,15 +22,53 @@ import (
 // `demo-server`, and testOptions passes this variable to such rows.
 const testMainEnv = "HARNESS_TEST_MAIN"
 
+// TestMain makes the tests hermetic: HOME and the XDG directories are a directory of
+// their own, HARNESS_* variables are unset, and the project settings file is looked for
+// from that directory, so that a .harness/ in the checkout or the user's configuration
+// never changes a result.
 func TestMain(m *testing.M) {
 	if os.Getenv(testMainEnv) == "1" {
+		// The test binary as a harness started by a test (a demo server, mostly), with
+		// the environment the test gave it.
 		os.Exit(Main(testOptions()))
 	}
 	if os.Getenv(oauthtest.BrowserEnv) == "1" {
 		// The test binary re-executed as $BROWSER: play the user (login_test.go).
 		os.Exit(oauthtest.BrowserMain(os.Args[1:]))
 	}
-	goleak.VerifyTestMain(m)
+	home, err := os.MkdirTemp("", "harness-app-test-")
+	if err != nil {
+		panic(err)
+	}
+	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_DATA_HOME": filepath.Join(home, ".local", "share"), "XDG_STATE_HOME": filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME": filepath.Join(home, ".cache")} {
+		os.Setenv(k, v)
+	}
+	// HARNESS_* overlays of the developer's shell would change the profiles under test.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "HARNESS_") {
+			os.Unsetenv(k)
+		}
+	}
+	// The package's directory (in the checkout) stands for home when the project settings
+	// file is looked for; a test that changes directory (t.Chdir) keeps its own.
+	pkgDir, _ := os.Getwd()
+	workDir = func() (string, error) {
+		if wd, err := os.Getwd(); err != nil || wd != pkgDir {
+			return wd, err
+		}
+		return home, nil
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.RemoveAll(home)
+	os.Exit(code)
 }
 
 // testOptions are the options of the harness under test: the built-in

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,8 +33,9 @@ type gatewayEndpoint struct {
 func (a *invocation) serveCommand() *cobra.Command {
 	var (
 		addr, endpointFile, tokenFile string
-		stdio, noAuth                 bool
+		stdio, noAuth, rotate         bool
 		hosts, origins                []string
+		printClient                   string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -48,9 +48,12 @@ Routes (Streamable HTTP):
   /mcp/agents/<layer>    what one agent scope of the profile sees (layer: its row ids, dot-joined)
   /mcp/servers/<name>    one upstream server passed through with its original names
 
-Security: every request needs "Authorization: Bearer <token>"; the token is generated at
-each start and written, with the URL, to the endpoint file (mode 0600), unless --token-file
-or HARNESS_GATEWAY_TOKEN gives one. --no-auth is refused on an address that is not loopback.
+Security: every request needs "Authorization: Bearer <token>". The token is generated once
+and kept in gateway.token in the harness's configuration directory (mode 0600), reused at
+every start until --rotate-token makes a new one, unless --token-file or
+HARNESS_GATEWAY_TOKEN gives one; it is written, with the URL, to the endpoint file (mode
+0600). --print-client-config NAME prints what to paste into a client (claude, codex,
+gemini, cursor, vscode, or all) and exits. --no-auth is refused on an address that is not loopback.
 Host and Origin headers are checked on every route (DNS rebinding). Without --addr the
 gateway listens on loopback only.
 
@@ -59,10 +62,19 @@ commands); in serve, --stdio takes no value, and upstream servers come from the 
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			opts := gateway.HTTPOptions{Addr: addr, NoAuth: noAuth, AllowedHosts: hosts, AllowedOrigins: origins}
+			if stdio && (rotate || printClient != "") {
+				return usageErrorf("serve: --stdio has no token: --rotate-token and --print-client-config are for HTTP")
+			}
 			if !stdio {
-				tok, err := a.gatewayToken(tokenFile)
+				tok, _, err := a.gatewayToken(tokenFile, rotate)
 				if err != nil {
 					return usageErrorf("serve: %v", err)
+				}
+				if printClient != "" {
+					if noAuth {
+						tok = ""
+					}
+					return a.printGatewayClient(printClient, addr, tok)
 				}
 				if !noAuth {
 					opts.Token = tok
@@ -106,32 +118,12 @@ commands); in serve, --stdio takes no value, and upstream servers come from the 
 	f.BoolVar(&stdio, "stdio", false, "serve the aggregated route over stdin/stdout instead of HTTP")
 	f.BoolVar(&noAuth, "no-auth", false, "serve without a bearer token (refused unless the address is loopback)")
 	f.StringVar(&endpointFile, "endpoint-file", "", "write the URL and token to `PATH` (mode 0600; default: gateway.json next to the remote API's endpoint file)")
-	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from `PATH` instead of generating one")
+	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from `PATH` instead of the kept one")
+	f.BoolVar(&rotate, "rotate-token", false, "replace the kept bearer token by a new one (configured clients need the new one)")
+	f.StringVar(&printClient, "print-client-config", "", "print the configuration of client `NAME` (claude, codex, gemini, cursor, vscode or all) for this gateway and exit")
 	f.StringArrayVar(&hosts, "allow-host", nil, "also accept this Host header `NAME` (repeatable; loopback names and the --addr host are always accepted)")
 	f.StringArrayVar(&origins, "allow-origin", nil, "also accept this browser `ORIGIN` (scheme://host[:port]; repeatable)")
 	return cmd
-}
-
-// gatewayToken returns the configured token (tokenFile, then HARNESS_GATEWAY_TOKEN), or a
-// fresh one.
-func (a *invocation) gatewayToken(tokenFile string) (string, error) {
-	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %w", err)
-		}
-		tok := strings.TrimSpace(string(b))
-		if tok == "" {
-			return "", fmt.Errorf("--token-file %s: empty", tokenFile)
-		}
-		return tok, nil
-	}
-	for _, kv := range a.env {
-		if v, ok := strings.CutPrefix(kv, "HARNESS_GATEWAY_TOKEN="); ok && v != "" {
-			return v, nil
-		}
-	}
-	return gateway.NewToken(), nil
 }
 
 // defaultGatewayEndpointFile is gateway.json in the directory of the remote API's default

@@ -27,6 +27,10 @@ const (
 	projectSettingsDir = ".harness"
 )
 
+// workDir is where the project settings file is looked for from: the current directory
+// (tests use a directory of their own).
+var workDir = os.Getwd
+
 // userSettingsFile is the user's settings file.
 func (a *invocation) userSettingsFile() (string, error) {
 	dir, err := a.harnessDir()
@@ -40,7 +44,7 @@ func (a *invocation) userSettingsFile() (string, error) {
 // nearest ancestor that has one; else in the nearest that has a .harness directory; else
 // in the current directory (where mcp add --scope project creates it).
 func projectSettingsFile() (string, error) {
-	wd, err := os.Getwd()
+	wd, err := workDir()
 	if err != nil {
 		return "", fmt.Errorf("the current directory: %w", err)
 	}
