@@ -1,0 +1,486 @@
+package toolsearch
+
+import (
+	"cmp"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+)
+
+// field is one indexed part of a tool.
+type field uint8
+
+const (
+	fName    field = iota // the raw name and the public name
+	fTitle                // the title
+	fPurpose              // the description's first sentence
+	fDesc                 // the whole description
+	fParams               // parameter names and descriptions
+	fServer               // the server's name
+	fInstr                // the server's instructions
+	nFields
+)
+
+// weights are the fields' weights in the BM25F sum, and b their length normalisation.
+var (
+	weights = [nFields]float64{fName: 3.0, fTitle: 2.0, fPurpose: 1.2, fDesc: 1.0, fParams: 0.5, fServer: 1.6, fInstr: 0.15}
+	bField  = [nFields]float64{fName: 0.5, fTitle: 0.5, fPurpose: 0.6, fDesc: 0.75, fParams: 0.75, fServer: 0.3, fInstr: 0.75}
+)
+
+const k1 = 1.2
+
+// Weights of the alternatives a query word brings in: the word itself, a synonym, a
+// vocabulary word one or two edits away (a typo), a longer word it begins (a prefix), and
+// a word of the glossary of another script.
+const (
+	wExact   = 1.0
+	wSynonym = 0.55
+	wTypo    = 0.7
+	wPrefix  = 0.45
+	wGloss   = 0.8
+)
+
+// Index ranks tools for a free-text query. Build it with [New]; it does not change
+// afterwards.
+//
+// An Index is immutable and safe for concurrent use.
+type Index struct {
+	docs  []doc
+	post  map[string][]posting
+	lens  [][nFields]float32
+	avg   [nFields]float64
+	vocab []string // sorted, for prefix lookups
+	byLen map[int][]string
+	names map[string][]int32 // lowercased raw and public names
+}
+
+// doc is one indexed tool.
+type doc struct {
+	server  string
+	tool    Tool
+	purpose string
+}
+
+// posting is one tool's term frequencies for one term, per field.
+type posting struct {
+	doc int32
+	tf  [nFields]uint16
+}
+
+// Hit is one search result.
+//
+// A Hit is a plain value; its schema bytes are shared with the index and must not be
+// modified.
+type Hit struct {
+	// Server is the tool's server ("" for a tool of no server).
+	Server string `json:"server"`
+	// Name is the tool's name as its server lists it.
+	Name string `json:"name"`
+	// PublicName is the name the model calls it by.
+	PublicName string `json:"publicName"`
+	// Purpose is the description's first sentence, on one line, control characters removed.
+	Purpose string `json:"purpose,omitempty"`
+	// Score is the ranking score: higher is better; comparable within one search only.
+	Score float64 `json:"score"`
+	// InputSchema is the tool's schema, set on the first [SearchOptions.Schemas] hits.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// SearchOptions tune one search. The zero value is valid.
+type SearchOptions struct {
+	// Limit is the most hits returned (0: 5).
+	Limit int
+	// Server, when set, keeps only the tools of that server.
+	Server string
+	// Schemas is how many of the best hits carry their InputSchema (0: none).
+	Schemas int
+	// Include, when set, keeps only the tools it accepts (for example the deferred ones).
+	Include func(server, name string) bool
+}
+
+// DefaultLimit is the number of hits of a search whose Limit is 0.
+const DefaultLimit = 5
+
+// New indexes the tools of servers. It keeps the tools' strings and schema bytes, not the
+// slices. Tools without a name are skipped.
+func New(servers []Server) *Index {
+	ix := &Index{post: map[string][]posting{}, names: map[string][]int32{}}
+	n := 0
+	for _, s := range servers {
+		n += len(s.Tools)
+	}
+	ix.docs = make([]doc, 0, n)
+	ix.lens = make([][nFields]float32, 0, n)
+	var tfs [nFields]map[string]uint16
+	for f := range tfs {
+		tfs[f] = map[string]uint16{}
+	}
+	for _, s := range servers {
+		instr := map[string]uint16{}
+		instrLen := addText(instr, s.Instructions, false)
+		serverTF := map[string]uint16{}
+		serverLen := addText(serverTF, s.Name, true)
+		for _, t := range s.Tools {
+			if t.Name == "" {
+				continue
+			}
+			if t.PublicName == "" {
+				t.PublicName = t.Name
+			}
+			id := int32(len(ix.docs))
+			ix.docs = append(ix.docs, doc{server: s.Name, tool: t, purpose: purposeOf(t.Title, t.Description)})
+			for f := range tfs {
+				clear(tfs[f])
+			}
+			var l [nFields]float32
+			l[fName] = float32(addText(tfs[fName], t.Name, true))
+			if t.PublicName != t.Name {
+				addText(tfs[fName], t.PublicName, true)
+			}
+			l[fTitle] = float32(addText(tfs[fTitle], t.Title, false))
+			l[fPurpose] = float32(addText(tfs[fPurpose], purposeOf("", t.Description), false))
+			l[fDesc] = float32(addText(tfs[fDesc], t.Description, false))
+			l[fParams] = float32(addText(tfs[fParams], paramText(t.InputSchema), true))
+			l[fServer] = float32(serverLen)
+			l[fInstr] = float32(instrLen)
+			maps := tfs
+			maps[fServer] = serverTF
+			maps[fInstr] = instr
+			ix.lens = append(ix.lens, l)
+			ix.addPostings(id, &maps)
+			for _, nm := range []string{t.Name, t.PublicName} {
+				key := strings.ToLower(nm)
+				if !slices.Contains(ix.names[key], id) {
+					ix.names[key] = append(ix.names[key], id)
+				}
+			}
+		}
+	}
+	for f := range nFields {
+		var sum float64
+		for _, l := range ix.lens {
+			sum += float64(l[f])
+		}
+		if len(ix.lens) > 0 && sum > 0 {
+			ix.avg[f] = sum / float64(len(ix.lens))
+		} else {
+			ix.avg[f] = 1
+		}
+	}
+	ix.vocab = make([]string, 0, len(ix.post))
+	ix.byLen = map[int][]string{}
+	for t := range ix.post {
+		ix.vocab = append(ix.vocab, t)
+		ix.byLen[len(t)] = append(ix.byLen[len(t)], t)
+	}
+	slices.Sort(ix.vocab)
+	for _, ts := range ix.byLen {
+		slices.Sort(ts)
+	}
+	return ix
+}
+
+// addPostings adds one tool's term frequencies to the postings.
+func (ix *Index) addPostings(id int32, tfs *[nFields]map[string]uint16) {
+	seen := map[string]int{}
+	var list []string
+	for f := range tfs {
+		for t := range tfs[f] {
+			if _, ok := seen[t]; !ok {
+				seen[t] = len(list)
+				list = append(list, t)
+			}
+		}
+	}
+	for _, t := range list {
+		p := posting{doc: id}
+		for f := range tfs {
+			p.tf[f] = tfs[f][t]
+		}
+		ix.post[t] = append(ix.post[t], p)
+	}
+}
+
+// addText adds the terms of text to tf and returns how many there were. Glossary words of
+// CJK runs count as terms of the same field.
+func addText(tf map[string]uint16, text string, joined bool) int {
+	n := 0
+	emit := func(t string) {
+		if tf[t] < math.MaxUint16 {
+			tf[t]++
+		}
+		n++
+	}
+	words(text, emit, joined)
+	eachCJKRun(text, func(run string) { glossaryTerms(run, emit) })
+	return n
+}
+
+// eachCJKRun calls fn with every maximal run of CJK characters in text.
+func eachCJKRun(text string, fn func(string)) {
+	start := -1
+	for i, r := range text {
+		if isCJK(r) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			fn(text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		fn(text[start:])
+	}
+}
+
+// Len returns the number of indexed tools.
+func (ix *Index) Len() int { return len(ix.docs) }
+
+// alt is one way a query word may match: an indexed term and its weight.
+type alt struct {
+	term string
+	w    float64
+}
+
+// concept is one word of the query with its alternatives.
+type concept struct {
+	alts []alt
+}
+
+// parse turns a query into concepts: one per distinct query term, with its synonyms,
+// typo corrections and prefix completions that occur in the index.
+func (ix *Index) parse(query string) []concept {
+	var terms []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			terms = append(terms, t)
+		}
+	}
+	words(query, add, true)
+	var gloss []string
+	eachCJKRun(query, func(run string) {
+		glossaryTerms(run, func(t string) {
+			if !seen[t] {
+				seen[t] = true
+				gloss = append(gloss, t)
+			}
+		})
+	})
+	out := make([]concept, 0, len(terms)+len(gloss))
+	for _, t := range terms {
+		c := concept{alts: []alt{{t, wExact}}}
+		_, known := ix.post[t]
+		for _, s := range synonyms[t] {
+			if _, ok := ix.post[s]; ok {
+				c.alts = append(c.alts, alt{s, wSynonym})
+			}
+		}
+		if !known && isASCIILetters(t) && len(t) >= 4 {
+			for _, v := range ix.near(t) {
+				c.alts = append(c.alts, alt{v, wTypo})
+				for _, s := range synonyms[v] {
+					if _, ok := ix.post[s]; ok {
+						c.alts = append(c.alts, alt{s, wTypo * wSynonym})
+					}
+				}
+			}
+		}
+		if len(t) >= 3 && isASCIILetters(t) {
+			for _, v := range ix.prefixed(t, 8) {
+				c.alts = append(c.alts, alt{v, wPrefix})
+			}
+		}
+		if known || len(c.alts) > 1 {
+			out = append(out, c)
+		} else {
+			out = append(out, concept{}) // an unknown word still counts against coverage
+		}
+	}
+	for _, g := range gloss {
+		c := concept{alts: []alt{{g, wGloss}}}
+		for _, s := range synonyms[g] {
+			if _, ok := ix.post[s]; ok {
+				c.alts = append(c.alts, alt{s, wGloss * wSynonym})
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// prefixed returns up to max indexed terms that begin with p and are longer than it.
+func (ix *Index) prefixed(p string, max int) []string {
+	i, _ := slices.BinarySearch(ix.vocab, p)
+	var out []string
+	for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], p) && len(out) < max; i++ {
+		if len(ix.vocab[i]) > len(p) {
+			out = append(out, ix.vocab[i])
+		}
+	}
+	return out
+}
+
+// near returns the indexed terms within one edit (two for words of eight letters or more)
+// of t, an edit being an insertion, deletion, substitution or swap of neighbours.
+func (ix *Index) near(t string) []string {
+	maxd := 1
+	if len(t) >= 8 {
+		maxd = 2
+	}
+	var out []string
+	for l := len(t) - maxd; l <= len(t)+maxd; l++ {
+		for _, v := range ix.byLen[l] {
+			if v[0] != t[0] && (len(v) < 2 || len(t) < 2 || v[1] != t[1]) {
+				continue // typos rarely change the first letters
+			}
+			if editDistance(t, v, maxd) <= maxd {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// editDistance returns the optimal-string-alignment distance of a and b, or max+1 once it
+// exceeds max.
+func editDistance(a, b string, max int) int {
+	if a == b {
+		return 0
+	}
+	la, lb := len(a), len(b)
+	if d := la - lb; d > max || -d > max {
+		return max + 1
+	}
+	var rows [3][40]int
+	if lb >= 40 {
+		return max + 1
+	}
+	prev2, prev, cur := &rows[0], &rows[1], &rows[2]
+	for j := 0; j <= lb; j++ {
+		prev[j] = j
+	}
+	for i := 1; i <= la; i++ {
+		cur[0] = i
+		best := cur[0]
+		for j := 1; j <= lb; j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			best = min(best, v)
+		}
+		if best > max {
+			return max + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[lb]
+}
+
+// Search returns the tools that best match query, best first. An empty query, or one with
+// no indexed word, returns no hits.
+func (ix *Index) Search(query string, o SearchOptions) []Hit {
+	limit := o.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	concepts := ix.parse(query)
+	if len(concepts) == 0 {
+		return nil
+	}
+	n := len(ix.docs)
+	total := make([]float64, n)
+	covered := make([]float64, n)
+	best := make([]float64, n)
+	var touched []int32
+	var nconcepts float64
+	for _, c := range concepts {
+		nconcepts++
+		touched = touched[:0]
+		for _, a := range c.alts {
+			ps := ix.post[a.term]
+			if len(ps) == 0 {
+				continue
+			}
+			idf := math.Log(1 + (float64(n)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+			for _, p := range ps {
+				var tfw float64
+				l := &ix.lens[p.doc]
+				for f := range nFields {
+					if p.tf[f] == 0 {
+						continue
+					}
+					norm := 1 - bField[f] + bField[f]*float64(l[f])/ix.avg[f]
+					tfw += weights[f] * float64(p.tf[f]) / norm
+				}
+				s := a.w * idf * tfw * (k1 + 1) / (k1 + tfw)
+				if best[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				if s > best[p.doc] {
+					best[p.doc] = s
+				}
+			}
+		}
+		for _, d := range touched {
+			total[d] += best[d]
+			covered[d]++
+			best[d] = 0
+		}
+	}
+	// exact names in the query: "mcp__github__create_issue", "read_text_file"
+	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
+		return r == ' ' || r == '`' || r == '"' || r == '\'' || r == ',' || r == '(' || r == ')'
+	}) {
+		for _, d := range ix.names[w] {
+			total[d] += 8
+		}
+	}
+	type scored struct {
+		doc   int32
+		score float64
+	}
+	var cands []scored
+	for d := range n {
+		if total[d] == 0 {
+			continue
+		}
+		dc := &ix.docs[d]
+		if o.Server != "" && dc.server != o.Server {
+			continue
+		}
+		if o.Include != nil && !o.Include(dc.server, dc.tool.Name) {
+			continue
+		}
+		cov := covered[d] / nconcepts
+		cands = append(cands, scored{int32(d), total[d] * (0.35 + 0.65*cov*cov)})
+	}
+	slices.SortFunc(cands, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.doc, b.doc)
+	})
+	if len(cands) > limit {
+		cands = cands[:limit]
+	}
+	hits := make([]Hit, len(cands))
+	for i, c := range cands {
+		dc := &ix.docs[c.doc]
+		hits[i] = Hit{Server: dc.server, Name: dc.tool.Name, PublicName: dc.tool.PublicName, Purpose: dc.purpose,
+			Score: math.Round(c.score*1000) / 1000}
+		if i < o.Schemas {
+			hits[i].InputSchema = dc.tool.InputSchema
+		}
+	}
+	return hits
+}

@@ -1,0 +1,199 @@
+package toolsearch
+
+import "strings"
+
+// stopWords are English words too common in tasks and descriptions to tell tools apart,
+// and the "mcp" of public names.
+var stopWords = toSet(`a an the and or but if of to in on at by for from with without into onto about as is are was
+were be been being it its this that these those there here i me my we our you your he she they them their
+please can could would should will shall may might must do does did done doing have has had having
+some any all each every no not only just also then than so such very too more most much many
+how what which who whom whose when where why up down out over under again once via using use used
+want need like let lets get got show tell give me want mcp tool tools`)
+
+// Words above that still carry meaning for tools are taken back out: "get", "show",
+// "give", "use", "all" and "up" are common in tool names and descriptions.
+func init() {
+	for _, w := range []string{"get", "show", "all", "up", "down", "out", "over", "use"} {
+		delete(stopWords, w)
+	}
+}
+
+// cjkStopChars are Chinese function characters that never start or end a useful bigram.
+var cjkStopChars = func() map[rune]bool {
+	m := map[rune]bool{}
+	for _, r := range "的了吗呢吧啊我你他她它们把被帮请给个一这那些在是和与及或也都就要想能可以么" {
+		m[r] = true
+	}
+	return m
+}()
+
+// synonymGroups are words that tasks use interchangeably for what tools do and work on. A
+// query word brings in the other words of its groups at a lower weight ([Options]).
+var synonymGroups = [][]string{
+	{"delete", "remove", "erase", "drop", "destroy", "purge", "discard", "rm", "del", "uninstall"},
+	{"create", "make", "new", "add", "generate", "build", "insert", "open", "start"},
+	{"list", "enumerate", "all", "show", "browse", "ls", "overview", "index"},
+	{"get", "fetch", "retrieve", "read", "obtain", "load", "show", "view", "see", "look", "display", "return", "open", "cat", "print", "inspect", "detail", "describe"},
+	{"search", "find", "lookup", "query", "look", "seek", "locate", "discover", "grep", "match"},
+	{"update", "edit", "modify", "change", "patch", "alter", "replace", "set", "rewrite", "tweak", "fix", "adjust"},
+	{"write", "save", "store", "put", "persist", "overwrite", "dump"},
+	{"move", "rename", "mv", "relocate", "transfer"},
+	{"copy", "duplicate", "clone", "fork"},
+	{"run", "execute", "exec", "launch", "invoke", "start", "trigger", "call", "perform", "evaluate", "eval"},
+	{"stop", "kill", "terminate", "end", "halt", "abort", "cancel", "quit", "close", "shutdown"},
+	{"file", "document", "doc", "text"},
+	{"folder", "directory", "dir", "path"},
+	{"image", "picture", "photo", "screenshot", "snapshot", "capture", "png", "jpeg", "screen"},
+	{"page", "webpage", "site", "website", "url", "link", "web", "tab", "browser"},
+	{"navigate", "go", "visit", "goto", "open", "browse", "load"},
+	{"click", "press", "tap", "push"},
+	{"type", "enter", "input", "fill", "key", "keyboard", "typing"},
+	{"hover", "mouseover"},
+	{"pull", "pr", "merge"},
+	{"repository", "repo", "project", "codebase"},
+	{"issue", "ticket", "bug", "task"},
+	{"comment", "reply", "respond", "answer", "note", "feedback", "review"},
+	{"message", "msg", "post", "chat", "send", "dm"},
+	{"channel", "room", "conversation"},
+	{"user", "member", "person", "people", "profile", "account", "teammate", "colleague"},
+	{"pod", "container", "workload"},
+	{"kubernetes", "k8s", "kube", "kubectl", "cluster"},
+	{"deployment", "deploy", "release", "rollout"},
+	{"scale", "resize", "replica"},
+	{"chart", "graph", "plot", "diagram", "visualize", "visualization", "visualise", "draw", "map"},
+	{"weather", "forecast", "temperature", "rain", "climate"},
+	{"direction", "route", "routing", "path", "way", "navigation", "travel", "commute", "trip"},
+	{"drive", "driving", "car"},
+	{"walk", "walking", "foot"},
+	{"bicycle", "bike", "cycling", "bicycling", "cycle"},
+	{"transit", "bus", "subway", "metro", "train", "public"},
+	{"address", "location", "place", "poi", "venue", "spot", "where"},
+	{"geocode", "coordinate", "latitude", "longitude", "lat", "lng", "lon", "gps"},
+	{"distance", "far", "km", "mile"},
+	{"nearby", "around", "near", "close", "surrounding", "vicinity"},
+	{"javascript", "js", "script", "code", "snippet"},
+	{"sql", "database", "db", "table", "postgres", "postgresql"},
+	{"memory", "remember", "knowledge", "graph", "fact", "entity", "observation", "recall"},
+	{"log", "logs", "output", "console", "stdout"},
+	{"process", "pid", "terminal", "shell", "command", "session"},
+	{"config", "configuration", "setting", "settings", "option", "preference"},
+	{"scrape", "crawl", "extract", "parse", "harvest", "spider"},
+	{"docs", "documentation", "manual", "reference", "api", "library"},
+	{"think", "thinking", "reason", "reflect", "thought", "step"},
+	{"performance", "speed", "slow", "fast", "profile", "trace", "vitals", "lighthouse"},
+	{"network", "request", "http", "traffic", "xhr"},
+	{"dialog", "alert", "popup", "confirm", "prompt", "modal"},
+	{"upload", "attach"},
+	{"wait", "until", "appear", "sleep", "pause"},
+	{"environment", "env", "variable"},
+	{"sum", "add", "plus", "total", "arithmetic"},
+	{"echo", "repeat", "back"},
+	{"paper", "article", "publication", "arxiv", "research", "study"},
+	{"heap", "memory", "leak"},
+	{"record", "recording", "video", "screencast"},
+	{"ip", "geolocation", "geoip"},
+	{"traffic", "congestion", "jam"},
+	{"branch", "ref"},
+	{"commit", "history", "changes"},
+	{"status", "state", "progress", "check"},
+	{"credit", "usage", "quota", "balance", "billing"},
+	{"monitor", "watch", "schedule", "recurring"},
+	{"helm", "chart"},
+	{"port", "forward", "tunnel"},
+	{"size", "sizes", "big", "large", "space"},
+	{"tree", "recursive", "hierarchy", "nested"},
+	{"allowed", "permitted", "accessible", "access"},
+	{"media", "audio", "image", "binary", "base64"},
+	{"compress", "gzip", "zip", "archive"},
+	{"reaction", "emoji", "react"},
+	{"thread", "replies"},
+	{"pdf", "document"},
+	{"block", "paragraph", "content"},
+	{"css", "style", "styles"},
+	{"form", "field", "fields"},
+	{"dropdown", "select", "option", "combobox"},
+	{"drag", "drop", "dragging"},
+	{"accessibility", "a11y", "aria"},
+	{"emulate", "simulate", "pretend", "mimic", "throttle"},
+}
+
+// cjkGlossary gives English words for common Chinese words of tasks and tool
+// descriptions, so that a Chinese task finds an English tool and the other way round.
+var cjkGlossary = map[string]string{
+	"文件": "file", "目录": "directory", "文件夹": "folder", "读取": "read", "读": "read", "写入": "write", "写": "write",
+	"保存": "save", "删除": "delete", "创建": "create", "新建": "create", "编辑": "edit", "修改": "edit", "更新": "update",
+	"移动": "move", "重命名": "rename", "复制": "copy", "列出": "list", "列表": "list", "搜索": "search", "查找": "find",
+	"查询": "query", "检索": "search", "获取": "get", "查看": "view", "显示": "show", "打开": "open", "关闭": "close",
+	"网页": "web page", "页面": "page", "网站": "website", "网址": "url", "链接": "link", "浏览器": "browser", "标签页": "tab",
+	"截图": "screenshot", "截屏": "screenshot", "快照": "snapshot", "图片": "image", "图像": "image", "照片": "photo",
+	"点击": "click", "单击": "click", "输入": "type", "填写": "fill", "表单": "form", "按键": "press key", "悬停": "hover",
+	"拖": "drag", "上传": "upload", "下载": "download", "等待": "wait", "导航": "navigate", "跳转": "navigate", "后退": "back",
+	"脚本": "script", "执行": "execute", "运行": "run", "命令": "command", "终端": "terminal", "进程": "process",
+	"终止": "terminate", "结束": "kill", "日志": "logs", "控制台": "console", "网络": "network", "请求": "request",
+	"仓库": "repository", "代码": "code", "问题": "issue", "议题": "issue", "合并": "merge", "拉取请求": "pull request",
+	"分支": "branch", "提交": "commit", "评论": "comment", "审查": "review", "评审": "review",
+	"消息": "message", "频道": "channel", "发送": "send", "回复": "reply", "用户": "user", "成员": "member",
+	"图表": "chart", "饼图": "pie chart", "柱状图": "column chart", "条形图": "bar chart", "折线图": "line chart",
+	"散点图": "scatter chart", "雷达图": "radar chart", "漏斗图": "funnel chart", "词云": "word cloud", "思维导图": "mind map",
+	"流程图": "flow diagram", "组织架构图": "organization chart", "直方图": "histogram", "面积图": "area chart",
+	"桑基图": "sankey", "树图": "treemap", "鱼骨图": "fishbone", "箱线图": "boxplot", "小提琴图": "violin",
+	"瀑布图": "waterfall", "水波图": "liquid", "韦恩图": "venn", "双轴图": "dual axes", "表格": "spreadsheet table",
+	"天气": "weather", "地址": "address", "坐标": "coordinates", "经纬度": "coordinates latitude longitude",
+	"路线": "route", "路径": "route", "驾车": "driving", "开车": "driving", "步行": "walking", "走路": "walking",
+	"骑行": "bicycling", "公交": "transit", "地铁": "transit", "距离": "distance", "附近": "nearby", "周边": "around",
+	"地点": "place", "位置": "location", "定位": "location", "地图": "map", "路况": "traffic", "拥堵": "traffic",
+	"数据库": "database", "表": "table", "记忆": "memory", "知识图谱": "knowledge graph", "实体": "entity", "关系": "relation",
+	"文档": "documentation docs", "库": "library", "思考": "thinking", "性能": "performance", "内存": "memory heap",
+	"集群": "cluster kubernetes", "容器": "container pod", "部署": "deployment", "扩容": "scale", "缩容": "scale",
+	"配置": "config", "设置": "set settings", "环境变量": "environment variables", "爬取": "crawl", "抓取": "scrape",
+	"论文": "paper", "监控": "monitor", "页面内容": "page content", "元数据": "metadata", "信息": "info",
+	"大小": "size", "树": "tree", "权限": "allowed", "压缩": "gzip compress", "求和": "sum", "相加": "sum add",
+	"回显": "echo", "对话框": "dialog", "弹窗": "dialog", "录屏": "screencast record", "下拉": "dropdown select",
+}
+
+// glossaryTerms emits the English terms of every glossary word that occurs in run.
+func glossaryTerms(run string, emit func(string)) {
+	for zh, en := range cjkGlossary {
+		if strings.Contains(run, zh) {
+			for _, w := range strings.Fields(en) {
+				emit(stem(w))
+			}
+		}
+	}
+}
+
+func toSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// synonyms maps a stemmed word to the stemmed words it may stand for, itself excluded.
+var synonyms = func() map[string][]string {
+	m := map[string]map[string]bool{}
+	for _, g := range synonymGroups {
+		for _, a := range g {
+			sa := stem(a)
+			for _, b := range g {
+				sb := stem(b)
+				if sa == sb {
+					continue
+				}
+				if m[sa] == nil {
+					m[sa] = map[string]bool{}
+				}
+				m[sa][sb] = true
+			}
+		}
+	}
+	out := make(map[string][]string, len(m))
+	for k, set := range m {
+		for w := range set {
+			out[k] = append(out[k], w)
+		}
+	}
+	return out
+}()
