@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -134,8 +135,30 @@ func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
 		OutputSchema: out,
 		Timeout:      s.cfg.MaxToolCall(), // the idle timeout is the watchdog's (progress.go)
 		Execute:      rt.execute,
-		Meta:         map[string]string{"server": s.cfg.ServerName, "mcpTool": t.Name},
+		Meta:         toolMeta(s.cfg.ServerName, t),
 	}
+}
+
+// toolMeta is a tool's registry metadata: its server, its MCP name and the hints of its
+// annotations that are set ("readOnlyHint", "destructiveHint", "idempotentHint",
+// "openWorldHint": "true" or "false"), which the agent reads to decide what may run
+// alongside other calls and what needs no approval. Hints are what the server claims,
+// not guarantees.
+func toolMeta(server string, t *mcp.Tool) map[string]string {
+	meta := map[string]string{"server": server, "mcpTool": t.Name}
+	a := t.Annotations
+	if a == nil {
+		return meta
+	}
+	meta["readOnlyHint"] = strconv.FormatBool(a.ReadOnlyHint)
+	meta["idempotentHint"] = strconv.FormatBool(a.IdempotentHint)
+	if a.DestructiveHint != nil {
+		meta["destructiveHint"] = strconv.FormatBool(*a.DestructiveHint)
+	}
+	if a.OpenWorldHint != nil {
+		meta["openWorldHint"] = strconv.FormatBool(*a.OpenWorldHint)
+	}
+	return meta
 }
 
 // supportedDrafts are the $schema values the tool registry compiles.

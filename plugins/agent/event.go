@@ -1,0 +1,173 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/cordisgo/harness/plugins/model"
+)
+
+// EventType names what an [Event] reports. The strings are part of the session log's
+// format and of the remote API.
+type EventType string
+
+// The event types. Durable events are written to the session's log and replayed to late
+// subscribers; live events (the deltas and retries) only reach subscribers that are
+// listening when they happen.
+const (
+	// EventSession opens a log: Header describes the session. Durable.
+	EventSession EventType = "session"
+	// EventUser is the user's message (Text). Durable.
+	EventUser EventType = "user"
+	// EventReasoningDelta is a piece of the model's reasoning (Text). Live.
+	EventReasoningDelta EventType = "reasoning.delta"
+	// EventTextDelta is a piece of the model's answer (Text). Live.
+	EventTextDelta EventType = "text.delta"
+	// EventRetry reports a model request that failed and is sent again (Error). Live.
+	EventRetry EventType = "retry"
+	// EventAssistant is the model's whole answer of one step (Message: text, reasoning and
+	// tool calls exactly as the model sent them). Durable.
+	EventAssistant EventType = "assistant"
+	// EventToolStart reports a tool call dispatched to the registry (Call). Durable.
+	EventToolStart EventType = "tool.start"
+	// EventToolResult is a call's outcome (Call, Result, and Message: the tool message as
+	// the model gets it). Results are recorded in the model's order of the calls. Durable.
+	EventToolResult EventType = "tool.result"
+	// EventApprovalAsked reports a call (or a sampling request) waiting for a person's
+	// answer (Approval); answer it with [Session.Approve]. Durable.
+	EventApprovalAsked EventType = "approval.asked"
+	// EventApprovalDecided reports the answer (Approval). Durable.
+	EventApprovalDecided EventType = "approval.decided"
+	// EventUsage is one model request's token accounting (Usage). Durable.
+	EventUsage EventType = "usage"
+	// EventError reports a failure of the turn (Error). Durable.
+	EventError EventType = "error"
+	// EventTurnEnd ends a turn (End). Durable.
+	EventTurnEnd EventType = "turn.end"
+)
+
+// Durable reports whether events of type t are written to the session log.
+func (t EventType) Durable() bool {
+	switch t {
+	case EventReasoningDelta, EventTextDelta, EventRetry:
+		return false
+	}
+	return true
+}
+
+// Event is one thing that happened in a session. Only the fields of its Type are set.
+//
+// An Event is a plain value; its pointers are shared by every subscriber and must not be
+// modified.
+type Event struct {
+	// Seq numbers the session's durable events from 1; live events carry the Seq of the
+	// last durable event before them.
+	Seq  int64     `json:"seq"`
+	Time time.Time `json:"time"`
+	Type EventType `json:"type"`
+	// Turn numbers the session's turns from 1, Step the model requests of a turn from 1.
+	Turn int `json:"turn,omitempty"`
+	Step int `json:"step,omitempty"`
+	// Agent is the subagent's name for events of a subagent's run forwarded to its
+	// parent's subscribers; "" for the session's own agent.
+	Agent    string         `json:"agent,omitempty"`
+	Text     string         `json:"text,omitempty"`
+	Header   *Header        `json:"header,omitempty"`
+	Message  *model.Message `json:"message,omitempty"`
+	Call     *CallInfo      `json:"call,omitempty"`
+	Result   *ResultInfo    `json:"result,omitempty"`
+	Approval *ApprovalInfo  `json:"approval,omitempty"`
+	Usage    *model.Usage   `json:"usage,omitempty"`
+	End      *TurnEnd       `json:"end,omitempty"`
+	Error    string         `json:"error,omitempty"`
+}
+
+// Header describes a session; it is the first event of its log.
+type Header struct {
+	ID string `json:"id"`
+	// Agent is the agent's name ("" for the main agent).
+	Agent string `json:"agent,omitempty"`
+	// Model is the model's name in the profile, ModelID the provider's id.
+	Model   string    `json:"model,omitempty"`
+	ModelID string    `json:"modelId,omitempty"`
+	Created time.Time `json:"created"`
+	// Parent is the session that started this one (a subagent's run), and Depth how deep
+	// in delegation it runs (0 for a session a person started).
+	Parent string `json:"parent,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	// Resumed counts how many times the session was resumed.
+	Resumed int `json:"resumed,omitempty"`
+}
+
+// CallInfo describes one tool call of the model.
+type CallInfo struct {
+	ID   string `json:"id"`
+	Tool string `json:"tool"`
+	// Args are the arguments as the model wrote them (secret-looking values masked in the
+	// log). Not necessarily valid JSON.
+	Args string `json:"args"`
+	// Parallel says the call was allowed to run alongside other calls of its step.
+	Parallel bool `json:"parallel,omitempty"`
+}
+
+// ResultInfo describes a call's outcome.
+type ResultInfo struct {
+	// Outcome is the registry's code ("ok", "denied", "cancelled", …) or "aborted" for a
+	// call never dispatched because the turn ended first, "invalid_json" for arguments
+	// that were not JSON.
+	Outcome  string `json:"outcome"`
+	IsError  bool   `json:"isError,omitempty"`
+	Duration int64  `json:"durationMs"`
+	// Saved is the file holding the whole result text when the model got a preview.
+	Saved string `json:"saved,omitempty"`
+	// Bytes is the size of the whole result text.
+	Bytes int `json:"bytes"`
+}
+
+// ApprovalInfo describes a question to a person and, once decided, the answer.
+type ApprovalInfo struct {
+	// ID identifies the question; answer it with [Session.Approve].
+	ID string `json:"id"`
+	// Kind is "tool" (a tool call) or "sampling" (a server asks for a completion).
+	Kind string `json:"kind"`
+	// CallID, Tool and Args describe a tool call; Server the MCP server of a tool or of a
+	// sampling request.
+	CallID string          `json:"callId,omitempty"`
+	Tool   string          `json:"tool,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	Server string          `json:"server,omitempty"`
+	// Reason is the policy's reason for asking.
+	Reason string `json:"reason,omitempty"`
+	// Decision is set on EventApprovalDecided: "allow", "allow_session" or "deny", and
+	// Why explains a refusal ("nobody to ask", the person's words, …).
+	Decision string `json:"decision,omitempty"`
+	Why      string `json:"why,omitempty"`
+}
+
+// StopReason says why a turn ended.
+type StopReason string
+
+// The stop reasons.
+const (
+	// StopDone: the model answered without calling tools.
+	StopDone StopReason = "done"
+	// StopMaxSteps: the turn reached Config.MaxSteps model requests.
+	StopMaxSteps StopReason = "max_steps"
+	// StopTokenBudget: the turn used Config.TokenBudget tokens.
+	StopTokenBudget StopReason = "token_budget"
+	// StopLength: the model's answer was cut at its output limit (finish_reason length).
+	StopLength StopReason = "length"
+	// StopCancelled: the turn was cancelled ([Session.Cancel] or the caller's context).
+	StopCancelled StopReason = "cancelled"
+	// StopError: the model request failed (or the prompt could not be assembled).
+	StopError StopReason = "error"
+)
+
+// TurnEnd is how a turn ended.
+type TurnEnd struct {
+	Reason StopReason `json:"reason"`
+	// Text is the final answer (the last assistant text of the turn).
+	Text  string      `json:"text,omitempty"`
+	Steps int         `json:"steps"`
+	Usage model.Usage `json:"usage"`
+}

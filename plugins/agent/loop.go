@@ -1,0 +1,345 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/sampling"
+	"github.com/cordisgo/harness/plugins/sysprompt"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// ToolsRequest is what the [Tools] chain decides on: which function definitions one model
+// request carries.
+//
+// A ToolsRequest is owned by the dispatch; listeners must not keep it.
+type ToolsRequest struct {
+	// Caller is the agent's context: the scope whose tools are visible.
+	Caller *ctx.Context
+	// Session is the session the request is for.
+	Session *Session
+	// Model describes the model the request goes to.
+	Model model.Info
+	// Visible are the tools visible from the agent's scope, sorted by name (the
+	// registry's listing; shared, not to be modified).
+	Visible []toolregistry.Info
+}
+
+// Tools is the one point where the tool definitions of a model request are chosen: a
+// waterfall dispatched from the agent's context before every request. The default at the
+// end of the chain is [ToolDefs] of the visible tools; a listener (deferred tools, code
+// mode) may replace the list. Keep the answer byte-identical from request to request
+// while nothing changed: the tool definitions are part of the prompt prefix the provider
+// caches.
+var Tools = ctx.NewChain[*ToolsRequest, []model.ToolDef]("agent/tools")
+
+// ToolDefs turns registry listings into function definitions, in the listing's order
+// (sorted by name), each schema's bytes as registered.
+func ToolDefs(tools []toolregistry.Info) []model.ToolDef {
+	out := make([]model.ToolDef, len(tools))
+	for i, t := range tools {
+		out[i] = model.ToolDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	}
+	return out
+}
+
+// def returns the session's agent as mounted now.
+func (s *Session) def() (*agentDef, error) {
+	if s.svc == nil {
+		return nil, ErrClosed
+	}
+	return s.svc.agent(s.agent)
+}
+
+// runTurn is one turn of the loop.
+func (s *Session) runTurn(cx context.Context, text string) (*TurnEnd, error) {
+	end := &TurnEnd{}
+	finish := func(reason StopReason, err error) (*TurnEnd, error) {
+		end.Reason = reason
+		if err != nil {
+			s.emit(Event{Type: EventError, Error: err.Error()})
+		}
+		e := *end
+		s.emit(Event{Type: EventTurnEnd, End: &e})
+		return end, err
+	}
+	d, err := s.def()
+	if err != nil {
+		return finish(StopError, err)
+	}
+	m, err := d.models.Get(s.modelName)
+	if err != nil {
+		return finish(StopError, err)
+	}
+	info := m.Info()
+	// The turn also ends when the agent's scope unloads.
+	stop := context.AfterFunc(d.c, func() {
+		s.Cancel()
+	})
+	defer stop()
+
+	s.emit(Event{Type: EventUser, Text: text})
+	s.appendHistory(model.Message{Role: model.RoleUser, Content: text})
+
+	callCx := sampling.WithSampler(context.WithValue(cx, sessKey{}, s), s.sampler)
+	caller := d.caller.With(sessKey{}, s)
+	var partial strings.Builder
+	onDelta := func(dl model.Delta) {
+		switch dl.Kind {
+		case model.DeltaReasoning:
+			s.emit(Event{Type: EventReasoningDelta, Text: dl.Text})
+		case model.DeltaContent:
+			partial.WriteString(dl.Text)
+			s.emit(Event{Type: EventTextDelta, Text: dl.Text})
+		case model.DeltaRetry:
+			partial.Reset()
+			msg := "retrying"
+			if dl.Err != nil {
+				msg = dl.Err.Error()
+			}
+			s.emit(Event{Type: EventRetry, Error: msg})
+		}
+	}
+	for step := 1; ; step++ {
+		if step > d.cfg.MaxSteps {
+			return finish(StopMaxSteps, nil)
+		}
+		s.mu.Lock()
+		s.step = step
+		s.mu.Unlock()
+		end.Steps = step
+		req, err := s.request(d, info)
+		if err != nil {
+			return finish(StopError, err)
+		}
+		partial.Reset()
+		resp, err := m.Generate(cx, req, onDelta)
+		if err != nil {
+			if cx.Err() != nil {
+				// What the person saw stays in the conversation.
+				if partial.Len() > 0 {
+					msg := model.Message{Role: model.RoleAssistant, Content: partial.String()}
+					s.emitAssistant(msg)
+					end.Text = msg.Content
+				}
+				return finish(StopCancelled, nil)
+			}
+			return finish(StopError, fmt.Errorf("model %s: %w", s.modelName, err))
+		}
+		msg := resp.Message
+		msg.Role = model.RoleAssistant
+		s.emitAssistant(msg)
+		u := resp.Usage
+		s.emit(Event{Type: EventUsage, Usage: &u})
+		addUsage(&end.Usage, u)
+		if msg.Content != "" {
+			end.Text = msg.Content
+		}
+		if len(msg.ToolCalls) == 0 {
+			if resp.FinishReason == model.FinishLength {
+				return finish(StopLength, fmt.Errorf("the answer was cut at the model's output limit (finish_reason length)"))
+			}
+			return finish(StopDone, nil)
+		}
+		s.runCalls(callCx, caller, d, info, msg.ToolCalls)
+		if cx.Err() != nil {
+			return finish(StopCancelled, nil)
+		}
+		if b := d.cfg.TokenBudget; b > 0 && end.Usage.PromptTokens+end.Usage.CompletionTokens >= b {
+			return finish(StopTokenBudget, nil)
+		}
+	}
+}
+
+func addUsage(t *model.Usage, u model.Usage) {
+	t.PromptTokens += u.PromptTokens
+	t.CompletionTokens += u.CompletionTokens
+	t.CacheHitTokens += u.CacheHitTokens
+	t.CacheMissTokens += u.CacheMissTokens
+	t.ReasoningTokens += u.ReasoningTokens
+}
+
+// emitAssistant logs the model's message (secret-looking argument values masked in the
+// log) and appends it to the history as sent.
+func (s *Session) emitAssistant(msg model.Message) {
+	logged := msg
+	for i, tc := range msg.ToolCalls {
+		if m := maskArgs(tc.Arguments); m != tc.Arguments {
+			if &logged.ToolCalls[0] == &msg.ToolCalls[0] {
+				logged.ToolCalls = append([]model.ToolCall(nil), msg.ToolCalls...)
+			}
+			logged.ToolCalls[i].Arguments = m
+		}
+	}
+	s.emit(Event{Type: EventAssistant, Message: &logged})
+	s.appendHistory(msg)
+}
+
+func (s *Session) appendHistory(msgs ...model.Message) {
+	s.mu.Lock()
+	s.history = append(s.history, msgs...)
+	s.mu.Unlock()
+}
+
+// request assembles one model request: the system prompt and the tools at the agent's
+// scope, and the history.
+func (s *Session) request(d *agentDef, info model.Info) (*model.Request, error) {
+	var system string
+	if ps, ok := sysprompt.Key.Get(d.c); ok {
+		p, err := ps.Assemble(d.c, nil)
+		if err != nil {
+			return nil, fmt.Errorf("system prompt: %w", err)
+		}
+		system = p.Text
+	}
+	tr := &ToolsRequest{Caller: d.c, Session: s, Model: info, Visible: d.tools.List(d.c)}
+	defs, err := Tools.Waterfall(d.c, tr, func() ([]model.ToolDef, error) { return ToolDefs(tr.Visible), nil })
+	if err != nil {
+		return nil, fmt.Errorf("choosing the tools: %w", err)
+	}
+	s.mu.Lock()
+	hist := s.history[:len(s.history):len(s.history)]
+	s.mu.Unlock()
+	return &model.Request{System: system, Messages: hist, Tools: defs}, nil
+}
+
+// callState is one tool call of a step.
+type callState struct {
+	tc      model.ToolCall
+	args    json.RawMessage
+	badJSON error
+	info    toolregistry.Info
+	safe    bool
+	done    bool
+	msg     model.Message
+	res     ResultInfo
+}
+
+// runCalls executes the calls of one step. Calls whose tools are safe to run alongside
+// others overlap, up to maxParallel; any other call waits for those before it and runs
+// alone. Results are recorded and appended in the model's order. When cx ends, running
+// calls report their outcome and calls not started get an aborted result.
+func (s *Session) runCalls(cx context.Context, caller *ctx.Context, d *agentDef, info model.Info, calls []model.ToolCall) {
+	states := make([]*callState, len(calls))
+	for i, tc := range calls {
+		st := &callState{tc: tc}
+		if a := strings.TrimSpace(tc.Arguments); a != "" {
+			if json.Valid([]byte(a)) {
+				st.args = json.RawMessage(a)
+			} else {
+				var v any
+				st.badJSON = json.Unmarshal([]byte(a), &v)
+				if st.badJSON == nil {
+					st.badJSON = errors.New("invalid JSON")
+				}
+			}
+		}
+		st.info, _ = d.tools.Lookup(caller, tc.Name)
+		st.safe = st.badJSON == nil && d.parallelSafe(st.info)
+		states[i] = st
+	}
+
+	var (
+		mu      sync.Mutex // guards done flags and flushing
+		emitted int
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, d.cfg.MaxParallel)
+	)
+	// flush records the results of the longest finished prefix, in the model's order.
+	flush := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for emitted < len(states) && states[emitted].done {
+			st := states[emitted]
+			emitted++
+			msg, res := st.msg, st.res
+			s.emit(Event{Type: EventToolResult, Call: s.callInfo(st), Result: &res, Message: &msg})
+			s.appendHistory(msg)
+		}
+	}
+	finish := func(st *callState) {
+		mu.Lock()
+		st.done = true
+		mu.Unlock()
+		flush()
+	}
+	run := func(st *callState) {
+		started := time.Now()
+		res, err := d.tools.Execute(cx, caller, st.tc.Name, st.args, toolregistry.ExecOptions{CallID: st.tc.ID})
+		st.msg, st.res = s.toolMessage(d, info, st.tc.ID, res, err)
+		st.res.Duration = time.Since(started).Milliseconds()
+	}
+	abort := func(from int) {
+		for _, st := range states[from:] {
+			if !st.done {
+				st.msg, st.res = abortedResult(st.tc, "the turn was cancelled before this call started")
+				finish(st)
+			}
+		}
+	}
+	for i, st := range states {
+		if cx.Err() != nil {
+			wg.Wait()
+			abort(i)
+			break
+		}
+		if st.badJSON != nil {
+			st.msg, st.res = invalidJSONResult(st.tc, st.badJSON)
+			finish(st)
+			continue
+		}
+		if st.safe {
+			select {
+			case slots <- struct{}{}:
+			case <-cx.Done():
+				wg.Wait()
+				abort(i)
+				return
+			}
+			s.emit(Event{Type: EventToolStart, Call: s.callInfo(st)})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(st)
+				<-slots
+				finish(st)
+			}()
+			continue
+		}
+		wg.Wait() // an exclusive call waits for every call before it
+		if cx.Err() != nil {
+			abort(i)
+			break
+		}
+		s.emit(Event{Type: EventToolStart, Call: s.callInfo(st)})
+		run(st)
+		finish(st)
+	}
+	wg.Wait()
+	flush()
+}
+
+func (s *Session) callInfo(st *callState) *CallInfo {
+	return &CallInfo{ID: st.tc.ID, Tool: st.tc.Name, Args: maskArgs(st.tc.Arguments), Parallel: st.safe}
+}
+
+// abortedResult is the result of a call that never ran.
+func abortedResult(tc model.ToolCall, why string) (model.Message, ResultInfo) {
+	text := "Error: aborted: " + why + "."
+	return model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: text},
+		ResultInfo{Outcome: "aborted", IsError: true, Bytes: len(text)}
+}
+
+// invalidJSONResult is the result of a call whose arguments are not JSON.
+func invalidJSONResult(tc model.ToolCall, err error) (model.Message, ResultInfo) {
+	text := fmt.Sprintf("Error: the arguments of %s are not valid JSON (%v); call it again with a JSON object.", tc.Name, err)
+	return model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: text},
+		ResultInfo{Outcome: "invalid_json", IsError: true, Bytes: len(text)}
+}

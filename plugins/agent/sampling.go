@@ -1,0 +1,132 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/sampling"
+	"github.com/cordisgo/harness/plugins/sysprompt"
+)
+
+type mcpResult = mcp.CreateMessageResult
+
+// registerPrompt adds the agent's prompt section in its layer.
+func (d *agentDef) registerPrompt() error {
+	ps, ok := sysprompt.Key.Get(d.c)
+	if !ok {
+		return errors.New("agent: prompt is set but no system prompt service (sysprompt) is mounted")
+	}
+	_, err := ps.Register(d.c, sysprompt.Section{Name: "agent:prompt", Order: 0, Text: d.cfg.Prompt})
+	return err
+}
+
+// sample is the agent's layer sampler: a server's request caused by one of this agent's
+// sessions goes to that session (its person approves); any other request is answered
+// only when the agent's sampling is "allow".
+func (d *agentDef) sample(cx context.Context, r *sampling.Request) (*mcpResult, error) {
+	if r.Call != nil {
+		if s, ok := FromContext(r.Call); ok {
+			return s.sample(cx, r)
+		}
+	}
+	if d.cfg.Sampling != ActionAllow {
+		return nil, fmt.Errorf("sampling refused: the request is not part of an agent session, so nobody can approve it (set the agent's sampling to \"allow\" to answer such requests)")
+	}
+	m, err := d.models.Get(d.cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	return generateSample(cx, m, r)
+}
+
+// sample answers a sampling request caused by one of s's tool calls, with s's model,
+// after the person driving the session approves it.
+func (s *Session) sample(cx context.Context, r *sampling.Request) (*mcpResult, error) {
+	d, err := s.def()
+	if err != nil {
+		return nil, err
+	}
+	switch d.cfg.Sampling {
+	case ActionDeny:
+		return nil, errors.New("sampling refused by the agent's configuration")
+	case ActionAsk:
+		ok, why, err := s.ask(cx, ApprovalInfo{Kind: "sampling", Server: r.Server, Reason: samplingSummary(r.Params)})
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("sampling refused: %s", why)
+		}
+	}
+	m, err := d.models.Get(s.modelName)
+	if err != nil {
+		return nil, err
+	}
+	return generateSample(cx, m, r)
+}
+
+// samplingSummary describes a request for the person: its size and the start of its last
+// message.
+func samplingSummary(p *mcp.CreateMessageParams) string {
+	if p == nil || len(p.Messages) == 0 {
+		return "a completion"
+	}
+	last := ""
+	if t, ok := p.Messages[len(p.Messages)-1].Content.(*mcp.TextContent); ok {
+		last = title(t.Text)
+	}
+	return fmt.Sprintf("a completion of %d message(s), up to %d tokens: %q", len(p.Messages), p.MaxTokens, last)
+}
+
+// generateSample runs a sampling request on m.
+func generateSample(cx context.Context, m model.Model, r *sampling.Request) (*mcpResult, error) {
+	p := r.Params
+	if p == nil {
+		return nil, errors.New("sampling: no parameters")
+	}
+	info := m.Info()
+	req := &model.Request{System: p.SystemPrompt, MaxTokens: int(p.MaxTokens)}
+	for _, sm := range p.Messages {
+		if sm == nil {
+			continue
+		}
+		msg := model.Message{Role: model.RoleUser}
+		if sm.Role == "assistant" {
+			msg.Role = model.RoleAssistant
+		}
+		switch c := sm.Content.(type) {
+		case *mcp.TextContent:
+			msg.Content = c.Text
+		case *mcp.ImageContent:
+			if info.ImageInput && msg.Role == model.RoleUser {
+				msg.Images = []model.Image{{MIMEType: c.MIMEType, Data: c.Data}}
+			} else {
+				msg.Content = fmt.Sprintf("[image: %s, %d bytes] (not shown: the model %s does not accept image input)", c.MIMEType, len(c.Data), info.ID)
+			}
+		case *mcp.AudioContent:
+			msg.Content = fmt.Sprintf("[audio: %s, %d bytes] (not shown: audio is not supported)", c.MIMEType, len(c.Data))
+		default:
+			msg.Content = "[content not supported]"
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	resp, err := m.Generate(cx, req, nil)
+	if err != nil {
+		return nil, err
+	}
+	stop := "endTurn"
+	if resp.FinishReason == model.FinishLength {
+		stop = "maxTokens"
+	}
+	text := strings.TrimSpace(resp.Message.Content)
+	id := resp.Model
+	if id == "" {
+		id = info.ID
+	}
+	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: text}, Model: id, Role: "assistant", StopReason: stop}, nil
+}

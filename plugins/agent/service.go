@@ -1,0 +1,395 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/suggest"
+	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/sampling"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// Key is the agent service: start, resume and list sessions. The agent plugin mounted at
+// the top level of a profile provides it.
+var Key = ctx.NewKey[*Service]("agent")
+
+// Plugin is the agent: mounted at the top level it is the main agent and provides [Key];
+// mounted on an agent scope's row it makes that scope a subagent of the nearest enclosing
+// agent. Its configuration is [Config].
+var Plugin = ctx.Define(ctx.Meta{Name: "agent", Inject: []ctx.Dependency{model.Key, toolregistry.Key}}, apply)
+
+// Errors of the service and of sessions, matched with errors.Is.
+var (
+	// ErrUnknownAgent: no agent of that name is mounted.
+	ErrUnknownAgent = errors.New("agent: unknown agent")
+	// ErrUnknownSession: no session of that id (live, or in the store).
+	ErrUnknownSession = errors.New("agent: unknown session")
+	// ErrBusy: the session is running a turn already.
+	ErrBusy = errors.New("agent: a turn is running")
+	// ErrClosed: the session (or the service) is closed.
+	ErrClosed = errors.New("agent: closed")
+	// ErrCancelled: the turn was cancelled.
+	ErrCancelled = errors.New("agent: turn cancelled")
+	// ErrUnknownApproval: no pending question of that id.
+	ErrUnknownApproval = errors.New("agent: no such pending approval")
+	// ErrDepth: a subagent would run deeper than the agent's maxDepth.
+	ErrDepth = errors.New("agent: delegation too deep")
+)
+
+// index holds every mounted agent of a tree by its path, in the root's layer.
+var index = ctx.NewTreeLayers[*agentDef]("agents")
+
+// agentsChanged is emitted when an agent is mounted or unmounted; each agent then
+// recomputes its subagent tools.
+var agentsChanged = ctx.NewEvent[struct{}]("agent/agents-changed")
+
+// agentDef is one mounted agent plugin: its configuration and the contexts it runs in.
+type agentDef struct {
+	name string // "" for the root layer's agent, else the layer path ("coder.review")
+	// ancestors are the paths of the enclosing layers, nearest first, ending with "".
+	ancestors []string
+	c         *ctx.Context // the plugin's context: the agent's scope for tools and prompt
+	caller    *ctx.Context // c with the agent's private approval realm
+	cfg       Config
+	models    *model.Service
+	tools     *toolregistry.Registry
+	svc       *Service // the service of the tree (nil until found)
+	subs      *toolregistry.Set
+	log       *slog.Logger
+}
+
+// layerPath returns the path of layer scope l and of its enclosing layers (nearest first).
+func layerPath(l *ctx.Scope) (string, []string) {
+	var names []string
+	var ancestors []string
+	for {
+		if l.Parent() == nil { // the root
+			break
+		}
+		names = append(names, l.Name())
+		pc := l.Context()
+		if pc == nil {
+			break
+		}
+		l = pc.Layer()
+	}
+	slices.Reverse(names)
+	for i := len(names) - 1; i > 0; i-- {
+		ancestors = append(ancestors, strings.Join(names[:i], "."))
+	}
+	ancestors = append(ancestors, "")
+	if len(names) == 0 {
+		return "", nil
+	}
+	return strings.Join(names, "."), ancestors
+}
+
+func apply(c *ctx.Context, cfg Config) error {
+	name, ancestors := layerPath(c.Layer())
+	d := &agentDef{name: name, ancestors: ancestors, c: c, cfg: cfg,
+		models: model.Key.Use(c), tools: toolregistry.Key.Use(c), log: c.Logger()}
+	d.caller = c.Isolate(toolregistry.ApprovalKey.Name(), fmt.Sprintf("agent:%d", c.Scope().ID()))
+	if _, err := toolregistry.ApprovalKey.Provide(d.caller, toolregistry.ApproverFunc(d.approve)); err != nil {
+		return err
+	}
+	if _, err := toolregistry.Policy.On(c, d.policy, ctx.Subtree); err != nil {
+		return err
+	}
+	if cfg.Prompt != "" {
+		if err := d.registerPrompt(); err != nil {
+			return err
+		}
+	}
+	if name != "" && (len(cfg.Tools.Allow) > 0 || len(cfg.Tools.Deny) > 0) {
+		if _, err := d.tools.Restrict(c, cfg.Tools.Allow, cfg.Tools.Deny); err != nil {
+			return fmt.Errorf("tools: %w", err)
+		}
+	}
+	if name != "" {
+		// A subagent delegates only to its own subagents: its parent's and siblings' agent
+		// tools (inherited from enclosing layers) are hidden from it.
+		if _, err := d.tools.Restrict(c, nil, []string{subagentPrefix + "*"}); err != nil {
+			return err
+		}
+	}
+	if _, err := d.tools.Register(c, d.readResultTool()); err != nil {
+		return err
+	}
+	if cfg.Sampling != ActionDeny {
+		if _, err := sampling.Provide(c, "agent", sampling.Func(d.sample)); err != nil {
+			return err
+		}
+	}
+	set, err := d.tools.NewSet(c, "agent:subagents")
+	if err != nil {
+		return err
+	}
+	d.subs = set
+
+	if name == "" {
+		store, err := openStoreFor(cfg.SessionsDir)
+		if err != nil {
+			return err
+		}
+		svc := &Service{root: c, store: store, live: map[string]*Session{}, log: c.Logger()}
+		d.svc = svc
+		if _, err := Key.Provide(c, svc); err != nil {
+			return err
+		}
+		if _, err := c.Defer("agent:sessions", func(context.Context) error { svc.closeAll(); return nil }); err != nil {
+			return err
+		}
+	}
+	if _, err := agentsChanged.On(c, func(struct{}) error { d.syncSubagents(); return nil }); err != nil {
+		return err
+	}
+	root := c.Root()
+	dispose, err := index.In(c).Add(root, name, d, func() { _ = agentsChanged.Emit(root, struct{}{}) })
+	if err != nil {
+		var dup *ctx.DuplicateError[*agentDef]
+		if errors.As(err, &dup) {
+			return fmt.Errorf("agent: a second agent plugin in the layer %q (one agent per scope)", name)
+		}
+		return err
+	}
+	if _, err := c.Defer("agent:index", dispose); err != nil {
+		return err
+	}
+	return agentsChanged.Emit(c, struct{}{})
+}
+
+// service returns the tree's agent service (the root agent's), or nil.
+func (d *agentDef) service() *Service {
+	if d.svc != nil {
+		return d.svc
+	}
+	if svc, ok := Key.Get(d.c); ok {
+		return svc
+	}
+	return nil
+}
+
+// agents returns every mounted agent of c's tree, by path.
+func agents(c *ctx.Context) map[string]*agentDef {
+	entries := index.In(c).In(c.Root().Scope())
+	out := make(map[string]*agentDef, len(entries))
+	for _, e := range entries {
+		out[e.Name] = e.Value
+	}
+	return out
+}
+
+// parentOf returns the path of the nearest enclosing agent of d among all, and whether
+// there is one.
+func (d *agentDef) parentOf(all map[string]*agentDef) (string, bool) {
+	for _, a := range d.ancestors {
+		if _, ok := all[a]; ok {
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// subagentPrefix starts the names of subagent tools.
+const subagentPrefix = "agent__"
+
+// syncSubagents registers one tool per direct subagent of d.
+func (d *agentDef) syncSubagents() {
+	if d.c.Err() != nil {
+		return
+	}
+	all := agents(d.c)
+	var tools []toolregistry.Tool
+	for _, child := range all {
+		if d.cfg.MaxDepth == 0 {
+			break
+		}
+		if child == d {
+			continue
+		}
+		if p, ok := child.parentOf(all); !ok || p != d.name {
+			continue
+		}
+		rel := strings.TrimPrefix(child.name, d.name)
+		rel = strings.TrimPrefix(rel, ".")
+		tools = append(tools, d.subagentTool(child.name, strings.ReplaceAll(rel, ".", "__"), child.cfg.Description))
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	if err := d.subs.Replace(tools); err != nil && !errors.Is(err, toolregistry.ErrClosed) {
+		d.log.Warn("agent: subagent tools not registered", "err", err)
+	}
+}
+
+// Service starts and finds sessions. Provided by the top-level agent plugin under [Key].
+//
+// A Service is safe for concurrent use.
+type Service struct {
+	root  *ctx.Context
+	store *Store
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	live   map[string]*Session
+	closed bool
+}
+
+// AgentInfo describes a mounted agent.
+type AgentInfo struct {
+	// Name is "" for the main agent, else the agent scope's path ("coder.review").
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Model       string `json:"model,omitempty"`
+	// Parent is the agent this one is a subagent of.
+	Parent   string `json:"parent,omitempty"`
+	MaxSteps int    `json:"maxSteps"`
+}
+
+// Agents lists the mounted agents, by name.
+func (s *Service) Agents() []AgentInfo {
+	all := agents(s.root)
+	out := make([]AgentInfo, 0, len(all))
+	for _, d := range all {
+		p, _ := d.parentOf(all)
+		if d.name == "" {
+			p = ""
+		}
+		out = append(out, AgentInfo{Name: d.name, Description: d.cfg.Description, Model: d.cfg.Model, Parent: p, MaxSteps: d.cfg.MaxSteps})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Store returns the session store.
+func (s *Service) Store() *Store { return s.store }
+
+// agent returns the mounted agent called name, or an error naming the known ones.
+func (s *Service) agent(name string) (*agentDef, error) {
+	all := agents(s.root)
+	if d, ok := all[name]; ok {
+		return d, nil
+	}
+	names := make([]string, 0, len(all))
+	for k := range all {
+		if k == "" {
+			continue
+		}
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if name == "" {
+		return nil, fmt.Errorf("%w: no main agent (mount the agent plugin at the top level)", ErrUnknownAgent)
+	}
+	if hint := suggest.Phrase(suggest.Closest(name, names, suggest.Options{})); hint != "" {
+		return nil, fmt.Errorf("%w %q (%s); agents: %v", ErrUnknownAgent, name, hint, names)
+	}
+	return nil, fmt.Errorf("%w %q; agents: %v", ErrUnknownAgent, name, names)
+}
+
+// StartOptions configures a new session. The zero value starts the main agent with its
+// configured model, logged, with nobody to ask for approvals.
+type StartOptions struct {
+	// Agent is the agent's name: "" for the main agent, or an agent scope's path.
+	Agent string
+	// Model overrides the agent's model (a name of the model service).
+	Model string
+	// Interactive says a person answers approvals: the session then emits
+	// EventApprovalAsked and waits for [Session.Approve]. Without it, calls that need an
+	// approval are refused, and the model is told why.
+	Interactive bool
+	// Ephemeral keeps the session out of the store (no log, results kept in memory).
+	Ephemeral bool
+}
+
+// Start starts a session.
+func (s *Service) Start(opts StartOptions) (*Session, error) {
+	d, err := s.agent(opts.Agent)
+	if err != nil {
+		return nil, err
+	}
+	return s.start(d, opts, nil, 0)
+}
+
+// Resume reopens the session id from the store: the history is rebuilt from its log (a
+// torn last line is dropped; calls left without a result get an aborted one) and the
+// session goes on logging into the same file. opts.Agent is ignored (the log's agent is
+// used); opts.Model overrides the model the session was started with.
+func (s *Service) Resume(id string, opts StartOptions) (*Session, error) {
+	s.mu.Lock()
+	if _, ok := s.live[id]; ok {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("agent: session %s is open already", id)
+	}
+	s.mu.Unlock()
+	events, err := s.store.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	h := events[0].Header
+	d, err := s.agent(h.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Model == "" {
+		opts.Model = h.Model
+	}
+	return s.resume(d, h, events, opts)
+}
+
+// Lookup returns the open session id.
+func (s *Service) Lookup(id string) (*Session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.live[id]
+	return ss, ok
+}
+
+// Open lists the open sessions, oldest first.
+func (s *Service) Open() []*Session {
+	s.mu.Lock()
+	out := make([]*Session, 0, len(s.live))
+	for _, ss := range s.live {
+		out = append(out, ss)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].header.Created.Before(out[j].header.Created) })
+	return out
+}
+
+func (s *Service) add(ss *Session) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.live[ss.header.ID] = ss
+	return nil
+}
+
+func (s *Service) remove(ss *Session) {
+	s.mu.Lock()
+	if s.live[ss.header.ID] == ss {
+		delete(s.live, ss.header.ID)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Service) closeAll() {
+	s.mu.Lock()
+	s.closed = true
+	list := make([]*Session, 0, len(s.live))
+	for _, ss := range s.live {
+		list = append(list, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range list {
+		_ = ss.Close()
+	}
+}

@@ -1,0 +1,309 @@
+package agent
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cordisgo/harness/plugins/model"
+)
+
+// Store keeps session logs: one directory per session under Dir, holding events.jsonl
+// (the append-only event log, one JSON event per line) and results/ (the whole text of
+// results the model got a preview of).
+//
+// A Store is safe for concurrent use; a session's log is written by its session only.
+type Store struct {
+	dir string // "" keeps nothing
+}
+
+// logName is the event log's file name in a session's directory.
+const logName = "events.jsonl"
+
+// OpenStore returns the store of the directory dir ("" is a store that keeps nothing:
+// sessions live in memory only). The directory is created when the first session is.
+func OpenStore(dir string) *Store { return &Store{dir: dir} }
+
+func openStoreFor(dir string) (*Store, error) {
+	switch dir {
+	case "-":
+		return OpenStore(""), nil
+	case "":
+		d, err := DefaultSessionsDir(nil)
+		if err != nil {
+			return nil, err
+		}
+		return OpenStore(d), nil
+	}
+	return OpenStore(dir), nil
+}
+
+// Dir returns the store's directory ("" for a store that keeps nothing).
+func (s *Store) Dir() string { return s.dir }
+
+// SessionDir returns the directory of session id.
+func (s *Store) SessionDir(id string) string { return filepath.Join(s.dir, id) }
+
+// newID makes a session id: its creation time (sortable) and a random suffix.
+func newID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// validID reports whether id can name a session directory (no path elements).
+func validID(id string) bool {
+	if id == "" || len(id) > 128 || id == "." || id == ".." {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// logFile appends events to one session's log.
+type logFile struct {
+	mu  sync.Mutex
+	f   *os.File
+	err error // the first write error; later writes are skipped
+}
+
+// create makes the session's directory and log.
+func (s *Store) create(id string) (*logFile, error) {
+	dir := s.SessionDir(id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("agent: session log: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, logName), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("agent: session log: %w", err)
+	}
+	return &logFile{f: f}, nil
+}
+
+// reopen opens an existing log for appending, cutting a torn last line (size is the
+// length of the complete lines).
+func (s *Store) reopen(id string, size int64) (*logFile, error) {
+	p := filepath.Join(s.SessionDir(id), logName)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("agent: session log: %w", err)
+	}
+	if st, err := f.Stat(); err == nil && st.Size() > size {
+		if err := f.Truncate(size); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("agent: session log %s: dropping the torn tail: %w", p, err)
+		}
+	}
+	return &logFile{f: f}, nil
+}
+
+// write appends one event as a line. One write call per line: a crash leaves at worst a
+// torn last line, which reading drops.
+func (l *logFile) write(ev *Event) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil || l.f == nil {
+		return l.err
+	}
+	if _, err := l.f.Write(b); err != nil {
+		l.err = err
+	}
+	return l.err
+}
+
+func (l *logFile) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// Read returns the events of session id's log. A last line that is incomplete or not
+// JSON (the process died while writing it) is dropped; any other bad line is an error
+// naming the file and the line.
+func (s *Store) Read(id string) ([]Event, error) {
+	events, _, err := s.read(id)
+	return events, err
+}
+
+// read returns the events and the length of the log's complete lines.
+func (s *Store) read(id string) ([]Event, int64, error) {
+	if s.dir == "" {
+		return nil, 0, fmt.Errorf("%w %q: sessions are not stored", ErrUnknownSession, id)
+	}
+	if !validID(id) {
+		return nil, 0, fmt.Errorf("%w %q: not a session id", ErrUnknownSession, id)
+	}
+	p := filepath.Join(s.SessionDir(id), logName)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, fmt.Errorf("%w %q (no %s)", ErrUnknownSession, id, p)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var events []Event
+	var size int64
+	line := 0
+	for len(data) > 0 {
+		line++
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 { // torn tail
+			break
+		}
+		var ev Event
+		if err := json.Unmarshal(data[:i], &ev); err != nil {
+			if i+1 == len(data) { // the last line: torn by a crash mid-write
+				break
+			}
+			return nil, 0, fmt.Errorf("agent: session log %s: line %d: %w", p, line, err)
+		}
+		events = append(events, ev)
+		size += int64(i + 1)
+		data = data[i+1:]
+	}
+	if len(events) == 0 || events[0].Type != EventSession || events[0].Header == nil {
+		return nil, 0, fmt.Errorf("agent: session log %s: no session header", p)
+	}
+	return events, size, nil
+}
+
+// SessionInfo summarizes a stored session.
+type SessionInfo struct {
+	ID      string    `json:"id"`
+	Agent   string    `json:"agent,omitempty"`
+	Model   string    `json:"model,omitempty"`
+	Parent  string    `json:"parent,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	// Turns counts the user's messages.
+	Turns int `json:"turns"`
+	// Title is the start of the first user message.
+	Title string `json:"title,omitempty"`
+	// Usage sums the session's requests.
+	Usage UsageTotal `json:"usage"`
+	// Err is set when the log could not be read.
+	Err string `json:"error,omitempty"`
+}
+
+// UsageTotal sums token usage.
+type UsageTotal struct {
+	Requests         int `json:"requests"`
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	CacheHitTokens   int `json:"cacheHitTokens"`
+}
+
+// List summarizes the stored sessions, newest first.
+func (s *Store) List() ([]SessionInfo, error) {
+	if s.dir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []SessionInfo
+	for _, e := range entries {
+		if !e.IsDir() || !validID(e.Name()) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(s.dir, e.Name(), logName)); err != nil {
+			continue
+		}
+		out = append(out, s.info(e.Name()))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.After(out[j].Created)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, nil
+}
+
+// Info summarizes session id.
+func (s *Store) Info(id string) (SessionInfo, error) {
+	if _, _, err := s.read(id); err != nil {
+		return SessionInfo{}, err
+	}
+	return s.info(id), nil
+}
+
+func (s *Store) info(id string) SessionInfo {
+	info := SessionInfo{ID: id}
+	events, _, err := s.read(id)
+	if err != nil {
+		info.Err = err.Error()
+		return info
+	}
+	summarize(&info, events)
+	return info
+}
+
+// summarize fills info from a session's events.
+func summarize(info *SessionInfo, events []Event) {
+	h := events[0].Header
+	info.Agent, info.Model, info.Parent, info.Created = h.Agent, h.Model, h.Parent, h.Created
+	info.Updated = events[len(events)-1].Time
+	for _, ev := range events {
+		switch ev.Type {
+		case EventUser:
+			info.Turns++
+			if info.Title == "" {
+				info.Title = title(ev.Text)
+			}
+		case EventUsage:
+			if ev.Usage != nil {
+				info.Usage.add(*ev.Usage)
+			}
+		}
+	}
+}
+
+func (u *UsageTotal) add(v model.Usage) {
+	u.Requests++
+	u.PromptTokens += v.PromptTokens
+	u.CompletionTokens += v.CompletionTokens
+	u.CacheHitTokens += v.CacheHitTokens
+}
+
+// title is the first line of s, cut to 80 characters.
+func title(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if utf8.RuneCountInString(s) > 80 {
+		r := []rune(s)
+		s = string(r[:79]) + "…"
+	}
+	return s
+}
