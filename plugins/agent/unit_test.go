@@ -23,8 +23,8 @@ func TestMaskArgs(t *testing.T) {
 		{`{"token": "abcdefghijklmnop", "n": 1}`, `{"token": "[redacted]", "n": 1}`},
 		{`{"a":{"apiKey":"sk-123456789012","keep":"x"},"list":[{"password":"hunter2hunter2"}]}`,
 			`{"a":{"apiKey":"[redacted]","keep":"x"},"list":[{"password":"[redacted]"}]}`},
-		{`{"token":"${secret:gh}"}`, `{"token":"${secret:gh}"}`}, // a reference says where, not what
-		{`{"token":`, `{"token":`},                               // not JSON: unchanged
+		{`{"token":"${secret:gh}"}`, `{"token":"${secret:gh}"}`},         // a reference says where, not what
+		{`{"token":`, `{"token":`},                                       // not JSON: unchanged
 		{`{"tokens":["a"],"x":"token"}`, `{"tokens":["a"],"x":"token"}`}, // only string values of such keys
 		{`{"nested":{"token":{"x":"y"}},"z":"q"}`, `{"nested":{"token":{"x":"y"}},"z":"q"}`},
 		{`{"k\"ey":"v","secret":"s3cr3ts3cr3t"}`, `{"k\"ey":"v","secret":"[redacted]"}`},
