@@ -1,0 +1,339 @@
+package toolsearch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// SearchToolName is the name of the tool_search tool.
+const SearchToolName = "tool_search"
+
+// The defaults of [DeferOptions].
+const (
+	// DefaultContextShare: defer when the definitions would take more than 10 % of the
+	// model's context window (Claude Code's auto mode uses the same share).
+	DefaultContextShare = 0.10
+	// DefaultMaxTools: defer when more than 100 tools are visible, whatever their size.
+	DefaultMaxTools = 100
+	// DefaultSearchLimit is the number of hits of a tool_search call without "limit".
+	DefaultSearchLimit = 5
+	// MaxSearchLimit caps "limit".
+	MaxSearchLimit = 10
+	// DefaultSchemaHits is how many of a search's hits carry their schema in the result.
+	DefaultSchemaHits = 3
+	// BytesPerToken is the estimate the size rule uses (JSON schemas run at 3–4 bytes a token).
+	BytesPerToken = 4
+)
+
+// DeferOptions say when a request's tool definitions are deferred and which tools are
+// never deferred. The zero value takes the defaults. It is a plain value.
+type DeferOptions struct {
+	// ContextShare defers when the visible definitions' estimated tokens exceed this share of
+	// the model's context window (0: [DefaultContextShare]; negative: never by size; the
+	// rule is skipped when the window is unknown).
+	ContextShare float64 `json:"contextShare,omitempty"`
+	// MaxTools defers when more tools than this are visible (0: [DefaultMaxTools]; negative:
+	// never by count).
+	MaxTools int `json:"maxTools,omitempty"`
+	// AlwaysLoad names tools that are sent on every request even when deferring: a server
+	// name (all its tools), "server/tool" with the tool's raw name, or a public name; each
+	// may be a path.Match pattern ("github/*_issue"). Tools that belong to no MCP server
+	// (no "server" in their Meta) and tools whose Meta has "alwaysLoad": "true" are always
+	// loaded too.
+	AlwaysLoad []string `json:"alwaysLoad,omitempty"`
+	// Session returns the session a tool_search call runs for, from the call's context (the
+	// agent puts it there). Without it, or when it reports none, a search loads nothing.
+	Session func(context.Context) (any, bool) `json:"-"`
+}
+
+func (o *DeferOptions) share() float64 {
+	if o.ContextShare == 0 {
+		return DefaultContextShare
+	}
+	return o.ContextShare
+}
+
+func (o *DeferOptions) maxTools() int {
+	if o.MaxTools == 0 {
+		return DefaultMaxTools
+	}
+	return o.MaxTools
+}
+
+// Deferrer chooses the tool definitions of an agent's model requests: below the threshold
+// every visible tool; above it the always-loaded tools, the tool_search tool and, appended
+// in the order they were found, the tools the session's searches found. It keeps per
+// session the tools found so far.
+//
+// A Deferrer is safe for concurrent use: Choose and tool_search calls of several sessions
+// may run at once.
+type Deferrer struct {
+	opts DeferOptions
+	reg  *toolregistry.Registry
+
+	mu       sync.Mutex
+	sessions map[any]*deferState
+	cacheKey uint64
+	cacheIx  *Index
+}
+
+// deferState is one session's loaded tools, by public name, in the order found.
+type deferState struct {
+	loaded []string
+	has    map[string]bool
+}
+
+// NewDeferrer returns a Deferrer for the tools of reg (the registry whose tools the agent
+// sees; its tool_search tool lists them from the caller's scope).
+func NewDeferrer(reg *toolregistry.Registry, o DeferOptions) *Deferrer {
+	return &Deferrer{opts: o, reg: reg, sessions: map[any]*deferState{}}
+}
+
+// alwaysLoaded reports whether t is sent even when deferring.
+func (d *Deferrer) alwaysLoaded(t toolregistry.Info) bool {
+	server, ok := t.Meta["server"]
+	if !ok || t.Meta["alwaysLoad"] == "true" {
+		return true
+	}
+	raw := t.Meta["mcpTool"]
+	for _, p := range d.opts.AlwaysLoad {
+		for _, name := range []string{server, server + "/" + raw, t.Name} {
+			if m, _ := path.Match(p, name); m {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Exceeds reports whether tools (the visible definitions, tool_search excluded) are over
+// the threshold for a model with the given context window (tokens; 0: unknown).
+func (d *Deferrer) Exceeds(tools []toolregistry.Info, contextWindow int) bool {
+	n := 0
+	size := 0
+	for _, t := range tools {
+		if t.Name == SearchToolName {
+			continue
+		}
+		n++
+		size += DefinitionBytes(t)
+	}
+	if m := d.opts.maxTools(); m > 0 && n > m {
+		return true
+	}
+	share := d.opts.share()
+	return share > 0 && contextWindow > 0 && float64(size)/BytesPerToken > share*float64(contextWindow)
+}
+
+// DefinitionBytes estimates the bytes one tool's definition takes in a request: its name,
+// description and schema plus the JSON around them.
+func DefinitionBytes(t toolregistry.Info) int {
+	return len(t.Name) + len(t.Description) + len(t.Parameters) + 64
+}
+
+// Choose returns the tools whose definitions go into session's next request, from visible
+// (the registry's listing at the agent's scope, sorted by name) and the model's context
+// window. Below the threshold it is visible without the tool_search tool; above it, the
+// always-loaded tools in visible's order, then tool_search, then the tools session's
+// searches found, in the order found (those no longer visible left out). So the list only
+// grows at its end while nothing else changes, and the request prefix stays byte-stable.
+// The returned slice is new; its elements are visible's.
+func (d *Deferrer) Choose(session any, visible []toolregistry.Info, contextWindow int) []toolregistry.Info {
+	out := make([]toolregistry.Info, 0, len(visible))
+	var search *toolregistry.Info
+	if !d.Exceeds(visible, contextWindow) {
+		for _, t := range visible {
+			if t.Name != SearchToolName {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	byName := make(map[string]int, len(visible))
+	for i, t := range visible {
+		if t.Name == SearchToolName {
+			search = &visible[i]
+			continue
+		}
+		if d.alwaysLoaded(t) {
+			out = append(out, t)
+		} else {
+			byName[t.Name] = i
+		}
+	}
+	if search != nil {
+		out = append(out, *search)
+	}
+	d.mu.Lock()
+	st := d.sessions[session]
+	var loaded []string
+	if st != nil {
+		loaded = st.loaded
+	}
+	d.mu.Unlock()
+	for _, name := range loaded {
+		if i, ok := byName[name]; ok {
+			out = append(out, visible[i])
+		}
+	}
+	return out
+}
+
+// Loaded returns the public names of the tools session's searches loaded, in order.
+func (d *Deferrer) Loaded(session any) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st := d.sessions[session]; st != nil {
+		return append([]string(nil), st.loaded...)
+	}
+	return nil
+}
+
+// Load appends tools (public names) to session's loaded tools, skipping those already
+// loaded. tool_search calls it with its hits.
+func (d *Deferrer) Load(session any, names ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.sessions[session]
+	if st == nil {
+		st = &deferState{has: map[string]bool{}}
+		d.sessions[session] = st
+	}
+	for _, n := range names {
+		if !st.has[n] {
+			st.has[n] = true
+			st.loaded = append(st.loaded, n)
+		}
+	}
+}
+
+// End forgets session's loaded tools; call it when the session closes.
+func (d *Deferrer) End(session any) {
+	d.mu.Lock()
+	delete(d.sessions, session)
+	d.mu.Unlock()
+}
+
+// index returns the index over the deferrable tools of visible, rebuilt only when they
+// changed.
+func (d *Deferrer) index(visible []toolregistry.Info) *Index {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var tools []toolregistry.Info
+	for _, t := range visible {
+		if t.Name == SearchToolName || d.alwaysLoaded(t) {
+			continue
+		}
+		tools = append(tools, t)
+		h.WriteString(t.Name)
+		h.WriteByte(0)
+		h.WriteString(t.Description)
+		h.Write(t.Parameters)
+		h.WriteByte(0)
+	}
+	key := h.Sum64()
+	d.mu.Lock()
+	if d.cacheIx != nil && d.cacheKey == key {
+		ix := d.cacheIx
+		d.mu.Unlock()
+		return ix
+	}
+	d.mu.Unlock()
+	ix := New(FromRegistry(tools, nil))
+	d.mu.Lock()
+	d.cacheKey, d.cacheIx = key, ix
+	d.mu.Unlock()
+	return ix
+}
+
+var seed = maphash.MakeSeed()
+
+// searchArgs are tool_search's arguments.
+type searchArgs struct {
+	Query  string `json:"query"`
+	Limit  int    `json:"limit"`
+	Server string `json:"server"`
+}
+
+// searchSchema is tool_search's input schema.
+const searchSchema = `{"type":"object","properties":{` +
+	`"query":{"type":"string","description":"What you want to do, in words or tool-name fragments (any language)."},` +
+	`"limit":{"type":"integer","minimum":1,"maximum":10,"description":"How many tools to return (default 5)."},` +
+	`"server":{"type":"string","description":"Only tools of this MCP server."}},` +
+	`"required":["query"],"additionalProperties":false}`
+
+// Tool returns the tool_search tool to register at the agent's scope. It searches the
+// deferred tools visible from the caller, loads the hits into the caller's session (so
+// they are sent, with their exact schemas, from the next request on) and returns them:
+// public name, server and raw name, purpose, score, and the schemas of the first hits.
+func (d *Deferrer) Tool() toolregistry.Tool {
+	return toolregistry.Tool{
+		Name: SearchToolName,
+		Description: "Search the tools that are not loaded yet (MCP servers' tools) by what you want to do. " +
+			"The tools found are loaded: from your next step on you can call them directly by the names returned, with their schemas.",
+		Parameters: json.RawMessage(searchSchema),
+		Execute:    d.execute,
+	}
+}
+
+func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
+	var a searchArgs
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return nil, fmt.Errorf("tool_search arguments: %w", err)
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return toolregistry.ErrorResult("query is empty: say what you want to do"), nil
+	}
+	limit := a.Limit
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	limit = min(limit, MaxSearchLimit)
+	ix := d.index(d.reg.List(call.Caller))
+	hits := ix.Search(a.Query, SearchOptions{Limit: limit, Server: a.Server, Schemas: DefaultSchemaHits})
+	if d.opts.Session != nil {
+		if s, ok := d.opts.Session(cx); ok {
+			names := make([]string, len(hits))
+			for i, h := range hits {
+				names[i] = h.PublicName
+			}
+			d.Load(s, names...)
+		}
+	}
+	structured, err := json.Marshal(map[string]any{"tools": hits})
+	if err != nil {
+		return nil, err
+	}
+	return &toolregistry.Result{Content: []toolregistry.Content{toolregistry.Text(FormatHits(a.Query, hits))}, Structured: structured}, nil
+}
+
+// maxShownSchema is the largest schema FormatHits shows inline.
+const maxShownSchema = 8 << 10
+
+// FormatHits renders hits as tool_search shows them to the model: one line per tool (its
+// public name, server and raw name, purpose), each schema (up to 8 KiB) on the line below its tool.
+func FormatHits(query string, hits []Hit) string {
+	var b strings.Builder
+	if len(hits) == 0 {
+		fmt.Fprintf(&b, "No tool matches %q. Try other words, or fewer.", query)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d tool(s) found and loaded; call them directly by name:\n", len(hits))
+	for i, h := range hits {
+		fmt.Fprintf(&b, "%d. %s (server %s, tool %s): %s\n", i+1, h.PublicName, h.Server, h.Name, h.Purpose)
+		switch {
+		case len(h.InputSchema) > maxShownSchema:
+			fmt.Fprintf(&b, "   input schema: %d bytes, in the tool's definition from your next step on\n", len(h.InputSchema))
+		case h.InputSchema != nil:
+			fmt.Fprintf(&b, "   input schema: %s\n", h.InputSchema)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
