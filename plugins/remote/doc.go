@@ -59,6 +59,17 @@
 //	GET /v1/methods
 //	    200 {"methods": [{"name": "mcpManager/list", "kind": "call"}, …]}  (kind: call or stream)
 //
+//	GET  /v1/mux                          one event stream carrying any number of streams:
+//	    event: mux\ndata: {"id": "<mux id>"}\n\n first, then per stream opened on it
+//	    data: {"sub": "<name>", "value": <JSON>}\n\n, and its end as
+//	    event: end\ndata: {"sub": …}\n\n or event: error\ndata: {"sub": …, "error": {…}}\n\n
+//	POST /v1/mux/{id}/open                {"sub": "<name>", "method": "svc/m", "params": …}
+//	POST /v1/mux/{id}/close               {"sub": "<name>"}
+//	    Both answer 200 {"result": {}}. A browser allows six connections per host on
+//	    HTTP/1.1; the management page keeps one, the mux, whatever it follows, so that the
+//	    request answering a question never waits behind its own streams (or another tab's).
+//	    The streams end with the mux's GET, and are waited for before it returns.
+//
 // A method's context is the request's: it is cancelled when the client disconnects and
 // when the plugin unloads.
 //

@@ -42,6 +42,7 @@ type handler struct {
 	maxBody  int64
 	log      *slog.Logger
 	inflight tracker
+	muxes    muxes
 	// remote is Config.AllowRemote: Host headers may name any IP literal or one of hosts
 	// (lower case, no trailing dot), and the page may be used from its own origin there.
 	remote bool
@@ -143,6 +144,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.call(w, r, name)
+		return
+	case "mux":
+		h.muxRoute(w, r, name)
 		return
 	case "stream":
 		if !allow(w, r, http.MethodGet, http.MethodPost) {

@@ -236,6 +236,11 @@ func until(expr string, timeout time.Duration) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout))
 }
 
+// poll is until on a timer: background tabs run no animation frames, which until polls on.
+func poll(expr string, timeout time.Duration) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
 func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
 
 func visible(sel string) chromedp.Action[chromedp.Void] {
@@ -451,4 +456,42 @@ func TestPageWithoutToken(t *testing.T) {
 	// A wrong token is refused too.
 	run(t, b, chromedp.Navigate("about:blank"), chromedp.Navigate(s.srv.URL()+"/#token="+strings.Repeat("0", 64)),
 		visible(`#signin`))
+}
+
+// TestTabs: each tab keeps one connection to the host (the mux), so with several tabs open
+// a call made from one of them is answered from it. With a connection per live view, three
+// tabs would hold all six connections a browser allows per host on HTTP/1.1, and the
+// answer — or the fourth tab's list — would wait behind them.
+func TestTabs(t *testing.T) {
+	s := newStack(t, []string{"alpha"})
+	b := browser(t)
+	tabs := []context.Context{b}
+	for range 3 {
+		tab, cancel := chromedp.NewContext(b)
+		t.Cleanup(cancel)
+		if err := chromedp.Do(tab); err != nil { // the tab lives as long as this first Run's context
+			t.Fatalf("opening a tab: %v", err)
+		}
+		tabs = append(tabs, tab)
+	}
+	for _, tab := range tabs {
+		run(t, tab, chromedp.Navigate(s.srv.PageURL()), poll(status("alpha", "connected"), 30*time.Second))
+	}
+	q := `#questions [data-question][data-server="alpha"]`
+	last := tabs[len(tabs)-1]
+	// Background tabs are not rendered, so the clicks are the elements' own.
+	jsClick := func(sel string) string { return `(e => !!e && (e.click(), true))(document.querySelector('` + sel + `'))` }
+	run(t, last, poll(jsClick(`tr.server[data-name="alpha"] [data-action="select"]`), 10*time.Second),
+		poll(jsClick(`[data-tool="mcp__alpha__ask"] [data-action="open-call"]`), 10*time.Second),
+		poll(jsClick(`form[data-call="mcp__alpha__ask"] button[type=submit]`), 10*time.Second),
+		poll(`!!document.querySelector('`+q+` form')`, 10*time.Second))
+	// Every tab shows the question while it waits.
+	for _, tab := range tabs[:len(tabs)-1] {
+		run(t, tab, poll(`!!document.querySelector('`+q+`')`, 10*time.Second))
+	}
+	run(t, last, poll(jsClick(q+` [data-answer="decline"]`), 10*time.Second),
+		poll(`(r => r && r.innerText.includes("decline"))(document.querySelector('form[data-call="mcp__alpha__ask"] [data-result]'))`, 10*time.Second))
+	for _, tab := range tabs {
+		run(t, tab, poll(`!document.querySelector('`+q+`')`, 10*time.Second))
+	}
 }

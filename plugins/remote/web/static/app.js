@@ -30,8 +30,10 @@
     constructor(code, message, status) { super(message); this.code = code; this.status = status; }
   }
 
-  async function call(method, params) {
-    const resp = await fetch("/v1/call/" + method, {
+  function call(method, params) { return post("/v1/call/" + method, params); }
+
+  async function post(path, params) {
+    const resp = await fetch(path, {
       method: "POST",
       credentials: "same-origin",
       headers: { "Content-Type": "application/json" },
@@ -492,17 +494,41 @@
     requestAnimationFrame(() => setTimeout(() => fn(performance.now()), 0));
   }
 
-  function stream(method, onValue) {
-    const es = new EventSource("/v1/stream/" + method);
-    es.onopen = () => setConn("live", "live");
+  // Every live view rides one event stream per tab, GET /v1/mux: browsers allow six
+  // connections per host on HTTP/1.1, and a page holding one per view could not send the
+  // request that answers a question. stream() opens a method on it (POST
+  // /v1/mux/{id}/open); after a reconnect (a new mux id) the open ones are opened again,
+  // except one-shot streams (a login), which fail instead.
+  const mux = { id: "", subs: new Map(), seq: 0 };
+
+  function muxConnect() {
+    const es = new EventSource("/v1/mux");
+    const subOf = (e) => { try { const d = JSON.parse(e.data); return [d, mux.subs.get(d.sub)]; } catch (_) { return [{}, undefined]; } };
+    es.addEventListener("mux", (e) => {
+      mux.id = JSON.parse(e.data).id;
+      setConn("live", "live");
+      for (const [sub, s] of mux.subs) {
+        if (s.opened && s.once) { mux.subs.delete(sub); s.onError(new APIError("cancelled", "the connection to the host was lost")); continue; }
+        muxOpen(sub, s);
+      }
+    });
     es.onmessage = (e) => {
       const recv = performance.now();
-      try { onValue(JSON.parse(e.data), recv); } catch (err) { console.error(method, err); }
+      const [d, s] = subOf(e);
+      if (!s) return;
+      try { s.onValue(d.value, recv); } catch (err) { console.error(s.method, err); }
     };
+    es.addEventListener("end", (e) => {
+      const [d, s] = subOf(e);
+      if (s) { mux.subs.delete(d.sub); s.onEnd(); }
+    });
     es.addEventListener("error", (e) => {
-      if (e.data) { // the method's own error event
-        try { activity(method + ": " + JSON.parse(e.data).error.message, "bad"); } catch (_) { /* ignore */ }
+      if (e.data) { // one stream's own error event
+        const [d, s] = subOf(e);
+        if (s) { mux.subs.delete(d.sub); s.onError(new APIError(d.error.code, d.error.message)); }
+        return;
       }
+      mux.id = "";
       if (es.readyState === EventSource.CLOSED) {
         setConn("down", "disconnected");
         checkSession();
@@ -510,8 +536,34 @@
         setConn("connecting", "reconnecting…");
       }
     });
-    es.addEventListener("end", () => es.close());
-    return es;
+  }
+
+  async function muxOpen(sub, s) {
+    const id = mux.id;
+    if (!id) return; // opened when the mux (re)connects
+    s.opened = true;
+    try {
+      await post("/v1/mux/" + id + "/open", { sub, method: s.method, params: s.params });
+    } catch (e) {
+      if (mux.id === id && mux.subs.delete(sub)) s.onError(e);
+    }
+  }
+
+  // stream follows a stream method: onValue gets each value; opts may set params, once (a
+  // one-shot stream), onEnd and onError (default: a line in the Activity list).
+  function stream(method, onValue, opts) {
+    const sub = "s" + (++mux.seq);
+    const s = Object.assign({
+      method, onValue, params: null, once: false, opened: false, onEnd() {},
+      onError(e) { activity(method + ": " + e.message, "bad"); },
+    }, opts || {});
+    mux.subs.set(sub, s);
+    muxOpen(sub, s);
+    return {
+      close() {
+        if (mux.subs.delete(sub) && mux.id) post("/v1/mux/" + mux.id + "/close", { sub }).catch(() => {});
+      },
+    };
   }
 
   async function checkSession() {
@@ -580,28 +632,27 @@
   function login(name) {
     state.busy.set(name, "login");
     renderServer(name);
-    const es = new EventSource("/v1/stream/mcpManager/login?params=" + encodeURIComponent(JSON.stringify({ name, noBrowser: true })));
+    let st = null;
     const done = (msg, bad) => {
-      es.close();
+      if (st) st.close();
       state.busy.delete(name);
+      if (bad) state.notes.set(name, msg); // shown at the row's buttons
       if (msg) activity(name + ": " + msg, bad ? "bad" : "");
       renderServer(name);
     };
-    es.onmessage = (e) => {
-      let v = {};
-      try { v = JSON.parse(e.data); } catch (_) { /* ignore */ }
+    state.notes.delete(name);
+    st = stream("mcpManager/login", (v) => {
+      v = v || {};
       const url = v.url || v.authorizationURL || v.authURL;
       if (url && /^https?:\/\//.test(url)) {
         activity(name + ": log in in the new tab");
         window.open(url, "_blank", "noopener");
       }
       if (v.done || v.status === "done") done("logged in");
-    };
-    es.addEventListener("end", () => done("login finished"));
-    es.addEventListener("error", (e) => {
-      let msg = "login failed";
-      try { msg = "login failed: " + JSON.parse(e.data).error.message; } catch (_) { /* ignore */ }
-      done(msg, true);
+    }, {
+      params: { name, noBrowser: true }, once: true,
+      onEnd() { done("login finished"); },
+      onError(e) { done("login failed: " + e.message, true); },
     });
   }
 
@@ -1056,6 +1107,7 @@
       return;
     }
     activity("connected to the host");
+    muxConnect();
     stream("mcpManager/watch", onSnapshot);
     if (has("harness/clients")) stream("harness/clients", onClients);
     if (has("mcpManager/progress")) stream("mcpManager/progress", onProgress);
