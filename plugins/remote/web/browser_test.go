@@ -480,7 +480,9 @@ func TestTabs(t *testing.T) {
 	q := `#questions [data-question][data-server="alpha"]`
 	last := tabs[len(tabs)-1]
 	// Background tabs are not rendered, so the clicks are the elements' own.
-	jsClick := func(sel string) string { return `(e => !!e && (e.click(), true))(document.querySelector('` + sel + `'))` }
+	jsClick := func(sel string) string {
+		return `(e => !!e && (e.click(), true))(document.querySelector('` + sel + `'))`
+	}
 	run(t, last, poll(jsClick(`tr.server[data-name="alpha"] [data-action="select"]`), 10*time.Second),
 		poll(jsClick(`[data-tool="mcp__alpha__ask"] [data-action="open-call"]`), 10*time.Second),
 		poll(jsClick(`form[data-call="mcp__alpha__ask"] button[type=submit]`), 10*time.Second),
