@@ -7,11 +7,12 @@
 //
 // # Shape
 //
-// A profile is a map with four keys:
+// A profile is a map with five keys:
 //
 //	description: Agent with GitHub tools.   # optional, one line
 //	extends: cli                            # optional: a built-in name or a file path
 //	elicitation: defaults                   # optional: decline, defaults or ask (ElicitationPolicies)
+//	fleet: {startup: lazy}                  # optional: defaults of the MCP servers (Fleet)
 //	plugins:                                # rows keyed by id, in the order mounted
 //	  tools:
 //	    use: toolregistry                   # plugin name in the binary's catalog

@@ -46,6 +46,16 @@ func (p *Profile) YAML(redact func(path string, v any) any) ([]byte, error) {
 	if p.Elicitation != "" {
 		root.Content = append(root.Content, str("elicitation"), str(p.Elicitation))
 	}
+	if p.Fleet != (Fleet{}) {
+		fleet := &yamlv3.Node{Kind: yamlv3.MappingNode}
+		if p.Fleet.Startup != "" {
+			fleet.Content = append(fleet.Content, str("startup"), str(p.Fleet.Startup))
+		}
+		if p.Fleet.IdleTimeoutMs != 0 {
+			fleet.Content = append(fleet.Content, str("idleTimeoutMs"), &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!int", Value: strconv.Itoa(p.Fleet.IdleTimeoutMs)})
+		}
+		root.Content = append(root.Content, str("fleet"), fleet)
+	}
 	plugins, err := d.rows(p.Rows)
 	if err != nil {
 		return nil, &Error{Source: p.Source, Msg: "cannot render YAML: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}

@@ -52,7 +52,7 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{name: "two documents", doc: "plugins: {}\n---\nplugins: {}\n", want: "more than one YAML document: expected one", kind: profiles.ErrSyntax},
 		{name: "duplicate key", doc: "plugins:\n  a: {use: x}\n  a: {use: y}\n", want: `profile "my.yaml": line 3: key "plugins.a": duplicate key (first defined on line 2)`, kind: profiles.ErrDuplicate, exactly: true},
 		{name: "ids differing in case", doc: "plugins:\n  gh: {use: x}\n  GH: {use: y}\n", want: `line 3: key "plugins.GH": duplicate id: "gh" and "GH" differ only in case`, kind: profiles.ErrDuplicate},
-		{name: "unknown top-level key", doc: "plugin:\n  a: {use: x}\n", want: `profile "my.yaml": line 1: key "plugin": unknown key: expected description, extends, elicitation or plugins`, kind: profiles.ErrUnknownKey, exactly: true},
+		{name: "unknown top-level key", doc: "plugin:\n  a: {use: x}\n", want: `profile "my.yaml": line 1: key "plugin": unknown key: expected description, extends, elicitation, fleet or plugins`, kind: profiles.ErrUnknownKey, exactly: true},
 		{name: "a bad mcpServers document", doc: `{"mcpServers": {"a": {"command": 5}}}`, want: `profile "my.yaml": key "mcpServers.a.command": expected a non-empty string, got number 5`, kind: profiles.ErrType, exactly: true},
 		{name: "elicitation unknown", doc: "elicitation: never\nplugins: {}\n", want: `profile "my.yaml": line 1: key "elicitation": unknown policy "never": expected decline, defaults, ask`, kind: profiles.ErrInvalid, exactly: true},
 		{name: "elicitation a list", doc: "elicitation: [ask]\nplugins: {}\n", want: `key "elicitation": expected a policy name (decline, defaults, ask), got a list`, kind: profiles.ErrType},

@@ -65,7 +65,7 @@ const (
 	maxNesting   = 32      // depth of nested plugin rows
 	defaultName  = "default"
 	dataLabel    = "<input>"
-	topKeys      = "description, extends, elicitation or plugins"
+	topKeys      = "description, extends, elicitation, fleet or plugins"
 	rowKeys      = "use, enabled, config or plugins"
 	keySeparator = "\x00" // joins key paths in lookup maps; not expected inside keys
 )

@@ -19,6 +19,8 @@ type Profile struct {
 	// Elicitation is the profile's elicitation policy (one of ElicitationPolicies: who
 	// answers MCP servers' questions), "" when the profile leaves it to the binary.
 	Elicitation string
+	// Fleet holds the defaults of the profile's MCP servers (startup, idle timeout).
+	Fleet Fleet
 	// Rows are the top-level plugin rows in document order.
 	Rows []Row
 	// Warnings are the keys of another host's server document that were dropped or

@@ -61,6 +61,12 @@ func (l *loader) build(name string) (*Profile, error) {
 			default:
 				return nil, l.failAt(path, ErrType, "expected a policy name ("+strings.Join(ElicitationPolicies, ", ")+"), got "+describe(v))
 			}
+		case "fleet":
+			f, err := l.fleet(v, path)
+			if err != nil {
+				return nil, err
+			}
+			p.Fleet = f
 		case "extends":
 			// Resolved while reading the documents.
 		case "plugins":

@@ -137,6 +137,10 @@ type Config struct {
 	StartupTimeoutMs int `json:"startupTimeoutMs"`
 	// FailOnStartupError fails the plugin's activation when the first attempt fails, instead of retrying in the background (default false).
 	FailOnStartupError bool `json:"failOnStartupError"`
+	// Startup is when the server starts: "eager" connects when the client mounts, "lazy" registers the tools of the server's catalog cache without starting it and starts it at the first call (a lazy server without a cache starts once to fill it); default "", the fleet's setting (the profile's fleet.startup), else eager.
+	Startup string `json:"startup,omitempty"`
+	// IdleTimeoutMs is how long a lazy server may go without a call before it is stopped (its tools stay; the next call starts it again); default 0, the fleet's setting, else 600000 (10 min).
+	IdleTimeoutMs int `json:"idleTimeoutMs,omitempty"`
 	// Reconnect is the reconnection policy: exponential backoff, each delay spread randomly between 80 % and 120 % (never above maxDelayMs) so that servers lost together do not reconnect in the same instant, with a budget that resets after a connection stayed up for maxDelayMs.
 	Reconnect ReconnectConfig `json:"reconnect"`
 	// MaxInstructionBytes caps the attributed server instructions in the system prompt, cut with a marker (default 32768).

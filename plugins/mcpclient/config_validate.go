@@ -53,6 +53,7 @@ func (c Config) Validate() error {
 	}
 	c.validateToolLists(&v)
 	c.validateProtocol(&v)
+	c.validateStartup(&v)
 	c.validateOAuth(&v)
 	if p := c.ProtocolVersion; p != "" && p != ProtocolAuto && !slices.Contains(mcp.SupportedProtocolVersions(), p) {
 		v.addf("protocolVersion", "expected %q or one of %s, got %q",

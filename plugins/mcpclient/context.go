@@ -101,6 +101,11 @@ type resourceProvider struct{ s *supervisor }
 // lists nothing and refuses reads.
 func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, _ mcpresources.CallerInfo) (json.RawMessage, error) {
 	s := p.s
+	release, err := s.acquire(cx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	g := s.live.Load()
 	if g == nil {
 		return nil, s.unavailable()
@@ -116,10 +121,7 @@ func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, 
 	defer done()
 	cs := g.conn.Session()
 	hasResources := g.conn.Info().Capabilities.Resources != nil
-	var (
-		res any
-		err error
-	)
+	var res any
 	switch req.Method {
 	case mcpresources.MethodList:
 		if !hasResources {

@@ -45,7 +45,18 @@ func apply(c *ctx.Context, cfg Config) error {
 	if err := attachServerContext(c, s); err != nil {
 		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
 	}
-	if _, err := c.Go("mcpclient:"+cfg.ServerName, s.run); err != nil {
+	entry, err := attachCatalog(c, s)
+	if err != nil {
+		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
+	}
+	if lazy, idle := cfg.lazyPolicy(s.cat.storeOrNil()); lazy {
+		if err := s.becomeLazy(c, idle); err != nil {
+			return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
+		}
+		if s.startLazy(entry) {
+			return nil // not started: the first call starts it
+		}
+	} else if _, err := c.Go("mcpclient:"+cfg.ServerName, s.run); err != nil {
 		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
 	}
 	select {

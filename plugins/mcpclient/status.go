@@ -19,6 +19,12 @@ const (
 	PhaseNeedsAuth Phase = "needs-auth"
 	PhaseFailed    Phase = "failed"
 	PhaseDisposed  Phase = "disposed"
+	// PhaseLazy: a lazy server (startup: lazy) that has not started; its tools are the
+	// catalog cache's, and the first call starts it.
+	PhaseLazy Phase = "lazy"
+	// PhaseIdle: a lazy server stopped after its idle timeout (or to start again after it
+	// gave up); its tools stay, and the next call starts it.
+	PhaseIdle Phase = "idle"
 )
 
 // StatusLogKey is the attribute (value true) of every log record in which a client repeats

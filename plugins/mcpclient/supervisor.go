@@ -191,8 +191,12 @@ type supervisor struct {
 	auth    *mcpauth.Authorizer
 	authErr error
 
-	ready    chan struct{} // closed after the first attempt
-	startErr error         // the first attempt's error; written before ready is closed
+	ready     chan struct{} // closed after the first attempt
+	readyOnce sync.Once
+	startErr  error // the first attempt's error; written before ready is closed
+
+	cat  *catalog    // the catalog cache entry kept current (catalog.go); nil without one
+	lazy *lazyRunner // starts and stops a lazy server's runs (lazy.go); nil when eager
 
 	live   atomic.Pointer[generation] // nil while not connected
 	tokens atomic.Uint64              // the last progress token issued (newToken)
@@ -311,8 +315,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 		if needsAuth && runCtx.Err() == nil {
 			// Reported before the first attempt counts as done, so a startup display
 			// already shows it.
-			s.set.Clear()
-			s.setInstructions("")
+			s.withdraw()
 			msg := err.Error()
 			if na, ok := errors.AsType[*mcpauth.NeedsAuthError](err); ok {
 				msg = na.Error() // the hint, without the transport's wrapping
@@ -326,8 +329,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 		}
 		if startup {
 			startup = false
-			s.startErr = err
-			close(s.ready)
+			s.attempted(err)
 			if err != nil && s.cfg.FailOnStartupError {
 				// apply fails the scope with this error, which unloads everything.
 				s.report(Status{Phase: PhaseFailed, StderrTail: stderrOf(err), Err: err.Error()})
@@ -364,8 +366,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 		if errors.Is(err, ErrCleanupIncomplete) {
 			// The old process group may still run: starting another would make two servers
 			// of one entry overlap. Only a reload recovers.
-			s.set.Clear()
-			s.setInstructions("")
+			s.withdraw()
 			s.report(Status{Phase: PhaseFailed, CleanupIncomplete: true, StderrTail: tail,
 				Err: fmt.Sprintf("%v — reconnection stopped so that two server processes never overlap; reload the plugin to retry", err)})
 			return s.parked(runCtx)
@@ -391,8 +392,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 		if !lost && permanent(err) {
 			// Retrying cannot help (an executable that does not exist, a URL that cannot be
 			// dialled): say so at once instead of after every retry's backoff.
-			s.set.Clear()
-			s.setInstructions("")
+			s.withdraw()
 			s.report(Status{Phase: PhaseFailed, StderrTail: tail,
 				Err: fmt.Sprintf("%v — it cannot start this way, so it is not retried: fix the configuration, then restart the server", err)})
 			return s.parked(runCtx)
@@ -407,8 +407,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 		}
 		failures++
 		if max := s.cfg.Reconnect.MaxAttempts; failures > max {
-			s.set.Clear()
-			s.setInstructions("")
+			s.withdraw()
 			s.report(Status{Phase: PhaseFailed, Attempt: max, StderrTail: tail,
 				Err: fmt.Sprintf("giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the plugin to reconnect: %v", max, err)})
 			return s.parked(runCtx)
@@ -435,7 +434,7 @@ func (s *supervisor) parked(runCtx context.Context) error {
 // disposed reports the end of the supervisor.
 func (s *supervisor) disposed(closeErr error) error {
 	s.live.Store(nil)
-	st := Status{Phase: PhaseDisposed}
+	st := s.stoppedStatus()
 	if closeErr != nil {
 		st.Err = closeErr.Error()
 		st.CleanupIncomplete = errors.Is(closeErr, ErrCleanupIncomplete)
@@ -504,6 +503,7 @@ func (s *supervisor) publish(g *generation, tools []toolregistry.Tool, startup b
 		st.Err = "tool registration failed: " + regErr.Error()
 	}
 	s.report(st)
+	s.catalogChanged()
 	return nil
 }
 
@@ -593,6 +593,7 @@ func (s *supervisor) refresh(runCtx context.Context, g *generation) {
 	if !slices.Equal(before, s.set.Names()) {
 		s.report(s.connectedStatus(g))
 	}
+	s.catalogChanged()
 }
 
 // closeGeneration closes g's connection: the barrier before any new generation starts.

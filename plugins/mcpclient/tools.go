@@ -70,6 +70,7 @@ type remoteTool struct {
 func (s *supervisor) discover(cx context.Context, g *generation) ([]toolregistry.Tool, error) {
 	server := s.cfg.ServerName
 	if g.conn.Info().Capabilities.Tools == nil {
+		s.listed(g, []*mcp.Tool{})
 		return nil, nil
 	}
 	listed, _, err := listTools(cx, g.conn.Session(), 0)
@@ -79,6 +80,7 @@ func (s *supervisor) discover(cx context.Context, g *generation) ([]toolregistry
 	raws := make(map[string]bool, len(listed))
 	publics := make(map[string]string, len(listed))
 	tools := make([]toolregistry.Tool, 0, len(listed))
+	kept := make([]*mcp.Tool, 0, len(listed))
 	for _, t := range listed {
 		if raws[t.Name] {
 			return nil, fmt.Errorf("mcp server %q listed tool %q more than once: invalid tool list", server, t.Name)
@@ -97,7 +99,9 @@ func (s *supervisor) discover(cx context.Context, g *generation) ([]toolregistry
 		}
 		publics[public] = t.Name
 		tools = append(tools, s.toolDef(t, public))
+		kept = append(kept, t)
 	}
+	s.listed(g, kept)
 	if s.cfg.AllowedTools != nil {
 		var missing []string
 		for _, name := range *s.cfg.AllowedTools {
@@ -202,6 +206,11 @@ func usableSchema(v any) (json.RawMessage, error) {
 // turns ctx's end into notifications/cancelled for the server.
 func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
 	s := t.s
+	release, err := s.acquire(cx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	g := s.live.Load()
 	if g == nil {
 		return nil, s.unavailable()

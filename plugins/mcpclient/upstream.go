@@ -76,6 +76,11 @@ func (u *Upstream) Session() *mcp.ClientSession {
 // caller ([WithOrigin], elicitation.WithResponder, sampling.WithSampler). p is not modified.
 func (u *Upstream) ReadResource(cx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	s := u.s
+	release, err := s.acquire(cx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	g := s.live.Load()
 	if g == nil {
 		return nil, s.unavailable()
@@ -136,9 +141,11 @@ func (u *Upstream) notify(n Notice) {
 func (u *Upstream) clientOptions(co *mcp.ClientOptions) {
 	co.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {
 		u.notify(Notice{Kind: NoticeResourceListChanged})
+		u.s.catalogChanged()
 	}
 	co.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) {
 		u.notify(Notice{Kind: NoticePromptListChanged})
+		u.s.catalogChanged()
 	}
 	co.ResourceUpdatedHandler = func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 		u.notify(Notice{Kind: NoticeResourceUpdated, Updated: r.Params})

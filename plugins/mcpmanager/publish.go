@@ -237,6 +237,10 @@ func (in *instance) state() (State, string) {
 	switch in.report.Phase {
 	case mcpclient.PhaseConnected:
 		return StateConnected, ""
+	case mcpclient.PhaseLazy:
+		return StateLazy, ""
+	case mcpclient.PhaseIdle:
+		return StateIdle, ""
 	case mcpclient.PhaseReconnecting:
 		return StateReconnecting, errText
 	case mcpclient.PhaseNeedsAuth:

@@ -30,6 +30,12 @@ const (
 	// StateFailed: the entry could not be resolved or mounted, the instance failed to load,
 	// or it gave up reconnecting. Error says why.
 	StateFailed State = "failed"
+	// StateLazy: a lazy server (startup: lazy) that has not started: its tools are the
+	// catalog cache's, and the first call starts it.
+	StateLazy State = "lazy"
+	// StateIdle: a lazy server stopped after its idle timeout; its tools stay, and the next
+	// call starts it again.
+	StateIdle State = "idle"
 	// StateStopping: the instance is being disposed (replaced, disabled or removed).
 	StateStopping State = "stopping"
 	// StateCleanupIncomplete: an instance's process group could not be confirmed gone; no

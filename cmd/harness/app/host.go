@@ -131,6 +131,7 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	if err := a.provideResponder(root, p); err != nil {
 		return err
 	}
+	a.provideCatalog(root, p)
 	rows := p.Rows
 	if !a.hosting {
 		rows = withoutUse(rows, remoteUse)

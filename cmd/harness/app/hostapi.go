@@ -217,7 +217,8 @@ func (h *host) restart(c context.Context, name string, timeout time.Duration, pr
 // finalManaged reports whether a managed server's state ends a restart's wait.
 func finalManaged(s mcpmanager.State) bool {
 	switch s {
-	case mcpmanager.StateConnected, mcpmanager.StateFailed, mcpmanager.StateCleanupIncomplete, mcpmanager.StateDisabled:
+	case mcpmanager.StateConnected, mcpmanager.StateFailed, mcpmanager.StateCleanupIncomplete, mcpmanager.StateDisabled,
+		mcpmanager.StateLazy, mcpmanager.StateIdle:
 		return true
 	}
 	return false

@@ -658,7 +658,7 @@ func (a *invocation) printRestart(name string, v serverView, err error, asJSON b
 	switch {
 	case err != nil:
 		return failure(err)
-	case v.Status != string(mcpclient.PhaseConnected):
+	case v.Status != string(mcpclient.PhaseConnected) && !notStarted(mcpclient.Phase(v.Status)):
 		return failure(fmt.Errorf("restarted, but mcp server %s", statusLine(viewAsStatus(v))))
 	}
 	if !asJSON {

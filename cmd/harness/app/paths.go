@@ -64,3 +64,47 @@ func (a *invocation) endpointFile(flag string) (string, error) {
 	}
 	return filepath.Join(dir, "remote.endpoint.json"), nil
 }
+
+// userCacheDir is os.UserCacheDir computed from the invocation's environment, as
+// userConfigDir is.
+func (a *invocation) userCacheDir() (string, error) {
+	get := func(k string) string { v, _ := lookupEnv(a.env, k); return v }
+	var dir string
+	switch runtime.GOOS {
+	case "windows":
+		dir = get("LocalAppData")
+	case "darwin", "ios":
+		if home := get("HOME"); home != "" {
+			dir = filepath.Join(home, "Library", "Caches")
+		}
+	case "plan9":
+		if home := get("home"); home != "" {
+			dir = filepath.Join(home, "lib", "cache")
+		}
+	default:
+		dir = get("XDG_CACHE_HOME")
+		if dir == "" || !filepath.IsAbs(dir) {
+			dir = ""
+			if home := get("HOME"); home != "" {
+				dir = filepath.Join(home, ".cache")
+			}
+		}
+	}
+	if dir == "" {
+		if a.env == nil {
+			return os.UserCacheDir()
+		}
+		return "", errors.New("no user cache directory: neither $XDG_CACHE_HOME nor $HOME is set")
+	}
+	return dir, nil
+}
+
+// catalogDir is the MCP catalog cache: mcp-catalog in the harness directory of the user's
+// cache directory.
+func (a *invocation) catalogDir() (string, error) {
+	dir, err := a.userCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "harness", "mcp-catalog"), nil
+}

@@ -69,7 +69,7 @@ func (b *statusBoard) await(cx context.Context, scope *ctx.Scope, timeout time.D
 				shown = line
 				progress(v)
 			}
-			if st.Phase == mcpclient.PhaseConnected || st.Phase == mcpclient.PhaseFailed {
+			if st.Phase == mcpclient.PhaseConnected || st.Phase == mcpclient.PhaseFailed || notStarted(st.Phase) {
 				return v, nil
 			}
 		}
@@ -112,7 +112,7 @@ func (b *statusBoard) statuses() []mcpclient.Status {
 func (b *statusBoard) notReady() []mcpclient.Status {
 	var out []mcpclient.Status
 	for _, st := range b.statuses() {
-		if st.Phase != mcpclient.PhaseConnected {
+		if st.Phase != mcpclient.PhaseConnected && !notStarted(st.Phase) {
 			out = append(out, st)
 		}
 	}
@@ -131,6 +131,8 @@ func statusLine(st mcpclient.Status) string {
 	switch st.Phase {
 	case mcpclient.PhaseConnected:
 		fmt.Fprintf(&b, " (%d tool%s)", len(st.Tools), plural(len(st.Tools)))
+	case mcpclient.PhaseLazy, mcpclient.PhaseIdle:
+		fmt.Fprintf(&b, " (%d tool%s, starts at the first call)", len(st.Tools), plural(len(st.Tools)))
 	case mcpclient.PhaseReconnecting, mcpclient.PhaseConnecting:
 		if st.Attempt > 0 && st.MaxAttempts > 0 {
 			fmt.Fprintf(&b, " (attempt %d of %d)", st.Attempt, st.MaxAttempts)
@@ -176,4 +178,10 @@ func mountsUse(rows []profiles.Row, use string) bool {
 		}
 	}
 	return false
+}
+
+// notStarted reports whether p is a lazy server's state while no process runs (not
+// started yet, or stopped when idle): ready, since its first call starts it.
+func notStarted(p mcpclient.Phase) bool {
+	return p == mcpclient.PhaseLazy || p == mcpclient.PhaseIdle
 }

@@ -453,7 +453,9 @@
     }
     const all = names.map(view);
     const count = (s) => all.filter((v) => v.status === s).length;
+    const asleep = count("lazy") + count("idle");
     $("#counts").textContent = all.length + " servers · " + count("connected") + " connected" +
+      (asleep ? " · " + asleep + " not running (lazy)" : "") +
       (count("failed") ? " · " + count("failed") + " failed" : "");
     if (state.selected) renderDetailHead();
   }
