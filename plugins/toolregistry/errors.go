@@ -91,6 +91,8 @@ var (
 	// ErrInvalidTool: a definition with a bad name, no Execute function, or a schema that
 	// does not compile.
 	ErrInvalidTool = errors.New("toolregistry: invalid tool")
+	// ErrReservedName: the name is [ReservedRunCode], which no tool may take.
+	ErrReservedName = errors.New("toolregistry: reserved tool name")
 	// ErrDuplicateTool: the name is already registered in the same layer (scope); the error
 	// names both owners.
 	ErrDuplicateTool = errors.New("toolregistry: duplicate tool")

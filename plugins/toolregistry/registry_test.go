@@ -58,6 +58,25 @@ func TestRegisterValidation(t *testing.T) {
 	}
 }
 
+// run_code is PTC mode's: no plugin registers it, directly or in a set.
+func TestReservedName(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	ok := reply("x", "x").Execute
+	if _, err := reg.Register(root, toolregistry.Tool{Name: toolregistry.ReservedRunCode, Execute: ok}); !errors.Is(err, toolregistry.ErrReservedName) || !strings.Contains(err.Error(), "run_code") {
+		t.Fatalf("Register: %v, want ErrReservedName", err)
+	}
+	set, err := reg.NewSet(root, "mcp:x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Replace([]toolregistry.Tool{{Name: "a", Execute: ok}, {Name: "run_code", Execute: ok}}); !errors.Is(err, toolregistry.ErrReservedName) {
+		t.Fatalf("Replace: %v, want ErrReservedName", err)
+	}
+	if n := len(reg.List(root)); n != 0 {
+		t.Fatalf("%d tools listed after refused registrations", n)
+	}
+}
+
 func TestListInfo(t *testing.T) {
 	root, reg := newRegistry(t, nil)
 	params := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)

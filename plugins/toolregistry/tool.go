@@ -199,6 +199,12 @@ var defaultParameters = json.RawMessage(`{"type":"object"}`)
 // MaxNameLen is the longest tool name accepted.
 const MaxNameLen = 64
 
+// ReservedRunCode is the name of PTC mode's program tool (package ptc): the agent offers it
+// to the model itself, so no tool may be registered under it, in any layer: a registration
+// or a [Set.Replace] naming it fails with [ErrReservedName], and so it can never shadow, or
+// be shadowed by, a plugin's or a server's tool.
+const ReservedRunCode = "run_code"
+
 // ValidName reports whether name is a valid tool name: 1 to [MaxNameLen] characters of
 // A–Z, a–z, 0–9, '_' and '-'.
 func ValidName(name string) bool {
@@ -235,6 +241,9 @@ func compile(t Tool, owner string) (*entry, error) {
 	if !ValidName(t.Name) {
 		return nil, fmt.Errorf("%w: name %s must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-'",
 			ErrInvalidTool, strconv.Quote(t.Name), MaxNameLen)
+	}
+	if t.Name == ReservedRunCode {
+		return nil, fmt.Errorf("%w: %q is reserved for PTC mode's program tool; register the tool under another name", ErrReservedName, t.Name)
 	}
 	if t.Execute == nil {
 		return nil, fmt.Errorf("%w: tool %q has no Execute function", ErrInvalidTool, t.Name)

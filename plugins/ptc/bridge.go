@@ -1,0 +1,411 @@
+package ptc
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// preludeSrc defines what the program sees besides the tools, console and sleep.
+const preludeSrc = `class ToolCallError extends Error {
+	constructor(tool, message, code) {
+		super(message);
+		this.name = "ToolCallError";
+		this.tool = tool;
+		this.code = code;
+	}
+}
+ToolCallError;`
+
+var prelude = goja.MustCompile("prelude.js", preludeSrc, true)
+
+// maxCallDepth bounds the program's call stack (goja's default is the Go heap).
+const maxCallDepth = 10_000
+
+// setup installs the globals of one run: tools, console, sleep, ToolCallError, and the
+// allocation guards.
+func (x *run) setup() error {
+	vm := x.vm
+	vm.SetParserOptions(parser.WithDisableSourceMaps) // eval and Function read no files
+	vm.SetMaxCallStackSize(maxCallDepth)
+	jsonObj := vm.Get("JSON").ToObject(vm)
+	x.stringify, _ = goja.AssertFunction(jsonObj.Get("stringify"))
+	x.parse, _ = goja.AssertFunction(jsonObj.Get("parse"))
+	ctor, err := vm.RunProgram(prelude)
+	if err != nil {
+		return err
+	}
+	x.errCtor = ctor
+	g := vm.GlobalObject()
+	if err := g.DefineDataProperty("ToolCallError", ctor, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		return err
+	}
+
+	tools := vm.NewObject()
+	if err := tools.SetPrototype(nil); err != nil {
+		return err
+	}
+	for _, in := range x.r.reg.List(x.c) {
+		if in.Name == toolregistry.ReservedRunCode {
+			continue
+		}
+		fn := vm.ToValue(x.toolFunc(in.Name, x.r.safe(in)))
+		if err := tools.DefineDataProperty(in.Name, fn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+			return err
+		}
+	}
+	if err := freeze(vm, tools); err != nil {
+		return err
+	}
+	if err := g.DefineDataProperty("tools", tools, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		return err
+	}
+
+	console := vm.NewObject()
+	for _, level := range []string{"log", "info", "debug", "warn", "error"} {
+		if err := console.Set(level, x.consoleFunc(level)); err != nil {
+			return err
+		}
+	}
+	if err := freeze(vm, console); err != nil {
+		return err
+	}
+	if err := g.DefineDataProperty("console", console, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		return err
+	}
+	if err := g.DefineDataProperty("sleep", vm.ToValue(x.sleep), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		return err
+	}
+	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{"atob": x.atob, "btoa": x.btoa} {
+		if err := g.DefineDataProperty(name, vm.ToValue(fn), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+			return err
+		}
+	}
+	return x.guard()
+}
+
+// atob decodes base64 (the data of image, audio and blob content) to a binary string: one
+// character per byte.
+func (x *run) atob(fc goja.FunctionCall) goja.Value {
+	s := strings.TrimRight(fc.Argument(0).String(), "=")
+	b, err := base64.RawStdEncoding.DecodeString(s)
+	if err != nil {
+		panic(x.vm.NewTypeError("atob: not base64: " + err.Error()))
+	}
+	r := make([]rune, len(b))
+	for i, c := range b {
+		r[i] = rune(c)
+	}
+	return x.vm.ToValue(string(r))
+}
+
+// btoa encodes a binary string (characters up to 0xFF) as base64.
+func (x *run) btoa(fc goja.FunctionCall) goja.Value {
+	s := fc.Argument(0).String()
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r > 0xFF {
+			panic(x.vm.NewTypeError("btoa: the string has a character above 0xFF"))
+		}
+		b = append(b, byte(r))
+	}
+	return x.vm.ToValue(base64.StdEncoding.EncodeToString(b))
+}
+
+// freeze calls Object.freeze(o).
+func freeze(vm *goja.Runtime, o *goja.Object) error {
+	f, _ := goja.AssertFunction(vm.Get("Object").ToObject(vm).Get("freeze"))
+	_, err := f(goja.Undefined(), o)
+	return err
+}
+
+// ReadOnly reports whether calls of a tool may overlap other calls by default: its metadata
+// says it is read-only and not destructive (the MCP client copies the readOnlyHint and
+// destructiveHint annotations into Meta).
+func ReadOnly(in toolregistry.Info) bool {
+	return in.Meta["readOnlyHint"] == "true" && in.Meta["destructiveHint"] != "true"
+}
+
+// pending is one call of the program, queued or running.
+type pending struct {
+	id      string
+	tool    string
+	args    json.RawMessage
+	safe    bool
+	line    int
+	resolve func(any) error
+	reject  func(any) error
+}
+
+// toolFunc is the function tools[name]: it queues a call and returns its promise.
+func (x *run) toolFunc(name string, safe bool) func(goja.FunctionCall) goja.Value {
+	return func(fc goja.FunctionCall) goja.Value {
+		args := x.argsJSON(name, fc.Argument(0))
+		if x.made >= x.l.MaxToolCalls {
+			x.fail(&Error{Kind: KindToolCallLimit, Msg: "the program made more than " + strconv.Itoa(x.l.MaxToolCalls) + " tool calls (tool call limit)"})
+			return goja.Undefined()
+		}
+		x.made++
+		p, resolve, reject := x.vm.NewPromise()
+		h := &pending{
+			id:   x.callID + ":code:" + strconv.Itoa(x.made),
+			tool: name, args: args, safe: safe, line: x.callerLine(),
+			resolve: resolve, reject: reject,
+		}
+		x.queue = append(x.queue, h)
+		x.pump()
+		return x.vm.ToValue(p)
+	}
+}
+
+// argsJSON encodes a call's argument (an object, or nothing for "{}").
+func (x *run) argsJSON(name string, v goja.Value) json.RawMessage {
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return json.RawMessage("{}")
+	}
+	if _, ok := v.(*goja.Object); !ok {
+		panic(x.vm.NewTypeError("tools[" + strconv.Quote(name) + "] takes one object of arguments, got " + v.String()))
+	}
+	s, err := x.stringify(goja.Undefined(), v)
+	if err != nil {
+		panic(err)
+	}
+	if s == nil || goja.IsUndefined(s) || !strings.HasPrefix(s.String(), "{") {
+		panic(x.vm.NewTypeError("tools[" + strconv.Quote(name) + "] takes one object of arguments"))
+	}
+	return json.RawMessage(s.String())
+}
+
+// callerLine is the program line of the innermost program frame.
+func (x *run) callerLine() int {
+	for _, f := range x.vm.CaptureCallStack(8, nil) {
+		if f.SrcName() == programName {
+			return f.Position().Line
+		}
+	}
+	return 0
+}
+
+// pump moves the queued calls that may start to the ready list, in order: a read-only call
+// alongside other read-only calls up to MaxConcurrentCalls; any other call alone, once the
+// calls before it have finished (and the calls after it wait for it). [run.launch] starts
+// them once the program yields.
+func (x *run) pump() {
+	for len(x.queue) > 0 && !x.stopped() {
+		h := x.queue[0]
+		if h.safe && (x.exclusive || x.running >= x.l.MaxConcurrentCalls) || !h.safe && x.running > 0 {
+			return
+		}
+		x.queue[0] = nil
+		x.queue = x.queue[1:]
+		x.running++
+		if !h.safe {
+			x.exclusive = true
+		}
+		x.ready = append(x.ready, h)
+	}
+}
+
+// launch starts the ready calls. The only call in flight runs on the loop's goroutine, which
+// has nothing else to do meanwhile (the common "await one call after another"); calls that
+// overlap run on goroutines of their own.
+func (x *run) launch() {
+	for len(x.ready) > 0 {
+		if x.stopped() {
+			clear(x.ready)
+			x.ready = x.ready[:0]
+			return
+		}
+		if len(x.ready) == 1 && x.running == 1 {
+			h := x.ready[0]
+			x.ready[0] = nil
+			x.ready = x.ready[:0]
+			x.enter(x.call(h))
+			continue
+		}
+		for i, h := range x.ready {
+			x.ready[i] = nil
+			x.wg.Add(1)
+			go func() {
+				defer x.wg.Done()
+				x.deliver(x.call(h))
+			}()
+		}
+		x.ready = x.ready[:0]
+	}
+}
+
+// call runs one call through the registry and returns the job that settles its promise on
+// the loop's goroutine.
+func (x *run) call(h *pending) job {
+	start := time.Now()
+	res, err := x.r.reg.Execute(x.calls, x.c, h.tool, h.args, toolregistry.ExecOptions{CallID: h.id})
+	rec := Call{ID: h.id, Tool: h.tool, Args: h.args, Outcome: toolregistry.CodeOK, Duration: time.Since(start)}
+	var terr *toolregistry.ToolError
+	if errors.As(err, &terr) {
+		rec.Outcome, rec.Error = terr.Code, terr.Msg
+	} else if err != nil {
+		rec.Outcome, rec.Error = toolregistry.CodeToolError, err.Error()
+	}
+	x.mu.Lock()
+	x.record = append(x.record, rec)
+	if err == nil {
+		for _, c := range res.Content {
+			if c.Type == toolregistry.ContentImage && c.Attachment != nil {
+				x.images = append(x.images, *c.Attachment)
+			}
+		}
+	}
+	x.mu.Unlock()
+	return func() {
+		x.running--
+		if !h.safe {
+			x.exclusive = false
+		}
+		if err != nil {
+			msg := err.Error()
+			code := string(toolregistry.CodeToolError)
+			if terr != nil {
+				msg, code = terr.Msg, string(terr.Code)
+			}
+			_ = h.reject(x.toolError(h, msg, code))
+		} else {
+			_ = h.resolve(x.resultValue(res))
+		}
+		x.pump()
+	}
+}
+
+// toolError builds the ToolCallError a failed call rejects with; its stack names the line
+// of the call.
+func (x *run) toolError(h *pending, msg, code string) goja.Value {
+	o, err := x.vm.New(x.errCtor, x.vm.ToValue(h.tool), x.vm.ToValue(msg), x.vm.ToValue(code))
+	if err != nil {
+		return x.vm.ToValue(msg)
+	}
+	stack := "ToolCallError: " + msg
+	if h.line > 0 {
+		stack += "\n\tat " + programName + ":" + strconv.Itoa(h.line) + ":1"
+	}
+	_ = o.Set("stack", stack)
+	return o
+}
+
+// resultValue is what a call resolves to: the canonical MCP result ({content,
+// structuredContent?, isError?}) when the tool kept one, else one built from the registry's
+// content blocks (images as base64 data).
+func (x *run) resultValue(res *toolregistry.Result) goja.Value {
+	raw := res.Raw
+	if len(raw) == 0 || raw[0] != '{' {
+		raw = x.canonical(res)
+	}
+	v, err := x.parse(goja.Undefined(), x.vm.ToValue(string(raw)))
+	if err != nil {
+		return x.vm.ToValue(string(raw))
+	}
+	return v
+}
+
+// canonical builds the MCP shape of a result without Raw.
+func (x *run) canonical(res *toolregistry.Result) json.RawMessage {
+	type block struct {
+		Type     string `json:"type"`
+		Text     string `json:"text,omitempty"`
+		Data     string `json:"data,omitempty"`
+		MimeType string `json:"mimeType,omitempty"`
+	}
+	out := struct {
+		Content           []block         `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	}{Content: []block{}, StructuredContent: res.Structured}
+	for _, c := range res.Content {
+		switch c.Type {
+		case toolregistry.ContentImage:
+			if c.Attachment == nil {
+				continue
+			}
+			data, mt, ok := x.r.reg.Attachments().Get(c.Attachment.ID)
+			if !ok {
+				out.Content = append(out.Content, block{Type: "text", Text: c.ModelText() + " (no longer stored)"})
+				continue
+			}
+			out.Content = append(out.Content, block{Type: "image", Data: base64.StdEncoding.EncodeToString(data), MimeType: mt})
+		default:
+			out.Content = append(out.Content, block{Type: "text", Text: c.ModelText()})
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// consoleFunc writes one line to the captured console output.
+func (x *run) consoleFunc(level string) func(goja.FunctionCall) goja.Value {
+	prefix := ""
+	if level == "warn" || level == "error" {
+		prefix = "[" + level + "] "
+	}
+	return func(fc goja.FunctionCall) goja.Value {
+		var b bytes.Buffer
+		b.WriteString(prefix)
+		for i, a := range fc.Arguments {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(x.format(a))
+		}
+		b.WriteByte('\n')
+		if n := x.console.Len() + b.Len(); n > x.l.MaxOutputBytes {
+			x.console.Write(b.Bytes()[:x.l.MaxOutputBytes-x.console.Len()])
+			x.fail(x.outputLimit(n))
+			return goja.Undefined()
+		}
+		x.console.Write(b.Bytes())
+		return goja.Undefined()
+	}
+}
+
+// format renders a console argument: strings as they are, other values as JSON when they
+// have one.
+func (x *run) format(v goja.Value) string {
+	if s, ok := v.Export().(string); ok {
+		return s
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if o.ClassName() == "Error" {
+			return x.describe(v)
+		}
+		if _, fn := goja.AssertFunction(v); !fn {
+			if s, err := x.stringify(goja.Undefined(), v); err == nil && s != nil && !goja.IsUndefined(s) {
+				return s.String()
+			}
+		}
+	}
+	return v.String()
+}
+
+// sleep is the one timer: sleep(ms) resolves after ms milliseconds, at most MaxSleepMs.
+func (x *run) sleep(fc goja.FunctionCall) goja.Value {
+	n := fc.Argument(0).ToFloat()
+	if n != n || n < 0 || n > float64(x.l.MaxSleepMs) {
+		panic(x.vm.NewTypeError("sleep(ms) takes 0 to " + strconv.Itoa(x.l.MaxSleepMs) + " milliseconds"))
+	}
+	p, resolve, _ := x.vm.NewPromise()
+	var t *time.Timer
+	t = time.AfterFunc(time.Duration(n*float64(time.Millisecond)), func() {
+		x.deliver(func() {
+			delete(x.sleeps, t)
+			_ = resolve(goja.Undefined())
+		})
+	})
+	x.sleeps[t] = struct{}{}
+	return x.vm.ToValue(p)
+}

@@ -1,0 +1,45 @@
+// Package ptc is PTC mode (programmatic tool calling): the model writes a short TypeScript
+// program against the tools it can see, the harness runs it in a sandboxed interpreter, and
+// only what the program returns and logs reaches the model's context.
+//
+// # Pieces
+//
+//   - [Declarations] renders the visible tools as TypeScript: one global tools object whose
+//     quoted keys are the tools' names, argument types from the input schemas, result types
+//     from the output schemas, doc comments from the descriptions; sorted, so the same tools
+//     give the same bytes.
+//   - [Runner.Run] runs one program: TypeScript types stripped by esbuild (with a source map,
+//     so errors name the model's lines), then a fresh goja interpreter per run with nothing
+//     but tools, console, sleep, atob/btoa and ToolCallError beside the ECMAScript built-ins.
+//   - The bridge: every tools[name](args) goes through [toolregistry.Registry.Execute], with
+//     the id "<run's call id>:code:<n>", so validation, policy and approvals, timeouts,
+//     cancellation and recording are the registry's. Calls overlap (Promise.all) only when
+//     the tool may overlap ([ReadOnly], or the agent's rule), up to MaxConcurrentCalls; any
+//     other call waits for the calls before it and runs alone. A failed call rejects with a
+//     ToolCallError (tool, code, message). Results are MCP's shape, {content,
+//     structuredContent?, isError?}, binary content as base64 data.
+//   - [Runner.Execute] is the run_code tool ([ToolName], [ToolParameters]): the agent offers
+//     it to the model in PTC mode and runs it here; the registry reserves its name.
+//   - [Plugin] provides the [Runner] under [Key] and a system prompt section
+//     ([SectionName]) with the declarations of the tools visible from the assembling
+//     scope, rendered when the assembly's Vars[ModeVar] is [ModePTC] and cached until the
+//     registry changes.
+//
+// # Limits
+//
+// Each run has its own wall time, CPU time (time spent running the program's code, enforced
+// with the interpreter's interrupt), output size (console plus return value; past it the
+// run fails and the output captured up to the limit is returned, never cut silently),
+// number of tool calls and memory. goja has no heap cap: memory is bounded by guards on the
+// built-ins whose allocation the program sizes (refused before they allocate) and by a
+// watcher that samples the process heap every 5 ms and stops the run once it grew by more
+// than MaxMemoryBytes (after a forced collection). The bound is the process's heap, so
+// concurrent runs and the host's own allocations count too; docs/agent.md gives the
+// measured overshoot.
+//
+// # Concurrency
+//
+// A [Runner] is safe for concurrent use; each run owns its interpreter, which only the
+// goroutine that called Run touches (call results and sleeps are handed to it through a
+// queue). Run returns once every call the program started has returned.
+package ptc

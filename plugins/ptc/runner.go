@@ -1,0 +1,434 @@
+package ptc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// Runner runs programs against the tools of a registry, each in a fresh interpreter.
+//
+// A Runner is safe for concurrent use: runs share nothing but the registry.
+type Runner struct {
+	reg    *toolregistry.Registry
+	limits Limits
+	logger *slog.Logger
+	safe   func(toolregistry.Info) bool
+}
+
+// Options configure [New]. A plain value.
+type Options struct {
+	// Limits bound every run; the zero value means [Limits.Default].
+	Limits Limits
+	// Logger receives the runner's diagnostics (nil: slog.Default()).
+	Logger *slog.Logger
+	// Safe reports whether calls of a tool may overlap other calls (nil: [ReadOnly]). The
+	// agent passes its own rule, so programs and native calls overlap alike. It must be safe
+	// for concurrent use.
+	Safe func(toolregistry.Info) bool
+}
+
+// New returns a runner that calls the tools of reg. Invalid limits are an error naming the
+// key.
+func New(reg *toolregistry.Registry, o Options) (*Runner, error) {
+	if reg == nil {
+		return nil, ErrNoRegistry
+	}
+	if o.Limits == (Limits{}) {
+		o.Limits.Default()
+	}
+	if err := o.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("ptc limits: %w", err)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Safe == nil {
+		o.Safe = ReadOnly
+	}
+	return &Runner{reg: reg, limits: o.Limits, logger: o.Logger, safe: o.Safe}, nil
+}
+
+// Limits returns the runner's limits.
+func (r *Runner) Limits() Limits { return r.limits }
+
+// With returns a runner like r whose overlap rule is safe (nil: [ReadOnly]).
+func (r *Runner) With(safe func(toolregistry.Info) bool) *Runner {
+	if safe == nil {
+		safe = ReadOnly
+	}
+	c := *r
+	c.safe = safe
+	return &c
+}
+
+// Program is one run's input. A plain value.
+type Program struct {
+	// Code is the TypeScript body of an async function: it may await and return.
+	Code string `json:"code"`
+	// Description is a label for people; the runner only logs it.
+	Description string `json:"description,omitempty"`
+	// CallID identifies the run (the model's run_code call id); the nested calls get the
+	// ids "<CallID>:code:<n>". Empty means "ptc".
+	CallID string `json:"callId,omitempty"`
+}
+
+// Call is one tool call a program made, as the registry executed it. A plain value.
+type Call struct {
+	// ID is the registry call id, "<run's CallID>:code:<n>" (n from 1, in call order).
+	ID   string          `json:"id"`
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+	// Outcome is the registry's outcome code (toolregistry.CodeOK on success).
+	Outcome toolregistry.Code `json:"outcome"`
+	// Error is the failure's message, empty on success.
+	Error    string        `json:"error,omitempty"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// Outcome is what a run produced. A plain value owned by the caller.
+type Outcome struct {
+	// Value is the JSON of the program's return value; nil when it returned nothing
+	// (undefined or a function).
+	Value json.RawMessage `json:"value,omitempty"`
+	// Console is what the program wrote with console.*, one line per call.
+	Console string `json:"console,omitempty"`
+	// Err is why the run failed; nil on success.
+	Err *Error `json:"error,omitempty"`
+	// Captured is, after an output-limit failure, the output kept up to the limit: the
+	// console output followed by the start of the return value's JSON.
+	Captured string `json:"captured,omitempty"`
+	// Calls are the tool calls the program made, in the order they finished.
+	Calls []Call `json:"calls,omitempty"`
+	// Images are the image attachments the nested calls returned, in call order.
+	Images []toolregistry.Attachment `json:"images,omitempty"`
+	// CPU is the time the interpreter spent running the program's code; Wall the whole run.
+	CPU  time.Duration `json:"cpuNs"`
+	Wall time.Duration `json:"wallNs"`
+	// HeapGrowth is the largest growth of the process heap seen during the run (bytes).
+	HeapGrowth int64 `json:"heapGrowth"`
+}
+
+// errWall is the cause of a run context that reached the wall-time limit.
+var errWall = fmt.Errorf("ptc: wall time limit")
+
+// job is a function to run on the interpreter's goroutine.
+type job func()
+
+// run is one program run. Fields without a comment are owned by the loop goroutine (the
+// goroutine that called Run), which alone touches the interpreter.
+type run struct {
+	r      *Runner
+	l      Limits
+	c      *ctx.Context
+	vm     *goja.Runtime
+	src    []string // the program's lines, for error messages
+	callID string
+
+	jobs chan job      // results of calls and sleeps, for the loop
+	stop chan struct{} // closed by fail
+	done chan struct{} // closed when the loop ends: nothing is delivered after
+	wg   sync.WaitGroup
+
+	reason     atomic.Pointer[Error] // the first limit hit, set by fail
+	stopOnce   sync.Once
+	calls      context.Context
+	endCalls   context.CancelCauseFunc
+	heapGrowth atomic.Int64
+
+	// bridge state (loop goroutine only)
+	queue     []*pending
+	ready     []*pending // calls counted in running, not started yet (see launch)
+	running   int
+	exclusive bool
+	made      int
+	sleeps    map[*time.Timer]struct{}
+	console   strings.Builder
+	busy      time.Duration
+	stringify goja.Callable
+	parse     goja.Callable
+	errCtor   goja.Value // ToolCallError
+
+	mu     sync.Mutex // guards record and images
+	record []Call
+	images []toolregistry.Attachment
+}
+
+// Run runs p as seen from c (the agent's context: the program sees the tools visible from
+// c's scope and its calls are made from c). cx bounds the run: its cancellation interrupts
+// the program and cancels the calls in flight. Run returns when the program has finished
+// and every call it started has returned; it never panics on a program's behalf.
+func (r *Runner) Run(cx context.Context, c *ctx.Context, p Program) *Outcome {
+	start := time.Now()
+	x := &run{r: r, l: r.limits, c: c, callID: p.CallID, jobs: make(chan job, 16),
+		stop: make(chan struct{}), done: make(chan struct{}), sleeps: map[*time.Timer]struct{}{}}
+	if x.callID == "" {
+		x.callID = "ptc"
+	}
+	out := &Outcome{}
+	prog, cerr := compileProgram(p.Code)
+	if cerr != nil {
+		out.Err = cerr
+		out.Wall = time.Since(start)
+		return out
+	}
+	x.src = strings.Split(p.Code, "\n")
+
+	x.vm = goja.New()
+	runCtx, cancelRun := context.WithTimeoutCause(cx, ms(x.l.WallTimeMs), errWall)
+	defer cancelRun()
+	x.calls, x.endCalls = context.WithCancelCause(runCtx)
+	defer x.endCalls(context.Canceled)
+	ended := func() *Error {
+		if context.Cause(runCtx) == errWall {
+			return &Error{Kind: KindTimeout, Msg: "the program ran longer than " + ms(x.l.WallTimeMs).String() + " (wall time limit)"}
+		}
+		return &Error{Kind: KindCancelled, Msg: "the run was cancelled: " + context.Cause(runCtx).Error()}
+	}
+	stopWatch := context.AfterFunc(runCtx, func() { x.fail(ended()) })
+	defer stopWatch()
+	stopMem := x.watchMemory()
+
+	var value goja.Value
+	var err error
+	x.enter(func() {
+		if err = x.setup(); err == nil {
+			value, err = x.vm.RunProgram(prog)
+		}
+	})
+	if err == nil {
+		out.Value, out.Err = x.loop(value)
+	} else {
+		out.Err = x.errorOf(err)
+	}
+	if out.Err != nil && (out.Err.Kind == KindException || out.Err.Kind == KindStalled) {
+		// A limit hit or a cancellation while the program was settling wins over what it
+		// caused (the calls it cancelled reject).
+		if reason := x.reason.Load(); reason != nil {
+			out.Err = reason
+		} else if runCtx.Err() != nil {
+			out.Err = ended()
+		}
+	}
+
+	// End what is left: calls in flight (cancelled), sleeps, the memory watcher.
+	x.endCalls(context.Canceled)
+	for t := range x.sleeps {
+		t.Stop()
+	}
+	close(x.done)
+	x.wg.Wait()
+	stopMem()
+
+	out.Console = x.console.String()
+	if out.Err != nil && out.Err.Kind == KindOutputLimit {
+		out.Captured = out.Console + string(out.Value)
+		if len(out.Captured) > x.l.MaxOutputBytes {
+			out.Captured = out.Captured[:x.l.MaxOutputBytes]
+		}
+		out.Value = nil
+	}
+	x.mu.Lock()
+	out.Calls, out.Images = x.record, x.images
+	x.mu.Unlock()
+	out.CPU, out.Wall, out.HeapGrowth = x.busy, time.Since(start), x.heapGrowth.Load()
+	r.logger.Debug("ptc run", "call_id", x.callID, "description", p.Description, "calls", len(out.Calls),
+		"cpu", out.CPU, "wall", out.Wall, "failed", out.Err != nil)
+	return out
+}
+
+// fail stops the run with e: the first call wins. Safe from any goroutine.
+func (x *run) fail(e *Error) {
+	x.stopOnce.Do(func() {
+		x.reason.Store(e)
+		close(x.stop)
+		x.vm.Interrupt(e)
+		x.endCalls(e)
+	})
+}
+
+// stopped reports whether fail was called.
+func (x *run) stopped() bool { return x.reason.Load() != nil }
+
+// enter runs fn on the interpreter, counting its time against the CPU limit.
+func (x *run) enter(fn func()) {
+	left := ms(x.l.CPUTimeMs) - x.busy
+	if left <= 0 {
+		left = time.Nanosecond
+	}
+	t := time.AfterFunc(left, func() {
+		x.fail(&Error{Kind: KindCPU, Msg: "the program's code ran longer than " + ms(x.l.CPUTimeMs).String() + " (CPU time limit; time spent waiting for tools does not count)"})
+	})
+	start := time.Now()
+	fn()
+	x.busy += time.Since(start)
+	t.Stop()
+}
+
+// loop delivers call results and sleeps to the program until its promise settles, then
+// returns the JSON of its value.
+func (x *run) loop(v goja.Value) (json.RawMessage, *Error) {
+	main, ok := v.Export().(*goja.Promise)
+	if !ok {
+		return nil, &Error{Kind: KindException, Msg: "internal error: the program did not start as an async function"}
+	}
+	for x.launch(); main.State() == goja.PromiseStatePending; x.launch() {
+		if x.stopped() {
+			return nil, x.reason.Load()
+		}
+		if x.running == 0 && len(x.queue) == 0 && len(x.sleeps) == 0 {
+			return nil, &Error{Kind: KindStalled, Msg: "the program awaits a promise that nothing will settle: no tool call or sleep is pending"}
+		}
+		select {
+		case j := <-x.jobs:
+			x.enter(j)
+		case <-x.stop:
+		}
+	}
+	if x.stopped() {
+		return nil, x.reason.Load()
+	}
+	if main.State() == goja.PromiseStateRejected {
+		return nil, x.thrown(main.Result())
+	}
+	return x.returned(main.Result())
+}
+
+// returned encodes the program's return value and checks the output budget.
+func (x *run) returned(v goja.Value) (json.RawMessage, *Error) {
+	if v == nil || goja.IsUndefined(v) {
+		return nil, nil
+	}
+	var s goja.Value
+	var err error
+	x.enter(func() { s, err = x.stringify(goja.Undefined(), v) })
+	if err != nil {
+		if e := x.reason.Load(); e != nil {
+			return nil, e
+		}
+		return nil, &Error{Kind: KindInvalidOutput, Msg: "the return value cannot be written as JSON: " + exceptionText(err)}
+	}
+	if s == nil || goja.IsUndefined(s) {
+		return nil, nil
+	}
+	raw := json.RawMessage(s.String())
+	if x.console.Len()+len(raw) > x.l.MaxOutputBytes {
+		return raw, x.outputLimit(x.console.Len() + len(raw))
+	}
+	return raw, nil
+}
+
+func (x *run) outputLimit(n int) *Error {
+	return &Error{Kind: KindOutputLimit, Msg: fmt.Sprintf("the program's output (console and return value) passed %d bytes (%d so far); return less, for example a summary or the few items that matter", x.l.MaxOutputBytes, n)}
+}
+
+// thrown describes a value the program threw, with the line it came from.
+func (x *run) thrown(v goja.Value) *Error {
+	e := &Error{Kind: KindException, Msg: x.describe(v)}
+	if o, ok := v.(*goja.Object); ok {
+		if st := o.Get("stack"); st != nil && !goja.IsUndefined(st) {
+			e.Line = lineOf(st.String())
+		}
+	}
+	x.withSource(e)
+	return e
+}
+
+// withSource fills in the source line of e.
+func (x *run) withSource(e *Error) {
+	if e.Line > 0 && e.Line <= len(x.src) {
+		src := strings.TrimSpace(x.src[e.Line-1])
+		if len(src) > 200 {
+			src = src[:200] + "…"
+		}
+		e.Source = src
+	}
+}
+
+// describe renders a thrown value: "Error: message", or its JSON.
+func (x *run) describe(v goja.Value) string {
+	if v == nil {
+		return "undefined"
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if _, isErr := o.Get("stack").(goja.Value); isErr || o.ClassName() == "Error" {
+			name, msg := o.Get("name"), o.Get("message")
+			if name != nil && msg != nil {
+				return name.String() + ": " + msg.String()
+			}
+		}
+	}
+	if x.stringify != nil {
+		if s, err := x.stringify(goja.Undefined(), v); err == nil && s != nil && !goja.IsUndefined(s) {
+			return "uncaught " + s.String()
+		}
+	}
+	return "uncaught " + v.String()
+}
+
+// errorOf classifies an error returned by the interpreter.
+func (x *run) errorOf(err error) *Error {
+	if e := x.reason.Load(); e != nil {
+		return e
+	}
+	switch err := err.(type) {
+	case *goja.Exception:
+		e := x.thrown(err.Value())
+		if e.Line == 0 {
+			for _, f := range err.Stack() {
+				if f.SrcName() == programName {
+					e.Line = f.Position().Line
+					break
+				}
+			}
+			x.withSource(e)
+		}
+		return e
+	case *goja.StackOverflowError:
+		return &Error{Kind: KindException, Msg: "RangeError: maximum call stack size exceeded"}
+	}
+	return &Error{Kind: KindException, Msg: err.Error()}
+}
+
+// lineOf finds the first "program.ts:LINE:" of a stack trace.
+func lineOf(stack string) int {
+	i := strings.Index(stack, programName+":")
+	if i < 0 {
+		return 0
+	}
+	rest := stack[i+len(programName)+1:]
+	j := strings.IndexByte(rest, ':')
+	if j < 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(rest[:j])
+	return n
+}
+
+// exceptionText is the message of an error thrown while encoding a value.
+func exceptionText(err error) string {
+	if ex, ok := err.(*goja.Exception); ok {
+		return ex.Value().String()
+	}
+	return err.Error()
+}
+
+// deliver hands j to the loop, or drops it once the loop has ended. Safe from any
+// goroutine.
+func (x *run) deliver(j job) {
+	select {
+	case x.jobs <- j:
+	case <-x.done:
+	}
+}
