@@ -3,6 +3,7 @@ package ptc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -191,7 +192,7 @@ func (r *Runner) Run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 	x.calls, x.endCalls = context.WithCancelCause(runCtx)
 	defer x.endCalls(context.Canceled)
 	ended := func() *Error {
-		if context.Cause(runCtx) == errWall {
+		if errors.Is(context.Cause(runCtx), errWall) {
 			return &Error{Kind: KindTimeout, Msg: "the program ran longer than " + ms(x.l.WallTimeMs).String() + " (wall time limit)"}
 		}
 		return &Error{Kind: KindCancelled, Msg: "the run was cancelled: " + context.Cause(runCtx).Error()}
@@ -382,11 +383,13 @@ func (x *run) errorOf(err error) *Error {
 	if e := x.reason.Load(); e != nil {
 		return e
 	}
-	switch err := err.(type) {
-	case *goja.Exception:
-		e := x.thrown(err.Value())
+	var ex *goja.Exception
+	var so *goja.StackOverflowError
+	switch {
+	case errors.As(err, &ex):
+		e := x.thrown(ex.Value())
 		if e.Line == 0 {
-			for _, f := range err.Stack() {
+			for _, f := range ex.Stack() {
 				if f.SrcName() == programName {
 					e.Line = f.Position().Line
 					break
@@ -395,7 +398,7 @@ func (x *run) errorOf(err error) *Error {
 			x.withSource(e)
 		}
 		return e
-	case *goja.StackOverflowError:
+	case errors.As(err, &so):
 		return &Error{Kind: KindException, Msg: "RangeError: maximum call stack size exceeded"}
 	}
 	return &Error{Kind: KindException, Msg: err.Error()}
@@ -418,7 +421,7 @@ func lineOf(stack string) int {
 
 // exceptionText is the message of an error thrown while encoding a value.
 func exceptionText(err error) string {
-	if ex, ok := err.(*goja.Exception); ok {
+	if ex := (*goja.Exception)(nil); errors.As(err, &ex) {
 		return ex.Value().String()
 	}
 	return err.Error()
