@@ -272,9 +272,21 @@ func (x *run) enter(fn func()) {
 		x.fail(&Error{Kind: KindCPU, Msg: "the program's code ran longer than " + ms(x.l.CPUTimeMs).String() + " (CPU time limit; time spent waiting for tools does not count)"})
 	})
 	start := time.Now()
+	defer func() {
+		x.busy += time.Since(start)
+		t.Stop()
+		// Some of goja's entry points (Runtime.New) re-panic an interrupt instead of
+		// returning it; the run's reason says why it stopped.
+		if v := recover(); v != nil {
+			if _, ok := v.(*goja.InterruptedError); !ok || !x.stopped() {
+				panic(v)
+			}
+		}
+	}()
+	if x.stopped() {
+		return // nothing more runs in a stopped interpreter
+	}
 	fn()
-	x.busy += time.Since(start)
-	t.Stop()
 }
 
 // loop delivers call results and sleeps to the program until its promise settles, then
