@@ -54,6 +54,10 @@ type Config struct {
 	// "ask" (default: a person approves each request; refused when nobody can be asked),
 	// "allow" or "deny".
 	Sampling Action `json:"sampling"`
+	// Mode is how the model uses tools: "standard" (it calls them one by one), "ptc" (it
+	// writes programs that call them, see package ptc and docs/ptc.md) or "both" (default:
+	// both are offered; a session is in standard mode unless started in ptc mode).
+	Mode string `json:"mode"`
 	// SessionsDir is where session logs are written; "" is DefaultSessionsDir, and "-"
 	// keeps sessions in memory only.
 	SessionsDir string `json:"sessionsDir"`
@@ -93,7 +97,7 @@ type Permissions struct {
 
 // Default sets the defaults.
 func (o *Config) Default() {
-	*o = Config{MaxSteps: 50, MaxParallel: 10, LargeResultBytes: 50 << 10, MaxDepth: 3, Sampling: ActionAsk,
+	*o = Config{MaxSteps: 50, MaxParallel: 10, LargeResultBytes: 50 << 10, MaxDepth: 3, Sampling: ActionAsk, Mode: ModeBoth,
 		Permissions: Permissions{Default: ActionAsk}}
 }
 
@@ -114,6 +118,11 @@ func (o Config) Validate() error {
 	}
 	if o.MaxDepth < 0 {
 		p.Add("maxDepth", "must not be negative, got %d", o.MaxDepth)
+	}
+	switch o.Mode {
+	case ModeStandard, ModePTC, ModeBoth:
+	default:
+		p.Add("mode", `expected "standard", "ptc" or "both", got %q`, o.Mode)
 	}
 	checkAction(&p, "sampling", o.Sampling)
 	checkAction(&p, "permissions.default", o.Permissions.Default)

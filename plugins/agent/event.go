@@ -44,6 +44,10 @@ const (
 	EventError EventType = "error"
 	// EventTurnEnd ends a turn (End). Durable.
 	EventTurnEnd EventType = "turn.end"
+	// EventCodeCall is one tool call made by a PTC program (run_code): Call (its id is
+	// "<run_code call id>:code:<n>", Args its arguments) and Result (its outcome). Logged
+	// when the program ends, before the run_code call's EventToolResult. Durable.
+	EventCodeCall EventType = "code.call"
 )
 
 // Durable reports whether events of type t are written to the session log.
@@ -97,6 +101,8 @@ type Header struct {
 	Depth  int    `json:"depth,omitempty"`
 	// Resumed counts how many times the session was resumed.
 	Resumed int `json:"resumed,omitempty"`
+	// Mode is "ptc" for a session in PTC mode, "" for standard mode.
+	Mode string `json:"mode,omitempty"`
 }
 
 // CallInfo describes one tool call of the model.

@@ -192,12 +192,22 @@ func (s *Session) appendHistory(msgs ...model.Message) {
 // scope, and the history.
 func (s *Session) request(d *agentDef, info model.Info) (*model.Request, error) {
 	var system string
+	var vars map[string]string
+	if s.ptc {
+		vars = ptcVars
+	}
 	if ps, ok := sysprompt.Key.Get(d.c); ok {
-		p, err := ps.Assemble(d.c, nil)
+		p, err := ps.Assemble(d.c, vars)
 		if err != nil {
 			return nil, fmt.Errorf("system prompt: %w", err)
 		}
 		system = p.Text
+	}
+	if s.ptc {
+		s.mu.Lock()
+		hist := s.history[:len(s.history):len(s.history)]
+		s.mu.Unlock()
+		return &model.Request{System: system, Messages: hist, Tools: ptcToolDefs}, nil
 	}
 	tr := &ToolsRequest{Caller: d.c, Session: s, Model: info, Visible: d.tools.List(d.c)}
 	defs, err := Tools.Waterfall(d.c, tr, func() ([]model.ToolDef, error) { return ToolDefs(tr.Visible), nil })
@@ -242,7 +252,7 @@ func (s *Session) runCalls(cx context.Context, caller *ctx.Context, d *agentDef,
 			}
 		}
 		st.info, _ = d.tools.Lookup(caller, tc.Name)
-		st.safe = st.badJSON == nil && d.parallelSafe(st.info)
+		st.safe = st.badJSON == nil && !s.ptc && d.parallelSafe(st.info)
 		states[i] = st
 	}
 
@@ -272,6 +282,11 @@ func (s *Session) runCalls(cx context.Context, caller *ctx.Context, d *agentDef,
 	}
 	run := func(st *callState) {
 		started := time.Now()
+		if s.ptc {
+			st.msg, st.res = s.runCode(cx, caller, d, info, st.tc, st.args)
+			st.res.Duration = time.Since(started).Milliseconds()
+			return
+		}
 		res, err := d.tools.Execute(cx, caller, st.tc.Name, st.args, toolregistry.ExecOptions{CallID: st.tc.ID})
 		st.msg, st.res = s.toolMessage(d, info, st.tc.ID, res, err)
 		st.res.Duration = time.Since(started).Milliseconds()

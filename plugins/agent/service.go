@@ -306,6 +306,10 @@ type StartOptions struct {
 	Interactive bool
 	// Ephemeral keeps the session out of the store (no log, results kept in memory).
 	Ephemeral bool
+	// Mode is the session's mode, "standard" or "ptc"; "" is the agent's default (ptc for
+	// an agent whose mode is "ptc", else standard). A mode the agent does not offer is an
+	// error.
+	Mode string
 }
 
 // Start starts a session.

@@ -38,6 +38,7 @@ type Session struct {
 	depth       int
 	interactive bool
 	sampler     sampling.Sampler
+	ptc         bool // the session is in PTC mode
 
 	mu        sync.Mutex
 	header    Header
@@ -68,11 +69,18 @@ func (svc *Service) newSession(d *agentDef, opts StartOptions, parent *Session, 
 		return nil, err
 	}
 	info := m.Info()
-	s := &Session{svc: svc, agent: d.name, modelName: info.Name, parent: parent, depth: depth,
+	ptcMode, err := d.sessionMode(opts.Mode)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{svc: svc, agent: d.name, modelName: info.Name, parent: parent, depth: depth, ptc: ptcMode,
 		interactive: opts.Interactive, subs: map[*Subscription]struct{}{}, pending: map[string]*pendingApproval{},
 		grants: map[string]bool{}, saved: map[string]string{}}
 	s.sampler = sampling.Func(func(cx context.Context, r *sampling.Request) (*mcpResult, error) { return s.sample(cx, r) })
 	s.header = Header{Agent: d.name, Model: info.Name, ModelID: info.ID, Depth: depth}
+	if ptcMode {
+		s.header.Mode = ModePTC
+	}
 	return s, nil
 }
 
@@ -118,6 +126,7 @@ func (svc *Service) resume(d *agentDef, h *Header, events []Event, opts StartOpt
 	s.dir = svc.store.SessionDir(h.ID)
 	s.header = *h
 	s.header.Model = s.modelName
+	s.ptc = h.Mode == ModePTC // a session keeps the mode it was started in
 	hist, open := rebuild(events)
 	s.history = hist
 	s.events = events

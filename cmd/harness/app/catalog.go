@@ -9,6 +9,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/mcpprompts"
 	"github.com/cordisgo/harness/plugins/mcpresources"
+	"github.com/cordisgo/harness/plugins/ptc"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -26,6 +27,7 @@ var builtins = map[string]ctx.PluginDef{
 	"mcpprompts":   mcpprompts.Plugin,
 	"mcpmanager":   mcpmanager.Plugin,
 	"console":      console.Plugin,
+	"ptc":          ptc.Plugin,
 }
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name
