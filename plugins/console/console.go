@@ -113,6 +113,21 @@ type CallResult struct {
 type CallParams struct {
 	Tool string          `json:"tool"`
 	Args json.RawMessage `json:"args"`
+	// Ref is the caller's own name for the call (at most 64 bytes): a question the call
+	// raises carries it (Elicitation.Call), so a page can show it next to the call.
+	Ref string `json:"ref,omitempty"`
+}
+
+// refKey marks a call's context with its CallParams.Ref.
+type refKey struct{}
+
+// callRef is the Ref of the console call whose context cx is (or descends from), or "".
+func callRef(cx context.Context) string {
+	if cx == nil {
+		return ""
+	}
+	ref, _ := cx.Value(refKey{}).(string)
+	return ref
 }
 
 // ServerParams are the parameters of console/tools and console/instructions.
@@ -186,6 +201,12 @@ func (s *service) callTool(rc context.Context, raw json.RawMessage) (any, error)
 	}
 	if p.Tool == "" {
 		return nil, badRequest{`parameters: "tool" is required`}
+	}
+	if len(p.Ref) > 64 {
+		return nil, badRequest{`parameters: "ref" is longer than 64 bytes`}
+	}
+	if p.Ref != "" {
+		rc = context.WithValue(rc, refKey{}, p.Ref)
 	}
 	id := fmt.Sprintf("console_%d", s.seq.Add(1))
 	res, err := s.reg.Execute(rc, s.c, p.Tool, p.Args, toolregistry.ExecOptions{CallID: id})

@@ -28,6 +28,9 @@ type Elicitation struct {
 	Fields []elicitation.Field `json:"fields,omitempty"`
 	// URL is the page to visit (url mode).
 	URL string `json:"url,omitempty"`
+	// Call is the Ref of the console/callTool call that raised the question, when it was
+	// one and the server's client could tell; a page shows the question next to that call.
+	Call string `json:"call,omitempty"`
 	// Action is how a question ended ("done"): accept, decline or cancel when the page
 	// answered, "" when it ended otherwise (answered elsewhere, cancelled by the server,
 	// timed out).
@@ -97,7 +100,7 @@ func (p *pageResponder) Elicit(cx context.Context, r *elicitation.Request) (*eli
 	}
 	p.seq++
 	q := &question{form: r.Form, answer: make(chan *elicitation.Response, 1),
-		ev: Elicitation{Type: "pending", ID: "e" + strconv.FormatUint(p.seq, 10), Server: r.Server, Mode: r.Mode, Message: r.Message, URL: r.URL}}
+		ev: Elicitation{Type: "pending", ID: "e" + strconv.FormatUint(p.seq, 10), Server: r.Server, Mode: r.Mode, Message: r.Message, URL: r.URL, Call: callRef(r.Call)}}
 	if r.Form != nil {
 		q.ev.Fields = r.Form.Fields
 	}

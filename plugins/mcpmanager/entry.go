@@ -25,6 +25,9 @@ type entry struct {
 	// lines of the key paths under it when known; both only for error messages.
 	path  string
 	lines map[string]int
+	// layer is the settings file the entry comes from: "user" or "project" (empty for
+	// registered entries).
+	layer string
 }
 
 // newEntry checks the references of cfg (whose ServerName becomes name) and computes the

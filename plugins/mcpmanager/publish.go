@@ -133,6 +133,7 @@ func baseView(e *entry, src Source) View {
 	return View{
 		Name:      e.name,
 		Source:    src,
+		Layer:     e.layer,
 		Enabled:   e.enabled,
 		Transport: e.cfg.Transport,
 		Tools:     []string{},

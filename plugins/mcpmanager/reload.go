@@ -192,6 +192,9 @@ func (m *Manager) reload() {
 		for _, w := range warnings {
 			m.log.Warn("settings file: "+w, "file", path)
 		}
+		for _, e := range layer {
+			e.layer = [...]string{LayerUser, LayerProject}[i]
+		}
 		entries = layerEntries(entries, layer)
 	}
 	m.mu.Lock()

@@ -3,6 +3,7 @@ package mcpmanager
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,6 +140,13 @@ func TestProjectSettingsLayered(t *testing.T) {
 	})
 	if got := names(snap); len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != "c" {
 		t.Errorf("layered order %v, want a (replaced in place), b, c", got)
+	}
+	var layers []string
+	for _, v := range snap.Servers {
+		layers = append(layers, v.Name+"="+v.Layer)
+	}
+	if got := strings.Join(layers, " "); got != "a=project b=user c=project" {
+		t.Errorf("layers: %s", got)
 	}
 }
 

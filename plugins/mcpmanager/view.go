@@ -54,6 +54,12 @@ const (
 	SourceRegistered Source = "registered"
 )
 
+// The settings layers a View's Layer names.
+const (
+	LayerUser    = "user"
+	LayerProject = "project"
+)
+
 // ServerInfo is what a server reported about itself when it initialized. It is a plain
 // value.
 type ServerInfo struct {
@@ -72,6 +78,10 @@ type View struct {
 	Name string `json:"name"`
 	// Source is settings or registered.
 	Source Source `json:"source"`
+	// Layer says which settings file an entry of Source settings comes from: [LayerUser] or
+	// [LayerProject] (the project's .harness/mcp-servers.yaml, whose entry of a name
+	// replaces the user's).
+	Layer string `json:"layer,omitempty"`
 	// Owner names the scope that registered the server (registered entries only).
 	Owner string `json:"owner,omitempty"`
 	// Enabled is the entry's enabled flag (always true for registered entries).

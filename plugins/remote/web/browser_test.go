@@ -370,7 +370,8 @@ func TestPage(t *testing.T) {
 	t.Run("answer an elicitation", func(t *testing.T) {
 		// The demo's ask tool asks through elicitation: the Activity shows the form built
 		// from the requested schema, defaults filled in; the answer reaches the tool.
-		q := `#questions [data-question][data-server="alpha"]`
+		// A question raised by the page's own call shows next to that call.
+		q := `form[data-call="mcp__alpha__ask"] [data-question][data-server="alpha"]`
 		askTool := func() {
 			run(t, b, click(`form[data-call="mcp__alpha__ask"] button[type=submit]`), visible(q+` form`))
 		}
@@ -477,7 +478,7 @@ func TestTabs(t *testing.T) {
 	for _, tab := range tabs {
 		run(t, tab, chromedp.Navigate(s.srv.PageURL()), poll(status("alpha", "connected"), 30*time.Second))
 	}
-	q := `#questions [data-question][data-server="alpha"]`
+	q := `[data-question][data-server="alpha"]` // next to the call in the tab that made it, in the Activity elsewhere
 	last := tabs[len(tabs)-1]
 	// Background tabs are not rendered, so the clicks are the elements' own.
 	jsClick := func(sel string) string {

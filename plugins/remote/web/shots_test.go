@@ -158,10 +158,10 @@ func TestScreenshots(t *testing.T) {
 		click(`form[data-call="mcp__github__slow"] button[type=submit]`),
 		click(`[data-tool="mcp__github__ask"] [data-action="open-call"]`),
 		click(`form[data-call="mcp__github__ask"] button[type=submit]`),
-		visible(`#questions [data-server="github"] form`),
+		visible(`[data-question][data-server="github"] form`),
 		until(`(b => b && b.value > 0)(document.querySelector('#inflight li[data-target="slow"] progress'))`, 20*time.Second),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#activity-h').scrollIntoView(); null`, chromedp.EvalAsValue))
 	shot("activity.png")
-	run(t, b, click(`#questions [data-server="github"] [data-answer="cancel"]`),
-		until(`document.querySelector('#questions-box').hidden`, 10*time.Second))
+	run(t, b, click(`[data-question][data-server="github"] [data-answer="cancel"]`),
+		until(`!document.querySelector('[data-question]')`, 10*time.Second))
 }

@@ -153,19 +153,27 @@
       if (questions.has(ev.id)) return;
       const card = questionCard(ev);
       questions.set(ev.id, card);
-      $("#questions").append(card);
+      // A question raised by a call made from this tab shows next to that call.
+      const form = ev.call && document.querySelector('form[data-ref="' + CSS.escape(ev.call) + '"]');
+      if (form) {
+        card.dataset.here = "call";
+        form.querySelector(".out").before(card);
+      } else {
+        $("#questions").append(card);
+      }
       activity(ev.server + " asks: " + (ev.message || "(no message)"));
     } else if (ev.type === "done") {
       const card = questions.get(ev.id);
       if (card) { card.remove(); questions.delete(ev.id); }
       activity(ev.server + "'s question " + (ev.action ? "answered: " + ev.action : "ended (answered elsewhere, cancelled or timed out)"));
     }
-    $("#questions-box").hidden = questions.size === 0;
+    $("#questions-box").hidden = $("#questions").childElementCount === 0;
     // The tab's title counts the questions waiting, for a page kept in the background.
     document.title = (questions.size ? "(" + questions.size + ") " : "") + baseTitle;
   }
 
   const baseTitle = document.title;
+  let callSeq = 0; // names the page's calls (console/callTool's ref)
 
   // fieldInput builds the input of one form field, its default filled in.
   function fieldInput(id, f) {
@@ -325,7 +333,7 @@
   function serverCells(v) {
     const info = v.serverInfo ? v.serverInfo.name + (v.serverInfo.version ? " " + v.serverInfo.version : "") : "";
     const attempts = v.maxAttempts ? v.attempt + " / " + v.maxAttempts : (v.attempt ? String(v.attempt) : "");
-    const source = v.unmanaged ? "profile" : v.source + (v.owner ? " (" + v.owner + ")" : "");
+    const source = v.unmanaged ? "profile" : v.layer || (v.source + (v.owner ? " (" + v.owner + ")" : ""));
     return [
       el("td", { class: "name" },
         el("button", { type: "button", class: "link", dataset: { action: "select" },
@@ -482,7 +490,8 @@
     state.servers = next;
     const s = snap.settings || {};
     $("#settings").textContent = s.file
-      ? "settings: " + s.file + (s.missing ? " (missing)" : "") + (s.error ? " — rejected: " + s.error : "")
+      ? "settings: " + s.file + (s.projectFile ? " + project: " + s.projectFile : "") +
+        (s.missing ? " (missing)" : "") + (s.error ? " — rejected: " + s.error : "")
       : "no settings file";
     $("#settings").title = $("#settings").textContent;
     renderAll();
@@ -501,7 +510,7 @@
   // request that answers a question. stream() opens a method on it (POST
   // /v1/mux/{id}/open); after a reconnect (a new mux id) the open ones are opened again,
   // except one-shot streams (a login), which fail instead.
-  const mux = { id: "", subs: new Map(), seq: 0 };
+  const mux = { id: "", subs: new Map(), seq: 0, lost: false };
 
   function muxConnect() {
     const es = new EventSource("/v1/mux");
@@ -509,6 +518,11 @@
     es.addEventListener("mux", (e) => {
       mux.id = JSON.parse(e.data).id;
       setConn("live", "live");
+      if (mux.lost) {
+        mux.lost = false;
+        $("#app").classList.remove("stale");
+        activity("the host is back");
+      }
       for (const [sub, s] of mux.subs) {
         if (s.opened && s.once) { mux.subs.delete(sub); s.onError(new APIError("cancelled", "the connection to the host was lost")); continue; }
         muxOpen(sub, s);
@@ -531,6 +545,7 @@
         return;
       }
       mux.id = "";
+      hostLost();
       if (es.readyState === EventSource.CLOSED) {
         setConn("down", "disconnected");
         checkSession();
@@ -538,6 +553,14 @@
         setConn("connecting", "reconnecting…");
       }
     });
+  }
+
+  // hostLost greys the page out and says so once, however many times the browser retries.
+  function hostLost() {
+    if (mux.lost) return;
+    mux.lost = true;
+    $("#app").classList.add("stale");
+    activity("lost the connection to the host (stopped?): the page shows its last known state and reconnects when it is back", "bad");
   }
 
   async function muxOpen(sub, s) {
@@ -840,7 +863,9 @@
       const started = performance.now();
       activity("call " + t.name + " started");
       try {
-        const r = await call("console/callTool", { tool: t.name, args });
+        const ref = "call-" + (++callSeq);
+        form.dataset.ref = ref;
+        const r = await call("console/callTool", { tool: t.name, args, ref });
         out.replaceChildren(resultView(r, performance.now() - started));
         activity("call " + t.name + (r.isError ? " failed" : " done"), r.isError ? "bad" : "");
       } catch (err) {
@@ -1046,7 +1071,7 @@
 
   async function renderInfo(pane, name, v) {
     const kv = el("dl", { class: "kv" },
-      el("dt", {}, "Source"), el("dd", {}, v.unmanaged ? "profile row" : v.source || ""),
+      el("dt", {}, "Source"), el("dd", {}, v.unmanaged ? "profile row" : v.layer ? v.layer + " settings file" : v.source || ""),
       el("dt", {}, "Status"), el("dd", {}, v.status || ""),
       el("dt", {}, "Starts"), el("dd", {}, String(v.starts || 0)),
       el("dt", {}, "Connected at"), el("dd", {}, v.connectedAt || "—"),
@@ -1092,6 +1117,221 @@
     });
   }
 
+
+  // ---- the Chat view (agent/* of the host's agent) ----------------------------------
+  //
+  // A conversation with the host's agent: the session's events (agent/events, replayed from
+  // the start, then live) drawn as messages — the user's, the assistant's text streamed as
+  // it arrives, its reasoning folded, each tool call a row to expand (arguments and result),
+  // approvals asked inline with their buttons, usage per turn — and the sessions of the
+  // host (open and stored) to reopen.
+
+  const chat = { session: "", sub: null, seq: 0, live: null, calls: new Map(), running: false };
+
+  function chatInfo(text) { $("#chat-info").textContent = text; }
+
+  async function chatInit() {
+    if (!has("agent/start")) return;
+    $("#chat").hidden = false;
+    try {
+      const agents = await call("agent/agents");
+      $("#chat-agent").replaceChildren(...(agents || []).map((a) =>
+        el("option", { value: a.name }, a.name === "" ? "main" + (a.model ? " (" + a.model + ")" : "") : a.name)));
+    } catch (e) { chatInfo("agents: " + e.message); }
+    await chatSessions();
+    $("#chat-new").addEventListener("click", () => chatStart());
+    $("#chat-sessions").addEventListener("change", (e) => { if (e.target.value) chatOpen(e.target.value); });
+    $("#chat-form").addEventListener("submit", (e) => { e.preventDefault(); chatSend(); });
+    $("#chat-input").addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); chatSend(); }
+    });
+    $("#chat-cancel").addEventListener("click", () => {
+      if (chat.session) call("agent/cancel", { session: chat.session }).catch((e) => chatInfo("cancel: " + e.message));
+    });
+  }
+
+  async function chatSessions() {
+    let list = { open: [], stored: [] };
+    try { list = await call("agent/sessions"); } catch (e) { chatInfo("sessions: " + e.message); return; }
+    const seen = new Set();
+    const opts = [el("option", { value: "" }, chat.session ? "—" : "choose a session…")];
+    for (const info of [...(list.open || []), ...(list.stored || []).reverse()]) {
+      if (seen.has(info.id)) continue;
+      seen.add(info.id);
+      const when = new Date(info.updated || info.created).toLocaleString();
+      opts.push(el("option", { value: info.id, selected: info.id === chat.session },
+        (info.title || "(empty)") + " · " + when + (info.agent ? " · " + info.agent : "")));
+    }
+    $("#chat-sessions").replaceChildren(...opts);
+  }
+
+  async function chatStart() {
+    try {
+      const info = await call("agent/start", { agent: $("#chat-agent").value || "" });
+      chatFollow(info);
+      chatSessions();
+      $("#chat-input").focus();
+    } catch (e) { chatInfo("new session: " + e.message); }
+  }
+
+  async function chatOpen(id) {
+    try { chatFollow(await call("agent/open", { session: id })); } catch (e) { chatInfo("open: " + e.message); }
+  }
+
+  function chatFollow(info) {
+    if (chat.sub) chat.sub.close();
+    Object.assign(chat, { session: info.id, seq: 0, live: null, calls: new Map(), running: false });
+    $("#chat-log").replaceChildren();
+    $("#chat").dataset.session = info.id;
+    chatInfo("session " + info.id + (info.model ? " · model " + info.model : "") + (info.turns ? " · " + info.turns + " turns" : ""));
+    chatRunning(false);
+    chat.sub = stream("agent/events", onChatEvent, {
+      params: { session: info.id, after: 0 },
+      onError(e) { chatInfo("session " + info.id + ": " + e.message); },
+    });
+  }
+
+  async function chatSend() {
+    const text = $("#chat-input").value.trim();
+    if (!text) return;
+    if (!chat.session) await chatStart();
+    if (!chat.session) return;
+    try {
+      await call("agent/send", { session: chat.session, text });
+      $("#chat-input").value = "";
+      chatRunning(true);
+    } catch (e) { chatInfo("send: " + e.message); }
+  }
+
+  function chatRunning(on) {
+    chat.running = on;
+    $("#chat-cancel").hidden = !on;
+    $("#chat-send").disabled = on;
+    $("#chat").dataset.running = on ? "true" : "false";
+  }
+
+  function chatAppend(node) {
+    const log = $("#chat-log");
+    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+    log.append(node);
+    if (atEnd) log.scrollTop = log.scrollHeight;
+    return node;
+  }
+
+  // chatLive is the assistant message being streamed: its reasoning and text nodes.
+  function chatLive() {
+    if (!chat.live) {
+      const reasoning = el("pre", {});
+      const fold = el("details", { class: "reasoning", hidden: true }, el("summary", {}, "reasoning"), reasoning);
+      const text = el("div", { class: "msg assistant", hidden: true });
+      chatAppend(fold);
+      chatAppend(text);
+      chat.live = { fold, reasoning, text };
+    }
+    return chat.live;
+  }
+
+  function chatCallRow(c) {
+    let row = chat.calls.get(c.id);
+    if (!row) {
+      const outcome = el("span", { class: "outcome" }, "running…");
+      const body = el("div", {}, el("pre", { dataset: { part: "args" } }, prettyJSON(c.args)));
+      row = { node: el("details", { class: "call", dataset: { call: c.id, tool: c.tool } },
+        el("summary", {}, el("span", { class: "tool" }, c.tool), outcome), body), outcome, body };
+      chat.calls.set(c.id, row);
+      chatAppend(row.node);
+    }
+    return row;
+  }
+
+  function prettyJSON(text) {
+    try { return JSON.stringify(JSON.parse(text), null, 2); } catch (_) { return String(text || ""); }
+  }
+
+  function onChatEvent(ev) {
+    if (!ev || !chat.session) return;
+    switch (ev.type) {
+      case "user":
+        chat.live = null;
+        chatAppend(el("div", { class: "msg user" }, ev.text || (ev.message && ev.message.content) || ""));
+        chatRunning(true);
+        break;
+      case "reasoning.delta": {
+        const l = chatLive();
+        l.fold.hidden = false;
+        l.reasoning.textContent += ev.text || "";
+        break;
+      }
+      case "text.delta": {
+        const l = chatLive();
+        l.text.hidden = false;
+        l.text.textContent += ev.text || "";
+        break;
+      }
+      case "retry":
+        if (chat.live) { chat.live.text.textContent = ""; chat.live.reasoning.textContent = ""; }
+        chatAppend(el("div", { class: "turn-usage" }, "retrying: " + (ev.error || ev.text || "")));
+        break;
+      case "assistant": {
+        // The durable message: replayed sessions have no deltas, live ones replace theirs.
+        const m = ev.message || {};
+        const l = chatLive();
+        if (m.reasoning) { l.fold.hidden = false; l.reasoning.textContent = m.reasoning; }
+        if (m.content) { l.text.hidden = false; l.text.textContent = m.content; }
+        chat.live = null;
+        break;
+      }
+      case "tool.start":
+        if (ev.call) chatCallRow(ev.call);
+        break;
+      case "tool.result": {
+        if (!ev.call) break;
+        const row = chatCallRow(ev.call);
+        const r = ev.result || {};
+        row.node.dataset.outcome = r.outcome || "ok";
+        row.outcome.textContent = (r.outcome || "ok") + (r.durationMs !== undefined ? " · " + r.durationMs + " ms" : "");
+        const text = ev.message ? ev.message.content || "" : "";
+        row.body.append(el("pre", { dataset: { part: "result" } }, text + (r.saved ? "\n(saved whole in " + r.saved + ")" : "")));
+        break;
+      }
+      case "approval.asked": {
+        const a = ev.approval || {};
+        const answer = (decision) => call("agent/approve", { session: chat.session, id: a.id, decision })
+          .catch((e) => chatInfo("approve: " + e.message));
+        chatAppend(el("div", { class: "approval", dataset: { approval: a.id } },
+          el("div", {}, a.kind === "sampling"
+            ? "The server " + (a.server || "") + " asks the model for a completion."
+            : "Run " + (a.tool || "a tool") + "?" + (a.reason ? " (" + a.reason + ")" : "")),
+          a.args ? el("pre", {}, prettyJSON(JSON.stringify(a.args))) : null,
+          el("div", { class: "actions" },
+            el("button", { type: "button", class: "primary", dataset: { decision: "allow" }, onclick: () => answer("allow") }, "Allow once"),
+            el("button", { type: "button", dataset: { decision: "allow_session" }, onclick: () => answer("allow_session") }, "Allow for this session"),
+            el("button", { type: "button", dataset: { decision: "deny" }, onclick: () => answer("deny") }, "Deny"))));
+        break;
+      }
+      case "approval.decided": {
+        const a = ev.approval || {};
+        const card = document.querySelector('#chat-log [data-approval="' + CSS.escape(a.id || "") + '"]');
+        if (card) card.replaceChildren(el("div", {}, (a.tool || a.kind || "") + ": " + (a.decision || "") + (a.why ? " — " + a.why : "")));
+        break;
+      }
+      case "error":
+        chatAppend(el("div", { class: "msg error" }, ev.error || "error"));
+        break;
+      case "turn.end": {
+        const e = ev.end || {};
+        const u = e.usage || {};
+        chat.live = null;
+        chatAppend(el("div", { class: "turn-usage", dataset: { turnEnd: e.reason || "" } },
+          (e.reason && e.reason !== "done" ? e.reason + " · " : "") + (e.steps || 0) + " steps · " +
+          (u.promptTokens || 0) + " prompt tokens (" + (u.cacheHitTokens || 0) + " cached) · " +
+          (u.completionTokens || 0) + " completion tokens"));
+        chatRunning(false);
+        break;
+      }
+    }
+  }
+
   async function main() {
     try {
       await signIn();
@@ -1115,6 +1355,7 @@
     if (has("mcpManager/progress")) stream("mcpManager/progress", onProgress);
     if (has("console/elicitations")) stream("console/elicitations", onElicitation);
     if (has("prompts/watch")) stream("prompts/watch", onPromptsChanged);
+    chatInit();
   }
   main();
 })();
