@@ -27,7 +27,7 @@ var rules = map[string]rule{
 	"ctx/ctxtest":               {project: []string{"ctx", "internal/suggest"}, stdOnly: true},
 	"plugins/toolregistry":      {project: []string{"ctx", "internal/jsoncheck", "internal/suggest"}},
 	"plugins/sysprompt":         {project: []string{"ctx"}, stdOnly: true},
-	"plugins/toolsearch":        {project: []string{"ctx", "plugins/toolregistry"}},
+	"plugins/toolsearch":        {project: []string{"ctx", "plugins/toolregistry", "internal/suggest"}},
 	"plugins/mcpresources":      {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
 	"plugins/mcpprompts":        {project: []string{"ctx", "plugins/mcpclient", "internal/suggest"}},
 	"plugins/mcpauth":           {},

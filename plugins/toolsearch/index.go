@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/cordisgo/harness/internal/suggest"
 )
 
 // field is one indexed part of a tool.
@@ -212,7 +214,7 @@ func addText(tf map[string]uint16, text string, joined bool) int {
 		}
 		n++
 	}
-	words(text, emit, joined)
+	words(text, emit, joined, true)
 	eachCJKRun(text, func(run string) { glossaryTerms(run, emit) })
 	return n
 }
@@ -247,33 +249,32 @@ type alt struct {
 // concept is one word of the query with its alternatives.
 type concept struct {
 	alts []alt
+	// shared, when set, moves every alternative's IDF halfway to the lowest of them: a CJK
+	// bigram and its glossary word are one word in two scripts, and the script that is
+	// rarer in the fleet must not decide the ranking alone.
+	shared bool
 }
 
-// parse turns a query into concepts: one per distinct query term, with its synonyms,
-// typo corrections and prefix completions that occur in the index.
+// parse turns a query into concepts: one per distinct query word, with its synonyms, typo
+// corrections and prefix completions that occur in the index; and one per bigram of a CJK
+// run, with the English words of the glossary words that begin there. Concepts of which
+// nothing is indexed are left out.
 func (ix *Index) parse(query string) []concept {
 	var terms []string
 	seen := map[string]bool{}
-	add := func(t string) {
+	words(query, func(t string) {
 		if !seen[t] {
 			seen[t] = true
 			terms = append(terms, t)
 		}
-	}
-	words(query, add, true)
-	var gloss []string
-	eachCJKRun(query, func(run string) {
-		glossaryTerms(run, func(t string) {
-			if !seen[t] {
-				seen[t] = true
-				gloss = append(gloss, t)
-			}
-		})
-	})
-	out := make([]concept, 0, len(terms)+len(gloss))
+	}, true, false)
+	out := make([]concept, 0, len(terms))
 	for _, t := range terms {
 		c := concept{alts: []alt{{t, wExact}}}
 		_, known := ix.post[t]
+		if !known {
+			c.alts = c.alts[:0]
+		}
 		for _, s := range synonyms[t] {
 			if _, ok := ix.post[s]; ok {
 				c.alts = append(c.alts, alt{s, wSynonym})
@@ -294,21 +295,45 @@ func (ix *Index) parse(query string) []concept {
 				c.alts = append(c.alts, alt{v, wPrefix})
 			}
 		}
-		if known || len(c.alts) > 1 {
+		if len(c.alts) > 0 {
 			out = append(out, c)
-		} else {
-			out = append(out, concept{}) // an unknown word still counts against coverage
 		}
 	}
-	for _, g := range gloss {
-		c := concept{alts: []alt{{g, wGloss}}}
-		for _, s := range synonyms[g] {
-			if _, ok := ix.post[s]; ok {
-				c.alts = append(c.alts, alt{s, wGloss * wSynonym})
+	eachCJKRun(query, func(run string) {
+		rs := []rune(run)
+		for k := range rs {
+			var c concept
+			if k+1 < len(rs) || len(rs) == 1 {
+				g := string(rs[k:min(k+2, len(rs))])
+				if _, ok := ix.post[g]; ok && !seen[g] && !cjkStopChars[rs[k]] && (len(g) == len(string(rs[k])) || !cjkStopChars[rs[k+1]]) {
+					c.alts = append(c.alts, alt{g, wExact})
+				}
+				seen[g] = true
+			}
+			rest := string(rs[k:])
+			for zh, en := range cjkGlossary {
+				if !strings.HasPrefix(rest, zh) {
+					continue
+				}
+				for _, w := range strings.Fields(en) {
+					w = stem(w)
+					if _, ok := ix.post[w]; ok && !seen["\x00"+w] {
+						seen["\x00"+w] = true
+						c.alts = append(c.alts, alt{w, wGloss})
+						for _, s := range synonyms[w] {
+							if _, ok := ix.post[s]; ok {
+								c.alts = append(c.alts, alt{s, wGloss * wSynonym})
+							}
+						}
+					}
+				}
+			}
+			if len(c.alts) > 0 {
+				c.shared = len(c.alts) > 1
+				out = append(out, c)
 			}
 		}
-		out = append(out, c)
-	}
+	})
 	return out
 }
 
@@ -337,7 +362,7 @@ func (ix *Index) near(t string) []string {
 			if v[0] != t[0] && (len(v) < 2 || len(t) < 2 || v[1] != t[1]) {
 				continue // typos rarely change the first letters
 			}
-			if editDistance(t, v, maxd) <= maxd {
+			if suggest.Distance(t, v) <= 2*maxd { // suggest counts half edits
 				out = append(out, v)
 			}
 		}
@@ -345,45 +370,10 @@ func (ix *Index) near(t string) []string {
 	return out
 }
 
-// editDistance returns the optimal-string-alignment distance of a and b, or max+1 once it
-// exceeds max.
-func editDistance(a, b string, max int) int {
-	if a == b {
-		return 0
-	}
-	la, lb := len(a), len(b)
-	if d := la - lb; d > max || -d > max {
-		return max + 1
-	}
-	var rows [3][40]int
-	if lb >= 40 {
-		return max + 1
-	}
-	prev2, prev, cur := &rows[0], &rows[1], &rows[2]
-	for j := 0; j <= lb; j++ {
-		prev[j] = j
-	}
-	for i := 1; i <= la; i++ {
-		cur[0] = i
-		best := cur[0]
-		for j := 1; j <= lb; j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				v = min(v, prev2[j-2]+1)
-			}
-			cur[j] = v
-			best = min(best, v)
-		}
-		if best > max {
-			return max + 1
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[lb]
+// idf is a term's inverse document frequency (BM25's, never negative).
+func (ix *Index) idf(term string) float64 {
+	df := float64(len(ix.post[term]))
+	return math.Log(1 + (float64(len(ix.docs))-df+0.5)/(df+0.5))
 }
 
 // Search returns the tools that best match query, best first. An empty query, or one with
@@ -406,12 +396,21 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 	for _, c := range concepts {
 		nconcepts++
 		touched = touched[:0]
+		sharedIDF := math.Inf(1)
+		if c.shared {
+			for _, a := range c.alts {
+				sharedIDF = min(sharedIDF, ix.idf(a.term))
+			}
+		}
 		for _, a := range c.alts {
 			ps := ix.post[a.term]
 			if len(ps) == 0 {
 				continue
 			}
-			idf := math.Log(1 + (float64(n)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+			idf := ix.idf(a.term)
+			if c.shared {
+				idf = (idf + sharedIDF) / 2
+			}
 			for _, p := range ps {
 				var tfw float64
 				l := &ix.lens[p.doc]

@@ -9,7 +9,7 @@ were be been being it its this that these those there here i me my we our you yo
 please can could would should will shall may might must do does did done doing have has had having
 some any all each every no not only just also then than so such very too more most much many
 how what which who whom whose when where why up down out over under again once via using use used
-want need like let lets get got show tell give me want mcp tool tools`)
+want need like let lets get got show tell give me want mcp tool tools example e g eg com`)
 
 // Words above that still carry meaning for tools are taken back out: "get", "show",
 // "give", "use", "all" and "up" are common in tool names and descriptions.
@@ -116,6 +116,12 @@ var synonymGroups = [][]string{
 	{"drag", "drop", "dragging"},
 	{"accessibility", "a11y", "aria"},
 	{"emulate", "simulate", "pretend", "mimic", "throttle"},
+	{"disk", "filesystem", "local", "drive", "storage"},
+	{"content", "contents", "inside", "body", "text"},
+	{"multiple", "several", "many", "batch", "bulk", "simultaneously", "once"},
+	{"relation", "relationship", "link", "connection", "edge", "between"},
+	{"url", "link", "https", "http", "www"},
+	{"select", "switch", "choose", "pick", "focus", "activate"},
 }
 
 // cjkGlossary gives English words for common Chinese words of tasks and tool
@@ -149,7 +155,7 @@ var cjkGlossary = map[string]string{
 	"配置": "config", "设置": "set settings", "环境变量": "environment variables", "爬取": "crawl", "抓取": "scrape",
 	"论文": "paper", "监控": "monitor", "页面内容": "page content", "元数据": "metadata", "信息": "info",
 	"大小": "size", "树": "tree", "权限": "allowed", "压缩": "gzip compress", "求和": "sum", "相加": "sum add",
-	"回显": "echo", "对话框": "dialog", "弹窗": "dialog", "录屏": "screencast record", "下拉": "dropdown select",
+	"回显": "echo", "内容": "content", "多个": "multiple", "对话框": "dialog", "弹窗": "dialog", "录屏": "screencast record", "下拉": "dropdown select",
 }
 
 // glossaryTerms emits the English terms of every glossary word that occurs in run.

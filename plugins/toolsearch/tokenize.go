@@ -19,8 +19,8 @@ func isCJK(r rune) bool {
 // stemmed; English stop words are dropped; runs of CJK characters become overlapping
 // character bigrams (a lone character stays a unigram). emit gets each term; joined, when
 // set, also gets the concatenation of each identifier's parts ("readfile" for read_file)
-// when it has more than one.
-func words(text string, emit func(term string), joined bool) {
+// when it has more than one. cjk false leaves CJK runs out (the query parses them itself).
+func words(text string, emit func(term string), joined, cjk bool) {
 	var (
 		parts []string
 		run   []rune
@@ -40,7 +40,9 @@ func words(text string, emit func(term string), joined bool) {
 		parts = parts[:0]
 	}
 	flushCJK := func() {
-		cjkTerms(run, emit)
+		if cjk {
+			cjkTerms(run, emit)
+		}
 		run = run[:0]
 	}
 	i := 0

@@ -81,7 +81,7 @@ error exits with status 1.`,
 		}),
 	}
 	call.Flags().BoolVar(&callJSON, "json", false, "print the canonical result as JSON (the server's own result for MCP tools)")
-	return group("tools", "List and call tools", list, call)
+	return group("tools", "List, search and call tools", list, a.toolsSearchCommand(), call)
 }
 
 // callArgs checks the arguments of tools call: a name and a JSON object

@@ -1,0 +1,122 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolsearch"
+)
+
+// toolsSearchCommand is `tools search QUERY`: the tool search index over the live fleet, or
+// over a catalog file without starting anything.
+func (a *invocation) toolsSearchCommand() *cobra.Command {
+	var (
+		asJSON  bool
+		catalog string
+		server  string
+		limit   int
+		schemas int
+	)
+	cmd := &cobra.Command{
+		Use:   "search QUERY...",
+		Short: "Search the tools by what you want to do (the tool_search ranking)",
+		Long: `Rank the tools for a task written in words (any language; typos, identifiers and
+paraphrases are fine), best first: score, public name, server and tool name, purpose.
+With --catalog FILE the tools come from a catalog file ({"servers": {"NAME": {"tools":
+[Tool...]}}}, docs/tool-search.md) and nothing is started; otherwise from the profile's
+fleet. --json prints an array of hits: server, name (as its server lists it), publicName,
+purpose, score, and inputSchema for the first --schemas hits.`,
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			query := strings.Join(argv, " ")
+			if limit < 1 {
+				return usageErrorf("tools search: --limit must be at least 1, got %d", limit)
+			}
+			opts := toolsearch.SearchOptions{Limit: limit, Server: server, Schemas: schemas}
+			search := func(servers []toolsearch.Server, where string) error {
+				if server != "" {
+					var names []string
+					found := false
+					for _, s := range servers {
+						names = append(names, s.Name)
+						found = found || s.Name == server
+					}
+					if !found {
+						return &unknownServerError{name: server, where: where, known: names}
+					}
+				}
+				hits := toolsearch.New(servers).Search(query, opts)
+				if asJSON {
+					if hits == nil {
+						hits = []toolsearch.Hit{}
+					}
+					return writeJSON(a, hits)
+				}
+				return writeHits(a, hits)
+			}
+			if catalog != "" {
+				servers, err := toolsearch.ReadCatalog(catalog)
+				if err != nil {
+					return usageErrorf("tools search: %v", err)
+				}
+				for i := range servers {
+					for j := range servers[i].Tools {
+						t := &servers[i].Tools[j]
+						if t.PublicName == "" {
+							t.PublicName = mcpclient.PublicToolName(servers[i].Name, t.Name)
+						}
+					}
+				}
+				return search(servers, fmt.Sprintf("in catalog %s", catalog))
+			}
+			return a.withHost(cmd.Context(), func(_ context.Context, h *host) error {
+				reg, err := toolRegistry(h)
+				if err != nil {
+					return err
+				}
+				return search(toolsearch.FromRegistry(reg.List(h.root), nil), fmt.Sprintf("in profile %q", h.profile.Source))
+			})
+		}),
+	}
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the hits as a JSON array")
+	f.StringVar(&catalog, "catalog", "", "search the tools of a catalog `FILE` instead of the profile's servers (starts nothing)")
+	f.StringVar(&server, "server", "", "only the tools of this server")
+	f.IntVar(&limit, "limit", toolsearch.DefaultLimit, "the most hits to print")
+	f.IntVar(&schemas, "schemas", 0, "with --json, how many of the best hits carry their inputSchema")
+	return cmd
+}
+
+// writeHits prints search hits as aligned columns.
+func writeHits(a *invocation, hits []toolsearch.Hit) error {
+	if len(hits) == 0 {
+		fmt.Fprintln(a.stderr, "no tool matches")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCORE\tNAME\tSERVER/TOOL\tPURPOSE")
+	for _, h := range hits {
+		server := h.Server
+		if server == "" {
+			server = "-"
+		}
+		fmt.Fprintf(tw, "%.2f\t%s\t%s/%s\t%s\n", h.Score, printable(h.PublicName), printable(server), printable(h.Name), summary(h.Purpose, 72))
+	}
+	return tw.Flush()
+}
+
+// printable replaces control characters (terminal escapes among them) in a name that came
+// from a server or a file.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,38 @@
+package app
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestToolsSearchCatalog(t *testing.T) {
+	catalog := "../../../plugins/toolsearch/testdata/catalog.json"
+	r := run(t, nil, "tools", "search", "--catalog", catalog, "--json", "--schemas", "1", "crete", "a", "pul", "request", "on", "github")
+	r.expect(t, ExitOK, "", "")
+	var hits []struct {
+		Server, Name, PublicName string
+		Score                    float64
+		InputSchema              json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil {
+		t.Fatalf("--json output is not an array of hits: %v\n%s", err, r.stdout)
+	}
+	if len(hits) != 5 || hits[0].Server != "github" || hits[0].Name != "create_pull_request" ||
+		hits[0].PublicName != "mcp__github__create_pull_request" || hits[0].Score <= hits[1].Score ||
+		hits[0].InputSchema == nil || hits[1].InputSchema != nil {
+		t.Fatalf("hits = %+v", hits)
+	}
+	run(t, nil, "tools", "search", "--catalog", catalog, "读取文件内容").expect(t, ExitOK, "filesystem/read_text_file", "")
+	run(t, nil, "tools", "search", "--catalog", catalog, "--server", "githb", "x").expect(t, ExitFailure, "", `(did you mean "github"?)`)
+	run(t, nil, "tools", "search", "--catalog", "nope.json", "x").expect(t, ExitUsage, "", "nope.json")
+	run(t, nil, "tools", "search").expect(t, ExitUsage, "", "requires at least 1 arg")
+	r = run(t, nil, "tools", "search", "--catalog", catalog, "--json", "zzzzqqq")
+	if strings.TrimSpace(r.stdout) != "[]" {
+		t.Fatalf("no hits: stdout %q", r.stdout)
+	}
+}
+
+func TestToolsSearchLiveFleet(t *testing.T) {
+	run(t, nil, "tools", "search", "add", "two", "numbers").expect(t, ExitOK, "mcp__demo__add", "")
+}
