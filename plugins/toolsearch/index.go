@@ -48,10 +48,12 @@ const (
 //
 // An Index is immutable and safe for concurrent use.
 type Index struct {
-	docs  []doc
-	post  map[string][]posting
-	lens  [][nFields]float32
-	avg   [nFields]float64
+	docs    []doc
+	post    map[string][]posting  // the tool fields' terms
+	spost   map[string][]sposting // the server fields' terms (fServer, fInstr)
+	servers []serverSpan
+	lens    [][nFields]float32
+	avg     [nFields]float64
 	vocab []string // sorted, for prefix lookups
 	byLen map[int][]string
 	names map[string][]int32 // lowercased raw and public names
@@ -64,10 +66,62 @@ type doc struct {
 	purpose string
 }
 
-// posting is one tool's term frequencies for one term, per field.
+// posting is one tool's term frequencies for one term, per tool field.
 type posting struct {
 	doc int32
-	tf  [nFields]uint16
+	tf  [fServer]uint16
+}
+
+// sposting is one server's term frequencies for one term, in the server fields: they
+// count for each of its tools.
+type sposting struct {
+	server int32
+	tf     [nFields - fServer]uint16
+}
+
+// serverSpan is the tools of one server: docs[lo:hi].
+type serverSpan struct {
+	lo, hi int32
+}
+
+// termCounts gathers one text's term frequencies per field, reused from tool to tool.
+type termCounts struct {
+	slot  map[string]int32
+	terms []string
+	tfs   [][nFields]uint16
+}
+
+func newTermCounts() *termCounts { return &termCounts{slot: map[string]int32{}} }
+
+func (tc *termCounts) reset() {
+	clear(tc.slot)
+	tc.terms, tc.tfs = tc.terms[:0], tc.tfs[:0]
+}
+
+func (tc *termCounts) add(f field, t string) {
+	i, ok := tc.slot[t]
+	if !ok {
+		i = int32(len(tc.terms))
+		tc.slot[t] = i
+		tc.terms = append(tc.terms, t)
+		tc.tfs = append(tc.tfs, [nFields]uint16{})
+	}
+	if tc.tfs[i][f] < math.MaxUint16 {
+		tc.tfs[i][f]++
+	}
+}
+
+// text adds the terms of text to field f and returns how many there were. Glossary words
+// of CJK runs count as terms of the same field.
+func (tc *termCounts) text(f field, text string, joined bool) int {
+	n := 0
+	emit := func(t string) {
+		tc.add(f, t)
+		n++
+	}
+	words(text, emit, joined, true)
+	eachCJKRun(text, func(run string) { glossaryTerms(run, emit) })
+	return n
 }
 
 // Hit is one search result.
@@ -107,22 +161,26 @@ const DefaultLimit = 5
 // New indexes the tools of servers. It keeps the tools' strings and schema bytes, not the
 // slices. Tools without a name are skipped.
 func New(servers []Server) *Index {
-	ix := &Index{post: map[string][]posting{}, names: map[string][]int32{}}
+	ix := &Index{post: map[string][]posting{}, spost: map[string][]sposting{}, names: map[string][]int32{}}
 	n := 0
 	for _, s := range servers {
 		n += len(s.Tools)
 	}
 	ix.docs = make([]doc, 0, n)
 	ix.lens = make([][nFields]float32, 0, n)
-	var tfs [nFields]map[string]uint16
-	for f := range tfs {
-		tfs[f] = map[string]uint16{}
-	}
+	tc := newTermCounts()
 	for _, s := range servers {
-		instr := map[string]uint16{}
-		instrLen := addText(instr, s.Instructions, false)
-		serverTF := map[string]uint16{}
-		serverLen := addText(serverTF, s.Name, true)
+		sid := int32(len(ix.servers))
+		span := serverSpan{lo: int32(len(ix.docs))}
+		tc.reset()
+		serverLen := tc.text(fServer, s.Name, true)
+		instrLen := tc.text(fInstr, s.Instructions, false)
+		for i, t := range tc.terms {
+			var sp sposting
+			sp.server = sid
+			copy(sp.tf[:], tc.tfs[i][fServer:])
+			ix.spost[t] = append(ix.spost[t], sp)
+		}
 		for _, t := range s.Tools {
 			if t.Name == "" {
 				continue
@@ -131,26 +189,29 @@ func New(servers []Server) *Index {
 				t.PublicName = t.Name
 			}
 			id := int32(len(ix.docs))
-			ix.docs = append(ix.docs, doc{server: s.Name, tool: t, purpose: purposeOf(t.Title, t.Description)})
-			for f := range tfs {
-				clear(tfs[f])
+			purpose := purposeOf("", t.Description)
+			ix.docs = append(ix.docs, doc{server: s.Name, tool: t, purpose: purpose})
+			if purpose == "" {
+				ix.docs[id].purpose = purposeOf(t.Title, "")
 			}
+			tc.reset()
 			var l [nFields]float32
-			l[fName] = float32(addText(tfs[fName], t.Name, true))
+			l[fName] = float32(tc.text(fName, t.Name, true))
 			if t.PublicName != t.Name {
-				addText(tfs[fName], t.PublicName, true)
+				tc.text(fName, t.PublicName, true)
 			}
-			l[fTitle] = float32(addText(tfs[fTitle], t.Title, false))
-			l[fPurpose] = float32(addText(tfs[fPurpose], purposeOf("", t.Description), false))
-			l[fDesc] = float32(addText(tfs[fDesc], t.Description, false))
-			l[fParams] = float32(addText(tfs[fParams], paramText(t.InputSchema), true))
+			l[fTitle] = float32(tc.text(fTitle, t.Title, false))
+			l[fPurpose] = float32(tc.text(fPurpose, purpose, false))
+			l[fDesc] = float32(tc.text(fDesc, t.Description, false))
+			l[fParams] = float32(tc.text(fParams, paramText(t.InputSchema), true))
 			l[fServer] = float32(serverLen)
 			l[fInstr] = float32(instrLen)
-			maps := tfs
-			maps[fServer] = serverTF
-			maps[fInstr] = instr
 			ix.lens = append(ix.lens, l)
-			ix.addPostings(id, &maps)
+			for i, term := range tc.terms {
+				p := posting{doc: id}
+				copy(p.tf[:], tc.tfs[i][:fServer])
+				ix.post[term] = append(ix.post[term], p)
+			}
 			for _, nm := range []string{t.Name, t.PublicName} {
 				key := strings.ToLower(nm)
 				if !slices.Contains(ix.names[key], id) {
@@ -158,6 +219,8 @@ func New(servers []Server) *Index {
 				}
 			}
 		}
+		span.hi = int32(len(ix.docs))
+		ix.servers = append(ix.servers, span)
 	}
 	for f := range nFields {
 		var sum float64
@@ -170,52 +233,46 @@ func New(servers []Server) *Index {
 			ix.avg[f] = 1
 		}
 	}
-	ix.vocab = make([]string, 0, len(ix.post))
+	ix.vocab = make([]string, 0, len(ix.post)+len(ix.spost))
 	ix.byLen = map[int][]string{}
 	for t := range ix.post {
 		ix.vocab = append(ix.vocab, t)
-		ix.byLen[len(t)] = append(ix.byLen[len(t)], t)
+	}
+	for t := range ix.spost {
+		if _, ok := ix.post[t]; !ok {
+			ix.vocab = append(ix.vocab, t)
+		}
 	}
 	slices.Sort(ix.vocab)
-	for _, ts := range ix.byLen {
-		slices.Sort(ts)
+	for _, t := range ix.vocab {
+		ix.byLen[len(t)] = append(ix.byLen[len(t)], t)
 	}
 	return ix
 }
 
-// addPostings adds one tool's term frequencies to the postings.
-func (ix *Index) addPostings(id int32, tfs *[nFields]map[string]uint16) {
-	seen := map[string]int{}
-	var list []string
-	for f := range tfs {
-		for t := range tfs[f] {
-			if _, ok := seen[t]; !ok {
-				seen[t] = len(list)
-				list = append(list, t)
-			}
-		}
+// known reports whether term is indexed in any field.
+func (ix *Index) known(term string) bool {
+	if _, ok := ix.post[term]; ok {
+		return true
 	}
-	for _, t := range list {
-		p := posting{doc: id}
-		for f := range tfs {
-			p.tf[f] = tfs[f][t]
-		}
-		ix.post[t] = append(ix.post[t], p)
-	}
+	_, ok := ix.spost[term]
+	return ok
 }
 
-// addText adds the terms of text to tf and returns how many there were. Glossary words of
-// CJK runs count as terms of the same field.
-func addText(tf map[string]uint16, text string, joined bool) int {
+// df is the number of tools whose fields have term.
+func (ix *Index) df(term string) int {
+	sps := ix.spost[term]
 	n := 0
-	emit := func(t string) {
-		if tf[t] < math.MaxUint16 {
-			tf[t]++
-		}
-		n++
+	for _, sp := range sps {
+		n += int(ix.servers[sp.server].hi - ix.servers[sp.server].lo)
 	}
-	words(text, emit, joined, true)
-	eachCJKRun(text, func(run string) { glossaryTerms(run, emit) })
+	for _, p := range ix.post[term] {
+		if !slices.ContainsFunc(sps, func(sp sposting) bool {
+			return ix.servers[sp.server].lo <= p.doc && p.doc < ix.servers[sp.server].hi
+		}) {
+			n++
+		}
+	}
 	return n
 }
 
@@ -223,7 +280,7 @@ func addText(tf map[string]uint16, text string, joined bool) int {
 func eachCJKRun(text string, fn func(string)) {
 	start := -1
 	for i, r := range text {
-		if isCJK(r) {
+		if r >= 0x0E00 && isCJK(r) {
 			if start < 0 {
 				start = i
 			}
@@ -271,12 +328,12 @@ func (ix *Index) parse(query string) []concept {
 	out := make([]concept, 0, len(terms))
 	for _, t := range terms {
 		c := concept{alts: []alt{{t, wExact}}}
-		_, known := ix.post[t]
+		known := ix.known(t)
 		if !known {
 			c.alts = c.alts[:0]
 		}
 		for _, s := range synonyms[t] {
-			if _, ok := ix.post[s]; ok {
+			if ix.known(s) {
 				c.alts = append(c.alts, alt{s, wSynonym})
 			}
 		}
@@ -284,7 +341,7 @@ func (ix *Index) parse(query string) []concept {
 			for _, v := range ix.near(t) {
 				c.alts = append(c.alts, alt{v, wTypo})
 				for _, s := range synonyms[v] {
-					if _, ok := ix.post[s]; ok {
+					if ix.known(s) {
 						c.alts = append(c.alts, alt{s, wTypo * wSynonym})
 					}
 				}
@@ -305,7 +362,7 @@ func (ix *Index) parse(query string) []concept {
 			var c concept
 			if k+1 < len(rs) || len(rs) == 1 {
 				g := string(rs[k:min(k+2, len(rs))])
-				if _, ok := ix.post[g]; ok && !seen[g] && !cjkStopChars[rs[k]] && (len(g) == len(string(rs[k])) || !cjkStopChars[rs[k+1]]) {
+				if ix.known(g) && !seen[g] && !cjkStopChars[rs[k]] && (len(g) == len(string(rs[k])) || !cjkStopChars[rs[k+1]]) {
 					c.alts = append(c.alts, alt{g, wExact})
 				}
 				seen[g] = true
@@ -317,11 +374,11 @@ func (ix *Index) parse(query string) []concept {
 				}
 				for _, w := range strings.Fields(en) {
 					w = stem(w)
-					if _, ok := ix.post[w]; ok && !seen["\x00"+w] {
+					if ix.known(w) && !seen["\x00"+w] {
 						seen["\x00"+w] = true
 						c.alts = append(c.alts, alt{w, wGloss})
 						for _, s := range synonyms[w] {
-							if _, ok := ix.post[s]; ok {
+							if ix.known(s) {
 								c.alts = append(c.alts, alt{s, wGloss * wSynonym})
 							}
 						}
@@ -372,7 +429,7 @@ func (ix *Index) near(t string) []string {
 
 // idf is a term's inverse document frequency (BM25's, never negative).
 func (ix *Index) idf(term string) float64 {
-	df := float64(len(ix.post[term]))
+	df := float64(ix.df(term))
 	return math.Log(1 + (float64(len(ix.docs))-df+0.5)/(df+0.5))
 }
 
@@ -391,7 +448,8 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 	total := make([]float64, n)
 	covered := make([]float64, n)
 	best := make([]float64, n)
-	var touched []int32
+	tfw := make([]float64, n)
+	var touched, tfTouched []int32
 	var nconcepts float64
 	for _, c := range concepts {
 		nconcepts++
@@ -403,30 +461,52 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 			}
 		}
 		for _, a := range c.alts {
-			ps := ix.post[a.term]
-			if len(ps) == 0 {
-				continue
-			}
 			idf := ix.idf(a.term)
 			if c.shared {
 				idf = (idf + sharedIDF) / 2
 			}
-			for _, p := range ps {
-				var tfw float64
+			tfTouched = tfTouched[:0]
+			for _, sp := range ix.spost[a.term] {
+				span := ix.servers[sp.server]
+				for d := span.lo; d < span.hi; d++ {
+					l := &ix.lens[d]
+					var w float64
+					for k, tf := range sp.tf {
+						if tf == 0 {
+							continue
+						}
+						f := fServer + field(k)
+						w += weights[f] * float64(tf) / (1 - bField[f] + bField[f]*float64(l[f])/ix.avg[f])
+					}
+					if tfw[d] == 0 {
+						tfTouched = append(tfTouched, d)
+					}
+					tfw[d] += w
+				}
+			}
+			for _, p := range ix.post[a.term] {
 				l := &ix.lens[p.doc]
-				for f := range nFields {
-					if p.tf[f] == 0 {
+				var w float64
+				for f, tf := range p.tf {
+					if tf == 0 {
 						continue
 					}
-					norm := 1 - bField[f] + bField[f]*float64(l[f])/ix.avg[f]
-					tfw += weights[f] * float64(p.tf[f]) / norm
+					w += weights[f] * float64(tf) / (1 - bField[f] + bField[f]*float64(l[f])/ix.avg[f])
 				}
-				s := a.w * idf * tfw * (k1 + 1) / (k1 + tfw)
-				if best[p.doc] == 0 {
-					touched = append(touched, p.doc)
+				if tfw[p.doc] == 0 {
+					tfTouched = append(tfTouched, p.doc)
 				}
-				if s > best[p.doc] {
-					best[p.doc] = s
+				tfw[p.doc] += w
+			}
+			for _, d := range tfTouched {
+				w := tfw[d]
+				tfw[d] = 0
+				sc := a.w * idf * w * (k1 + 1) / (k1 + w)
+				if best[d] == 0 {
+					touched = append(touched, d)
+				}
+				if sc > best[d] {
+					best[d] = sc
 				}
 			}
 		}

@@ -11,63 +11,92 @@ import (
 // costs the index no more than a large ordinary one.
 const maxParamText = 8 << 10
 
+// schemaNode is the part of a JSON schema the index reads: property names and
+// descriptions, through nested schemas. Decoding into it skips every other keyword.
+type schemaNode struct {
+	Description          string                 `json:"description"`
+	Properties           map[string]*schemaNode `json:"properties"`
+	Items                json.RawMessage        `json:"items"` // a schema or (draft-07) an array of them
+	AnyOf                []*schemaNode          `json:"anyOf"`
+	OneOf                []*schemaNode          `json:"oneOf"`
+	AllOf                []*schemaNode          `json:"allOf"`
+	Defs                 map[string]*schemaNode `json:"$defs"`
+	Definitions          map[string]*schemaNode `json:"definitions"`
+	AdditionalProperties json.RawMessage        `json:"additionalProperties"`
+}
+
 // paramText returns the names and descriptions of a schema's properties, nested ones
 // included (through properties, items, anyOf/oneOf/allOf and $defs), space-separated.
 func paramText(schema json.RawMessage) string {
 	if len(schema) == 0 {
 		return ""
 	}
-	var v any
-	if err := json.Unmarshal(schema, &v); err != nil {
+	var n schemaNode
+	if err := json.Unmarshal(schema, &n); err != nil {
 		return ""
 	}
 	var b strings.Builder
-	walkSchema(v, &b, 0)
+	walkSchema(&n, &b, 0)
 	return b.String()
 }
 
-func walkSchema(v any, b *strings.Builder, depth int) {
-	if depth > 6 || b.Len() > maxParamText {
+func walkSchema(n *schemaNode, b *strings.Builder, depth int) {
+	if n == nil || depth > 6 || b.Len() > maxParamText {
 		return
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		if arr, ok := v.([]any); ok {
-			for _, x := range arr {
-				walkSchema(x, b, depth+1)
-			}
-		}
-		return
+	keys := make([]string, 0, len(n.Properties))
+	for k := range n.Properties {
+		keys = append(keys, k)
 	}
-	if props, ok := m["properties"].(map[string]any); ok {
-		keys := make([]string, 0, len(props))
-		for k := range props {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			b.WriteString(k)
-			b.WriteByte(' ')
-			if p, ok := props[k].(map[string]any); ok {
-				if d, ok := p["description"].(string); ok {
-					b.WriteString(d)
-					b.WriteByte(' ')
-				}
-				walkSchema(p, b, depth+1)
+	slices.Sort(keys)
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(' ')
+		if p := n.Properties[k]; p != nil {
+			if p.Description != "" {
+				b.WriteString(p.Description)
+				b.WriteByte(' ')
 			}
+			walkSchema(p, b, depth+1)
 		}
 	}
-	for _, k := range []string{"items", "anyOf", "oneOf", "allOf", "$defs", "definitions", "additionalProperties"} {
-		if x, ok := m[k]; ok {
-			if k == "$defs" || k == "definitions" {
-				if defs, ok := x.(map[string]any); ok {
-					for _, d := range defs {
-						walkSchema(d, b, depth+1)
-					}
-				}
-				continue
-			}
+	for _, raw := range []json.RawMessage{n.Items, n.AdditionalProperties} {
+		walkRaw(raw, b, depth+1)
+	}
+	for _, list := range [][]*schemaNode{n.AnyOf, n.OneOf, n.AllOf} {
+		for _, x := range list {
 			walkSchema(x, b, depth+1)
+		}
+	}
+	for _, defs := range []map[string]*schemaNode{n.Defs, n.Definitions} {
+		names := make([]string, 0, len(defs))
+		for k := range defs {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			walkSchema(defs[k], b, depth+1)
+		}
+	}
+}
+
+// walkRaw walks a member that is a schema, an array of schemas, or a boolean.
+func walkRaw(raw json.RawMessage, b *strings.Builder, depth int) {
+	if len(raw) == 0 {
+		return
+	}
+	switch raw[0] {
+	case '{':
+		var n schemaNode
+		if json.Unmarshal(raw, &n) == nil {
+			walkSchema(&n, b, depth)
+		}
+	case '[':
+		var list []*schemaNode
+		if json.Unmarshal(raw, &list) == nil {
+			for _, n := range list {
+				walkSchema(n, b, depth)
+			}
 		}
 	}
 }
@@ -76,6 +105,9 @@ func walkSchema(v any, b *strings.Builder, depth int) {
 // (or its title when it has none), whitespace collapsed, control characters dropped, at most
 // 200 bytes.
 func purposeOf(title, desc string) string {
+	if len(desc) > 1024 {
+		desc = desc[:1024] // the first sentence is in there, or the purpose is cut anyway
+	}
 	s := clean(desc)
 	if s == "" {
 		s = clean(title)

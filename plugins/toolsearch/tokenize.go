@@ -10,6 +10,9 @@ import (
 // Hiragana, Katakana, Hangul, Thai, Lao, Khmer, Myanmar): such runs are indexed as
 // character bigrams.
 func isCJK(r rune) bool {
+	if r < 0x0E00 { // below Thai: Latin, Greek, Cyrillic, Arabic, Indic scripts…
+		return false
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
 		unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
 }
@@ -53,6 +56,10 @@ func words(text string, emit func(term string), joined, cjk bool) {
 			flushIdent()
 			run = append(run, r)
 			i += n
+		case r < utf8.RuneSelf && !isAlnumASCII(byte(r)):
+			flushIdent()
+			flushCJK()
+			i += n
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			flushCJK()
 			j := i
@@ -88,6 +95,10 @@ func words(text string, emit func(term string), joined, cjk bool) {
 	}
 	flushIdent()
 	flushCJK()
+}
+
+func isAlnumASCII(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
 }
 
 // splitCase appends the lowercased parts of one alphanumeric word to parts: "getFileInfo"
