@@ -54,9 +54,9 @@ type Index struct {
 	servers []serverSpan
 	lens    [][nFields]float32
 	avg     [nFields]float64
-	vocab []string // sorted, for prefix lookups
-	byLen map[int][]string
-	names map[string][]int32 // lowercased raw and public names
+	vocab   []string // sorted, for prefix lookups
+	byLen   map[int][]string
+	names   map[string][]int32 // lowercased raw and public names
 }
 
 // doc is one indexed tool.
