@@ -4,8 +4,8 @@
 //
 // # Routes
 //
-// A [Gateway] has three kinds of route, each one mcp.Server that any number of downstream
-// sessions share:
+// A [Gateway] has four kinds of route, each one mcp.Server that any number of downstream
+// sessions share (the search route: one per session):
 //
 //   - the aggregated route ([Gateway.Aggregated], PathAggregated over HTTP): the tools visible
 //     at the gateway's scope (the root) under their public names (mcp__<server>__<tool>),
@@ -13,6 +13,9 @@
 //     recording); the resources and resource templates of the visible MCP servers under
 //     their own URIs (the first server by name keeps a URI two servers list); their prompts as
 //     mcp__<server>__<prompt>; completions and subscriptions routed to the owning server;
+//   - the search route ([Gateway.Search], PathSearch): the aggregated route's tools behind
+//     tool_search and call_tool, with a server per downstream session, to which the tools its
+//     searches found are added with their real schemas (tools/list_changed);
 //   - agent routes ([Gateway.Agent], PathAgents+<layer>): the same for one agent scope (its
 //     masks, its own servers);
 //   - per-server routes ([Gateway.Server], PathServers+<name>): one upstream server passed

@@ -62,6 +62,7 @@ type Gateway struct {
 	agg     *scopeRoute
 	agents  map[string]*scopeRoute
 	servers map[string]*serverRoute
+	search  *searchRoute                   // made by the first Search (search.go)
 	heard   map[*mcpclient.Upstream]func() // upstreams whose notices we listen to
 
 	tokens   sync.Map // upstream progress token (string) → progressTarget
@@ -171,6 +172,9 @@ func (g *Gateway) allRoutesLocked() []route {
 	for _, r := range g.servers {
 		out = append(out, r)
 	}
+	if g.search != nil {
+		out = append(out, g.search)
+	}
 	return out
 }
 
@@ -184,6 +188,9 @@ func (g *Gateway) changed(owner string) {
 	g.agg.kick()
 	for _, r := range g.agents {
 		r.kick()
+	}
+	if g.search != nil {
+		g.search.kick()
 	}
 	if len(owner) > 4 && owner[:4] == "mcp:" {
 		if r := g.servers[owner[4:]]; r != nil {

@@ -142,12 +142,15 @@ func (h *httpFront) route(path string) (http.Handler, int, error) {
 	switch {
 	case path == PathAggregated:
 		srv = h.g.Aggregated()
+	case path == PathSearch:
+		// A server per session: each session's searches load tools of its own.
+		return h.handler(PathSearch, func(*http.Request) *mcp.Server { return h.g.Search() }), 0, nil
 	case strings.HasPrefix(path, PathAgents) && !strings.Contains(path[len(PathAgents):], "/"):
 		srv, err = h.g.Agent(path[len(PathAgents):])
 	case strings.HasPrefix(path, PathServers) && !strings.Contains(path[len(PathServers):], "/"):
 		return h.serverRoute(path[len(PathServers):])
 	default:
-		return nil, http.StatusNotFound, fmt.Errorf("no route %q (routes: %s, %s<layer>, %s<server>)", path, PathAggregated, PathAgents, PathServers)
+		return nil, http.StatusNotFound, fmt.Errorf("no route %q (routes: %s, %s, %s<layer>, %s<server>)", path, PathAggregated, PathSearch, PathAgents, PathServers)
 	}
 	if err != nil {
 		return nil, routeStatus(err), err

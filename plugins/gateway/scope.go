@@ -100,31 +100,37 @@ func (r *scopeRoute) sync(cx context.Context) {
 }
 
 func (r *scopeRoute) syncTools() {
-	infos := r.g.reg.List(r.sc)
+	syncShownTools(r.srv, &r.mu, r.tools, r.g.reg.List(r.sc), r.callTool)
+}
+
+// syncShownTools makes srv show infos, each called through h: a tool whose definition
+// changed is replaced, one no longer in infos removed. shown (guarded by mu) holds what srv
+// shows, name → fingerprint.
+func syncShownTools(srv *mcp.Server, mu *sync.Mutex, shown map[string]string, infos []toolregistry.Info, h mcp.ToolHandler) {
 	seen := make(map[string]bool, len(infos))
 	for _, in := range infos {
 		seen[in.Name] = true
 		fp := in.Description + "\x00" + string(in.Parameters) + "\x00" + string(in.OutputSchema)
-		r.mu.Lock()
-		same := r.tools[in.Name] == fp
-		r.tools[in.Name] = fp
-		r.mu.Unlock()
+		mu.Lock()
+		same := shown[in.Name] == fp
+		shown[in.Name] = fp
+		mu.Unlock()
 		if same {
 			continue
 		}
-		r.srv.AddTool(toolOf(in), r.callTool)
+		srv.AddTool(toolOf(in), h)
 	}
 	var gone []string
-	r.mu.Lock()
-	for name := range r.tools {
+	mu.Lock()
+	for name := range shown {
 		if !seen[name] {
 			gone = append(gone, name)
-			delete(r.tools, name)
+			delete(shown, name)
 		}
 	}
-	r.mu.Unlock()
+	mu.Unlock()
 	if len(gone) > 0 {
-		r.srv.RemoveTools(gone...)
+		srv.RemoveTools(gone...)
 	}
 }
 

@@ -33,7 +33,7 @@ type gatewayEndpoint struct {
 func (a *invocation) serveCommand() *cobra.Command {
 	var (
 		addr, endpointFile, tokenFile string
-		stdio, noAuth, rotate         bool
+		stdio, noAuth, rotate, search bool
 		hosts, origins                []string
 		printClient                   string
 	)
@@ -45,6 +45,7 @@ connection per configured server, shared by every downstream session.
 
 Routes (Streamable HTTP):
   /mcp                   the tools (mcp__<server>__<tool>), resources and prompts visible at the root
+  /mcp/search            the same tools behind a search: tool_search, call_tool, and the tools found
   /mcp/agents/<layer>    what one agent scope of the profile sees (layer: its row ids, dot-joined)
   /mcp/servers/<name>    one upstream server passed through with its original names
 
@@ -58,10 +59,14 @@ Host and Origin headers are checked on every route (DNS rebinding). Without --ad
 gateway listens on loopback only.
 
 --stdio serves the aggregated route on stdin/stdout instead (for clients that only launch
-commands); in serve, --stdio takes no value, and upstream servers come from the profile.`,
+commands), --stdio --search the search route; in serve, --stdio takes no value, and
+upstream servers come from the profile.`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			opts := gateway.HTTPOptions{Addr: addr, NoAuth: noAuth, AllowedHosts: hosts, AllowedOrigins: origins}
+			if search && !stdio {
+				return usageErrorf("serve: --search is for --stdio (over HTTP the search route is %s)", gateway.PathSearch)
+			}
 			if stdio && (rotate || printClient != "") {
 				return usageErrorf("serve: --stdio has no token: --rotate-token and --print-client-config are for HTTP")
 			}
@@ -103,7 +108,11 @@ commands); in serve, --stdio takes no value, and upstream servers come from the 
 				defer gw.Close()
 				if stdio {
 					t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
-					err := gw.Aggregated().Run(c, t)
+					srv := gw.Aggregated()
+					if search {
+						srv = gw.Search()
+					}
+					err := srv.Run(c, t)
 					if err == nil || errors.Is(err, io.EOF) || c.Err() != nil {
 						return nil
 					}
@@ -116,6 +125,7 @@ commands); in serve, --stdio takes no value, and upstream servers come from the 
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", defaultServeAddr, "listen on `HOST:PORT` (port 0: a free port; the default is loopback only)")
 	f.BoolVar(&stdio, "stdio", false, "serve the aggregated route over stdin/stdout instead of HTTP")
+	f.BoolVar(&search, "search", false, "with --stdio: serve the search route (tool_search and call_tool) instead of the aggregated one")
 	f.BoolVar(&noAuth, "no-auth", false, "serve without a bearer token (refused unless the address is loopback)")
 	f.StringVar(&endpointFile, "endpoint-file", "", "write the URL and token to `PATH` (mode 0600; default: gateway.json next to the remote API's endpoint file)")
 	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from `PATH` instead of the kept one")
