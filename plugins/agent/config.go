@@ -65,8 +65,10 @@ type Config struct {
 
 // ToolsFilter is a list of allowed and denied tool-name patterns.
 type ToolsFilter struct {
+	// Allow keeps only the inherited tools matching one of these patterns.
 	Allow []string `json:"allow"`
-	Deny  []string `json:"deny"`
+	// Deny hides the inherited tools matching one of these patterns.
+	Deny []string `json:"deny"`
 }
 
 // Action is a permission verdict: "allow", "ask" or "deny".
@@ -86,10 +88,13 @@ const (
 // an Allow rule, a read-only tool when AllowReadOnly, then Default.
 type Permissions struct {
 	// Default is the action for calls no rule decides (default "ask").
-	Default Action   `json:"default"`
-	Allow   []string `json:"allow"`
-	Ask     []string `json:"ask"`
-	Deny    []string `json:"deny"`
+	Default Action `json:"default"`
+	// Allow lists the rules of tools that run without asking.
+	Allow []string `json:"allow"`
+	// Ask lists the rules of tools that need a person's approval.
+	Ask []string `json:"ask"`
+	// Deny lists the rules of tools that never run; deny beats every other rule.
+	Deny []string `json:"deny"`
 	// AllowReadOnly allows tools annotated readOnlyHint (and not destructive) without a
 	// rule (default true).
 	AllowReadOnly *bool `json:"allowReadOnly"`

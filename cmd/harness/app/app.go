@@ -20,6 +20,7 @@ import (
 	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/internal/termform"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/profiles"
 )
 
 // Options configure a harness binary. The zero value is the stock harness.
@@ -164,6 +165,9 @@ type invocation struct {
 	// provides the gateway's responder and sampler there (gateway.Prepare), which the MCP
 	// clients must see when they connect to advertise elicitation and sampling.
 	beforeMount func(root *ctx.Context) error
+	// adjustRows, if set, changes the profile's rows before they are mounted: ask adds an
+	// agent row when the profile has none.
+	adjustRows func([]profiles.Row) []profiles.Row
 }
 
 func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []string) *invocation {

@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/console"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
@@ -28,6 +29,7 @@ var builtins = map[string]ctx.PluginDef{
 	"mcpmanager":   mcpmanager.Plugin,
 	"console":      console.Plugin,
 	"ptc":          ptc.Plugin,
+	"agent":        agent.Plugin,
 }
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name

@@ -26,7 +26,8 @@ func (a *invocation) commands() *cobra.Command {
 MCP servers. Profiles: the built-ins (` + strings.Join(profiles.BuiltinNames(), ", ") + `) or a YAML file.
 
 Exit status: 0 success; 1 failure at run time (a tool error, an unreachable
-server, an interruption); 2 usage or profile error (nothing was run).`,
+server, an interruption); 2 usage or profile error (nothing was run); 3 an agent's
+turn stopped before the model finished (ask, sessions resume).`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -72,6 +73,8 @@ server, an interruption); 2 usage or profile error (nothing was run).`,
 		a.resourcesCommand(),
 		a.promptsCommand(),
 		a.promptCommand(),
+		a.askCommand(),
+		a.sessionsCommand(),
 		a.mcpCommand(),
 		a.profileCommand(),
 		a.demoServerCommand(),

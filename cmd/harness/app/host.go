@@ -133,6 +133,9 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	}
 	a.provideCatalog(root, p)
 	rows := p.Rows
+	if a.adjustRows != nil {
+		rows = a.adjustRows(rows)
+	}
 	if !a.hosting {
 		rows = withoutUse(rows, remoteUse)
 	}

@@ -1,0 +1,283 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/profiles"
+)
+
+// ExitIncomplete: harness ask (or sessions resume) ended the turn before the model
+// finished: the step limit, the token budget or the output limit. What the model said
+// last is on stdout.
+const ExitIncomplete = 3
+
+// agentUse is the catalog name of the agent plugin.
+const agentUse = "agent"
+
+// agentFlags are the flags of the commands that run an agent turn.
+type agentFlags struct {
+	json  bool
+	agent string
+	model string
+	allow []string
+}
+
+func (f *agentFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.json, "json", false, "write the session's events as JSON lines on stdout instead of the answer")
+	fl.StringVar(&f.agent, "agent", "", "the agent (an agent scope's name, such as reviewer or coder.review; default the main agent)")
+	fl.StringVar(&f.model, "model", "", "the model, by its name in the profile (default the agent's)")
+	fl.StringArrayVar(&f.allow, "allow", nil, "allow the tools matching `PATTERN` without asking (a tool name or SERVER/TOOL glob); repeatable")
+}
+
+func (a *invocation) askCommand() *cobra.Command {
+	var f agentFlags
+	cmd := &cobra.Command{
+		Use:   "ask [flags] TASK...",
+		Short: "Give the agent a task and print its final answer",
+		Long: `Give the agent a task: the model works with the profile's tools until it answers,
+and the answer is printed on stdout (with --json, every event of the session as a
+JSON line). The task is the arguments, or stdin when it is piped ("-" reads stdin).
+
+Nobody is asked for approvals: calls the agent's permissions would ask about are
+refused and the model is told why; --allow PATTERN allows more tools.
+
+Exit status: 0 the model answered; 1 failure (the model's API, an interruption);
+2 usage or profile error; 3 the turn stopped before the model finished (step
+limit, token budget, output limit).`,
+		Args: args(cobra.ArbitraryArgs),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			task, err := a.taskText(argv)
+			if err != nil {
+				return err
+			}
+			return a.withAgent(cmd.Context(), f, func(c context.Context, svc *agent.Service) error {
+				s, err := svc.Start(agent.StartOptions{Agent: f.agent, Model: f.model})
+				if err != nil {
+					return agentError(err)
+				}
+				defer func() { _ = s.Close() }()
+				return a.runTurn(c, s, 0, task, f)
+			})
+		}),
+	}
+	f.add(cmd)
+	return cmd
+}
+
+// taskText is the task of ask: the arguments, else stdin when it is not a terminal.
+func (a *invocation) taskText(argv []string) (string, error) {
+	if len(argv) == 1 && argv[0] == "-" || len(argv) == 0 && !isTerminalReader(a.stdin) {
+		b, err := readAll(a.stdin)
+		if err != nil {
+			return "", usageErrorf("reading the task from stdin: %v", err)
+		}
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+		return "", usageErrorf("a task is required: harness ask \"TASK\", or pipe it on stdin (stdin was empty)")
+	}
+	if t := strings.TrimSpace(strings.Join(argv, " ")); t != "" {
+		return t, nil
+	}
+	return "", usageErrorf("a task is required: harness ask \"TASK\", or pipe it on stdin")
+}
+
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// agentError maps the agent's errors: an unknown agent or model is a usage error.
+func agentError(err error) error {
+	if errors.Is(err, agent.ErrUnknownAgent) || errors.Is(err, agent.ErrUnknownSession) || strings.Contains(err.Error(), "unknown model") {
+		return usageErrorf("%v", err)
+	}
+	return failure(err)
+}
+
+// withAgent starts the profile's host with an agent at its top level (the profile's, or
+// one with the defaults) and runs fn with the agent service.
+func (a *invocation) withAgent(c context.Context, f agentFlags, fn func(context.Context, *agent.Service) error) error {
+	dir, err := a.sessionsDir()
+	if err != nil {
+		return failure(err)
+	}
+	a.adjustRows = func(rows []profiles.Row) []profiles.Row { return withAgentRow(rows, dir, f.allow) }
+	if a.beforeMount == nil {
+		a.beforeMount = agent.Prepare // servers may sample from the agent's model from the start
+	}
+	return a.withHost(c, func(c context.Context, h *host) error {
+		if _, ok := model.Key.Get(h.root); !ok {
+			return failure(fmt.Errorf("profile %q mounts no model service (a row with use: model); see docs/agent.md", h.profile.Source))
+		}
+		svc, ok := agent.Key.Get(h.root)
+		if !ok {
+			if err := h.mounts.failedUse(agentUse); err != nil {
+				return profileError(err)
+			}
+			return failure(fmt.Errorf("profile %q: the agent did not start", h.profile.Source))
+		}
+		return fn(c, svc)
+	})
+}
+
+// withAgentRow returns rows with a top-level agent row (added when the profile has none)
+// whose sessionsDir defaults to dir and whose permissions allow the patterns allow too.
+func withAgentRow(rows []profiles.Row, dir string, allow []string) []profiles.Row {
+	out := append([]profiles.Row(nil), rows...)
+	at := -1
+	for i, r := range out {
+		if r.Enabled && r.Use == agentUse {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		id := agentUse
+		for taken := true; taken; {
+			taken = false
+			for _, r := range out {
+				if strings.EqualFold(r.ID, id) {
+					id += "_"
+					taken = true
+				}
+			}
+		}
+		out = append(out, profiles.Row{ID: id, Use: agentUse, Enabled: true, Config: map[string]any{}, Path: "plugins." + id})
+		at = len(out) - 1
+	}
+	r := out[at]
+	cfg := make(map[string]any, len(r.Config)+1)
+	for k, v := range r.Config {
+		cfg[k] = v
+	}
+	if _, ok := cfg["sessionsDir"]; !ok && dir != "" {
+		cfg["sessionsDir"] = dir
+	}
+	if len(allow) > 0 {
+		perms := map[string]any{}
+		if p, ok := cfg["permissions"].(map[string]any); ok {
+			for k, v := range p {
+				perms[k] = v
+			}
+		}
+		var list []any
+		if l, ok := perms["allow"].([]any); ok {
+			list = append(list, l...)
+		}
+		for _, p := range allow {
+			list = append(list, p)
+		}
+		perms["allow"] = list
+		cfg["permissions"] = perms
+	}
+	r.Config = cfg
+	out[at] = r
+	return out
+}
+
+// sessionsDir is agent.DefaultSessionsDir in the invocation's environment.
+func (a *invocation) sessionsDir() (string, error) {
+	get := func(k string) string { v, _ := lookupEnv(a.env, k); return v }
+	if a.env == nil {
+		get = os.Getenv
+	}
+	return agent.DefaultSessionsDir(get)
+}
+
+// runTurn sends task to s and prints the outcome: the answer (or with --json the events
+// after the sequence number after) on stdout, one line per tool call on stderr when it is
+// a terminal.
+func (a *invocation) runTurn(c context.Context, s *agent.Session, after int64, task string, f agentFlags) error {
+	sub := s.Subscribe(after)
+	printed := make(chan error, 1)
+	go func() { printed <- a.printEvents(c, sub, f.json) }()
+	end, err := s.Send(c, task)
+	sub.Close()
+	if perr := <-printed; perr != nil && err == nil {
+		err = perr
+	}
+	if !f.json && end != nil && end.Text != "" {
+		text := end.Text
+		if isTerminal(a.stdout) {
+			text = terminalText(text)
+		}
+		fmt.Fprintln(a.stdout, strings.TrimRight(text, "\n"))
+	}
+	switch {
+	case end == nil:
+		return failure(err)
+	case errors.Is(err, agent.ErrCancelled):
+		return failure(errors.New("interrupted"))
+	case err != nil:
+		return failure(err)
+	}
+	switch end.Reason {
+	case agent.StopDone:
+		return nil
+	case agent.StopMaxSteps, agent.StopTokenBudget, agent.StopLength:
+		errorf(a.stderr, a.prog, "the turn stopped before the model finished: %s (session %s)", end.Reason, s.ID())
+		return &exitError{code: ExitIncomplete, err: errors.New("")}
+	}
+	return nil
+}
+
+// printEvents writes the events of sub: every one as a JSON line with asJSON, else a line
+// per tool result on stderr when it is a terminal. It returns when sub is closed.
+func (a *invocation) printEvents(c context.Context, sub *agent.Subscription, asJSON bool) error {
+	enc := json.NewEncoder(a.stdout)
+	showTools := !asJSON && a.term != nil
+	for {
+		ev, err := sub.Next(c)
+		if err != nil {
+			return nil
+		}
+		if asJSON {
+			if err := enc.Encode(ev); err != nil {
+				return err
+			}
+			continue
+		}
+		if showTools && ev.Type == agent.EventToolResult && ev.Call != nil && ev.Result != nil {
+			who := ""
+			if ev.Agent != "" {
+				who = ev.Agent + ": "
+			}
+			fmt.Fprintf(a.term, "%s%s %s (%d ms)\n", who, terminalText(ev.Call.Tool), ev.Result.Outcome, ev.Result.Duration)
+		}
+	}
+}
+
+// terminalText makes a model's or a server's text safe to print on a terminal: control
+// characters (escape sequences that could redraw the screen) and bidirectional overrides
+// are dropped, tabs become spaces; newlines stay.
+func terminalText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '\t':
+			return ' '
+		case unicode.IsControl(r), r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == utf8.RuneError:
+			return -1
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,227 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cordisgo/harness/internal/suggest"
+	"github.com/cordisgo/harness/plugins/agent"
+)
+
+func (a *invocation) sessionsCommand() *cobra.Command {
+	var listJSON, showJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the stored agent sessions, newest first",
+		Args:  args(cobra.NoArgs),
+		RunE: action(func(*cobra.Command, []string) error {
+			st, err := a.sessionStore()
+			if err != nil {
+				return err
+			}
+			infos, err := st.List()
+			if err != nil {
+				return failure(err)
+			}
+			if listJSON {
+				if infos == nil {
+					infos = []agent.SessionInfo{}
+				}
+				return writeJSON(a, infos)
+			}
+			if len(infos) == 0 {
+				fmt.Fprintf(a.stderr, "no sessions in %s\n", st.Dir())
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tUPDATED\tAGENT\tMODEL\tTURNS\tTITLE")
+			for _, in := range infos {
+				title := in.Title
+				if in.Err != "" {
+					title = "(unreadable: " + in.Err + ")"
+				}
+				name := in.Agent
+				if name == "" {
+					name = "main"
+				}
+				if in.Parent != "" {
+					name += " (sub)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", in.ID, in.Updated.Local().Format(time.DateTime), name,
+					in.Model, in.Turns, terminalText(title))
+			}
+			return tw.Flush()
+		}),
+	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print the sessions as JSON")
+
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print a stored session's conversation (--json: its event log)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: action(func(_ *cobra.Command, argv []string) error {
+			st, err := a.sessionStore()
+			if err != nil {
+				return err
+			}
+			events, err := st.Read(argv[0])
+			if err != nil {
+				return sessionError(st, argv[0], err)
+			}
+			if showJSON {
+				enc := json.NewEncoder(a.stdout)
+				for _, ev := range events {
+					if err := enc.Encode(ev); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			return writeTranscript(a.stdout, events)
+		}),
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, "print the session's events as JSON lines")
+
+	var f agentFlags
+	resume := &cobra.Command{
+		Use:   "resume ID TASK...",
+		Short: "Reopen a stored session and give its agent one more task (as harness ask)",
+		Long: `Reopen a stored session: its history is rebuilt from the log (a torn last line,
+left by a crash, is dropped; calls left without a result get an aborted one) and
+the agent works on the task with it. Output and exit status as harness ask.`,
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			task, err := a.taskText(argv[1:])
+			if err != nil {
+				return err
+			}
+			if f.agent != "" {
+				return usageErrorf("sessions resume: --agent: a session keeps its agent")
+			}
+			st, err := a.sessionStore()
+			if err != nil {
+				return err
+			}
+			events, err := st.Read(argv[0])
+			if err != nil {
+				return sessionError(st, argv[0], err)
+			}
+			after := events[len(events)-1].Seq
+			return a.withAgent(cmd.Context(), f, func(c context.Context, svc *agent.Service) error {
+				if svc.Store().Dir() != st.Dir() {
+					return failure(fmt.Errorf("the agent stores sessions in %s, not %s", svc.Store().Dir(), st.Dir()))
+				}
+				s, err := svc.Resume(argv[0], agent.StartOptions{Model: f.model})
+				if err != nil {
+					return agentError(err)
+				}
+				defer func() { _ = s.Close() }()
+				return a.runTurn(c, s, after, task, f)
+			})
+		}),
+	}
+	f.add(resume)
+	return group("sessions", "List, show and resume agent sessions", list, show, resume)
+}
+
+// sessionStore is the store of the profile's top-level agent (its sessionsDir), else of
+// the default directory.
+func (a *invocation) sessionStore() (*agent.Store, error) {
+	dir, err := a.sessionsDir()
+	if err != nil {
+		return nil, failure(err)
+	}
+	p, err := a.loadProfile()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range p.Rows {
+		if r.Enabled && r.Use == agentUse {
+			if d, ok := r.Config["sessionsDir"].(string); ok && d != "" && d != "-" {
+				dir = d
+			}
+			break
+		}
+	}
+	return agent.OpenStore(dir), nil
+}
+
+// sessionError reports a session that cannot be read, with a did-you-mean for a mistyped id.
+func sessionError(st *agent.Store, id string, err error) error {
+	if !errors.Is(err, agent.ErrUnknownSession) {
+		return failure(err)
+	}
+	infos, _ := st.List()
+	ids := make([]string, 0, len(infos))
+	for _, in := range infos {
+		ids = append(ids, in.ID)
+	}
+	if hint := suggest.Phrase(suggest.Closest(id, ids, suggest.Options{})); hint != "" {
+		return usageErrorf("no session %q in %s (%s); see harness sessions list", id, st.Dir(), hint)
+	}
+	return usageErrorf("no session %q in %s; see harness sessions list", id, st.Dir())
+}
+
+// writeTranscript prints a session's events as a conversation.
+func writeTranscript(w io.Writer, events []agent.Event) error {
+	var b strings.Builder
+	for _, ev := range events {
+		who := ""
+		if ev.Agent != "" {
+			who = "[" + ev.Agent + "] "
+		}
+		switch ev.Type {
+		case agent.EventSession:
+			h := ev.Header
+			name := h.Agent
+			if name == "" {
+				name = "main"
+			}
+			if h.Resumed == 0 {
+				fmt.Fprintf(&b, "session %s · agent %s · model %s (%s) · %s\n", h.ID, name, h.Model, h.ModelID, h.Created.Local().Format(time.DateTime))
+				if h.Parent != "" {
+					fmt.Fprintf(&b, "subagent run of session %s\n", h.Parent)
+				}
+			} else {
+				fmt.Fprintf(&b, "\n(resumed, model %s)\n", h.Model)
+			}
+		case agent.EventUser:
+			fmt.Fprintf(&b, "\n> %s\n", strings.ReplaceAll(terminalText(ev.Text), "\n", "\n> "))
+		case agent.EventAssistant:
+			if ev.Message != nil && strings.TrimSpace(ev.Message.Content) != "" {
+				fmt.Fprintf(&b, "\n%s%s\n", who, terminalText(strings.TrimSpace(ev.Message.Content)))
+			}
+		case agent.EventToolResult:
+			if ev.Call != nil && ev.Result != nil {
+				args := ev.Call.Args
+				if len(args) > 120 {
+					args = args[:117] + "..."
+				}
+				line := fmt.Sprintf("  %s· %s %s → %s (%d ms)", who, ev.Call.Tool, args, ev.Result.Outcome, ev.Result.Duration)
+				fmt.Fprintln(&b, terminalText(line))
+			}
+		case agent.EventApprovalDecided:
+			if ev.Approval != nil {
+				fmt.Fprintln(&b, terminalText(fmt.Sprintf("  %s? %s %s: %s %s", who, ev.Approval.Kind, ev.Approval.Tool+ev.Approval.Server, ev.Approval.Decision, ev.Approval.Why)))
+			}
+		case agent.EventError:
+			fmt.Fprintln(&b, terminalText("  "+who+"error: "+ev.Error))
+		case agent.EventTurnEnd:
+			if ev.End != nil {
+				u := ev.End.Usage
+				fmt.Fprintf(&b, "  (%s%s after %d step%s; %d prompt tokens, %d cached; %d completion tokens)\n", who,
+					ev.End.Reason, ev.End.Steps, plural(ev.End.Steps), u.PromptTokens, u.CacheHitTokens, u.CompletionTokens)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
