@@ -157,6 +157,7 @@ type run struct {
 	sleeps    map[*time.Timer]struct{}
 	console   strings.Builder
 	busy      time.Duration
+	cpu       *time.Timer // the CPU limit's timer, armed while the interpreter runs
 	stringify goja.Callable
 	parse     goja.Callable
 	errCtor   goja.Value // ToolCallError
@@ -268,9 +269,14 @@ func (x *run) enter(fn func()) {
 	if left <= 0 {
 		left = time.Nanosecond
 	}
-	t := time.AfterFunc(left, func() {
-		x.fail(&Error{Kind: KindCPU, Msg: "the program's code ran longer than " + ms(x.l.CPUTimeMs).String() + " (CPU time limit; time spent waiting for tools does not count)"})
-	})
+	if x.cpu == nil {
+		x.cpu = time.AfterFunc(left, func() {
+			x.fail(&Error{Kind: KindCPU, Msg: "the program's code ran longer than " + ms(x.l.CPUTimeMs).String() + " (CPU time limit; time spent waiting for tools does not count)"})
+		})
+	} else {
+		x.cpu.Reset(left)
+	}
+	t := x.cpu
 	start := time.Now()
 	defer func() {
 		x.busy += time.Since(start)
