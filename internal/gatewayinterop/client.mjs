@@ -1,14 +1,15 @@
 // A downstream MCP client for the gateway interop tests: the official TypeScript SDK's
 // Client over Streamable HTTP. Usage: node client.mjs URL TOKEN OPS [ANSWERS]
 // OPS is a JSON array of [method, params] pairs, run in order; the results are printed
-// as one JSON array on stdout (an error as {"error": message}).
+// as one JSON array on stdout (an error as {"error": message}); the op "wait/tools-changed"
+// waits for a notifications/tools/list_changed.
 // ANSWERS, a JSON object, gives the client the capabilities to answer server requests:
 // "elicit" is the elicitation result it answers with (content: the values of the fields the
 // form has), "sample" the sampling result; the
 // requests it got are printed as "requests" ([method, params] pairs).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [url, token, ops, answersArg] = process.argv.slice(2);
 const answers = answersArg ? JSON.parse(answersArg) : {};
@@ -35,7 +36,22 @@ if (answers.sample) {
     return answers.sample;
   });
 }
+// tools/list_changed notifications count; the op "wait/tools-changed" waits (at most 10 s)
+// until one has come.
+let toolsChanged = 0;
+let onToolsChanged = () => {};
+client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+  toolsChanged++;
+  onToolsChanged();
+});
 const calls = {
+  "wait/tools-changed": () =>
+    toolsChanged > 0
+      ? Promise.resolve({ toolsChanged })
+      : new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error("no tools/list_changed within 10 s")), 10000);
+          onToolsChanged = () => { clearTimeout(timer); resolve({ toolsChanged }); };
+        }),
   "tools/list": (p) => client.listTools(p),
   "tools/call": (p) => client.callTool(p),
   "resources/list": (p) => client.listResources(p),

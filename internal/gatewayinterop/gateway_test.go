@@ -276,3 +276,28 @@ func TestTypeScriptClientAnswersServerRequests(t *testing.T) {
 		t.Fatalf("a client without the capability was asked: %s", none.Requests)
 	}
 }
+
+// TestTypeScriptClientSearch: the search route with the TypeScript SDK client: tool_search
+// adds the found tool to the session's list (tools/list_changed) with its schema, and the
+// client calls it directly and through call_tool.
+func TestTypeScriptClientSearch(t *testing.T) {
+	need(t, "@modelcontextprotocol/sdk/package.json")
+	base := gatewayURL(t)
+	out := ts(t, base+gateway.PathSearch,
+		op("tools/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "tool_search", "arguments": map[string]any{"query": "echo a message back", "server": "everything", "limit": 1}}),
+		op("wait/tools-changed", map[string]any{}),
+		op("tools/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "mcp__everything__echo", "arguments": map[string]any{"message": "found and called"}}),
+		op("tools/call", map[string]any{"name": gateway.CallToolName, "arguments": map[string]any{"name": "mcp__demo__add", "arguments": map[string]any{"a": 2, "b": 40}}}),
+	)
+	contains(t, "first tools/list", out.Results[0], `"tool_search"`, `"call_tool"`)
+	if strings.Contains(string(out.Results[0]), "mcp__everything__echo") {
+		t.Errorf("the first list shows a tool before any search: %.400s", out.Results[0])
+	}
+	contains(t, "tool_search", out.Results[1], `mcp__everything__echo`)
+	contains(t, "tools/list_changed", out.Results[2], `"toolsChanged"`)
+	contains(t, "tools/list after the search", out.Results[3], `"mcp__everything__echo"`, `"message"`)
+	contains(t, "the found tool", out.Results[4], `found and called`)
+	contains(t, "call_tool", out.Results[5], `42`)
+}

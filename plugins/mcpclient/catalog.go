@@ -78,7 +78,8 @@ func configHash(cfg Config) (string, error) {
 }
 
 // attachCatalog connects s to the catalog service when c sees one: the writer that keeps
-// s's entry current, and the entry cached for s's configuration, if any (nil otherwise).
+// s's entry current, and, for a lazy client, the entry cached for s's configuration, if any
+// (nil otherwise).
 func attachCatalog(c *ctx.Context, s *supervisor) (*mcpcatalog.Server, error) {
 	store, ok := mcpcatalog.Key.Get(c)
 	if !ok || store == nil {
@@ -102,6 +103,9 @@ func attachCatalog(c *ctx.Context, s *supervisor) (*mcpcatalog.Server, error) {
 	}
 	cat.writer = w
 	s.cat = cat
+	if lazy, _ := s.cfg.lazyPolicy(store); !lazy {
+		return nil, nil // an eager client only writes the cache
+	}
 	entry, err := store.Load(s.cfg.ServerName, hash)
 	if err != nil {
 		if !errors.Is(err, mcpcatalog.ErrNotCached) {

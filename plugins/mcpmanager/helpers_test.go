@@ -16,6 +16,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/plugins/mcpcatalog"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -41,6 +42,7 @@ type hostOptions struct {
 	noTools    bool
 	creds      map[string]string // written to the credentials file with mode 0600
 	before     ctx.PluginDef     // mounted (and active) before the manager
+	catalog    bool              // provide a catalog store (in the host's directory) before the manager
 }
 
 func newHost(t *testing.T, o hostOptions) *host {
@@ -67,6 +69,15 @@ func newHost(t *testing.T, o hostOptions) *host {
 	}
 	if !o.noTools {
 		ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+	}
+	if o.catalog {
+		store, err := mcpcatalog.Open(mcpcatalog.Options{Dir: filepath.Join(dir, "catalog")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mcpcatalog.Key.Provide(root, store); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg := map[string]any{"credentialsFile": h.creds, "debounceMs": 20}
 	if !o.noSettings {
