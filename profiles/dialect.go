@@ -83,7 +83,9 @@ type ReadOptions struct {
 // IsServerDocument reports whether data, read from the file name, is another host's server
 // document rather than a profile or a settings file: a .toml file, or a JSON or YAML
 // object with a top-level mcpServers or mcp_servers key, or VS Code's servers (with inputs,
-// or typed entries without a transport).
+// or typed entries without a transport). A document with a profile's own keys (plugins or
+// extends) is a profile whatever else it holds, so that a stray mcpServers key in it is
+// refused by name instead of dropping its plugins rows.
 func IsServerDocument(name string, data []byte) bool {
 	if strings.EqualFold(filepath.Ext(name), ".toml") {
 		return true
@@ -95,6 +97,11 @@ func IsServerDocument(name string, data []byte) bool {
 	m, ok := doc.(map[string]any)
 	if !ok {
 		return false
+	}
+	for _, k := range []string{"plugins", "extends"} {
+		if _, ok := m[k]; ok {
+			return false
+		}
 	}
 	if _, ok := m["mcpServers"]; ok {
 		return true

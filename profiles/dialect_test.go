@@ -1,6 +1,7 @@
 package profiles_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -145,5 +146,26 @@ func TestReadServersAmbiguousTimeout(t *testing.T) {
 	}
 	if _, err := profiles.ReadServers([]byte(`{}`), profiles.ReadOptions{Source: "x.json", From: "emacs"}); err == nil || !strings.Contains(err.Error(), `unknown host "emacs": expected one of claude, claude-code, cline, codex, cursor, gemini, roo, vscode`) {
 		t.Fatalf("unknown host: %v", err)
+	}
+}
+
+// A profile with a stray mcpServers key is a profile with an unknown key, named, not
+// another host's document whose plugins rows would be dropped without a word.
+func TestProfileWithStrayMCPServers(t *testing.T) {
+	for _, doc := range []string{
+		"plugins:\n  gh: {use: mcpclient, config: {serverName: gh}}\nmcpServers:\n  fs: {command: fs-mcp}\n",
+		"extends: cli\nmcp_servers: {}\n",
+	} {
+		if profiles.IsServerDocument("p.yaml", []byte(doc)) {
+			t.Errorf("%q read as a server document", doc)
+		}
+		_, err := profiles.Load(profiles.LoadOptions{Data: []byte(doc)})
+		var pe *profiles.Error
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), `key "mcp`) || !strings.Contains(err.Error(), "unknown key") {
+			t.Errorf("%q: got %v, want an unknown-key error naming the key", doc, err)
+		}
+	}
+	if !profiles.IsServerDocument("mcp.json", []byte(`{"mcpServers": {"fs": {"command": "fs-mcp"}}}`)) {
+		t.Error("an mcpServers document is no longer recognized")
 	}
 }
