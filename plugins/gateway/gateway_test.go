@@ -293,6 +293,9 @@ func TestRefusals(t *testing.T) {
 		{"unknown server", "/mcp/servers/nope", "", "", "Bearer " + token, http.StatusNotFound},
 		{"unknown agent", "/mcp/agents/nope", "", "", "Bearer " + token, http.StatusNotFound},
 		{"unknown path", "/other", "", "", "Bearer " + token, http.StatusNotFound},
+		{"scheme in lower case", "/mcp", "", "", "bearer " + token, http.StatusOK},
+		{"scheme in upper case", "/mcp/servers/demo", "", "", "BEARER  " + token, http.StatusOK},
+		{"another scheme", "/mcp", "", "", "Basic " + token, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url+tc.path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))

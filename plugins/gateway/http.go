@@ -103,7 +103,7 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if !h.opts.NoAuth {
-		got, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+		got, ok := bearer(req.Header.Get("Authorization"))
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
 			http.Error(w, "unauthorized: a bearer token is required", http.StatusUnauthorized)
@@ -131,6 +131,16 @@ func routePath(p string) string {
 		}
 	}
 	return p
+}
+
+// bearer returns the credentials of an Authorization header of the Bearer scheme, whose
+// name is case-insensitive (RFC 9110 §11.1): "bearer", "BEARER" and "Bearer" alike.
+func bearer(header string) (string, bool) {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(cred), true
 }
 
 // route returns the streamable handler of path's server, made on first use. Handlers are

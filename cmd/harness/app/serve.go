@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -156,12 +158,20 @@ func (a *invocation) serveHTTP(c context.Context, h *host, gw *gateway.Gateway, 
 	if err != nil {
 		return failure(fmt.Errorf("serve: listening on %s: %w", opts.Addr, err))
 	}
-	url := "http://" + ln.Addr().String() + gateway.PathAggregated
-	if err := writeEndpoint(endpointFile, gatewayEndpoint{URL: url, Token: opts.Token, PID: os.Getpid()}); err != nil {
+	url := "http://" + dialable(opts.Addr, ln.Addr()) + gateway.PathAggregated
+	if other, ok := heldEndpoint(endpointFile, url); ok {
+		// Another gateway is serving from this file: keep it, and write ours next to it.
+		held := endpointFile
+		endpointFile = siblingEndpointFile(endpointFile, ln.Addr())
+		h.logger.Warn("the endpoint file belongs to another running gateway: writing this one's next to it",
+			"endpoint_file", held, "other_pid", other.PID, "other_url", other.URL)
+	}
+	ours := gatewayEndpoint{URL: url, Token: opts.Token, PID: os.Getpid()}
+	if err := writeEndpoint(endpointFile, ours); err != nil {
 		ln.Close()
 		return failure(fmt.Errorf("serve: %w", err))
 	}
-	defer os.Remove(endpointFile)
+	defer removeEndpoint(endpointFile, ours)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -180,6 +190,56 @@ func (a *invocation) serveHTTP(c context.Context, h *host, gw *gateway.Gateway, 
 	}
 	<-errc
 	return nil
+}
+
+// dialable is the host:port clients reach a listener on: a listener on every interface
+// (":P", "0.0.0.0:P", "[::]:P") is named by its loopback address, which the gateway's Host
+// check accepts, and not by the unspecified address, which is not one a client can dial.
+func dialable(addr string, ln net.Addr) string {
+	a, ok := ln.(*net.TCPAddr)
+	if !ok || !a.IP.IsUnspecified() {
+		return ln.String()
+	}
+	ip := "127.0.0.1"
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if p := net.ParseIP(host); p != nil && p.To4() == nil {
+			ip = "::1" // an IPv6-only listener ("[::]:P")
+		}
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(a.Port))
+}
+
+// heldEndpoint returns the endpoint in path when it was written by another gateway that is
+// still running: its process is alive and it names another URL than ours (url, which holds
+// our port, so two gateways in one process are told apart too).
+func heldEndpoint(path, url string) (gatewayEndpoint, bool) {
+	var e gatewayEndpoint
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &e) != nil || e.PID <= 0 || e.URL == url {
+		return e, false
+	}
+	return e, processAlive(e.PID)
+}
+
+// siblingEndpointFile is the endpoint file of a gateway whose default one is held by
+// another: gateway-<port>.json next to it.
+func siblingEndpointFile(path string, ln net.Addr) string {
+	ext := filepath.Ext(path)
+	port := "0"
+	if a, ok := ln.(*net.TCPAddr); ok {
+		port = strconv.Itoa(a.Port)
+	}
+	return strings.TrimSuffix(path, ext) + "-" + port + ext
+}
+
+// removeEndpoint removes the endpoint file at shutdown, unless another gateway has written
+// it since (it is then that one's).
+func removeEndpoint(path string, ours gatewayEndpoint) {
+	var e gatewayEndpoint
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &e) == nil && e != ours {
+		return
+	}
+	_ = os.Remove(path)
 }
 
 // writeEndpoint writes e to path, mode 0600, atomically.

@@ -64,19 +64,7 @@ func TestServeHTTP(t *testing.T) {
 	ep := filepath.Join(t.TempDir(), "gateway.json")
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	stderr := &lineWatch{want: "gateway listening", seen: make(chan struct{})}
-	var stdout bytes.Buffer
-	code := make(chan int, 1)
-	go func() {
-		code <- testOptions().Run(c, []string{"serve", "--addr", "127.0.0.1:0", "--endpoint-file", ep}, strings.NewReader(""), &stdout, stderr, nil)
-	}()
-	select {
-	case <-stderr.seen:
-	case rc := <-code:
-		t.Fatalf("serve exited %d:\n%s", rc, stderr.String())
-	case <-c.Done():
-		t.Fatalf("serve did not start:\n%s", stderr.String())
-	}
+	code, stderr := startServe(t, c, "--addr", "127.0.0.1:0", "--endpoint-file", ep)
 	fi, err := os.Stat(ep)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("endpoint file: %v %v", err, fi)
@@ -113,6 +101,100 @@ func TestServeHTTP(t *testing.T) {
 	}
 	if _, err := os.Stat(ep); !os.IsNotExist(err) {
 		t.Fatalf("endpoint file left behind: %v", err)
+	}
+}
+
+// startServe runs serve with args until c is done and waits for it to listen.
+func startServe(t *testing.T, c context.Context, args ...string) (<-chan int, *lineWatch) {
+	t.Helper()
+	stderr := &lineWatch{want: "gateway listening", seen: make(chan struct{})}
+	code := make(chan int, 1)
+	go func() {
+		code <- testOptions().Run(c, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, stderr, nil)
+	}()
+	select {
+	case <-stderr.seen:
+	case rc := <-code:
+		t.Fatalf("serve exited %d:\n%s", rc, stderr.String())
+	case <-c.Done():
+		t.Fatalf("serve did not start:\n%s", stderr.String())
+	}
+	return code, stderr
+}
+
+// readEndpoint reads an endpoint file.
+func readEndpoint(t *testing.T, path string) gatewayEndpoint {
+	t.Helper()
+	var e gatewayEndpoint
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &e)
+	}
+	if err != nil {
+		t.Fatalf("endpoint file %s: %v", path, err)
+	}
+	return e
+}
+
+// TestServeSecondGateway: a second gateway on the same endpoint file, listening on every
+// interface, neither overwrites nor removes the first one's file; its own (next to it)
+// names a loopback URL that works, not "http://[::]:P"; and the token's scheme is matched
+// case-insensitively.
+func TestServeSecondGateway(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ep := filepath.Join(dir, "gateway.json")
+	c1, cancel1 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel1()
+	code1, _ := startServe(t, c1, "--addr", "127.0.0.1:0", "--endpoint-file", ep)
+	first := readEndpoint(t, ep)
+
+	c2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel2()
+	code2, stderr2 := startServe(t, c2, "--addr", ":0", "--endpoint-file", ep)
+	if got := readEndpoint(t, ep); got != first {
+		t.Fatalf("the first gateway's endpoint file was overwritten: %+v", got)
+	}
+	if !strings.Contains(stderr2.String(), "belongs to another running gateway") {
+		t.Errorf("no word of the held endpoint file:\n%s", stderr2.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "gateway-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("second endpoint files %v", files)
+	}
+	second := readEndpoint(t, files[0])
+	if !strings.HasPrefix(second.URL, "http://127.0.0.1:") || second.URL == first.URL {
+		t.Fatalf("second gateway's URL %q", second.URL)
+	}
+	req, _ := http.NewRequestWithContext(c2, http.MethodPost, second.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "bearer "+second.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s with a lower-case scheme: status %d", second.URL, resp.StatusCode)
+	}
+
+	cancel2()
+	if rc := <-code2; rc != ExitOK {
+		t.Fatalf("second serve exited %d:\n%s", rc, stderr2.String())
+	}
+	if _, err := os.Stat(files[0]); !os.IsNotExist(err) {
+		t.Errorf("the second endpoint file was left behind: %v", err)
+	}
+	if got := readEndpoint(t, ep); got != first {
+		t.Fatalf("the first gateway's endpoint file changed when the second ended: %+v", got)
+	}
+	cancel1()
+	if rc := <-code1; rc != ExitOK {
+		t.Fatalf("first serve exited %d", rc)
+	}
+	if _, err := os.Stat(ep); !os.IsNotExist(err) {
+		t.Errorf("endpoint file left behind: %v", err)
 	}
 }
 
