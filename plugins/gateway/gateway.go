@@ -76,6 +76,11 @@ type Gateway struct {
 
 	subs   *downstreamSubs // downstream sessions' resource subscriptions (subscribe.go)
 	subsWG sync.WaitGroup  // their session watchers
+
+	callsMu sync.Mutex
+	calls   map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{} // requests in flight (lifecycle.go)
+	posts   sync.Map                                                     // postHeader value → the POST's context
+	postSeq atomic.Uint64
 }
 
 // progressTarget is the downstream session and token a forwarded progress token stands for.
@@ -98,7 +103,8 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{c: c, reg: reg, log: log.With("component", "gateway"), opts: opts,
 		agents: map[string]*scopeRoute{}, servers: map[string]*serverRoute{},
-		heard: map[*mcpclient.Upstream]func(){}, active: map[*mcp.ServerSession]*activity{}}
+		heard: map[*mcpclient.Upstream]func(){}, active: map[*mcp.ServerSession]*activity{},
+		calls: map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{}{}}
 	g.subs = newDownstreamSubs(g)
 	g.life, g.stop = context.WithCancel(context.WithoutCancel(c))
 	if fresh, err := prepare(c); err != nil {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -46,6 +47,11 @@ type HTTPOptions struct {
 	// AllowedOrigins are Origin values (scheme://host[:port]) accepted besides loopback
 	// origins. A request without Origin (not from a browser) is accepted.
 	AllowedOrigins []string
+	// SessionIdleTimeout closes a downstream session that has had no HTTP request or
+	// stream open for this long (an abandoned session: its client was killed or forgot
+	// it), releasing its subscriptions and goroutines. 0: DefaultSessionIdleTimeout;
+	// negative: never.
+	SessionIdleTimeout time.Duration
 }
 
 // Check refuses NoAuth on an address that is not loopback, and a missing token without
@@ -81,13 +87,20 @@ func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 	}
 	h := &httpFront{g: g, opts: opts, routes: map[any]http.Handler{}}
 	h.hosts = allowedHosts(opts)
+	timeout := opts.SessionIdleTimeout
+	if timeout == 0 {
+		timeout = DefaultSessionIdleTimeout
+	}
+	h.reaper = &reaper{g: g, timeout: timeout, now: time.Now, uses: map[string]*sessionUse{}}
+	h.reaper.run(reapInterval(timeout))
 	return h, nil
 }
 
 type httpFront struct {
-	g     *Gateway
-	opts  HTTPOptions
-	hosts map[string]bool
+	g      *Gateway
+	opts   HTTPOptions
+	hosts  map[string]bool
+	reaper *reaper
 
 	mu     sync.Mutex
 	routes map[any]http.Handler // a scope route's server, or a per-server route → its streamable handler
@@ -116,7 +129,20 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
+	id := req.Header.Get(sessionHeader)
+	switch req.Method {
+	case http.MethodPost:
+		defer h.g.bindPost(req)()
+	case http.MethodDelete:
+		// The go-sdk's close waits for the session's handlers: end them first.
+		h.g.cancelSession(id, errSessionDeleted)
+		h.reaper.forget(id)
+		handler.ServeHTTP(w, req)
+		return
+	}
+	end := h.reaper.begin(id)
 	handler.ServeHTTP(w, req)
+	end(w.Header().Get(sessionHeader))
 }
 
 // routePath is the route a request path names: without a trailing slash, and a per-server

@@ -56,6 +56,7 @@ func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
 		SubscribeHandler:   r.subscribe,
 		UnsubscribeHandler: r.unsubscribe,
 	})
+	r.srv.AddReceivingMiddleware(g.inFlight())
 	r.srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream {
 		r.mu.Lock()
 		defer r.mu.Unlock()

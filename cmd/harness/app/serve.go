@@ -38,6 +38,7 @@ func (a *invocation) serveCommand() *cobra.Command {
 		stdio, noAuth, rotate, search bool
 		hosts, origins                []string
 		printClient                   string
+		idle                          time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -65,7 +66,10 @@ commands), --stdio --search the search route; in serve, --stdio takes no value, 
 upstream servers come from the profile.`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			opts := gateway.HTTPOptions{Addr: addr, NoAuth: noAuth, AllowedHosts: hosts, AllowedOrigins: origins}
+			opts := gateway.HTTPOptions{Addr: addr, NoAuth: noAuth, AllowedHosts: hosts, AllowedOrigins: origins, SessionIdleTimeout: idle}
+			if idle == 0 {
+				opts.SessionIdleTimeout = -1 // 0 on the command line: never
+			}
 			if search && !stdio {
 				return usageErrorf("serve: --search is for --stdio (over HTTP the search route is %s)", gateway.PathSearch)
 			}
@@ -134,6 +138,7 @@ upstream servers come from the profile.`,
 	f.BoolVar(&rotate, "rotate-token", false, "replace the kept bearer token by a new one (configured clients need the new one)")
 	f.StringVar(&printClient, "print-client-config", "", "print the configuration of client `NAME` (claude, codex, gemini, cursor, vscode or all) for this gateway and exit")
 	f.StringArrayVar(&hosts, "allow-host", nil, "also accept this Host header `NAME` (repeatable; loopback names and the --addr host are always accepted)")
+	f.DurationVar(&idle, "session-idle-timeout", gateway.DefaultSessionIdleTimeout, "close a downstream session with no request or stream open for `DURATION` (an abandoned client; 0: never)")
 	f.StringArrayVar(&origins, "allow-origin", nil, "also accept this browser `ORIGIN` (scheme://host[:port]; repeatable)")
 	return cmd
 }

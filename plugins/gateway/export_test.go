@@ -1,0 +1,10 @@
+package gateway
+
+import (
+	"net/http"
+	"time"
+)
+
+// ReapIdle runs the idle-session reaper of h (made by Gateway.Handler) as if its clock
+// read now, and returns how many sessions it closed: the tests' injected clock.
+func ReapIdle(h http.Handler, now time.Time) int { return h.(*httpFront).reaper.reap(now) }
