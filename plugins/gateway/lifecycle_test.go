@@ -251,9 +251,11 @@ func TestAbandonedSessionsReaped(t *testing.T) {
 		if got := sessions(); got != 0 {
 			t.Fatalf("%d sessions left", got)
 		}
-		// The MCP client's idle connections to the upstream (bounded by its pool) may differ.
+		// The MCP client's idle connections to the upstream (bounded by its pool), both
+		// ends, may differ.
 		if err := goleak.Find(baseline, goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop")); err != nil {
+			goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+			goleak.IgnoreAnyFunction("net/http.(*conn).serve")); err != nil {
 			t.Fatalf("goroutines left after the reaping: %v", err)
 		}
 		heapAfter[b] = liveHeap()
