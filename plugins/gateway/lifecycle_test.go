@@ -217,6 +217,7 @@ func TestAbandonedSessionsReaped(t *testing.T) {
 	// runtime keeps the descriptors of goroutines that ended, so the first may not).
 	var heapAfter [2]int64
 	for b := range 2 {
+		first := time.Now() // no session of the batch was used before
 		var wg sync.WaitGroup
 		work := make(chan string)
 		for range 8 {
@@ -238,11 +239,12 @@ func TestAbandonedSessionsReaped(t *testing.T) {
 		if got := sessions(); got != n/2 {
 			t.Fatalf("%d sessions open, want %d", got, n/2)
 		}
+		last := time.Now() // nor after
 		heapOpen := liveHeap()
-		if got := gateway.ReapIdle(h, time.Now().Add(59*time.Minute)); got != 0 {
+		if got := gateway.ReapIdle(h, first.Add(59*time.Minute)); got != 0 {
 			t.Fatalf("reaped %d sessions before their idle timeout", got)
 		}
-		if got := gateway.ReapIdle(h, time.Now().Add(61*time.Minute)); got != n/2 {
+		if got := gateway.ReapIdle(h, last.Add(61*time.Minute)); got != n/2 {
 			t.Fatalf("reaped %d sessions, want %d", got, n/2)
 		}
 		if got := <-up.Unsubscribed; got != "sub://a" {
