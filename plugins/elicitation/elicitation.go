@@ -68,6 +68,10 @@ type Request struct {
 type Response struct {
 	Action  Action
 	Content map[string]any
+	// Relayed marks an answer relayed from another MCP client (the gateway's downstream
+	// session): it goes to the server as given, unchecked against the form, as over a
+	// direct connection; the server judges it.
+	Relayed bool
 }
 
 // Responder answers elicitation requests. Implementations must be safe for concurrent use:
@@ -175,6 +179,9 @@ func ask(cx context.Context, rs Responder, r *Request) (*Response, error) {
 	switch res.Action {
 	case Accept:
 		if r.Mode == ModeForm {
+			if res.Relayed {
+				break
+			}
 			if err := r.Form.Check(res.Content); err != nil {
 				return nil, fmt.Errorf("elicitation: answer refused: %w", err)
 			}

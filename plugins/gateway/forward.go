@@ -208,7 +208,7 @@ func (d *downstream) Elicit(cx context.Context, r *elicitation.Request) (*elicit
 	if res.Action != string(elicitation.Accept) {
 		d.g.forgetCompletion(r.Server, r.ID)
 	}
-	return &elicitation.Response{Action: elicitation.Action(res.Action), Content: res.Content}, nil
+	return &elicitation.Response{Action: elicitation.Action(res.Action), Content: res.Content, Relayed: true}, nil
 }
 
 // elicitParams is r as an elicitation/create to a client with caps; false when the client

@@ -153,7 +153,7 @@ func (rc *roundCall) Elicit(cx context.Context, r *elicitation.Request) (*elicit
 	if !ok {
 		return nil, errNoAnswer
 	}
-	return &elicitation.Response{Action: elicitation.Action(res.Action), Content: res.Content}, nil
+	return &elicitation.Response{Action: elicitation.Action(res.Action), Content: res.Content, Relayed: true}, nil
 }
 
 // CreateMessage asks the client's model in the next round.

@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
@@ -303,6 +305,12 @@ func (r *scopeRoute) live(server string) (*mcpclient.Upstream, *mcp.ClientSessio
 	return u, cs, nil
 }
 
+// invalidParams is err as a JSON-RPC error with the invalid-params code (-32602), still
+// matching what err matches.
+func invalidParams(err error) error {
+	return fmt.Errorf("%w%w", err, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams})
+}
+
 // served is an item to show and the server that serves it.
 type served[T any] struct {
 	server string
@@ -326,7 +334,7 @@ func (r *scopeRoute) getPrompt(cx context.Context, req *mcp.GetPromptRequest) (*
 	ref, ok := r.prompts[req.Params.Name]
 	r.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("%w: prompt %q", ErrUnknownRoute, req.Params.Name)
+		return nil, invalidParams(fmt.Errorf("%w: prompt %q", ErrUnknownRoute, req.Params.Name))
 	}
 	u, cs, err := r.live(ref.server)
 	if err != nil {
@@ -342,7 +350,7 @@ func (r *scopeRoute) getPrompt(cx context.Context, req *mcp.GetPromptRequest) (*
 func (r *scopeRoute) complete(cx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := *req.Params
 	if p.Ref == nil {
-		return nil, fmt.Errorf("gateway: completion/complete without a ref")
+		return nil, invalidParams(errors.New("gateway: completion/complete without a ref"))
 	}
 	ref := *p.Ref
 	var server string
@@ -363,7 +371,11 @@ func (r *scopeRoute) complete(cx context.Context, req *mcp.CompleteRequest) (*mc
 	}
 	r.mu.Unlock()
 	if server == "" {
-		return nil, fmt.Errorf("%w: completion reference %s %q%q", ErrUnknownRoute, ref.Type, ref.Name, ref.URI)
+		what := fmt.Sprintf("%s %q", ref.Type, p.Ref.Name)
+		if ref.Type != "ref/prompt" {
+			what = fmt.Sprintf("%s %q", ref.Type, p.Ref.URI)
+		}
+		return nil, invalidParams(fmt.Errorf("%w: completion/complete: no %s on this route", ErrUnknownRoute, what))
 	}
 	u, cs, err := r.live(server)
 	if err != nil {
