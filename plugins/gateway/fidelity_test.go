@@ -110,3 +110,54 @@ func TestCompletionErrorCodes(t *testing.T) {
 		}
 	}
 }
+
+// On protocol 2026-07-28 sessions (input requests in results), resource reads and prompts
+// put their server requests to the calling session as tool calls do, and the progress a
+// server reports after an input round reaches the session with its token.
+func TestRoundsReadsPromptsProgress(t *testing.T) {
+	f := newAskFleet(t, nil)
+	perServer, err := f.gw.Server("ask")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range []struct {
+		srv    *mcp.Server
+		prefix string
+		name   string
+	}{{f.gw.Aggregated(), "mcp__ask__", "aggregated"}, {perServer, "", "per-server"}} {
+		t.Run(rt.name, func(t *testing.T) {
+			a, b := &asker{name: "alice"}, &asker{name: "bob"}
+			progress := make(chan *mcp.ProgressNotificationParams, 4)
+			as := a.connectLatestWith(t, rt.srv, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+					progress <- r.Params
+					f.progressed <- struct{}{}
+				},
+			})
+			b.connectLatest(t, rt.srv)
+			if v := as.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+				t.Fatalf("protocol %s, want input requests", v)
+			}
+			res, err := as.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ask://me"})
+			if err != nil || res.Contents[0].Text != `accept {"name":"alice"}` {
+				t.Fatalf("read: %v %+v", err, res)
+			}
+			pr, err := as.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: rt.prefix + "whoami"})
+			if err != nil || pr.Messages[0].Content.(*mcp.TextContent).Text != `accept {"name":"alice"}` {
+				t.Fatalf("prompt: %v %+v", err, pr)
+			}
+			p := &mcp.CallToolParams{Name: rt.prefix + "steps"}
+			p.SetProgressToken("steps-1")
+			cr, err := as.CallTool(t.Context(), p)
+			if err != nil || text(cr) != `accept {"name":"alice"}` {
+				t.Fatalf("steps: %v %+v", err, cr)
+			}
+			if got := <-progress; got.ProgressToken != "steps-1" || got.Message != "asked" {
+				t.Fatalf("progress %+v", got)
+			}
+			if a.elicited.Load() != 3 || b.elicited.Load() != 0 {
+				t.Fatalf("elicitations: alice %d, bob %d", a.elicited.Load(), b.elicited.Load())
+			}
+		})
+	}
+}

@@ -55,17 +55,14 @@ func prepare(c *ctx.Context) (fresh bool, err error) {
 // gateway progress token in place of the session's (mapped back by forwardProgress), and
 // the server requests it causes directed to that session.
 func (g *Gateway) read(cx context.Context, u *mcpclient.Upstream, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if inRounds(req.Session) {
+		return g.readInRounds(cx, u, req)
+	}
 	p := *req.Params
 	meta, forget := g.progressMeta(req.Session, req.Params.GetProgressToken())
 	defer forget()
 	if meta != nil {
-		p.Meta = mcp.Meta{}
-		for k, v := range req.Params.Meta {
-			p.Meta[k] = v
-		}
-		for k, v := range meta {
-			p.Meta[k] = v
-		}
+		p.Meta = withMeta(req.Params.Meta, meta)
 	}
 	cx, end := g.forCaller(cx, req.Session)
 	defer end()

@@ -25,7 +25,7 @@ import (
 const legacy = "2025-11-25"
 
 // askServer's tools, resource and prompt send requests back to the client: "ask" elicits a
-// name, "sample" asks the client's model, "roots" lists the client's roots, "wait" blocks
+// name, "steps" elicits and then reports progress, "sample" asks the client's model, "roots" lists the client's roots, "wait" blocks
 // until released (or cancelled), "impatient" withdraws its question after 100 ms and waits to be released; reading
 // ask://me and getting the prompt "whoami" elicit too; reading ask://progress reports progress
 // and waits until the reader has it.
@@ -90,6 +90,25 @@ func askServer(release <-chan struct{}, started chan<- struct{}, progressed <-ch
 		case <-cx.Done():
 			return result("", cx.Err())
 		}
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "steps"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		// Asks, then reports progress and waits until the caller has it: progress after an
+		// input round.
+		s, err := ask(cx, req.Session)
+		if err != nil {
+			return nil, nil, err
+		}
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			if err := req.Session.NotifyProgress(cx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "asked"}); err != nil {
+				return nil, nil, err
+			}
+			select {
+			case <-progressed:
+			case <-cx.Done():
+				return nil, nil, cx.Err()
+			}
+		}
+		return result(s, nil)
 	})
 	srv.AddResource(&mcp.Resource{URI: "ask://me", Name: "me"}, func(cx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		s, err := ask(cx, req.Session)
@@ -172,22 +191,28 @@ type asker struct {
 // (the gateway's Streamable HTTP handler is stateful, so HTTP sessions initialize instead).
 func (a *asker) connectLatest(t *testing.T, srv *mcp.Server, roots ...string) *mcp.ClientSession {
 	t.Helper()
+	return a.connectLatestWith(t, srv, &mcp.ClientOptions{}, roots...)
+}
+
+// connectLatestWith is connectLatest with opts (its elicitation and sampling handlers are a's).
+func (a *asker) connectLatestWith(t *testing.T, srv *mcp.Server, opts *mcp.ClientOptions, roots ...string) *mcp.ClientSession {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(t.Context(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ss.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			a.elicited.Add(1)
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": a.name}}, nil
-		},
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			a.sampled.Add(1)
-			return &mcp.CreateMessageResult{Model: a.name + "-model", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil
-		},
-	})
+	o := *opts
+	o.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		a.elicited.Add(1)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": a.name}}, nil
+	}
+	o.CreateMessageHandler = func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		a.sampled.Add(1)
+		return &mcp.CreateMessageResult{Model: a.name + "-model", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, &o)
 	for _, r := range roots {
 		c.AddRoots(&mcp.Root{URI: r})
 	}

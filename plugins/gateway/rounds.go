@@ -17,11 +17,12 @@ import (
 
 // Sessions on protocol 2026-07-28 and later cannot be sent requests while they wait for a
 // result: a server asks them through input requests in the result instead (multi
-// round-trip requests, SEP-2322), and the client retries the call with the answers. For
-// such a session the gateway runs the tool call in the background; a server request it
-// causes ends the round with an input-required result carrying the question and a request
-// state naming the call, and the retry carrying that state delivers the answer and waits for
-// the next question or the call's result.
+// round-trip requests, SEP-2322), and the client retries the request with the answers. For
+// such a session the gateway runs a tool call, resource read or prompt in the background;
+// a server request it causes ends the round with an input-required result carrying the
+// question and a request state naming the call, and the retry carrying that state delivers
+// the answer and waits for the next question or the result. The server's progress reaches
+// the session during each round, with the token of that round's request.
 
 // roundIdle bounds how long a call waits for the client's retry after an input-required
 // result: a client that never retries does not hold the upstream call for ever.
@@ -39,16 +40,29 @@ func inRounds(ss *mcp.ServerSession) bool {
 	return ip != nil && ip.ProtocolVersion >= serverRequestsAllowedBefore
 }
 
-// roundCall is a tool call of a 2026-07-28 session running in the background.
+// roundCall is a request of a 2026-07-28 session running in the background.
 type roundCall struct {
-	g      *Gateway
-	caps   *mcp.ClientCapabilities
-	cancel context.CancelFunc
-	asks   chan *question           // server requests of the call, one at a time
-	result chan *mcp.CallToolResult // the call's result (buffered)
+	g        *Gateway
+	caps     *mcp.ClientCapabilities
+	cancel   context.CancelFunc
+	asks     chan *question // server requests of the call, one at a time
+	result   chan roundEnd  // the call's outcome (buffered)
+	progress string         // the gateway's progress token of the call upstream
 
 	asked *question   // the question of the last round, awaiting the retry
 	idle  *time.Timer // cancels the call when the retry does not come
+}
+
+// roundEnd is the outcome of a round call.
+type roundEnd struct {
+	res mcp.Result
+	err error
+}
+
+// roundAsk is an input-required round: the input requests and the state of the retry.
+type roundAsk struct {
+	requests mcp.InputRequestMap
+	state    string
 }
 
 // question is one server request of a round call and where its answer goes.
@@ -57,26 +71,32 @@ type question struct {
 	answer chan mcp.InputResponse // buffered; nil sent when the retry did not carry one
 }
 
-// executeInRounds is execute for a session on 2026-07-28: a first call starts the tool call,
-// a retry (with the request state of an input-required result) resumes it.
-func (g *Gateway) executeInRounds(cx context.Context, caller *ctx.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, public string) (*mcp.CallToolResult, error) {
-	if p.RequestState != "" {
-		v, ok := g.rounds.LoadAndDelete(p.RequestState)
+// roundWork is the upstream request of a round call, made with bcx (its server requests
+// go to the round call) and meta (the gateway's progress token).
+type roundWork func(bcx context.Context, meta mcp.Meta) (mcp.Result, error)
+
+// runInRounds runs the request of a 2026-07-28 session: a first request (state empty)
+// starts work in the background, a retry resumes the call its state names. It ends the
+// round with the call's result or error, or with the call's next server request (ask).
+// token is the progress token of this round's request; what names the request in errors.
+func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, state string, answers mcp.InputResponseMap, token any, work roundWork) (mcp.Result, *roundAsk, error) {
+	if state != "" {
+		v, ok := g.rounds.LoadAndDelete(state)
 		if !ok {
-			return nil, fmt.Errorf("gateway: tools/call %s: the request state is unknown or expired", public)
+			return nil, nil, invalidParams(fmt.Errorf("gateway: %s: the request state is unknown or expired", what))
 		}
 		rc := v.(*roundCall)
 		rc.idle.Stop()
 		var answer mcp.InputResponse
-		if p.InputResponses != nil {
-			answer = p.InputResponses[inputKey]
+		if answers != nil {
+			answer = answers[inputKey]
 		}
 		rc.asked.answer <- answer
 		rc.asked = nil
-		return rc.wait(cx)
+		return rc.wait(cx, ss, token)
 	}
-	ip := ss.InitializeParams()
-	rc := &roundCall{g: g, caps: ip.Capabilities, asks: make(chan *question), result: make(chan *mcp.CallToolResult, 1)}
+	rc := &roundCall{g: g, caps: ss.InitializeParams().Capabilities, asks: make(chan *question), result: make(chan roundEnd, 1),
+		progress: fmt.Sprintf("gw-%d", g.tokenSeq.Add(1))}
 	if rc.caps == nil {
 		rc.caps = &mcp.ClientCapabilities{}
 	}
@@ -89,18 +109,94 @@ func (g *Gateway) executeInRounds(cx context.Context, caller *ctx.Context, ss *m
 	bcx = mcpclient.WithRoots(bcx, rc.roots)
 	g.wg.Go(func() {
 		defer rc.cancel()
-		res, err := g.reg.Execute(bcx, caller, public, p.Arguments, toolregistry.ExecOptions{})
-		rc.result <- g.result(res, err)
+		res, err := work(bcx, mcp.Meta{"progressToken": rc.progress})
+		rc.result <- roundEnd{res, err}
 	})
-	return rc.wait(cx)
+	return rc.wait(cx, ss, token)
 }
 
-// wait ends the round: with the call's result, or with an input-required result for the
-// call's next server request. The downstream request's end cancels the call.
-func (rc *roundCall) wait(cx context.Context) (*mcp.CallToolResult, error) {
+// executeInRounds is execute for a session on 2026-07-28.
+func (g *Gateway) executeInRounds(cx context.Context, caller *ctx.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, public string) (*mcp.CallToolResult, error) {
+	res, ask, err := g.runInRounds(cx, ss, "tools/call "+public, p.RequestState, p.InputResponses, p.GetProgressToken(),
+		func(bcx context.Context, meta mcp.Meta) (mcp.Result, error) {
+			r, err := g.reg.Execute(mcpclient.WithCallMeta(bcx, meta), caller, public, p.Arguments, toolregistry.ExecOptions{})
+			return g.result(r, err), nil
+		})
+	switch {
+	case err != nil:
+		return nil, err
+	case ask != nil:
+		return &mcp.CallToolResult{InputRequests: ask.requests, RequestState: ask.state}, nil
+	}
+	return res.(*mcp.CallToolResult), nil
+}
+
+// readInRounds is read for a session on 2026-07-28.
+func (g *Gateway) readInRounds(cx context.Context, u *mcpclient.Upstream, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	p := *req.Params
+	res, ask, err := g.runInRounds(cx, req.Session, "resources/read "+p.URI, p.RequestState, p.InputResponses, p.GetProgressToken(),
+		func(bcx context.Context, meta mcp.Meta) (mcp.Result, error) {
+			// The session's _meta names its protocol (2026-07-28), not the upstream's: only
+			// the gateway's progress token goes up, as for tool calls.
+			q := p
+			q.RequestState, q.InputResponses, q.Meta = "", nil, meta
+			return u.ReadResource(bcx, &q)
+		})
+	switch {
+	case err != nil:
+		return nil, err
+	case ask != nil:
+		return &mcp.ReadResourceResult{InputRequests: ask.requests, RequestState: ask.state}, nil
+	}
+	return res.(*mcp.ReadResourceResult), nil
+}
+
+// promptInRounds is a prompts/get of a session on 2026-07-28, for the prompt raw of u.
+func (g *Gateway) promptInRounds(cx context.Context, u *mcpclient.Upstream, cs *mcp.ClientSession, req *mcp.GetPromptRequest, raw string) (*mcp.GetPromptResult, error) {
+	p := *req.Params
+	res, ask, err := g.runInRounds(cx, req.Session, "prompts/get "+p.Name, p.RequestState, p.InputResponses, p.GetProgressToken(),
+		func(bcx context.Context, meta mcp.Meta) (mcp.Result, error) {
+			q := p
+			q.Name, q.RequestState, q.InputResponses, q.Meta = raw, "", nil, meta
+			untrack := u.Track(bcx)
+			defer untrack()
+			return cs.GetPrompt(bcx, &q)
+		})
+	switch {
+	case err != nil:
+		return nil, err
+	case ask != nil:
+		return &mcp.GetPromptResult{InputRequests: ask.requests, RequestState: ask.state}, nil
+	}
+	return res.(*mcp.GetPromptResult), nil
+}
+
+// withMeta returns base with extra's keys set over it (a copy; nil when both are empty).
+func withMeta(base, extra mcp.Meta) mcp.Meta {
+	if len(base) == 0 && len(extra) == 0 {
+		return base
+	}
+	out := mcp.Meta{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+// wait ends the round of ss: with the call's outcome, or with an input-required round for
+// the call's next server request. The server's progress meanwhile goes to ss with token
+// (none without one). The downstream request's end cancels the call.
+func (rc *roundCall) wait(cx context.Context, ss *mcp.ServerSession, token any) (mcp.Result, *roundAsk, error) {
+	if token != nil {
+		rc.g.tokens.Store(rc.progress, progressTarget{ss: ss, token: token})
+		defer rc.g.tokens.Delete(rc.progress)
+	}
 	select {
-	case res := <-rc.result:
-		return res, nil
+	case end := <-rc.result:
+		return end.res, nil, end.err
 	case q := <-rc.asks:
 		state := "gw-round-" + NewToken()
 		rc.asked = q
@@ -110,10 +206,10 @@ func (rc *roundCall) wait(cx context.Context) (*mcp.CallToolResult, error) {
 				rc.cancel()
 			}
 		})
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: q.req}, RequestState: state}, nil
+		return nil, &roundAsk{requests: mcp.InputRequestMap{inputKey: q.req}, state: state}, nil
 	case <-cx.Done():
 		rc.cancel()
-		return nil, context.Cause(cx)
+		return nil, nil, context.Cause(cx)
 	}
 }
 

@@ -340,6 +340,9 @@ func (r *scopeRoute) getPrompt(cx context.Context, req *mcp.GetPromptRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	if inRounds(req.Session) {
+		return r.g.promptInRounds(cx, u, cs, req, ref.raw)
+	}
 	p := *req.Params
 	p.Name = ref.raw
 	cx, done := r.g.track(cx, req.Session, u)

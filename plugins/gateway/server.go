@@ -375,6 +375,9 @@ func (r *serverRoute) prompt(cx context.Context, req *mcp.GetPromptRequest) (*mc
 	if err != nil {
 		return nil, err
 	}
+	if inRounds(req.Session) {
+		return r.g.promptInRounds(cx, r.up, cs, req, req.Params.Name)
+	}
 	cx, done := r.g.track(cx, req.Session, r.up)
 	defer done()
 	return cs.GetPrompt(cx, req.Params)
