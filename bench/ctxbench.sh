@@ -7,8 +7,9 @@
 #   inject - one provider appears and activates 1,000 pending dependents, then
 #            leaves and unloads them
 #
-# Usage: bench/ctxbench.sh [--check]
+# Usage: bench/ctxbench.sh [--check] [--smoke]
 #   --check  exit with status 3 unless Go is faster on every workload
+#   --smoke  CI: the Go workloads once each, no Cordis (no npm); fails when they fail
 #
 # Cordis: node bench/cordis/workloads.mjs, median of 5 timed rounds per workload.
 # Go:     go test -bench 'BenchmarkWorkload' -benchtime=1x -count=5, median ns/op.
@@ -21,9 +22,11 @@ usage() {
 }
 
 check=0
+smoke=0
 for arg in "$@"; do
 	case $arg in
 	--check) check=1 ;;
+	--smoke) smoke=1 ;;
 	-h | --help)
 		usage
 		exit 0
@@ -38,6 +41,11 @@ done
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
+
+if [ "$smoke" -eq 1 ]; then
+	echo "ctxbench: smoke: the Go workloads once each" >&2
+	exec go test -run '^$' -bench 'BenchmarkWorkload' -benchtime=1x -count=1 ./bench/ctxbench/
+fi
 
 for tool in node npm go awk; do
 	if ! command -v "$tool" >/dev/null 2>&1; then

@@ -15,9 +15,12 @@
 #            parallel, one after another, and one server alone
 #   go test  BenchmarkCallStdio[C16]: ns/op, B/op and allocs/op of both Go clients
 #
-# Usage: bench/mcpbench.sh [--ctx] [--check]
+# Usage: bench/mcpbench.sh [--ctx] [--check] [--smoke]
 #   --ctx    afterwards, also run bench/ctxbench.sh (scope tree vs Cordis; minutes)
 #   --check  exit with status 3 unless every goal is met
+#   --smoke  a short run that only proves the benchmark works (CI): the Go clients only (no
+#            npm), one round of 200 calls per concurrency, 2 servers, one memory and one
+#            startup round, go test -bench 200x; any failing step fails the script
 #
 # Environment knobs (defaults in brackets):
 #   MCPBENCH_ROUNDS [5]           runs per client and concurrency, interleaved; medians
@@ -38,9 +41,11 @@ usage() {
 
 check=0
 ctx=0
+smoke=0
 for arg in "$@"; do
 	case $arg in
 	--check) check=1 ;;
+	--smoke) smoke=1 ;;
 	--ctx) ctx=1 ;;
 	-h | --help)
 		usage
@@ -61,11 +66,22 @@ warmup=${MCPBENCH_WARMUP:-500}
 max_seconds=${MCPBENCH_MAX_SECONDS:-30}
 servers=${MCPBENCH_SERVERS:-20}
 startup_rounds=${MCPBENCH_STARTUP_ROUNDS:-7}
+memory_rounds=3
+gobench_n=3000x
+gobench_count=3
+clients=(harness harness-gogc100 gosdk ts)
+if [ "$smoke" -eq 1 ]; then
+	rounds=1 calls_c1=200 calls_c16=200 warmup=20 max_seconds=10 servers=2 startup_rounds=1
+	memory_rounds=1 gobench_n=200x gobench_count=1
+	clients=(harness gosdk)
+fi
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-for tool in node npm go; do
+needs=(go)
+[ "$smoke" -eq 1 ] || needs+=(node npm)
+for tool in "${needs[@]}"; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "mcpbench: $tool not found in PATH" >&2
 		exit 2
@@ -87,11 +103,14 @@ go build -o "$tmp/mcpbench" ./bench/mcpbench/cmd/mcpbench
 harness=$tmp/harness
 mcpbench=$tmp/mcpbench
 
-if [ ! -d bench/ts/node_modules/@modelcontextprotocol/sdk ]; then
-	echo "mcpbench: installing the pinned TypeScript SDK (npm ci)" >&2
-	npm ci --prefix bench/ts --no-audit --no-fund >&2
+sdk_version="not run (--smoke)"
+if [ "$smoke" -eq 0 ]; then
+	if [ ! -d bench/ts/node_modules/@modelcontextprotocol/sdk ]; then
+		echo "mcpbench: installing the pinned TypeScript SDK (npm ci)" >&2
+		npm ci --prefix bench/ts --no-audit --no-fund >&2
+	fi
+	sdk_version=$(node -p 'require("./bench/ts/node_modules/@modelcontextprotocol/sdk/package.json").version')
 fi
-sdk_version=$(node -p 'require("./bench/ts/node_modules/@modelcontextprotocol/sdk/package.json").version')
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 out=$results/mcpbench.jsonl
@@ -115,7 +134,6 @@ run_calls() {
 }
 
 echo "mcpbench: calls, $rounds rounds (c=1: $calls_c1 calls, c=16: $calls_c16 calls per run)" >&2
-clients=(harness harness-gogc100 gosdk ts)
 for ((r = 0; r < rounds; r++)); do
 	for c in 1 16; do
 		n=$calls_c1
@@ -129,13 +147,15 @@ for ((r = 0; r < rounds; r++)); do
 	done
 done
 
-echo "mcpbench: memory (peak RSS), 3 rounds" >&2
-for ((r = 0; r < 3; r++)); do
+echo "mcpbench: memory (peak RSS), $memory_rounds rounds" >&2
+for ((r = 0; r < memory_rounds; r++)); do
 	"$mcpbench" rss -harness "$harness" -servers 1 >>"$out"
 	"$mcpbench" rss -harness "$harness" -servers "$servers" >>"$out"
 	"$mcpbench" rss-run -harness "$harness" -servers 1 >>"$out"
 	"$mcpbench" rss-run -harness "$harness" -servers "$servers" >>"$out"
-	node bench/ts/calls.mjs --command "$harness" --arg demo-server --rss >>"$out"
+	if [ "$smoke" -eq 0 ]; then
+		node bench/ts/calls.mjs --command "$harness" --arg demo-server --rss >>"$out"
+	fi
 done
 
 echo "mcpbench: startup of $servers servers, $startup_rounds rounds" >&2
@@ -143,7 +163,7 @@ echo "mcpbench: startup of $servers servers, $startup_rounds rounds" >&2
 
 echo "mcpbench: go test -bench CallStdio" >&2
 gobench=$results/mcpbench-gobench.txt
-if ! MCPBENCH_HARNESS=$harness go test -run '^$' -bench 'CallStdio' -benchtime 3000x -count 3 \
+if ! MCPBENCH_HARNESS=$harness go test -run '^$' -bench 'CallStdio' -benchtime "$gobench_n" -count "$gobench_count" \
 	./bench/mcpbench/ >"$gobench" 2>&1; then
 	cat "$gobench" >&2
 	echo "mcpbench: go test -bench failed" >&2
@@ -160,9 +180,9 @@ mem_total=$(awk '/^MemTotal:/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo
 	echo
 	echo "Machine: $(nproc) CPUs (nproc), ${cpu_model:-unknown CPU}, ${mem_total:-? GiB}, $(uname -sm)"
 	echo "Go:      $(go version)"
-	echo "Node:    $(node --version), @modelcontextprotocol/sdk $sdk_version"
+	echo "Node:    $(node --version 2>/dev/null || echo none), @modelcontextprotocol/sdk $sdk_version"
 	echo "Server:  harness demo-server (tool echo), the same binary for every client"
-	echo "Command: bench/mcpbench.sh ($(date -u +%Y-%m-%dT%H:%MZ)); scope tree vs Cordis: bench/ctxbench.sh or --ctx"
+	echo "Command: bench/mcpbench.sh$([ "$smoke" -eq 1 ] && echo ' --smoke') ($(date -u +%Y-%m-%dT%H:%MZ)); scope tree vs Cordis: bench/ctxbench.sh or --ctx"
 } | tee "$results/mcpbench.md"
 
 status=0

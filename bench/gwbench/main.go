@@ -118,6 +118,7 @@ func runAll(args []string) error {
 	calls := fs.Int("calls", 2000, "timed calls per round")
 	only := fs.String("only", "", "comma-separated gateways to run (default all)")
 	fs.DurationVar(&maxRun, "max", 10*time.Second, "bound on the timed part of one round (a slow gateway makes fewer calls)")
+	strict := fs.Bool("strict", false, "fail when a gateway does not start or a round fails (bench/gwbench.sh --smoke)")
 	_ = fs.Parse(args)
 	if *harness == "" {
 		return errors.New("-harness is required")
@@ -246,6 +247,17 @@ func runAll(args []string) error {
 		}
 	}
 	printTable(rows, *rounds, *calls)
+	if *strict {
+		var failed []string
+		for _, r := range rows {
+			if r.startErr != "" || r.note != "" {
+				failed = append(failed, r.name+": "+r.startErr+r.note)
+			}
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("gateways failed: %s", strings.Join(failed, "; "))
+		}
+	}
 	return nil
 }
 

@@ -64,8 +64,10 @@ func runRSS(cx context.Context, args []string) error {
 // ready is the log message `harness run` writes once every plugin has started.
 const ready = "running; interrupt to stop"
 
-// connected is the log message of one server's successful connection.
-const connected = "mcp server connected"
+// connected is in the status line of one server's successful connection
+// ("s00: connected (8 tools)"). bench/mcpbench.sh --smoke, run by .ci/run, fails when the
+// wording changes.
+const connected = ": connected ("
 
 // runRSSRun runs the harness binary as the host (`harness -p cli --stdio sNN=… run`),
 // waits until it says it is running with every server connected, reads its peak RSS from
