@@ -41,6 +41,9 @@ type Options struct {
 	// Logger receives the server's and the SDK's log records. Nil discards
 	// them.
 	Logger *slog.Logger
+	// Hostile makes a misbehaving server, for tests of terminal safety: HostileText in its
+	// version and instructions, and the tool hostile (see HostileText).
+	Hostile bool
 }
 
 // withDefaults returns o with every empty field replaced by its default.
@@ -53,6 +56,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Instructions == "" {
 		o.Instructions = DefaultInstructions
+	}
+	if o.Hostile {
+		o.Instructions += "\n" + HostileText
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -80,11 +86,11 @@ func New(opts Options) *mcp.Server {
 // (which waits for in-flight requests) cannot be held up by them; a nil stop
 // never closes.
 func newServer(opts Options, stop <-chan struct{}) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{
-		Name:    opts.Name,
-		Title:   "Harness demo server",
-		Version: version,
-	}, &mcp.ServerOptions{
+	impl := &mcp.Implementation{Name: opts.Name, Title: "Harness demo server", Version: version}
+	if opts.Hostile {
+		impl.Version += HostileText
+	}
+	s := mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       opts.Logger,
 		PageSize:     opts.PageSize,
@@ -100,6 +106,9 @@ func newServer(opts Options, stop <-chan struct{}) *mcp.Server {
 		extras: make(map[string]struct{}),
 	}
 	d.addTools()
+	if opts.Hostile {
+		d.addHostile()
+	}
 	d.addResources(opts.PageSize)
 	d.addPrompts()
 	return s

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/elicitation"
 )
 
@@ -562,21 +562,11 @@ func (s *session) readLine(prompt string, secret bool) (string, error) {
 	}
 }
 
-// clean makes a server's text safe to print on a terminal: control characters (escape
-// sequences that could redraw the screen) and bidirectional overrides are dropped, tabs
+// clean makes a server's text safe to print on a terminal (internal/termsafe): control
+// characters and bidirectional overrides are shown as visible escapes (`\x1b`), tabs
 // become spaces; newlines stay.
 func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n':
-			return r
-		case r == '\t':
-			return ' '
-		case unicode.IsControl(r), r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == utf8.RuneError:
-			return -1
-		}
-		return r
-	}, s)
+	return strings.ReplaceAll(termsafe.String(s), "\t", " ")
 }
 
 // indentLines indents the lines after the first of a multi-line message.

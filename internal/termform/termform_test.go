@@ -289,7 +289,7 @@ func TestURL(t *testing.T) {
 	req := &elicitation.Request{Server: "demo", Mode: elicitation.ModeURL, Message: "Confirm\x1b[2J on the demo page.",
 		URL: "https://example.com/confirm?id=demo-1", ID: "demo-1", Call: call}
 	ch := ask(t.Context(), r, req)
-	s.Expect("demo asks you to open a page: Confirm[2J on the demo page.\r\n  https://example.com/confirm?id=demo-1\r\n  (on example.com)\r\n")
+	s.Expect("demo asks you to open a page: Confirm\\x1b[2J on the demo page.\r\n  https://example.com/confirm?id=demo-1\r\n  (on example.com)\r\n")
 	s.Expect("Open it in the browser? [Y/n/cancel] ")
 	s.Type("\r")
 	if a := receive(t, ch); a.err != nil || a.res.Action != elicitation.Accept {

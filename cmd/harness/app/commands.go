@@ -209,12 +209,16 @@ func (a *invocation) mcpCommand() *cobra.Command {
 func (a *invocation) demoServerCommand() *cobra.Command {
 	var addr string
 	var startDelay time.Duration
+	var hostile bool
 	cmd := &cobra.Command{
 		Use:   "demo-server",
 		Short: "Serve the embedded demo MCP server (stdio, or Streamable HTTP with --http)",
 		Args:  args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			opts := demoserver.Options{Logger: a.logger}
+			opts := demoserver.Options{Logger: a.logger, Hostile: hostile}
+			if hostile {
+				fmt.Fprintln(a.stderr, "stderr "+demoserver.HostileText) // for the client's stderr tail
+			}
 			if startDelay > 0 {
 				// A server that is slow to start, for tests of start-up
 				// waits and of signals during start-up.
@@ -238,8 +242,11 @@ func (a *invocation) demoServerCommand() *cobra.Command {
 		}),
 	}
 	cmd.Flags().DurationVar(&startDelay, "start-delay", 0, "wait this long before serving (for tests)")
-	if err := cmd.Flags().MarkHidden("start-delay"); err != nil {
-		panic(err)
+	cmd.Flags().BoolVar(&hostile, "hostile", false, "misbehave: terminal escape sequences in the version, instructions, stderr and the tool hostile (for tests)")
+	for _, f := range []string{"start-delay", "hostile"} {
+		if err := cmd.Flags().MarkHidden(f); err != nil {
+			panic(err)
+		}
 	}
 	cmd.Flags().StringVar(&addr, "http", "", "serve Streamable HTTP at /mcp on `ADDR` (host:port; empty host: loopback; \"\": a free loopback port); the URL is printed on stderr")
 	return cmd

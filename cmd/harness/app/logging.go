@@ -12,6 +12,7 @@ import (
 	"github.com/lmittmann/tint"
 	"go.uber.org/fx/fxevent"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -37,9 +38,10 @@ func newLogger(w io.Writer, format, level string, def slog.Level, env []string) 
 	switch strings.ToLower(format) {
 	case "", logFormatText:
 		h = tint.NewHandler(w, &tint.Options{
-			Level:      lvl,
-			TimeFormat: time.TimeOnly,
-			NoColor:    !colour(w, env),
+			Level:       lvl,
+			TimeFormat:  time.TimeOnly,
+			NoColor:     !colour(w, env),
+			ReplaceAttr: safeAttr,
 		})
 	case logFormatJSON:
 		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})
@@ -53,6 +55,18 @@ func newLogger(w io.Writer, format, level string, def slog.Level, env []string) 
 		h = withoutStatusReports{h}
 	}
 	return slog.New(h), nil
+}
+
+// safeAttr shows the control characters of a text log line's message and string values
+// (a server's log messages, stderr, errors) as visible escapes (internal/termsafe); tint
+// writes its own colours around them. The JSON log keeps them (escaped by JSON).
+func safeAttr(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindString {
+		if s := a.Value.String(); termsafe.String(s) != s {
+			a.Value = slog.StringValue(termsafe.String(s))
+		}
+	}
+	return a
 }
 
 // withoutStatusReports is a handler that drops the log records in which an MCP client
@@ -134,5 +148,6 @@ func fxLogger(l *slog.Logger) fxevent.Logger {
 // errorf prints a message for the user to w, prefixed with the program
 // name.
 func errorf(w io.Writer, prog, format string, args ...any) {
-	fmt.Fprintf(w, "%s: %s\n", prog, fmt.Sprintf(format, args...))
+	// The message may quote a server (its error, its stderr): shown safe.
+	fmt.Fprintf(w, "%s: %s\n", prog, termsafe.String(fmt.Sprintf(format, args...)))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
@@ -405,6 +406,11 @@ func (a *invocation) printSettingsFiles(st settingsFiles) {
 // continuation lines indented under it; off a terminal lines are not wrapped.
 func (a *invocation) printTable(rows [][]string) error {
 	const pad = 2
+	for _, r := range rows { // servers' text: nothing reaches the terminal as a control
+		for i := range r {
+			r[i] = termsafe.Line(r[i])
+		}
+	}
 	width := a.outputWidth(a.stdout)
 	offset := 0
 	if len(rows) > 0 {
@@ -548,36 +554,37 @@ func (a *invocation) printProbe(out probeOutcome, asJSON bool) error {
 // printProbeText prints a probe's outcome for people: a summary line, the
 // tools, and for a failure the error and the end of the server's stderr.
 func (a *invocation) printProbeText(out probeOutcome) {
+	stdout := termsafe.Writer(a.stdout) // the server's names, errors and stderr
 	total := out.Timings.Total.Round(time.Millisecond)
 	if !out.OK() {
-		fmt.Fprintf(a.stdout, "%s: failed at %s after %v: %s\n", out.Name, out.Stage, total,
+		fmt.Fprintf(stdout, "%s: failed at %s after %v: %s\n", out.Name, out.Stage, total,
 			strings.TrimPrefix(joinLines(out.Err), fmt.Sprintf("mcp server %q: ", out.Name)))
 		if tail := strings.TrimSpace(out.StderrTail); tail != "" {
-			fmt.Fprintf(a.stdout, "stderr:\n%s\n", tail)
+			fmt.Fprintf(stdout, "stderr:\n%s\n", tail)
 		}
 		return
 	}
 	server := strings.TrimSpace(out.ServerName + " " + out.ServerVersion)
-	fmt.Fprintf(a.stdout, "%s: ok in %v: %s over %s, protocol %s, %d tool%s", out.Name, total,
+	fmt.Fprintf(stdout, "%s: ok in %v: %s over %s, protocol %s, %d tool%s", out.Name, total,
 		dash(server), out.Transport, out.ProtocolVersion, len(out.Tools), plural(len(out.Tools)))
 	if out.ToolsTruncated {
-		fmt.Fprint(a.stdout, " (more not listed)")
+		fmt.Fprint(stdout, " (more not listed)")
 	}
 	if out.InstructionBytes > 0 {
-		fmt.Fprintf(a.stdout, ", instructions (%d bytes)", out.InstructionBytes)
+		fmt.Fprintf(stdout, ", instructions (%d bytes)", out.InstructionBytes)
 	}
-	fmt.Fprintln(a.stdout)
+	fmt.Fprintln(stdout)
 	if len(out.Tools) == 0 {
 		return
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tALLOWED\tDESCRIPTION")
 	for _, t := range out.Tools {
 		allowed := "yes"
 		if !t.Allowed {
 			allowed = "no"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, allowed, summary(t.Description, 72))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(t.Name), allowed, termsafe.Line(summary(t.Description, 72)))
 	}
 	tw.Flush()
 }

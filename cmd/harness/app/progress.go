@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -172,7 +173,7 @@ func progressText(ev mcpclient.Progress) string {
 		b.WriteString(" " + firstLine(ev.Message))
 	}
 	fmt.Fprintf(&b, ", %v", ev.Elapsed.Round(time.Second))
-	return b.String()
+	return termsafe.Line(b.String()) // the server's names and message: shown safe
 }
 
 // progressBar is "[#####.......]" for a known total, "[ … ]" with a moving mark otherwise.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 )
 
@@ -45,7 +46,7 @@ func (a *invocation) promptCommand() *cobra.Command {
 				}
 				if !asJSON {
 					if p.Text != "" {
-						fmt.Fprintln(a.stdout, p.Text)
+						fmt.Fprintln(a.stdout, termsafe.String(p.Text))
 					}
 					return nil
 				}

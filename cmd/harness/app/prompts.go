@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpprompts"
 )
 
@@ -88,7 +89,7 @@ arguments are refused before the request (exit status 2).`,
 				if getJSON {
 					return writeJSON(a, res)
 				}
-				return writePromptMessages(a.stdout, res)
+				return writePromptMessages(termsafe.Writer(a.stdout), res)
 			})
 		}),
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -47,7 +49,7 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 						return err
 					}
 				} else if text := res.Text(); text != "" && terr == nil {
-					fmt.Fprintln(a.stdout, text)
+					fmt.Fprintln(a.stdout, termsafe.String(text))
 				}
 				if terr != nil {
 					return failure(terr)
@@ -186,6 +188,11 @@ func (a *invocation) printResources(tool string, raw json.RawMessage, output str
 		}
 		errorf(a.stderr, a.prog, "wrote %s to %s", byteSize(int64(len(out))), output)
 		return nil
+	}
+	if isTerminal(a.stdout) {
+		// On a terminal, the server's text is shown safe; redirected, it is the file as it is.
+		_, err := io.WriteString(a.stdout, termsafe.String(string(out)))
+		return err
 	}
 	_, err := a.stdout.Write(out)
 	return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
@@ -155,7 +156,7 @@ func statusLine(st mcpclient.Status) string {
 	if st.CleanupIncomplete {
 		b.WriteString(" [process cleanup incomplete]")
 	}
-	return b.String()
+	return termsafe.Line(b.String()) // the server's error and stderr: shown safe
 }
 
 // joinLines joins the lines of s with "; ".

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -71,7 +72,7 @@ error exits with status 1.`,
 						return err
 					}
 				} else if text := res.Text(); text != "" {
-					fmt.Fprintln(a.stdout, text)
+					fmt.Fprintln(a.stdout, termsafe.String(text))
 				}
 				if terr != nil {
 					return failure(terr)
@@ -153,7 +154,7 @@ func writeToolTable(a *invocation, tools []toolregistry.Info) error {
 		if server == "" {
 			server = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, server, summary(t.Description, 72))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(t.Name), termsafe.Line(server), termsafe.Line(summary(t.Description, 72)))
 	}
 	return tw.Flush()
 }
