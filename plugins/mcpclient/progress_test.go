@@ -177,6 +177,9 @@ func TestResourceReadProgress(t *testing.T) {
 		cfg := memConfig("p")
 		cfg.ToolCallTimeoutMs = 30_000
 		e.mount(nil, cfg, &hooks{dial: newMemServer(ps.srv).dial})
+		// The client's resource provider is a sub-scope of its own, loaded once the client
+		// is active (it injects mcpresources): the read tool exists once the tree settled.
+		ctxtest.Settle(t, e.root)
 		res := e.mustCall(nil, mcpresources.ToolRead, `{"server":"p","uri":"slow://r"}`)
 		if !strings.Contains(res.Text(), "read") {
 			t.Fatalf("read %q", res.Text())

@@ -27,9 +27,17 @@ type progressHub struct {
 	mu     sync.Mutex
 	calls  map[string]CallProgress // in flight, by ID
 	order  []string                // IDs in calls, oldest first
+	ended  map[string]struct{}     // IDs whose Done was seen (the last endedKept)
+	endedQ []string                // ended, oldest first
 	subs   map[*progressSub]struct{}
 	closed bool
 }
+
+// endedKept bounds how many ended requests the hub remembers, so that a progress
+// notification arriving after its request's end (the client's notification handler and the
+// call's end race) never brings the request back. Tokens are not reused, so a late value of
+// an ID older than that is as stale, and rare: it would only linger until its client goes.
+const endedKept = 4096
 
 // progressSub is one stream's pending values, coalesced by ID.
 type progressSub struct {
@@ -55,12 +63,23 @@ func (h *progressHub) on(p mcpclient.Progress) error {
 	if h.closed {
 		return nil
 	}
+	if _, ended := h.ended[cp.ID]; ended {
+		return nil // late: its request is over
+	}
 	if _, ok := h.calls[cp.ID]; !ok && !p.Done {
 		h.order = append(h.order, cp.ID)
 	}
 	if p.Done {
 		delete(h.calls, cp.ID)
 		h.order = deleteID(h.order, cp.ID)
+		if h.ended == nil {
+			h.ended = map[string]struct{}{}
+		}
+		h.ended[cp.ID] = struct{}{}
+		if h.endedQ = append(h.endedQ, cp.ID); len(h.endedQ) > endedKept {
+			delete(h.ended, h.endedQ[0])
+			h.endedQ = h.endedQ[1:]
+		}
 	} else {
 		h.calls[cp.ID] = cp
 	}

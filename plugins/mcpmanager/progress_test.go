@@ -126,6 +126,11 @@ func TestProgressHubCoalesces(t *testing.T) {
 	if len(h.calls) != 1 || len(h.order) != 1 || h.order[0] != vals[1].ID {
 		t.Fatalf("in flight: %v %v", h.calls, h.order)
 	}
+	// A progress value arriving after its request ended never brings it back.
+	_ = h.on(mcpclient.Progress{Server: "a", Token: "t1", Progress: 6})
+	if vals, _ := h.take(s); len(vals) != 0 || len(h.calls) != 1 {
+		t.Fatalf("a late value after Done: sent %+v, in flight %v", vals, h.calls)
+	}
 	// A client disposed with a call in flight: the call ends.
 	scope := ctxtest.New(t).Scope()
 	_ = h.on(mcpclient.Progress{Server: "c", Scope: scope, Token: "t3", Progress: 1})

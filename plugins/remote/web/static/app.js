@@ -110,6 +110,7 @@
   // ---- calls in flight (mcpManager/progress) ----------------------------------------
 
   const inflight = new Map(); // id → {p, recv, li}
+  const ended = new Set();    // ids whose end was shown: a late progress value never brings one back
 
   function elapsedText(f) {
     const ms = f.p.elapsedNs / 1e6 + (performance.now() - f.recv);
@@ -119,7 +120,10 @@
   function onProgress(p, recv) {
     let f = inflight.get(p.id);
     const what = p.server + " · " + (p.method === "resources/read" ? "read " : "") + p.target;
+    if (ended.has(p.id)) return;
     if (p.done) {
+      ended.add(p.id);
+      if (ended.size > 4096) ended.delete(ended.values().next().value);
       if (f) { f.li.remove(); inflight.delete(p.id); }
       activity(what + (p.error ? " failed after " : " finished after ") + (p.elapsedNs / 1e9).toFixed(1) + " s" +
         (p.error ? ": " + p.error : ""), p.error ? "bad" : "");
