@@ -1,8 +1,11 @@
 package oauthtest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -68,6 +71,16 @@ type ServerOptions struct {
 	ScopesSupported []string
 	// NoMetadata serves no protected-resource metadata (a 2025-03-26 era server).
 	NoMetadata bool
+	// MetadataPath serves the protected-resource metadata at this path instead of the
+	// well-known one, so that only the challenge's resource_metadata finds it.
+	MetadataPath string
+	// MetadataResource is the resource the metadata names (default: the server's URL); set
+	// it to another URL for a server whose metadata a client must refuse.
+	MetadataResource string
+	// OpenInitialize answers initialize, notifications and GET without a token and
+	// challenges only the requests after them, as servers do that let a client learn what
+	// they are before it logs in.
+	OpenInitialize bool
 }
 
 // NewServer starts the MCP server for provider p. Its resource must be configured in p:
@@ -89,14 +102,25 @@ func NewServer(t testing.TB, p *Provider, s *Server, opts ServerOptions) *Server
 		})
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv }, nil)
 	mux := http.NewServeMux()
+	if opts.MetadataPath != "" {
+		s.MetadataURL = strings.TrimSuffix(s.URL, "/mcp") + opts.MetadataPath
+	}
 	if !opts.NoMetadata {
-		mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-			Resource:             s.URL,
+		resource := s.URL
+		if opts.MetadataResource != "" {
+			resource = opts.MetadataResource
+		}
+		mux.Handle(strings.TrimPrefix(s.MetadataURL, strings.TrimSuffix(s.URL, "/mcp")), auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource:             resource,
 			AuthorizationServers: []string{p.Issuer},
 			ScopesSupported:      opts.ScopesSupported,
 		}))
 	}
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if opts.OpenInitialize && r.Header.Get("Authorization") == "" && open(r) {
+			handler.ServeHTTP(w, r)
+			return
+		}
 		req := *s.required.Load()
 		o := &auth.RequireBearerTokenOptions{Scopes: req}
 		if !opts.NoMetadata {
@@ -115,6 +139,27 @@ func NewServer(t testing.TB, p *Provider, s *Server, opts ServerOptions) *Server
 		}
 	})
 	return s
+}
+
+// open reports whether r is a GET, an initialize request or a notification: what an
+// OpenInitialize server answers without a token. The body is restored for the handler.
+func open(r *http.Request) bool {
+	if r.Method == http.MethodGet {
+		return true
+	}
+	if r.Method != http.MethodPost || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	return msg.Method == "initialize" || strings.HasPrefix(msg.Method, "notifications/")
 }
 
 // ReserveServer allocates the server's loopback address so its URL can be configured as

@@ -55,6 +55,9 @@ type Config struct {
 	// JWTBearerIssuer makes the provider accept identity assertion grants from that
 	// identity provider in the JWT bearer grant (RFC 7523).
 	JWTBearerIssuer string `json:"jwtBearerIssuer,omitempty"`
+	// AssignAuthMethod makes dynamic registration assign this token endpoint
+	// authentication method, whatever the client asked for.
+	AssignAuthMethod string `json:"assignAuthMethod,omitempty"`
 }
 
 // TokenExchange configures the identity provider role.

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
@@ -103,6 +105,9 @@ type EnterpriseOptions struct {
 	// IdPIssuer is the identity provider's issuer URL; its token endpoint performs the
 	// RFC 8693 exchange.
 	IdPIssuer string
+	// IdPTokenEndpoint is the identity provider's token endpoint; "" reads it from the
+	// provider's metadata.
+	IdPTokenEndpoint string
 	// IdPClientID and IdPClientSecret authenticate the exchange at the identity provider.
 	IdPClientID     string
 	IdPClientSecret string
@@ -172,8 +177,8 @@ func New(opts Options) (*Authorizer, error) {
 			return nil, fmt.Errorf("mcp server %q: the client_credentials grant needs a client ID and a secret or a private key file", opts.ServerName)
 		}
 	case GrantEnterprise:
-		if opts.Enterprise == nil || opts.Enterprise.IdPIssuer == "" || opts.Enterprise.IDToken == nil || opts.ClientID == "" {
-			return nil, fmt.Errorf("mcp server %q: the enterprise grant needs an identity provider issuer, an ID token source and a client ID", opts.ServerName)
+		if e := opts.Enterprise; e == nil || (e.IdPIssuer == "" && e.IdPTokenEndpoint == "") || e.IDToken == nil || opts.ClientID == "" {
+			return nil, fmt.Errorf("mcp server %q: the enterprise grant needs an identity provider (its issuer or token endpoint), an ID token source and a client ID", opts.ServerName)
 		}
 	default:
 		return nil, fmt.Errorf("mcp server %q: unknown grant %q (want %s, %s or %s)", opts.ServerName, opts.Grant,
@@ -487,6 +492,7 @@ func (a *Authorizer) recordFor(md *Metadata, rec *Record) *Record {
 	out.TokenEndpoint = md.AS.TokenEndpoint
 	out.TokenMethods = slices.Clone(md.AS.TokenEndpointAuthMethodsSupported)
 	out.RevocationEndpoint = md.AS.RevocationEndpoint
+	out.Challenge = nil // answered by the token this record is for
 	return out
 }
 
@@ -503,34 +509,112 @@ func (a *Authorizer) discover(ctx context.Context, challenges []oauthex.Challeng
 }
 
 // Login runs the authorization flow now (interactive or not, whatever Options.Interactive
-// says: a login is always allowed to open the browser), discovering the server's
-// authorization requirements from an unauthenticated request. It returns when the token
-// is stored.
+// says: a login is always allowed to open the browser). Discovery starts from the challenge
+// a refused request of this entry last met (stored by [Authorizer.Transport], so a client
+// that reported needs-auth hands its challenge to the login, in this process or another),
+// else from the server's answer to a real MCP exchange (initialize, then tools/list)
+// without a token: its resource_metadata URL and its scope are used. When that challenge
+// said insufficient_scope, the login asks for the union of the granted and the challenged
+// scopes (step-up). It returns when the token is stored.
 func (a *Authorizer) Login(ctx context.Context) error {
-	challenges, err := a.challenge(ctx)
+	a.mu.Lock()
+	rec, err := a.loadLocked(ctx)
+	a.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	return a.authorize(ctx, challenges, false)
+	var challenges []oauthex.Challenge
+	if rec != nil && rec.Challenge != nil {
+		challenges = rec.Challenge.challenges()
+	} else if challenges, err = a.challenge(ctx); err != nil {
+		return err
+	}
+	return a.authorize(ctx, challenges, challengeError(challenges) == "insufficient_scope")
 }
 
-// challenge sends one unauthenticated GET (the Streamable HTTP event stream request) and
-// returns the WWW-Authenticate challenges of its answer (none when it is not a 401).
+// challenge runs the start of an MCP session without a token (the go-sdk client: initialize,
+// then tools/list, as a client would) and returns the WWW-Authenticate challenges of the
+// first answer that refused it (none when the server answered everything).
 func (a *Authorizer) challenge(ctx context.Context) ([]oauthex.Challenge, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.opts.ServerURL, nil)
-	if err != nil {
+	base := a.opts.HTTPClient.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	ct := &captureChallenge{base: base}
+	client := mcp.NewClient(&mcp.Implementation{Name: a.opts.ClientName, Version: "login"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: a.opts.ServerURL, HTTPClient: &http.Client{Transport: ct}, DisableStandaloneSSE: true, MaxRetries: -1,
+	}, nil)
+	if err == nil {
+		_, _ = cs.ListTools(ctx, nil)
+		_ = cs.Close()
+	}
+	if c := ct.get(); c != nil {
+		return c, nil
+	}
+	if err != nil && ctx.Err() != nil {
 		return nil, &AuthError{Server: a.opts.ServerName, Step: "discovery", Err: err}
 	}
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := a.opts.HTTPClient.Do(req)
+	return nil, nil
+}
+
+// captureChallenge is the RoundTripper of a login's probe: it keeps the challenges of the
+// first 401 or 403 and ends the exchange there.
+type captureChallenge struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	cs   []oauthex.Challenge
+}
+
+func (c *captureChallenge) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return resp, err
+	}
+	cs := parseChallenges(resp.Header)
+	drain(resp)
+	c.mu.Lock()
+	if c.cs == nil {
+		c.cs = cs
+	}
+	c.mu.Unlock()
+	return nil, errChallenged
+}
+
+func (c *captureChallenge) get() []oauthex.Challenge {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cs
+}
+
+var errChallenged = errors.New("the server asks for authorization")
+
+// noteChallenge stores the Bearer challenge of a refused request, when it differs from
+// the stored one, so the next login starts from it.
+func (a *Authorizer) noteChallenge(ctx context.Context, challenges []oauthex.Challenge) {
+	ch := challengeOf(challenges)
+	if ch == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if rec, err := a.loadLocked(ctx); err == nil && rec != nil && reflect.DeepEqual(rec.Challenge, ch) {
+		return
+	}
+	err := a.opts.Store.Update(ctx, a.key, func(cur *Record) (*Record, error) {
+		if cur == nil {
+			cur = &Record{Resource: a.opts.ServerURL}
+		}
+		cur.Challenge = ch
+		return cur, nil
+	})
 	if err != nil {
-		return nil, &AuthError{Server: a.opts.ServerName, Step: "discovery", Err: err}
+		a.log.Warn("mcp authorization: storing the server's challenge failed", "server", a.opts.ServerName, "err", err)
+		return
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		return nil, nil
+	if rec, err := a.opts.Store.Load(ctx, a.key); err == nil {
+		a.rec, a.loaded = rec, true
 	}
-	return parseChallenges(resp.Header), nil
 }
 
 // authorize obtains a new token by the configured grant. stepUp unions the granted
@@ -590,6 +674,7 @@ func (a *Authorizer) unauthorized(ctx context.Context, sent string, challenges [
 	}
 	a.mu.Unlock()
 	if a.opts.Grant == GrantAuthorizationCode && !a.opts.Interactive {
+		a.noteChallenge(ctx, challenges)
 		return "", &NeedsAuthError{Server: a.opts.ServerName, Hint: LoginHint(a.opts.ServerName), Reason: reason}
 	}
 	if err := a.authorize(ctx, challenges, false); err != nil {

@@ -61,12 +61,29 @@ func (a *Authorizer) resolveClient(ctx context.Context, md *Metadata, rec *Recor
 	if err != nil {
 		return nil, &AuthError{Server: a.opts.ServerName, Step: "registration", Err: err}
 	}
-	if resp.ClientSecret == "" {
-		method = AuthNone
+	method = registeredMethod(method, resp)
+	if method == AuthPrivateKeyJWT {
+		return nil, &AuthError{Server: a.opts.ServerName, Step: "registration", Err: fmt.Errorf(
+			"authorization server %s registered the client for private_key_jwt, which a dynamic registration without a key cannot use", asm.Issuer)}
 	}
 	a.log.Info("mcp client registered", "server", a.opts.ServerName, "issuer", asm.Issuer)
 	return &ClientInfo{ID: resp.ClientID, Secret: resp.ClientSecret, AuthMethod: method, Kind: KindDynamic,
 		Issuer: asm.Issuer, RedirectURI: redirect, SecretExpiresAt: resp.ClientSecretExpiresAt}, nil
+}
+
+// registeredMethod is the token endpoint authentication the registration response assigns
+// (RFC 7591 §3.2.1: the server may replace what was asked for): its
+// token_endpoint_auth_method when it names one, else what was asked for; a client given no
+// secret authenticates with none.
+func registeredMethod(asked string, resp *oauthex.ClientRegistrationResponse) string {
+	m := asked
+	if resp.TokenEndpointAuthMethod != "" {
+		m = resp.TokenEndpointAuthMethod
+	}
+	if resp.ClientSecret == "" && (m == AuthClientSecretBasic || m == AuthClientSecretPost) {
+		m = AuthNone
+	}
+	return m
 }
 
 func contains(list []string, s string) bool {

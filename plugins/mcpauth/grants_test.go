@@ -8,6 +8,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"net/http"
@@ -265,4 +266,52 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 	if strings.Join(grants, " ") != want {
 		t.Fatalf("token requests %v, want %s", grants, want)
 	}
+
+	// Issue 23 item 4: an identity provider used only for the exchange need not support
+	// PKCE (its metadata here advertises none), and its token endpoint can be configured
+	// instead of discovered.
+	noPKCE := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var doc map[string]any
+		if err := getJSONDoc(idp.Issuer+"/.well-known/openid-configuration", &doc); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		delete(doc, "code_challenge_methods_supported")
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(doc)
+	}))
+	defer noPKCE.Close()
+	idTok := func(context.Context) (string, error) {
+		b, err := os.ReadFile(idFile)
+		return string(b), err
+	}
+	for _, v := range []struct {
+		name string
+		ent  mcpauth.EnterpriseOptions
+		hc   *http.Client
+	}{
+		{"idp without PKCE", mcpauth.EnterpriseOptions{IdPIssuer: idp.Issuer},
+			&http.Client{Transport: rewrite{from: idp.Issuer + "/.well-known/openid-configuration", to: noPKCE.URL}}},
+		{"configured token endpoint", mcpauth.EnterpriseOptions{IdPTokenEndpoint: idp.Issuer + "/token"}, nil},
+	} {
+		v.ent.IdPClientID, v.ent.IdPClientSecret, v.ent.IDToken = "harness-at-idp", "idp-secret-value", idTok
+		a, err := mcpauth.New(mcpauth.Options{ServerName: "ent", ServerURL: srv.URL, Grant: mcpauth.GrantEnterprise,
+			ClientID: "mcp-enterprise", ClientSecret: "mcp-secret-value", Store: &mcpauth.MemoryStore{}, Enterprise: &v.ent, HTTPClient: v.hc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := whoami(t, ctx, connect(t, ctx, a, srv.URL)); !strings.Contains(got, "mcp:read") {
+			t.Fatalf("%s: whoami = %q", v.name, got)
+		}
+	}
+}
+
+// getJSONDoc reads a JSON document.
+func getJSONDoc(u string, v any) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(v)
 }

@@ -14,13 +14,13 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -111,55 +111,99 @@ func (a *Authorizer) clientCredentials(ctx context.Context, md *Metadata, scopes
 	return a.convert(t), nil
 }
 
-// enterprise runs enterprise-managed authorization through the SDK's
-// extauth.EnterpriseHandler: the ID token exchanged at the identity provider (RFC 8693)
-// for an identity assertion grant, then the JWT bearer grant at md's authorization server.
+// enterprise runs enterprise-managed authorization (SEP-990): the user's ID token is
+// exchanged at the identity provider's token endpoint for an identity assertion grant
+// (RFC 8693, the go-sdk's oauthex.ExchangeToken), which buys the access token in a JWT
+// bearer grant (RFC 7523) at md's authorization server. The identity provider is used for
+// that exchange only, so its token endpoint is configured (EnterpriseOptions.IdPTokenEndpoint)
+// or read from its metadata without the PKCE requirement that applies to an authorization
+// server used for logins (the go-sdk's extauth.EnterpriseHandler demands it, and identity
+// providers that only exchange tokens do not advertise it).
 func (a *Authorizer) enterprise(ctx context.Context, md *Metadata, scopes []string) (*Token, error) {
 	e := a.opts.Enterprise
-	mcpCreds := &oauthex.ClientCredentials{ClientID: a.opts.ClientID}
-	if a.opts.ClientSecret != "" {
-		mcpCreds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: a.opts.ClientSecret}
+	tokenURL := e.IdPTokenEndpoint
+	if tokenURL == "" {
+		var err error
+		if tokenURL, err = idpTokenEndpoint(ctx, a.opts.HTTPClient, e.IdPIssuer); err != nil {
+			return nil, err
+		}
+	}
+	idToken, err := e.IDToken(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the ID token: %w", err)
 	}
 	idpCreds := &oauthex.ClientCredentials{ClientID: e.IdPClientID}
 	if e.IdPClientSecret != "" {
 		idpCreds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: e.IdPClientSecret}
 	}
-	h, err := extauth.NewEnterpriseHandler(&extauth.EnterpriseHandlerConfig{
-		IdPIssuerURL:     e.IdPIssuer,
-		IdPCredentials:   idpCreds,
-		MCPAuthServerURL: md.AS.Issuer,
-		MCPResourceURI:   md.Resource,
-		MCPCredentials:   mcpCreds,
-		MCPScopes:        scopes,
-		IDTokenFetcher: func(ctx context.Context) (*oauth2.Token, error) {
-			id, err := e.IDToken(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return (&oauth2.Token{}).WithExtra(map[string]any{"id_token": id}), nil
-		},
-		HTTPClient: a.opts.HTTPClient,
+	jag, err := oauthex.ExchangeToken(ctx, tokenURL, &oauthex.TokenExchangeRequest{
+		RequestedTokenType: oauthex.TokenTypeIDJAG,
+		Audience:           md.AS.Issuer,
+		Resource:           md.Resource,
+		Scope:              scopes,
+		SubjectToken:       idToken,
+		SubjectTokenType:   oauthex.TokenTypeIDToken,
+	}, idpCreds, a.opts.HTTPClient)
+	if err != nil {
+		return nil, fmt.Errorf("token exchange at the identity provider %s: %w", tokenURL, err)
+	}
+	rec := &Record{TokenEndpoint: md.AS.TokenEndpoint, Client: &ClientInfo{ID: a.opts.ClientID, Secret: a.opts.ClientSecret,
+		AuthMethod: a.preregisteredMethod(md.AS.TokenEndpointAuthMethodsSupported)}}
+	tok, err := a.tokenRequest(ctx, rec, func(cfg *oauth2.Config, hctx context.Context) (*oauth2.Token, error) {
+		return cfg.Exchange(hctx, "", oauth2.SetAuthURLParam("grant_type", grantJWTBearer),
+			oauth2.SetAuthURLParam("assertion", jag.AccessToken))
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("JWT bearer grant at %s: %w", md.AS.TokenEndpoint, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.opts.ServerURL, nil)
-	if err != nil {
-		return nil, err
+	return tok, nil
+}
+
+// grantJWTBearer is RFC 7523's grant type.
+const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// idpTokenEndpoint reads the identity provider's token endpoint from its metadata (OpenID
+// Connect discovery, then RFC 8414, the issuer's path placed as each says), checking the
+// issuer and the endpoint's scheme but not PKCE support.
+func idpTokenEndpoint(ctx context.Context, hc *http.Client, issuer string) (string, error) {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("identity provider issuer %q: not an absolute URL", issuer)
 	}
-	// The handler only closes the response it is given.
-	if err := h.Authorize(ctx, req, &http.Response{StatusCode: http.StatusUnauthorized, Body: io.NopCloser(strings.NewReader(""))}); err != nil {
-		return nil, err
+	p := strings.Trim(u.Path, "/")
+	origin := u.Scheme + "://" + u.Host
+	cands := []string{strings.TrimRight(issuer, "/") + "/.well-known/openid-configuration"}
+	if p == "" {
+		cands = append(cands, origin+"/.well-known/oauth-authorization-server")
+	} else {
+		cands = append(cands, origin+"/.well-known/oauth-authorization-server/"+p, origin+"/.well-known/openid-configuration/"+p)
 	}
-	ts, err := h.TokenSource(ctx)
-	if err != nil || ts == nil {
-		return nil, fmt.Errorf("enterprise authorization produced no token: %w", err)
+	var errs []error
+	for _, c := range cands {
+		var doc oauthex.AuthServerMeta
+		if err := getJSON(ctx, hc, c, &doc); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if strings.TrimRight(doc.Issuer, "/") != strings.TrimRight(issuer, "/") {
+			return "", fmt.Errorf("the identity provider's metadata at %s names issuer %q, not %q", c, doc.Issuer, issuer)
+		}
+		t, err := url.Parse(doc.TokenEndpoint)
+		if err != nil || doc.TokenEndpoint == "" || (t.Scheme != "https" && !isLoopback(t.Hostname())) {
+			return "", fmt.Errorf("the identity provider's token endpoint %q is not an https (or loopback) URL", doc.TokenEndpoint)
+		}
+		return doc.TokenEndpoint, nil
 	}
-	t, err := ts.Token()
-	if err != nil {
-		return nil, err
+	return "", fmt.Errorf("identity provider %s: no metadata (set oauth.idpTokenEndpoint): %w", issuer, errors.Join(errs...))
+}
+
+// isLoopback reports whether host names this machine (localhost or a loopback address).
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
 	}
-	return a.convert(t), nil
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // loadSigningKey reads a PEM private key (PKCS#8, SEC 1 EC or PKCS#1 RSA) and decides the

@@ -87,7 +87,23 @@ type Record struct {
 	Client             *ClientInfo `json:"client,omitempty"`
 	Token              *Token      `json:"token,omitempty"`
 	Scopes             []string    `json:"scopes,omitempty"`
-	UpdatedAt          time.Time   `json:"updated_at,omitzero"`
+	// Challenge is what the server last asked for when it refused a request (401 or 403),
+	// kept until the next login uses it: a login in this process or another (`harness mcp
+	// login` after a client reported needs-auth) starts its discovery and scope selection
+	// from it.
+	Challenge *Challenge `json:"challenge,omitempty"`
+	UpdatedAt time.Time  `json:"updated_at,omitzero"`
+}
+
+// Challenge is the Bearer challenge (RFC 6750 §3, RFC 9728 §5.1) of a refused request. It
+// is a plain value.
+type Challenge struct {
+	// ResourceMetadata is the challenge's resource_metadata URL.
+	ResourceMetadata string `json:"resource_metadata,omitempty"`
+	// Scope is the scope the server asked for.
+	Scope []string `json:"scope,omitempty"`
+	// Error is the challenge's error code, e.g. "invalid_token" or "insufficient_scope".
+	Error string `json:"error,omitempty"`
 }
 
 // String describes the record without secrets.
@@ -112,6 +128,11 @@ func (r *Record) clone() *Record {
 	c := *r
 	c.TokenMethods = slices.Clone(r.TokenMethods)
 	c.Scopes = slices.Clone(r.Scopes)
+	if r.Challenge != nil {
+		ch := *r.Challenge
+		ch.Scope = slices.Clone(r.Challenge.Scope)
+		c.Challenge = &ch
+	}
 	if r.Client != nil {
 		ci := *r.Client
 		c.Client = &ci

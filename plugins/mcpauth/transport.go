@@ -1,8 +1,10 @@
 package mcpauth
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // Transport returns an http.RoundTripper that authorizes every request through base:
@@ -67,8 +69,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			drain(resp)
 			a.log.Info("mcp server asks for more scope", "server", a.opts.ServerName, "scope", challengeScopes(challenges))
 			if a.opts.Grant == GrantAuthorizationCode && !a.opts.Interactive {
+				// The next login asks for the union of the granted and the challenged scopes.
+				a.noteChallenge(ctx, challenges)
 				return nil, &NeedsAuthError{Server: a.opts.ServerName, Hint: LoginHint(a.opts.ServerName),
-					Reason: "the server asks for more scope"}
+					Reason: fmt.Sprintf("the server asks for more scope: %s", strings.Join(challengeScopes(challenges), " "))}
 			}
 			if err := a.authorize(ctx, challenges, true); err != nil {
 				return nil, err

@@ -44,6 +44,8 @@ type OAuthConfig struct {
 	RedirectPort int `json:"redirectPort"`
 	// IdPIssuer is the identity provider's issuer URL for the enterprise grant.
 	IdPIssuer string `json:"idpIssuer,omitempty"`
+	// IdPTokenEndpoint is the identity provider's token endpoint, where the ID token is exchanged (enterprise grant); default read from the provider's metadata at idpIssuer.
+	IdPTokenEndpoint string `json:"idpTokenEndpoint,omitempty"`
 	// IdPClientID is the harness's client ID at the identity provider (enterprise grant).
 	IdPClientID string `json:"idpClientId,omitempty"`
 	// IdPClientSecret is that client's secret at the identity provider (enterprise grant).
@@ -71,6 +73,7 @@ func (o *OAuthConfig) templateFields(f func(key string, v *string)) {
 	f("oauth.clientSecret", &o.ClientSecret)
 	f("oauth.privateKeyFile", &o.PrivateKeyFile)
 	f("oauth.idpIssuer", &o.IdPIssuer)
+	f("oauth.idpTokenEndpoint", &o.IdPTokenEndpoint)
 	f("oauth.idpClientId", &o.IdPClientID)
 	f("oauth.idpClientSecret", &o.IdPClientSecret)
 	f("oauth.idTokenFile", &o.IDTokenFile)
@@ -95,8 +98,13 @@ func (c Config) validateOAuth(v *validator) {
 			v.addf("oauth.grant", "client_credentials needs clientId and clientSecret or privateKeyFile")
 		}
 	case mcpauth.GrantEnterprise:
-		if o.ClientID == "" || o.IdPIssuer == "" || o.IDTokenFile == "" {
-			v.addf("oauth.grant", "enterprise needs clientId, idpIssuer and idTokenFile")
+		if o.ClientID == "" || (o.IdPIssuer == "" && o.IdPTokenEndpoint == "") || o.IDTokenFile == "" {
+			v.addf("oauth.grant", "enterprise needs clientId, idpIssuer or idpTokenEndpoint, and idTokenFile")
+		}
+		if o.IdPTokenEndpoint != "" {
+			if u, err := url.Parse(o.IdPTokenEndpoint); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+				v.addf("oauth.idpTokenEndpoint", "expected an http(s) URL, got %q", o.IdPTokenEndpoint)
+			}
 		}
 	default:
 		v.addf("oauth.grant", "expected %q, %q or %q, got %q", mcpauth.GrantAuthorizationCode,
@@ -163,7 +171,7 @@ func (c Config) AuthOptions(store mcpauth.Store) mcpauth.Options {
 	if o.Grant == mcpauth.GrantEnterprise {
 		file := o.IDTokenFile
 		opts.Enterprise = &mcpauth.EnterpriseOptions{
-			IdPIssuer: o.IdPIssuer, IdPClientID: o.IdPClientID, IdPClientSecret: o.IdPClientSecret,
+			IdPIssuer: o.IdPIssuer, IdPTokenEndpoint: o.IdPTokenEndpoint, IdPClientID: o.IdPClientID, IdPClientSecret: o.IdPClientSecret,
 			IDToken: func(context.Context) (string, error) {
 				b, err := os.ReadFile(file)
 				if err != nil {

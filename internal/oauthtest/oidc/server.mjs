@@ -1,6 +1,6 @@
 // A real OpenID Connect / OAuth 2 authorization server (oidc-provider) for the harness's
 // authorization tests, started by internal/oauthtest. Configuration comes as JSON in
-// $OIDC_CONFIG: {clients, resources: {<url>: {scope}}, accessTokenTTL}. It listens on a
+// $OIDC_CONFIG: {clients, resources: {<url>: {scope}}, accessTokenTTL, assignAuthMethod}. It listens on a
 // free loopback port and prints one line, "READY <issuer>", when it accepts requests.
 // Enterprise-managed authorization, for the extauth path: with "tokenExchange" set the
 // provider acts as the identity provider and answers RFC 8693 exchanges of its own ID tokens
@@ -50,6 +50,22 @@ server.listen(0, '127.0.0.1', () => {
         },
       },
     },
+    // With "assignAuthMethod" set, dynamic registration assigns that token endpoint
+    // authentication method whatever the client asked for (RFC 7591 §3.2.1 lets a server
+    // replace requested metadata); static clients (no redirect URIs) are left alone.
+    ...(cfg.assignAuthMethod ? {
+      extraClientMetadata: {
+        properties: ['harness_assigned'],
+        validator: (ctx, key, value, metadata) => {
+          if (metadata.redirect_uris?.length && metadata.token_endpoint_auth_method !== cfg.assignAuthMethod) {
+            metadata.token_endpoint_auth_method = cfg.assignAuthMethod;
+            if (cfg.assignAuthMethod.startsWith('client_secret_') && !metadata.client_secret) {
+              metadata.client_secret = crypto.randomUUID();
+            }
+          }
+        },
+      },
+    } : {}),
     scopes: ['openid', 'offline_access'],
     pkce: { required: () => true },
     rotateRefreshToken: true,
