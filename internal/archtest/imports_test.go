@@ -63,6 +63,7 @@ var rules = map[string]rule{
 	"internal/mcptest/demotree": {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
 	"internal/interop":          {project: []string{""}},
 	"internal/ptcinterop":       {project: []string{""}},
+	"internal/conformance":      {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpauth", "plugins/elicitation", "plugins/gateway"}},
 	"internal/gatewayinterop":   {project: []string{""}},
 	"internal/faults":           {project: []string{""}},
 	"bench":                     {project: []string{""}},

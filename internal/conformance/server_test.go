@@ -1,0 +1,208 @@
+//go:build unix
+
+package conformance
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// gatewayOwned are the server scenarios that fail on the per-server route because of a
+// gateway behaviour issue 23 assigns to the gateway's own work (items 7-11), with the
+// reason; they are reported, not failed. A listed scenario that passes is logged so the
+// entry can go.
+var gatewayOwned = map[string]string{
+	// The gateway refuses the titled multi-select of SEP-1330 before the downstream client
+	// is asked (issue 23 item 9: forms pass through as the server sent them).
+	"elicitation-sep1330-enums": "item 9: the SEP-1330 form does not pass through",
+	// Now and then the server's elicitation/create does not reach the calling downstream
+	// session (issue 23 items 9 and 11: server requests routed to the calling session).
+	"tools-call-elicitation": "items 9/11: the elicitation does not always reach the calling session",
+}
+
+// TestServerSuite runs the suite's server scenarios (all of them, pending ones included)
+// against go-sdk's conformance everything-server directly over Streamable HTTP, and
+// against the gateway's per-server route (/mcp/servers/<name>, the route `harness serve`
+// offers for one upstream) in front of the same server over stdio. Every scenario that
+// passes directly must pass through the gateway, with the same checks reached. Warnings
+// (SEP-1699's SHOULDs, which go-sdk's handler does not meet either) are reported.
+func TestServerSuite(t *testing.T) {
+	s := locate(t)
+	bin := filepath.Join(t.TempDir(), "everything-server")
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin,
+		"github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
+		t.Fatalf("build go-sdk's conformance everything-server: %v\n%s", err, out)
+	}
+	direct := runServerSuite(t, s, directServer(t, bin))
+	route := runServerSuite(t, s, gatewayRoute(t, bin))
+
+	names := make([]string, 0, len(direct))
+	for n := range direct {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var sum [2]struct{ scenarios, passed, checks, passedChecks, warnings int }
+	for _, n := range names {
+		for i, cs := range [][]check{direct[n], route[n]} {
+			p, f, w := tally(cs)
+			sum[i].scenarios++
+			sum[i].checks += p + f
+			sum[i].passedChecks += p
+			sum[i].warnings += w
+			if f == 0 && len(cs) > 0 {
+				sum[i].passed++
+			}
+		}
+		dp, df, _ := tally(direct[n])
+		rp, rf, rw := tally(route[n])
+		if rw > 0 {
+			t.Logf("%s: %d warnings through the gateway:\n  %s", n, rw, strings.Join(problems(route[n], "WARNING"), "\n  "))
+		}
+		if df > 0 {
+			t.Logf("%s fails directly too (%d failed): not the gateway's", n, df)
+			continue
+		}
+		ok := rf == 0 && rp == dp
+		why, owned := gatewayOwned[n]
+		switch {
+		case ok && owned:
+			t.Logf("%s passes through the gateway now (listed as gateway work: %s): remove it from gatewayOwned", n, why)
+		case !ok && owned:
+			t.Logf("%s through the gateway: %d of %d checks passed (gateway work, issue 23 %s)\n  %s", n, rp, dp, why, strings.Join(problems(route[n], "FAILURE"), "\n  "))
+		case !ok:
+			t.Errorf("%s passes directly (%d checks) but not through the gateway (%d passed, %d failed)\n  %s", n, dp, rp, rf, strings.Join(problems(route[n], "FAILURE"), "\n  "))
+		}
+	}
+	for i, what := range []string{"go-sdk's everything-server directly", "the gateway's per-server route"} {
+		t.Logf("server suite, %s: %d/%d scenarios, %d/%d checks passed, %d warnings", what,
+			sum[i].passed, sum[i].scenarios, sum[i].passedChecks, sum[i].checks, sum[i].warnings)
+	}
+}
+
+// problems lists the checks of one status.
+func problems(cs []check, status string) []string {
+	var out []string
+	for _, c := range cs {
+		if c.Status == status {
+			out = append(out, c.ID+": "+c.Description+" "+c.ErrorMessage)
+		}
+	}
+	return out
+}
+
+// directServer runs bin over Streamable HTTP (stateful, as the gateway is) and returns
+// its MCP URL.
+func directServer(t *testing.T, bin string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	cmd := exec.Command(bin, "-http", addr, "-stateless=false")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for range 100 {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+			return "http://" + addr + "/mcp"
+		}
+		time.Sleep(50 * time.Millisecond) // the server process has no readiness signal but its port
+	}
+	t.Fatalf("the everything-server did not listen on %s", addr)
+	return ""
+}
+
+// gatewayRoute mounts bin (stdio) as server "conf" behind a gateway, as `harness serve`
+// does, and returns the per-server route's URL.
+func gatewayRoute(t *testing.T, bin string) string {
+	t.Helper()
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
+	reg, err := root.Plugin(toolregistry.Plugin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// As harness serve does before it mounts the profile: the gateway's responder and
+	// sampler, so the upstream client offers elicitation and sampling to its server.
+	if err := gateway.Prepare(root); err != nil {
+		t.Fatal(err)
+	}
+	var cfg mcpclient.Config
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.Command, cfg.FailOnStartupError = "conf", mcpclient.TransportStdio, bin, true
+	up, err := root.Plugin(mcpclient.Plugin, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(root, gateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := gw.Handler(gateway.HTTPOptions{NoAuth: true, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { gw.Close(); srv.Close() })
+	return srv.URL + "/mcp/servers/conf"
+}
+
+// runServerSuite runs every server scenario against url and returns the checks by
+// scenario.
+func runServerSuite(t *testing.T, s suite, url string) map[string][]check {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), s.node, s.entry, "server", "--url", url, "--suite", "all", "-o", out)
+	if sc := os.Getenv("CONFORMANCE_SCENARIO"); sc != "" {
+		cmd.Args = append(cmd.Args, "--scenario", sc, "--verbose")
+	}
+	cmd.Dir = t.TempDir()
+	res, runErr := cmd.CombinedOutput()
+	if os.Getenv("CONFORMANCE_VERBOSE") != "" {
+		t.Logf("suite output against %s:\n%s", url, res)
+	}
+	byDir := readChecks(t, out)
+	if len(byDir) == 0 {
+		t.Fatalf("the suite wrote no results for %s (%v):\n%s", url, runErr, tail(string(res), 3000))
+	}
+	checks := map[string][]check{}
+	for dir, cs := range byDir {
+		checks[scenarioName(dir)] = cs
+	}
+	return checks
+}
+
+// scenarioName strips the suite's "server-" prefix and "-<timestamp>" suffix from a result
+// directory's name.
+func scenarioName(dir string) string {
+	name := strings.TrimPrefix(filepath.Base(dir), "server-")
+	if i := strings.Index(name, "-20"); i > 0 {
+		name = name[:i]
+	}
+	return name
+}
