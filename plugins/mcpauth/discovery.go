@@ -67,7 +67,7 @@ func Discover(ctx context.Context, hc *http.Client, serverURL string, challenges
 			// the next location would end in a misleading error (or in another server's
 			// authorization). The root document, the last resort, may describe the origin.
 			if strings.Contains(err.Error(), "got metadata resource") && i < len(cands)-1 {
-				return nil, fmt.Errorf("%w: the protected resource metadata at %s is not for %s (RFC 9728 §3.3): %v",
+				return nil, fmt.Errorf("%w: the protected resource metadata at %s is not for %s (RFC 9728 §3.3): %w",
 					ErrResourceMismatch, c.url, c.resource, err)
 			}
 			errs = append(errs, err)
@@ -94,7 +94,7 @@ func Discover(ctx context.Context, hc *http.Client, serverURL string, challenges
 		if legacy, lerr := legacyAuthServerMeta(ctx, hc, u); lerr == nil {
 			asm, err = legacy, nil
 		} else {
-			err = fmt.Errorf("%w (and as a 2025-03-26 server: %v)", err, lerr)
+			err = fmt.Errorf("%w (and as a 2025-03-26 server: %w)", err, lerr)
 		}
 	}
 	if err != nil {
