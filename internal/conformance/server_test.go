@@ -29,9 +29,12 @@ var gatewayOwned = map[string]string{
 	// The gateway refuses the titled multi-select of SEP-1330 before the downstream client
 	// is asked (issue 23 item 9: forms pass through as the server sent them).
 	"elicitation-sep1330-enums": "item 9: the SEP-1330 form does not pass through",
-	// Now and then the server's elicitation/create does not reach the calling downstream
-	// session (issue 23 items 9 and 11: server requests routed to the calling session).
-	"tools-call-elicitation": "items 9/11: the elicitation does not always reach the calling session",
+	// Now and then the server's elicitation/create or sampling/createMessage does not reach
+	// the calling downstream session, which the suite sees as a server that never asked
+	// (issue 23 items 7, 9 and 11: sessions that went away, server requests routed to the
+	// calling session).
+	"tools-call-elicitation": "items 7/9/11: the elicitation does not always reach the calling session",
+	"tools-call-sampling":    "items 7/11: the sampling request does not always reach the calling session",
 }
 
 // TestServerSuite runs the suite's server scenarios (all of them, pending ones included)
