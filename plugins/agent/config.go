@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/toolsearch"
 )
 
 // Interface guards: the plugin's configuration has defaults and validates itself.
@@ -58,6 +59,11 @@ type Config struct {
 	// writes programs that call them, see package ptc and docs/ptc.md) or "both" (default:
 	// both are offered; a session is in standard mode unless started in ptc mode).
 	Mode string `json:"mode"`
+	// DeferTools says when a request carries tool_search and the always-loaded tools
+	// instead of every visible tool's definition: contextShare (default 0.1 of the model's
+	// context window), maxTools (default 100), alwaysLoad (server, server/tool or public-name
+	// patterns). See docs/tool-search.md.
+	DeferTools toolsearch.DeferOptions `json:"deferTools"`
 	// SessionsDir is where session logs are written; "" is DefaultSessionsDir, and "-"
 	// keeps sessions in memory only.
 	SessionsDir string `json:"sessionsDir"`
@@ -137,6 +143,10 @@ func (o Config) Validate() error {
 	checkPatterns(&p, "permissions.allow", o.Permissions.Allow)
 	checkPatterns(&p, "permissions.ask", o.Permissions.Ask)
 	checkPatterns(&p, "permissions.deny", o.Permissions.Deny)
+	checkPatterns(&p, "deferTools.alwaysLoad", o.DeferTools.AlwaysLoad)
+	if o.DeferTools.ContextShare > 1 {
+		p.Add("deferTools.contextShare", "must be a share of the context window at most 1 (0.1 is 10 %%), got %g", o.DeferTools.ContextShare)
+	}
 	return p.Err()
 }
 

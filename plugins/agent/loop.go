@@ -210,7 +210,9 @@ func (s *Session) request(d *agentDef, info model.Info) (*model.Request, error) 
 		return &model.Request{System: system, Messages: hist, Tools: ptcToolDefs}, nil
 	}
 	tr := &ToolsRequest{Caller: d.c, Session: s, Model: info, Visible: d.tools.List(d.c)}
-	defs, err := Tools.Waterfall(d.c, tr, func() ([]model.ToolDef, error) { return ToolDefs(tr.Visible), nil })
+	defs, err := Tools.Waterfall(d.c, tr, func() ([]model.ToolDef, error) {
+		return ToolDefs(d.deferrer.Choose(s, tr.Visible, info.ContextWindow)), nil // deferTools
+	})
 	if err != nil {
 		return nil, fmt.Errorf("choosing the tools: %w", err)
 	}

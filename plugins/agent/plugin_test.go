@@ -55,10 +55,10 @@ func TestSubagentTools(t *testing.T) {
 
 	reg, _ := toolregistry.Key.Get(root)
 	got := names(reg.List(root))
-	if want := []string{"agent__coder", "agent__docs", "read_tool_result"}; !slices.Equal(got, want) {
+	if want := []string{"agent__coder", "agent__docs", "read_tool_result", "tool_search"}; !slices.Equal(got, want) {
 		t.Errorf("root tools %v, want %v", got, want)
 	}
-	if got := names(reg.List(coderLayer)); !slices.Equal(got, []string{"agent__review", "read_tool_result"}) {
+	if got := names(reg.List(coderLayer)); !slices.Equal(got, []string{"agent__review", "read_tool_result", "tool_search"}) {
 		t.Errorf("coder's tools %v", got)
 	}
 	svc, _ := Key.Get(root)

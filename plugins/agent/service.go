@@ -15,6 +15,7 @@ import (
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/sampling"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/plugins/toolsearch"
 )
 
 // Key is the agent service: start, resume and list sessions. The agent plugin mounted at
@@ -63,6 +64,7 @@ type agentDef struct {
 	tools     *toolregistry.Registry
 	svc       *Service // the service of the tree (nil until found)
 	subs      *toolregistry.Set
+	deferrer  *toolsearch.Deferrer // chooses the definitions of a request (deferTools)
 	log       *slog.Logger
 }
 
@@ -121,6 +123,12 @@ func apply(c *ctx.Context, cfg Config) error {
 		}
 	}
 	if _, err := d.tools.Register(c, d.readResultTool()); err != nil {
+		return err
+	}
+	do := cfg.DeferTools
+	do.Session = func(cx context.Context) (any, bool) { return FromContext(cx) }
+	d.deferrer = toolsearch.NewDeferrer(d.tools, do)
+	if _, err := d.tools.Register(c, d.deferrer.Tool()); err != nil {
 		return err
 	}
 	if cfg.Sampling != ActionDeny {

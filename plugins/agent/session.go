@@ -427,6 +427,9 @@ func (s *Session) Close() error {
 	s.log = nil
 	s.mu.Unlock()
 	s.svc.remove(s)
+	if d, err := s.def(); err == nil {
+		d.deferrer.End(s)
+	}
 	if lf != nil {
 		return lf.close()
 	}

@@ -280,6 +280,8 @@ func (d *Deferrer) Tool() toolregistry.Tool {
 			"The tools found are loaded: from your next step on you can call them directly by the names returned, with their schemas.",
 		Parameters: json.RawMessage(searchSchema),
 		Execute:    d.execute,
+		// it reads the registry and loads definitions: no approval needed, safe alongside others
+		Meta: map[string]string{"readOnlyHint": "true"},
 	}
 }
 

@@ -114,9 +114,17 @@ func (tc *termCounts) add(f field, t string) {
 // text adds the terms of text to field f and returns how many there were. Glossary words
 // of CJK runs count as terms of the same field.
 func (tc *termCounts) text(f field, text string, joined bool) int {
+	return tc.text2(f, f, text, joined)
+}
+
+// text2 is text counting each term in two fields (once when f == g).
+func (tc *termCounts) text2(f, g field, text string, joined bool) int {
 	n := 0
 	emit := func(t string) {
 		tc.add(f, t)
+		if g != f {
+			tc.add(g, t)
+		}
 		n++
 	}
 	words(text, emit, joined, true)
@@ -201,8 +209,10 @@ func New(servers []Server) *Index {
 				tc.text(fName, t.PublicName, true)
 			}
 			l[fTitle] = float32(tc.text(fTitle, t.Title, false))
-			l[fPurpose] = float32(tc.text(fPurpose, purpose, false))
-			l[fDesc] = float32(tc.text(fDesc, t.Description, false))
+			// the first sentence is tokenized once, for both fields
+			first := firstSentenceEnd(t.Description)
+			l[fPurpose] = float32(tc.text2(fPurpose, fDesc, t.Description[:first], false))
+			l[fDesc] = l[fPurpose] + float32(tc.text(fDesc, t.Description[first:], false))
 			l[fParams] = float32(tc.text(fParams, paramText(t.InputSchema), true))
 			l[fServer] = float32(serverLen)
 			l[fInstr] = float32(instrLen)

@@ -138,6 +138,25 @@ func sentenceEnd(s string) int {
 	return -1
 }
 
+// firstSentenceEnd returns the byte index of desc just after its first sentence (as
+// sentenceEnd finds it, white space of any kind after the period), or len(desc).
+func firstSentenceEnd(desc string) int {
+	seen := 0 // non-space bytes so far
+	for i := 0; i+1 < len(desc); i++ {
+		c := desc[i]
+		if (c == '.' || c == '!' || c == '?') && (desc[i+1] == ' ' || desc[i+1] == '\n' || desc[i+1] == '\t' || desc[i+1] == '\r') && seen > 10 {
+			return i + 1
+		}
+		if c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+			seen++
+		}
+	}
+	if i := strings.Index(desc, "。"); i > 0 {
+		return i + len("。")
+	}
+	return len(desc)
+}
+
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // clean collapses runs of white space to one space and drops control and format characters

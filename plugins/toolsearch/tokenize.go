@@ -105,24 +105,42 @@ func isAlnumASCII(b byte) bool {
 // → get, file, info; "HTTPServer" → http, server; letters and digits stay together
 // ("base64", "v2").
 func splitCase(w string, parts []string) []string {
+	if ascii(w) {
+		start := 0
+		for k := 1; k < len(w); k++ {
+			prev, cur := w[k-1], w[k]
+			if isLowerASCII(prev) && isUpperASCII(cur) ||
+				isUpperASCII(prev) && isUpperASCII(cur) && k+1 < len(w) && isLowerASCII(w[k+1]) {
+				parts = append(parts, strings.ToLower(w[start:k]))
+				start = k
+			}
+		}
+		return append(parts, strings.ToLower(w[start:]))
+	}
 	rs := []rune(w)
 	start := 0
 	for k := 1; k < len(rs); k++ {
 		prev, cur := rs[k-1], rs[k]
-		cut := false
-		switch {
-		case unicode.IsLower(prev) && unicode.IsUpper(cur):
-			cut = true
-		case unicode.IsUpper(prev) && unicode.IsUpper(cur) && k+1 < len(rs) && unicode.IsLower(rs[k+1]):
-			cut = true
-		}
-		if cut {
+		if unicode.IsLower(prev) && unicode.IsUpper(cur) ||
+			unicode.IsUpper(prev) && unicode.IsUpper(cur) && k+1 < len(rs) && unicode.IsLower(rs[k+1]) {
 			parts = append(parts, strings.ToLower(string(rs[start:k])))
 			start = k
 		}
 	}
 	return append(parts, strings.ToLower(string(rs[start:])))
 }
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerASCII(b byte) bool { return 'a' <= b && b <= 'z' }
+func isUpperASCII(b byte) bool { return 'A' <= b && b <= 'Z' }
 
 // cjkTerms emits the bigrams of a CJK run (a lone character as itself), skipping stop
 // bigrams, and the English glossary terms of the words the run contains.
