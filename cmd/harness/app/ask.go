@@ -31,6 +31,7 @@ type agentFlags struct {
 	json  bool
 	agent string
 	model string
+	mode  string
 	allow []string
 }
 
@@ -39,6 +40,7 @@ func (f *agentFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.json, "json", false, "write the session's events as JSON lines on stdout instead of the answer")
 	fl.StringVar(&f.agent, "agent", "", "the agent (an agent scope's name, such as reviewer or coder.review; default the main agent)")
 	fl.StringVar(&f.model, "model", "", "the model, by its name in the profile (default the agent's)")
+	fl.StringVar(&f.mode, "mode", "", "`standard` or `ptc`: in ptc mode the model writes TypeScript programs that call the tools (docs/ptc.md); default the agent's")
 	fl.StringArrayVar(&f.allow, "allow", nil, "allow the tools matching `PATTERN` without asking (a tool name or SERVER/TOOL glob); repeatable")
 }
 
@@ -64,7 +66,7 @@ limit, token budget, output limit).`,
 				return err
 			}
 			return a.withAgent(cmd.Context(), f, func(c context.Context, svc *agent.Service) error {
-				s, err := svc.Start(agent.StartOptions{Agent: f.agent, Model: f.model})
+				s, err := svc.Start(agent.StartOptions{Agent: f.agent, Model: f.model, Mode: f.mode})
 				if err != nil {
 					return agentError(err)
 				}
@@ -119,7 +121,18 @@ func (a *invocation) withAgent(c context.Context, f agentFlags, fn func(context.
 	if err != nil {
 		return failure(err)
 	}
-	a.adjustRows = func(rows []profiles.Row) []profiles.Row { return withAgentRow(rows, dir, f.allow) }
+	switch f.mode {
+	case "", agent.ModeStandard, agent.ModePTC:
+	default:
+		return usageErrorf("--mode: want %q or %q, got %q", agent.ModeStandard, agent.ModePTC, f.mode)
+	}
+	a.adjustRows = func(rows []profiles.Row) []profiles.Row {
+		rows = withAgentRow(rows, dir, f.allow)
+		if f.mode == agent.ModePTC {
+			rows = withPTCRow(rows)
+		}
+		return rows
+	}
 	if a.beforeMount == nil {
 		a.beforeMount = agent.Prepare // servers may sample from the agent's model from the start
 	}
@@ -150,16 +163,7 @@ func withAgentRow(rows []profiles.Row, dir string, allow []string) []profiles.Ro
 		}
 	}
 	if at < 0 {
-		id := agentUse
-		for taken := true; taken; {
-			taken = false
-			for _, r := range out {
-				if strings.EqualFold(r.ID, id) {
-					id += "_"
-					taken = true
-				}
-			}
-		}
+		id := freeID(out, agentUse)
 		out = append(out, profiles.Row{ID: id, Use: agentUse, Enabled: true, Config: map[string]any{}, Path: "plugins." + id})
 		at = len(out) - 1
 	}
@@ -192,6 +196,36 @@ func withAgentRow(rows []profiles.Row, dir string, allow []string) []profiles.Ro
 	out[at] = r
 	return out
 }
+
+// withPTCRow returns rows with a top-level ptc row (the PTC service and its declarations
+// section), added when the profile has none.
+func withPTCRow(rows []profiles.Row) []profiles.Row {
+	for _, r := range rows {
+		if r.Enabled && r.Use == ptcUse {
+			return rows
+		}
+	}
+	id := freeID(rows, ptcUse)
+	return append(append([]profiles.Row(nil), rows...), profiles.Row{ID: id, Use: ptcUse, Enabled: true, Config: map[string]any{}, Path: "plugins." + id})
+}
+
+// freeID returns base, with '_' appended until no row of rows has that ID.
+func freeID(rows []profiles.Row, base string) string {
+	id := base
+	for taken := true; taken; {
+		taken = false
+		for _, r := range rows {
+			if strings.EqualFold(r.ID, id) {
+				id += "_"
+				taken = true
+			}
+		}
+	}
+	return id
+}
+
+// ptcUse is the catalog name of the PTC plugin.
+const ptcUse = "ptc"
 
 // sessionsDir is agent.DefaultSessionsDir in the invocation's environment.
 func (a *invocation) sessionsDir() (string, error) {
