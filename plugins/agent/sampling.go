@@ -16,13 +16,13 @@ import (
 
 type mcpResult = mcp.CreateMessageResult
 
-// registerPrompt adds the agent's prompt section in its layer.
+// registerPrompt adds the agent's prompt section in its layer, from a sub-scope that follows
+// the system prompt service (it may load after the agent, or restart).
 func (d *agentDef) registerPrompt() error {
-	ps, ok := sysprompt.Key.Get(d.c)
-	if !ok {
-		return errors.New("agent: prompt is set but no system prompt service (sysprompt) is mounted")
-	}
-	_, err := ps.Register(d.c, sysprompt.Section{Name: "agent:prompt", Order: 0, Text: d.cfg.Prompt})
+	_, err := d.c.Inject("agent:prompt", []ctx.Dependency{sysprompt.Key}, func(c *ctx.Context) error {
+		_, err := sysprompt.Key.Use(c).Register(c, sysprompt.Section{Name: "agent:prompt", Order: 0, Text: d.cfg.Prompt})
+		return err
+	})
 	return err
 }
 

@@ -48,10 +48,6 @@ var (
 // index holds every mounted agent of a tree by its path, in the root's layer.
 var index = ctx.NewTreeLayers[*agentDef]("agents")
 
-// agentsChanged is emitted when an agent is mounted or unmounted; each agent then
-// recomputes its subagent tools.
-var agentsChanged = ctx.NewEvent[struct{}]("agent/agents-changed")
-
 // agentDef is one mounted agent plugin: its configuration and the contexts it runs in.
 type agentDef struct {
 	name string // "" for the root layer's agent, else the layer path ("coder.review")
@@ -65,7 +61,10 @@ type agentDef struct {
 	svc       *Service // the service of the tree (nil until found)
 	subs      *toolregistry.Set
 	deferrer  *toolsearch.Deferrer // chooses the definitions of a request (deferTools)
-	log       *slog.Logger
+	// syncing serializes syncSubagents: each run reads the index and replaces the set
+	// under it, so the last run always reflects the latest index.
+	syncing sync.Mutex
+	log     *slog.Logger
 }
 
 // layerPath returns the path of layer scope l and of its enclosing layers (nearest first).
@@ -156,11 +155,8 @@ func apply(c *ctx.Context, cfg Config) error {
 			return err
 		}
 	}
-	if _, err := agentsChanged.On(c, func(struct{}) error { d.syncSubagents(); return nil }); err != nil {
-		return err
-	}
 	root := c.Root()
-	dispose, err := index.In(c).Add(root, name, d, func() { _ = agentsChanged.Emit(root, struct{}{}) })
+	dispose, err := index.In(c).Add(root, name, d, func() { syncAll(root) })
 	if err != nil {
 		var dup *ctx.DuplicateError[*agentDef]
 		if errors.As(err, &dup) {
@@ -171,7 +167,18 @@ func apply(c *ctx.Context, cfg Config) error {
 	if _, err := c.Defer("agent:index", dispose); err != nil {
 		return err
 	}
-	return agentsChanged.Emit(c, struct{}{})
+	// Every agent recomputes its subagent tools now that this one is in the index (an
+	// agent that loads at the same time recomputes after its own addition, so one of the
+	// two sees the other).
+	syncAll(c)
+	return nil
+}
+
+// syncAll makes every agent of c's tree recompute its subagent tools.
+func syncAll(c *ctx.Context) {
+	for _, d := range agents(c) {
+		d.syncSubagents()
+	}
 }
 
 // service returns the tree's agent service (the root agent's), or nil.
@@ -211,6 +218,8 @@ const subagentPrefix = "agent__"
 
 // syncSubagents registers one tool per direct subagent of d.
 func (d *agentDef) syncSubagents() {
+	d.syncing.Lock()
+	defer d.syncing.Unlock()
 	if d.c.Err() != nil {
 		return
 	}
