@@ -37,7 +37,7 @@ var rules = map[string]rule{
 	"plugins/mcpclient":         {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpcatalog", "plugins/mcpauth", "plugins/elicitation", "plugins/sampling", "internal/redact", "internal/yamlnode"}},
 	"plugins/mcpmanager":        {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "profiles"}},
 	"plugins/remote":            {project: []string{"ctx"}},
-	"plugins/model":             {project: []string{"ctx", "internal/suggest"}},
+	"plugins/model":             {project: []string{"ctx", "plugins/mcpclient", "internal/suggest"}},
 	"plugins/ptc":               {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
 	"plugins/agent":             {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/toolsearch", "plugins/sysprompt", "plugins/ptc", "plugins/sampling", "plugins/elicitation", "internal/redact", "internal/suggest"}},
 	"plugins/gateway":           {project: []string{"ctx", "plugins/toolregistry", "plugins/toolsearch", "plugins/mcpclient", "plugins/mcpcatalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling"}},

@@ -360,6 +360,12 @@ func expandAtMount(c *ctx.Context, cfg Config) (Config, error) {
 	return x, nil
 }
 
+// CredentialsFor returns the credentials that ${secret:NAME} references read at c's scope:
+// the [CredentialsKey] service when one is provided, else the default credentials file when
+// it exists (else an error wrapping [ErrNoCredentials]). Other plugins that expand
+// references (the model service's API keys) resolve through it, as the clients do.
+func CredentialsFor(c *ctx.Context) (Credentials, error) { return credentialsFor(c) }
+
 // credentialsFor returns the credentials service when one is provided, else the default
 // credentials file when it exists.
 func credentialsFor(c *ctx.Context) (Credentials, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/mcpprompts"
 	"github.com/cordisgo/harness/plugins/mcpresources"
+	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/ptc"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
@@ -30,6 +31,7 @@ var builtins = map[string]ctx.PluginDef{
 	"console":      console.Plugin,
 	"ptc":          ptc.Plugin,
 	"agent":        agent.Plugin,
+	"model":        model.Plugin,
 }
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name

@@ -126,6 +126,18 @@ func fieldRows(t reflect.Type, v reflect.Value, prefix string, docs *sourceDocs)
 			rows = append(rows, fieldRows(ft, fv, key+".", sub)...)
 			continue
 		}
+		if ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct && ft.Elem().PkgPath() != "" {
+			// A map of named objects (the model plugin's models): the object's keys under
+			// key.<name>.
+			rows = append(rows, docRow{key: key, typ: ctx.KindName(ft), def: defaultText(fv), doc: doc})
+			et := ft.Elem()
+			sub, _ := structDocs(docs.root, et)
+			if sub == nil {
+				sub = docs
+			}
+			rows = append(rows, fieldRows(et, reflect.New(et).Elem(), key+".<name>.", sub)...)
+			continue
+		}
 		rows = append(rows, docRow{key: key, typ: ctx.KindName(ft), def: defaultText(fv), doc: doc})
 	}
 	return rows

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
 )
@@ -75,5 +76,26 @@ func TestSessionsListShow(t *testing.T) {
 }
 
 func TestAskWithoutModel(t *testing.T) {
-	run(t, nil, "-p", "cli", "ask", "hello").expect(t, ExitFailure, "", "mounts no model service")
+	dir := t.TempDir()
+	noModel := writeFile(t, dir, "nomodel.yaml", "plugins:\n  tools: {use: toolregistry}\n  prompt: {use: sysprompt}\n")
+	run(t, nil, "-p", noModel, "ask", "hello").expect(t, ExitFailure, "", "mounts no model service")
+	// The built-in profiles mount DeepSeek models; without a key the first request says
+	// where the key is read from.
+	t.Setenv(model.EnvDeepSeekKey, "")
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	run(t, nil, "-p", "cli", "ask", "hello").expect(t, ExitFailure, "", "no API key for model flash: set DEEPSEEK_API_KEY")
+}
+
+// TestAskDeepSeekFromEnvironment: with nothing but DEEPSEEK_API_KEY set (and the base URL
+// pointed at the local test API), the built-in profile's default model answers.
+func TestAskDeepSeekFromEnvironment(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Reasoning: "A greeting.", Content: "Hello from the model."}}})
+	dir := t.TempDir()
+	t.Setenv(model.EnvDeepSeekKey, srv.Key)
+	t.Setenv(model.EnvDeepSeekBaseURL, srv.URL)
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	run(t, []string{"HOME=" + dir, "XDG_STATE_HOME=" + dir}, "-p", "cli", "ask", "hello").expect(t, ExitOK, "Hello from the model.", "")
+	if got := srv.Accepted(); len(got) != 1 || got[0].Model != modeltest.ModelFlash {
+		t.Fatalf("requests %+v", got)
+	}
 }

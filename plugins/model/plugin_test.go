@@ -1,0 +1,146 @@
+package model_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/plugins/model"
+)
+
+// isolate points the environment at nothing: no DeepSeek variables, an empty configuration
+// directory (so no default credentials file).
+func isolate(t *testing.T) string {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("HOME", dir)
+	t.Setenv(model.EnvDeepSeekKey, "")
+	t.Setenv(model.EnvDeepSeekBaseURL, "")
+	return dir
+}
+
+func service(t *testing.T, cfg any) *model.Service {
+	t.Helper()
+	root := ctxtest.New(t)
+	ctxtest.MountActive(t, root, model.Plugin, cfg)
+	s, ok := model.Key.Get(root)
+	if !ok {
+		t.Fatal("no model service")
+	}
+	return s
+}
+
+func ask(t *testing.T, s *model.Service, name string) (*model.Response, error) {
+	t.Helper()
+	m, err := s.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Generate(context.Background(), &model.Request{Messages: []model.Message{user("hi")}}, nil)
+}
+
+func TestPluginMountsWithoutKey(t *testing.T) {
+	isolate(t)
+	s := service(t, nil)
+	if s.Default() != "flash" {
+		t.Fatalf("default %q", s.Default())
+	}
+	list := s.List()
+	if len(list) != 2 || list[0].ID != model.DeepSeekFlash || list[1].ID != model.DeepSeekPro || !list[0].Thinking {
+		t.Fatalf("models %+v", list)
+	}
+	_, err := ask(t, s, "")
+	if !errors.Is(err, model.ErrNoAPIKey) || !strings.Contains(err.Error(), "no API key for model flash: set DEEPSEEK_API_KEY") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestPluginDeepSeekFromEnvironment(t *testing.T) {
+	isolate(t)
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "from env"}, {Content: "pro"}}})
+	t.Setenv(model.EnvDeepSeekKey, srv.Key)
+	t.Setenv(model.EnvDeepSeekBaseURL, srv.URL)
+	s := service(t, nil)
+	if resp, err := ask(t, s, ""); err != nil || resp.Message.Content != "from env" {
+		t.Fatalf("%v %+v", err, resp)
+	}
+	if resp, err := ask(t, s, "pro"); err != nil || resp.Model != modeltest.ModelPro {
+		t.Fatalf("%v %+v", err, resp)
+	}
+}
+
+func TestPluginDeepSeekFromSecret(t *testing.T) {
+	dir := isolate(t)
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "from secret"}}})
+	t.Setenv(model.EnvDeepSeekBaseURL, srv.URL)
+	if err := os.MkdirAll(filepath.Join(dir, "harness"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "harness", "credentials.yaml"), []byte("deepseek: "+srv.Key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := service(t, map[string]any{"models": map[string]any{"ds": map[string]any{"reasoningEffort": "high"}}})
+	if resp, err := ask(t, s, "ds"); err != nil || resp.Message.Content != "from secret" {
+		t.Fatalf("%v %+v", err, resp)
+	}
+}
+
+func TestPluginOtherEndpoint(t *testing.T) {
+	isolate(t)
+	srv := modeltest.New(t, modeltest.Options{Models: []string{"qwen3"}, Replies: []modeltest.Reply{{Content: "local"}}})
+	t.Setenv("LOCAL_LLM_KEY", srv.Key)
+	s := service(t, map[string]any{
+		"default": "local",
+		"models": map[string]any{
+			"local":   map[string]any{"baseURL": srv.URL, "model": "qwen3", "apiKey": "${LOCAL_LLM_KEY}", "contextWindow": 32768, "imageInput": true},
+			"nokey":   map[string]any{"baseURL": srv.URL, "model": "qwen3"},
+			"missing": map[string]any{"baseURL": srv.URL, "model": "qwen3", "apiKey": "${NOT_SET_ANYWHERE}"},
+		},
+	})
+	if resp, err := ask(t, s, ""); err != nil || resp.Message.Content != "local" {
+		t.Fatalf("%v %+v", err, resp)
+	}
+	m, _ := s.Get("local")
+	if i := m.Info(); i.Provider != model.ProviderOpenAI || i.ContextWindow != 32768 || !i.ImageInput || i.Thinking {
+		t.Fatalf("info %+v", i)
+	}
+	if _, err := ask(t, s, "nokey"); !errors.Is(err, model.ErrNoAPIKey) || !strings.Contains(err.Error(), "set apiKey") {
+		t.Fatalf("no key: %v", err)
+	}
+	if _, err := ask(t, s, "missing"); !errors.Is(err, model.ErrNoAPIKey) || !strings.Contains(err.Error(), "${NOT_SET_ANYWHERE}") {
+		t.Fatalf("unset variable: %v", err)
+	}
+	if _, err := s.Get("locl"); err == nil || !strings.Contains(err.Error(), `did you mean "local"`) {
+		t.Fatalf("did-you-mean: %v", err)
+	}
+}
+
+func TestPluginConfigErrors(t *testing.T) {
+	cases := []struct {
+		cfg  map[string]any
+		want []string
+	}{
+		{map[string]any{"default": "flsh"}, []string{"default", `no model "flsh"`, "flash"}},
+		{map[string]any{"models": map[string]any{"old": map[string]any{"model": "deepseek-chat"}}}, []string{"models.old", "deepseek-v4-flash", "deepseek-v4-pro", "retired"}},
+		{map[string]any{"models": map[string]any{"x": map[string]any{"provider": "anthropic"}}}, []string{"models.x.provider"}},
+		{map[string]any{"models": map[string]any{"x": map[string]any{"reasoningEffort": "huge"}}}, []string{"models.x", "reasoningEffort"}},
+		{map[string]any{"models": map[string]any{"x": map[string]any{"baseURL": "http://h", "model": ""}}}, []string{"models.x", "model id is required"}},
+		{map[string]any{"models": map[string]any{"x": map[string]any{"temperature": 1}}}, []string{"temperature"}},
+	}
+	for _, c := range cases {
+		_, err := model.Plugin.DecodeConfig(c.cfg)
+		if err == nil {
+			t.Fatalf("%v: accepted", c.cfg)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q lacks %q", c.cfg, err, w)
+			}
+		}
+	}
+}
