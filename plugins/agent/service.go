@@ -154,6 +154,9 @@ func apply(c *ctx.Context, cfg Config) error {
 		if _, err := c.Defer("agent:sessions", func(context.Context) error { svc.closeAll(); return nil }); err != nil {
 			return err
 		}
+		if err := exposeRemote(c, svc); err != nil {
+			return err
+		}
 	}
 	root := c.Root()
 	dispose, err := index.In(c).Add(root, name, d, func() { syncAll(root) })

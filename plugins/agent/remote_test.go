@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/sysprompt"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// remoteCall calls the exposed method name with params as the remote API would.
+func remoteCall(t *testing.T, root *ctx.Context, name string, params any) (json.RawMessage, error) {
+	t.Helper()
+	m, ok := root.RemoteMethod(name)
+	if !ok || m.Call == nil {
+		t.Fatalf("no remote call %q", name)
+	}
+	raw, _ := json.Marshal(params)
+	res, err := m.Call(t.Context(), raw)
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, nil
+}
+
+// The agent/* methods drive an interactive session as the management page does: start,
+// follow the events, send, answer the approval the policy asks, see the turn end; the
+// session is listed, closed and opened again from its log.
+func TestRemoteSession(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
+		{Reasoning: "The user wants a note.", ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "note", Arguments: `{"text":"milk"}`}}},
+		{Reasoning: "Done.", Content: "Noted: milk."},
+	}})
+	chat, err := model.NewChat(model.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: model.ProviderDeepSeek})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := ctxtest.New(t)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+	ctxtest.MountActive(t, root, sysprompt.Plugin, nil)
+	if _, err := model.Key.Provide(root, model.NewService(map[string]model.Model{"flash": chat}, "")); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := toolregistry.Key.Get(root)
+	var notes []string
+	var mu sync.Mutex
+	if _, err := reg.Register(root, toolregistry.Tool{
+		Name: "note", Description: "Writes a note down.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		Execute: func(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
+			var in struct{ Text string }
+			_ = json.Unmarshal(call.Args, &in)
+			mu.Lock()
+			notes = append(notes, in.Text)
+			mu.Unlock()
+			return toolregistry.TextResult("written"), nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctxtest.MountActive(t, root, Plugin, map[string]any{"sessionsDir": t.TempDir(), "permissions": map[string]any{"ask": []string{"note"}}})
+
+	raw, err := remoteCall(t, root, "agent/start", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info SessionInfo
+	if err := json.Unmarshal(raw, &info); err != nil || info.ID == "" {
+		t.Fatalf("agent/start: %s %v", raw, err)
+	}
+
+	// Follow the session's events as the page does.
+	events := make(chan Event, 64)
+	ev, _ := root.RemoteMethod("agent/events")
+	scx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		params, _ := json.Marshal(map[string]any{"session": info.ID})
+		done <- ev.Stream(scx, params, func(v any) error { events <- v.(Event); return nil })
+	}()
+	next := func(want EventType) Event {
+		t.Helper()
+		for {
+			select {
+			case e := <-events:
+				if e.Type == want {
+					return e
+				}
+			case <-time.After(ctxtest.Timeout):
+				t.Fatalf("no %s event", want)
+			}
+		}
+	}
+	if _, err := remoteCall(t, root, "agent/send", map[string]any{"session": info.ID, "text": "Note that we need milk."}); err != nil {
+		t.Fatal(err)
+	}
+	asked := next(EventApprovalAsked)
+	if asked.Approval == nil || asked.Approval.Tool != "note" {
+		t.Fatalf("approval asked: %+v", asked.Approval)
+	}
+	// A second send while the turn runs is a conflict; a bad decision is refused.
+	if _, err := remoteCall(t, root, "agent/send", map[string]any{"session": info.ID, "text": "again"}); err == nil || remoteCodeOf(err) != "conflict" {
+		t.Fatalf("send during a turn: %v", err)
+	}
+	if _, err := remoteCall(t, root, "agent/approve", map[string]any{"session": info.ID, "id": asked.Approval.ID, "decision": "maybe"}); err == nil || remoteCodeOf(err) != "bad_request" {
+		t.Fatalf("approve maybe: %v", err)
+	}
+	if _, err := remoteCall(t, root, "agent/approve", map[string]any{"session": info.ID, "id": asked.Approval.ID, "decision": DecisionAllow}); err != nil {
+		t.Fatal(err)
+	}
+	end := next(EventTurnEnd)
+	if end.End == nil || end.End.Text != "Noted: milk." {
+		t.Fatalf("turn end: %+v", end.End)
+	}
+	mu.Lock()
+	if len(notes) != 1 || notes[0] != "milk" {
+		t.Fatalf("notes %v", notes)
+	}
+	mu.Unlock()
+
+	raw, err = remoteCall(t, root, "agent/sessions", nil)
+	if err != nil || !strings.Contains(string(raw), info.ID) {
+		t.Fatalf("agent/sessions: %s %v", raw, err)
+	}
+	if _, err := remoteCall(t, root, "agent/close", map[string]any{"session": info.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the event stream of a closed session: %v", err)
+	}
+	stop()
+	if _, err := remoteCall(t, root, "agent/send", map[string]any{"session": info.ID, "text": "x"}); err == nil || remoteCodeOf(err) != "not_found" {
+		t.Fatalf("send to a closed session: %v", err)
+	}
+	// agent/open resumes it from its log, with its history.
+	raw, err = remoteCall(t, root, "agent/open", map[string]any{"session": info.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, _ := Key.Get(root)
+	ss, ok := svc.Lookup(info.ID)
+	if !ok || len(ss.History()) != 4 {
+		t.Fatalf("resumed %s: open %v", raw, ok)
+	}
+}
+
+func remoteCodeOf(err error) string {
+	var rc interface{ RemoteCode() string }
+	if errors.As(err, &rc) {
+		return rc.RemoteCode()
+	}
+	return ""
+}
