@@ -1,0 +1,68 @@
+//go:build browser
+
+package web_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/model"
+)
+
+// TestChat: the Chat view talks to the host's agent through agent/*: a message sent from
+// the page, the model's reasoning and answer streamed into the conversation, its tool call
+// shown as a row with arguments and result, the approval the policy asks answered inline,
+// the turn's usage, and the session listed to reopen.
+func TestChat(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
+		{Reasoning: "Echo it back.", ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "mcp__alpha__echo", Arguments: `{"text":"hello from the chat"}`}}},
+		{Reasoning: "It echoed.", Content: "The server said: hello from the chat"},
+	}})
+	s := newStack(t, []string{"alpha"})
+	chat, err := model.NewChat(model.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: model.ProviderDeepSeek})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := model.Key.Provide(s.root, model.NewService(map[string]model.Model{"flash": chat}, "")); err != nil {
+		t.Fatal(err)
+	}
+	ctxtest.MountActive(t, s.root, agent.Plugin, map[string]any{"sessionsDir": t.TempDir(),
+		"permissions": map[string]any{"ask": []string{"alpha/echo"}}})
+	b := browser(t)
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("alpha", "connected"), 30*time.Second),
+		visible(`#chat`), until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
+		chromedp.SendKeys(chromedp.ID(`chat-input`), "Echo hello from the chat"),
+		click(`#chat-send`),
+		until(`!!document.querySelector('#chat-log [data-approval] [data-decision="allow"]')`, 20*time.Second))
+	if card := text(t, b, `#chat-log [data-approval]`); !strings.Contains(card, "mcp__alpha__echo") || !strings.Contains(card, "hello from the chat") {
+		t.Fatalf("the approval card: %q", card)
+	}
+	run(t, b, click(`#chat-log [data-approval] [data-decision="allow"]`),
+		until(`!!document.querySelector('#chat-log [data-turn-end]')`, 20*time.Second))
+	log := text(t, b, `#chat-log`)
+	for _, want := range []string{"Echo hello from the chat", "The server said: hello from the chat", "mcp__alpha__echo", "ok ·", "allow", "prompt tokens"} {
+		if !strings.Contains(log, want) {
+			t.Fatalf("the conversation lacks %q:\n%s", want, log)
+		}
+	}
+	// The call's row expands to its arguments and result.
+	if row := eval[string](t, b, `(d => d.textContent)(document.querySelector('#chat-log details.call[data-tool="mcp__alpha__echo"]'))`); !strings.Contains(row, `"text": "hello from the chat"`) || !strings.Contains(row, "hello from the chat") {
+		t.Fatalf("the call's row: %q", row)
+	}
+	if r := eval[string](t, b, `document.querySelector('#chat-log details.reasoning pre').textContent`); !strings.Contains(r, "Echo it back.") {
+		t.Fatalf("reasoning: %q", r)
+	}
+	// A reload reopens the session from its events: the same conversation.
+	id := eval[string](t, b, `document.querySelector('#chat').dataset.session`)
+	run(t, b, chromedp.Navigate(s.srv.URL()+"/"), visible(`#chat`),
+		until(`[...document.querySelectorAll('#chat-sessions option')].some(o => o.value === `+"`"+id+"`"+`)`, 10*time.Second),
+		chromedp.SetValue(chromedp.ID(`chat-sessions`), id),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#chat-sessions').dispatchEvent(new Event("change")); null`, chromedp.EvalAsValue),
+		until(`(document.querySelector('#chat-log')?.innerText || "").includes("The server said: hello from the chat")`, 10*time.Second))
+}
