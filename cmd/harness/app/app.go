@@ -73,10 +73,17 @@ func Main(opts Options) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	go func() {
-		if _, ok := <-sigs; !ok {
-			return
+		for {
+			sig, ok := <-sigs
+			if !ok {
+				return
+			}
+			if sig == os.Interrupt && interrupted() {
+				continue // harness chat cancelled its turn in flight
+			}
+			break
 		}
-		cancel() // the first signal: a clean shutdown
+		cancel() // the first signal not taken: a clean shutdown
 		if _, ok := <-sigs; !ok {
 			return
 		}
@@ -136,6 +143,8 @@ type invocation struct {
 	// term is the live-line block of stderr (the progress bar, the start-up spinner), nil
 	// when stderr is not a terminal; on a terminal the logger writes through it.
 	term *termLines
+	// agentHost is the host of the agent commands (ask, chat), once withAgent started it.
+	agentHost *host
 
 	flags           profileFlags
 	logFormat       string

@@ -147,6 +147,7 @@ func (a *invocation) withAgent(c context.Context, f agentFlags, fn func(context.
 			}
 			return failure(fmt.Errorf("profile %q: the agent did not start", h.profile.Source))
 		}
+		a.agentHost = h
 		return fn(c, svc)
 	})
 }
