@@ -8,11 +8,10 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/profiles"
@@ -300,19 +299,7 @@ func (a *invocation) printEvents(c context.Context, sub *agent.Subscription, asJ
 	}
 }
 
-// terminalText makes a model's or a server's text safe to print on a terminal: control
-// characters (escape sequences that could redraw the screen) and bidirectional overrides
-// are dropped, tabs become spaces; newlines stay.
-func terminalText(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n':
-			return r
-		case r == '\t':
-			return ' '
-		case unicode.IsControl(r), r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == utf8.RuneError:
-			return -1
-		}
-		return r
-	}, s)
-}
+// terminalText makes a model's or a server's text safe to print on a terminal: the
+// module's one rule, internal/termsafe (control characters and bidirectional overrides shown
+// as visible escapes; newlines and tabs kept).
+func terminalText(s string) string { return termsafe.String(s) }
