@@ -1,0 +1,135 @@
+package app
+
+import (
+	"bufio"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/model"
+)
+
+// testModelConfig configures testmodel: the real Chat Completions provider pointed at a
+// local modeltest server.
+type testModelConfig struct {
+	BaseURL string `json:"baseURL"`
+	APIKey  string `json:"apiKey"`
+}
+
+// testModel provides the model service with one model, "default", on a modeltest server.
+var testModel = ctx.Define(ctx.Meta{Name: "testmodel"}, func(c *ctx.Context, cfg testModelConfig) error {
+	chat, err := model.NewChat(model.ChatConfig{Name: "default", Provider: model.ProviderDeepSeek, BaseURL: cfg.BaseURL,
+		APIKey: cfg.APIKey, RetryBase: time.Millisecond})
+	if err != nil {
+		return err
+	}
+	_, err = model.Key.Provide(c, model.NewService(map[string]model.Model{"default": chat}, ""))
+	return err
+})
+
+func init() { testPlugins["testmodel"] = testModel }
+
+// agentProfile writes a profile with the demo server, a model on srv and extra rows.
+func agentProfile(t *testing.T, srv *modeltest.Server, extra string) string {
+	t.Helper()
+	return writeFile(t, t.TempDir(), "agent.yaml", "extends: default\nplugins:\n  model:\n    use: testmodel\n    config: {baseURL: \""+
+		srv.URL+"\", apiKey: \""+srv.Key+"\"}\n"+extra)
+}
+
+func TestAskWithDemoServer(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
+		{ToolCalls: []modeltest.ToolCall{{Name: "mcp__demo__add", Arguments: `{"a": 2, "b": 40}`}}},
+		{Content: "The answer is 42.\x1b[2J"},
+		// --json, the task from stdin
+		{Content: "from stdin"},
+	}})
+	p := agentProfile(t, srv, "")
+	r := run(t, nil, "-p", p, "ask", "add", "2", "and", "40")
+	r.expect(t, ExitOK, "The answer is 42.", "")
+	if srv.Accepted()[0].Body == nil || !strings.Contains(string(srv.Accepted()[0].Body), `"content":"add 2 and 40"`) {
+		t.Errorf("the task was not sent: %s", srv.Accepted()[0].Body)
+	}
+
+	r = runWith(t, t.Context(), testOptions(), "a task on stdin\n", nil, "-p", p, "ask", "--json")
+	r.expect(t, ExitOK, `"type":"turn.end"`, "")
+	var types []string
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var ev agent.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not a JSON event: %q", sc.Text())
+		}
+		types = append(types, string(ev.Type))
+		if ev.Type == agent.EventUser && ev.Text != "a task on stdin" {
+			t.Errorf("task %q", ev.Text)
+		}
+	}
+	if types[0] != "session" || types[len(types)-1] != "turn.end" {
+		t.Errorf("event types %v", types)
+	}
+
+	// Both sessions are stored; show prints the first's conversation, resume goes on.
+	r = run(t, nil, "-p", p, "sessions", "list", "--json")
+	r.expect(t, ExitOK, "", "")
+	var list []agent.SessionInfo
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 2 {
+		t.Fatalf("sessions list: %v\n%s", err, r.stdout)
+	}
+	first := list[1]
+	if first.Title != "add 2 and 40" || first.Turns != 1 {
+		t.Errorf("first session %+v", first)
+	}
+	run(t, nil, "-p", p, "sessions", "list").expect(t, ExitOK, "add 2 and 40", "")
+	r = run(t, nil, "-p", p, "sessions", "show", first.ID)
+	r.expect(t, ExitOK, "> add 2 and 40", "")
+	for _, want := range []string{"mcp__demo__add", "→ ok", "The answer is 42.", "done after 2 steps"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("show lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "\x1b") {
+		t.Error("show printed a control sequence from the model")
+	}
+	r = run(t, nil, "-p", p, "sessions", "show", first.ID[:len(first.ID)-1]+"x")
+	r.expect(t, ExitUsage, "", "did you mean")
+
+	srv.Push(modeltest.Reply{Content: "resumed fine"})
+	run(t, nil, "-p", p, "sessions", "resume", first.ID, "and", "now?").expect(t, ExitOK, "resumed fine", "")
+	reqs := srv.Accepted()
+	last := reqs[len(reqs)-1]
+	if n := modeltest.CommonPrefix(reqs[1].Prompt, last.Prompt); n != len(reqs[1].Prompt) {
+		t.Errorf("the resumed request repeats %d of %d bytes", n, len(reqs[1].Prompt))
+	}
+}
+
+func TestAskExitStatus(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
+		return modeltest.Reply{Content: "partial", ToolCalls: []modeltest.ToolCall{{Name: "mcp__demo__echo", Arguments: `{"text":"x"}`}}}
+	}})
+	p := agentProfile(t, srv, "  agent:\n    use: agent\n    config: {maxSteps: 2}\n")
+	r := run(t, nil, "-p", p, "ask", "loop")
+	r.expect(t, ExitIncomplete, "partial", "max_steps")
+
+	run(t, []string{"DEEPSEEK_API_KEY=", "HOME=" + t.TempDir()}, "ask", "no key").expect(t, ExitFailure, "", "no API key for model flash")
+	run(t, nil, "-p", p, "ask").expect(t, ExitUsage, "", "a task is required")
+	run(t, nil, "-p", p, "ask", "--agent", "nobody", "x").expect(t, ExitUsage, "", "unknown agent")
+}
+
+// TestAskDenied: with nobody to ask, the model is told the call was refused; --allow
+// allows it.
+func TestAskDenied(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
+		last := c.Messages[len(c.Messages)-1]
+		if last.Role == "user" {
+			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "mcp__demo__add_tool", Arguments: `{"name":"z"}`}}}
+		}
+		return modeltest.Reply{Content: "tool said: " + last.Content}
+	}})
+	p := agentProfile(t, srv, "")
+	run(t, nil, "-p", p, "ask", "add a tool").expect(t, ExitOK, "nobody can be asked", "")
+	run(t, nil, "-p", p, "ask", "--allow", "demo/add_*", "add a tool").expect(t, ExitOK, "extra_z", "")
+}

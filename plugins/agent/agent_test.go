@@ -1,0 +1,307 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// TestPermissions: deny rules beat allow rules; with nobody to ask the model reads why the
+// call was refused; an interactive session asks, and "allow for this session" is
+// remembered.
+func TestPermissions(t *testing.T) {
+	e := newEnv(t, envOptions{
+		model: modeltest.Options{Replies: []modeltest.Reply{
+			// Non-interactive session: add is denied by rule, add_tool needs asking.
+			{ToolCalls: []modeltest.ToolCall{{ID: "d1", Name: "mcp__demo__add", Arguments: `{"a":1,"b":2}`},
+				{ID: "d2", Name: "mcp__demo__add_tool", Arguments: `{"name":"p"}`}}},
+			{Content: "refused"},
+			// Interactive session: add_tool asked twice, allowed for the session once.
+			{ToolCalls: []modeltest.ToolCall{{ID: "i1", Name: "mcp__demo__add_tool", Arguments: `{"name":"q"}`}}},
+			{ToolCalls: []modeltest.ToolCall{{ID: "i2", Name: "mcp__demo__add_tool", Arguments: `{"name":"r"}`}}},
+			{Content: "done"},
+		}},
+		agent: map[string]any{"permissions": map[string]any{"allow": []any{"mcp__demo__*"}, "deny": []any{"demo/add"},
+			"ask": []any{"mcp__demo__add_tool"}}},
+	})
+	s := e.start(agent.StartOptions{})
+	e.send(s, "try")
+	got := toolMessages(e.srv.Accepted()[1])
+	if len(got) != 2 || !strings.Contains(got[0], `the agent's permissions deny it (rule "demo/add")`) ||
+		!strings.Contains(got[1], "nobody can be asked") {
+		t.Fatalf("refusals %q", got)
+	}
+
+	s2 := e.start(agent.StartOptions{Interactive: true})
+	sub := s2.Subscribe(0)
+	defer sub.Close()
+	asked := 0
+	go func() {
+		for {
+			ev, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			if ev.Type == agent.EventApprovalAsked {
+				asked++
+				_ = s2.Approve(ev.Approval.ID, agent.Answer{Decision: agent.DecisionAllowSession})
+			}
+		}
+	}()
+	if end := e.send(s2, "add tools"); end.Text != "done" {
+		t.Fatalf("%+v", end)
+	}
+	var decided []string
+	for _, ev := range s2.Events() {
+		if ev.Type == agent.EventApprovalDecided {
+			decided = append(decided, ev.Approval.Tool+":"+ev.Approval.Decision)
+		}
+	}
+	if !slices.Equal(decided, []string{"mcp__demo__add_tool:allow_session"}) {
+		t.Errorf("approvals %v (the second call must not ask)", decided)
+	}
+	reqs := e.srv.Accepted()
+	if got := toolMessages(reqs[len(reqs)-1]); len(got) != 2 || !strings.Contains(got[1], "extra_r") {
+		t.Errorf("after approval %q", got)
+	}
+}
+
+// TestSubagent: an agent scope with the agent plugin is a subagent: the parent's model
+// calls agent__helper, which runs the helper's own loop with its narrowed tools and its
+// prompt on the parent's MCP client (no new client), and returns its final answer.
+func TestSubagent(t *testing.T) {
+	var helperCalls []modeltest.Call
+	e := newEnv(t, envOptions{
+		model: modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
+			helper := !slices.Contains(c.Tools, "agent__helper")
+			last := c.Messages[len(c.Messages)-1]
+			switch {
+			case helper && last.Role == "user":
+				helperCalls = append(helperCalls, *c)
+				return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "mcp__demo__echo", Arguments: `{"text":"from helper"}`}}}
+			case helper:
+				helperCalls = append(helperCalls, *c)
+				return modeltest.Reply{Content: "helper says: " + last.Content}
+			case last.Role == "user":
+				return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "agent__helper", Arguments: `{"task":"echo something"}`}}}
+			default:
+				return modeltest.Reply{Content: "main got: " + last.Content}
+			}
+		}},
+		before: func(root *ctx.Context) error {
+			def := ctx.Define(ctx.Meta{Name: "helper"}, func(c *ctx.Context, _ struct{}) error {
+				_, err := c.Layered().Plugin(agent.Plugin, map[string]any{"description": "Echoes things.",
+					"prompt": "You are the helper.", "tools": map[string]any{"allow": []any{"mcp__demo__echo"}}})
+				return err
+			})
+			_, err := root.Plugin(def, nil)
+			return err
+		},
+	})
+	s := e.start(agent.StartOptions{})
+	sub := s.Subscribe(0)
+	defer sub.Close()
+	end := e.send(s, "delegate")
+	if end.Text != "main got: helper says: from helper" {
+		t.Fatalf("answer %q", end.Text)
+	}
+	if len(helperCalls) != 2 {
+		t.Fatalf("%d helper requests", len(helperCalls))
+	}
+	if !slices.Equal(helperCalls[0].Tools, []string{"mcp__demo__echo", "read_tool_result"}) {
+		t.Errorf("helper's tools %v", helperCalls[0].Tools)
+	}
+	if sys := helperCalls[0].Messages[0]; sys.Role != "system" || !strings.Contains(sys.Content, "You are the helper.") {
+		t.Errorf("helper's system prompt %q", sys.Content)
+	}
+	// One MCP client in the tree: the subagent used its parent's.
+	clients := 0
+	reg, _ := toolregistry.Key.Get(e.root)
+	for _, r := range reg.History() {
+		if r.Tool == "mcp__demo__echo" {
+			clients++
+		}
+	}
+	if clients != 1 || len(mcpClientScopes(e.root)) != 1 {
+		t.Errorf("echo calls %d, clients %d", clients, len(mcpClientScopes(e.root)))
+	}
+	// The helper's events reached the parent's subscribers, marked with its name.
+	seen := false
+	for {
+		ev, err := sub.Next(ctxtest.Wait(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Agent == "helper" && ev.Type == agent.EventToolResult && ev.Call.Tool == "mcp__demo__echo" {
+			seen = true
+		}
+		if ev.Type == agent.EventTurnEnd && ev.Agent == "" {
+			break
+		}
+	}
+	if !seen {
+		t.Error("the helper's tool result was not forwarded")
+	}
+	// The helper's run is a session of its own, logged with its parent.
+	list, _ := e.svc.Store().List()
+	if len(list) != 2 || list[0].Parent != s.ID() && list[1].Parent != s.ID() {
+		t.Errorf("sessions %+v", list)
+	}
+}
+
+// mcpClientScopes lists the MCP client scopes of root's tree.
+func mcpClientScopes(root *ctx.Context) []*ctx.Scope { return root.Registry().Scopes(mcpclient.Plugin) }
+
+// TestSubagentDepth: maxDepth 0 gives no subagent tools.
+func TestSubagentDepth(t *testing.T) {
+	e := newEnv(t, envOptions{
+		agent: map[string]any{"maxDepth": 0},
+		before: func(root *ctx.Context) error {
+			def := ctx.Define(ctx.Meta{Name: "helper"}, func(c *ctx.Context, _ struct{}) error {
+				_, err := c.Layered().Plugin(agent.Plugin, nil)
+				return err
+			})
+			_, err := root.Plugin(def, nil)
+			return err
+		},
+	})
+	reg, _ := toolregistry.Key.Get(e.root)
+	if _, ok := reg.Lookup(e.root, "agent__helper"); ok {
+		t.Error("a subagent tool with maxDepth 0")
+	}
+}
+
+// TestResume: a session whose process died mid-step (a call without a result, a torn last
+// line) resumes with a valid history: the open call gets an aborted result, and the first
+// request after the resume repeats the old request's prefix byte for byte.
+func TestResume(t *testing.T) {
+	e := newEnv(t, envOptions{model: modeltest.Options{Replies: []modeltest.Reply{
+		{Reasoning: "r1", ToolCalls: []modeltest.ToolCall{{ID: "e1", Name: "mcp__demo__echo", Arguments: `{"text":"one"}`}}},
+		{Content: "first answer"},
+		{Content: "second answer"},
+	}}})
+	s := e.start(agent.StartOptions{})
+	e.send(s, "first")
+	id := s.ID()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What a crash mid-step leaves: an assistant message whose call has no result, then a
+	// torn line.
+	p := filepath.Join(e.svc.Store().SessionDir(id), "events.jsonl")
+	events, err := e.svc.Store().Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := agent.Event{Seq: events[len(events)-1].Seq + 1, Type: agent.EventAssistant, Turn: 2,
+		Message: &model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "lost", Name: "mcp__demo__echo", Arguments: `{"text":"x"}`}}}}
+	user := agent.Event{Seq: open.Seq - 1, Type: agent.EventUser, Text: "crashing turn"}
+	user.Seq, open.Seq = open.Seq, open.Seq+1
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []agent.Event{user, open} {
+		b, _ := json.Marshal(ev)
+		f.Write(append(b, '\n'))
+	}
+	f.WriteString(`{"seq":99,"type":"tool.res`)
+	f.Close()
+
+	r, err := e.svc.Resume(id, agent.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	if end := e.send(r, "second"); end.Text != "second answer" {
+		t.Fatalf("%+v", end)
+	}
+	reqs := e.srv.Accepted()
+	last := reqs[len(reqs)-1]
+	if got := toolMessages(last); len(got) != 2 || !strings.Contains(got[1], "lost=Error: aborted") {
+		t.Errorf("tool messages after resume %q", got)
+	}
+	if n := modeltest.CommonPrefix(reqs[1].Prompt, last.Prompt); n != len(reqs[1].Prompt) {
+		t.Errorf("the resumed request repeats %d of the %d bytes of the old one", n, len(reqs[1].Prompt))
+	}
+	data, _ := os.ReadFile(p)
+	if strings.Contains(string(data), `"type":"tool.res`+"\n") || strings.Count(string(data), `"type":"session"`) != 2 {
+		t.Errorf("log after resume:\n%s", data)
+	}
+}
+
+// sampleServer is an MCP server whose tool asks the client's model for a completion.
+func sampleServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "summarize", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 100,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize this"}}}})
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no sample: " + err.Error()}}}, nil, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
+		})
+	return srv
+}
+
+// TestSampling: a server's sampling request caused by the agent's call is answered by the
+// agent's model once the person approves; without a person it is refused.
+func TestSampling(t *testing.T) {
+	h := mcptest.NewHTTP(t, sampleServer)
+	e := newEnv(t, envOptions{
+		model: modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
+			last := c.Messages[len(c.Messages)-1]
+			switch {
+			case last.Content == "summarize this":
+				return modeltest.Reply{Content: "a summary"}
+			case last.Role == "user":
+				return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "mcp__s__summarize", Arguments: `{}`}}}
+			}
+			return modeltest.Reply{Content: "result: " + last.Content}
+		}},
+		before: func(root *ctx.Context) error {
+			if err := agent.Prepare(root); err != nil {
+				return err
+			}
+			_, err := root.Plugin(mcpclient.Plugin, map[string]any{"serverName": "s", "transport": "streamable-http", "url": h.URL()})
+			return err
+		},
+	})
+	s := e.start(agent.StartOptions{})
+	if end := e.send(s, "go"); !strings.Contains(end.Text, "no sample") || !strings.Contains(end.Text, "nobody can be asked") {
+		t.Errorf("non-interactive: %q", end.Text)
+	}
+	s2 := e.start(agent.StartOptions{Interactive: true})
+	sub := s2.Subscribe(0)
+	defer sub.Close()
+	go func() {
+		for {
+			ev, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			if ev.Type == agent.EventApprovalAsked && ev.Approval.Kind == "sampling" {
+				_ = s2.Approve(ev.Approval.ID, agent.Answer{Decision: agent.DecisionAllow})
+			}
+		}
+	}()
+	if end := e.send(s2, "go"); end.Text != "result: sampled: a summary" {
+		t.Errorf("interactive: %q", end.Text)
+	}
+}
