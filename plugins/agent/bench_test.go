@@ -52,8 +52,10 @@ func benchTree(tb testing.TB, srv *modeltest.Server, n int) (*ctx.Context, *agen
 	for i := range n {
 		_, err := reg.Register(root, toolregistry.Tool{Name: fmt.Sprintf("mcp__bench__tool_%03d", i),
 			Description: fmt.Sprintf("Benchmark tool number %d: lists entries of a path.", i), Parameters: benchSchema(i),
-			Meta:    map[string]string{"server": "bench", "readOnlyHint": "true"},
-			Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) { return toolregistry.TextResult("ok"), nil }})
+			Meta: map[string]string{"server": "bench", "readOnlyHint": "true"},
+			Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
+				return toolregistry.TextResult("ok"), nil
+			}})
 		if err != nil {
 			tb.Fatal(err)
 		}

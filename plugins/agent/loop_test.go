@@ -111,7 +111,9 @@ func (e *env) send(s *agent.Session, text string) *agent.TurnEnd {
 	return end
 }
 
-func call(name, args string) modeltest.ToolCall { return modeltest.ToolCall{Name: name, Arguments: args} }
+func call(name, args string) modeltest.ToolCall {
+	return modeltest.ToolCall{Name: name, Arguments: args}
+}
 
 // toolMessages returns the tool messages of a request, in order.
 func toolMessages(r modeltest.Request) []string {
