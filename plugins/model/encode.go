@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/cordisgo/harness/internal/jsonstr"
 )
 
 // The request body is written here, field by field in a fixed order, rather than by
@@ -30,7 +31,7 @@ func encodeRequest(b []byte, req *Request, w wire) ([]byte, error) {
 	// only grow during a session), then the per-request tool_choice. A request's body is
 	// then a byte prefix of the next one's up to its last message.
 	b = append(b, `{"model":`...)
-	b = appendString(b, w.model)
+	b = jsonstr.Append(b, w.model, false)
 	b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	if w.sendThink {
 		if w.thinking {
@@ -41,7 +42,7 @@ func encodeRequest(b []byte, req *Request, w wire) ([]byte, error) {
 	}
 	if w.thinking && w.effort != "" {
 		b = append(b, `,"reasoning_effort":`...)
-		b = appendString(b, w.effort)
+		b = jsonstr.Append(b, w.effort, false)
 	}
 	if w.maxTokens > 0 {
 		b = append(b, `,"max_tokens":`...)
@@ -55,10 +56,10 @@ func encodeRequest(b []byte, req *Request, w wire) ([]byte, error) {
 			}
 			t := &req.Tools[i]
 			b = append(b, `{"type":"function","function":{"name":`...)
-			b = appendString(b, t.Name)
+			b = jsonstr.Append(b, t.Name, false)
 			if t.Description != "" {
 				b = append(b, `,"description":`...)
-				b = appendString(b, t.Description)
+				b = jsonstr.Append(b, t.Description, false)
 			}
 			if len(t.Parameters) > 0 {
 				b = append(b, `,"parameters":`...)
@@ -72,7 +73,7 @@ func encodeRequest(b []byte, req *Request, w wire) ([]byte, error) {
 	first := true
 	if req.System != "" {
 		b = append(b, `{"role":"system","content":`...)
-		b = appendString(b, req.System)
+		b = jsonstr.Append(b, req.System, false)
 		b = append(b, '}')
 		first = false
 	}
@@ -90,7 +91,7 @@ func encodeRequest(b []byte, req *Request, w wire) ([]byte, error) {
 	b = append(b, ']')
 	if req.ToolChoice != "" {
 		b = append(b, `,"tool_choice":`...)
-		b = appendString(b, string(req.ToolChoice))
+		b = jsonstr.Append(b, string(req.ToolChoice), false)
 	}
 	return append(b, '}'), nil
 }
@@ -131,13 +132,13 @@ func appendMessage(b []byte, m *Message, i int, needsReasoning bool, w wire) ([]
 		b = append(b, m.Role...)
 		b = append(b, `","content":`...)
 		if len(m.Images) == 0 {
-			b = appendString(b, m.Content)
+			b = jsonstr.Append(b, m.Content, false)
 		} else {
 			if !w.imageInput {
 				return nil, fmt.Errorf("%w: messages[%d] has %d image(s), and model %s does not accept image input (imageInput is off)", ErrInvalidRequest, i, len(m.Images), w.model)
 			}
 			b = append(b, `[{"type":"text","text":`...)
-			b = appendString(b, m.Content)
+			b = jsonstr.Append(b, m.Content, false)
 			b = append(b, '}')
 			for _, img := range m.Images {
 				b = append(b, `,{"type":"image_url","image_url":{"url":"data:`...)
@@ -151,7 +152,7 @@ func appendMessage(b []byte, m *Message, i int, needsReasoning bool, w wire) ([]
 		return append(b, '}'), nil
 	case RoleAssistant:
 		b = append(b, `{"role":"assistant","content":`...)
-		b = appendString(b, m.Content)
+		b = jsonstr.Append(b, m.Content, false)
 		r := m.Reasoning
 		if r == nil && needsReasoning {
 			// A turn made with thinking off and re-sent with it on (a mid-session toggle):
@@ -160,7 +161,7 @@ func appendMessage(b []byte, m *Message, i int, needsReasoning bool, w wire) ([]
 		}
 		if r != nil {
 			b = append(b, `,"reasoning_content":`...)
-			b = appendString(b, *r)
+			b = jsonstr.Append(b, *r, false)
 		}
 		if len(m.ToolCalls) > 0 {
 			b = append(b, `,"tool_calls":[`...)
@@ -169,11 +170,11 @@ func appendMessage(b []byte, m *Message, i int, needsReasoning bool, w wire) ([]
 					b = append(b, ',')
 				}
 				b = append(b, `{"id":`...)
-				b = appendString(b, tc.ID)
+				b = jsonstr.Append(b, tc.ID, false)
 				b = append(b, `,"type":"function","function":{"name":`...)
-				b = appendString(b, tc.Name)
+				b = jsonstr.Append(b, tc.Name, false)
 				b = append(b, `,"arguments":`...)
-				b = appendString(b, tc.Arguments)
+				b = jsonstr.Append(b, tc.Arguments, false)
 				b = append(b, `}}`...)
 			}
 			b = append(b, ']')
@@ -184,65 +185,12 @@ func appendMessage(b []byte, m *Message, i int, needsReasoning bool, w wire) ([]
 			return nil, fmt.Errorf("%w: messages[%d]: a tool message carries text only in Chat Completions (turn its %d image(s) into text)", ErrInvalidRequest, i, len(m.Images))
 		}
 		b = append(b, `{"role":"tool","tool_call_id":`...)
-		b = appendString(b, m.ToolCallID)
+		b = jsonstr.Append(b, m.ToolCallID, false)
 		b = append(b, `,"content":`...)
-		b = appendString(b, m.Content)
+		b = jsonstr.Append(b, m.Content, false)
 		return append(b, '}'), nil
 	}
 	return nil, fmt.Errorf("%w: messages[%d]: unknown role %q (expected system, user, assistant or tool)", ErrInvalidRequest, i, m.Role)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json does with HTML escaping
-// off: quotes, backslashes and control characters; invalid UTF-8 becomes U+FFFD; U+2028 and
-// U+2029 are escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // validParameters reports whether p is one JSON object.
