@@ -51,6 +51,7 @@ var rules = map[string]rule{
 	"internal/grammartest":      {stdOnly: true},
 	"internal/jsoncheck":        {},
 	"internal/jsonstr":          {stdOnly: true},
+	"internal/npmci":            {stdOnly: true},
 	"internal/oauthtest":        {},
 	"internal/procpolicy":       {stdOnly: true},
 	"internal/redact":           {stdOnly: true},

