@@ -251,7 +251,7 @@ func (a *invocation) runTurn(c context.Context, s *agent.Session, after int64, t
 	if !f.json && end != nil && end.Text != "" {
 		text := end.Text
 		if isTerminal(a.stdout) {
-			text = terminalText(text)
+			text = termsafe.String(text)
 		}
 		fmt.Fprintln(a.stdout, strings.TrimRight(text, "\n"))
 	}
@@ -294,12 +294,7 @@ func (a *invocation) printEvents(c context.Context, sub *agent.Subscription, asJ
 			if ev.Agent != "" {
 				who = ev.Agent + ": "
 			}
-			fmt.Fprintf(a.term, "%s%s %s (%d ms)\n", who, terminalText(ev.Call.Tool), ev.Result.Outcome, ev.Result.Duration)
+			fmt.Fprintf(a.term, "%s%s %s (%d ms)\n", who, termsafe.String(ev.Call.Tool), ev.Result.Outcome, ev.Result.Duration)
 		}
 	}
 }
-
-// terminalText makes a model's or a server's text safe to print on a terminal: the
-// module's one rule, internal/termsafe (control characters and bidirectional overrides shown
-// as visible escapes; newlines and tabs kept).
-func terminalText(s string) string { return termsafe.String(s) }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cordisgo/harness/internal/termsafe"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/plugins/agent"
@@ -205,7 +207,7 @@ func (ch *chat) command(line string) (done bool, err error) {
 		ch.io.printf("reasoning %s\n", map[bool]string{true: "shown", false: "hidden"}[ch.reasoning])
 	case "clear":
 		if err := ch.start(); err != nil {
-			ch.io.printf("%s\n", terminalText(err.Error()))
+			ch.io.printf("%s\n", termsafe.String(err.Error()))
 		}
 	case "resume":
 		if arg == "" {
@@ -213,7 +215,7 @@ func (ch *chat) command(line string) (done bool, err error) {
 			break
 		}
 		if err := ch.resume(arg); err != nil {
-			ch.io.printf("%s\n", terminalText(err.Error()))
+			ch.io.printf("%s\n", termsafe.String(err.Error()))
 		}
 	case "model":
 		ms, _ := model.Key.Get(ch.a.agentHost.root)
@@ -233,7 +235,7 @@ func (ch *chat) command(line string) (done bool, err error) {
 		f.model = arg
 		s, err := ch.svc.Start(agent.StartOptions{Agent: f.agent, Model: arg, Interactive: true})
 		if err != nil {
-			ch.io.printf("%s\n", terminalText(err.Error()))
+			ch.io.printf("%s\n", termsafe.String(err.Error()))
 			break
 		}
 		ch.f = f
@@ -245,10 +247,10 @@ func (ch *chat) command(line string) (done bool, err error) {
 		}
 		for _, t := range reg.List(ch.a.agentHost.root) {
 			desc, _, _ := strings.Cut(t.Description, "\n")
-			ch.io.printf("%-40s %s\n", terminalText(t.Name), ch.io.dim(terminalText(desc)))
+			ch.io.printf("%-40s %s\n", termsafe.String(t.Name), ch.io.dim(termsafe.String(desc)))
 		}
 	default:
-		ch.io.printf("unknown command /%s (/help lists them)\n", terminalText(name))
+		ch.io.printf("unknown command /%s (/help lists them)\n", termsafe.String(name))
 	}
 	return false, nil
 }
@@ -287,7 +289,7 @@ func (ch *chat) turn(c context.Context, text string) error {
 	case errors.Is(r.err, agent.ErrCancelled):
 		ch.io.printf("\n%s\n", ch.io.dim("(cancelled)"))
 	case r.err != nil && c.Err() == nil:
-		ch.io.printf("\n%s\n", terminalText("error: "+r.err.Error()))
+		ch.io.printf("\n%s\n", termsafe.String("error: "+r.err.Error()))
 	}
 	return nil
 }
@@ -330,7 +332,7 @@ func (ch *chat) show(c context.Context, sub *agent.Subscription) {
 				ch.io.printf("\x1b[2m")
 			}
 			inReasoning, midLine = true, true
-			ch.io.printf("%s", terminalText(ev.Text))
+			ch.io.printf("%s", termsafe.String(ev.Text))
 		case agent.EventTextDelta:
 			if ev.Agent != "" {
 				continue
@@ -340,23 +342,23 @@ func (ch *chat) show(c context.Context, sub *agent.Subscription) {
 				ch.io.printf("\n")
 			}
 			midLine = !strings.HasSuffix(ev.Text, "\n")
-			ch.io.printf("%s", terminalText(ev.Text))
+			ch.io.printf("%s", termsafe.String(ev.Text))
 		case agent.EventRetry:
 			endLine()
-			ch.io.printf("%s\n", ch.io.dim("retrying: "+terminalText(ev.Error)))
+			ch.io.printf("%s\n", ch.io.dim("retrying: "+termsafe.String(ev.Error)))
 		case agent.EventToolResult:
 			if ev.Call == nil || ev.Result == nil {
 				continue
 			}
 			endLine()
-			ch.io.printf("  %s%s %s %s\n", who, terminalText(ev.Call.Tool), outcomeWord(ev.Result.Outcome),
+			ch.io.printf("  %s%s %s %s\n", who, termsafe.String(ev.Call.Tool), outcomeWord(ev.Result.Outcome),
 				ch.io.dim(fmt.Sprintf("(%s)", time.Duration(ev.Result.Duration)*time.Millisecond)))
 		case agent.EventApprovalAsked:
 			endLine()
 			ch.approve(c, ev)
 		case agent.EventError:
 			endLine()
-			ch.io.printf("%s\n", terminalText("error: "+ev.Error))
+			ch.io.printf("%s\n", termsafe.String("error: "+ev.Error))
 		case agent.EventTurnEnd:
 			endLine()
 			if e := ev.End; e != nil && ev.Agent == "" {
@@ -384,13 +386,13 @@ func (ch *chat) approve(c context.Context, ev agent.Event) {
 	if ap == nil {
 		return
 	}
-	what := "run " + terminalText(ap.Tool)
+	what := "run " + termsafe.String(ap.Tool)
 	if ap.Kind == "sampling" {
-		what = "let " + terminalText(ap.Server) + " use the model for a completion"
+		what = "let " + termsafe.String(ap.Server) + " use the model for a completion"
 	}
 	args := ""
 	if len(ap.Args) > 0 {
-		args = " " + terminalText(clipText(string(ap.Args), 200))
+		args = " " + termsafe.String(clipText(string(ap.Args), 200))
 	}
 	for {
 		ch.io.printf("Allow the agent to %s%s? [y]es, [a]lways this session, [n]o: ", what, args)
@@ -417,7 +419,7 @@ func (ch *chat) approve(c context.Context, ev agent.Event) {
 			continue
 		}
 		if err := ch.s.Approve(ap.ID, agent.Answer{Decision: decision, Reason: "the person said no"}); err != nil && !errors.Is(err, agent.ErrUnknownApproval) {
-			ch.io.printf("%s\n", terminalText(err.Error()))
+			ch.io.printf("%s\n", termsafe.String(err.Error()))
 		}
 		return
 	}

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cordisgo/harness/internal/termsafe"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/internal/suggest"
@@ -56,7 +58,7 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 					name += " (sub)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", in.ID, in.Updated.Local().Format(time.DateTime), name,
-					in.Model, in.Turns, terminalText(title))
+					in.Model, in.Turns, termsafe.String(title))
 			}
 			return tw.Flush()
 		}),
@@ -194,10 +196,10 @@ func writeTranscript(w io.Writer, events []agent.Event) error {
 				fmt.Fprintf(&b, "\n(resumed, model %s)\n", h.Model)
 			}
 		case agent.EventUser:
-			fmt.Fprintf(&b, "\n> %s\n", strings.ReplaceAll(terminalText(ev.Text), "\n", "\n> "))
+			fmt.Fprintf(&b, "\n> %s\n", strings.ReplaceAll(termsafe.String(ev.Text), "\n", "\n> "))
 		case agent.EventAssistant:
 			if ev.Message != nil && strings.TrimSpace(ev.Message.Content) != "" {
-				fmt.Fprintf(&b, "\n%s%s\n", who, terminalText(strings.TrimSpace(ev.Message.Content)))
+				fmt.Fprintf(&b, "\n%s%s\n", who, termsafe.String(strings.TrimSpace(ev.Message.Content)))
 			}
 		case agent.EventToolResult:
 			if ev.Call != nil && ev.Result != nil {
@@ -206,14 +208,14 @@ func writeTranscript(w io.Writer, events []agent.Event) error {
 					args = args[:117] + "..."
 				}
 				line := fmt.Sprintf("  %s· %s %s → %s (%d ms)", who, ev.Call.Tool, args, ev.Result.Outcome, ev.Result.Duration)
-				fmt.Fprintln(&b, terminalText(line))
+				fmt.Fprintln(&b, termsafe.String(line))
 			}
 		case agent.EventApprovalDecided:
 			if ev.Approval != nil {
-				fmt.Fprintln(&b, terminalText(fmt.Sprintf("  %s? %s %s: %s %s", who, ev.Approval.Kind, ev.Approval.Tool+ev.Approval.Server, ev.Approval.Decision, ev.Approval.Why)))
+				fmt.Fprintln(&b, termsafe.String(fmt.Sprintf("  %s? %s %s: %s %s", who, ev.Approval.Kind, ev.Approval.Tool+ev.Approval.Server, ev.Approval.Decision, ev.Approval.Why)))
 			}
 		case agent.EventError:
-			fmt.Fprintln(&b, terminalText("  "+who+"error: "+ev.Error))
+			fmt.Fprintln(&b, termsafe.String("  "+who+"error: "+ev.Error))
 		case agent.EventTurnEnd:
 			if ev.End != nil {
 				u := ev.End.Usage

@@ -2,9 +2,10 @@ package app
 
 import (
 	"fmt"
-	"github.com/cordisgo/harness/internal/suggest"
 	"slices"
 	"strings"
+
+	"github.com/cordisgo/harness/internal/suggest"
 )
 
 // didYouMean returns the name of names closest to name, if one is close enough to be a

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cordisgo/harness/internal/termsafe"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -105,18 +107,7 @@ func writeHits(a *invocation, hits []toolsearch.Hit) error {
 		if server == "" {
 			server = "-"
 		}
-		fmt.Fprintf(tw, "%.2f\t%s\t%s/%s\t%s\n", h.Score, printable(h.PublicName), printable(server), printable(h.Name), summary(h.Purpose, 72))
+		fmt.Fprintf(tw, "%.2f\t%s\t%s/%s\t%s\n", h.Score, termsafe.Line(h.PublicName), termsafe.Line(server), termsafe.Line(h.Name), termsafe.Line(summary(h.Purpose, 72)))
 	}
 	return tw.Flush()
-}
-
-// printable replaces control characters (terminal escapes among them) in a name that came
-// from a server or a file.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
 }
