@@ -90,14 +90,17 @@
 //
 // Built-in profiles are embedded in the binary (see BuiltinNames):
 //
-//   - cli: toolregistry, sysprompt and mcpresources, with no server;
+//   - cli: toolregistry, sysprompt, mcpresources and mcpprompts; mcpmanager
+//     (the user's servers, from the settings files the harness command
+//     names); remote (the management API on loopback) and console (the
+//     management page's methods), which only hosting commands mount;
 //   - default: cli plus an mcpclient for the demo server embedded in the
 //     binary, so that a fresh install does something real;
-//   - web: default plus mcpmanager (servers from a settings file) and
-//     remote (the management API on loopback).
+//   - web: the default profile under its former name.
 //
-// No built-in profile starts a third-party server. Extend one with
-// extends: cli in your own profile.
+// No built-in profile starts a third-party server of its own. Extend one
+// with extends: cli in your own profile; plugins.manager.enabled: false
+// leaves the user's servers out.
 //
 // # Errors
 //

@@ -23,9 +23,13 @@ var secretWords = []string{"token", "secret", "password", "passwd", "credential"
 // SecretName reports whether a key, variable, header or query parameter name looks like it
 // holds a secret: it contains token, secret, password, passwd, credential, cookie, session,
 // key (API_KEY, privateKey) or auth (Authorization, X-Auth-Token; not oauth or author),
-// case-insensitively, ignoring '-' and '_'. It errs on the side of hiding.
+// case-insensitively, ignoring '-' and '_'; a name that ends in file or dir names where a
+// secret is kept (tokenFile, credentialsFile), not a secret. It errs on the side of hiding.
 func SecretName(name string) bool {
 	n := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(name))
+	if strings.HasSuffix(n, "file") || strings.HasSuffix(n, "dir") {
+		return false // a location (tokenFile, credentialsFile), not the secret itself
+	}
 	if strings.Contains(n, "key") {
 		return true
 	}

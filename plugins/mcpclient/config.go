@@ -71,6 +71,10 @@ const (
 
 // Environment inheritance modes for [InheritEnv.Mode].
 const (
+	// InheritScrubbed (the default) passes the harness's whole environment except the
+	// names that look like credentials (see [Scrubbed]): KUBECONFIG, HTTPS_PROXY,
+	// AWS_PROFILE or a server's data path reach the server, API keys and tokens do not.
+	InheritScrubbed = "scrubbed"
 	// InheritMinimal passes an allow-list of harmless variables (PATH, HOME,
 	// locale, temp dir, …; see [MinimalEnvNames]).
 	InheritMinimal = "minimal"
@@ -113,7 +117,7 @@ type Config struct {
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is the stdio server's working directory; default empty, the harness's own.
 	Cwd string `json:"cwd,omitempty"`
-	// InheritEnv selects which of the harness's variables a stdio server inherits before env applies; default mode "minimal".
+	// InheritEnv selects which of the harness's variables a stdio server inherits before env applies; default mode "scrubbed".
 	InheritEnv InheritEnv `json:"inheritEnv"`
 
 	// URL is the Streamable HTTP endpoint (http or https), with a legacy HTTP+SSE fallback on the same URL; required for streamable-http.
@@ -183,12 +187,14 @@ type ReconnectConfig struct {
 //
 //	inheritEnv: {mode: minimal, extra: [HTTPS_PROXY, NODE_OPTIONS]}
 //
-// Mode is "minimal" (default: [MinimalEnvNames] only), "all" (everything,
-// including secrets) or "none" (nothing). Extra names further variables to
-// pass through in any mode when they are set in the harness's environment.
+// Mode is "scrubbed" (default: everything but the names [Scrubbed] reports),
+// "minimal" ([MinimalEnvNames] only), "all" (everything, including secrets)
+// or "none" (nothing). Extra names further variables to pass through in any
+// mode when they are set in the harness's environment (a credential-shaped
+// name included).
 // It is a plain value.
 type InheritEnv struct {
-	// Mode is "minimal" (PATH, HOME, locale and the like), "all" (everything, secrets included) or "none" (default "minimal").
+	// Mode is "scrubbed" (everything except names containing KEY, PASSWORD, SECRET or TOKEN in any case, and HARNESS_*), "minimal" (PATH, HOME, locale and the like), "all" (everything, secrets included) or "none" (default "scrubbed").
 	Mode string `json:"mode"`
 	// Extra names further variables passed through in any mode when set in the harness's environment; default none.
 	Extra []string `json:"extra,omitempty"`
@@ -209,7 +215,7 @@ func (c *Config) Default() {
 	}
 	c.MaxInstructionBytes = DefaultMaxInstructionBytes
 	c.MaxOutputBytes = DefaultMaxOutputBytes
-	c.InheritEnv = InheritEnv{Mode: InheritMinimal}
+	c.InheritEnv = InheritEnv{Mode: InheritScrubbed}
 	c.defaultProtocol()
 }
 

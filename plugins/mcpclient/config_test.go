@@ -34,7 +34,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	want := Config{
 		ServerName: "gh", Transport: "stdio", Command: "npx",
-		InheritEnv:        InheritEnv{Mode: InheritMinimal},
+		InheritEnv:        InheritEnv{Mode: InheritScrubbed},
 		ToolCallTimeoutMs: 60000, MaxToolCallMs: 600000, ElicitationTimeoutMs: 600000, StartupTimeoutMs: 60000,
 		Reconnect:           ReconnectConfig{Enabled: true, InitialDelayMs: 500, MaxDelayMs: 30000, MaxAttempts: 10},
 		MaxInstructionBytes: 32768, MaxOutputBytes: 100000,
@@ -158,7 +158,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unknown protocol", doc: `{` + stdio + `,"protocolVersion":"2099-01-01"}`,
 			wantErrs: []string{`key "protocolVersion": expected "auto" or one of 2026-07-28, 2025-11-25`}},
 		{name: "bad inherit mode", doc: `{` + stdio + `,"inheritEnv":{"mode":"some"}}`,
-			wantErrs: []string{`key "inheritEnv.mode": expected "minimal", "all" or "none", got "some"`}},
+			wantErrs: []string{`key "inheritEnv.mode": expected "scrubbed", "minimal", "all" or "none", got "some"`}},
 		{name: "deniedTools ok", doc: `{` + stdio + `,"allowedTools":["a","b"],"deniedTools":["b","c"]}`},
 		{name: "blank and duplicate deniedTools", doc: `{` + stdio + `,"deniedTools":["a","","a"]}`,
 			wantErrs: []string{`key "deniedTools[1]": must be a non-empty tool name`, `key "deniedTools[2]": lists "a" more than once`}},

@@ -84,9 +84,9 @@ func (c Config) validateStdio(v *validator) {
 		v.addf("cwd", "must not contain NUL")
 	}
 	switch c.InheritEnv.Mode {
-	case InheritMinimal, InheritAll, InheritNone:
+	case InheritScrubbed, InheritMinimal, InheritAll, InheritNone:
 	default:
-		v.addf("inheritEnv.mode", "expected %q, %q or %q, got %q", InheritMinimal, InheritAll, InheritNone, c.InheritEnv.Mode)
+		v.addf("inheritEnv.mode", "expected %q, %q, %q or %q, got %q", InheritScrubbed, InheritMinimal, InheritAll, InheritNone, c.InheritEnv.Mode)
 	}
 	for i, name := range c.InheritEnv.Extra {
 		if !validEnvName(name) {

@@ -13,7 +13,8 @@
 //	transport            "stdio" or "streamable-http"
 //	command, args        stdio: the server's executable and arguments (no shell)
 //	env, cwd             stdio: explicit variables (they always win) and working directory
-//	inheritEnv           stdio: {mode: minimal | all | none, extra: [NAMES]} (default minimal)
+//	inheritEnv           stdio: {mode: scrubbed | minimal | all | none, extra: [NAMES]} (default scrubbed:
+//	                     everything but names containing KEY, PASSWORD, SECRET or TOKEN, and HARNESS_*)
 //	url, headers         streamable-http: endpoint and headers sent on every request
 //	toolCallTimeoutMs    bound of one call or resource request (60000)
 //	startupTimeoutMs     bound of one connection attempt: connect + discovery (60000)

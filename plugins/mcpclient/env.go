@@ -32,6 +32,29 @@ func MinimalEnvNames(goos string) []string {
 	return slices.Clone(unixMinimalEnv)
 }
 
+// scrubbedWords are the substrings that make a variable's name credential-shaped, compared
+// in upper case; scrubbedPrefix the prefix of the harness's own variables.
+var scrubbedWords = []string{"KEY", "PASSWORD", "SECRET", "TOKEN"}
+
+const scrubbedPrefix = "HARNESS_"
+
+// Scrubbed reports whether the "scrubbed" [InheritEnv] mode keeps the variable called name
+// from a stdio server: its name contains KEY, PASSWORD, SECRET or TOKEN in any case
+// (GITHUB_TOKEN, OPENAI_API_KEY, db_password, MonkeyPath), or starts with HARNESS_ in any
+// case (the harness's own settings and overlays).
+func Scrubbed(name string) bool {
+	up := strings.ToUpper(name)
+	if strings.HasPrefix(up, scrubbedPrefix) {
+		return true
+	}
+	for _, w := range scrubbedWords {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // buildEnv returns the environment of a stdio child: the variables of
 // parent (an os.Environ()-style slice, later entries winning) admitted by
 // inherit, then explicit on top. Names compare case-insensitively on
@@ -43,7 +66,15 @@ func buildEnv(parent []string, goos string, inherit InheritEnv, explicit map[str
 		fold = strings.ToUpper
 	}
 	admit := func(string) bool { return true }
-	if inherit.Mode != InheritAll {
+	switch inherit.Mode {
+	case InheritAll:
+	case InheritScrubbed:
+		extra := make(map[string]bool)
+		for _, name := range inherit.Extra {
+			extra[fold(name)] = true
+		}
+		admit = func(key string) bool { return extra[key] || !Scrubbed(key) }
+	default:
 		allowed := make(map[string]bool)
 		if inherit.Mode != InheritNone {
 			for _, name := range MinimalEnvNames(goos) {

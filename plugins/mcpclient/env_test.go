@@ -19,7 +19,14 @@ func TestBuildEnv(t *testing.T) {
 		explicit map[string]string
 		want     []string
 	}{
-		{name: "minimal default", goos: "linux", parent: parent, inherit: InheritEnv{Mode: InheritMinimal},
+		{name: "scrubbed default", goos: "linux", parent: append(slices.Clone(parent), "KUBECONFIG=/k", "db_password=p", "MonkeyPath=/m",
+			"harness_log=debug", "HARNESS_PLUGINS__X__ENABLED=false", "AWS_PROFILE=dev"), inherit: InheritEnv{Mode: InheritScrubbed},
+			want: []string{"AWS_PROFILE=dev", "FOO=parent", "HOME=/home/later", "HTTPS_PROXY=http://proxy", "KUBECONFIG=/k", "LANG=C.UTF-8",
+				"NODE_EXTRA_CA_CERTS=/ca.pem", "PATH=/usr/bin"}},
+		{name: "scrubbed plus extra and explicit", goos: "linux", parent: []string{"GITHUB_TOKEN=ghp", "API_KEY=k", "X=1"},
+			inherit: InheritEnv{Mode: InheritScrubbed, Extra: []string{"GITHUB_TOKEN"}}, explicit: map[string]string{"SECRET": "s"},
+			want: []string{"GITHUB_TOKEN=ghp", "SECRET=s", "X=1"}},
+		{name: "minimal", goos: "linux", parent: parent, inherit: InheritEnv{Mode: InheritMinimal},
 			want: []string{"HOME=/home/later", "LANG=C.UTF-8", "PATH=/usr/bin"}},
 		{name: "minimal plus extra", goos: "linux", parent: parent,
 			inherit: InheritEnv{Mode: InheritMinimal, Extra: []string{"HTTPS_PROXY", "NOT_SET"}},

@@ -34,6 +34,13 @@ func TestPermanentStartFailures(t *testing.T) {
 		{"permission", stdio(notExec), "permission denied"},
 		{"missing-cwd", func() Config { c := stdio("/bin/sh"); c.Cwd = filepath.Join(dir, "gone"); return c }(), "no such file or directory"},
 		{"bad-port", httpConfig("http://127.0.0.1:99999/mcp"), "invalid port"},
+		{"missing-script", func() Config {
+			c := stdio("node")
+			c.Args = []string{"--no-warnings", "missing.js"}
+			c.Cwd = dir
+			return c
+		}(),
+			"run node script missing.js: file does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -73,4 +80,36 @@ func TestPermanentClassifiesTransientAsTransient(t *testing.T) {
 		}
 		e.st.waitPhase(t, "srv", PhaseConnected)
 	})
+}
+
+// TestMissingScript: only an interpreter's script argument with a script's extension is
+// checked; programs given by a flag, module names and existing scripts are not refused.
+func TestMissingScript(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.py")
+	if err := os.WriteFile(script, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		command string
+		args    []string
+		refused bool
+	}{
+		{"node", []string{"missing.js"}, true},
+		{"/usr/bin/python3", []string{"-u", filepath.Join(dir, "gone.py")}, true},
+		{"python3", []string{script}, false},
+		{"python3", []string{"server.py"}, false}, // relative to cwd
+		{"python3", []string{"-m", "missing.py"}, false},
+		{"node", []string{"-e", "x.js"}, false},
+		{"npx", []string{"-y", "missing.js"}, false},
+		{"node", []string{"server"}, false},
+	} {
+		var c Config
+		c.Default()
+		c.Transport, c.Command, c.Args, c.Cwd = TransportStdio, tc.command, tc.args, dir
+		err := missingScript(c)
+		if (err != nil) != tc.refused || (err != nil && !permanent(err)) {
+			t.Errorf("%s %v: %v, want refused %v (permanent)", tc.command, tc.args, err, tc.refused)
+		}
+	}
 }

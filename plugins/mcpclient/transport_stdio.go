@@ -105,6 +105,9 @@ func newStdioProcess(cfg Config, opts dialOptions) (*stdioProcess, error) {
 	if goos == "" {
 		goos = runtime.GOOS
 	}
+	if err := missingScript(cfg); err != nil {
+		return nil, err // permanent: retrying cannot make the file appear
+	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
 	cmd.Env = buildEnv(parent, goos, cfg.InheritEnv, cfg.Env) // never nil: nil would inherit everything

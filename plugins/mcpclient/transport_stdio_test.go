@@ -252,6 +252,8 @@ func TestStdioEnvironment(t *testing.T) {
 		inherit InheritEnv
 		want    map[string]string
 	}{
+		{"scrubbed", InheritEnv{Mode: InheritScrubbed},
+			map[string]string{"HARNESS_TEST_SECRET": "unset", "FOO": "set:explicit", "HOME": "set:/home/parent", "EXTRA_ONE": "set:1"}},
 		{"minimal", InheritEnv{Mode: InheritMinimal},
 			map[string]string{"HARNESS_TEST_SECRET": "unset", "FOO": "set:explicit", "HOME": "set:/home/parent", "EXTRA_ONE": "unset"}},
 		{"minimal plus extra", InheritEnv{Mode: InheritMinimal, Extra: []string{"EXTRA_ONE"}},

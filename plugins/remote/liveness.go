@@ -72,3 +72,19 @@ func liveHost(path string) (Endpoint, bool) {
 	_ = conn.Close()
 	return ep, true
 }
+
+// InUse returns an [*EndpointInUseError] when the endpoint file that a remote plugin
+// configured with cfg would publish belongs to a host that is running, and nil otherwise
+// (no file, a stale one, or a configuration the plugin will refuse itself when it loads).
+// A command that hosts a profile asks it before mounting anything, so that a second host
+// on the same files refuses before it starts a single server.
+func InUse(cfg Config) error {
+	_, endpointFile, err := cfg.files()
+	if err != nil {
+		return nil
+	}
+	if ep, live := liveHost(endpointFile); live {
+		return &EndpointInUseError{File: endpointFile, PID: ep.PID, URL: ep.URL}
+	}
+	return nil
+}

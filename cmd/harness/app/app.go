@@ -114,6 +114,7 @@ func (a *invocation) run(c context.Context, args []string) int {
 	if args == nil {
 		args = []string{} // cobra reads os.Args for a nil slice
 	}
+	a.args = args
 	root.SetArgs(args)
 	root.SetIn(a.stdin)
 	root.SetOut(stdout)
@@ -177,6 +178,17 @@ type invocation struct {
 	// adjustRows, if set, changes the profile's rows before they are mounted: ask adds an
 	// agent row when the profile has none.
 	adjustRows func([]profiles.Row) []profiles.Row
+
+	// args is the command line; cmdPath the command that runs ("tools list"). forwardOK
+	// is set for the commands that a running host runs for this process (forwardable,
+	// through harness/exec), fwd holds their --local, --host and --endpoint flags, and
+	// attached is the host when this invocation runs there: withHost then uses it instead
+	// of mounting the profile.
+	args      []string
+	cmdPath   string
+	forwardOK bool
+	fwd       mcpFlags
+	attached  *host
 }
 
 func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []string) *invocation {

@@ -120,7 +120,7 @@ func TestProfileShowDefault(t *testing.T) {
 	}
 	// The dump is a profile: it loads again.
 	again := writeFile(t, t.TempDir(), "again.yaml", r.stdout)
-	run(t, nil, "-p", again, "profile", "check").expect(t, ExitOK, "ok (6 plugin rows)", "")
+	run(t, nil, "-p", again, "profile", "check").expect(t, ExitOK, "ok (9 plugin rows)", "")
 	for _, name := range profiles.BuiltinNames() {
 		run(t, nil, "-p", name, "profile", "check").expect(t, ExitOK, "ok", "")
 	}
@@ -265,7 +265,7 @@ func TestMCPImport(t *testing.T) {
 	// Round trip: the output is a profile that checks, shows and imports
 	// the same way from stdin.
 	prof := writeFile(t, dir, "imported.yaml", r.stdout)
-	run(t, nil, "-p", prof, "profile", "check").expect(t, ExitOK, "ok (7 plugin rows)", "")
+	run(t, nil, "-p", prof, "profile", "check").expect(t, ExitOK, "ok (10 plugin rows)", "")
 	show := run(t, nil, "-p", prof, "profile", "show")
 	show.expect(t, ExitOK, "serverName: fs", "")
 	if strings.Contains(show.stdout, "s3cr3t") || strings.Contains(show.stdout, "Bearer abc") {
@@ -383,11 +383,11 @@ func TestRunUntilInterrupted(t *testing.T) {
 
 func TestRunWithRemoteAPI(t *testing.T) {
 	dir := t.TempDir()
-	p := writeFile(t, dir, "p.yaml", "extends: cli\nplugins:\n  api:\n    use: remote\n")
+	p := writeFile(t, dir, "p.yaml", "extends: cli\n") // cli has the remote API
 	token := filepath.Join(dir, "remote.token")
 	c, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
-	r := runWith(t, c, testOptions(), "", nil, "-p", p, "--set", "plugins.api.config.tokenFile="+token, "run")
+	r := runWith(t, c, testOptions(), "", nil, "-p", p, "--set", "plugins.remote.config.tokenFile="+token, "run")
 	r.expect(t, ExitOK, "", "remote API listening")
 	if !strings.Contains(r.stderr, "url=http://127.0.0.1:") {
 		t.Errorf("no URL in the logs:\n%s", r.stderr)
@@ -449,7 +449,7 @@ func TestRunShowsManagerStatus(t *testing.T) {
 	defer cancel()
 	// Interrupt run once both lines are shown.
 	stderr := &watchWriter{want: []string{"broken: failed", "demo: connected"}, seen: cancel}
-	code := testOptions().Run(c, []string{"-p", p, "run"}, strings.NewReader(""), io.Discard, stderr, nil)
+	code := testOptions().Run(c, []string{"-p", p, "run"}, strings.NewReader(""), io.Discard, stderr, testEnv(t))
 	if out := stderr.String(); code != ExitOK || !strings.Contains(out, "broken: failed") || !strings.Contains(out, "demo: connected") {
 		t.Fatalf("exit %d, stderr:\n%s", code, out)
 	}

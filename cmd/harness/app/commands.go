@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,11 @@ turn stopped before the model finished (ask, sessions resume).`,
 				return err
 			}
 			a.logger = l
+			a.cmdPath = commandPath(cmd)
+			a.forwardOK = slices.Contains(forwardable, a.cmdPath)
+			if a.attached != nil && !a.forwardOK {
+				return usageErrorf("%s: a running host runs only: %s", a.cmdPath, strings.Join(forwardable, ", "))
+			}
 			_, err = a.elicitationPolicy(nil) // a usage error, before anything runs
 			return err
 		},
@@ -81,7 +87,25 @@ turn stopped before the model finished (ask, sessions resume).`,
 		a.demoServerCommand(),
 		a.versionCommand(),
 	)
+	a.addHostFlags(root)
 	return root
+}
+
+// addHostFlags gives every forwardable command under cmd the flags that choose between a
+// running host and this process.
+func (a *invocation) addHostFlags(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		if slices.Contains(forwardable, commandPath(sub)) {
+			a.hostFlags(sub)
+		}
+		a.addHostFlags(sub)
+	}
+}
+
+// commandPath is cmd's path without the program name ("tools list").
+func commandPath(cmd *cobra.Command) string {
+	_, path, _ := strings.Cut(cmd.CommandPath(), " ")
+	return path
 }
 
 // args wraps a cobra argument check so that its complaint is a usage

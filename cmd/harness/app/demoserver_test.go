@@ -22,7 +22,7 @@ func harnessCmd(t *testing.T, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), testMainEnv+"=1")
+	cmd.Env = append(append(os.Environ(), testEnv(t)...), testMainEnv+"=1")
 	return cmd
 }
 

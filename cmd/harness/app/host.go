@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/fx"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/console"
+	"github.com/cordisgo/harness/plugins/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -24,6 +27,8 @@ type host struct {
 	// board collects every MCP client's status reports (mcpclient.StatusEvent),
 	// whether or not the manager also receives them as the tree's status sink.
 	board *statusBoard
+	// gateway is the MCP gateway the host serves (run --gateway, serve), or nil.
+	gateway atomic.Pointer[gateway.Gateway]
 }
 
 // withHost is the application shell of every command that needs the scope
@@ -37,6 +42,16 @@ type host struct {
 // Plugins never see it; the dynamic part of the application is the scope
 // tree.
 func (a *invocation) withHost(c context.Context, fn func(context.Context, *host) error) (err error) {
+	if a.attached != nil {
+		// Run by a host for another process (harness/exec): its tree is the profile.
+		if a.flags.explicitProfile() {
+			return usageErrorf("%s: the running host has its own profile: -p, --set, --stdio and --http are for this process (drop --host)", a.cmdPath)
+		}
+		return fn(c, a.attached)
+	}
+	if ok, err := a.forward(c); ok {
+		return err
+	}
 	h := &host{mounts: &mounts{}, board: &statusBoard{live: a.liveStatus}}
 	app := fx.New(
 		fx.WithLogger(fxLogger),
@@ -119,6 +134,11 @@ func newRoot(l *slog.Logger) *ctx.Context { return ctx.New(ctx.Options{Logger: l
 func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Profile, h *host) error {
 	began := time.Now()
 	m := h.mounts
+	if a.hosting {
+		if err := a.endpointsFree(p.Rows); err != nil {
+			return err
+		}
+	}
 	if _, err := mcpclient.StatusEvent.On(root, h.board.report); err != nil {
 		return err
 	}
@@ -137,7 +157,9 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 		rows = a.adjustRows(rows)
 	}
 	if !a.hosting {
-		rows = withoutUse(rows, remoteUse)
+		// The remote API and the page's methods are the host's: a one-shot command never
+		// publishes an endpoint.
+		rows = withoutUse(withoutUse(rows, remoteUse), consoleUse)
 	}
 	if a.beforeMount != nil {
 		if err := a.beforeMount(root); err != nil {
@@ -175,6 +197,30 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 		a.logger.Warn("plugin failed to load", "row", f)
 	}
 	a.logger.Debug("profile mounted", "profile", p.Name, "took", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// endpointsFree refuses, before anything is mounted, a host whose remote rows would
+// publish an endpoint file that belongs to a running host (naming it).
+func (a *invocation) endpointsFree(rows []profiles.Row) error {
+	for _, r := range rows {
+		if !r.Enabled {
+			continue
+		}
+		if err := a.endpointsFree(r.Rows); err != nil {
+			return err
+		}
+		if r.Use != remoteUse {
+			continue
+		}
+		if v, err := a.catalog[remoteUse].DecodeConfig(r.Config); err == nil {
+			if cfg, ok := v.(remote.Config); ok {
+				if err := remote.InUse(cfg); err != nil {
+					return fmt.Errorf("%s: %w", r.Path, err)
+				}
+			}
+		}
+	}
 	return nil
 }
 

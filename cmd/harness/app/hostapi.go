@@ -82,6 +82,9 @@ func (a *invocation) exposeHostAPI(h *host) error {
 			}
 			return h.probe(c, p.Name, a.logger)
 		}},
+		{Name: methodHostExec, Stream: func(c context.Context, raw json.RawMessage, send func(any) error) error {
+			return a.execOnHost(c, h, raw, send)
+		}},
 		{Name: methodHostRestart, Stream: func(c context.Context, raw json.RawMessage, send func(any) error) error {
 			var p restartParams
 			if err := json.Unmarshal(raw, &p); err != nil || p.Name == "" || p.TimeoutMs < 0 {

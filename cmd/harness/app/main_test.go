@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,15 +90,35 @@ type result struct {
 }
 
 // run runs one command line in process with testOptions, no stdin and an
-// environment of env only, bounded by 20 s.
+// environment of env only (nil: testEnv), bounded by 20 s.
 func run(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	return runWith(t, context.Background(), testOptions(), "", env, args...)
 }
 
+// testHomes holds each test's home directory (testEnv).
+var testHomes sync.Map // *testing.T → string
+
+// testEnv is the environment of a test's harness runs that name none: HOME and
+// XDG_CONFIG_HOME in a directory of the test's own, the same for every run of the test,
+// so that the hosts, endpoint files and settings files of tests running in parallel never
+// meet.
+func testEnv(t *testing.T) []string {
+	t.Helper()
+	home, ok := testHomes.Load(t)
+	if !ok {
+		home, _ = testHomes.LoadOrStore(t, t.TempDir())
+		t.Cleanup(func() { testHomes.Delete(t) })
+	}
+	return []string{"HOME=" + home.(string), "XDG_CONFIG_HOME=" + filepath.Join(home.(string), ".config")}
+}
+
 // runWith is run with a context, options and stdin.
 func runWith(t *testing.T, c context.Context, o Options, stdin string, env []string, args ...string) result {
 	t.Helper()
+	if env == nil {
+		env = testEnv(t)
+	}
 	c, cancel := context.WithTimeout(c, 20*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer

@@ -386,7 +386,7 @@ func (a *invocation) printSettingsFiles(st settingsFiles) {
 		if err != nil {
 			return
 		}
-		fmt.Fprintln(a.stdout, "this profile has no MCP server manager; the servers of the settings files (mcp add) run with -p web:")
+		fmt.Fprintln(a.stdout, "this profile has no MCP server manager (plugins.manager), so the servers of the settings files (mcp add) do not run in it:")
 		st = settingsFiles{File: user, ProjectFile: project}
 	}
 	for _, f := range []struct{ scope, path string }{{scopeUser, st.File}, {scopeProject, st.ProjectFile}} {

@@ -49,24 +49,25 @@ func (a *invocation) openCommand() *cobra.Command {
 	var printOnly bool
 	cmd := &cobra.Command{
 		Use:   "open",
-		Short: "Open the management page of the running host (harness run -p web) in the browser",
+		Short: "Open the management page of the running host (harness run) in the browser",
 		Long: `Open the management page of the running host in the browser: $BROWSER
 when it is set, else xdg-open (open on macOS). The host is the one whose
 endpoint file is --endpoint (default: the remote plugin's default endpoint
 file). The page's URL carries the host's token in its fragment; the page
-trades it for a session cookie and removes it from the address bar.`,
+trades it for a session cookie and removes it from the address bar. --print
+prints the URL instead (for a browser on another machine, or none at all).`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			u, err := a.pageURL(endpoint)
 			if err != nil {
-				return fmt.Errorf("no running host with a remote API (start one with harness run -p web): %w", err)
+				return fmt.Errorf("no running host with a remote API (start one with harness run): %w", err)
 			}
 			if printOnly {
 				fmt.Fprintln(a.stdout, u)
 				return nil
 			}
 			if err := mcpauth.OpenBrowser(cmd.Context(), u); err != nil {
-				return fmt.Errorf("opening the management page: %s", strings.ReplaceAll(err.Error(), u, "<page URL>"))
+				return fmt.Errorf("opening the management page: %s (harness open --print prints its URL instead)", strings.ReplaceAll(err.Error(), u, "<page URL>"))
 			}
 			return nil
 		}),

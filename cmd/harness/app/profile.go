@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -62,7 +63,7 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 	for i, r := range adhoc {
 		labels[r.Path] = adhocLabel(a.flags, i)
 	}
-	ck := &checker{catalog: a.catalog, p: p, labels: labels, strict: strict}
+	ck := &checker{catalog: a.catalog, p: p, labels: labels, strict: strict, lookupEnv: a.lookupEnv}
 	ck.rows(p.Rows, map[string]string{})
 	for _, w := range ck.warnings {
 		errorf(a.stderr, a.prog, "%s", w)
@@ -71,6 +72,15 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 		return nil, profileError(err)
 	}
 	return p, nil
+}
+
+// lookupEnv reads a variable of the invocation's environment (the process's when it has
+// none).
+func (a *invocation) lookupEnv(name string) (string, bool) {
+	if a.env == nil {
+		return os.LookupEnv(name)
+	}
+	return lookupEnv(a.env, name)
 }
 
 // adhocLabel names the flag that made the i-th ad-hoc row.
@@ -180,12 +190,14 @@ func (a *invocation) addSelfEnv(rows []profiles.Row) {
 // collecting every problem. labels name the flag behind an ad-hoc row (by
 // row path).
 type checker struct {
-	catalog  map[string]ctx.PluginDef
-	p        *profiles.Profile
-	labels   map[string]string
-	strict   bool
-	problems []*ctx.ConfigError
-	warnings []string
+	catalog map[string]ctx.PluginDef
+	p       *profiles.Profile
+	labels  map[string]string
+	strict  bool
+	// lookupEnv reads the environment that ${VAR} references resolve from.
+	lookupEnv func(string) (string, bool)
+	problems  []*ctx.ConfigError
+	warnings  []string
 }
 
 // rows checks rows mounted in one registration scope; names maps the
@@ -224,6 +236,7 @@ func (ck *checker) row(r profiles.Row, names map[string]string) {
 	}
 	switch cfg := v.(type) {
 	case mcpclient.Config:
+		ck.unsetVariables(r, cfg)
 		if first, dup := names[cfg.ServerName]; dup {
 			ck.add(&ctx.ConfigError{Source: ck.where(r), Key: r.Path + ".config.serverName",
 				Msg: fmt.Sprintf("serverName %q is already used by %s in the same scope: expected a name unique in its scope (the second client would fail at mount)", cfg.ServerName, first)})
@@ -240,6 +253,22 @@ func (ck *checker) row(r profiles.Row, names map[string]string) {
 				ck.warnings = append(ck.warnings, fmt.Sprintf("settings file %q: warning: %s", file, w))
 			}
 			ck.add(ctx.ConfigErrors(err)...)
+		}
+	}
+}
+
+// unsetVariables warns about every ${VAR} reference of cfg (without a default) to a
+// variable that is not set: the server would fail to mount.
+func (ck *checker) unsetVariables(r profiles.Row, cfg mcpclient.Config) {
+	res := &mcpclient.Resolver{
+		LookupEnv: ck.lookupEnv,
+		Secrets:   func() (mcpclient.Credentials, error) { return nil, mcpclient.ErrNoCredentials },
+	}
+	_, err := cfg.Expand(res)
+	for _, e := range ctx.ConfigErrors(err) {
+		if errors.Is(e, mcpclient.ErrMissingVariable) {
+			ck.warnings = append(ck.warnings, fmt.Sprintf("%s: warning: key %q: %s: the server will fail to mount",
+				ck.where(r), r.Path+".config."+e.Key, e.Msg))
 		}
 	}
 }

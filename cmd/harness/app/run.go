@@ -18,73 +18,102 @@ import (
 )
 
 func (a *invocation) runCommand() *cobra.Command {
-	var openPage bool
+	var openPage, withGateway bool
+	var gf gatewayFlags
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Host the profile until interrupted (SIGINT or SIGTERM shut it down cleanly)",
+		Short: "Host the profile until interrupted: the fleet, the remote API, the page and, with --gateway, the MCP gateway",
 		Long: `Host the profile until interrupted. Every MCP server's connection status is
 shown as it changes (on a terminal as plain lines such as "demo: connected
 (8 tools)", otherwise as log lines); the remote API's URL is logged when the
 profile mounts it, and the management page's URL (which carries the token:
-keep it to yourself) is printed; --open opens it. SIGINT or SIGTERM shut the tree down cleanly (stdio
-servers and their process groups included); a second signal kills the
-harness.`,
+keep it to yourself) is printed; --open opens it. With --gateway the same host
+also serves its fleet as one MCP gateway, as serve does (the gateway flags of
+serve apply). While it runs, mcp, tools, resources and prompts commands of
+other processes answer for it (--local: not). A second host on the same files
+refuses to start, naming the first one's pid. SIGINT or SIGTERM shut the tree
+down cleanly (stdio servers and their process groups included); a second
+signal kills the harness.`,
+		Example: `  harness run                      # the default profile: the page's URL is printed
+  harness run --gateway --open     # the gateway on 127.0.0.1:8931 as well, the page in the browser
+  harness -p my.yaml run           # another profile`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			printer := a.statusPrinter(isTerminal(a.stderr))
-			// Every client's reports, except those of the manager's clients: the
-			// manager's views describe those (below).
-			a.liveStatus = func(st mcpclient.Status) {
-				if !managed(st) {
+			if !withGateway {
+				if changed := gf.changed(cmd); changed != "" {
+					return usageErrorf("run: --%s is a gateway flag: add --gateway", changed)
+				}
+				return a.hostAndWait(cmd.Context(), openPage, nil)
+			}
+			return a.serveGateway(cmd.Context(), &gf, openPage)
+		}),
+	}
+	cmd.Flags().BoolVar(&openPage, "open", false, "open the management page with $BROWSER, else xdg-open")
+	cmd.Flags().BoolVar(&withGateway, "gateway", false, "serve the fleet as an MCP gateway as well (as serve does)")
+	gf.register(cmd)
+	return cmd
+}
+
+// hostAndWait hosts the profile until c is done: every status shown as it changes, the
+// remote API and the page published, the host's methods exposed; gw, if set, is called
+// once the tree is up and returns what to do at shutdown (the gateway's).
+func (a *invocation) hostAndWait(c context.Context, openPage bool, gw func(context.Context, *host) (func(), error)) error {
+	printer := a.statusPrinter(isTerminal(a.stderr))
+	// Every client's reports, except those of the manager's clients: the
+	// manager's views describe those (below).
+	a.liveStatus = func(st mcpclient.Status) {
+		if !managed(st) {
+			printer(st)
+		}
+	}
+	a.quietStartup = true // the live display has shown every status
+	a.hosting = true      // publishes the endpoint, if the profile has a remote row
+	return a.withHost(c, func(c context.Context, h *host) error {
+		// A host that cannot publish its endpoint (another one runs on the same
+		// files) would be unreachable: refuse, naming the other host.
+		if err := h.mounts.failedUse(remoteUse); err != nil {
+			return failure(err)
+		}
+		if m, ok := mcpmanager.Key.Get(h.root); ok {
+			// The manager collects the clients' reports: show where its servers
+			// stand, then every change.
+			var mu sync.Mutex
+			shown := map[string]string{} // last line per server: events may repeat the list
+			live := func(st mcpclient.Status) {
+				line := statusLine(st)
+				mu.Lock()
+				repeat := shown[st.Server] == line
+				shown[st.Server] = line
+				mu.Unlock()
+				if !repeat {
 					printer(st)
 				}
 			}
-			a.quietStartup = true // the live display has shown every status
-			a.hosting = true      // publishes the endpoint, if the profile has a remote row
-			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
-				// A host that cannot publish its endpoint (another one runs on the same
-				// files) would be unreachable: refuse, naming the other host.
-				if err := h.mounts.failedUse(remoteUse); err != nil {
-					return failure(err)
-				}
-				if m, ok := mcpmanager.Key.Get(h.root); ok {
-					// The manager collects the clients' reports: show where its servers
-					// stand, then every change.
-					var mu sync.Mutex
-					shown := map[string]string{} // last line per server: events may repeat the list
-					live := func(st mcpclient.Status) {
-						line := statusLine(st)
-						mu.Lock()
-						repeat := shown[st.Server] == line
-						shown[st.Server] = line
-						mu.Unlock()
-						if !repeat {
-							printer(st)
-						}
-					}
-					if _, err := mcpmanager.StatusEvent.On(h.root, func(ch mcpmanager.StatusChange) error {
-						live(viewStatus(ch))
-						return nil
-					}); err != nil {
-						return err
-					}
-					for _, v := range m.List() {
-						live(viewStatus(mcpmanager.StatusChange{Name: v.Name, Status: v, Removed: v.Removed}))
-					}
-				}
-				if srv, ok := remote.Key.Get(h.root); ok {
-					h.logger.Info("remote API listening", "url", srv.URL(), "endpoint_file", srv.EndpointFile())
-					a.showPage(srv, openPage)
-				}
-				h.logger.Info("running; interrupt to stop", "profile", h.profile.Name, "rows", countRows(h.profile.Rows))
-				<-c.Done()
-				h.logger.Info("shutting down")
+			if _, err := mcpmanager.StatusEvent.On(h.root, func(ch mcpmanager.StatusChange) error {
+				live(viewStatus(ch))
 				return nil
-			})
-		}),
-	}
-	cmd.Flags().BoolVar(&openPage, "open", false, "open the management page (web profile) with $BROWSER, else xdg-open")
-	return cmd
+			}); err != nil {
+				return err
+			}
+			for _, v := range m.List() {
+				live(viewStatus(mcpmanager.StatusChange{Name: v.Name, Status: v, Removed: v.Removed}))
+			}
+		}
+		if gw != nil {
+			stop, err := gw(c, h)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
+		if srv, ok := remote.Key.Get(h.root); ok {
+			a.showPage(srv, openPage) // the plugin has logged its URL
+		}
+		h.logger.Info("running; interrupt to stop", "profile", h.profile.Name, "rows", countRows(h.profile.Rows))
+		<-c.Done()
+		h.logger.Info("shutting down")
+		return nil
+	})
 }
 
 // viewStatus turns a manager status change into the client status that the live display

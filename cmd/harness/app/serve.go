@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/plugins/gateway"
-	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // defaultServeAddr is where serve listens without --addr: loopback, a fixed port so that
@@ -32,136 +31,204 @@ type gatewayEndpoint struct {
 	PID   int    `json:"pid"`
 }
 
+// gatewayFlags are the flags of the HTTP gateway (serve, and run --gateway).
+type gatewayFlags struct {
+	addr, endpointFile, tokenFile, printClient string
+	noAuth, rotate                             bool
+	hosts, origins                             []string
+	idle                                       time.Duration
+}
+
+// gatewayFlagNames are the names register gives the flags, for changed.
+var gatewayFlagNames = []string{"addr", "no-auth", "endpoint-file", "token-file", "rotate-token", "print-client-config", "allow-host", "allow-origin", "session-idle-timeout"}
+
+func (gf *gatewayFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&gf.addr, "addr", defaultServeAddr, "the gateway listens on `HOST:PORT` (port 0: a free port; the default is loopback only)")
+	f.BoolVar(&gf.noAuth, "no-auth", false, "serve the gateway without a bearer token (refused unless the address is loopback)")
+	f.StringVar(&gf.endpointFile, "endpoint-file", "", "write the gateway's URL and token to `PATH` (mode 0600; default: gateway.json next to the remote API's endpoint file)")
+	f.StringVar(&gf.tokenFile, "token-file", "", "read the gateway's bearer token from `PATH` instead of the kept one")
+	f.BoolVar(&gf.rotate, "rotate-token", false, "replace the kept gateway token by a new one (configured clients need the new one)")
+	f.StringVar(&gf.printClient, "print-client-config", "", "print the configuration of client `NAME` (claude, codex, gemini, cursor, vscode or all) for this gateway and exit")
+	f.StringArrayVar(&gf.hosts, "allow-host", nil, "the gateway also accepts this Host header `NAME` (repeatable; loopback names and the --addr host are always accepted)")
+	f.StringArrayVar(&gf.origins, "allow-origin", nil, "the gateway also accepts this browser `ORIGIN` (scheme://host[:port]; repeatable)")
+	f.DurationVar(&gf.idle, "session-idle-timeout", gateway.DefaultSessionIdleTimeout, "close a downstream session with no request or stream open for `DURATION` (an abandoned client; 0: never)")
+}
+
+// changed returns the name of the first gateway flag given on cmd's command line, or "".
+func (gf *gatewayFlags) changed(cmd *cobra.Command) string {
+	for _, n := range gatewayFlagNames {
+		if cmd.Flags().Changed(n) {
+			return n
+		}
+	}
+	return ""
+}
+
 func (a *invocation) serveCommand() *cobra.Command {
-	var (
-		addr, endpointFile, tokenFile string
-		stdio, noAuth, rotate, search bool
-		hosts, origins                []string
-		printClient                   string
-		idle                          time.Duration
-	)
+	var stdio, search bool
+	var gf gatewayFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Host the profile and serve its MCP servers as one MCP gateway (Streamable HTTP or --stdio)",
-		Long: `Host the profile (as run does) and serve what it holds over MCP: one upstream
-connection per configured server, shared by every downstream session.
+		Short: "Host the profile (as run does) with its MCP servers served as one MCP gateway (Streamable HTTP or --stdio)",
+		Long: `Host the profile as run does (the remote API and the management page included)
+and serve what it holds over MCP: one upstream connection per configured server, shared
+by every downstream session. serve is run --gateway.
 
 Routes (Streamable HTTP):
   /mcp                   the tools (mcp__<server>__<tool>), resources and prompts visible at the root
   /mcp/search            the same tools behind a search: tool_search, call_tool, and the tools found
   /mcp/agents/<layer>    what one agent scope of the profile sees (layer: its row ids, dot-joined)
   /mcp/servers/<name>    one upstream server passed through with its original names
+                         (also /mcp/servers/<name>/mcp, for clients that guess by the URL)
 
 Security: every request needs "Authorization: Bearer <token>". The token is generated once
 and kept in gateway.token in the harness's configuration directory (mode 0600), reused at
 every start until --rotate-token makes a new one, unless --token-file or
 HARNESS_GATEWAY_TOKEN gives one; it is written, with the URL, to the endpoint file (mode
 0600). --print-client-config NAME prints what to paste into a client (claude, codex,
-gemini, cursor, vscode, or all) and exits. --no-auth is refused on an address that is not loopback.
-Host and Origin headers are checked on every route (DNS rebinding). Without --addr the
-gateway listens on loopback only.
+gemini, cursor, vscode, or all) and exits. --no-auth is refused on an address that is not
+loopback. Host and Origin headers are checked on every route (DNS rebinding). Without
+--addr the gateway listens on loopback only; an address in use is refused before anything
+starts.
 
 --stdio serves the aggregated route on stdin/stdout instead (for clients that only launch
-commands), --stdio --search the search route; in serve, --stdio takes no value, and
-upstream servers come from the profile.`,
+commands: one fleet per client, which does not publish itself as the host), --stdio
+--search the search route; in serve, --stdio takes no value, and upstream servers come
+from the profile.`,
+		Example: `  harness serve                                # http://127.0.0.1:8931/mcp, the kept token
+  harness serve --print-client-config claude   # the line that adds the gateway to Claude Code
+  harness serve --print-client-config all      # every known client's entry
+  harness serve --rotate-token                 # a new token (clients need the new one)
+  harness serve --stdio                        # for clients that launch a command`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			opts := gateway.HTTPOptions{Addr: addr, NoAuth: noAuth, AllowedHosts: hosts, AllowedOrigins: origins, SessionIdleTimeout: idle}
-			if idle == 0 {
-				opts.SessionIdleTimeout = -1 // 0 on the command line: never
-			}
 			if search && !stdio {
 				return usageErrorf("serve: --search is for --stdio (over HTTP the search route is %s)", gateway.PathSearch)
 			}
-			if stdio && (rotate || printClient != "") {
-				return usageErrorf("serve: --stdio has no token: --rotate-token and --print-client-config are for HTTP")
+			if stdio {
+				if n := gf.changed(cmd); n != "" && n != "allow-host" && n != "allow-origin" {
+					return usageErrorf("serve: --%s is for HTTP: --stdio has no address and no token", n)
+				}
+				return a.serveStdio(cmd.Context(), search)
 			}
-			if !stdio {
-				tok, _, err := a.gatewayToken(tokenFile, rotate)
-				if err != nil {
-					return usageErrorf("serve: %v", err)
-				}
-				if printClient != "" {
-					if noAuth {
-						tok = ""
-					}
-					return a.printGatewayClient(printClient, addr, tok)
-				}
-				if !noAuth {
-					opts.Token = tok
-				}
-				if err := opts.Check(); err != nil {
-					return usageErrorf("serve: %v", err)
-				}
-				if endpointFile == "" {
-					def, err := defaultGatewayEndpointFile()
-					if err != nil {
-						return usageErrorf("serve: %v", err)
-					}
-					endpointFile = def
-				}
-			}
-			a.quietStartup = stdio // stdout is the protocol: nothing else goes there
-			a.stdinIsProtocol = stdio
-			// Before the fleet connects: its clients then offer elicitation and sampling,
-			// which the gateway forwards to the downstream session whose call caused them.
-			a.beforeMount = gateway.Prepare
-			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
-				gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
-				if err != nil {
-					return failure(err)
-				}
-				defer gw.Close()
-				if stdio {
-					t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
-					srv := gw.Aggregated()
-					if search {
-						srv = gw.Search()
-					}
-					err := srv.Run(c, t)
-					if err == nil || errors.Is(err, io.EOF) || c.Err() != nil {
-						return nil
-					}
-					return failure(fmt.Errorf("serve --stdio: %w", err))
-				}
-				return a.serveHTTP(c, h, gw, opts, endpointFile)
-			})
+			return a.serveGateway(cmd.Context(), &gf, false)
 		}),
 	}
-	f := cmd.Flags()
-	f.StringVar(&addr, "addr", defaultServeAddr, "listen on `HOST:PORT` (port 0: a free port; the default is loopback only)")
-	f.BoolVar(&stdio, "stdio", false, "serve the aggregated route over stdin/stdout instead of HTTP")
-	f.BoolVar(&search, "search", false, "with --stdio: serve the search route (tool_search and call_tool) instead of the aggregated one")
-	f.BoolVar(&noAuth, "no-auth", false, "serve without a bearer token (refused unless the address is loopback)")
-	f.StringVar(&endpointFile, "endpoint-file", "", "write the URL and token to `PATH` (mode 0600; default: gateway.json next to the remote API's endpoint file)")
-	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from `PATH` instead of the kept one")
-	f.BoolVar(&rotate, "rotate-token", false, "replace the kept bearer token by a new one (configured clients need the new one)")
-	f.StringVar(&printClient, "print-client-config", "", "print the configuration of client `NAME` (claude, codex, gemini, cursor, vscode or all) for this gateway and exit")
-	f.StringArrayVar(&hosts, "allow-host", nil, "also accept this Host header `NAME` (repeatable; loopback names and the --addr host are always accepted)")
-	f.DurationVar(&idle, "session-idle-timeout", gateway.DefaultSessionIdleTimeout, "close a downstream session with no request or stream open for `DURATION` (an abandoned client; 0: never)")
-	f.StringArrayVar(&origins, "allow-origin", nil, "also accept this browser `ORIGIN` (scheme://host[:port]; repeatable)")
+	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve the aggregated route over stdin/stdout instead of HTTP")
+	cmd.Flags().BoolVar(&search, "search", false, "with --stdio: serve the search route (tool_search and call_tool) instead of the aggregated one")
+	gf.register(cmd)
 	return cmd
 }
 
-// defaultGatewayEndpointFile is gateway.json in the directory of the remote API's default
-// endpoint file.
-func defaultGatewayEndpointFile() (string, error) {
-	f, err := remote.DefaultEndpointFile()
+// serveStdio hosts the profile for one client on stdin/stdout: the aggregated route, or
+// with search the search route.
+func (a *invocation) serveStdio(c context.Context, search bool) error {
+	a.quietStartup = true // stdout is the protocol: nothing else goes there
+	a.stdinIsProtocol = true
+	// Before the fleet connects: its clients then offer elicitation and sampling,
+	// which the gateway forwards to the downstream session whose call caused them.
+	a.beforeMount = gateway.Prepare
+	return a.withHost(c, func(c context.Context, h *host) error {
+		gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
+		if err != nil {
+			return failure(err)
+		}
+		defer gw.Close()
+		t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+		srv := gw.Aggregated()
+		if search {
+			srv = gw.Search()
+		}
+		err = srv.Run(c, t)
+		if err == nil || errors.Is(err, io.EOF) || c.Err() != nil {
+			return nil
+		}
+		return failure(fmt.Errorf("serve --stdio: %w", err))
+	})
+}
+
+// serveGateway hosts the profile (hostAndWait) with the HTTP gateway on: the address is
+// taken before anything mounts, so that a busy port refuses at once.
+func (a *invocation) serveGateway(c context.Context, gf *gatewayFlags, openPage bool) error {
+	opts := gateway.HTTPOptions{Addr: gf.addr, NoAuth: gf.noAuth, AllowedHosts: gf.hosts, AllowedOrigins: gf.origins, SessionIdleTimeout: gf.idle}
+	if gf.idle == 0 {
+		opts.SessionIdleTimeout = -1 // 0 on the command line: never
+	}
+	tok, _, err := a.gatewayToken(gf.tokenFile, gf.rotate)
+	if err != nil {
+		return usageErrorf("serve: %v", err)
+	}
+	if gf.printClient != "" {
+		if gf.noAuth {
+			tok = ""
+		}
+		return a.printGatewayClient(gf.printClient, gf.addr, tok)
+	}
+	if !gf.noAuth {
+		opts.Token = tok
+	}
+	if err := opts.Check(); err != nil {
+		return usageErrorf("serve: %v", err)
+	}
+	endpointFile := gf.endpointFile
+	if endpointFile == "" {
+		if endpointFile, err = a.gatewayEndpointFile(); err != nil {
+			return usageErrorf("serve: %v", err)
+		}
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return failure(fmt.Errorf("serve: listening on %s: %w%s", opts.Addr, err, gatewayHolder(endpointFile, opts.Addr)))
+	}
+	defer ln.Close()
+	// Before the fleet connects: its clients then offer elicitation and sampling,
+	// which the gateway forwards to the downstream session whose call caused them.
+	a.beforeMount = gateway.Prepare
+	return a.hostAndWait(c, openPage, func(c context.Context, h *host) (func(), error) {
+		return a.serveHTTP(c, h, ln, opts, endpointFile)
+	})
+}
+
+// gatewayHolder names the gateway whose endpoint file says it listens on addr, for the
+// error of an address in use ("" if none does).
+func gatewayHolder(endpointFile, addr string) string {
+	b, err := os.ReadFile(endpointFile)
+	if err != nil {
+		return ""
+	}
+	var e gatewayEndpoint
+	if json.Unmarshal(b, &e) != nil || e.PID == 0 {
+		return ""
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	if port == "" || !strings.Contains(e.URL, ":"+port+"/") {
+		return ""
+	}
+	return fmt.Sprintf(" (the gateway of the host running as pid %d serves %s; stop it, or give this one another --addr)", e.PID, e.URL)
+}
+
+// gatewayEndpointFile is gateway.json next to the remote API's endpoint file of the
+// invocation's environment.
+func (a *invocation) gatewayEndpointFile() (string, error) {
+	f, err := a.endpointFile("")
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(filepath.Dir(f), "gateway.json"), nil
 }
 
-// serveHTTP listens on opts.Addr, writes the endpoint file and serves until c is done.
-func (a *invocation) serveHTTP(c context.Context, h *host, gw *gateway.Gateway, opts gateway.HTTPOptions, endpointFile string) error {
+// serveHTTP serves the gateway on ln and writes the endpoint file; the function it
+// returns shuts both down.
+func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts gateway.HTTPOptions, endpointFile string) (func(), error) {
+	gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
+	if err != nil {
+		return nil, failure(err)
+	}
 	handler, err := gw.Handler(opts)
 	if err != nil {
-		return usageErrorf("serve: %v", err)
-	}
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return failure(fmt.Errorf("serve: listening on %s: %w", opts.Addr, err))
+		gw.Close()
+		return nil, usageErrorf("serve: %v", err)
 	}
 	url := "http://" + dialable(opts.Addr, ln.Addr()) + gateway.PathAggregated
 	if other, ok := heldEndpoint(endpointFile, url); ok {
@@ -173,28 +240,27 @@ func (a *invocation) serveHTTP(c context.Context, h *host, gw *gateway.Gateway, 
 	}
 	ours := gatewayEndpoint{URL: url, Token: opts.Token, PID: os.Getpid()}
 	if err := writeEndpoint(endpointFile, ours); err != nil {
-		ln.Close()
-		return failure(fmt.Errorf("serve: %w", err))
+		gw.Close()
+		return nil, failure(fmt.Errorf("serve: %w", err))
 	}
-	defer removeEndpoint(endpointFile, ours)
+	h.gateway.Store(gw)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	h.logger.Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth)
-	select {
-	case <-c.Done():
-	case err := <-errc:
-		return failure(fmt.Errorf("serve: %w", err))
-	}
-	h.logger.Info("shutting down")
-	sc, cancel := context.WithTimeout(context.WithoutCancel(c), a.shutdownTimeout)
-	defer cancel()
-	gw.Close() // ends the downstream sessions, whose streams would hold Shutdown
-	if err := srv.Shutdown(sc); err != nil {
-		_ = srv.Close()
-	}
-	<-errc
-	return nil
+	return func() {
+		sc, cancel := context.WithTimeout(context.WithoutCancel(c), a.shutdownTimeout)
+		defer cancel()
+		h.gateway.Store(nil)
+		gw.Close() // ends the downstream sessions, whose streams would hold Shutdown
+		if err := srv.Shutdown(sc); err != nil {
+			_ = srv.Close()
+		}
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			h.logger.Error("gateway stopped", "err", err)
+		}
+		removeEndpoint(endpointFile, ours)
+	}, nil
 }
 
 // dialable is the host:port clients reach a listener on: a listener on every interface

@@ -110,7 +110,7 @@ func startServe(t *testing.T, c context.Context, args ...string) (<-chan int, *l
 	stderr := &lineWatch{want: "gateway listening", seen: make(chan struct{})}
 	code := make(chan int, 1)
 	go func() {
-		code <- testOptions().Run(c, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, stderr, nil)
+		code <- testOptions().Run(c, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, stderr, testEnv(t))
 	}()
 	select {
 	case <-stderr.seen:
@@ -151,7 +151,8 @@ func TestServeSecondGateway(t *testing.T) {
 
 	c2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel2()
-	code2, stderr2 := startServe(t, c2, "--addr", ":0", "--endpoint-file", ep)
+	// (Without the remote API: the first serve is the host of these files.)
+	code2, stderr2 := startServe(t, c2, "--set", "plugins.remote.enabled=false", "--addr", ":0", "--endpoint-file", ep)
 	if got := readEndpoint(t, ep); got != first {
 		t.Fatalf("the first gateway's endpoint file was overwritten: %+v", got)
 	}
@@ -213,7 +214,7 @@ func TestServeStdio(t *testing.T) {
 	stderr := &lineWatch{want: "\x00", seen: make(chan struct{})}
 	code := make(chan int, 1)
 	go func() {
-		rc := testOptions().Run(c, []string{"serve", "--stdio"}, inR, outW, stderr, nil)
+		rc := testOptions().Run(c, []string{"serve", "--stdio"}, inR, outW, stderr, testEnv(t))
 		outW.Close()
 		code <- rc
 	}()

@@ -1,0 +1,144 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+)
+
+// methodHostExec is the host's remote method that runs one of the commands that read the
+// fleet (forwardable) on the host's own tree, streaming its output (execEvent values, the
+// last one with the exit status): a command run while a host is running answers for it,
+// exactly as it would in process, without starting the fleet again.
+const methodHostExec = "harness/exec"
+
+// forwardable are the commands that answer for a running host through harness/exec, by
+// their path under the program name.
+var forwardable = []string{
+	"tools list", "tools call",
+	"resources list", "resources templates", "resources read", "resources watch",
+	"prompts list", "prompts get", "prompt",
+}
+
+// execParams are the parameters of harness/exec: the command line (without the program
+// name) and what the command reads from stdin, when an argument is "-".
+type execParams struct {
+	Args  []string `json:"args"`
+	Stdin string   `json:"stdin,omitempty"`
+}
+
+// execEvent is one value of the harness/exec stream: output as it is written, then the
+// exit status.
+type execEvent struct {
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	Exit   *int   `json:"exit,omitempty"`
+}
+
+// hostFlags are the flags of a forwardable command that choose between a running host and
+// this process.
+func (a *invocation) hostFlags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&a.fwd.endpoint, "endpoint", "", "the running host's endpoint `FILE` (default: the remote plugin's default endpoint file); implies --host")
+	fl.BoolVar(&a.fwd.local, "local", false, "do not use a running host: mount the profile in this process")
+	fl.BoolVar(&a.fwd.host, "host", false, "use the running host even when -p, --stdio, --http or --set are given (which otherwise mean this process)")
+	cmd.MarkFlagsMutuallyExclusive("local", "host")
+}
+
+// streamWriter writes to an exec stream, as one field of execEvent.
+type streamWriter struct {
+	mu     *sync.Mutex
+	send   func(any) error
+	stderr bool
+}
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ev := execEvent{Stdout: string(p)}
+	if w.stderr {
+		ev = execEvent{Stderr: string(p)}
+	}
+	if err := w.send(ev); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// execOnHost runs a forwardable command line on the host h: a fresh invocation with the
+// host's catalog and environment whose withHost is h itself.
+func (a *invocation) execOnHost(c context.Context, h *host, raw json.RawMessage, send func(any) error) error {
+	var p execParams
+	if err := json.Unmarshal(raw, &p); err != nil || len(p.Args) == 0 {
+		return &codedError{"bad_request", `parameters: expected {"args": [COMMAND, ...]}`}
+	}
+	var mu sync.Mutex
+	sub := &invocation{
+		prog: a.prog, version: a.version, catalog: a.catalog, self: a.self, selfEnv: a.selfEnv,
+		stdin: strings.NewReader(p.Stdin), stdout: streamWriter{&mu, send, false}, stderr: streamWriter{&mu, send, true},
+		env: a.env, attached: h,
+	}
+	code := sub.run(c, p.Args)
+	mu.Lock()
+	defer mu.Unlock()
+	return send(execEvent{Exit: &code})
+}
+
+// forward runs this command on the running host, if there is one and it serves
+// harness/exec: ok reports whether it did, err carries the command's exit status.
+func (a *invocation) forward(c context.Context) (ok bool, err error) {
+	if a.attached != nil || !a.forwardOK {
+		return false, nil
+	}
+	rh, err := a.findHost(c, a.fwd)
+	if err != nil || rh == nil {
+		return false, err
+	}
+	if !rh.methods[methodHostExec] {
+		if a.fwd.host || a.fwd.endpoint != "" {
+			return false, failure(fmt.Errorf("%s cannot run %s (it does not serve %s); use --local to work in process", rh, a.cmdPath, methodHostExec))
+		}
+		errorf(a.stderr, a.prog, "%s cannot run %s; working in process", rh, a.cmdPath)
+		return false, nil
+	}
+	p := execParams{Args: a.args}
+	if slices.Contains(a.args, "-") {
+		b, err := readAll(a.stdin)
+		if err != nil {
+			return true, usageErrorf("reading stdin: %v", err)
+		}
+		p.Stdin = string(b)
+	}
+	code := ExitFailure
+	err = rh.cl.Stream(c, methodHostExec, p, func(raw json.RawMessage) error {
+		var ev execEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return fmt.Errorf("reading the host's answer: %w", err)
+		}
+		if ev.Stdout != "" {
+			if _, err := io.WriteString(a.stdout, ev.Stdout); err != nil {
+				return err
+			}
+		}
+		if ev.Stderr != "" {
+			io.WriteString(a.stderr, ev.Stderr)
+		}
+		if ev.Exit != nil {
+			code = *ev.Exit
+		}
+		return nil
+	})
+	if err != nil && c.Err() == nil {
+		return true, rh.explain(c, "", err)
+	}
+	if code == ExitOK {
+		return true, nil
+	}
+	return true, &exitError{code: code, err: silentFailure}
+}
