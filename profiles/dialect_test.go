@@ -122,7 +122,14 @@ func TestReadServersDialects(t *testing.T) {
 			// The same document loads as a profile, directly.
 			p := mustLoad(t, profiles.LoadOptions{Name: path})
 			for _, s := range doc.Servers {
-				r := find(t, p.Rows, s.Name)
+				// By server name: a server named after a row of the base profile (remote)
+				// has its row id prefixed (mcp-remote).
+				i := slices.IndexFunc(p.Rows, func(r profiles.Row) bool { return r.Config["serverName"] == s.Name })
+				if i < 0 {
+					t.Errorf("no row for server %q", s.Name)
+					continue
+				}
+				r := p.Rows[i]
 				if r.Use != "mcpclient" || r.Enabled != s.Enabled || r.Config["serverName"] != s.Name {
 					t.Errorf("profile row %q: %+v", s.Name, r)
 				}

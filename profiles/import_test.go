@@ -92,7 +92,7 @@ func TestImportRoundTrips(t *testing.T) {
 				t.Fatalf("import is not deterministic")
 			}
 			p := mustLoad(t, profiles.LoadOptions{Name: "imported.yaml", Data: out})
-			want := append([]string{"tools", "prompt", "resources", "prompts", "model"}, tt.rows...)
+			want := append([]string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console"}, tt.rows...)
 			if got := ids(p.Rows); !slices.Equal(got, want) {
 				t.Fatalf("rows %v, want %v\n%s", got, want, out)
 			}
