@@ -45,7 +45,7 @@ func Hosts() []string { return slices.Sorted(maps.Keys(hostDialects)) }
 type ServerDocument struct {
 	// Dialect is one of the Dialect constants.
 	Dialect string
-	// Servers are the servers, sorted by name.
+	// Servers are the servers, in the document's order.
 	Servers []Server
 	// Warnings name the keys that were dropped or converted, one sentence each, in order.
 	Warnings []string
@@ -228,7 +228,7 @@ func ReadServers(data []byte, opts ReadOptions) (*ServerDocument, error) {
 	}
 	out := &ServerDocument{Dialect: dialect}
 	used := map[string]string{}
-	for _, name := range slices.Sorted(maps.Keys(sm)) {
+	for _, name := range documentOrder(data, toml, append(slices.Clip(prefix), top), slices.Collect(maps.Keys(sm))) {
 		p := append(slices.Clip(prefix), top, name)
 		if !validServerName(name) {
 			return nil, rd.im.fail(p, ErrInvalid, fmt.Sprintf(

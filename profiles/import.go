@@ -50,7 +50,7 @@ func ImportMCPServers(data []byte, source string) ([]byte, error) {
 }
 
 // ImportServers converts another host's server document ([ReadServers]) into profile YAML:
-// one mcpclient row per server, in sorted name order, in a profile that extends the
+// one mcpclient row per server, in the document's order, in a profile that extends the
 // built-in "cli" profile so that it runs as is.
 //
 // Each server becomes a row whose id is the server name (prefixed with "mcp-" if it would

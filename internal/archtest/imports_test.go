@@ -52,7 +52,7 @@ var rules = map[string]rule{
 	"internal/jsoncheck":        {},
 	"internal/jsonstr":          {stdOnly: true},
 	"internal/npmci":            {stdOnly: true},
-	"internal/oauthtest":        {},
+	"internal/oauthtest":        {project: []string{"internal/npmci"}},
 	"internal/procpolicy":       {stdOnly: true},
 	"internal/redact":           {stdOnly: true},
 	"internal/suggest":          {stdOnly: true},

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/internal/npmci"
 	"github.com/cordisgo/harness/plugins/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -42,8 +42,8 @@ func need(t *testing.T, rel string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-		unavailable(t, rel+" is not installed; "+installHint)
+	if err := npmci.Ensure(".", filepath.Join("node_modules", rel)); err != nil {
+		unavailable(t, rel+" is not installed and installing it failed: "+err.Error()+"; "+installHint)
 	}
 	return p
 }

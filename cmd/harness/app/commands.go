@@ -88,6 +88,7 @@ turn stopped before the model finished (ask, sessions resume).`,
 		a.versionCommand(),
 	)
 	a.addHostFlags(root)
+	setHelp(root)
 	return root
 }
 

@@ -2,21 +2,27 @@ package app
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cordisgo/harness/plugins/elicitation"
 	"github.com/cordisgo/harness/profiles"
 )
 
-// TestElicitationPolicy: without a terminal the default (ask) offers servers no elicitation
-// and the demo's ask fails saying so; defaults — from the flag, the environment or the
+// TestElicitationPolicy: without a terminal the default (ask) offers servers elicitation
+// (they list the same tools as on a terminal) and declines the demo's question, saying so
+// in one line on stderr with the fix; defaults — from the flag, the environment or the
 // profile's key — answers with the form's defaults; the flag wins over the environment,
 // which wins over the profile; an unknown policy is a usage error.
 func TestElicitationPolicy(t *testing.T) {
 	const defaultsAnswer = "accept: age=36, color=green, name=Ada, subscribe=false\n"
 	ask := []string{"tools", "call", "mcp__demo__ask", "{}"}
 	r := run(t, nil, ask...)
-	r.expect(t, ExitFailure, "", "does not support elicitation")
+	r.expect(t, ExitOK, "decline\n", "harness: mcp server demo asked a question, and there is no terminal to answer it on: declined; "+
+		"run on a terminal, or answer with the form's defaults (--elicitation defaults)\n")
+	if r.stdout != "decline\n" || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("want the tool's answer on stdout and one line on stderr:\n%s---\n%s", r.stdout, r.stderr)
+	}
 
 	run(t, nil, append([]string{"--elicitation", "defaults"}, ask...)...).expect(t, ExitOK, defaultsAnswer, "")
 	run(t, []string{elicitationEnv + "=defaults"}, ask...).expect(t, ExitOK, defaultsAnswer, "")

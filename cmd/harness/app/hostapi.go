@@ -217,11 +217,12 @@ func (h *host) restart(c context.Context, name string, timeout time.Duration, pr
 	return h.board.await(cx, st.Scope, timeout, progress)
 }
 
-// finalManaged reports whether a managed server's state ends a restart's wait.
+// finalManaged reports whether a managed server's state ends a restart's wait: a server
+// that needs a login waits for one, so the restart answers at once with the hint.
 func finalManaged(s mcpmanager.State) bool {
 	switch s {
 	case mcpmanager.StateConnected, mcpmanager.StateFailed, mcpmanager.StateCleanupIncomplete, mcpmanager.StateDisabled,
-		mcpmanager.StateLazy, mcpmanager.StateIdle:
+		mcpmanager.StateLazy, mcpmanager.StateIdle, mcpmanager.StateNeedsAuth:
 		return true
 	}
 	return false

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -98,7 +99,7 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 		return err
 	}
 	onURL := func(u string) { a.showURL(name, u, !f.noBrowser) }
-	if mountsUse(p.Rows, managerUse) {
+	if a.managerServes(p, name) {
 		a.quietStartup = true
 		return a.withHost(c, func(c context.Context, h *host) error {
 			m, ok := mcpmanager.Key.Get(h.root)
@@ -106,6 +107,9 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
 			}
 			ev, err := m.Login(c, name, mcpmanager.LoginOptions{NoBrowser: f.noBrowser}, onURL)
+			if errors.Is(err, mcpmanager.ErrNotFound) {
+				return h.unknown(c, name)
+			}
 			if err != nil {
 				return err
 			}
@@ -157,14 +161,16 @@ func (a *invocation) mcpLogout(c context.Context, f loginFlags, name string) err
 	if err != nil {
 		return err
 	}
-	if mountsUse(p.Rows, managerUse) {
+	if a.managerServes(p, name) {
 		a.quietStartup = true
 		return a.withHost(c, func(c context.Context, h *host) error {
 			m, ok := mcpmanager.Key.Get(h.root)
 			if !ok || m == nil {
 				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
 			}
-			if err := m.Logout(c, name); err != nil {
+			if err := m.Logout(c, name); errors.Is(err, mcpmanager.ErrNotFound) {
+				return h.unknown(c, name)
+			} else if err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "%s: logged out\n", name)
@@ -180,6 +186,16 @@ func (a *invocation) mcpLogout(c context.Context, f loginFlags, name string) err
 	}
 	fmt.Fprintf(a.stdout, "%s: logged out\n", name)
 	return nil
+}
+
+// managerServes reports whether the server called name is the manager's to log in or
+// out: the profile mounts a manager, and has no client row of its own by that name.
+func (a *invocation) managerServes(p *profiles.Profile, name string) bool {
+	if !mountsUse(p.Rows, managerUse) {
+		return false
+	}
+	_, err := a.serverConfig(p, name)
+	return err != nil
 }
 
 // profileAuthorizer builds the authorizer of the profile's own mcpclient row name, with its

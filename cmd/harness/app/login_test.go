@@ -40,6 +40,9 @@ func TestMCPLoginLogout(t *testing.T) {
 		t.Fatalf("mcp list does not give the login hint:\n%s", r.stdout)
 	}
 	mcp("probe", "hosted").expect(t, ExitFailure, "failed at authorize", "")
+	// A restart of a server that waits for a login answers at once, with the hint
+	// (not after --timeout).
+	mcp("restart", "hosted", "--timeout", "5m").expect(t, ExitFailure, "", "harness mcp login hosted")
 
 	r = mcp("login", "hosted")
 	r.expect(t, ExitOK, "hosted: logged in (scope mcp:read)", "Opening the browser to log in to hosted")

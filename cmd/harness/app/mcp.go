@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -75,6 +76,9 @@ type serverList struct {
 type settingsFiles struct {
 	File        string `json:"file,omitempty"`
 	ProjectFile string `json:"projectFile,omitempty"`
+	// Error is why the manager rejected the latest read of the files (the last good
+	// configuration keeps running).
+	Error string `json:"error,omitempty"`
 }
 
 // probeOutcome is the answer of mcpManager/probe, and what mcp probe
@@ -321,15 +325,23 @@ func withUnmanaged(managerList json.RawMessage, unmanaged []serverView) (json.Ra
 func clientList(h *host) serverList {
 	out := serverList{Servers: []serverView{}}
 	seen := map[*ctx.Scope]bool{}
-	for _, st := range h.board.statuses() {
+	h.mounts.mu.Lock()
+	defer h.mounts.mu.Unlock()
+	// In the profile's order (the order the rows were mounted in), not the order the
+	// servers happened to report in.
+	pos := make(map[*ctx.Scope]int, len(h.mounts.order))
+	for i, path := range h.mounts.order {
+		pos[h.mounts.scopes[path]] = i
+	}
+	sts := h.board.statuses()
+	slices.SortStableFunc(sts, func(x, y mcpclient.Status) int { return rowPos(pos, x.Scope) - rowPos(pos, y.Scope) })
+	for _, st := range sts {
 		seen[st.Scope] = true
 		if managed(st) {
 			continue
 		}
 		out.Servers = append(out.Servers, clientServerView(st))
 	}
-	h.mounts.mu.Lock()
-	defer h.mounts.mu.Unlock()
 	for _, path := range h.mounts.order {
 		s := h.mounts.scopes[path]
 		if seen[s] || s.Def() == nil || s.Def().Name() != mcpclientUse || s.State() != ctx.Failed {
@@ -344,19 +356,44 @@ func clientList(h *host) serverList {
 	return out
 }
 
+// rowPos is the position of the row whose scope is s (or whose scope holds s), from pos;
+// scopes of no row come last.
+func rowPos(pos map[*ctx.Scope]int, s *ctx.Scope) int {
+	for ; s != nil; s = s.Parent() {
+		if i, ok := pos[s]; ok {
+			return i
+		}
+	}
+	return len(pos)
+}
+
 // printList prints a server list: as JSON unchanged, or as a table.
 func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 	var l serverList
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return fmt.Errorf("reading the server list: %w", err)
 	}
+	// A rejected settings file is a failure of the list: its servers are not what the
+	// file says.
+	rejected := func() error {
+		if l.Settings.Error == "" {
+			return nil
+		}
+		return failure(fmt.Errorf("the settings file was rejected (the last good configuration keeps running): %s", l.Settings.Error))
+	}
 	if asJSON {
-		return writeJSON(a, raw)
+		if err := writeJSON(a, raw); err != nil {
+			return err
+		}
+		return rejected()
 	}
 	servers := append(l.Servers, l.Unmanaged...)
 	if len(servers) == 0 {
 		fmt.Fprintln(a.stderr, "no MCP servers")
-		return nil
+		if l.Settings.File != "" || l.Settings.ProjectFile != "" {
+			a.printSettingsFiles(l.Settings)
+		}
+		return rejected()
 	}
 	rows := [][]string{{"NAME", "STATUS", "TRANSPORT", "TOOLS", "DETAIL"}}
 	for _, s := range servers {
@@ -373,7 +410,7 @@ func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 		return err
 	}
 	a.printSettingsFiles(l.Settings)
-	return nil
+	return rejected()
 }
 
 // printSettingsFiles says where the manager's settings files are (mcp add writes them),

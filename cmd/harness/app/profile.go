@@ -39,9 +39,10 @@ func (a *invocation) loadProfile() (*profiles.Profile, error) { return a.loadPro
 // serverName in one scope, and the settings file of an MCP manager row that
 // does not parse or validate.
 func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) {
+	sets, adhocSets := a.flags.splitAdhocSets()
 	p, err := profiles.Load(profiles.LoadOptions{
 		Name:    a.flags.name,
-		Sets:    a.flags.sets,
+		Sets:    sets,
 		Environ: a.env,
 		Catalog: func(use string) bool { _, ok := a.catalog[use]; return ok },
 		Self:    a.self,
@@ -54,6 +55,9 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 	}
 	adhoc, err := a.adhocRows(p)
 	if err != nil {
+		return nil, err
+	}
+	if err := applyAdhocSets(adhoc, adhocSets); err != nil {
 		return nil, err
 	}
 	p.Rows = append(p.Rows, adhoc...)

@@ -314,7 +314,7 @@ func writeNodeJSON(b *bytes.Buffer, n *yaml.Node, indent string) error {
 		}
 		b.WriteString("{\n")
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, _ := json.Marshal(n.Content[i].Value)
+			k, _ := marshalJSON(n.Content[i].Value, "")
 			b.WriteString(indent + "  ")
 			b.Write(k)
 			b.WriteString(": ")
@@ -365,7 +365,7 @@ func writeNodeJSON(b *bytes.Buffer, n *yaml.Node, indent string) error {
 			}
 			b.Write(out)
 		default:
-			out, _ := json.Marshal(n.Value)
+			out, _ := marshalJSON(n.Value, "")
 			b.Write(out)
 		}
 	default:

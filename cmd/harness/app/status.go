@@ -70,7 +70,7 @@ func (b *statusBoard) await(cx context.Context, scope *ctx.Scope, timeout time.D
 				shown = line
 				progress(v)
 			}
-			if st.Phase == mcpclient.PhaseConnected || st.Phase == mcpclient.PhaseFailed || notStarted(st.Phase) {
+			if st.Phase == mcpclient.PhaseConnected || st.Phase == mcpclient.PhaseFailed || st.Phase == mcpclient.PhaseNeedsAuth || notStarted(st.Phase) {
 				return v, nil
 			}
 		}

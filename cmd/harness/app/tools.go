@@ -53,7 +53,12 @@ func (a *invocation) toolsCommand() *cobra.Command {
 		Short: `Call a tool through the registry with JSON arguments (default {}; "-": read stdin)`,
 		Long: `Call a tool through the registry's pipeline (validation, policy, timeout) and
 print the model-facing content, or with --json the canonical result. A tool
-error exits with status 1.`,
+error exits with status 1. With a host running (harness run), the call runs
+there; --local runs it in this process.`,
+		Example: `  harness tools call mcp__demo__add '{"a": 2, "b": 40}'
+  harness tools call mcp__demo__echo '{"text": "hi"}' --json
+  echo '{"text": "from stdin"}' | harness tools call mcp__demo__echo -
+  harness --elicitation defaults tools call mcp__demo__ask    # off a terminal: answer with the defaults`,
 		Args: args(cobra.RangeArgs(1, 2)),
 		RunE: action(func(cmd *cobra.Command, argv []string) error {
 			name, raw, err := a.callArgs(argv)
@@ -169,9 +174,9 @@ func summary(s string, n int) string {
 	return s
 }
 
-// writeJSON prints v as indented JSON on stdout.
+// writeJSON prints v as indented JSON on stdout, <, > and & as they are.
 func writeJSON(a *invocation, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := marshalJSON(v, "  ")
 	if err != nil {
 		return errors.New("encoding JSON: " + err.Error())
 	}

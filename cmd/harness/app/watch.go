@@ -133,7 +133,7 @@ func (a *invocation) printUpdate(c context.Context, h *host, u mcpclient.Resourc
 		}
 	}
 	if asJSON {
-		b, err := json.Marshal(w)
+		b, err := marshalJSON(w, "")
 		if err != nil {
 			return err
 		}
