@@ -59,14 +59,14 @@ func TestReadServersDialects(t *testing.T) {
 			"brave-search": {false, map[string]any{"transport": "stdio", "command": "npx",
 				"args": []any{"-y", "@modelcontextprotocol/server-brave-search"}, "env": map[string]any{"BRAVE_API_KEY": "BSA-literal-key"}}},
 			"weather": {true, map[string]any{"transport": "streamable-http", "url": "http://localhost:8787/mcp"}},
-		}, warnings: []string{`"mcpServers.brave-search.alwaysAllow": ignored: per-tool auto-approval`, `"mcpServers.fetch.autoApprove": ignored`}},
+		}, warnings: []string{`"mcpServers.fetch.autoApprove": ignored`, `"mcpServers.brave-search.alwaysAllow": ignored: per-tool auto-approval`}},
 		{file: "vscode_mcp.json", dialect: profiles.DialectVSCode, servers: map[string]server{
 			"github": {true, map[string]any{"transport": "streamable-http", "url": "https://api.githubcopilot.com/mcp/",
 				"headers": map[string]any{"Authorization": "Bearer ${secret:github-pat}"}}},
 			"fs": {true, map[string]any{"transport": "stdio", "command": "npx",
 				"args": []any{"-y", "@modelcontextprotocol/server-filesystem", "${PWD}"},
 				"env":  map[string]any{"HOME_DIR": "${HOME}", "LOG": "${FS_LOG_LEVEL}"}}},
-		}, warnings: []string{`"servers.fs.envFile": ignored`, `${workspaceFolder} becomes ${PWD}`, `${input:github-pat} becomes ${secret:github-pat}`}},
+		}, warnings: []string{`${input:github-pat} becomes ${secret:github-pat}`, `"servers.fs.envFile": ignored`, `${workspaceFolder} becomes ${PWD}`}},
 		{file: "codex_config.toml", dialect: profiles.DialectCodex, servers: map[string]server{
 			"docs": {true, map[string]any{"transport": "stdio", "command": "docs-server",
 				"args": []any{"--port", "4000", "--literal=$${NOT_A_REFERENCE}"}, "env": map[string]any{"API_KEY": "value"},
@@ -106,8 +106,21 @@ func TestReadServersDialects(t *testing.T) {
 					t.Errorf("server %q\n got %v %#v\nwant %v %#v", s.Name, s.Enabled, s.Config, want.enabled, want.config)
 				}
 			}
-			if !slices.IsSorted(names) || len(names) != len(tt.servers) {
-				t.Errorf("servers %v: want all %d, sorted", names, len(tt.servers))
+			// In the document's order: where each name first appears as a key.
+			data, err = os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := func(name string) int {
+				for _, key := range []string{`"` + name + `"`, "." + name + "]", "." + name + "."} {
+					if i := strings.Index(string(data), key); i >= 0 {
+						return i
+					}
+				}
+				return -1
+			}
+			if len(names) != len(tt.servers) || !slices.IsSortedFunc(names, func(a, b string) int { return at(a) - at(b) }) {
+				t.Errorf("servers %v: want all %d, in the document's order", names, len(tt.servers))
 			}
 			joined := strings.Join(doc.Warnings, "\n")
 			for _, w := range tt.warnings {

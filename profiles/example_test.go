@@ -136,8 +136,8 @@ func ExampleReadServers() {
 	}
 	// Output:
 	// vscode
-	// fs stdio <nil>
 	// github streamable-http map[Authorization:Bearer ${secret:gh-pat}]
-	// warning: key "servers.fs.envFile": ignored: env files are not read: list the variables under env
+	// fs stdio <nil>
 	// warning: key "servers.github.headers.Authorization": ${input:gh-pat} becomes ${secret:gh-pat}: put the value under "gh-pat" in the credentials file (credentials.yaml, mode 0600)
+	// warning: key "servers.fs.envFile": ignored: env files are not read: list the variables under env
 }

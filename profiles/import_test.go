@@ -30,14 +30,14 @@ func TestImportRoundTrips(t *testing.T) {
 			}}},
 		},
 		{
-			name: "http kinds, sorted by name",
+			name: "http kinds, in the document's order",
 			doc: `{"mcpServers": {
 				"zeta": {"type": "sse", "url": "https://z.example/sse"},
 				"alpha": {"url": "http://127.0.0.1:8080/mcp", "headers": {"Authorization": "Bearer x"}},
 				"mid": {"type": "streamable-http", "url": "https://m.example/mcp"},
 				"mid2": {"type": "streamableHttp", "url": "https://m2.example/mcp"},
 				"other": {"type": "http", "url": "https://o.example/mcp", "headers": {}}}}`,
-			rows: []string{"alpha", "mid", "mid2", "other", "zeta"},
+			rows: []string{"zeta", "alpha", "mid", "mid2", "other"},
 			check: map[string]profiles.Row{
 				"alpha": {Use: "mcpclient", Enabled: true, Config: map[string]any{
 					"serverName": "alpha", "transport": "streamable-http", "url": "http://127.0.0.1:8080/mcp",
@@ -61,7 +61,7 @@ func TestImportRoundTrips(t *testing.T) {
 		{
 			name: "names of base rows are prefixed",
 			doc:  `{"mcpServers": {"tools": {"command": "a"}, "mcp-tools": {"command": "b"}, "Prompt": {"command": "c"}}}`,
-			rows: []string{"mcp-Prompt", "mcp-tools", "mcp-mcp-tools"},
+			rows: []string{"mcp-mcp-tools", "mcp-tools", "mcp-Prompt"},
 			check: map[string]profiles.Row{
 				"mcp-Prompt":    {Use: "mcpclient", Enabled: true, Config: map[string]any{"serverName": "Prompt", "transport": "stdio", "command": "c"}},
 				"mcp-tools":     {Use: "mcpclient", Enabled: true, Config: map[string]any{"serverName": "mcp-tools", "transport": "stdio", "command": "b"}},

@@ -1,6 +1,8 @@
 package profiles
 
 import (
+	"bytes"
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,10 +15,14 @@ import (
 // TOML table headers ([mcp_servers.NAME]) are placed; maps keep no order once parsed.
 func documentOrder(data []byte, toml bool, path []string, names []string) []string {
 	var listed []string
-	if toml {
+	switch {
+	case toml:
 		listed = tomlTableOrder(data, path)
-	} else {
-		listed = yamlKeyOrder(data, path)
+	default:
+		var ok bool
+		if listed, ok = jsonKeyOrder(stripJSONC(data), path); !ok {
+			listed = yamlKeyOrder(data, path)
+		}
 	}
 	rest := map[string]bool{}
 	for _, n := range names {
@@ -39,6 +45,56 @@ func documentOrder(data []byte, toml bool, path []string, names []string) []stri
 		out = append(out, n)
 	}
 	return out
+}
+
+// jsonKeyOrder returns the keys of the object at path in a JSON document, in order; ok is
+// false when data is not JSON.
+func jsonKeyOrder(data []byte, path []string) (keys []string, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func(depth int, collect bool) error
+	walk = func(depth int, collect bool) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		d, isDelim := tok.(json.Delim)
+		if !isDelim {
+			return nil // a scalar
+		}
+		if d == '[' {
+			for dec.More() {
+				if err := walk(depth+1, false); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			k, _ := kt.(string)
+			if collect {
+				keys = append(keys, k)
+			}
+			onPath := !collect && depth >= 0 && depth < len(path) && k == path[depth]
+			next := -1
+			if onPath {
+				next = depth + 1
+			}
+			if err := walk(next, onPath && next == len(path)); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	if err := walk(0, len(path) == 0); err != nil {
+		return nil, false
+	}
+	return keys, true
 }
 
 // yamlKeyOrder returns the keys of the mapping at path in a JSON or YAML document, in
