@@ -62,13 +62,15 @@ func Value(s string) string {
 }
 
 // IsReference reports whether s holds a ${…} reference and no literal word of
-// [minSecretWord] or more characters outside its references.
+// [minSecretWord] or more characters outside its references: the plain text of paths,
+// hosts and key=value lists around references ("${HOME}/.config/memory.json",
+// "https://${HOST}/api/v1") is shown, a long literal (a token) is not.
 func IsReference(s string) bool {
 	rest, found := stripRefs(s)
 	if !found {
 		return false
 	}
-	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return r == ' ' || r == ':' || r == '=' || r == ',' }) {
+	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return strings.ContainsRune(" :=,/.@?&;", r) }) {
 		if len(w) >= minSecretWord {
 			return false
 		}

@@ -14,6 +14,9 @@ func TestValue(t *testing.T) {
 		"ghp_0123456789abc${X}":    Marker,
 		"$${literal}":              Marker,
 		"${UNCLOSED":               Marker,
+		"${HOME}/.config/mem.json": "${HOME}/.config/mem.json",
+		"https://${HOST}/api/v1":   "https://${HOST}/api/v1",
+		"${HOME}/ghp_0123456789ab": Marker,
 	} {
 		if got := Value(in); got != want {
 			t.Errorf("Value(%q) = %q, want %q", in, got, want)

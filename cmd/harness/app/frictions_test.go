@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cordisgo/harness/plugins/mcpmanager"
 )
 
 // TestJSONKeepsHTMLCharacters: --json prints <, > and & as they are, also inside the
@@ -90,5 +92,38 @@ func TestHelpListsGlobalFlagsOnce(t *testing.T) {
 	run(t, nil, "--help").expect(t, ExitOK, "--startup-timeout duration", "")
 	for _, cmd := range [][]string{{"tools", "call"}, {"mcp", "add"}, {"serve"}, {"run"}} {
 		run(t, nil, append(cmd, "--help")...).expect(t, ExitOK, "Examples:\n  harness ", "")
+	}
+}
+
+// TestMCPGetShowsReferencesWithText: a value made of references and plain text is shown
+// as written; a literal that may be a secret is not.
+func TestMCPGetShowsReferencesWithText(t *testing.T) {
+	t.Parallel()
+	env := testEnv(t)
+	run(t, env, "mcp", "add", "mem", "--env", "MEMORY_FILE=${HOME}/.local/share/mem.json", "--env", "API=ghp_0123456789abcdef",
+		"--", "/bin/true").expect(t, ExitOK, "mem", "")
+	r := run(t, env, "mcp", "get", "mem")
+	r.expect(t, ExitOK, "${HOME}/.local/share/mem.json", "")
+	if strings.Contains(r.stdout, "ghp_0123456789abcdef") {
+		t.Errorf("a literal secret is shown:\n%s", r.stdout)
+	}
+}
+
+// TestStopStatusWithoutLastError: the status line of a server that stops, is disabled or
+// removed does not repeat its last error.
+func TestStopStatusWithoutLastError(t *testing.T) {
+	t.Parallel()
+	for _, ch := range []mcpmanager.StatusChange{
+		{Name: "x", Removed: true, Status: mcpmanager.View{Name: "x", Status: mcpmanager.StateFailed, Error: "boom"}},
+		{Name: "x", Status: mcpmanager.View{Name: "x", Status: mcpmanager.StateStopping, Error: "boom", StderrTail: "trace"}},
+		{Name: "x", Status: mcpmanager.View{Name: "x", Status: mcpmanager.StateDisabled, Error: "boom"}},
+	} {
+		if line := statusLine(viewStatus(ch)); strings.Contains(line, "boom") || strings.Contains(line, "trace") {
+			t.Errorf("%s", line)
+		}
+	}
+	failed := mcpmanager.StatusChange{Name: "x", Status: mcpmanager.View{Name: "x", Status: mcpmanager.StateFailed, Error: "boom"}}
+	if line := statusLine(viewStatus(failed)); !strings.Contains(line, "boom") {
+		t.Errorf("a failure without its error: %s", line)
 	}
 }

@@ -124,6 +124,11 @@ func viewStatus(ch mcpmanager.StatusChange) mcpclient.Status {
 	if ch.Removed {
 		phase = "removed"
 	}
+	switch {
+	case ch.Removed, v.Status == mcpmanager.StateStopping, v.Status == mcpmanager.StateDisabled:
+		// Stopping is what was asked: the last error (shown when it happened) is not news.
+		v.Error, v.StderrTail, v.Attempt, v.MaxAttempts = "", "", 0, 0
+	}
 	return mcpclient.Status{
 		Server:            ch.Name,
 		Phase:             phase,
