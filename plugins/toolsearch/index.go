@@ -84,31 +84,89 @@ type serverSpan struct {
 	lo, hi int32
 }
 
-// termCounts gathers one text's term frequencies per field, reused from tool to tool.
+// termCounts interns the terms of an index being built and gathers one text's term
+// frequencies per field, reused from tool to tool.
 type termCounts struct {
-	slot  map[string]int32
-	terms []string
+	ids   map[string]int32
+	terms []string     // by id
+	post  [][]posting  // by id: the tool fields' postings
+	spost [][]sposting // by id: the server fields' postings
+	// partIDs caches the term of an identifier part as written (-1: a stop word)
+	partIDs map[string]int32
+	// the current text's terms: slot[id] is 1 + the term's index in local and tfs (0: absent)
+	slot  []int32
+	local []int32
 	tfs   [][nFields]uint16
+	// the current text's fields (f, and g when it differs) and its number of terms
+	f, g field
+	n    int
+	tk   tokenizer
 }
 
-func newTermCounts() *termCounts { return &termCounts{slot: map[string]int32{}} }
+func newTermCounts() *termCounts {
+	tc := &termCounts{ids: map[string]int32{}, partIDs: map[string]int32{}}
+	tc.tk = tokenizer{join: map[string]string{}, glossary: true,
+		emitPart: tc.part}
+	return tc
+}
 
 func (tc *termCounts) reset() {
-	clear(tc.slot)
-	tc.terms, tc.tfs = tc.terms[:0], tc.tfs[:0]
+	for _, id := range tc.local {
+		tc.slot[id] = 0
+	}
+	tc.local, tc.tfs = tc.local[:0], tc.tfs[:0]
 }
 
-func (tc *termCounts) add(f field, t string) {
-	i, ok := tc.slot[t]
+// intern returns the id of term t.
+func (tc *termCounts) intern(t string) int32 {
+	id, ok := tc.ids[t]
 	if !ok {
-		i = int32(len(tc.terms))
-		tc.slot[t] = i
+		id = int32(len(tc.terms))
+		t = strings.Clone(t) // not a substring keeping a whole text
+		tc.ids[t] = id
 		tc.terms = append(tc.terms, t)
+		tc.post = append(tc.post, nil)
+		tc.spost = append(tc.spost, nil)
+		tc.slot = append(tc.slot, 0)
+	}
+	return id
+}
+
+// emit counts term t in the current text.
+func (tc *termCounts) emit(t string) { tc.count(tc.intern(t)) }
+
+// part counts the term of an identifier part as written in the current text.
+func (tc *termCounts) part(raw string) {
+	id, ok := tc.partIDs[raw]
+	if !ok {
+		id = -1
+		if t := partTerm(raw); t != "" {
+			id = tc.intern(t)
+		}
+		tc.partIDs[raw] = id
+	}
+	if id >= 0 {
+		tc.count(id)
+	}
+}
+
+// count counts term id in the current text's fields.
+func (tc *termCounts) count(id int32) {
+	i := tc.slot[id]
+	if i == 0 {
+		tc.local = append(tc.local, id)
 		tc.tfs = append(tc.tfs, [nFields]uint16{})
+		i = int32(len(tc.local))
+		tc.slot[id] = i
 	}
-	if tc.tfs[i][f] < math.MaxUint16 {
-		tc.tfs[i][f]++
+	tf := &tc.tfs[i-1]
+	if tf[tc.f] < math.MaxUint16 {
+		tf[tc.f]++
 	}
+	if tc.g != tc.f && tf[tc.g] < math.MaxUint16 {
+		tf[tc.g]++
+	}
+	tc.n++
 }
 
 // text adds the terms of text to field f and returns how many there were. Glossary words
@@ -119,17 +177,9 @@ func (tc *termCounts) text(f field, text string, joined bool) int {
 
 // text2 is text counting each term in two fields (once when f == g).
 func (tc *termCounts) text2(f, g field, text string, joined bool) int {
-	n := 0
-	emit := func(t string) {
-		tc.add(f, t)
-		if g != f {
-			tc.add(g, t)
-		}
-		n++
-	}
-	words(text, emit, joined, true)
-	eachCJKRun(text, func(run string) { glossaryTerms(run, emit) })
-	return n
+	tc.f, tc.g, tc.n = f, g, 0
+	tc.tk.words(text, tc.emit, joined, true)
+	return tc.n
 }
 
 // Hit is one search result.
@@ -169,7 +219,7 @@ const DefaultLimit = 5
 // New indexes the tools of servers. It keeps the tools' strings and schema bytes, not the
 // slices. Tools without a name are skipped.
 func New(servers []Server) *Index {
-	ix := &Index{post: map[string][]posting{}, spost: map[string][]sposting{}, names: map[string][]int32{}}
+	ix := &Index{names: map[string][]int32{}}
 	n := 0
 	for _, s := range servers {
 		n += len(s.Tools)
@@ -177,17 +227,18 @@ func New(servers []Server) *Index {
 	ix.docs = make([]doc, 0, n)
 	ix.lens = make([][nFields]float32, 0, n)
 	tc := newTermCounts()
+	var sw schemaWalker
 	for _, s := range servers {
 		sid := int32(len(ix.servers))
 		span := serverSpan{lo: int32(len(ix.docs))}
 		tc.reset()
 		serverLen := tc.text(fServer, s.Name, true)
 		instrLen := tc.text(fInstr, s.Instructions, false)
-		for i, t := range tc.terms {
+		for i, id := range tc.local {
 			var sp sposting
 			sp.server = sid
 			copy(sp.tf[:], tc.tfs[i][fServer:])
-			ix.spost[t] = append(ix.spost[t], sp)
+			tc.spost[id] = append(tc.spost[id], sp)
 		}
 		for _, t := range s.Tools {
 			if t.Name == "" {
@@ -213,14 +264,14 @@ func New(servers []Server) *Index {
 			first := firstSentenceEnd(t.Description)
 			l[fPurpose] = float32(tc.text2(fPurpose, fDesc, t.Description[:first], false))
 			l[fDesc] = l[fPurpose] + float32(tc.text(fDesc, t.Description[first:], false))
-			l[fParams] = float32(tc.text(fParams, paramText(t.InputSchema), true))
+			l[fParams] = float32(tc.text(fParams, string(sw.text(t.InputSchema)), true))
 			l[fServer] = float32(serverLen)
 			l[fInstr] = float32(instrLen)
 			ix.lens = append(ix.lens, l)
-			for i, term := range tc.terms {
+			for i, tid := range tc.local {
 				p := posting{doc: id}
 				copy(p.tf[:], tc.tfs[i][:fServer])
-				ix.post[term] = append(ix.post[term], p)
+				tc.post[tid] = append(tc.post[tid], p)
 			}
 			for _, nm := range []string{t.Name, t.PublicName} {
 				key := strings.ToLower(nm)
@@ -243,16 +294,18 @@ func New(servers []Server) *Index {
 			ix.avg[f] = 1
 		}
 	}
-	ix.vocab = make([]string, 0, len(ix.post)+len(ix.spost))
-	ix.byLen = map[int][]string{}
-	for t := range ix.post {
-		ix.vocab = append(ix.vocab, t)
-	}
-	for t := range ix.spost {
-		if _, ok := ix.post[t]; !ok {
-			ix.vocab = append(ix.vocab, t)
+	ix.post = make(map[string][]posting, len(tc.terms))
+	ix.spost = make(map[string][]sposting)
+	for id, t := range tc.terms {
+		if ps := tc.post[id]; len(ps) > 0 {
+			ix.post[t] = ps
+		}
+		if sps := tc.spost[id]; len(sps) > 0 {
+			ix.spost[t] = sps
 		}
 	}
+	ix.vocab = slices.Clone(tc.terms) // every term has a posting
+	ix.byLen = map[int][]string{}
 	slices.Sort(ix.vocab)
 	for _, t := range ix.vocab {
 		ix.byLen[len(t)] = append(ix.byLen[len(t)], t)

@@ -1,6 +1,10 @@
 package toolsearch
 
-import "strings"
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
 
 // stopWords are English words too common in tasks and descriptions to tell tools apart,
 // and the "mcp" of public names.
@@ -158,16 +162,46 @@ var cjkGlossary = map[string]string{
 	"回显": "echo", "内容": "content", "多个": "multiple", "对话框": "dialog", "弹窗": "dialog", "录屏": "screencast record", "下拉": "dropdown select",
 }
 
-// glossaryTerms emits the English terms of every glossary word that occurs in run.
+// glossaryTerms emits the English terms of every glossary word that occurs in run, once
+// each.
 func glossaryTerms(run string, emit func(string)) {
-	for zh, en := range cjkGlossary {
-		if strings.Contains(run, zh) {
-			for _, w := range strings.Fields(en) {
-				emit(stem(w))
+	var seenBuf [16]int32
+	seen := seenBuf[:0]
+	for i, r := range run {
+		for _, e := range glossaryByRune[r] {
+			g := &glossaryEntries[e]
+			if !strings.HasPrefix(run[i:], g.word) || slices.Contains(seen, e) {
+				continue
+			}
+			seen = append(seen, e)
+			for _, t := range g.terms {
+				emit(t)
 			}
 		}
 	}
 }
+
+// glossaryEntry is one glossary word with its English words, stemmed.
+type glossaryEntry struct {
+	word  string
+	terms []string
+}
+
+// glossaryEntries are the glossary's words; glossaryByRune indexes them by first character.
+var glossaryEntries, glossaryByRune = func() ([]glossaryEntry, map[rune][]int32) {
+	var entries []glossaryEntry
+	byRune := map[rune][]int32{}
+	for zh, en := range cjkGlossary {
+		g := glossaryEntry{word: zh}
+		for _, w := range strings.Fields(en) {
+			g.terms = append(g.terms, stem(w))
+		}
+		r, _ := utf8.DecodeRuneInString(zh)
+		byRune[r] = append(byRune[r], int32(len(entries)))
+		entries = append(entries, g)
+	}
+	return entries, byRune
+}()
 
 func toSet(s string) map[string]bool {
 	m := map[string]bool{}
