@@ -113,6 +113,16 @@ func (n *node) dispose(ctx context.Context) error {
 	return n.err
 }
 
+// release takes a node whose work ended by itself out of its owner's effects, unless it is
+// being disposed already.
+func (n *node) release() {
+	n.r.mu.Lock()
+	defer n.r.mu.Unlock()
+	if !n.disposing {
+		n.detachLocked()
+	}
+}
+
 func (n *node) info() EffectInfo {
 	in := EffectInfo{Label: n.label}
 	for c := n.head; c != nil; c = c.next {
@@ -229,7 +239,9 @@ func (c *Context) Defer(label string, fn func(context.Context) error) (Disposer,
 
 // Go runs fn on a goroutine owned by c's scope. Its context is cancelled, and the goroutine
 // joined, when the returned disposer runs or the scope unloads. An error other than the
-// cancellation is logged.
+// cancellation is logged. A goroutine that returns on its own leaves the scope's effects
+// (the disposer then has nothing left to do), so a scope may start any number of
+// short-lived goroutines.
 func (c *Context) Go(label string, fn func(context.Context) error) (Disposer, error) {
 	std, cancel := context.WithCancelCause(c.std)
 	finished := make(chan struct{})
@@ -248,6 +260,8 @@ func (c *Context) Go(label string, fn func(context.Context) error) (Disposer, er
 	}
 	go func() {
 		defer close(finished)
+		defer n.release()
+		defer cancel(nil) // its context leaves c's with it
 		err := safeCall(func() error { return fn(std) })
 		if err != nil && std.Err() == nil {
 			c.Logger().Error("goroutine failed", "goroutine", label, "err", err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
@@ -215,6 +216,25 @@ func TestGoIsCancelledAndJoined(t *testing.T) {
 	default:
 		t.Fatal("Dispose returned before the goroutine stopped")
 	}
+}
+
+// TestGoLeavesEffectsWhenDone: a goroutine that returns on its own leaves the scope's
+// effects, and its disposer still answers.
+func TestGoLeavesEffectsWhenDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := ctxtest.New(t)
+		dispose, err := root.Go("short", func(context.Context) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the goroutine has returned
+		if es := root.Scope().Effects(); len(es) != 0 {
+			t.Fatalf("effects after the goroutine returned: %v", es)
+		}
+		if err := dispose(ctxtest.Wait(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestActivationContextEnds(t *testing.T) {

@@ -51,5 +51,9 @@
 //
 // # Concurrency
 //
-// Every method of Gateway is safe for concurrent use.
+// Every method of Gateway is safe for concurrent use. A Gateway is an effect of the context
+// it was made with: its route workers ([ctx.Worker]) and its other goroutines (the reaper,
+// session watchers, background calls, each a [ctx.Context.Go]) belong to that scope, and
+// [Gateway.Close] or the scope's unload cancels the requests in flight, ends the downstream
+// sessions and leaves no goroutine behind.
 package gateway

@@ -280,13 +280,18 @@ func (d *downstream) roots(cx context.Context) ([]*mcp.Root, error) {
 func (d *downstream) related(cx context.Context) (context.Context, context.CancelFunc) {
 	rcx, cancel := context.WithCancelCause(cx)
 	idle := d.g.idle(d.ss)
-	go func() {
+	if _, err := d.g.life.Go("gateway:request:"+d.ss.ID(), func(run context.Context) error {
 		select {
 		case <-idle:
 			cancel(errCallsEnded)
 		case <-rcx.Done():
+		case <-run.Done():
+			cancel(errClosed)
 		}
-	}()
+		return nil
+	}); err != nil {
+		cancel(errClosed)
+	}
 	return rcx, func() { cancel(context.Canceled) }
 }
 

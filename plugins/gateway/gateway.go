@@ -45,18 +45,18 @@ type Options struct {
 // sessions share one upstream connection per server, and a change of the tree reaches every
 // session as list_changed.
 //
-// A Gateway is safe for concurrent use. It lives until [Gateway.Close] or until the context
-// it was made with unloads.
+// A Gateway is safe for concurrent use. It is an effect of the context it was made with:
+// it lives until [Gateway.Close] or until that context's scope unloads, and then none of
+// its goroutines remains (its route workers are [ctx.Worker]s, its other goroutines
+// [ctx.Context.Go]s of that effect).
 type Gateway struct {
 	c    *ctx.Context
 	reg  *toolregistry.Registry
 	log  *slog.Logger
 	opts Options
 
-	life   context.Context
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	closed atomic.Bool
+	life    *ctx.Context // the gateway's effect: its workers and goroutines; done once closing
+	dispose ctx.Disposer
 
 	mu      sync.Mutex
 	agg     *scopeRoute
@@ -74,8 +74,7 @@ type Gateway struct {
 	activeMu sync.Mutex
 	active   map[*mcp.ServerSession]*activity // downstream sessions with requests in flight
 
-	subs   *downstreamSubs // downstream sessions' resource subscriptions (subscribe.go)
-	subsWG sync.WaitGroup  // their session watchers
+	subs *downstreamSubs // downstream sessions' resource subscriptions (subscribe.go)
 
 	callsMu sync.Mutex
 	calls   map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{} // requests in flight (lifecycle.go)
@@ -90,8 +89,9 @@ type progressTarget struct {
 }
 
 // New makes a gateway over c's tree, serving c's scope on the aggregated route. c must have
-// the tools service (toolregistry.Key) visible. The gateway's listeners are effects of c: they
-// go when c's scope unloads; call Close before that to stop the workers.
+// the tools service (toolregistry.Key) visible. The gateway is an effect of c: its
+// listeners, workers and goroutines, and its downstream sessions, go when c's scope unloads
+// or at Close.
 func New(c *ctx.Context, opts Options) (*Gateway, error) {
 	reg, ok := toolregistry.Key.Get(c)
 	if !ok || reg == nil {
@@ -106,42 +106,54 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 		heard: map[*mcpclient.Upstream]func(){}, active: map[*mcp.ServerSession]*activity{},
 		calls: map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{}{}}
 	g.subs = newDownstreamSubs(g)
-	g.life, g.stop = context.WithCancel(context.WithoutCancel(c))
 	if fresh, err := prepare(c); err != nil {
 		return nil, err
 	} else if fresh {
 		g.log.Info("gateway.Prepare did not run before the fleet connected: servers are offered elicitation and sampling from their next connection")
 	}
-	g.agg = g.newScopeRoute("", c)
-	if _, err := toolregistry.Changed.On(c, func(ch toolregistry.Change) error {
-		g.changed(ch.Owner)
-		return nil
-	}); err != nil {
-		return nil, err
+	dispose, err := c.Effect("gateway", func(e *ctx.Effect) error {
+		g.life = e.Context()
+		// The first cleanup registered runs last: after the workers and goroutines made
+		// later have stopped.
+		e.Defer(g.closeSessions)
+		g.agg = g.newScopeRoute("", c)
+		if _, err := toolregistry.Changed.On(g.life, func(ch toolregistry.Change) error {
+			g.changed(ch.Owner)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if _, err := mcpclient.StatusEvent.On(g.life, func(st mcpclient.Status) error {
+			g.changed("mcp:" + st.Server)
+			return nil
+		}); err != nil {
+			return err
+		}
+		_, err := elicitation.CompleteEvent.On(g.life, func(cp elicitation.Completion) error {
+			g.completed(cp)
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	if _, err := mcpclient.StatusEvent.On(c, func(st mcpclient.Status) error {
-		g.changed("mcp:" + st.Server)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := elicitation.CompleteEvent.On(c, func(cp elicitation.Completion) error {
-		g.completed(cp)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
+	g.dispose = dispose
 	g.syncNow(g.agg)
 	return g, nil
 }
 
-// Close stops the workers and closes every downstream session. It is idempotent.
+// Close stops the workers and goroutines, cancels the requests in flight and closes every
+// downstream session: it disposes the gateway's effect, as the unload of its context's
+// scope does. It is idempotent.
 func (g *Gateway) Close() error {
-	if !g.closed.CompareAndSwap(false, true) {
-		return nil
-	}
-	g.stop()
-	g.wg.Wait()
+	return g.dispose(context.Background())
+}
+
+// closeSessions is the gateway's last cleanup: it stops listening to the upstreams, ends the
+// requests in flight (the go-sdk's close of a session waits for its handlers) and every
+// downstream session.
+func (g *Gateway) closeSessions(context.Context) error {
 	g.mu.Lock()
 	routes := g.allRoutesLocked()
 	for _, stop := range g.heard {
@@ -152,14 +164,17 @@ func (g *Gateway) Close() error {
 	for _, r := range routes {
 		for _, s := range r.mcpServers() {
 			for ss := range s.Sessions() {
+				g.cancelSession(ss.ID(), errClosed)
 				_ = ss.Close()
 			}
 		}
 	}
 	g.subs.close()
-	g.subsWG.Wait()
 	return nil
 }
+
+// errClosed is the cause of the requests and calls a gateway's close ends.
+var errClosed = errors.New("gateway: closed")
 
 // route is what every route has: its server (nil until it can be built), every server
 // that may have sessions (a per-server route keeps older ones), and its worker.
@@ -187,7 +202,7 @@ func (g *Gateway) allRoutesLocked() []route {
 // changed kicks the routes a change of owner (a tool set owner, "mcp:<server>" for an MCP
 // client) may affect: every scope route, and the per-server route of that server.
 func (g *Gateway) changed(owner string) {
-	if g.closed.Load() {
+	if g.life.Err() != nil {
 		return
 	}
 	g.mu.Lock()
@@ -206,29 +221,42 @@ func (g *Gateway) changed(owner string) {
 	g.mu.Unlock()
 }
 
-// worker runs sync once per kick (coalesced) until the gateway closes.
-func (g *Gateway) worker(name string, kicks <-chan struct{}, sync func(context.Context)) {
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		for {
-			select {
-			case <-g.life.Done():
-				return
-			case <-kicks:
-			}
-			cx, cancel := context.WithTimeout(g.life, 30*time.Second)
-			func() {
-				defer func() {
-					if p := recover(); p != nil {
-						g.log.Error("route sync panicked", "route", name, "panic", fmt.Sprint(p))
-					}
-				}()
-				sync(cx)
-			}()
-			cancel()
-		}
-	}()
+// syncTimeout bounds one sync of a route.
+const syncTimeout = 30 * time.Second
+
+// worker is a route's [ctx.Worker]: one sync per kick, kicks that come during a sync
+// coalescing into one more. The zero worker (the gateway was closed when the route was
+// made) ignores kicks.
+type worker struct {
+	w    *ctx.Worker
+	stop ctx.Disposer
+}
+
+// newWorker makes a route's worker running sync, an effect of the gateway.
+func (g *Gateway) newWorker(label string, sync func(context.Context)) worker {
+	w, stop, err := g.life.NewWorker("gateway:"+label, func(run context.Context) error {
+		cx, cancel := context.WithTimeout(run, syncTimeout)
+		defer cancel()
+		sync(cx)
+		return nil
+	})
+	if err != nil {
+		return worker{}
+	}
+	return worker{w: w, stop: stop}
+}
+
+func (w worker) kick() {
+	if w.w != nil {
+		w.w.Kick()
+	}
+}
+
+// close stops the worker of a route that was replaced, waiting for its sync in progress.
+func (w worker) close() {
+	if w.stop != nil {
+		_ = w.stop(context.Background())
+	}
 }
 
 // Aggregated returns the aggregated route's server.
@@ -247,11 +275,16 @@ func (g *Gateway) Agent(layer string) (*mcp.Server, error) {
 	g.mu.Lock()
 	r := g.agents[layer]
 	fresh := r == nil || r.sc.Scope() != ac.Scope()
+	var old *scopeRoute
 	if fresh {
+		old = r
 		r = g.newScopeRoute(layer, ac)
 		g.agents[layer] = r
 	}
 	g.mu.Unlock()
+	if old != nil {
+		old.worker.close()
+	}
 	if fresh {
 		g.syncNow(r)
 	}
@@ -288,11 +321,17 @@ func (g *Gateway) serverRoute(name string) (*serverRoute, error) {
 		return nil, fmt.Errorf("%w: no MCP server %q is visible from the gateway", ErrUnknownRoute, name)
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	r := g.servers[name]
-	if r == nil || r.up != u {
-		r = g.newServerRoute(name, u)
-		g.servers[name] = r
+	if r != nil && r.up == u {
+		g.mu.Unlock()
+		return r, nil
+	}
+	old := r
+	r = g.newServerRoute(name, u)
+	g.servers[name] = r
+	g.mu.Unlock()
+	if old != nil {
+		old.worker.close()
 	}
 	return r, nil
 }

@@ -79,7 +79,8 @@ func NewToken() string {
 // Handler serves the routes over Streamable HTTP: PathAggregated, PathAgents+<layer> and
 // PathServers+<name> (the last two also with PathSuffix appended). Every request is checked, in this order, for its Host header (DNS
 // rebinding: 403), its Origin header (403) and its bearer token (401), on every route.
-// An unknown agent or server is 404; a server that has not connected yet is 503.
+// An unknown agent or server is 404; a server that has not connected yet is 503, as is
+// every request once the gateway is closed.
 // opts must pass Check.
 func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 	if err := opts.Check(); err != nil {
@@ -122,6 +123,10 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			http.Error(w, "unauthorized: a bearer token is required", http.StatusUnauthorized)
 			return
 		}
+	}
+	if h.g.life.Err() != nil {
+		http.Error(w, "the gateway is closed", http.StatusServiceUnavailable)
+		return
 	}
 	path := routePath(req.URL.Path)
 	handler, status, err := h.route(path)

@@ -46,7 +46,7 @@ var (
 
 // inFlight is the receiving middleware that gives every request of a downstream session a
 // context cancelled by the session's DELETE, by the end of the HTTP request it came in,
-// and by its reaping.
+// by its reaping, and by the gateway's close.
 func (g *Gateway) inFlight() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -56,6 +56,7 @@ func (g *Gateway) inFlight() mcp.Middleware {
 			}
 			cx, cancel := context.WithCancelCause(cx)
 			defer cancel(context.Canceled)
+			defer context.AfterFunc(g.life, func() { cancel(errClosed) })()
 			if ex := req.GetExtra(); ex != nil && ex.Header != nil {
 				if v, ok := g.posts.Load(ex.Header.Get(postHeader)); ok {
 					stop := context.AfterFunc(v.(context.Context), func() { cancel(errClientGone) })
@@ -182,18 +183,18 @@ func (r *reaper) run(interval time.Duration) {
 	if r.timeout <= 0 {
 		return
 	}
-	r.g.wg.Go(func() {
+	_, _ = r.g.life.Go("gateway:reaper", func(run context.Context) error {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
-			case <-r.g.life.Done():
-				return
+			case <-run.Done():
+				return nil
 			case <-t.C:
 				r.reap(r.now())
 			}
 		}
-	})
+	}) // fails only when the gateway is closed: nothing to reap
 }
 
 // reap closes the sessions with no request or stream open since timeout before now, and

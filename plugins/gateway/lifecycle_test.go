@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -275,4 +276,85 @@ func liveHeap() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// TestDisposedScopeLeavesNoGoroutine: a gateway made in a plugin's scope, with downstream
+// sessions on every route kind, a resource subscription and a call in flight, leaves no
+// goroutine once that scope is disposed, without Close: its route workers, reaper, session
+// watchers and requests are effects of the scope. The call is cancelled upstream.
+func TestDisposedScopeLeavesNoGoroutine(t *testing.T) {
+	url, started, cancelled := hangServer(t)
+	sub := mcptest.NewSubscribable(true)
+	hs := mcptest.NewHTTP(t, func() *mcp.Server { return sub.Server })
+	root := newTree(t)
+	mountHTTP(t, root, "up", url)
+	var cfg mcpclient.Config
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.URL = "sub", mcpclient.TransportStreamableHTTP, hs.URL()
+	cfg.ProtocolVersion = "2025-11-25"
+	mountConfig(t, root, cfg)
+	baseline := goleak.IgnoreCurrent()
+
+	gws := make(chan *gateway.Gateway, 1)
+	host := ctx.Define(ctx.Meta{Name: "gateway-host"}, func(c *ctx.Context, _ struct{}) error {
+		gw, err := gateway.New(c, gateway.Options{})
+		if err != nil {
+			return err
+		}
+		gws <- gw
+		return nil
+	})
+	s, err := root.Plugin(host, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	gw := <-gws
+	h, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	agg := connect(t, srv.URL+"/mcp", nil)
+	clients := []*mcp.ClientSession{agg, connect(t, srv.URL+"/mcp/servers/up", nil), connect(t, srv.URL+gateway.PathSearch, nil)}
+	if err := agg.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "sub://a"}); err != nil {
+		t.Fatal(err)
+	}
+	<-sub.Subscribed
+	returned := make(chan error, 1)
+	go func() {
+		_, err := agg.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__up__hang"})
+		returned <- err
+	}()
+	awaitSignal(t, started, "the call reaching the server")
+
+	if err := s.Dispose(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	awaitSignal(t, cancelled, "the call cancelled upstream")
+	if got := <-sub.Unsubscribed; got != "sub://a" {
+		t.Fatalf("unsubscribed %q", got)
+	}
+	select {
+	case err := <-returned:
+		t.Logf("the call in flight returned: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call in flight did not return after the gateway's scope was disposed")
+	}
+	for range gw.Aggregated().Sessions() {
+		t.Fatal("a downstream session outlived the gateway's scope")
+	}
+	// The downstream clients are the test's: closed, with the test server's connections.
+	for _, cs := range clients {
+		_ = cs.Close()
+	}
+	srv.Close()
+	if err := goleak.Find(baseline, goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*conn).serve")); err != nil {
+		t.Fatalf("goroutines left after the gateway's scope was disposed: %v", err)
+	}
 }

@@ -101,17 +101,21 @@ func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, s
 		rc.caps = &mcp.ClientCapabilities{}
 	}
 	bcx, cancel := context.WithCancel(context.WithoutCancel(cx))
-	stop := context.AfterFunc(g.life, cancel)
-	rc.cancel = func() { stop(); cancel() }
+	rc.cancel = cancel
 	bcx = mcpclient.WithOrigin(bcx, rc)
 	bcx = elicitation.WithResponder(bcx, rc)
 	bcx = sampling.WithSampler(bcx, rc)
 	bcx = mcpclient.WithRoots(bcx, rc.roots)
-	g.wg.Go(func() {
-		defer rc.cancel()
+	if _, err := g.life.Go("gateway:round:"+rc.progress, func(run context.Context) error {
+		defer cancel()
+		defer context.AfterFunc(run, cancel)() // the gateway's close ends the call
 		res, err := work(bcx, mcp.Meta{"progressToken": rc.progress})
 		rc.result <- roundEnd{res, err}
-	})
+		return nil
+	}); err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("%s: %w", what, errClosed)
+	}
 	return rc.wait(cx, ss, token)
 }
 

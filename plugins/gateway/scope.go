@@ -22,8 +22,8 @@ type scopeRoute struct {
 	g     *Gateway
 	name  string // "" for the aggregated route, else the agent layer
 	sc    *ctx.Context
-	srv   *mcp.Server
-	kicks chan struct{}
+	srv *mcp.Server
+	worker
 
 	syncMu    sync.Mutex // one sync at a time
 	mu        sync.Mutex
@@ -38,7 +38,7 @@ type scopeRoute struct {
 type promptRef struct{ server, raw string }
 
 func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
-	r := &scopeRoute{g: g, name: name, sc: sc, kicks: make(chan struct{}, 1),
+	r := &scopeRoute{g: g, name: name, sc: sc,
 		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{},
 		prompts: map[string]promptRef{}, printed: map[string]string{}, servers: map[string]*mcpclient.Upstream{}}
 	impl := g.opts.Implementation
@@ -72,20 +72,13 @@ func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
 	if name != "" {
 		label = "agent:" + name
 	}
-	g.worker(label, r.kicks, r.sync)
+	r.worker = g.newWorker(label, r.sync)
 	return r
 }
 
 func (r *scopeRoute) mcpServer() *mcp.Server { return r.srv }
 
 func (r *scopeRoute) mcpServers() []*mcp.Server { return []*mcp.Server{r.srv} }
-
-func (r *scopeRoute) kick() {
-	select {
-	case r.kicks <- struct{}{}:
-	default:
-	}
-}
 
 func (r *scopeRoute) serves(server string) bool {
 	r.mu.Lock()

@@ -33,9 +33,9 @@ const searchOrphanAge = time.Minute
 // to its server with their real schemas, which tells the client (tools/list_changed).
 // Calls go through the registry, as on the aggregated route.
 type searchRoute struct {
-	g     *Gateway
-	d     *toolsearch.Deferrer
-	kicks chan struct{}
+	g *Gateway
+	d *toolsearch.Deferrer
+	worker
 
 	mu       sync.Mutex
 	sessions map[*searchSession]struct{}
@@ -53,7 +53,7 @@ type searchSession struct {
 type searchSessionKey struct{}
 
 func (g *Gateway) newSearchRoute() *searchRoute {
-	r := &searchRoute{g: g, kicks: make(chan struct{}, 1), sessions: map[*searchSession]struct{}{}}
+	r := &searchRoute{g: g, sessions: map[*searchSession]struct{}{}}
 	// Everything is behind the search on this route, whatever the fleet's size: a share of
 	// the smallest context window defers as soon as there is one tool.
 	r.d = toolsearch.NewDeferrer(g.reg, toolsearch.DeferOptions{
@@ -64,7 +64,7 @@ func (g *Gateway) newSearchRoute() *searchRoute {
 			return s, ok
 		},
 	})
-	g.worker("search", r.kicks, r.sync)
+	r.worker = g.newWorker("search", r.sync)
 	return r
 }
 
@@ -172,15 +172,14 @@ func (r *searchRoute) startServers(res *toolregistry.Result) {
 		if !ok || !u.Lazy() {
 			continue
 		}
-		r.g.wg.Add(1)
-		go func() {
-			defer r.g.wg.Done()
-			cx, cancel := context.WithTimeout(r.g.life, 2*time.Minute)
+		_, _ = r.g.life.Go("gateway:start:"+h.Server, func(run context.Context) error {
+			cx, cancel := context.WithTimeout(run, 2*time.Minute)
 			defer cancel()
-			if err := u.Start(cx); err != nil && r.g.life.Err() == nil {
+			if err := u.Start(cx); err != nil && run.Err() == nil {
 				r.g.log.Debug("starting a found tool's lazy server failed; its first call says why", "server", h.Server, "err", err)
 			}
-		}()
+			return nil
+		}) // fails only when the gateway is closed
 	}
 }
 
@@ -232,13 +231,6 @@ func (r *searchRoute) sync(context.Context) {
 	r.mu.Unlock()
 	for _, s := range sessions {
 		r.syncSession(s)
-	}
-}
-
-func (r *searchRoute) kick() {
-	select {
-	case r.kicks <- struct{}{}:
-	default:
 	}
 }
 

@@ -21,10 +21,10 @@ import (
 // an older one keep what they initialized with (MCP cannot change a session's capabilities)
 // and keep their lists in sync, until they end.
 type serverRoute struct {
-	g     *Gateway
-	name  string
-	up    *mcpclient.Upstream
-	kicks chan struct{}
+	g    *Gateway
+	name string
+	up   *mcpclient.Upstream
+	worker
 
 	syncMu sync.Mutex // one sync at a time
 	mu     sync.Mutex
@@ -42,8 +42,8 @@ type routeServer struct {
 }
 
 func (g *Gateway) newServerRoute(name string, u *mcpclient.Upstream) *serverRoute {
-	r := &serverRoute{g: g, name: name, up: u, kicks: make(chan struct{}, 1)}
-	g.worker("server:"+name, r.kicks, r.sync)
+	r := &serverRoute{g: g, name: name, up: u}
+	r.worker = g.newWorker("server:"+name, r.sync)
 	return r
 }
 
@@ -85,13 +85,6 @@ func (r *serverRoute) instancesLocked() []*routeServer {
 		return nil
 	}
 	return append([]*routeServer{r.cur}, r.old...)
-}
-
-func (r *serverRoute) kick() {
-	select {
-	case r.kicks <- struct{}{}:
-	default:
-	}
 }
 
 func (r *serverRoute) serves(server string) bool { return server == r.name }

@@ -52,16 +52,17 @@ func (d *downstreamSubs) subscribe(cx context.Context, ss *mcp.ServerSession, u 
 		d.bySession[ss] = uris
 	}
 	uris[uri] = sub
-	if fresh {
-		d.g.subsWG.Add(1) // under mu, so before close's Wait
-	}
 	d.mu.Unlock()
 	if fresh {
-		go func() {
-			defer d.g.subsWG.Done()
+		// The session's watcher: the gateway's close ends the session, and so the watcher.
+		if _, err := d.g.life.Go("gateway:subscriptions", func(run context.Context) error {
+			defer context.AfterFunc(run, func() { _ = ss.Close() })()
 			_ = ss.Wait()
 			d.releaseSession(ss)
-		}()
+			return nil
+		}); err != nil {
+			d.releaseSession(ss) // the gateway closed meanwhile
+		}
 	}
 	return nil
 }
