@@ -19,10 +19,10 @@ import (
 // executed through the registry, and the resources, templates and prompts of the MCP servers
 // visible from the scope (resources under their own URIs, prompts as mcp__<server>__<name>).
 type scopeRoute struct {
-	g     *Gateway
-	name  string // "" for the aggregated route, else the agent layer
-	sc    *ctx.Context
-	srv *mcp.Server
+	g    *Gateway
+	name string // "" for the aggregated route, else the agent layer
+	sc   *ctx.Context
+	srv  *mcp.Server
 	worker
 
 	syncMu    sync.Mutex // one sync at a time
