@@ -110,7 +110,16 @@ func Load(opts LoadOptions) (*Profile, error) {
 	if err := l.applyEnv(); err != nil {
 		return nil, err
 	}
-	return l.build(top.name)
+	p, err := l.build(top.name)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		if file, ok := strings.CutPrefix(d.key, "file:"); ok {
+			p.Files = append(p.Files, file)
+		}
+	}
+	return p, nil
 }
 
 // loader carries one Load call.

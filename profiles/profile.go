@@ -21,6 +21,9 @@ type Profile struct {
 	Elicitation string
 	// Fleet holds the defaults of the profile's MCP servers (startup, idle timeout).
 	Fleet Fleet
+	// Files are the absolute paths of the profile files read, the profile's own first, then
+	// those of its extends chain; nil for a built-in profile or a document given as data.
+	Files []string
 	// Rows are the top-level plugin rows in document order.
 	Rows []Row
 	// Warnings are the keys of another host's server document that were dropped or

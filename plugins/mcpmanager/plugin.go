@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/filewatch"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -55,19 +56,19 @@ func apply(c *ctx.Context, cfg Config) error {
 	if _, err := ctx.StatusChanged.On(c, m.onScopeStatus); err != nil {
 		return err
 	}
-	var watches []*settingsWatch
+	var watches []*filewatch.Watch
 	for _, path := range []string{m.cfg.settingsPath, m.cfg.projectPath} {
 		if path != "" {
-			watches = append(watches, newSettingsWatch(m, path))
+			watches = append(watches, filewatch.New(path, filewatch.Options{Debounce: m.cfg.debounce(), OnChange: m.reload, Logger: m.log}))
 		}
 	}
 	if len(watches) > 0 {
 		m.reload()
 	}
 	for i, sw := range watches {
-		if _, err := c.Go("mcpManager:settings", sw.run); err != nil {
+		if _, err := c.Go("mcpManager:settings", sw.Run); err != nil {
 			for _, w := range watches[i:] {
-				w.disarm()
+				w.Close()
 			}
 			return err
 		}

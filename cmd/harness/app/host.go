@@ -24,6 +24,8 @@ type host struct {
 	profile *profiles.Profile
 	logger  *slog.Logger
 	mounts  *mounts
+	// rows are the rows mounted at start-up (the profile's, as mountedRows adjusts them).
+	rows []profiles.Row
 	// board collects every MCP client's status reports (mcpclient.StatusEvent),
 	// whether or not the manager also receives them as the tree's status sink.
 	board *statusBoard
@@ -152,15 +154,8 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 		return err
 	}
 	a.provideCatalog(root, p)
-	rows := p.Rows
-	if a.adjustRows != nil {
-		rows = a.adjustRows(rows)
-	}
-	if !a.hosting {
-		// The remote API and the page's methods are the host's: a one-shot command never
-		// publishes an endpoint.
-		rows = withoutUse(withoutUse(rows, remoteUse), consoleUse)
-	}
+	rows := a.mountedRows(p.Rows)
+	h.rows = rows
 	if a.beforeMount != nil {
 		if err := a.beforeMount(root); err != nil {
 			return err
@@ -198,6 +193,20 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 	}
 	a.logger.Debug("profile mounted", "profile", p.Name, "took", time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// mountedRows returns the rows of a profile as this command mounts them: adjusted by the
+// command (adjustRows), and without the remote API and the page's methods unless it hosts.
+func (a *invocation) mountedRows(rows []profiles.Row) []profiles.Row {
+	if a.adjustRows != nil {
+		rows = a.adjustRows(rows)
+	}
+	if !a.hosting {
+		// The remote API and the page's methods are the host's: a one-shot command never
+		// publishes an endpoint.
+		rows = withoutUse(withoutUse(rows, remoteUse), consoleUse)
+	}
+	return rows
 }
 
 // endpointsFree refuses, before anything is mounted, a host whose remote rows would

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -62,6 +63,35 @@ func (m *mounts) add(path string, s *ctx.Scope) {
 		m.order = append(m.order, path)
 	}
 	m.scopes[path] = s // a restarted agent scope mounts its rows again
+}
+
+// scope returns the scope mounted for the row at path, or nil.
+func (m *mounts) scope(path string) *ctx.Scope {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.scopes[path]
+}
+
+// remove forgets the row at path and every row mounted inside it, and returns the row's
+// scope (nil if none) for the caller to dispose.
+func (m *mounts) remove(path string) *ctx.Scope {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.scopes[path]
+	inside := func(p string) bool { return p == path || strings.HasPrefix(p, path+".") }
+	m.order = slices.DeleteFunc(m.order, func(p string) bool {
+		if inside(p) {
+			delete(m.scopes, p)
+			return true
+		}
+		return false
+	})
+	for k := range m.agents {
+		if k == agentName(path) || strings.HasPrefix(k, agentName(path)+".") {
+			delete(m.agents, k)
+		}
+	}
+	return s
 }
 
 // failed returns "path: error" for every mounted row whose scope failed,

@@ -99,6 +99,7 @@ func (a *invocation) hostAndWait(c context.Context, openPage bool, gw func(conte
 				live(viewStatus(mcpmanager.StatusChange{Name: v.Name, Status: v, Removed: v.Removed}))
 			}
 		}
+		defer a.watchProfile(h)()
 		if gw != nil {
 			stop, err := gw(c, h)
 			if err != nil {
