@@ -3,7 +3,9 @@
 package conformance
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/http/httptest"
@@ -21,21 +23,10 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
-// gatewayOwned are the server scenarios that fail on the per-server route because of a
-// gateway behaviour issue 23 assigns to the gateway's own work (items 7-11), with the
-// reason; they are reported, not failed. A listed scenario that passes is logged so the
-// entry can go.
-var gatewayOwned = map[string]string{
-	// The gateway refuses the titled multi-select of SEP-1330 before the downstream client
-	// is asked (issue 23 item 9: forms pass through as the server sent them).
-	"elicitation-sep1330-enums": "item 9: the SEP-1330 form does not pass through",
-	// Now and then the server's elicitation/create or sampling/createMessage does not reach
-	// the calling downstream session, which the suite sees as a server that never asked
-	// (issue 23 items 7, 9 and 11: sessions that went away, server requests routed to the
-	// calling session).
-	"tools-call-elicitation": "items 7/9/11: the elicitation does not always reach the calling session",
-	"tools-call-sampling":    "items 7/11: the sampling request does not always reach the calling session",
-}
+// gatewayOwned are the server scenarios that fail on the per-server route because of known
+// gateway work, with the reason; they are reported, not failed. A listed scenario that
+// passes is logged so the entry can go. None is listed today: the route passes the suite.
+var gatewayOwned = map[string]string{}
 
 // TestServerSuite runs the suite's server scenarios (all of them, pending ones included)
 // against go-sdk's conformance everything-server directly over Streamable HTTP, and
@@ -114,7 +105,8 @@ func problems(cs []check, status string) []string {
 }
 
 // directServer runs bin over Streamable HTTP (stateful, as the gateway is) and returns
-// its MCP URL.
+// its MCP URL, once the server has said it listens (its log line, printed just before it
+// binds) and its port answers.
 func directServer(t *testing.T, bin string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -124,20 +116,35 @@ func directServer(t *testing.T, bin string) string {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	cmd := exec.Command(bin, "-http", addr, "-stateless=false")
+	logs, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for range 100 {
+	sc := bufio.NewScanner(logs)
+	for sc.Scan() && !strings.Contains(sc.Text(), "listening at") {
+	}
+	go func() { _, _ = io.Copy(io.Discard, logs) }()
+	// Between the line and the bind there is only the call to ListenAndServe; dial until the
+	// port answers, each failed dial taking a tick, for at most 10 s.
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			_ = c.Close()
 			return "http://" + addr + "/mcp"
 		}
-		time.Sleep(50 * time.Millisecond) // the server process has no readiness signal but its port
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("the everything-server did not listen on %s: %v", addr, err)
+		}
 	}
-	t.Fatalf("the everything-server did not listen on %s", addr)
-	return ""
 }
 
 // gatewayRoute mounts bin (stdio) as server "conf" behind a gateway, as `harness serve`

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/plugins/elicitation"
@@ -103,14 +104,51 @@ func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*
 			return s.sample(cx, g, r.Params)
 		}
 	}
-	if len(s.cfg.Roots) == 0 {
+	elicits := co.ElicitationHandler != nil
+	if len(s.cfg.Roots) == 0 && !elicits {
 		return nil
 	}
-	caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	if len(s.cfg.Roots) > 0 {
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	}
 	return func(c *mcp.Client) {
-		g.client.Store(c)
-		c.AddRoots(s.rootList()...)
-		c.AddReceivingMiddleware(s.callerRoots(g))
+		if elicits {
+			c.AddReceivingMiddleware(s.formsAsSent(g))
+		}
+		if len(s.cfg.Roots) > 0 {
+			g.client.Store(c)
+			c.AddRoots(s.rootList()...)
+			c.AddReceivingMiddleware(s.callerRoots(g))
+		}
+	}
+}
+
+// formsAsSent answers elicitation/create itself instead of the SDK's client: go-sdk (v1.8.0)
+// checks a form's schema before its handler with rules narrower than the specification's
+// (a titled multi-select whose items say "type": "string" beside their anyOf, as go-sdk's
+// own conformance server sends it, is refused), and checks an accepted answer against the
+// schema after it, which turns an answer relayed from a gateway's client into an error.
+// elicit checks the form with the elicitation package's parser (the specification's shapes),
+// and whoever shows the form checks the answer against it.
+func (s *supervisor) formsAsSent(g *generation) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			r, ok := req.(*mcp.ElicitRequest)
+			if method != "elicitation/create" || !ok || r.Params == nil {
+				return next(cx, method, req)
+			}
+			switch p := r.Params; {
+			case p.Mode == "url" && p.RequestedSchema != nil:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestedSchema must not be set for URL elicitation"}
+			case p.Mode == "url" && p.URL == "":
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "URL must be set for URL elicitation"}
+			case (p.Mode == "" || p.Mode == "form") && p.URL != "":
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "URL must not be set for form elicitation"}
+			case p.Mode != "" && p.Mode != "form" && p.Mode != "url":
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unsupported elicitation mode: %q", p.Mode)}
+			}
+			return s.elicit(cx, g, r.Params)
+		}
 	}
 }
 
@@ -248,7 +286,7 @@ func (s *supervisor) elicit(cx context.Context, g *generation, p *mcp.ElicitPara
 	} else {
 		form, err := elicitation.ParseForm(p.RequestedSchema)
 		if err != nil {
-			return nil, fmt.Errorf("mcp server %q: elicitation: %w", s.cfg.ServerName, err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcp server %q: elicitation: %v", s.cfg.ServerName, err)}
 		}
 		req.Form, req.Schema = form, p.RequestedSchema
 	}

@@ -42,6 +42,16 @@ func askServerWith(opts *mcp.ServerOptions) *mcp.Server {
 		b, _ := json.Marshal(res.Content)
 		return text(res.Action + " " + string(b)), nil, nil
 	})
+	// "choose" asks with the schema in its argument, as the server wrote it.
+	mcp.AddTool(srv, &mcp.Tool{Name: "choose"}, func(cx context.Context, req *mcp.CallToolRequest, in struct {
+		Schema map[string]any `json:"schema"`
+	}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(cx, &mcp.ElicitParams{Message: "choose", RequestedSchema: in.Schema})
+		if err != nil {
+			return nil, nil, err
+		}
+		return text(res.Action), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "caps"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return text(capsSummary(req.Session.InitializeParams().Capabilities)), nil, nil
 	})
@@ -165,6 +175,43 @@ func TestElicitationAnswered(t *testing.T) {
 	if req.Server != "a" || req.Message != "who are you?" || len(req.Form.Fields) != 2 || req.Form.Fields[0].Name != "name" ||
 		!req.Form.Fields[0].Required || req.Form.Fields[1].Default != 30.0 || req.Call == nil {
 		t.Fatalf("request %+v, form %+v", req, req.Form)
+	}
+}
+
+// Forms reach the responder as the specification allows them, also where go-sdk's own client
+// check is narrower: a titled multi-select whose items say "type": "string" beside their
+// anyOf (as go-sdk's conformance server sends it, SEP-1330). A form the specification does
+// not allow (a nested object) is refused with invalid params, naming the server, and
+// nobody is asked.
+func TestElicitationFormsAsSent(t *testing.T) {
+	e := newEnv(t)
+	r := formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+		return &elicitation.Response{Action: elicitation.Decline}, nil
+	})
+	provideResponder(t, e.root, r)
+	e.mount(nil, memConfig("a"), &hooks{dial: newMemServer(askServer()).dial})
+	titled := `{"schema": {"type": "object", "properties": {"pick": {"type": "array", "minItems": 1, "items": {"type": "string",
+		"anyOf": [{"const": "v1", "title": "First"}, {"const": "v2", "title": "Second"}]}}}}}`
+	if got := e.mustCall(nil, "mcp__a__choose", titled).Text(); got != "decline" {
+		t.Fatalf("result %q, want decline", got)
+	}
+	if len(r.seen) != 1 {
+		t.Fatalf("the responder was asked %d times", len(r.seen))
+	}
+	f := r.seen[0].Form.Fields
+	if len(f) != 1 || f[0].Kind != elicitation.Multi || len(f[0].Options) != 2 || f[0].Options[1] != (elicitation.Option{Value: "v2", Title: "Second"}) {
+		t.Fatalf("form %+v", r.seen[0].Form)
+	}
+	nested := `{"schema": {"type": "object", "properties": {"who": {"type": "object", "properties": {"name": {"type": "string"}}}}}}`
+	res, err := e.call(nil, "mcp__a__choose", nested)
+	if err == nil && !res.IsError {
+		t.Fatalf("a nested form was accepted: %+v", res)
+	}
+	if msg := fmt.Sprint(err, res); !strings.Contains(msg, `mcp server \"a\": elicitation:`) && !strings.Contains(msg, `mcp server "a": elicitation:`) {
+		t.Errorf("the refusal does not name the server: %s", msg)
+	}
+	if len(r.seen) != 1 {
+		t.Errorf("the responder was asked about a refused form")
 	}
 }
 
