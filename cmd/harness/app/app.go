@@ -43,6 +43,9 @@ type Options struct {
 	// its env map; the profile's own entries win. Tests use it to make a
 	// re-executed test binary act as the harness.
 	SelfEnv map[string]string
+
+	// collector is the binary's garbage collector policy, set by Main (nil: none).
+	collector *gcpolicy.Policy
 }
 
 // Default bounds of the application shell (overridden by flags).
@@ -63,9 +66,12 @@ const (
 // garbage collector policy (package internal/gcpolicy: a 32 MiB heap goal
 // while the live heap is small, Go's default above); unless GOMAXPROCS is
 // set, with half of Go's default processors (package internal/procpolicy),
-// except a stdio demo server.
+// except a stdio demo server. The agent commands (chat, ask) return to Go's
+// default collector: a session waits on its model and allocates little, and
+// the policy's heap goal would be most of its resident memory.
 func Main(opts Options) int {
-	defer gcpolicy.Start().Stop()
+	opts.collector = gcpolicy.Start()
+	defer opts.collector.Stop()
 	defer procpolicy.Apply()()
 	c, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -137,6 +143,7 @@ type invocation struct {
 	catalog map[string]ctx.PluginDef
 	self    string
 	selfEnv map[string]string
+	gc      *gcpolicy.Policy // the collector policy (see Main), nil when there is none
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -198,6 +205,7 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 		catalog: Catalog(),
 		self:    o.Self,
 		selfEnv: o.SelfEnv,
+		gc:      o.collector,
 		stdin:   stdin,
 		stdout:  stdout,
 		stderr:  stderr,

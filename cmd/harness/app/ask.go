@@ -39,7 +39,7 @@ func (f *agentFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.json, "json", false, "write the session's events as JSON lines on stdout instead of the answer")
 	fl.StringVar(&f.agent, "agent", "", "the agent (an agent scope's name, such as reviewer or coder.review; default the main agent)")
 	fl.StringVar(&f.model, "model", "", "the model, by its name in the profile (default the agent's)")
-	fl.StringVar(&f.mode, "mode", "", "`standard` or `ptc`: in ptc mode the model writes TypeScript programs that call the tools (docs/ptc.md); default the agent's")
+	fl.StringVar(&f.mode, "mode", "", "the agent's `MODE`: standard, or ptc (the model writes TypeScript programs that call the tools, docs/ptc.md); default the agent's")
 	fl.StringArrayVar(&f.allow, "allow", nil, "allow the tools matching `PATTERN` without asking (a tool name or SERVER/TOOL glob); repeatable")
 }
 
@@ -125,6 +125,9 @@ func (a *invocation) withAgent(c context.Context, f agentFlags, fn func(context.
 	default:
 		return usageErrorf("--mode: want %q or %q, got %q", agent.ModeStandard, agent.ModePTC, f.mode)
 	}
+	// An agent session waits on its model and allocates little: Go's default collector keeps
+	// its resident memory low (docs/performance.md, "A long chat session").
+	a.gc.Stop()
 	a.adjustRows = func(rows []profiles.Row) []profiles.Row {
 		rows = withAgentRow(rows, dir, f.allow)
 		if f.mode == agent.ModePTC {

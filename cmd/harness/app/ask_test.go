@@ -133,3 +133,24 @@ func TestAskDenied(t *testing.T) {
 	run(t, nil, "-p", p, "ask", "add a tool").expect(t, ExitOK, "nobody can be asked", "")
 	run(t, nil, "-p", p, "ask", "--allow", "demo/add_*", "add a tool").expect(t, ExitOK, "extra_z", "")
 }
+
+// TestAgentModeFlag: --mode ptc gives the model run_code instead of the tools, in ask and in
+// chat (whose flag was once ignored); a program's answer comes back; a bad mode is a usage error.
+func TestAgentModeFlag(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
+		if c.Messages[len(c.Messages)-1].Role == "user" {
+			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "run_code",
+				Arguments: `{"code":"const r = await tools[\"mcp__demo__add\"]({a: 2, b: 40}); return r.content[0].text","description":"add"}`}}}
+		}
+		return modeltest.Reply{Content: "tools " + strings.Join(c.Tools, ",") + "; result " + c.Messages[len(c.Messages)-1].Content}
+	}})
+	p := agentProfile(t, srv, "")
+	r := run(t, nil, "-p", p, "ask", "--mode", "ptc", "--allow", "demo/*", "add 2 and 40")
+	r.expect(t, ExitOK, "tools run_code; result ", "")
+	if !strings.Contains(r.stdout, "42") {
+		t.Errorf("the program's result is missing: %q", r.stdout)
+	}
+	r = runWith(t, t.Context(), testOptions(), "add 2 and 40\n", nil, "-p", p, "chat", "--mode", "ptc", "--allow", "demo/*")
+	r.expect(t, ExitOK, "tools run_code; result ", "")
+	run(t, nil, "-p", p, "chat", "--mode", "fast").expect(t, ExitUsage, "", `--mode: want "standard" or "ptc", got "fast"`)
+}

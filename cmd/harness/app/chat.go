@@ -83,6 +83,7 @@ told); at the prompt, Ctrl-C or Ctrl-D (or /exit) leaves. Commands:
 Sessions are logged like those of harness ask: harness sessions list|show|resume.`,
 		Example: `  harness chat
   harness chat --model pro --allow 'demo/*'
+  harness chat --mode ptc
   harness chat --resume 20261203-100000-abcdef`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
@@ -130,7 +131,7 @@ type chat struct {
 }
 
 func (ch *chat) start() error {
-	s, err := ch.svc.Start(agent.StartOptions{Agent: ch.f.agent, Model: ch.f.model, Interactive: true})
+	s, err := ch.svc.Start(agent.StartOptions{Agent: ch.f.agent, Model: ch.f.model, Mode: ch.f.mode, Interactive: true})
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (ch *chat) start() error {
 }
 
 func (ch *chat) resume(id string) error {
-	s, err := ch.svc.Resume(id, agent.StartOptions{Model: ch.f.model, Interactive: true})
+	s, err := ch.svc.Resume(id, agent.StartOptions{Model: ch.f.model, Mode: ch.f.mode, Interactive: true})
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func (ch *chat) command(line string) (done bool, err error) {
 		}
 		f := ch.f
 		f.model = arg
-		s, err := ch.svc.Start(agent.StartOptions{Agent: f.agent, Model: arg, Interactive: true})
+		s, err := ch.svc.Start(agent.StartOptions{Agent: f.agent, Model: arg, Mode: f.mode, Interactive: true})
 		if err != nil {
 			ch.io.printf("%s\n", termsafe.String(err.Error()))
 			break

@@ -15,7 +15,7 @@ import (
 )
 
 // harnessCmd returns a command running the test binary as the harness.
-func harnessCmd(t *testing.T, args ...string) *exec.Cmd {
+func harnessCmd(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {

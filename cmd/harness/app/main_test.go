@@ -97,13 +97,13 @@ func run(t *testing.T, env []string, args ...string) result {
 }
 
 // testHomes holds each test's home directory (testEnv).
-var testHomes sync.Map // *testing.T → string
+var testHomes sync.Map // testing.TB → string
 
 // testEnv is the environment of a test's harness runs that name none: HOME and
 // XDG_CONFIG_HOME in a directory of the test's own, the same for every run of the test,
 // so that the hosts, endpoint files and settings files of tests running in parallel never
 // meet.
-func testEnv(t *testing.T) []string {
+func testEnv(t testing.TB) []string {
 	t.Helper()
 	home, ok := testHomes.Load(t)
 	if !ok {
