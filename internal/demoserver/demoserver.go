@@ -1,6 +1,7 @@
 package demoserver
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,19 +98,24 @@ func newServer(opts Options, stop <-chan struct{}) *mcp.Server {
 		SchemaCache:  schemaCache,
 		// The prompts' and the notes template's argument completions.
 		CompletionHandler: complete,
+		// Subscriptions (resources/subscribe): the SDK keeps them per session; add_tool
+		// updates demo://config.json, and its subscribers get notifications/resources/updated.
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	d := &demo{
-		server: s,
-		name:   opts.Name,
-		logger: opts.Logger.With(slog.String("server", opts.Name)),
-		stop:   stop,
-		extras: make(map[string]struct{}),
+		server:   s,
+		name:     opts.Name,
+		logger:   opts.Logger.With(slog.String("server", opts.Name)),
+		stop:     stop,
+		extras:   make(map[string]struct{}),
+		pageSize: opts.PageSize,
 	}
 	d.addTools()
 	if opts.Hostile {
 		d.addHostile()
 	}
-	d.addResources(opts.PageSize)
+	d.addResources()
 	d.addPrompts()
 	return s
 }

@@ -5,7 +5,9 @@ import (
 	_ "embed" // the demo PNG
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,7 +37,7 @@ var logo []byte
 func logoPNG() []byte { return logo }
 
 // addResources registers the static resources and the notes template.
-func (d *demo) addResources(pageSize int) {
+func (d *demo) addResources() {
 	readme := d.readme()
 	d.server.AddResource(&mcp.Resource{
 		URI:         readmeURI,
@@ -46,15 +48,7 @@ func (d *demo) addResources(pageSize int) {
 		Size:        int64(len(readme)),
 	}, staticText(readme))
 
-	config := d.config(pageSize)
-	d.server.AddResource(&mcp.Resource{
-		URI:         configURI,
-		Name:        "config.json",
-		Title:       "Demo server configuration",
-		Description: "The server's name, version, page size, tools, resources and limits, as JSON.",
-		MIMEType:    "application/json",
-		Size:        int64(len(config)),
-	}, staticText(config))
+	d.addConfig()
 
 	d.server.AddResource(&mcp.Resource{
 		URI:         logoURI,
@@ -76,6 +70,22 @@ func (d *demo) addResources(pageSize int) {
 		Description: "A short generated text note for any id.",
 		MIMEType:    "text/plain",
 	}, d.readNote)
+}
+
+// addConfig registers demo://config.json as it is now (add_tool registers it again, with
+// the new tool listed).
+func (d *demo) addConfig() {
+	d.configMu.Lock() // the last registration has the latest tools, however add_tool calls interleave
+	defer d.configMu.Unlock()
+	config := d.config()
+	d.server.AddResource(&mcp.Resource{
+		URI:         configURI,
+		Name:        "config.json",
+		Title:       "Demo server configuration",
+		Description: "The server's name, version, page size, tools, resources and limits, as JSON; it changes when add_tool adds a tool (subscribe to it).",
+		MIMEType:    "application/json",
+		Size:        int64(len(config)),
+	}, staticText(config))
 }
 
 // staticText serves a fixed text; the MIME type comes from the resource.
@@ -141,6 +151,8 @@ type demoConfig struct {
 	Resources         []string   `json:"resources"`
 	ResourceTemplates []string   `json:"resourceTemplates"`
 	Limits            demoLimits `json:"limits"`
+	// ExtraTools are the tools add_tool registered, sorted.
+	ExtraTools []string `json:"extraTools,omitempty"`
 }
 
 type demoLimits struct {
@@ -150,7 +162,11 @@ type demoLimits struct {
 }
 
 // config renders demo://config.json.
-func (d *demo) config(pageSize int) string {
+func (d *demo) config() string {
+	pageSize := d.pageSize
+	d.mu.Lock()
+	extras := slices.Sorted(maps.Keys(d.extras))
+	d.mu.Unlock()
 	if pageSize == 0 {
 		pageSize = mcp.DefaultPageSize
 	}
@@ -166,6 +182,7 @@ func (d *demo) config(pageSize int) string {
 			BigMaxBytes:   maxBigBytes,
 			MaxExtraTools: maxExtraTools,
 		},
+		ExtraTools: extras,
 	}, "", "  ")
 	if err != nil {
 		panic(fmt.Sprintf("demoserver: encoding config.json: %v", err)) // plain strings and ints

@@ -1,6 +1,7 @@
 package demoserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -131,4 +132,44 @@ func TestReadNoteRejectsBadIDs(t *testing.T) {
 			t.Errorf("readNote(%s) = %v, want resource not found", uri, err)
 		}
 	}
+}
+
+// TestConfigSubscription: demo://config.json can be subscribed to; add_tool changes it (the
+// new tool in extraTools, the listed size following) and notifies the subscribers.
+func TestConfigSubscription(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr transport) {
+		updated := make(chan string, 16)
+		cs := tr.connect(t, Options{}, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+				updated <- r.Params.URI
+			},
+		})
+		if caps := cs.InitializeResult().Capabilities; caps.Resources == nil || !caps.Resources.Subscribe {
+			t.Fatalf("resources capability %+v: no subscribe", caps.Resources)
+		}
+		if err := cs.Subscribe(testContext(t), &mcp.SubscribeParams{URI: configURI}); err != nil {
+			t.Fatal(err)
+		}
+		callTool(t, cs, "add_tool", map[string]any{"name": "sub1"})
+		if got := receive(t, updated, "resources/updated"); got != configURI {
+			t.Fatalf("updated %q, want %s", got, configURI)
+		}
+		var cfg demoConfig
+		c := read(t, cs, configURI)
+		if err := json.Unmarshal([]byte(c.Text), &cfg); err != nil || !slices.Equal(cfg.ExtraTools, []string{"extra_sub1"}) {
+			t.Fatalf("config.json after add_tool: %v %+v", err, cfg)
+		}
+		list, err := cs.ListResources(testContext(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list.Resources {
+			if r.URI == configURI && r.Size != int64(len(c.Text)) {
+				t.Errorf("listed size %d, read %d bytes", r.Size, len(c.Text))
+			}
+		}
+		if err := cs.Unsubscribe(testContext(t), &mcp.UnsubscribeParams{URI: configURI}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

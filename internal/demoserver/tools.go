@@ -36,6 +36,9 @@ type demo struct {
 	logger *slog.Logger
 	stop   <-chan struct{} // closed when the serving function is shutting down
 
+	pageSize int        // as configured (0: the SDK's default)
+	configMu sync.Mutex // serialises the registrations of demo://config.json
+
 	mu     sync.Mutex
 	extras map[string]struct{} // names of tools registered by add_tool
 }
@@ -279,7 +282,7 @@ var errShuttingDown = errors.New("server shutting down")
 // errTooManyTools is returned by add_tool once a server holds maxExtraTools.
 var errTooManyTools = errors.New("too many extra tools")
 
-func (d *demo) addTool(_ context.Context, _ *mcp.CallToolRequest, in addToolInput) (*mcp.CallToolResult, any, error) {
+func (d *demo) addTool(cx context.Context, _ *mcp.CallToolRequest, in addToolInput) (*mcp.CallToolResult, any, error) {
 	name := extraToolPrefix + in.Name
 	d.mu.Lock()
 	_, replaced := d.extras[name]
@@ -303,6 +306,12 @@ func (d *demo) addTool(_ context.Context, _ *mcp.CallToolRequest, in addToolInpu
 	verb := "registered"
 	if replaced {
 		verb = "replaced"
+	} else {
+		// demo://config.json lists the extra tools: it changed.
+		d.addConfig()
+		if err := d.server.ResourceUpdated(cx, &mcp.ResourceUpdatedNotificationParams{URI: configURI}); err != nil {
+			d.logger.Warn("add_tool: notifying the subscribers of "+configURI, slog.Any("err", err))
+		}
 	}
 	d.logger.Info("add_tool: "+verb, slog.String("tool", name))
 	return textResult(verb + " tool " + name), nil, nil

@@ -1,7 +1,7 @@
 // Package console serves the remote methods the management page needs beyond the
 // manager's (mcpManager/*): the tools of a server with their schemas, a tool call through
-// the tools service's pipeline, a server's instructions, and the answers to servers'
-// elicitations. Mount [Plugin] once, next to
+// the tools service's pipeline, a server's instructions, a subscription to a server's
+// resource, and the answers to servers' elicitations. Mount [Plugin] once, next to
 // the tools service (plugins/toolregistry) and the remote API (plugins/remote); the web
 // profile does.
 //
@@ -10,6 +10,7 @@
 //	console/tools         call  {"server": name}   → [Tool]   ("" lists every tool)
 //	console/callTool      call  {"tool", "args"}   → CallResult
 //	console/instructions  call  {"server": name}   → {"text": …}
+//	console/subscribe     stream {"server", "uri"}  → ResourceUpdate (subscribed, then one per update)
 //	console/elicitations  stream                    → Elicitation (pending, then done)
 //	console/answer        call  AnswerParams        → {"ok": true}
 //
@@ -35,7 +36,10 @@
 // A tool call runs through [toolregistry.Registry.Execute] from the console's scope: the
 // same validation, policy, timeout, output cap and history as a model's call; it is
 // recorded with a call id "console_<n>". Images in the result are sent as data: URLs,
-// read from the tools service's attachment store. Nothing here reads or sends a secret: a
+// read from the tools service's attachment store. console/subscribe holds one reference to
+// the server's subscription of a URI (through the mcpResources service, so any number of
+// pages share one resources/subscribe) while the stream is open, and sends a value per
+// notifications/resources/updated. Nothing here reads or sends a secret: a
 // server's configuration is the manager's (redacted) business.
 //
 // # Concurrency
@@ -66,6 +70,8 @@ var Plugin = ctx.Define(ctx.Meta{Name: "console", Inject: []ctx.Dependency{toolr
 type Tool struct {
 	// Name is the public tool name (mcp__<server>__<tool> for an MCP server's).
 	Name string `json:"name"`
+	// Title is the tool's human-readable title, if its server gave one.
+	Title string `json:"title,omitempty"`
 	// Description is the tool's description.
 	Description string `json:"description,omitempty"`
 	// Parameters is the input JSON schema.
@@ -159,6 +165,7 @@ func apply(c *ctx.Context, _ struct{}) error {
 		{Name: "console/tools", Call: s.tools},
 		{Name: "console/callTool", Call: s.callTool},
 		{Name: "console/instructions", Call: s.instructions},
+		{Name: "console/subscribe", Stream: s.subscribe},
 	} {
 		if _, err := c.ExposeRemote(m); err != nil {
 			return err
@@ -186,7 +193,7 @@ func (s *service) tools(_ context.Context, raw json.RawMessage) (any, error) {
 		if p.Server != "" && server != p.Server {
 			continue
 		}
-		out = append(out, Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+		out = append(out, Tool{Name: t.Name, Title: t.Meta["title"], Description: t.Description, Parameters: t.Parameters,
 			OutputSchema: t.OutputSchema, Server: server, MCPTool: t.Meta["mcpTool"], Owner: t.Owner})
 	}
 	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })

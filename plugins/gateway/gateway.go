@@ -74,7 +74,8 @@ type Gateway struct {
 	activeMu sync.Mutex
 	active   map[*mcp.ServerSession]*activity // downstream sessions with requests in flight
 
-	subs *downstreamSubs // downstream sessions' resource subscriptions (subscribe.go)
+	subs     *downstreamSubs // downstream sessions' resource subscriptions (subscribe.go)
+	sessions *sessionBook    // downstream sessions and their requests (sessions.go)
 
 	callsMu sync.Mutex
 	calls   map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{} // requests in flight (lifecycle.go)
@@ -106,6 +107,7 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 		heard: map[*mcpclient.Upstream]func(){}, active: map[*mcp.ServerSession]*activity{},
 		calls: map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{}{}}
 	g.subs = newDownstreamSubs(g)
+	g.sessions = newSessionBook(g)
 	if fresh, err := prepare(c); err != nil {
 		return nil, err
 	} else if fresh {
@@ -117,6 +119,9 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 		// later have stopped.
 		e.Defer(g.closeSessions)
 		g.agg = g.newScopeRoute("", c)
+		if err := g.notify(); err != nil {
+			return err
+		}
 		if _, err := toolregistry.Changed.On(g.life, func(ch toolregistry.Change) error {
 			g.changed(ch.Owner)
 			return nil
@@ -170,6 +175,7 @@ func (g *Gateway) closeSessions(context.Context) error {
 		}
 	}
 	g.subs.close()
+	g.sessions.close()
 	return nil
 }
 

@@ -46,27 +46,49 @@ var (
 
 // inFlight is the receiving middleware that gives every request of a downstream session a
 // context cancelled by the session's DELETE, by the end of the HTTP request it came in,
-// by its reaping, and by the gateway's close.
-func (g *Gateway) inFlight() mcp.Middleware {
+// by its reaping, and by the gateway's close; it records the session (on route, the path it
+// is served at) and its requests (sessions.go).
+func (g *Gateway) inFlight(route string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			ss, _ := req.GetSession().(*mcp.ServerSession)
-			if ss == nil || method == "initialize" || strings.HasPrefix(method, "notifications/") {
+			if ss == nil || strings.HasPrefix(method, "notifications/") {
 				return next(cx, method, req)
 			}
-			cx, cancel := context.WithCancelCause(cx)
-			defer cancel(context.Canceled)
-			defer context.AfterFunc(g.life, func() { cancel(errClosed) })()
-			if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-				if v, ok := g.posts.Load(ex.Header.Get(postHeader)); ok {
-					stop := context.AfterFunc(v.(context.Context), func() { cancel(errClientGone) })
-					defer stop()
+			if method == "initialize" {
+				res, err := next(cx, method, req)
+				if err == nil {
+					g.sessions.opened(ss, route)
 				}
+				return res, err
 			}
-			defer g.register(ss, cancel)()
-			return next(cx, method, req)
+			var end func(context.Context, mcp.Result, error)
+			if method != "ping" {
+				end = g.sessions.begin(ss, route, method, req)
+			}
+			return g.inFlightCall(cx, ss, method, req, next, end)
 		}
 	}
+}
+
+// inFlightCall runs one request of ss with its own context (see inFlight), and then end
+// (when not nil) with that context and the outcome.
+func (g *Gateway) inFlightCall(cx context.Context, ss *mcp.ServerSession, method string, req mcp.Request, next mcp.MethodHandler,
+	end func(context.Context, mcp.Result, error)) (res mcp.Result, err error) {
+	cx, cancel := context.WithCancelCause(cx)
+	defer cancel(context.Canceled)
+	defer context.AfterFunc(g.life, func() { cancel(errClosed) })()
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+		if v, ok := g.posts.Load(ex.Header.Get(postHeader)); ok {
+			stop := context.AfterFunc(v.(context.Context), func() { cancel(errClientGone) })
+			defer stop()
+		}
+	}
+	defer g.register(ss, cancel)()
+	if end != nil {
+		defer func() { end(cx, res, err) }()
+	}
+	return next(cx, method, req)
 }
 
 // register records cancel as a request of ss in flight until the returned function is called.

@@ -58,7 +58,11 @@ func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
 		SubscribeHandler:   r.subscribe,
 		UnsubscribeHandler: r.unsubscribe,
 	})
-	r.srv.AddReceivingMiddleware(g.inFlight())
+	path := PathAggregated
+	if name != "" {
+		path = PathAgents + name
+	}
+	r.srv.AddReceivingMiddleware(g.inFlight(path))
 	r.srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream {
 		r.mu.Lock()
 		defer r.mu.Unlock()

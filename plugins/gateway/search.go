@@ -95,7 +95,7 @@ func (r *searchRoute) newSession() *mcp.Server {
 			CallToolName + ` with {"name": "<tool>", "arguments": {...}}.`,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	})
-	s.srv.AddReceivingMiddleware(r.g.inFlight()) // a DELETE or a killed client cancels its calls (lifecycle.go)
+	s.srv.AddReceivingMiddleware(r.g.inFlight(PathSearch)) // a DELETE or a killed client cancels its calls (lifecycle.go)
 	search := toolOf(toolregistry.Info{Name: toolsearch.SearchToolName, Description: r.d.Tool().Description +
 		" If your tool list does not show them, call them through " + CallToolName + ".", Parameters: r.d.Tool().Parameters})
 	s.srv.AddTool(search, func(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -158,7 +158,7 @@ func (r *serverRoute) newRouteServer(ir *mcp.InitializeResult) *routeServer {
 		opts.CompletionHandler = r.complete
 	}
 	srv := mcp.NewServer(impl, opts)
-	srv.AddReceivingMiddleware(r.g.inFlight())
+	srv.AddReceivingMiddleware(r.g.inFlight(PathServers + r.name))
 	srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream { return []*mcpclient.Upstream{r.up} }))
 	return &routeServer{srv: srv, caps: up, printed: map[string]string{}}
 }

@@ -143,7 +143,8 @@ func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
 	}
 }
 
-// toolMeta is a tool's registry metadata: its server, its MCP name and the hints of its
+// toolMeta is a tool's registry metadata: its server, its MCP name, its title (the tool's,
+// else its annotations'; absent when it has none) and the hints of its
 // annotations that are set ("readOnlyHint", "destructiveHint", "idempotentHint",
 // "openWorldHint": "true" or "false"), which the agent reads to decide what may run
 // alongside other calls and what needs no approval. Hints are what the server claims,
@@ -151,6 +152,11 @@ func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
 func toolMeta(server string, t *mcp.Tool) map[string]string {
 	meta := map[string]string{"server": server, "mcpTool": t.Name}
 	a := t.Annotations
+	if title := t.Title; title != "" {
+		meta["title"] = title
+	} else if a != nil && a.Title != "" {
+		meta["title"] = a.Title
+	}
 	if a == nil {
 		return meta
 	}

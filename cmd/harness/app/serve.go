@@ -244,6 +244,12 @@ func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts
 		return nil, failure(fmt.Errorf("serve: %w", err))
 	}
 	h.gateway.Store(gw)
+	// The page's Gateway sessions (gateway/sessions), beside the host's other remote methods.
+	unexpose, err := gw.ExposeRemote(h.root)
+	if err != nil {
+		h.logger.Warn("the gateway's sessions are not shown on the page", "err", err)
+		unexpose = func(context.Context) error { return nil }
+	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -252,6 +258,7 @@ func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts
 		sc, cancel := context.WithTimeout(context.WithoutCancel(c), a.shutdownTimeout)
 		defer cancel()
 		h.gateway.Store(nil)
+		_ = unexpose(sc)
 		gw.Close() // ends the downstream sessions, whose streams would hold Shutdown
 		if err := srv.Shutdown(sc); err != nil {
 			_ = srv.Close()

@@ -86,6 +86,7 @@
     selected: null,
     tab: "tools",
     tools: new Map(),     // server → tool infos (console/tools)
+    toolFilter: new Map(), // server → the text of its tool filter
   };
 
   // perf collects when snapshots arrived and when they were painted (performance.now()
@@ -595,6 +596,67 @@
     };
   }
 
+  // ---- the gateway's downstream sessions (gateway/sessions) --------------------------
+
+  function clock(iso) {
+    if (!iso) return "";
+    return new Date(iso).toLocaleTimeString([], { hour12: false });
+  }
+
+  function callText(c) {
+    return c.method + (c.target ? " " + c.target : "");
+  }
+
+  // The sessions whose recent calls the user folded (open ones) or unfolded (ended ones).
+  const gwFolded = new Set(), gwOpen = new Set();
+
+  function onGatewaySessions(snap) {
+    const list = (snap && snap.sessions) || [];
+    const open = list.filter((s) => !s.ended);
+    $("#gateway").hidden = false;
+    $("#gateway-counts").textContent = open.length + (open.length === 1 ? " session" : " sessions") +
+      (list.length > open.length ? " · " + (list.length - open.length) + " ended" : "");
+    const body = $("#gateway-sessions tbody");
+    if (!list.length) {
+      body.replaceChildren(el("tr", { class: "empty" }, el("td", { colspan: 7, class: "muted" }, "No client has connected to the gateway yet.")));
+      return;
+    }
+    const rows = [];
+    for (const s of list) {
+      const client = (s.client || "(no clientInfo)") + (s.clientVersion ? " " + s.clientVersion : "");
+      rows.push(el("tr", { class: "gw-session" + (s.ended ? " ended" : ""), dataset: { session: String(s.id), client: s.client || "", route: s.route } },
+        el("td", { class: "num" }, String(s.id)),
+        el("td", {}, client, s.protocolVersion ? el("div", { class: "tag mono" }, "protocol " + s.protocolVersion) : null),
+        el("td", { class: "mono" }, s.route),
+        el("td", {}, clock(s.started), el("div", { class: "since muted", dataset: { since: s.ended ? "" : s.started } }, s.ended ? "ended " + clock(s.ended) : since(s.started))),
+        el("td", {}, clock(s.lastActive)),
+        el("td", { class: "num" }, String(s.requests || 0)),
+        el("td", {}, (s.inFlight || []).length
+          ? el("ul", { class: "gw-inflight" }, s.inFlight.map((c) => el("li", { dataset: { method: c.method, target: c.target || "" } },
+            el("span", { class: "mono" }, callText(c)), " ", el("span", { class: "muted", dataset: { started: c.started } }, "since " + clock(c.started)))))
+          : el("span", { class: "muted" }, "—"))));
+      const recent = s.recent || [];
+      if (recent.length) {
+        rows.push(el("tr", { class: "gw-calls" + (s.ended ? " ended" : ""), dataset: { for: String(s.id) } },
+          el("td", {}), el("td", { colspan: 6 },
+            el("details", { open: gwOpen.has(s.id) || (!s.ended && !gwFolded.has(s.id)) },
+              el("summary", { onclick: (e) => { // the user's fold, kept across snapshots
+                const opening = !e.currentTarget.parentElement.open;
+                (opening ? gwFolded : gwOpen).delete(s.id);
+                (opening ? gwOpen : gwFolded).add(s.id);
+              } }, "Recent calls (" + recent.length + ")"),
+              el("table", { class: "gw-recent" },
+                el("tbody", {}, recent.map((c) => el("tr", { dataset: { method: c.method, target: c.target || "", status: c.status } },
+                  el("td", { class: "mono" }, clock(c.started)),
+                  el("td", { class: "mono" }, c.method),
+                  el("td", { class: "mono" }, c.target || ""),
+                  el("td", {}, el("span", { class: "badge", dataset: { s: c.status === "ok" ? "connected" : c.status === "cancelled" ? "disabled" : "failed" } }, c.status)),
+                  el("td", { class: "num" }, (c.durationMs || 0) + " ms")))))))));
+      }
+    }
+    body.replaceChildren(...rows);
+  }
+
   async function checkSession() {
     try { await call("mcpManager/list"); } catch (_) { /* signedOut() on 401 */ }
   }
@@ -750,7 +812,49 @@
       pane.replaceChildren(el("p", { class: "muted" }, "This server has no registered tools" + (v.status !== "connected" ? " (it is " + v.status + ")." : ".")));
       return;
     }
-    pane.replaceChildren(...tools.map((t) => toolCard(t)));
+    pane.replaceChildren(toolFilter(pane, tools), ...tools.map((t) => toolCard(t)));
+    applyToolFilter(pane);
+  }
+
+  // toolFilter is the text box over a server's tool list: every word typed must occur in
+  // the tool's name, title or description (case-insensitive). The text is kept per server
+  // while the page is open, so a re-listing (list_changed) keeps the narrowed list.
+  function toolFilter(pane, tools) {
+    const server = state.selected;
+    const input = el("input", { type: "search", id: "tool-filter", placeholder: "Filter " + tools.length + " tools by name, title or description",
+      "aria-label": "Filter the tools", autocomplete: "off", spellcheck: "false" });
+    input.value = state.toolFilter.get(server) || "";
+    const count = el("span", { id: "tool-filter-count", class: "muted", role: "status" });
+    input.addEventListener("input", () => {
+      state.toolFilter.set(server, input.value);
+      applyToolFilter(pane);
+    });
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && input.value) { input.value = ""; input.dispatchEvent(new Event("input")); }
+    });
+    return el("div", { class: "tool-filter" }, input, count);
+  }
+
+  function applyToolFilter(pane) {
+    const input = pane.querySelector("#tool-filter");
+    if (!input) return;
+    const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let shown = 0, all = 0;
+    for (const card of pane.querySelectorAll("article.tool")) {
+      all++;
+      const hay = card.dataset.search || "";
+      const on = words.every((w) => hay.includes(w));
+      card.hidden = !on;
+      if (on) shown++;
+    }
+    pane.querySelector("#tool-filter-count").textContent = words.length ? shown + " of " + all + " tools" : all + " tools";
+    let none = pane.querySelector(".tool-filter-none");
+    if (!shown && all) {
+      if (!none) pane.append(none = el("p", { class: "muted tool-filter-none" }, ""));
+      none.textContent = "No tool matches \u201c" + input.value + "\u201d.";
+    } else if (none) {
+      none.remove();
+    }
   }
 
   function typeOf(s) {
@@ -786,12 +890,13 @@
 
   function toolCard(t) {
     const schema = t.parameters || {};
-    const card = el("article", { class: "tool", dataset: { tool: t.name } });
+    const card = el("article", { class: "tool", dataset: { tool: t.name,
+      search: [t.name, t.mcpTool, t.title, t.description].filter(Boolean).join("\n").toLowerCase() } });
     const form = callForm(t, schema);
     form.hidden = true;
     card.append(...[
       el("div", { class: "tool-head" },
-        el("h3", { class: "mono" }, t.name),
+        el("h3", { class: "mono" }, t.name, t.title ? el("span", { class: "tag" }, " · " + t.title) : null),
         el("button", { type: "button", dataset: { action: "open-call" }, "aria-expanded": "false",
           onclick: (e) => {
             form.hidden = !form.hidden;
@@ -895,15 +1000,22 @@
         ? el("details", { open: true }, el("summary", {}, "Structured content"), el("pre", {}, JSON.stringify(r.structured, null, 2))) : null);
   }
 
+  // renderResources lists the server's resources (list_mcp_resources), each to read or to
+  // subscribe to (console/subscribe: every update shown live, the resource read again),
+  // and its resource templates (list_mcp_resource_templates), each with a form of its URI
+  // variables that reads the expanded URI.
   async function renderResources(pane, name) {
     if (!has("console/callTool")) {
       pane.replaceChildren(el("p", { class: "muted" }, "Resources need the console service (console/*) in the profile."));
       return;
     }
     pane.replaceChildren(el("p", { class: "muted" }, "Loading resources…"));
-    let r;
+    let r, rt;
     try {
-      r = await call("console/callTool", { tool: "list_mcp_resources", args: { server: name } });
+      [r, rt] = await Promise.all([
+        call("console/callTool", { tool: "list_mcp_resources", args: { server: name } }),
+        call("console/callTool", { tool: "list_mcp_resource_templates", args: { server: name } }).catch(() => null),
+      ]);
     } catch (e) {
       pane.replaceChildren(el("p", { class: "error" }, e.message));
       return;
@@ -914,29 +1026,220 @@
       return;
     }
     const list = (r.structured && r.structured.resources) || [];
-    if (!list.length) {
-      pane.replaceChildren(el("p", { class: "muted" }, "This server lists no resources."));
+    const templates = (rt && !rt.isError && rt.structured && rt.structured.resourceTemplates) || [];
+    const out = el("div", { class: "out", id: "resource-out", "aria-live": "polite" });
+    const parts = [];
+    if (!list.length && !templates.length) {
+      pane.replaceChildren(el("p", { class: "muted" }, "This server lists no resources."), subscriptionsView(name));
       return;
     }
-    const out = el("div", { class: "out", "aria-live": "polite" });
-    pane.replaceChildren(el("table", {},
+    parts.push(list.length ? el("table", { class: "resources" },
       el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", {}, "URI"), el("th", {}, "Type"), el("th", {}, ""))),
-      el("tbody", {}, list.map((res) => el("tr", {},
+      el("tbody", {}, list.map((res) => el("tr", { dataset: { uri: res.uri } },
         el("td", {}, res.title || res.name || ""),
         el("td", { class: "mono" }, res.uri),
         el("td", {}, res.mimeType || ""),
-        el("td", {}, el("button", { type: "button", onclick: () => readResource(name, res.uri, out) }, "Read")))))), out);
+        el("td", { class: "actions" },
+          el("button", { type: "button", dataset: { action: "read" }, onclick: () => readResource(name, res.uri, out) }, "Read"),
+          has("console/subscribe") ? subscribeButton(name, res.uri) : null)))))
+      : el("p", { class: "muted" }, "This server lists no resources."));
+    if (templates.length) {
+      parts.push(el("h3", {}, "Resource templates"), ...templates.map((tp) => templateCard(name, tp, out)));
+    }
+    pane.replaceChildren(...parts, subscriptionsView(name), out);
+  }
+
+  // ---- resource templates (RFC 6570) ------------------------------------------------
+
+  // uriVars lists the variables of an RFC 6570 template, in order, each once.
+  function uriVars(template) {
+    const names = [];
+    for (const m of template.matchAll(/\{([^}]*)\}/g)) {
+      for (let v of m[1].replace(/^[+#./;?&]/, "").split(",")) {
+        v = v.replace(/\*$/, "").replace(/:\d+$/, "");
+        if (v && !names.includes(v)) names.push(v);
+      }
+    }
+    return names;
+  }
+
+  // expandURI expands an RFC 6570 template (levels 1 to 3: simple, reserved (+), fragment
+  // (#), label (.), path (/), path-style (;), query (?) and continuation (&) expressions,
+  // prefixes :n) with string values; an empty value counts as undefined.
+  function expandURI(template, values) {
+    const ops = {
+      "": { first: "", sep: ",", named: false, ifemp: "", reserved: false },
+      "+": { first: "", sep: ",", named: false, ifemp: "", reserved: true },
+      "#": { first: "#", sep: ",", named: false, ifemp: "", reserved: true },
+      ".": { first: ".", sep: ".", named: false, ifemp: "", reserved: false },
+      "/": { first: "/", sep: "/", named: false, ifemp: "", reserved: false },
+      ";": { first: ";", sep: ";", named: true, ifemp: "", reserved: false },
+      "?": { first: "?", sep: "&", named: true, ifemp: "=", reserved: false },
+      "&": { first: "&", sep: "&", named: true, ifemp: "=", reserved: false },
+    };
+    const enc = (v, reserved) => reserved
+      ? encodeURI(v).replace(/%25([0-9A-Fa-f]{2})/g, "%$1")
+      : encodeURIComponent(v).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+    return template.replace(/\{([^}]*)\}/g, (_, expr) => {
+      let op = "";
+      if (/^[+#./;?&]/.test(expr)) { op = expr[0]; expr = expr.slice(1); }
+      const o = ops[op];
+      const parts = [];
+      for (let spec of expr.split(",")) {
+        spec = spec.replace(/\*$/, "");
+        let name = spec, max = 0;
+        const m = /^(.*):(\d+)$/.exec(spec);
+        if (m) { name = m[1]; max = Number(m[2]); }
+        let v = values[name];
+        if (v === undefined || v === "") continue;
+        if (max) v = [...v].slice(0, max).join("");
+        const e = enc(v, o.reserved);
+        parts.push(o.named ? name + (e === "" ? o.ifemp : "=" + e) : e);
+      }
+      return parts.length ? o.first + parts.join(o.sep) : "";
+    });
+  }
+
+  function templateCard(server, tp, out) {
+    const vars = uriVars(tp.uriTemplate || "");
+    const form = el("form", { class: "call", dataset: { template: tp.uriTemplate } });
+    const inputs = vars.map((v) => {
+      const id = "uri-" + server + "-" + tp.name + "-" + v;
+      const input = el("input", { id, name: v, type: "text", required: true, autocomplete: "off" });
+      form.append(el("label", { for: id }, el("span", {}, v, el("span", { class: "req" }, "required")), input));
+      return input;
+    });
+    const preview = el("div", { class: "mono tag", dataset: { expanded: "" } }, tp.uriTemplate || "");
+    const update = () => {
+      const values = {};
+      for (const i of inputs) values[i.name] = i.value;
+      preview.textContent = expandURI(tp.uriTemplate || "", values);
+      preview.dataset.expanded = preview.textContent;
+    };
+    for (const i of inputs) i.addEventListener("input", update);
+    const submit = el("button", { type: "submit", class: "primary" }, "Read");
+    form.append(el("div", {}, el("span", { class: "muted" }, "URI: "), preview), el("div", {}, submit));
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      update();
+      readResource(server, preview.textContent, out);
+    });
+    return el("article", { class: "tool", dataset: { resourceTemplate: tp.name } },
+      el("div", { class: "tool-head" },
+        el("h3", { class: "mono" }, tp.uriTemplate || "", tp.title || tp.name ? el("span", { class: "tag" }, " · " + (tp.title || tp.name)) : null)),
+      tp.description ? el("p", { class: "desc" }, tp.description) : null,
+      tp.mimeType ? el("p", { class: "tag" }, tp.mimeType) : null,
+      vars.length ? form : el("p", { class: "muted" }, "No variables."));
+  }
+
+  // ---- resource subscriptions (console/subscribe) -----------------------------------
+
+  const subscriptions = new Map(); // server + " " + uri (server names have no spaces) → {server, uri, st, updates, last, box}
+
+  function subscribeButton(server, uri) {
+    const key = server + " " + uri;
+    const on = subscriptions.has(key);
+    return el("button", { type: "button", dataset: { action: on ? "unsubscribe" : "subscribe" }, "aria-pressed": on ? "true" : "false",
+      onclick: () => { if (subscriptions.has(key)) unsubscribe(key); else subscribe(server, uri); } }, on ? "Unsubscribe" : "Subscribe");
+  }
+
+  function subscribe(server, uri) {
+    const key = server + " " + uri;
+    const s = { server, uri, updates: 0, last: null, subscribed: false, error: "" };
+    subscriptions.set(key, s);
+    s.st = stream("console/subscribe", (v) => {
+      if (!v) return;
+      if (v.subscribed) {
+        s.subscribed = true;
+        activity(server + ": subscribed to " + uri);
+      } else {
+        s.updates++;
+        s.last = v.time;
+        activity(server + ": " + uri + " updated");
+      }
+      refreshSubscription(key);
+    }, {
+      params: { server, uri },
+      onEnd() { subscriptions.delete(key); refreshSubscriptions(server); },
+      onError(e) {
+        s.error = e.message;
+        activity(server + ": subscribing to " + uri + " failed: " + e.message, "bad");
+        refreshSubscription(key);
+        subscriptions.delete(key);
+      },
+    });
+    refreshSubscriptions(server);
+  }
+
+  function unsubscribe(key) {
+    const s = subscriptions.get(key);
+    if (!s) return;
+    subscriptions.delete(key);
+    s.st.close();
+    activity(s.server + ": unsubscribed from " + s.uri);
+    refreshSubscriptions(s.server);
+  }
+
+  // refreshSubscription reads the resource again after an update and shows it in its box.
+  async function refreshSubscription(key) {
+    const s = subscriptions.get(key);
+    const box = document.querySelector('[data-subscription="' + CSS.escape(key) + '"]');
+    if (!s || !box) { if (s) refreshSubscriptions(s.server); return; }
+    box.querySelector(".sub-state").textContent = s.error ? "failed: " + s.error
+      : !s.subscribed ? "subscribing…"
+        : s.updates ? s.updates + (s.updates === 1 ? " update" : " updates") + ", last at " + new Date(s.last).toLocaleTimeString([], { hour12: false })
+          : "subscribed, no update yet";
+    box.dataset.updates = String(s.updates);
+    if (s.error) box.dataset.error = "true";
+    if (!s.subscribed || s.error) return;
+    const body = box.querySelector(".sub-body");
+    try {
+      const r = await call("console/callTool", { tool: "read_mcp_resource", args: { server: s.server, uri: s.uri } });
+      body.replaceChildren(...contentsView(r, s.uri));
+    } catch (e) {
+      body.replaceChildren(el("p", { class: "error" }, e.message));
+    }
+  }
+
+  function subscriptionsView(server) {
+    const mine = [...subscriptions.entries()].filter(([, s]) => s.server === server);
+    const box = el("div", { id: "subscriptions", dataset: { server } });
+    if (!mine.length) return box;
+    box.append(el("h3", {}, "Subscriptions"), ...mine.map(([key, s]) => el("article", { class: "tool", dataset: { subscription: key, uri: s.uri } },
+      el("div", { class: "tool-head" }, el("h3", { class: "mono" }, s.uri), el("span", { class: "sub-state muted" }, ""),
+        el("button", { type: "button", dataset: { action: "unsubscribe" }, onclick: () => unsubscribe(key) }, "Unsubscribe")),
+      el("div", { class: "sub-body" }))));
+    return box;
+  }
+
+  // refreshSubscriptions redraws the Subscriptions list and the buttons of server's
+  // resources tab, when it is the one shown.
+  function refreshSubscriptions(server) {
+    if (state.selected !== server || state.tab !== "resources") return;
+    const pane = $("#pane-resources");
+    const old = pane.querySelector("#subscriptions");
+    if (!old) return;
+    old.replaceWith(subscriptionsView(server));
+    for (const tr of pane.querySelectorAll("tr[data-uri]")) {
+      const b = tr.querySelector('[data-action="subscribe"], [data-action="unsubscribe"]');
+      if (b) b.replaceWith(subscribeButton(server, tr.dataset.uri));
+    }
+    for (const key of subscriptions.keys()) if (subscriptions.get(key).server === server) refreshSubscription(key);
+  }
+
+  function contentsView(r, uri) {
+    const contents = (r.structured && r.structured.contents) || [];
+    return contents.length ? contents.map((c) =>
+      c.text !== undefined ? el("pre", { class: "result" }, c.text)
+        : (c.blob && /^image\//.test(c.mimeType || "")) ? el("img", { src: "data:" + c.mimeType + ";base64," + c.blob, alt: uri })
+          : el("p", { class: "muted" }, "binary content, " + (c.mimeType || "unknown type"))) : [resultView(r, 0)];
   }
 
   async function readResource(server, uri, out) {
     out.replaceChildren(el("p", { class: "muted" }, "Reading " + uri + "…"));
     try {
       const r = await call("console/callTool", { tool: "read_mcp_resource", args: { server, uri } });
-      const contents = (r.structured && r.structured.contents) || [];
-      out.replaceChildren(el("h3", {}, uri), ...(contents.length ? contents.map((c) =>
-        c.text !== undefined ? el("pre", { class: "result" }, c.text)
-          : (c.blob && /^image\//.test(c.mimeType || "")) ? el("img", { src: "data:" + c.mimeType + ";base64," + c.blob, alt: uri })
-            : el("p", { class: "muted" }, "binary content, " + (c.mimeType || "unknown type"))) : [resultView(r, 0)]));
+      out.replaceChildren(el("h3", {}, uri), el("div", { dataset: { read: uri, result: r.isError ? "error" : "ok" } }, ...contentsView(r, uri)));
     } catch (e) {
       out.replaceChildren(el("p", { class: "error" }, e.message));
     }
@@ -1359,6 +1662,7 @@
     if (has("mcpManager/progress")) stream("mcpManager/progress", onProgress);
     if (has("console/elicitations")) stream("console/elicitations", onElicitation);
     if (has("prompts/watch")) stream("prompts/watch", onPromptsChanged);
+    if (has("gateway/sessions")) stream("gateway/sessions", onGatewaySessions);
     chatInit();
   }
   main();

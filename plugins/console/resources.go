@@ -1,0 +1,99 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpresources"
+)
+
+// SubscribeParams are the parameters of console/subscribe.
+type SubscribeParams struct {
+	Server string `json:"server"`
+	URI    string `json:"uri"`
+}
+
+// ResourceUpdate is one value of the console/subscribe stream: the first says the
+// subscription holds (Subscribed), each later one that the server sent
+// notifications/resources/updated for the URI (read it again for its contents). It is a
+// plain value.
+type ResourceUpdate struct {
+	Server     string    `json:"server"`
+	URI        string    `json:"uri"`
+	Subscribed bool      `json:"subscribed,omitempty"`
+	Time       time.Time `json:"time"`
+}
+
+// unavailable is an error the remote API answers with code unavailable.
+type unavailable struct{ msg string }
+
+func (e unavailable) Error() string      { return e.msg }
+func (e unavailable) RemoteCode() string { return "unavailable" }
+
+// subscribe is console/subscribe: one reference to the server's subscription of the URI
+// (mcpresources.Service.Subscribe: one resources/subscribe on the wire however many
+// subscribers) for as long as the stream is open; closing it unsubscribes. Updates to the
+// same URI that arrive while the client reads are coalesced into one.
+func (s *service) subscribe(rc context.Context, raw json.RawMessage, send func(any) error) error {
+	var p SubscribeParams
+	if err := decode(raw, &p); err != nil {
+		return err
+	}
+	if p.Server == "" || p.URI == "" {
+		return badRequest{`parameters: "server" and "uri" are required`}
+	}
+	res, ok := mcpresources.Key.Get(s.c)
+	if !ok {
+		return unavailable{"resource subscriptions need the mcpResources service (mcpresources) in the profile"}
+	}
+	var scope *ctx.Scope // the client the console sees under the server's name
+	if u, ok := mcpclient.LookupUpstream(s.c, p.Server); ok {
+		scope = u.Scope()
+	}
+	wake := make(chan struct{}, 1)
+	stop, err := mcpclient.ResourceUpdatedEvent.On(s.c, func(u mcpclient.ResourceChange) error {
+		if u.Server == p.Server && u.URI == p.URI && (scope == nil || u.Scope == scope) {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stop(context.WithoutCancel(rc)) }()
+	sub, err := res.Subscribe(rc, s.c, p.Server, p.URI)
+	if err != nil {
+		if errors.Is(err, mcpresources.ErrUnknownServer) || errors.Is(err, mcpresources.ErrNoSubscribe) {
+			return badRequest{err.Error()}
+		}
+		return fmt.Errorf("subscribing to %s of %s: %w", p.URI, p.Server, err)
+	}
+	defer func() {
+		if err := sub.Close(); err != nil {
+			s.c.Logger().Warn("unsubscribing failed", "server", p.Server, "uri", p.URI, "err", err)
+		}
+	}()
+	if err := send(ResourceUpdate{Server: p.Server, URI: p.URI, Subscribed: true, Time: time.Now()}); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-rc.Done():
+			return context.Cause(rc)
+		case <-s.c.Done():
+			return unavailable{"the console has unloaded"}
+		case <-wake:
+			if err := send(ResourceUpdate{Server: p.Server, URI: p.URI, Time: time.Now()}); err != nil {
+				return err
+			}
+		}
+	}
+}
