@@ -98,9 +98,10 @@ func newServer(opts Options, stop <-chan struct{}) *mcp.Server {
 		SchemaCache:  schemaCache,
 		// The prompts' and the notes template's argument completions.
 		CompletionHandler: complete,
-		// Subscriptions (resources/subscribe): the SDK keeps them per session; add_tool
-		// updates demo://config.json, and its subscribers get notifications/resources/updated.
-		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		// Subscriptions (resources/subscribe) of demo://config.json, the resource that
+		// changes: the SDK keeps them per session; add_tool updates it, and its
+		// subscribers get notifications/resources/updated.
+		SubscribeHandler:   subscribe,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	d := &demo{

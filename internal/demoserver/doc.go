@@ -40,8 +40,9 @@
 //
 //   - demo://readme (text/markdown)
 //   - demo://config.json (application/json), which lists the tools add_tool added
-//     (extraTools): it can be subscribed to (resources/subscribe), and each new
-//     tool sends its subscribers notifications/resources/updated
+//     (extraTools): it can be subscribed to (resources/subscribe; the others,
+//     which never change, are refused), and each new tool sends its subscribers
+//     notifications/resources/updated
 //   - demo://logo.png (image/png, a blob: the same PNG as the image tool)
 //   - the template demo://notes/{id} (text/plain), a generated note per id
 //

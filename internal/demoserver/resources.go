@@ -88,6 +88,15 @@ func (d *demo) addConfig() {
 	}, staticText(config))
 }
 
+// subscribe accepts subscriptions to demo://config.json, the one resource that changes,
+// and refuses the others, naming it.
+func subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	if uri := req.Params.URI; uri != configURI {
+		return fmt.Errorf("%s never changes: only %s can be subscribed to", uri, configURI)
+	}
+	return nil
+}
+
 // staticText serves a fixed text; the MIME type comes from the resource.
 func staticText(text string) mcp.ResourceHandler {
 	return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

@@ -173,3 +173,13 @@ func TestConfigSubscription(t *testing.T) {
 		}
 	})
 }
+
+// TestSubscribeRefusesStaticResources: a resource that never changes cannot be subscribed
+// to with resources/subscribe; the refusal names the one that can.
+func TestSubscribeRefusesStaticResources(t *testing.T) {
+	cs := connectMemory(t, New(Options{}), nil, "2025-11-25")
+	err := cs.Subscribe(testContext(t), &mcp.SubscribeParams{URI: readmeURI})
+	if err == nil || !strings.Contains(err.Error(), "only demo://config.json can be subscribed to") {
+		t.Fatalf("subscribe to %s: %v", readmeURI, err)
+	}
+}

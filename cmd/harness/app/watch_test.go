@@ -101,5 +101,6 @@ func TestResourcesWatchLines(t *testing.T) {
 	}
 
 	r := run(t, nil, "resources", "watch", "demo", "demo://readme")
-	r.expect(t, ExitFailure, "", `mcp server "demo" does not support resource subscriptions`)
+	// The demo server subscribes to demo://config.json only: a refusal is the command's failure.
+	r.expect(t, ExitFailure, "", `only demo://config.json can be subscribed to`)
 }
