@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/sysprompt"
@@ -101,6 +102,24 @@ func TestDeferredTools(t *testing.T) {
 	}
 	if r, err := reg.Execute(context.Background(), d.caller, found.Name, json.RawMessage(`{"id": 3}`), toolregistry.ExecOptions{}); err != nil || r.Text() != "done "+found.Name {
 		t.Fatalf("calling the found tool: %v %v", r, err)
+	}
+
+	// the servers' instructions are ranked too, from the host's toolsearch.InstructionsKey:
+	// "kanban" is only in the instructions of issues
+	if _, err := toolsearch.InstructionsKey.Provide(root, toolsearch.InstructionsFunc(func(_ *ctx.Context, server string) string {
+		if server == "issues" {
+			return "Our team's kanban board lives here."
+		}
+		return ""
+	})); err != nil {
+		t.Fatal(err)
+	}
+	s2 := &Session{svc: svc, subs: map[*Subscription]struct{}{}, pending: map[string]*pendingApproval{},
+		grants: map[string]bool{}, saved: map[string]string{}}
+	res, err = reg.Execute(context.WithValue(context.Background(), sessKey{}, s2), d.caller.With(sessKey{}, s2), toolsearch.SearchToolName,
+		json.RawMessage(`{"query": "update the kanban board", "limit": 3}`), toolregistry.ExecOptions{})
+	if err != nil || !strings.Contains(res.Text(), "mcp__issues__") || strings.Contains(res.Text(), "mcp__chat__") {
+		t.Fatalf("tool_search over the instructions: %v %q", err, res.Text())
 	}
 
 	// below the threshold: everything, no tool_search

@@ -126,6 +126,12 @@ func apply(c *ctx.Context, cfg Config) error {
 	}
 	do := cfg.DeferTools
 	do.Session = func(cx context.Context) (any, bool) { return FromContext(cx) }
+	do.Instructions = func(server string) string {
+		if src, ok := toolsearch.InstructionsKey.Get(c); ok {
+			return src.Instructions(c, server)
+		}
+		return ""
+	}
 	d.deferrer = toolsearch.NewDeferrer(d.tools, do)
 	if _, err := d.tools.Register(c, d.deferrer.Tool()); err != nil {
 		return err

@@ -63,6 +63,7 @@ func (g *Gateway) newSearchRoute() *searchRoute {
 			s, ok := cx.Value(searchSessionKey{}).(*searchSession)
 			return s, ok
 		},
+		Instructions: func(server string) string { return mcpclient.InstructionsOf(g.c, server) },
 	})
 	r.worker = g.newWorker("search", r.sync)
 	return r

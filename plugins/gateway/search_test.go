@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/gateway"
 )
 
@@ -79,4 +81,21 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.C
 		t.Fatalf("%s: %v %+v", name, err, res)
 	}
 	return res
+}
+
+// The search route ranks the servers' instructions with their tools: of two servers with the
+// same tools, a query that only one's instructions answer finds that one's.
+func TestSearchRouteRanksInstructions(t *testing.T) {
+	root := newTree(t)
+	mountHTTP(t, root, "demo", demoUpstream(t))
+	vault := mcptest.NewHTTP(t, func() *mcp.Server {
+		return demoserver.New(demoserver.Options{Instructions: "Keeps the quarterly zebrafish inventory."})
+	})
+	mountHTTP(t, root, "vault", vault.URL())
+	f := serveGateway(t, root, gateway.Options{})
+	cs := connect(t, f.url+gateway.PathSearch, nil)
+	res := callTool(t, cs, "tool_search", map[string]any{"query": "zebrafish inventory", "limit": 3})
+	if got := text(res); !strings.Contains(got, "mcp__vault__") || strings.Contains(got, "mcp__demo__") {
+		t.Fatalf("tool_search for words of vault's instructions: %q", got)
+	}
 }

@@ -76,6 +76,13 @@ func testInstructionsSection(t *testing.T) {
 	if p := e.prompt(nil); p != "### MCP server: srv\n\nUse {{braces}} literally." {
 		t.Fatalf("prompt %q", p)
 	}
+	// tool search ranks the instructions as the server sent them
+	if got := InstructionsOf(e.root, "srv"); got != "Use {{braces}} literally.\n\n" {
+		t.Errorf("InstructionsOf(srv) = %q", got)
+	}
+	if got := InstructionsOf(e.root, "nosuch"); got != "" {
+		t.Errorf("InstructionsOf(nosuch) = %q", got)
+	}
 
 	changes := ctxtest.Record(t, e.root, sysprompt.Changed)
 	sw.swap(newMemServer(instructed("Version two.")))
@@ -84,6 +91,9 @@ func testInstructionsSection(t *testing.T) {
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	if p := e.prompt(nil); p != "### MCP server: srv\n\nVersion two." {
 		t.Fatalf("prompt after reconnect %q", p)
+	}
+	if got := InstructionsOf(e.root, "srv"); got != "Version two." {
+		t.Errorf("InstructionsOf(srv) after reconnect = %q", got)
 	}
 	if ev := changes.Events(); len(ev) != 1 || ev[0].Kind != sysprompt.Updated || ev[0].Section != "mcp:srv" {
 		t.Errorf("prompt changes %+v", ev)
@@ -113,6 +123,9 @@ func TestInstructionsCapped(t *testing.T) {
 	}
 	if st := e.st.waitPhase(t, "srv", PhaseConnected); st.InstructionBytes != len(p) {
 		t.Errorf("status instruction bytes %d, want %d", st.InstructionBytes, len(p))
+	}
+	if u, ok := LookupUpstream(e.root, "srv"); !ok || u.Instructions() != strings.Repeat("word ", 100) {
+		t.Errorf("Upstream.Instructions is not the server's whole text: %v", ok)
 	}
 	if got := attributedInstructions("s", "  \n\t", 10); got != "" {
 		t.Errorf("blank instructions: %q", got)

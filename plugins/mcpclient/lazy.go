@@ -245,7 +245,7 @@ func (s *supervisor) startLazy(entry *mcpcatalog.Server) bool {
 			err = s.set.Replace(tools)
 		}
 		if err == nil {
-			s.setInstructions(attributedInstructions(s.cfg.ServerName, entry.Instructions, s.cfg.MaxInstructionBytes))
+			s.setInstructions(entry.Instructions)
 			st := Status{Phase: PhaseLazy, Tools: s.set.Names(), InstructionBytes: len(s.instructions()), ProtocolVersion: entry.ProtocolVersion}
 			if si := entry.ServerInfo; si != nil {
 				st.ServerName, st.ServerVersion = si.Name, si.Version

@@ -206,6 +206,7 @@ type supervisor struct {
 	mu       sync.Mutex
 	state    Status                     // guarded by mu: the last report
 	instr    string                     // guarded by mu: published attributed instructions
+	rawInstr string                     // guarded by mu: the server's instructions as it sent them (or the cache had them)
 	watchers map[*func(string)]struct{} // guarded by mu: instruction observers
 }
 
@@ -497,7 +498,7 @@ func (s *supervisor) publish(g *generation, tools []toolregistry.Tool, startup b
 		s.log.Error("tool registration failed; keeping the previous tools", "err", s.scrubErr(err))
 		regErr = err
 	}
-	s.setInstructions(attributedInstructions(s.cfg.ServerName, g.conn.Info().Instructions, s.cfg.MaxInstructionBytes))
+	s.setInstructions(g.conn.Info().Instructions)
 	st := s.connectedStatus(g)
 	if regErr != nil {
 		st.Err = "tool registration failed: " + regErr.Error()
@@ -675,10 +676,12 @@ func (s *supervisor) report(st Status) {
 	}
 }
 
-// setInstructions publishes the attributed instructions to the observers (the prompt
-// section), if they changed.
-func (s *supervisor) setInstructions(text string) {
+// setInstructions keeps the server's instructions (raw, as the server sent them) and
+// publishes them attributed to the observers (the prompt section), if they changed.
+func (s *supervisor) setInstructions(raw string) {
+	text := attributedInstructions(s.cfg.ServerName, raw, s.cfg.MaxInstructionBytes)
 	s.mu.Lock()
+	s.rawInstr = raw
 	if s.instr == text {
 		s.mu.Unlock()
 		return
@@ -692,6 +695,13 @@ func (s *supervisor) setInstructions(text string) {
 	for _, fn := range fns {
 		fn(text)
 	}
+}
+
+// rawInstructions returns the server's instructions as it sent them.
+func (s *supervisor) rawInstructions() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rawInstr
 }
 
 // instructions returns the published attributed instructions.

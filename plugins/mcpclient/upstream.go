@@ -58,6 +58,21 @@ func (u *Upstream) Server() string { return u.s.cfg.ServerName }
 // Scope returns the client plugin's scope (the instance, as in [Status.Scope]).
 func (u *Upstream) Scope() *ctx.Scope { return u.s.c.Scope() }
 
+// Instructions returns the server's instructions as it sent them in its initialize result
+// (for a lazy server not started yet, as its catalog cache entry has them); "" before the
+// first discovery or after the server's tools were withdrawn. Tool search ranks them with
+// the server's tools.
+func (u *Upstream) Instructions() string { return u.s.rawInstructions() }
+
+// InstructionsOf returns the instructions of the MCP server called server as visible from
+// c's scope ("" when there is no such client): see [Upstream.Instructions].
+func InstructionsOf(c *ctx.Context, server string) string {
+	if u, ok := LookupUpstream(c, server); ok {
+		return u.Instructions()
+	}
+	return ""
+}
+
 // Session returns the live session, or nil while the client is not connected. The session
 // is the client's: use it for requests (lists, reads, prompts, completions,
 // subscriptions); never close it. Tool calls should go through the tool registry, so that

@@ -51,6 +51,11 @@ type DeferOptions struct {
 	// Session returns the session a tool_search call runs for, from the call's context (the
 	// agent puts it there). Without it, or when it reports none, a search loads nothing.
 	Session func(context.Context) (any, bool) `json:"-"`
+	// Instructions returns the instructions of an MCP server (its initialize result), which
+	// tool_search ranks with the server's tools at a low weight; nil, or "", for none. It is
+	// called for each server of the deferred tools whenever the index may have to be built
+	// again, so it should be cheap (a lookup).
+	Instructions func(server string) string `json:"-"`
 }
 
 func (o *DeferOptions) share() float64 {
@@ -227,6 +232,7 @@ func (d *Deferrer) index(visible []toolregistry.Info) *Index {
 	var h maphash.Hash
 	h.SetSeed(seed)
 	var tools []toolregistry.Info
+	var instructions map[string]string
 	for _, t := range visible {
 		if t.Name == SearchToolName || d.alwaysLoaded(t) {
 			continue
@@ -237,6 +243,19 @@ func (d *Deferrer) index(visible []toolregistry.Info) *Index {
 		h.WriteString(t.Description)
 		h.Write(t.Parameters)
 		h.WriteByte(0)
+		if server := t.Meta["server"]; d.opts.Instructions != nil && server != "" {
+			if _, ok := instructions[server]; !ok {
+				if instructions == nil {
+					instructions = map[string]string{}
+				}
+				text := d.opts.Instructions(server)
+				instructions[server] = text
+				h.WriteString(server)
+				h.WriteByte(0)
+				h.WriteString(text)
+				h.WriteByte(0)
+			}
+		}
 	}
 	key := h.Sum64()
 	d.mu.Lock()
@@ -246,7 +265,7 @@ func (d *Deferrer) index(visible []toolregistry.Info) *Index {
 		return ix
 	}
 	d.mu.Unlock()
-	ix := New(FromRegistry(tools, nil))
+	ix := New(FromRegistry(tools, instructions))
 	d.mu.Lock()
 	d.cacheKey, d.cacheIx = key, ix
 	d.mu.Unlock()

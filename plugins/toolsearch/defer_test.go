@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
@@ -142,6 +143,36 @@ func TestDeferredToolsAreFoundLoadedAndCallable(t *testing.T) {
 	d.End("s1")
 	if got := d.Loaded("s1"); got != nil {
 		t.Fatalf("after End: %v", got)
+	}
+}
+
+// The servers' instructions (DeferOptions.Instructions) are ranked with their tools, and a
+// change of them builds the index again.
+func TestDeferredSearchRanksInstructions(t *testing.T) {
+	instructions := map[string]string{"memory": "Remember the user's zebrafish notes here."}
+	var mu sync.Mutex
+	root, reg, _ := fleet(t, toolsearch.DeferOptions{Instructions: func(server string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return instructions[server]
+	}})
+	search := func(session string) string {
+		t.Helper()
+		res, err := reg.Execute(withSession(context.Background(), session), root, toolsearch.SearchToolName,
+			json.RawMessage(`{"query": "zebrafish", "limit": 3}`), toolregistry.ExecOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Text()
+	}
+	if got := search("s1"); !strings.Contains(got, "(server memory, tool ") {
+		t.Fatalf("a search for a word of memory's instructions found:\n%s", got)
+	}
+	mu.Lock()
+	instructions = map[string]string{"postgres": "Zebrafish tables live in this database."}
+	mu.Unlock()
+	if got := search("s2"); !strings.Contains(got, "(server postgres, tool ") || strings.Contains(got, "(server memory,") {
+		t.Fatalf("after the instructions changed the search found:\n%s", got)
 	}
 }
 

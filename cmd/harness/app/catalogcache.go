@@ -5,6 +5,8 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpcatalog"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolsearch"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -25,4 +27,12 @@ func (a *invocation) provideCatalog(root *ctx.Context, p *profiles.Profile) {
 	if err != nil {
 		a.logger.Debug("no MCP catalog cache", "err", err)
 	}
+}
+
+// provideInstructions provides in root the MCP servers' instructions that agents' tool
+// search ranks (toolsearch.InstructionsKey), from the MCP clients visible where the search
+// runs.
+func provideInstructions(root *ctx.Context) error {
+	_, err := toolsearch.InstructionsKey.Provide(root, toolsearch.InstructionsFunc(mcpclient.InstructionsOf))
+	return err
 }

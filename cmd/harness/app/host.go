@@ -154,6 +154,9 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 		return err
 	}
 	a.provideCatalog(root, p)
+	if err := provideInstructions(root); err != nil {
+		return err
+	}
 	rows := a.mountedRows(p.Rows)
 	h.rows = rows
 	if a.beforeMount != nil {

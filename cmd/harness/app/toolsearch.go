@@ -6,11 +6,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/termsafe"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/plugins/toolsearch"
 )
 
@@ -81,7 +83,8 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 				if err != nil {
 					return err
 				}
-				return search(toolsearch.FromRegistry(reg.List(h.root), nil), fmt.Sprintf("in profile %q", h.profile.Source))
+				tools := reg.List(h.root)
+				return search(toolsearch.FromRegistry(tools, serverInstructions(h.root, tools)), fmt.Sprintf("in profile %q", h.profile.Source))
 			})
 		}),
 	}
@@ -110,4 +113,18 @@ func writeHits(a *invocation, hits []toolsearch.Hit) error {
 		fmt.Fprintf(tw, "%.2f\t%s\t%s/%s\t%s\n", h.Score, termsafe.Line(h.PublicName), termsafe.Line(server), termsafe.Line(h.Name), termsafe.Line(summary(h.Purpose, 72)))
 	}
 	return tw.Flush()
+}
+
+// serverInstructions returns the instructions of the MCP servers of tools, as their clients
+// visible from c have them, for the search's ranking.
+func serverInstructions(c *ctx.Context, tools []toolregistry.Info) map[string]string {
+	out := map[string]string{}
+	for _, t := range tools {
+		if server := t.Meta["server"]; server != "" {
+			if _, ok := out[server]; !ok {
+				out[server] = mcpclient.InstructionsOf(c, server)
+			}
+		}
+	}
+	return out
 }

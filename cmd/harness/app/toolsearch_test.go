@@ -35,4 +35,9 @@ func TestToolsSearchCatalog(t *testing.T) {
 
 func TestToolsSearchLiveFleet(t *testing.T) {
 	run(t, nil, "tools", "search", "add", "two", "numbers").expect(t, ExitOK, "mcp__demo__add", "")
+	// the servers' instructions are ranked too: "trying" is only in the demo server's
+	r := run(t, nil, "tools", "search", "--json", "trying")
+	if !strings.Contains(r.stdout, `"server": "demo"`) {
+		t.Fatalf("a word of the demo server's instructions found: %s %s", r.stdout, r.stderr)
+	}
 }
