@@ -282,6 +282,13 @@ func TestHostPage(t *testing.T) {
 			until(`(`+subSel+`?.querySelector('.sub-body').textContent || "").includes("extra_live")`, 20*time.Second))
 		run(t, b, click(`tr[data-uri="demo://config.json"] [data-action="unsubscribe"]`),
 			until(`!`+subSel+` && !!document.querySelector('tr[data-uri="demo://config.json"] [data-action="subscribe"]')`, 10*time.Second))
+		// A resource the server will not subscribe to: the refusal stays, with its reason,
+		// until dismissed.
+		refused := `document.querySelector('[data-subscription="demo demo://readme"][data-error="true"]')`
+		run(t, b, click(`tr[data-uri="demo://readme"] [data-action="subscribe"]`),
+			until(`(`+refused+`?.textContent || "").includes("only demo://config.json can be subscribed to")`, 20*time.Second),
+			click(`[data-subscription="demo demo://readme"] [data-action="dismiss"]`),
+			until(`!`+refused+` && !!document.querySelector('tr[data-uri="demo://readme"] [data-action="subscribe"]')`, 10*time.Second))
 		if log := text(t, b, `#activity`); !strings.Contains(log, "demo: subscribed to demo://config.json") ||
 			!strings.Contains(log, "demo: demo://config.json updated") || !strings.Contains(log, "demo: unsubscribed from demo://config.json") {
 			t.Fatalf("activity:\n%s", log)

@@ -1138,11 +1138,14 @@
 
   function subscribeButton(server, uri) {
     const key = server + " " + uri;
-    const on = subscriptions.has(key);
+    const s = subscriptions.get(key);
+    const on = !!s && !s.error;
     return el("button", { type: "button", dataset: { action: on ? "unsubscribe" : "subscribe" }, "aria-pressed": on ? "true" : "false",
-      onclick: () => { if (subscriptions.has(key)) unsubscribe(key); else subscribe(server, uri); } }, on ? "Unsubscribe" : "Subscribe");
+      onclick: () => { if (on) unsubscribe(key); else subscribe(server, uri); } }, on ? "Unsubscribe" : "Subscribe");
   }
 
+  // subscribe opens console/subscribe for the URI; a refusal (a server without the
+  // resources.subscribe capability, say) stays in the list with its reason until dismissed.
   function subscribe(server, uri) {
     const key = server + " " + uri;
     const s = { server, uri, updates: 0, last: null, subscribed: false, error: "" };
@@ -1160,37 +1163,44 @@
       refreshSubscription(key);
     }, {
       params: { server, uri },
-      onEnd() { subscriptions.delete(key); refreshSubscriptions(server); },
+      onEnd() { if (subscriptions.get(key) === s) subscriptions.delete(key); refreshSubscriptions(server); },
       onError(e) {
         s.error = e.message;
+        s.st = null;
         activity(server + ": subscribing to " + uri + " failed: " + e.message, "bad");
-        refreshSubscription(key);
-        subscriptions.delete(key);
+        refreshSubscriptions(server);
       },
     });
     refreshSubscriptions(server);
   }
 
+  // unsubscribe closes the subscription's stream (or dismisses a failed one).
   function unsubscribe(key) {
     const s = subscriptions.get(key);
     if (!s) return;
     subscriptions.delete(key);
-    s.st.close();
-    activity(s.server + ": unsubscribed from " + s.uri);
+    if (s.st) {
+      s.st.close();
+      activity(s.server + ": unsubscribed from " + s.uri);
+    }
     refreshSubscriptions(s.server);
   }
 
-  // refreshSubscription reads the resource again after an update and shows it in its box.
+  function subscriptionState(s) {
+    return s.error ? "failed: " + s.error
+      : !s.subscribed ? "subscribing…"
+        : s.updates ? s.updates + (s.updates === 1 ? " update" : " updates") + ", last at " + new Date(s.last).toLocaleTimeString([], { hour12: false })
+          : "subscribed, no update yet";
+  }
+
+  // refreshSubscription shows the subscription's state and, after an update, reads the
+  // resource again.
   async function refreshSubscription(key) {
     const s = subscriptions.get(key);
     const box = document.querySelector('[data-subscription="' + CSS.escape(key) + '"]');
     if (!s || !box) { if (s) refreshSubscriptions(s.server); return; }
-    box.querySelector(".sub-state").textContent = s.error ? "failed: " + s.error
-      : !s.subscribed ? "subscribing…"
-        : s.updates ? s.updates + (s.updates === 1 ? " update" : " updates") + ", last at " + new Date(s.last).toLocaleTimeString([], { hour12: false })
-          : "subscribed, no update yet";
+    box.querySelector(".sub-state").textContent = subscriptionState(s);
     box.dataset.updates = String(s.updates);
-    if (s.error) box.dataset.error = "true";
     if (!s.subscribed || s.error) return;
     const body = box.querySelector(".sub-body");
     try {
@@ -1205,9 +1215,9 @@
     const mine = [...subscriptions.entries()].filter(([, s]) => s.server === server);
     const box = el("div", { id: "subscriptions", dataset: { server } });
     if (!mine.length) return box;
-    box.append(el("h3", {}, "Subscriptions"), ...mine.map(([key, s]) => el("article", { class: "tool", dataset: { subscription: key, uri: s.uri } },
-      el("div", { class: "tool-head" }, el("h3", { class: "mono" }, s.uri), el("span", { class: "sub-state muted" }, ""),
-        el("button", { type: "button", dataset: { action: "unsubscribe" }, onclick: () => unsubscribe(key) }, "Unsubscribe")),
+    box.append(el("h3", {}, "Subscriptions"), ...mine.map(([key, s]) => el("article", { class: "tool", dataset: Object.assign({ subscription: key, uri: s.uri, updates: String(s.updates) }, s.error ? { error: "true" } : {}) },
+      el("div", { class: "tool-head" }, el("h3", { class: "mono" }, s.uri), el("span", { class: "sub-state" + (s.error ? " error" : " muted") }, subscriptionState(s)),
+        el("button", { type: "button", dataset: { action: s.error ? "dismiss" : "unsubscribe" }, onclick: () => unsubscribe(key) }, s.error ? "Dismiss" : "Unsubscribe")),
       el("div", { class: "sub-body" }))));
     return box;
   }
@@ -1224,7 +1234,7 @@
       const b = tr.querySelector('[data-action="subscribe"], [data-action="unsubscribe"]');
       if (b) b.replaceWith(subscribeButton(server, tr.dataset.uri));
     }
-    for (const key of subscriptions.keys()) if (subscriptions.get(key).server === server) refreshSubscription(key);
+    for (const [key, s] of subscriptions) if (s.server === server && s.subscribed && !s.error) refreshSubscription(key);
   }
 
   function contentsView(r, uri) {
