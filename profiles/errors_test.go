@@ -45,6 +45,8 @@ func TestLoadRejectsBadInput(t *testing.T) {
 	}{
 		{name: "invalid YAML", doc: "plugins:\n  a: [x,\n", want: `profile "my.yaml": line 2: invalid YAML: did not find expected node content`, kind: profiles.ErrSyntax, exactly: true},
 		{name: "tab indentation", doc: "plugins:\n\ta: {use: x}\n", want: "line 2: invalid YAML: found character that cannot start any token", kind: profiles.ErrSyntax},
+		{name: "broken line, not its mapping's", doc: "plugins:\n  a:\n    use: x\n   bad: 1\n", want: "line 4: invalid YAML: did not find expected key", kind: profiles.ErrSyntax},
+		{name: "flow mapping not closed", doc: "plugins:\n  a:\n    use: x\n    config: {k: 1\n  b:\n    use: y\n", want: "line 4: invalid YAML", kind: profiles.ErrSyntax},
 		{name: "empty document", doc: "", want: `empty document: expected a map with "plugins"`, kind: profiles.ErrInvalid},
 		{name: "only comments", doc: "# all commented out\n", want: "empty document", kind: profiles.ErrInvalid},
 		{name: "a list", doc: "- a\n- b\n", want: `line 1: expected a map with "plugins", got a list`, kind: profiles.ErrType},

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,8 @@ import (
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
 // LoadOptions say which profile to load and what to layer on top of it.
@@ -323,7 +324,7 @@ func (l *loader) parse(d *doc) error {
 		return l.fail(ly, nil, ErrInvalid, `empty document: expected a map with "plugins"`, nil)
 	}
 	if err != nil {
-		return l.syntaxError(ly, err)
+		return l.syntaxError(ly, d.data, err)
 	}
 	var extra yamlv3.Node
 	switch err := safely(func() error { return dec.Decode(&extra) }); {
@@ -331,7 +332,7 @@ func (l *loader) parse(d *doc) error {
 		ly.lines[""] = extra.Line
 		return l.fail(ly, []string{""}, ErrSyntax, "more than one YAML document: expected one", nil)
 	case !errors.Is(err, io.EOF):
-		return l.syntaxError(ly, err)
+		return l.syntaxError(ly, d.data, err)
 	}
 	root := &node
 	if root.Kind == yamlv3.DocumentNode {
@@ -416,7 +417,7 @@ func (l *loader) merge(d *doc) error {
 		return err
 	})
 	if err != nil {
-		return l.syntaxError(ly, err)
+		return l.syntaxError(ly, d.data, err)
 	}
 	keepTimestamps(d.root, tree)
 	return l.load(ly, tree)
@@ -473,18 +474,12 @@ func pruneNulls(tree map[string]any) {
 	}
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): `)
-
-// syntaxError turns a YAML parser error into an *Error with its line.
-func (l *loader) syntaxError(ly *layer, err error) *Error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+// syntaxError turns a YAML parser error about data into an *Error at the line that is
+// broken (see yamlnode.SyntaxError).
+func (l *loader) syntaxError(ly *layer, data []byte, err error) *Error {
 	e := l.fail(ly, nil, ErrSyntax, "", err)
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	}
-	e.Msg = "invalid YAML: " + msg
+	line, msg := yamlnode.SyntaxError(data, err)
+	e.Line, e.Msg = line, "invalid YAML: "+msg
 	return e
 }
 

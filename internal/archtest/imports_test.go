@@ -42,7 +42,7 @@ var rules = map[string]rule{
 	"plugins/agent":             {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/toolsearch", "plugins/sysprompt", "plugins/ptc", "plugins/sampling", "plugins/elicitation", "internal/redact", "internal/suggest"}},
 	"plugins/gateway":           {project: []string{"ctx", "plugins/toolregistry", "plugins/toolsearch", "plugins/mcpclient", "plugins/mcpcatalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling"}},
 	"plugins/console":           {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/elicitation", "plugins/mcpresources", "plugins/mcpclient"}},
-	"profiles":                  {project: []string{"ctx", "internal/redact"}},
+	"profiles":                  {project: []string{"ctx", "internal/redact", "internal/yamlnode"}},
 	"internal/demoserver":       {},
 	"internal/archtest":         {},
 	"internal/gcpolicy":         {stdOnly: true},

@@ -58,6 +58,9 @@ const refreshSkew = 30 * time.Second
 type Options struct {
 	// ServerName is the configured name, used in messages and the login hint.
 	ServerName string
+	// LoginCommand is the command line the login hint names (default LoginCommand(ServerName)):
+	// a server the command line defines, not a profile or settings file, needs its flags.
+	LoginCommand string
 	// ServerURL is the MCP endpoint; required.
 	ServerURL string
 	// Grant is GrantAuthorizationCode (default), GrantClientCredentials or GrantEnterprise.
@@ -675,7 +678,7 @@ func (a *Authorizer) unauthorized(ctx context.Context, sent string, challenges [
 	a.mu.Unlock()
 	if a.opts.Grant == GrantAuthorizationCode && !a.opts.Interactive {
 		a.noteChallenge(ctx, challenges)
-		return "", &NeedsAuthError{Server: a.opts.ServerName, Hint: LoginHint(a.opts.ServerName), Reason: reason}
+		return "", &NeedsAuthError{Server: a.opts.ServerName, Hint: a.loginHint(), Reason: reason}
 	}
 	if err := a.authorize(ctx, challenges, false); err != nil {
 		return "", err
@@ -698,4 +701,12 @@ func (a *Authorizer) Reload() {
 	a.mu.Lock()
 	a.loaded = false
 	a.mu.Unlock()
+}
+
+// loginHint is what a NeedsAuthError tells the user to do.
+func (a *Authorizer) loginHint() string {
+	if a.opts.LoginCommand != "" {
+		return "run `" + a.opts.LoginCommand + "`"
+	}
+	return LoginHint(a.opts.ServerName)
 }

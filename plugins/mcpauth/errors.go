@@ -36,7 +36,10 @@ func (e *NeedsAuthError) Error() string {
 func (e *NeedsAuthError) Is(target error) bool { return target == ErrNeedsAuth }
 
 // LoginHint is the command that logs in to server.
-func LoginHint(server string) string { return "run `harness mcp login " + server + "`" }
+func LoginHint(server string) string { return "run `" + LoginCommand(server) + "`" }
+
+// LoginCommand is the default command line that logs in to server (Options.LoginCommand).
+func LoginCommand(server string) string { return "harness mcp login " + server }
 
 // ErrAuthorization is matched by failures of an authorization flow or token request (as
 // opposed to a missing login): discovery, registration, a refused grant, a state or

@@ -71,7 +71,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if a.opts.Grant == GrantAuthorizationCode && !a.opts.Interactive {
 				// The next login asks for the union of the granted and the challenged scopes.
 				a.noteChallenge(ctx, challenges)
-				return nil, &NeedsAuthError{Server: a.opts.ServerName, Hint: LoginHint(a.opts.ServerName),
+				return nil, &NeedsAuthError{Server: a.opts.ServerName, Hint: a.loginHint(),
 					Reason: fmt.Sprintf("the server asks for more scope: %s", strings.Join(challengeScopes(challenges), " "))}
 			}
 			if err := a.authorize(ctx, challenges, true); err != nil {

@@ -126,6 +126,9 @@ func parseCredentials(path string, data []byte) (map[string]string, error) {
 	out := make(map[string]string)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
+		if line, text := yamlnode.SyntaxError(data, err); line > 0 {
+			return nil, fmt.Errorf("credentials file %s: line %d: not valid YAML or JSON: %s", path, line, text)
+		}
 		return nil, fmt.Errorf("credentials file %s is not valid YAML or JSON: %s", path, yamlnode.ErrorText(err))
 	}
 	if len(doc.Content) == 0 {

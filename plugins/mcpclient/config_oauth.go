@@ -52,6 +52,8 @@ type OAuthConfig struct {
 	IdPClientSecret string `json:"idpClientSecret,omitempty"`
 	// IDTokenFile is a file holding the user's current ID token from the identity provider, read at each exchange (enterprise grant).
 	IDTokenFile string `json:"idTokenFile,omitempty"`
+	// LoginCommand is the command line the needs-auth status tells the user to run; default `harness mcp login NAME`. The CLI sets it for a server of its --http flag, with the flags that define it.
+	LoginCommand string `json:"loginCommand,omitempty"`
 }
 
 // set reports whether any field differs from the zero value.
@@ -166,6 +168,7 @@ func (c Config) AuthOptions(store mcpauth.Store) mcpauth.Options {
 		SigningAlg:        o.SigningAlg,
 		Scopes:            o.Scopes,
 		RedirectPort:      o.RedirectPort,
+		LoginCommand:      o.LoginCommand,
 		Store:             store,
 	}
 	if o.Grant == mcpauth.GrantEnterprise {
@@ -230,4 +233,12 @@ func newAuthorizer(c Config, opts dialOptions) (*mcpauth.Authorizer, error) {
 		o.HTTPClient = &http.Client{Transport: opts.httpBase}
 	}
 	return mcpauth.New(o)
+}
+
+// loginCommand is the command line that logs c's server in (OAuthConfig.LoginCommand).
+func (c Config) loginCommand() string {
+	if c.OAuth.LoginCommand != "" {
+		return c.OAuth.LoginCommand
+	}
+	return mcpauth.LoginCommand(c.ServerName)
 }

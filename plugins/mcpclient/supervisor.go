@@ -325,7 +325,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 			same := s.state.Phase == PhaseNeedsAuth && s.state.Err == msg
 			s.mu.Unlock()
 			if !same { // a periodic re-check that finds no login says nothing new
-				s.report(Status{Phase: PhaseNeedsAuth, Err: msg, AuthHint: "harness mcp login " + s.cfg.ServerName})
+				s.report(Status{Phase: PhaseNeedsAuth, Err: msg, AuthHint: s.cfg.loginCommand()})
 			}
 		}
 		if startup {

@@ -108,8 +108,9 @@ func parseNative(file string, data []byte) ([]*entry, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		// yaml.v3 syntax errors carry a line and a description, not the text.
-		return nil, fail(0, "", "not valid YAML: %s", yamlnode.ErrorText(err))
+		// The broken line and a description, not the text.
+		line, text := yamlnode.SyntaxError(data, err)
+		return nil, fail(line, "", "not valid YAML: %s", text)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, fail(0, "", `the file holds no YAML document (write "servers: {}" to configure no servers)`)

@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -106,4 +107,55 @@ func setPath(m map[string]any, path []string, v any) error {
 	}
 	m[last] = v
 	return nil
+}
+
+// addLoginCommands gives every ad-hoc --http row the command line that logs it in
+// (oauth.loginCommand): `mcp login NAME` with the --http flag and the --set flags of that
+// row, which define the server (a settings file or profile does not have it). Header and
+// environment values, and values of secret-shaped keys, are masked unless they are
+// references (internal/redact), as are a URL's credentials.
+func (a *invocation) addLoginCommands(rows []profiles.Row, sets []string) {
+	for i := range rows {
+		r := &rows[i]
+		if r.Config["transport"] != "streamable-http" {
+			continue
+		}
+		oauth, _ := r.Config["oauth"].(map[string]any)
+		if _, set := oauth["loginCommand"]; set {
+			continue
+		}
+		words := []string{a.prog}
+		for _, h := range a.flags.http {
+			if name, url, _ := strings.Cut(h, "="); strings.EqualFold(name, r.ID) {
+				words = append(words, "--http", shellWord(name+"="+redact.URL(url)))
+			}
+		}
+		for _, s := range sets {
+			key, value, _ := strings.Cut(s, "=")
+			parts := strings.Split(key, ".")
+			if !strings.EqualFold(parts[1], r.ID) {
+				continue
+			}
+			if len(parts) >= 4 && (parts[3] == "headers" || parts[3] == "env") || redact.SecretName(parts[len(parts)-1]) {
+				value = redact.Value(value)
+			}
+			words = append(words, "--set", shellWord(key+"="+value))
+		}
+		words = append(words, "mcp", "login", r.ID)
+		oauth = maps.Clone(oauth)
+		if oauth == nil {
+			oauth = map[string]any{}
+		}
+		oauth["loginCommand"] = strings.Join(words, " ")
+		r.Config = maps.Clone(r.Config)
+		r.Config["oauth"] = oauth
+	}
+}
+
+// shellWord quotes s for a POSIX shell when it has characters the shell would read.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

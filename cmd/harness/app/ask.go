@@ -58,6 +58,10 @@ refused and the model is told why; --allow PATTERN allows more tools.
 Exit status: 0 the model answered; 1 failure (the model's API, an interruption);
 2 usage or profile error; 3 the turn stopped before the model finished (step
 limit, token budget, output limit).`,
+		Example: `  harness ask "add 2 and 40 with the demo server"
+  harness ask < task.md                                  # the task from stdin
+  harness ask --allow 'gh/*' "list my open pull requests" # gh's tools without asking
+  harness ask --json "summarize README.md" | jq .        # every event as a JSON line`,
 		Args: args(cobra.ArbitraryArgs),
 		RunE: action(func(cmd *cobra.Command, argv []string) error {
 			task, err := a.taskText(argv)

@@ -90,7 +90,7 @@ func TestHelpListsGlobalFlagsOnce(t *testing.T) {
 		t.Errorf("the global flags are repeated:\n%s", r.stdout)
 	}
 	run(t, nil, "--help").expect(t, ExitOK, "--startup-timeout duration", "")
-	for _, cmd := range [][]string{{"tools", "call"}, {"mcp", "add"}, {"serve"}, {"run"}} {
+	for _, cmd := range [][]string{{"tools", "call"}, {"mcp", "add"}, {"serve"}, {"run"}, {"chat"}, {"ask"}} {
 		run(t, nil, append(cmd, "--help")...).expect(t, ExitOK, "Examples:\n  harness ", "")
 	}
 }

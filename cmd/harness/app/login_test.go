@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/oauthtest"
+	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -38,6 +39,15 @@ func TestMCPLoginLogout(t *testing.T) {
 	r.expect(t, ExitOK, "needs-auth", "")
 	if !strings.Contains(r.stdout, "harness mcp login hosted") {
 		t.Fatalf("mcp list does not give the login hint:\n%s", r.stdout)
+	}
+	// An ad-hoc --http server's hint keeps the flags that define it (a secret header's
+	// value masked).
+	r = run(t, nil, "-p", profile, "--http", "adhoc="+srv.URL, "--set", "plugins.adhoc.config.startupTimeoutMs=20000",
+		"--set", "plugins.adhoc.config.headers.X-Api-Key=abcdef0123456789", "mcp", "list")
+	hint := "harness --http adhoc=" + srv.URL + " --set plugins.adhoc.config.startupTimeoutMs=20000 --set 'plugins.adhoc.config.headers.X-Api-Key=" + redact.Marker + "' mcp login adhoc"
+	r.expect(t, ExitOK, hint, "")
+	if strings.Contains(r.stdout+r.stderr, "abcdef0123456789") {
+		t.Errorf("the header's value is shown:\n%s%s", r.stdout, r.stderr)
 	}
 	mcp("probe", "hosted").expect(t, ExitFailure, "failed at authorize", "")
 	// A restart of a server that waits for a login answers at once, with the hint

@@ -60,6 +60,7 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 	if err := applyAdhocSets(adhoc, adhocSets); err != nil {
 		return nil, err
 	}
+	a.addLoginCommands(adhoc, adhocSets)
 	p.Rows = append(p.Rows, adhoc...)
 	a.addSelfEnv(p.Rows)
 	a.addSettingsDefaults(p.Rows)

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cordisgo/harness/internal/yamlnode"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -149,7 +150,8 @@ func loadSettingsDoc(path string) (*settingsDoc, error) {
 	var doc yaml.Node
 	if len(bytes.TrimSpace(data)) > 0 {
 		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return nil, fmt.Errorf("settings file %s: not valid YAML: %w", path, err)
+			line, text := yamlnode.SyntaxError(data, err)
+			return nil, fmt.Errorf("settings file %s: line %d: not valid YAML: %s", path, line, text)
 		}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
