@@ -30,9 +30,10 @@ const (
 )
 
 // SessionsEvent is emitted from the gateway's context (the one given to [New]) after its
-// downstream sessions changed: a session began or ended, a request began or ended. Changes
-// that come while listeners run are coalesced into the next snapshot: a listener always
-// gets the newest. Listeners run on the gateway's notifier goroutine, one at a time.
+// downstream sessions changed: a session began or ended, a request began or ended, at most
+// ten times a second (changes meanwhile, or while listeners run, are coalesced into the next
+// snapshot: a listener always gets the newest). Listeners run on the gateway's notifier
+// goroutine, one at a time.
 var SessionsEvent = ctx.NewEvent[SessionsSnapshot]("gateway/sessions")
 
 // SessionsSnapshot is the state of a gateway's downstream sessions. It is a plain value,
@@ -304,6 +305,9 @@ func (g *Gateway) Sessions() SessionsSnapshot {
 	return snap
 }
 
+// sessionsInterval is the least time between two SessionsEvents.
+const sessionsInterval = 100 * time.Millisecond
+
 // notify starts the goroutine that emits SessionsEvent after each change (coalesced), a
 // goroutine of the gateway's effect.
 func (g *Gateway) notify() error {
@@ -316,6 +320,15 @@ func (g *Gateway) notify() error {
 			}
 			if err := SessionsEvent.Emit(g.c, g.Sessions()); err != nil && !errors.Is(err, ctx.ErrInactive) {
 				g.log.Warn("a gateway/sessions listener failed", "err", err)
+			}
+			// At most one snapshot per interval, however busy the sessions: the changes
+			// meanwhile coalesce into the next.
+			t := time.NewTimer(sessionsInterval)
+			select {
+			case <-run.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
 			}
 		}
 	})
