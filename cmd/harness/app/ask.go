@@ -55,6 +55,10 @@ JSON line). The task is the arguments, or stdin when it is piped ("-" reads stdi
 Nobody is asked for approvals: calls the agent's permissions would ask about are
 refused and the model is told why; --allow PATTERN allows more tools.
 
+With a host running (harness run), the task goes to the host's agent, which uses the
+host's servers (--local: this process starts its own; --mode and --allow work in
+process too). A host without an agent is said in one line, and ask works in process.
+
 Exit status: 0 the model answered; 1 failure (the model's API, an interruption);
 2 usage or profile error; 3 the turn stopped before the model finished (step
 limit, token budget, output limit).`,
@@ -68,6 +72,11 @@ limit, token budget, output limit).`,
 			if err != nil {
 				return err
 			}
+			if rh, err := a.runningAgentHost(cmd.Context(), f); err != nil {
+				return err
+			} else if rh != nil {
+				return a.askOnHost(cmd.Context(), rh, f, task)
+			}
 			return a.withAgent(cmd.Context(), f, func(c context.Context, svc *agent.Service) error {
 				s, err := svc.Start(agent.StartOptions{Agent: f.agent, Model: f.model, Mode: f.mode})
 				if err != nil {
@@ -79,6 +88,7 @@ limit, token budget, output limit).`,
 		}),
 	}
 	f.add(cmd)
+	a.hostFlags(cmd)
 	return cmd
 }
 
@@ -255,6 +265,12 @@ func (a *invocation) runTurn(c context.Context, s *agent.Session, after int64, t
 	if perr := <-printed; perr != nil && err == nil {
 		err = perr
 	}
+	return a.turnOutcome(end, err, s.ID(), f)
+}
+
+// turnOutcome prints a turn's answer (unless --json) and returns the command's error for
+// how it ended.
+func (a *invocation) turnOutcome(end *agent.TurnEnd, err error, session string, f agentFlags) error {
 	if !f.json && end != nil && end.Text != "" {
 		text := end.Text
 		if isTerminal(a.stdout) {
@@ -274,7 +290,7 @@ func (a *invocation) runTurn(c context.Context, s *agent.Session, after int64, t
 	case agent.StopDone:
 		return nil
 	case agent.StopMaxSteps, agent.StopTokenBudget, agent.StopLength:
-		errorf(a.stderr, a.prog, "the turn stopped before the model finished: %s (session %s)", end.Reason, s.ID())
+		errorf(a.stderr, a.prog, "the turn stopped before the model finished: %s (session %s)", end.Reason, session)
 		return &exitError{code: ExitIncomplete, err: errors.New("")}
 	}
 	return nil
@@ -284,24 +300,29 @@ func (a *invocation) runTurn(c context.Context, s *agent.Session, after int64, t
 // per tool result on stderr when it is a terminal. It returns when sub is closed.
 func (a *invocation) printEvents(c context.Context, sub *agent.Subscription, asJSON bool) error {
 	enc := json.NewEncoder(a.stdout)
-	showTools := !asJSON && a.term != nil
 	for {
 		ev, err := sub.Next(c)
 		if err != nil {
 			return nil
 		}
-		if asJSON {
-			if err := enc.Encode(ev); err != nil {
-				return err
-			}
-			continue
-		}
-		if showTools && ev.Type == agent.EventToolResult && ev.Call != nil && ev.Result != nil {
-			who := ""
-			if ev.Agent != "" {
-				who = ev.Agent + ": "
-			}
-			fmt.Fprintf(a.term, "%s%s %s (%d ms)\n", who, termsafe.String(ev.Call.Tool), ev.Result.Outcome, ev.Result.Duration)
+		if err := a.printEvent(enc, ev, asJSON); err != nil {
+			return err
 		}
 	}
+}
+
+// printEvent writes one event of a turn: as a JSON line with asJSON, else a line for a tool
+// result on the terminal, if there is one.
+func (a *invocation) printEvent(enc *json.Encoder, ev agent.Event, asJSON bool) error {
+	if asJSON {
+		return enc.Encode(ev)
+	}
+	if a.term != nil && ev.Type == agent.EventToolResult && ev.Call != nil && ev.Result != nil {
+		who := ""
+		if ev.Agent != "" {
+			who = ev.Agent + ": "
+		}
+		fmt.Fprintf(a.term, "%s%s %s (%d ms)\n", who, termsafe.String(ev.Call.Tool), ev.Result.Outcome, ev.Result.Duration)
+	}
+	return nil
 }

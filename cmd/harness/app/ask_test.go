@@ -154,3 +154,47 @@ func TestAgentModeFlag(t *testing.T) {
 	r.expect(t, ExitOK, "tools run_code; result ", "")
 	run(t, nil, "-p", p, "chat", "--mode", "fast").expect(t, ExitUsage, "", `--mode: want "standard" or "ptc", got "fast"`)
 }
+
+// TestAskOnHost: with a host running, ask gives the task to the host's agent, which calls
+// the host's servers (this process starts none); a call the host's permissions would ask
+// about is refused (nobody to ask), the model told why; --local works in process; a host
+// without an agent is said in one line and ask works in process.
+func TestAskOnHost(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
+		last := c.Messages[len(c.Messages)-1]
+		switch {
+		case last.Role == "user" && strings.Contains(last.Content, "add a tool"):
+			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "mcp__demo__add_tool", Arguments: `{"name":"z"}`}}}
+		case last.Role == "user":
+			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "mcp__demo__add", Arguments: `{"a": 2, "b": 40}`}}}
+		}
+		return modeltest.Reply{Content: "tool said: " + last.Content}
+	}})
+	p := agentProfile(t, srv, "  agent:\n    use: agent\n")
+	env := testEnv(t)
+	startRun(t, env, "-p", p, "run")
+
+	r := run(t, env, "ask", "add", "2", "and", "40")
+	r.expect(t, ExitOK, "tool said: 42", "answering for the host at http://127.0.0.1:")
+	if strings.Contains(r.stderr, "demo:") {
+		t.Errorf("ask started servers of its own:\n%s", r.stderr)
+	}
+	run(t, env, "ask", "add a tool").expect(t, ExitOK, "nobody to ask", "")
+	r = run(t, env, "ask", "--json", "add", "2", "and", "40")
+	r.expect(t, ExitOK, `"type":"turn.end"`, "")
+
+	local := run(t, env, "ask", "--local", "-p", p, "add", "2", "and", "40")
+	local.expect(t, ExitOK, "tool said: 42", "")
+	if strings.Contains(local.stderr, "answering for") {
+		t.Errorf("--local used the host:\n%s", local.stderr)
+	}
+}
+
+// TestAskHostWithoutAgent: a running host without a model or agent is said in one line,
+// and ask works in process.
+func TestAskHostWithoutAgent(t *testing.T) {
+	env := testEnv(t)
+	startRun(t, env, "run")
+	r := run(t, append(env, "DEEPSEEK_API_KEY="), "ask", "hello")
+	r.expect(t, ExitFailure, "", "has no agent (its profile mounts no model or agent); working in process")
+}
