@@ -215,3 +215,30 @@ func TestProvideResponder(t *testing.T) {
 		})
 	}
 }
+
+// TestToolsListSameOnTerminal: tools list shows the same tools on a terminal as off one (a
+// server that asks questions is offered elicitation either way, so it lists the same
+// tools).
+func TestToolsListSameOnTerminal(t *testing.T) {
+	s := ptytest.Open(t)
+	cmd := harnessCmd(t, "tools", "list", "--local")
+	s.Start(cmd)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("tools list on a terminal: %v\n%s", err, s.All())
+	}
+	off := run(t, nil, "tools", "list", "--local")
+	off.expect(t, ExitOK, "mcp__demo__echo", "")
+	names := func(out string) []string {
+		var got []string
+		for _, w := range strings.Fields(out) {
+			if strings.HasPrefix(w, "mcp__") {
+				got = append(got, w)
+			}
+		}
+		return got
+	}
+	on := names(s.All())
+	if len(on) == 0 || strings.Join(on, " ") != strings.Join(names(off.stdout), " ") {
+		t.Errorf("on a terminal: %v\noff a terminal: %v", on, names(off.stdout))
+	}
+}
