@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
 )
 
@@ -126,4 +128,129 @@ func (a *invocation) agentHostError(c context.Context, rh *runningHost, method s
 		return failure(errors.New("interrupted"))
 	}
 	return agentError(fmt.Errorf("%s: %s: %w", rh, method, err))
+}
+
+// methodAgentOpen resumes a stored session on the host (chat --resume, /resume).
+const methodAgentOpen = "agent/open"
+
+// hostSession starts (or opens) a session on the host with method and makes it the chat's.
+func (ch *chat) hostSession(method string, params map[string]any) error {
+	cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
+	defer cancel()
+	var info agent.SessionInfo
+	if err := ch.host.cl.Call(cx, method, params, &info); err != nil {
+		return fmt.Errorf("%s: %s: %w", ch.host, method, err)
+	}
+	ch.close()
+	ch.ss, ch.seq = &info, 0
+	ch.banner(info.Agent, info.Model, info.ID)
+	return nil
+}
+
+// hostTools lists the host's tools, as `tools list` run for the host (harness/exec) does.
+func (ch *chat) hostTools() {
+	cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
+	defer cancel()
+	err := ch.host.cl.Stream(cx, methodHostExec, execParams{Args: []string{"tools", "list"}}, func(raw json.RawMessage) error {
+		var ev execEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return err
+		}
+		ch.io.printf("%s", termsafe.String(ev.Stdout))
+		return nil
+	})
+	if err != nil {
+		ch.io.printf("%s\n", termsafe.String(err.Error()))
+	}
+}
+
+// answer answers an approval of the session in use.
+func (ch *chat) answer(c context.Context, id string, ans agent.Answer) error {
+	if ch.host == nil {
+		return ch.s.Approve(id, ans)
+	}
+	cx, cancel := context.WithTimeout(context.WithoutCancel(c), hostAnswerTimeout)
+	defer cancel()
+	return ch.host.cl.Call(cx, methodAgentApprove, map[string]any{"session": ch.ss.ID, "id": id, "decision": ans.Decision, "reason": ans.Reason}, nil)
+}
+
+// hostTurn sends text to the host's session and shows the turn from its events stream
+// (agent/events after the last event seen) until it ends; Ctrl-C cancels it on the host.
+func (ch *chat) hostTurn(c context.Context, text string) error {
+	cl, id := ch.host.cl, ch.ss.ID
+	// The stream is open before the message is sent, or the turn's first live events (the
+	// reasoning's and the answer's deltas) could pass before it: it starts at the last event
+	// seen (or the session's first), replayed, which says it is open. The events of earlier
+	// turns are not shown again: a resumed session's are skipped by their turn number.
+	after, earlier := max(ch.seq-1, 0), ch.ss.Turns
+	var interrupted atomic.Bool
+	hook := func() bool {
+		cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
+		defer cancel()
+		interrupted.Store(true)
+		return cl.Call(cx, methodAgentCancel, map[string]any{"session": id}, nil) == nil
+	}
+	interruptHook.Store(&hook)
+	defer interruptHook.Store(nil)
+	events := make(chan agent.Event, 1)
+	sc, stop := context.WithCancel(c)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		defer close(events)
+		done <- cl.Stream(sc, methodAgentEvents, map[string]any{"session": id, "after": after}, func(raw json.RawMessage) error {
+			var ev agent.Event
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return fmt.Errorf("reading the host's events: %w", err)
+			}
+			select {
+			case events <- ev:
+			case <-sc.Done():
+				return sc.Err()
+			}
+			if ev.Type == agent.EventTurnEnd && ev.Agent == "" && ev.Turn > earlier {
+				return errTurnOver
+			}
+			return nil
+		})
+	}()
+	select {
+	case <-events: // the stream is open
+	case err := <-done:
+		ch.io.printf("%s\n", termsafe.String(fmt.Sprintf("error: %s: %v", methodAgentEvents, err)))
+		return nil
+	case <-c.Done():
+		return nil
+	}
+	if err := cl.Call(c, methodAgentSend, map[string]any{"session": id, "text": text}, nil); err != nil {
+		ch.io.printf("%s\n", termsafe.String("error: "+err.Error()))
+		return nil
+	}
+	ch.ss.Turns++
+	cancelled := false
+	ch.show(c, func(context.Context) (agent.Event, error) {
+		var ev agent.Event
+		for ok := true; ; {
+			if ev, ok = <-events; !ok {
+				return agent.Event{}, errTurnOver
+			}
+			ch.seq = max(ch.seq, ev.Seq)
+			if ev.Turn == 0 || ev.Turn > earlier {
+				break
+			}
+		}
+		if ev.Type == agent.EventTurnEnd && ev.End != nil && ev.End.Reason == agent.StopCancelled {
+			cancelled = true
+		}
+		return ev, nil
+	})
+	stop()
+	err := <-done
+	switch {
+	case cancelled || interrupted.Load():
+		ch.io.printf("\n%s\n", ch.io.dim("(cancelled)"))
+	case err != nil && !errors.Is(err, errTurnOver) && c.Err() == nil:
+		ch.io.printf("\n%s\n", termsafe.String("error: "+err.Error()))
+	}
+	return nil
 }

@@ -80,14 +80,19 @@ told); at the prompt, Ctrl-C or Ctrl-D (or /exit) leaves. Commands:
   /resume ID        continue a stored session (harness sessions list)
   /exit             leave
 
-Sessions are logged like those of harness ask: harness sessions list|show|resume.`,
+Sessions are logged like those of harness ask: harness sessions list|show|resume.
+
+With a host running (harness run), chat talks with the host's agent, on the host's
+servers (this process starts none); approvals are still asked here, and Ctrl-C cancels
+the turn on the host. --local: this process starts its own; --mode and --allow work in
+process too. A host without an agent is said in one line, and chat works in process.`,
 		Example: `  harness chat
   harness chat --model pro --allow 'demo/*'
   harness chat --mode ptc
   harness chat --resume 20261203-100000-abcdef`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			return a.withAgent(cmd.Context(), f, func(c context.Context, svc *agent.Service) error {
+			newIO := func(c context.Context) *chatIO {
 				term := &chatIO{lines: make(chan string), out: a.stdout, styled: isTerminal(a.stdout)}
 				go func() {
 					defer close(term.lines)
@@ -101,7 +106,25 @@ Sessions are logged like those of harness ask: harness sessions list|show|resume
 						}
 					}
 				}()
-				ch := &chat{a: a, svc: svc, io: term, f: f, reasoning: !noReasoning}
+				return term
+			}
+			if rh, err := a.runningAgentHost(cmd.Context(), f); err != nil {
+				return err
+			} else if rh != nil {
+				c := cmd.Context()
+				ch := &chat{a: a, host: rh, io: newIO(c), f: f, reasoning: !noReasoning}
+				if resume != "" {
+					if err := ch.resume(resume); err != nil {
+						return agentError(err)
+					}
+				} else if err := ch.start(); err != nil {
+					return agentError(err)
+				}
+				defer ch.close()
+				return ch.loop(c)
+			}
+			return a.withAgent(cmd.Context(), f, func(c context.Context, svc *agent.Service) error {
+				ch := &chat{a: a, svc: svc, io: newIO(c), f: f, reasoning: !noReasoning}
 				if resume != "" {
 					if err := ch.resume(resume); err != nil {
 						return agentError(err)
@@ -115,15 +138,20 @@ Sessions are logged like those of harness ask: harness sessions list|show|resume
 		}),
 	}
 	f.add(cmd)
+	a.hostFlags(cmd)
 	cmd.Flags().StringVar(&resume, "resume", "", "continue the stored session `ID`")
 	cmd.Flags().BoolVar(&noReasoning, "no-reasoning", false, "hide the model's reasoning")
 	return cmd
 }
 
-// chat is one harness chat: the session in use and how it is shown.
+// chat is one harness chat: the session in use and how it is shown. With host set, the
+// session is the running host's (ss: agent/* remote methods), else svc's (s).
 type chat struct {
 	a         *invocation
 	svc       *agent.Service
+	host      *runningHost
+	ss        *agent.SessionInfo
+	seq       int64 // the last event of ss seen
 	io        *chatIO
 	f         agentFlags
 	s         *agent.Session
@@ -131,6 +159,9 @@ type chat struct {
 }
 
 func (ch *chat) start() error {
+	if ch.host != nil {
+		return ch.hostSession(methodAgentStart, map[string]any{"agent": ch.f.agent, "model": ch.f.model})
+	}
 	s, err := ch.svc.Start(agent.StartOptions{Agent: ch.f.agent, Model: ch.f.model, Mode: ch.f.mode, Interactive: true})
 	if err != nil {
 		return err
@@ -140,6 +171,13 @@ func (ch *chat) start() error {
 }
 
 func (ch *chat) resume(id string) error {
+	if ch.host != nil {
+		if err := ch.hostSession(methodAgentOpen, map[string]any{"session": id, "model": ch.f.model}); err != nil {
+			return err
+		}
+		ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("resumed: %d turns", ch.ss.Turns)))
+		return nil
+	}
 	s, err := ch.svc.Resume(id, agent.StartOptions{Model: ch.f.model, Mode: ch.f.mode, Interactive: true})
 	if err != nil {
 		return err
@@ -151,15 +189,36 @@ func (ch *chat) resume(id string) error {
 }
 
 func (ch *chat) use(s *agent.Session) {
+	ch.close()
+	ch.s = s
+	ch.banner(s.Agent(), s.Model(), s.ID())
+}
+
+// banner introduces the session in use.
+func (ch *chat) banner(agentName, modelName, id string) {
+	who := "the main agent"
+	if agentName != "" {
+		who = "agent " + agentName
+	}
+	where := ""
+	if ch.host != nil {
+		where = fmt.Sprintf(" · on the host (pid %d)", ch.host.info.PID)
+	}
+	ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("harness chat · %s · model %s · session %s%s — /help for commands, Ctrl-C cancels a turn, Ctrl-D leaves", who, termsafe.String(modelName), id, where)))
+}
+
+// close closes the session in use, if any.
+func (ch *chat) close() {
 	if ch.s != nil {
 		_ = ch.s.Close()
+		ch.s = nil
 	}
-	ch.s = s
-	who := "the main agent"
-	if s.Agent() != "" {
-		who = "agent " + s.Agent()
+	if ch.ss != nil {
+		cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
+		defer cancel()
+		_ = ch.host.cl.Call(cx, methodAgentClose, map[string]any{"session": ch.ss.ID}, nil)
+		ch.ss = nil
 	}
-	ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("harness chat · %s · model %s · session %s — /help for commands, Ctrl-C cancels a turn, Ctrl-D leaves", who, s.Model(), s.ID())))
 }
 
 // loop reads messages until EOF, /exit or the command's end.
@@ -219,6 +278,18 @@ func (ch *chat) command(line string) (done bool, err error) {
 			ch.io.printf("%s\n", termsafe.String(err.Error()))
 		}
 	case "model":
+		if ch.host != nil {
+			if arg == "" {
+				ch.io.printf("* %s (the host's models: harness profile show on the host's profile)\n", termsafe.String(ch.ss.Model))
+				break
+			}
+			if err := ch.hostSession(methodAgentStart, map[string]any{"agent": ch.f.agent, "model": arg}); err != nil {
+				ch.io.printf("%s\n", termsafe.String(err.Error()))
+				break
+			}
+			ch.f.model = arg
+			break
+		}
 		ms, _ := model.Key.Get(ch.a.agentHost.root)
 		if arg == "" {
 			if ms != nil {
@@ -242,6 +313,10 @@ func (ch *chat) command(line string) (done bool, err error) {
 		ch.f = f
 		ch.use(s)
 	case "tools":
+		if ch.host != nil {
+			ch.hostTools()
+			break
+		}
 		reg, _ := toolregistry.Key.Get(ch.a.agentHost.root)
 		if reg == nil {
 			break
@@ -258,6 +333,9 @@ func (ch *chat) command(line string) (done bool, err error) {
 
 // turn sends text and shows the turn as it happens; Ctrl-C cancels it.
 func (ch *chat) turn(c context.Context, text string) error {
+	if ch.host != nil {
+		return ch.hostTurn(c, text)
+	}
 	s := ch.s
 	var last int64
 	if evs := s.Events(); len(evs) > 0 {
@@ -284,7 +362,7 @@ func (ch *chat) turn(c context.Context, text string) error {
 		sub.Close()
 		res <- result{end, err}
 	}()
-	ch.show(c, sub)
+	ch.show(c, sub.Next)
 	r := <-res
 	switch {
 	case errors.Is(r.err, agent.ErrCancelled):
@@ -297,7 +375,7 @@ func (ch *chat) turn(c context.Context, text string) error {
 
 // show prints the events of a turn until sub is closed: the answer streamed, reasoning
 // dimmed, a line per tool call, approvals asked on the terminal.
-func (ch *chat) show(c context.Context, sub *agent.Subscription) {
+func (ch *chat) show(c context.Context, next func(context.Context) (agent.Event, error)) {
 	inReasoning, midLine := false, false
 	// Reasoning is dimmed as a whole: the style starts with its first piece and ends with
 	// it, so the pieces between are plain text.
@@ -315,7 +393,7 @@ func (ch *chat) show(c context.Context, sub *agent.Subscription) {
 		}
 	}
 	for {
-		ev, err := sub.Next(c)
+		ev, err := next(c)
 		if err != nil {
 			endLine()
 			return
@@ -419,7 +497,7 @@ func (ch *chat) approve(c context.Context, ev agent.Event) {
 		if decision == "" {
 			continue
 		}
-		if err := ch.s.Approve(ap.ID, agent.Answer{Decision: decision, Reason: "the person said no"}); err != nil && !errors.Is(err, agent.ErrUnknownApproval) {
+		if err := ch.answer(c, ap.ID, agent.Answer{Decision: decision, Reason: "the person said no"}); err != nil && !errors.Is(err, agent.ErrUnknownApproval) {
 			ch.io.printf("%s\n", termsafe.String(err.Error()))
 		}
 		return
