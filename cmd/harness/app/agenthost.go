@@ -65,16 +65,22 @@ func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags,
 		defer cancel()
 		_ = cl.Call(cx, methodAgentClose, map[string]any{"session": info.ID}, nil)
 	}()
-	if err := cl.Call(c, methodAgentSend, map[string]any{"session": info.ID, "text": task}, nil); err != nil {
-		return a.agentHostError(c, rh, methodAgentSend, err)
-	}
 	enc := json.NewEncoder(a.stdout)
 	var end *agent.TurnEnd
-	var turnErr error
+	var turnErr, sendErr error
+	sent := false
 	err := cl.Stream(c, methodAgentEvents, map[string]any{"session": info.ID}, func(raw json.RawMessage) error {
 		var ev agent.Event
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return fmt.Errorf("reading the host's events: %w", err)
+		}
+		if !sent {
+			// The stream is open (its first event is the session's header): the task is sent
+			// now, so that none of the turn's live events (--json shows them) passes before.
+			sent = true
+			if sendErr = cl.Call(c, methodAgentSend, map[string]any{"session": info.ID, "text": task}, nil); sendErr != nil {
+				return sendErr
+			}
 		}
 		if err := a.printEvent(enc, ev, f.json); err != nil {
 			return err
@@ -98,6 +104,8 @@ func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags,
 	})
 	switch {
 	case errors.Is(err, errTurnOver):
+	case sendErr != nil:
+		return a.agentHostError(c, rh, methodAgentSend, sendErr)
 	case c.Err() != nil:
 		cx, cancel := bg()
 		defer cancel()
