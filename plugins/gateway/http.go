@@ -1,19 +1,16 @@
 package gateway
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/loopback"
 )
 
 // Route paths.
@@ -58,7 +55,7 @@ type HTTPOptions struct {
 // NoAuth.
 func (o HTTPOptions) Check() error {
 	if o.NoAuth {
-		if !loopbackAddr(o.Addr) {
+		if !loopback.IsLoopback(o.Addr) {
 			return fmt.Errorf("%w: --no-auth on %q: refused on an address that is not loopback (127.0.0.1, ::1 or localhost)", ErrInsecure, o.Addr)
 		}
 		return nil
@@ -70,11 +67,7 @@ func (o HTTPOptions) Check() error {
 }
 
 // NewToken returns a random bearer token (32 bytes, hex).
-func NewToken() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func NewToken() string { return loopback.NewToken() }
 
 // Handler serves the routes over Streamable HTTP: PathAggregated, PathAgents+<layer> and
 // PathServers+<name> (the last two also with PathSuffix appended). Every request is checked, in this order, for its Host header (DNS
@@ -87,7 +80,8 @@ func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 		return nil, err
 	}
 	h := &httpFront{g: g, opts: opts, routes: map[any]http.Handler{}}
-	h.hosts = allowedHosts(opts)
+	h.guard = loopback.New(loopback.Options{Addr: opts.Addr, Hosts: opts.AllowedHosts, Origins: opts.AllowedOrigins,
+		HostOrigins: true, Token: opts.Token})
 	timeout := opts.SessionIdleTimeout
 	if timeout == 0 {
 		timeout = DefaultSessionIdleTimeout
@@ -100,7 +94,7 @@ func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 type httpFront struct {
 	g      *Gateway
 	opts   HTTPOptions
-	hosts  map[string]bool
+	guard  *loopback.Guard
 	reaper *reaper
 
 	mu     sync.Mutex
@@ -108,21 +102,18 @@ type httpFront struct {
 }
 
 func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if !h.hostAllowed(req.Host) {
-		http.Error(w, "forbidden: Host header not allowed", http.StatusForbidden)
-		return
-	}
-	if o := req.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
-		http.Error(w, "forbidden: Origin not allowed", http.StatusForbidden)
-		return
-	}
-	if !h.opts.NoAuth {
-		got, ok := bearer(req.Header.Get("Authorization"))
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
-			http.Error(w, "unauthorized: a bearer token is required", http.StatusUnauthorized)
-			return
+	if err := h.guard.Check(req); err != nil {
+		msg := "forbidden: Host header not allowed" // DNS rebinding
+		if errors.Is(err, loopback.ErrOrigin) {
+			msg = "forbidden: Origin not allowed"
 		}
+		http.Error(w, msg, loopback.Status(err))
+		return
+	}
+	if !h.opts.NoAuth && !h.guard.Authorized(req) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
+		http.Error(w, "unauthorized: a bearer token is required", http.StatusUnauthorized)
+		return
 	}
 	if h.g.life.Err() != nil {
 		http.Error(w, "the gateway is closed", http.StatusServiceUnavailable)
@@ -162,16 +153,6 @@ func routePath(p string) string {
 		}
 	}
 	return p
-}
-
-// bearer returns the credentials of an Authorization header of the Bearer scheme, whose
-// name is case-insensitive (RFC 9110 §11.1): "bearer", "BEARER" and "Bearer" alike.
-func bearer(header string) (string, bool) {
-	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimSpace(cred), true
 }
 
 // route returns the streamable handler of path's server, made on first use. Handlers are
@@ -238,61 +219,4 @@ func routeStatus(err error) int {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
-}
-
-var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}
-
-// loopbackAddr reports whether addr's host is a loopback name or address. An empty host
-// (all interfaces) is not loopback.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func allowedHosts(o HTTPOptions) map[string]bool {
-	m := map[string]bool{}
-	for _, n := range loopbackNames {
-		m[n] = true
-	}
-	if host, _, err := net.SplitHostPort(o.Addr); err == nil && host != "" {
-		ip := net.ParseIP(host)
-		if ip == nil || !ip.IsUnspecified() {
-			m[strings.ToLower(host)] = true
-		}
-	}
-	for _, a := range o.AllowedHosts {
-		m[strings.ToLower(hostOnly(a))] = true
-	}
-	return m
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func (h *httpFront) hostAllowed(host string) bool {
-	return host != "" && h.hosts[strings.ToLower(hostOnly(host))]
-}
-
-func (h *httpFront) originAllowed(origin string) bool {
-	for _, o := range h.opts.AllowedOrigins {
-		if strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	return h.hosts[strings.ToLower(u.Hostname())]
 }

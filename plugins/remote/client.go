@@ -15,6 +15,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/cordisgo/harness/internal/loopback"
 )
 
 // CodeBadResponse is the code of the *Error a [Client] returns when the host's answer
@@ -82,11 +84,11 @@ func ReadEndpoint(path string) (baseURL, token string, err error) {
 	if err := json.Unmarshal(b, &ep); err != nil {
 		return "", "", fmt.Errorf("remote endpoint %s: %w", path, err)
 	}
-	if ep.PID > 0 && !processAlive(ep.PID) {
+	if ep.PID > 0 && !loopback.ProcessAlive(ep.PID) {
 		return "", "", &staleError{file: path, pid: ep.PID}
 	}
 	u, err := url.Parse(ep.URL)
-	if err != nil || u.Scheme != "http" || !loopbackHost(u.Hostname()) || u.Port() == "" {
+	if err != nil || u.Scheme != "http" || !loopback.LoopbackHost(u.Hostname()) || u.Port() == "" {
 		return "", "", fmt.Errorf("remote endpoint %s: url %q is not an http URL on the loopback", path, ep.URL)
 	}
 	if ep.TokenFile == "" {

@@ -167,24 +167,6 @@ func listenAddr(addr string, allowRemote bool) (string, error) {
 	return net.JoinHostPort(ip.Unmap().String(), port), nil
 }
 
-// dialAddr is the address local clients use for a listener on addr: the loopback of the
-// same family for a wildcard address (0.0.0.0, ::), addr itself otherwise.
-func dialAddr(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	ip, err := netip.ParseAddr(host)
-	switch {
-	case err != nil || !ip.IsUnspecified():
-		return addr
-	case ip.Is4():
-		return net.JoinHostPort("127.0.0.1", port)
-	default:
-		return net.JoinHostPort("::1", port)
-	}
-}
-
 // hostName reports whether h is a DNS host name without a port: letters, digits, '-' and
 // dots, labels of 1 to 63 bytes.
 func hostName(h string) bool {
@@ -205,23 +187,4 @@ func hostName(h string) bool {
 		}
 	}
 	return true
-}
-
-// ipLiteral reports whether host (no port; IPv6 with or without brackets) is an IP literal
-// without a zone. A Host header naming an IP cannot be the result of DNS rebinding.
-func ipLiteral(host string) bool {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Zone() == ""
-}
-
-// loopbackHost reports whether host (no port) names the loopback: "localhost" or a
-// loopback IP literal, with or without IPv6 brackets.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }

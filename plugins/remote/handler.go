@@ -3,20 +3,18 @@ package remote
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/loopback"
 )
 
 // Method kinds reported by GET /v1/methods.
@@ -37,26 +35,15 @@ type MethodInfo struct {
 // withdrawn while the server runs are seen at once.
 type handler struct {
 	ctx      *ctx.Context
-	token    []byte
-	session  string // the session cookie's value (see page.go)
+	guard    *loopback.Guard // Host, loopback Origins and the bearer token
+	session  string          // the session cookie's value (see page.go)
 	maxBody  int64
 	log      *slog.Logger
 	inflight tracker
 	muxes    muxes
-	// remote is Config.AllowRemote: Host headers may name any IP literal or one of hosts
-	// (lower case, no trailing dot), and the page may be used from its own origin there.
+	// remote is Config.AllowRemote: the page may be used from its own origin beyond the
+	// loopback (the guard accepts Host headers naming any IP literal or one of allowedHosts).
 	remote bool
-	hosts  map[string]bool
-}
-
-// hostAllowed reports whether a request's Host (no port) may be served: the loopback, and
-// with allowRemote an IP literal or a configured name. Other names are refused, which
-// defends against DNS rebinding.
-func (h *handler) hostAllowed(host string) bool {
-	if loopbackHost(host) {
-		return true
-	}
-	return h.remote && (ipLiteral(host) || h.hosts[strings.TrimSuffix(strings.ToLower(host), ".")])
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -78,11 +65,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	host := r.Host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		host = hh
-	}
-	if !h.hostAllowed(host) {
+	if !h.guard.Host(r.Host) { // DNS rebinding
 		msg := "the Host header must name the loopback (127.0.0.1, [::1] or localhost)"
 		if h.remote {
 			msg = "the Host header must name the loopback, an IP address or one of allowedHosts"
@@ -92,7 +75,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	origin, hasOrigin := r.Header["Origin"]
 	if hasOrigin {
-		if len(origin) != 1 || !(loopbackOrigin(origin[0]) || h.remote && sameOrigin(r)) {
+		if len(origin) != 1 || !(h.guard.Origin(origin[0]) || h.remote && sameOrigin(r)) {
 			writeError(w, http.StatusForbidden, &Error{Code: CodeForbiddenOrigin, Message: "requests from a non-loopback origin are refused"})
 			return
 		}
@@ -110,7 +93,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.page(w, r) {
 		return
 	}
-	bearer := h.authorized(r)
+	bearer := h.guard.Authorized(r)
 	if !bearer && !h.cookieAuthorized(r) {
 		hdr.Set("WWW-Authenticate", `Bearer realm="harness"`)
 		writeError(w, http.StatusUnauthorized, &Error{Code: CodeUnauthorized, Message: "missing or wrong bearer token (see the token file)"})
@@ -156,27 +139,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, http.StatusNotFound, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no such path %q", r.URL.Path)})
-}
-
-// authorized compares the bearer token in constant time.
-func (h *handler) authorized(r *http.Request) bool {
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), h.token) == 1
-}
-
-// loopbackOrigin reports whether origin is http(s)://<loopback host>[:port].
-func loopbackOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.Opaque != "" {
-		return false
-	}
-	if u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
-		return false
-	}
-	return loopbackHost(u.Hostname())
 }
 
 // allow answers 405 unless r uses one of methods.

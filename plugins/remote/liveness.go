@@ -1,13 +1,11 @@
 package remote
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
-	"time"
+
+	"github.com/cordisgo/harness/internal/loopback"
 )
 
 // ErrStaleEndpoint is matched (errors.Is) by the error [ReadEndpoint] and [Discover]
@@ -48,31 +46,6 @@ func (e *EndpointInUseError) Error() string {
 		e.File, e.PID, e.URL)
 }
 
-// liveHost reads the endpoint file at path and reports the host it names if that host is
-// running: its process exists and its address accepts connections (a pid reused by an
-// unrelated process does not listen there). A missing or unreadable file, or a dead host,
-// is no live host.
-func liveHost(path string) (Endpoint, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Endpoint{}, false
-	}
-	var ep Endpoint
-	if json.Unmarshal(b, &ep) != nil || ep.PID <= 0 || !processAlive(ep.PID) {
-		return ep, false
-	}
-	u, err := url.Parse(ep.URL)
-	if err != nil || !loopbackHost(u.Hostname()) {
-		return ep, false
-	}
-	conn, err := net.DialTimeout("tcp", u.Host, time.Second)
-	if err != nil {
-		return ep, false
-	}
-	_ = conn.Close()
-	return ep, true
-}
-
 // InUse returns an [*EndpointInUseError] when the endpoint file that a remote plugin
 // configured with cfg would publish belongs to a host that is running, and nil otherwise
 // (no file, a stale one, or a configuration the plugin will refuse itself when it loads).
@@ -83,7 +56,7 @@ func InUse(cfg Config) error {
 	if err != nil {
 		return nil
 	}
-	if ep, live := liveHost(endpointFile); live {
+	if ep, live := loopback.Held(endpointFile); live {
 		return &EndpointInUseError{File: endpointFile, PID: ep.PID, URL: ep.URL}
 	}
 	return nil

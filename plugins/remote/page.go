@@ -127,7 +127,7 @@ func (h *handler) exchange(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, &Error{Code: CodeForbiddenOrigin, Message: "the session is only given to the page's own origin"})
 		return
 	}
-	if !h.authorized(r) {
+	if !h.guard.Authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
 		writeError(w, http.StatusUnauthorized, &Error{Code: CodeUnauthorized, Message: "missing or wrong bearer token (open the URL that harness run printed)"})
 		return

@@ -1,10 +1,7 @@
 package remote
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +10,11 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/loopback"
 )
 
 // Key names the service the plugin provides while it serves: the running [Server].
@@ -90,21 +86,14 @@ func apply(c *ctx.Context, cfg Config) error {
 	// One host per file: a second host on the same files would take the first one's
 	// clients away (and remove its files when it stops). A file left by a host that is
 	// gone is replaced.
-	if ep, live := liveHost(endpointFile); live {
+	if ep, live := loopback.Held(endpointFile); live {
 		return &EndpointInUseError{File: endpointFile, PID: ep.PID, URL: ep.URL}
 	} else if ep.PID > 0 {
 		c.Logger().Info("replacing a stale endpoint file: its host is not running", "endpoint_file", endpointFile, "pid", ep.PID)
 	}
-	token, err := newToken()
-	if err != nil {
-		return err
-	}
+	token := loopback.NewToken()
 
-	network := "tcp4" // 0.0.0.0 means IPv4's interfaces only, as written
-	if ap, err := netip.ParseAddrPort(listenAddr); err == nil && ap.Addr().Is6() {
-		network = "tcp6"
-	}
-	ln, err := net.Listen(network, listenAddr)
+	ln, err := loopback.Listen(listenAddr)
 	if err != nil {
 		return fmt.Errorf("remote API: listen on %s: %w", listenAddr, err)
 	}
@@ -116,21 +105,23 @@ func apply(c *ctx.Context, cfg Config) error {
 	}); err != nil {
 		return err // Defer closed ln already
 	}
-	srv := &Server{addr: dialAddr(ln.Addr().String()), listen: ln.Addr().String(), token: token, tokenFile: tokenFile, endpointFile: endpointFile}
-	h := &handler{ctx: c, token: []byte(token), session: sessionValue([]byte(token)), maxBody: cfg.MaxBodyBytes, log: c.Logger(),
-		remote: cfg.AllowRemote, hosts: make(map[string]bool)}
-	for _, name := range cfg.AllowedHosts {
-		h.hosts[strings.TrimSuffix(strings.ToLower(name), ".")] = true
+	srv := &Server{addr: loopback.DialAddr(listenAddr, ln.Addr()), listen: ln.Addr().String(), token: token, tokenFile: tokenFile, endpointFile: endpointFile}
+	h := &handler{ctx: c, session: sessionValue([]byte(token)), maxBody: cfg.MaxBodyBytes, log: c.Logger(), remote: cfg.AllowRemote}
+	hosts := []string(nil)
+	if cfg.AllowRemote {
+		hosts = cfg.AllowedHosts
 	}
+	// Origins: the loopback's only; the page's own origin beyond it is handler's rule.
+	h.guard = loopback.New(loopback.Options{Addr: listenAddr, Hosts: hosts, AnyIP: cfg.AllowRemote, Token: token})
 	if _, err := c.Go("http-server", func(run context.Context) error { return h.serve(run, ln) }); err != nil {
 		return err
 	}
 
-	if err := writeFileAtomic(tokenFile, []byte(token+"\n")); err != nil {
+	if err := loopback.WriteFile(tokenFile, []byte(token+"\n")); err != nil {
 		return fmt.Errorf("remote API: tokenFile: %w", err)
 	}
 	if _, err := c.Defer("token-file", func(context.Context) error {
-		return removeIfSame(tokenFile, []byte(token+"\n"))
+		return loopback.RemoveFile(tokenFile, []byte(token+"\n"))
 	}); err != nil {
 		return err // Defer removed the file already
 	}
@@ -139,11 +130,11 @@ func apply(c *ctx.Context, cfg Config) error {
 		return err
 	}
 	ep = append(ep, '\n')
-	if err := writeFileAtomic(endpointFile, ep); err != nil {
+	if err := loopback.WriteFile(endpointFile, ep); err != nil {
 		return fmt.Errorf("remote API: endpointFile: %w", err)
 	}
 	if _, err := c.Defer("endpoint-file", func(context.Context) error {
-		return removeIfSame(endpointFile, ep)
+		return loopback.RemoveFile(endpointFile, ep)
 	}); err != nil {
 		return err // Defer removed the file already
 	}
@@ -155,66 +146,6 @@ func apply(c *ctx.Context, cfg Config) error {
 	if ip, err := netip.ParseAddrPort(srv.listen); err == nil && !ip.Addr().Unmap().IsLoopback() {
 		c.Logger().Warn("remote API listening beyond the loopback (allowRemote): the token and the page's session cross the network unencrypted; use a trusted network only",
 			"addr", srv.listen)
-	}
-	return nil
-}
-
-// newToken returns 32 random bytes, hex-encoded.
-func newToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("remote API: token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
-}
-
-// writeFileAtomic writes data to path with mode 0600 through a temporary file in the same
-// directory and a rename, creating the directory with mode 0700 if needed. Readers see the
-// old content or the new one, never a part.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// removeIfSame removes path if it still holds data. Another host configured with the same
-// file may have replaced it since; that host's file is left alone.
-func removeIfSame(path string, data []byte) error {
-	got, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case !bytes.Equal(got, data):
-		return nil
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
 	}
 	return nil
 }

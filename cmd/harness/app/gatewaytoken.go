@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cordisgo/harness/internal/loopback"
 	"github.com/cordisgo/harness/plugins/gateway"
 )
 
@@ -76,34 +77,10 @@ func keptToken(path string, rotate bool) (string, error) {
 		}
 	}
 	tok := gateway.NewToken()
-	if err := writePrivate(path, []byte(tok+"\n")); err != nil {
+	if err := loopback.WriteFile(path, []byte(tok+"\n")); err != nil {
 		return "", fmt.Errorf("gateway token file %s: %w", path, err)
 	}
 	return tok, nil
-}
-
-// writePrivate writes b to path, mode 0600, atomically (its directory made 0700 if
-// missing).
-func writePrivate(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	err = tmp.Chmod(0o600)
-	if err == nil {
-		_, err = tmp.Write(b)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	return err
 }
 
 // clientConfigs are the clients serve --print-client-config knows, each a function of the

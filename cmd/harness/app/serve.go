@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/internal/loopback"
 	"github.com/cordisgo/harness/plugins/gateway"
 )
 
@@ -177,7 +178,7 @@ func (a *invocation) serveGateway(c context.Context, gf *gatewayFlags, openPage 
 			return usageErrorf("serve: %v", err)
 		}
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
+	ln, err := loopback.Listen(opts.Addr)
 	if err != nil {
 		return failure(fmt.Errorf("serve: listening on %s: %w%s", opts.Addr, err, gatewayHolder(endpointFile, opts.Addr)))
 	}
@@ -230,18 +231,25 @@ func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts
 		gw.Close()
 		return nil, usageErrorf("serve: %v", err)
 	}
-	url := "http://" + dialable(opts.Addr, ln.Addr()) + gateway.PathAggregated
-	if other, ok := heldEndpoint(endpointFile, url); ok {
-		// Another gateway is serving from this file: keep it, and write ours next to it.
+	// A listener on every interface is named by its loopback address, which the gateway's
+	// Host check accepts.
+	url := "http://" + loopback.DialAddr(opts.Addr, ln.Addr()) + gateway.PathAggregated
+	if other, ok := loopback.Held(endpointFile); ok && other.URL != url {
+		// Another gateway is serving from this file (its URL holds its port, so two gateways
+		// in one process are told apart too): keep it, and write ours next to it.
 		held := endpointFile
 		endpointFile = siblingEndpointFile(endpointFile, ln.Addr())
 		h.logger.Warn("the endpoint file belongs to another running gateway: writing this one's next to it",
 			"endpoint_file", held, "other_pid", other.PID, "other_url", other.URL)
 	}
-	ours := gatewayEndpoint{URL: url, Token: opts.Token, PID: os.Getpid()}
-	if err := writeEndpoint(endpointFile, ours); err != nil {
+	ours, err := json.MarshalIndent(gatewayEndpoint{URL: url, Token: opts.Token, PID: os.Getpid()}, "", "  ")
+	if err == nil {
+		ours = append(ours, '\n')
+		err = loopback.WriteFile(endpointFile, ours)
+	}
+	if err != nil {
 		gw.Close()
-		return nil, failure(fmt.Errorf("serve: %w", err))
+		return nil, failure(fmt.Errorf("serve: endpoint file %s: %w", endpointFile, err))
 	}
 	h.gateway.Store(gw)
 	// The page's Gateway sessions (gateway/sessions), beside the host's other remote methods.
@@ -266,37 +274,8 @@ func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts
 		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			h.logger.Error("gateway stopped", "err", err)
 		}
-		removeEndpoint(endpointFile, ours)
+		_ = loopback.RemoveFile(endpointFile, ours) // unless another gateway has written it since
 	}, nil
-}
-
-// dialable is the host:port clients reach a listener on: a listener on every interface
-// (":P", "0.0.0.0:P", "[::]:P") is named by its loopback address, which the gateway's Host
-// check accepts, and not by the unspecified address, which is not one a client can dial.
-func dialable(addr string, ln net.Addr) string {
-	a, ok := ln.(*net.TCPAddr)
-	if !ok || !a.IP.IsUnspecified() {
-		return ln.String()
-	}
-	ip := "127.0.0.1"
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		if p := net.ParseIP(host); p != nil && p.To4() == nil {
-			ip = "::1" // an IPv6-only listener ("[::]:P")
-		}
-	}
-	return net.JoinHostPort(ip, strconv.Itoa(a.Port))
-}
-
-// heldEndpoint returns the endpoint in path when it was written by another gateway that is
-// still running: its process is alive and it names another URL than ours (url, which holds
-// our port, so two gateways in one process are told apart too).
-func heldEndpoint(path, url string) (gatewayEndpoint, bool) {
-	var e gatewayEndpoint
-	b, err := os.ReadFile(path)
-	if err != nil || json.Unmarshal(b, &e) != nil || e.PID <= 0 || e.URL == url {
-		return e, false
-	}
-	return e, processAlive(e.PID)
 }
 
 // siblingEndpointFile is the endpoint file of a gateway whose default one is held by
@@ -308,44 +287,4 @@ func siblingEndpointFile(path string, ln net.Addr) string {
 		port = strconv.Itoa(a.Port)
 	}
 	return strings.TrimSuffix(path, ext) + "-" + port + ext
-}
-
-// removeEndpoint removes the endpoint file at shutdown, unless another gateway has written
-// it since (it is then that one's).
-func removeEndpoint(path string, ours gatewayEndpoint) {
-	var e gatewayEndpoint
-	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &e) == nil && e != ours {
-		return
-	}
-	_ = os.Remove(path)
-}
-
-// writeEndpoint writes e to path, mode 0600, atomically.
-func writeEndpoint(path string, e gatewayEndpoint) error {
-	b, err := json.MarshalIndent(e, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("endpoint file %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".gateway-*")
-	if err != nil {
-		return fmt.Errorf("endpoint file %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	err = tmp.Chmod(0o600)
-	if err == nil {
-		_, err = tmp.Write(append(b, '\n'))
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("endpoint file %s: %w", path, err)
-	}
-	return nil
 }

@@ -1,15 +1,15 @@
 //go:build unix
 
-package remote
+package loopback
 
 import (
 	"errors"
 	"syscall"
 )
 
-// processAlive reports whether a process with this id exists (signal 0 checks without
+// ProcessAlive reports whether a process with this id exists (signal 0 checks without
 // sending anything; EPERM means it exists under another user).
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

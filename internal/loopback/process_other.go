@@ -1,12 +1,12 @@
 //go:build !unix
 
-package remote
+package loopback
 
 import "os"
 
-// processAlive reports whether a process with this id exists (on Windows FindProcess opens
+// ProcessAlive reports whether a process with this id exists (on Windows FindProcess opens
 // the process, which fails for one that is gone).
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	p, err := os.FindProcess(pid)
 	if err != nil {
 		return false
