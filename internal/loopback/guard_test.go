@@ -33,7 +33,7 @@ func TestHost(t *testing.T) {
 		{"DEVBOX.LAN.", true},
 		{"build.example", true},
 		{"", false},
-		{"evil.example", false},          // DNS rebinding: a name that resolves to 127.0.0.1
+		{"evil.example", false},           // DNS rebinding: a name that resolves to 127.0.0.1
 		{"localhost.evil.example", false}, // ... that starts like the loopback's
 		{"127.0.0.1.nip.io:7100", false},
 		{"10.0.0.1:7100", false}, // an address, but not AnyIP
