@@ -75,7 +75,8 @@ func New(opts Options) *Context {
 	}
 	close(r.idle)
 	std, cancel := context.WithCancelCause(context.WithoutCancel(base))
-	s := &Scope{r: r, state: Active, done: make(chan struct{}), idle: closedChan, name: "root", logger: logger}
+	s := &Scope{r: r, state: Active, done: make(chan struct{}), name: "root", logger: logger}
+	s.initEngine()
 	r.scope = s
 	c := &Context{std: std, scope: s}
 	s.mountCtx = c

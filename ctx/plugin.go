@@ -142,8 +142,8 @@ func (c *Context) Plugin(def PluginDef, config any) (*Scope, error) {
 		mountCtx: c,
 		raw:      config,
 		done:     make(chan struct{}),
-		idle:     closedChan,
 	}
+	s.initEngine()
 	s.name = def.Name()
 	if s.name == "" {
 		s.name = c.scope.name

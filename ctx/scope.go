@@ -57,8 +57,7 @@ type Scope struct {
 	cfg        any
 	gen        uint64
 	disposing  bool
-	busy       bool
-	idle       chan struct{}
+	eng        engine // the transitions: running while the scope has one in flight
 	cur        *activation
 	loaded     epoch
 	failed     epoch
@@ -154,12 +153,12 @@ func (s *Scope) String() string { return fmt.Sprintf("scope %q #%d", s.name, s.i
 func (s *Scope) Wait(ctx context.Context) error {
 	for {
 		s.r.mu.RLock()
-		if !s.busy {
+		if !s.eng.running {
 			err := s.err
 			s.r.mu.RUnlock()
 			return err
 		}
-		ch := s.idle
+		ch := s.eng.idle
 		s.r.mu.RUnlock()
 		select {
 		case <-ch:
@@ -371,26 +370,45 @@ func (s *Scope) epochLocked() epoch {
 	return e
 }
 
-// kickLocked makes sure a transition goroutine is looking at s.
+// kickLocked makes sure a transition goroutine is looking at s: its engine runs
+// transitions once more.
 func (s *Scope) kickLocked() {
-	if s.busy || s.state == Disposed {
-		return
+	if s.state != Disposed {
+		s.eng.kickLocked(false)
 	}
-	s.busy = true
-	s.idle = make(chan struct{})
-	r := s.r
-	if r.inflight == 0 {
-		r.idle = make(chan struct{})
-	}
-	r.inflight++
-	go s.run()
 }
 
-// run is the transition engine of one scope: it moves the scope towards its target epoch,
-// one transition at a time, until nothing is left to do.
-func (s *Scope) run() {
+// initEngine sets up the scope's transition engine, on the root's lock. Its goroutine
+// counts as a transition in flight of the tree (Settle) from its start to its end.
+func (s *Scope) initEngine() {
 	r := s.r
-	r.mu.Lock()
+	s.eng = engine{mu: &r.mu, idle: closedChan,
+		fn: func() {
+			s.transitionsLocked()
+			s.deadline = time.Time{}
+		},
+		started: func() {
+			if r.inflight == 0 {
+				r.idle = make(chan struct{})
+			}
+			r.inflight++
+		},
+		ended: func() {
+			r.inflight--
+			if r.inflight == 0 {
+				close(r.idle)
+			}
+		},
+	}
+}
+
+// transitionsLocked moves the scope towards its target epoch, one transition at a time,
+// until nothing is left to do. It runs on the scope's engine, with r.mu held (released
+// while user code runs).
+func (s *Scope) transitionsLocked() {
+	if s.state == Disposed {
+		return // a kick that came during the last transitions
+	}
 	for {
 		ep := s.epochLocked()
 		if s.state == Active {
@@ -416,14 +434,6 @@ func (s *Scope) run() {
 		}
 		s.loadLocked(ep)
 	}
-	s.busy = false
-	s.deadline = time.Time{}
-	close(s.idle)
-	r.inflight--
-	if r.inflight == 0 {
-		close(r.idle)
-	}
-	r.mu.Unlock()
 }
 
 // setStateLocked records a state change, notifies dependents of the services s provides

@@ -94,8 +94,8 @@ func (r *root) awaitDependent(ctx context.Context, s, d *Scope, service string) 
 		r.removeWaitLocked(e)
 		r.mu.Unlock()
 	}()
-	for d.busy {
-		ch := d.idle
+	for d.eng.running {
+		ch := d.eng.idle
 		r.mu.Unlock()
 		select {
 		case <-ch:

@@ -21,7 +21,7 @@ import (
 // the worker without waiting: the run in progress is its last.
 //
 // A Worker is safe for concurrent use. A panic or error of the function is logged; the
-// worker goes on.
+// worker goes on. Its loop is the one each scope's transitions run on.
 type Worker struct {
 	c      *Context
 	label  string
@@ -29,19 +29,17 @@ type Worker struct {
 	runCtx context.Context
 	cancel context.CancelCauseFunc
 
-	mu      sync.Mutex
-	running bool
-	stopped bool
-	next    chan struct{} // closed once the run that serves the pending kicks returns
-	idle    chan struct{} // closed while no run is in progress
+	mu  sync.Mutex
+	eng engine // guarded by mu
 }
 
 // NewWorker makes a worker that runs fn, as an effect of c labelled label. It fails with
 // [ErrInactive] when c is unloading or gone.
 func (c *Context) NewWorker(label string, fn func(context.Context) error) (*Worker, Disposer, error) {
 	std, cancel := context.WithCancelCause(c.std)
-	w := &Worker{c: c, label: label, fn: fn, cancel: cancel, idle: closedChan}
+	w := &Worker{c: c, label: label, fn: fn, cancel: cancel}
 	w.runCtx = context.WithValue(std, workerKey{}, w)
+	w.eng = engine{mu: &w.mu, fn: w.run, idle: closedChan}
 	d, err := c.Defer("worker:"+label, w.stop)
 	if err != nil {
 		cancel(err)
@@ -56,41 +54,15 @@ func (c *Context) NewWorker(label string, fn func(context.Context) error) (*Work
 func (w *Worker) Kick() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.stopped {
-		return closedChan
-	}
-	if w.next == nil {
-		w.next = make(chan struct{})
-	}
-	ch := w.next
-	if !w.running {
-		w.running = true
-		w.idle = make(chan struct{})
-		go w.loop()
-	}
-	return ch
+	return w.eng.kickLocked(true)
 }
 
-// loop runs fn while kicks are pending.
-func (w *Worker) loop() {
-	for {
-		w.mu.Lock()
-		ch := w.next
-		w.next = nil
-		if ch == nil || w.stopped {
-			if ch != nil {
-				close(ch)
-			}
-			w.running = false
-			close(w.idle)
-			w.mu.Unlock()
-			return
-		}
-		w.mu.Unlock()
-		if err := safeCall(func() error { return w.fn(w.runCtx) }); err != nil {
-			w.c.Logger().Error("worker run failed", "worker", w.label, "err", err)
-		}
-		close(ch)
+// run is one run of fn, without w.mu (the engine holds it around runs).
+func (w *Worker) run() {
+	w.mu.Unlock()
+	defer w.mu.Lock()
+	if err := safeCall(func() error { return w.fn(w.runCtx) }); err != nil {
+		w.c.Logger().Error("worker run failed", "worker", w.label, "err", err)
 	}
 }
 
@@ -101,8 +73,8 @@ type workerKey struct{}
 // unless called from it.
 func (w *Worker) stop(ctx context.Context) error {
 	w.mu.Lock()
-	w.stopped = true
-	idle := w.idle
+	w.eng.stopped = true
+	idle := w.eng.idle
 	w.mu.Unlock()
 	w.cancel(ErrScopeUnloaded)
 	if ctx.Value(workerKey{}) == w {
@@ -114,4 +86,73 @@ func (w *Worker) stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("worker %q did not stop: %w", w.label, ctx.Err())
 	}
+}
+
+// engine is the package's one run-on-demand loop, under a [Worker] and under each scope's
+// transitions: a kick asks for one more run of fn, kicks that arrive during a run coalesce
+// into one further run, runs never overlap, and an idle engine holds no goroutine. Its
+// fields are guarded by mu, its owner's lock (a Worker's own; for a scope, the root's, under
+// which its transitions are decided). fn is called with mu held and returns with it held;
+// it releases it while it runs code that is not its owner's. started and ended, when set,
+// run under mu as the engine's goroutine starts and ends.
+type engine struct {
+	mu             sync.Locker
+	fn             func()
+	started, ended func()
+
+	running bool
+	stopped bool          // no more runs
+	pending bool          // a run was asked for since the current one started
+	next    chan struct{} // closed once the run serving the pending kicks returns; nil until asked for
+	idle    chan struct{} // closed while no run is in progress
+}
+
+// kickLocked asks for a run that starts after this call, starting the engine's goroutine
+// if it is idle. With wait it returns a channel closed once that run has returned, or once
+// the engine stopped without running it (nil without wait). e.mu is held.
+func (e *engine) kickLocked(wait bool) <-chan struct{} {
+	if e.stopped {
+		return closedChan
+	}
+	e.pending = true
+	var ch chan struct{}
+	if wait {
+		if e.next == nil {
+			e.next = make(chan struct{})
+		}
+		ch = e.next
+	}
+	if !e.running {
+		e.running = true
+		e.idle = make(chan struct{})
+		if e.started != nil {
+			e.started()
+		}
+		go e.loop()
+	}
+	return ch
+}
+
+// loop runs fn while runs are asked for.
+func (e *engine) loop() {
+	e.mu.Lock()
+	for e.pending && !e.stopped {
+		ch := e.next
+		e.next, e.pending = nil, false
+		e.fn()
+		if ch != nil {
+			close(ch)
+		}
+	}
+	if e.next != nil { // stopped with kicks pending
+		close(e.next)
+		e.next = nil
+	}
+	e.pending = false
+	e.running = false
+	if e.ended != nil {
+		e.ended()
+	}
+	close(e.idle)
+	e.mu.Unlock()
 }
