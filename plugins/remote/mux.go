@@ -131,19 +131,19 @@ func (h *handler) muxStream(w http.ResponseWriter, r *http.Request) {
 	hello, _ := json.Marshal(struct {
 		ID string `json:"id"`
 	}{id})
-	ev.mu.Lock()
-	err := ev.writeLocked("mux", hello)
-	ev.mu.Unlock()
-	if err != nil {
-		return
-	}
+	// Listed before the client learns its id, so that an open right after the hello finds it.
 	h.muxes.mu.Lock()
 	if h.muxes.m == nil {
 		h.muxes.m = map[string]*mux{}
 	}
 	h.muxes.m[id] = m
 	h.muxes.mu.Unlock()
-	<-rc.Done()
+	ev.mu.Lock()
+	err := ev.writeLocked("mux", hello)
+	ev.mu.Unlock()
+	if err == nil {
+		<-rc.Done()
+	}
 	h.muxes.mu.Lock()
 	delete(h.muxes.m, id)
 	h.muxes.mu.Unlock()
