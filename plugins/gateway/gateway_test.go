@@ -446,7 +446,9 @@ func TestProgressAndCancellation(t *testing.T) {
 		_, err := a.CallTool(cx, p)
 		done <- err
 	}()
-	<-aProgress // the call is running upstream
+	for got := <-aProgress; got.ProgressToken != "cancel-me"; got = <-aProgress {
+		// a late notification of the first call: this one is not running upstream yet
+	}
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("a cancelled call succeeded")
