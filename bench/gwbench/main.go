@@ -138,7 +138,12 @@ func runAll(args []string) error {
 	harnessStart := func(port int) (*exec.Cmd, string, error) {
 		ep := filepath.Join(tmp, "gw-"+strconv.Itoa(port)+".json")
 		cmd := exec.Command(*harness, "-p", "default", "serve", "--addr", "127.0.0.1:"+strconv.Itoa(port), "--endpoint-file", ep)
-		cmd.Env = append(os.Environ(), "HARNESS_GATEWAY_TOKEN=bench-token")
+		// A home of its own for each start: the host's remote API, token and endpoint files
+		// never meet the user's, or those of the previous gateway still shutting down.
+		home := filepath.Join(tmp, "home-"+strconv.Itoa(port))
+		cmd.Env = append(os.Environ(), "HARNESS_GATEWAY_TOKEN=bench-token", "HOME="+home,
+			"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+			"XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
 		return cmd, "bench-token", nil
 	}
 	npm := func(rel string, argv ...string) func(int) (*exec.Cmd, string, error) {
