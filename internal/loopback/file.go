@@ -7,8 +7,9 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/cordisgo/harness/internal/atomicfile"
 )
 
 // Endpoint is what every endpoint file holds, whatever else it says: where its host serves
@@ -23,34 +24,8 @@ type Endpoint struct {
 // WriteFile writes data to path with mode 0600 through a temporary file in the same
 // directory and a rename, creating the directory with mode 0700 if needed. Readers see the
 // old content or the new one, never a part.
-func WriteFile(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+func WriteFile(path string, data []byte) error {
+	return atomicfile.Write(path, data, atomicfile.Options{Mode: 0o600, DirMode: 0o700})
 }
 
 // RemoveFile removes path if it still holds data. Another host configured with the same

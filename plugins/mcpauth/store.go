@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cordisgo/harness/internal/atomicfile"
 )
 
 // Key identifies a stored credential: the MCP server's canonical URL (the RFC 8707
@@ -228,34 +230,12 @@ func (s *FileStore) read() (*fileDoc, error) {
 }
 
 func (s *FileStore) write(doc *fileDoc) error {
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("credentials store %s: %w", s.path, err)
-	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".credentials-*.tmp")
-	if err != nil {
-		return fmt.Errorf("credentials store %s: %w", s.path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op once renamed
-	err = tmp.Chmod(0o600)
-	if err == nil {
-		_, err = tmp.Write(append(b, '\n'))
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), s.path)
-	}
-	if err != nil {
-		return fmt.Errorf("credentials store %s: %w", s.path, err)
+	if err := atomicfile.Write(s.path, append(b, '\n'), atomicfile.Options{Mode: 0o600, DirMode: 0o700}); err != nil {
+		return fmt.Errorf("credentials store: %w", err)
 	}
 	return nil
 }

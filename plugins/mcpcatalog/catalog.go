@@ -45,6 +45,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/atomicfile"
 )
 
 // File is a catalog document: servers by name. It is a plain value.
@@ -209,10 +210,11 @@ func (s *Store) Save(server string, e *Server) error {
 	if err != nil {
 		return fmt.Errorf("mcpcatalog: server %q: %w", server, err)
 	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	// A cache: lost on a crash, it is rebuilt by the next listing, so no fsync.
+	if err := atomicfile.Write(path, data, atomicfile.Options{Mode: 0o600, DirMode: 0o700, NoSync: true}); err != nil {
 		return fmt.Errorf("mcpcatalog: %w", err)
 	}
-	return writeAtomic(path, data)
+	return nil
 }
 
 // sameEntry reports whether the catalog file at path holds e as server's entry (UpdatedAt
@@ -237,30 +239,6 @@ func sameEntry(path, server string, e *Server) (bool, error) {
 		return false, err
 	}
 	return string(a) == string(b), nil
-}
-
-// writeAtomic replaces path with data through a temporary file in its directory.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("mcpcatalog: %w", err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o600)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("mcpcatalog: writing %s: %w", path, err)
-	}
-	return nil
 }
 
 // Catalog returns every cached server as one catalog: for a name cached with several

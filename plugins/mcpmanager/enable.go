@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cordisgo/harness/internal/atomicfile"
 )
 
 // ErrSettingsEdit is matched (errors.Is) by the failures of [SetEnabledInFile] that leave
@@ -165,35 +167,9 @@ func splice(data []byte, start, end int, s string) []byte {
 }
 
 // replaceFile writes data to path atomically, keeping the file's mode.
-func replaceFile(path string, data []byte) (err error) {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("settings file %q: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(mode); err != nil {
-		return fmt.Errorf("settings file %q: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("settings file %q: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("settings file %q: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("settings file %q: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("settings file %q: %w", path, err)
+func replaceFile(path string, data []byte) error {
+	if err := atomicfile.Write(path, data, atomicfile.Options{Mode: 0o644, KeepMode: true}); err != nil {
+		return fmt.Errorf("settings file: %w", err)
 	}
 	return nil
 }

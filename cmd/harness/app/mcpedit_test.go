@@ -43,7 +43,7 @@ func TestMCPAddRemoveGetEnable(t *testing.T) {
 	// stays as it was.
 	before := read(t, file)
 	r := run(t, env, "mcp", "add", "bad", "--url", "ftp://example.com/")
-	r.expect(t, ExitFailure, "", `not written, the change does not validate: settings file "`+file+`": line `)
+	r.expect(t, ExitFailure, "", `not written: the change does not validate: settings file "`+file+`": line `)
 	r.expect(t, ExitFailure, "", `"servers.bad.url": expected an http or https URL`)
 	if read(t, file) != before {
 		t.Errorf("a refused change was written")

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cordisgo/harness/internal/atomicfile"
 	"github.com/cordisgo/harness/internal/yamlnode"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
@@ -263,44 +264,21 @@ func (d *settingsDoc) encode() ([]byte, error) {
 // save validates the edited document with the manager's own checks and replaces the file
 // atomically (a temporary file in the same directory, with the file's mode, renamed over
 // it). A document that does not validate is not written: the file stays as it was.
-func (d *settingsDoc) save() (err error) {
+func (d *settingsDoc) save() error {
 	data, err := d.encode()
 	if err != nil {
 		return fmt.Errorf("settings file %s: encoding: %w", d.path, err)
 	}
-	dir := filepath.Dir(d.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("settings file %s: %w", d.path, err)
-	}
-	base := filepath.Base(d.path)
-	ext := filepath.Ext(base)
-	f, err := os.CreateTemp(dir, "."+strings.TrimSuffix(base, ext)+".tmp-*"+ext)
-	if err != nil {
-		return fmt.Errorf("settings file %s: %w", d.path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(d.mode); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if _, verr := mcpmanager.CheckSettingsFile(tmp); verr != nil {
-		return fmt.Errorf("not written, the change does not validate: %s", strings.ReplaceAll(verr.Error(), tmp, d.path))
-	}
-	return os.Rename(tmp, d.path)
+	return atomicfile.Write(d.path, data, atomicfile.Options{
+		Mode:    d.mode,
+		DirMode: 0o700,
+		Check: func(tmp string) error {
+			if _, err := mcpmanager.CheckSettingsFile(tmp); err != nil {
+				return fmt.Errorf("the change does not validate: %w", err)
+			}
+			return nil
+		},
+	})
 }
 
 // writeNodeJSON writes a YAML node tree (as decoded from JSON, or edited) as indented
