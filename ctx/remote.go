@@ -83,3 +83,74 @@ func (c *Context) RemoteMethod(name string) (RemoteMethod, bool) {
 	}
 	return RemoteMethod{}, false
 }
+
+// ParamsError is a remote method's parameters refused before the method ran: they do not
+// decode strictly into the method's parameter type (an unknown key, a key in the wrong
+// case, a value of the wrong kind) or the type's Validate failed. The typed exposers
+// ([ExposeRemote], [ExposeRemoteStream]) return it; a transport answers it as invalid
+// parameters (plugins/remote: bad_request). Err holds the [*ConfigError] problems, whose
+// Key names the bad field.
+//
+// A ParamsError is not modified after it is returned; it is safe to share.
+type ParamsError struct {
+	// Method is the remote method's name, such as "mcpManager/restart".
+	Method string
+	// Err is the decoding or validation problem (one or more joined [*ConfigError]s).
+	Err error
+}
+
+// Error formats `remote method "M": invalid params: PROBLEM`.
+func (e *ParamsError) Error() string {
+	return fmt.Sprintf("remote method %q: invalid params: %v", e.Method, e.Err)
+}
+
+// Unwrap returns the problem, so errors.Is(err, ErrInvalidConfig) holds.
+func (e *ParamsError) Unwrap() error { return e.Err }
+
+// decodeParams decodes raw strictly as P, the way configuration is decoded ([Decode]: P's
+// defaults, the keys checked, P's Validate); no parameters (null) is P's zero value.
+func decodeParams[P any](method string, raw json.RawMessage) (P, error) {
+	p, err := Decode[P](raw)
+	if err != nil {
+		return p, &ParamsError{Method: method, Err: err}
+	}
+	return p, nil
+}
+
+// ExposeRemote exposes fn as the request/response remote method name (see
+// [Context.ExposeRemote]), typed: the JSON parameters are decoded into P once, strictly, by
+// [Decode] (defaults, unknown keys refused with a did-you-mean, P's Validate), before fn
+// runs; a refusal is a [*ParamsError] naming the method and the key. fn's result R is
+// what the transport encodes as JSON. Clients decode the answer into the same R (in
+// plugins/remote, remote.Call[P, R]), so a method's parameter and result types, exported
+// next to the service, are its whole wire contract.
+//
+// Use struct{} for a method without parameters (null and {} are accepted).
+func ExposeRemote[P, R any](c *Context, name string, fn func(context.Context, P) (R, error)) (Disposer, error) {
+	if fn == nil {
+		return nil, fmt.Errorf("remote method %q: no function", name)
+	}
+	return c.ExposeRemote(RemoteMethod{Name: name, Call: func(rc context.Context, raw json.RawMessage) (any, error) {
+		p, err := decodeParams[P](name, raw)
+		if err != nil {
+			return nil, err
+		}
+		return fn(rc, p)
+	}})
+}
+
+// ExposeRemoteStream exposes fn as the stream remote method name, typed like
+// [ExposeRemote]: the parameters are decoded strictly into P before fn runs, and each
+// value fn sends is a V.
+func ExposeRemoteStream[P, V any](c *Context, name string, fn func(context.Context, P, func(V) error) error) (Disposer, error) {
+	if fn == nil {
+		return nil, fmt.Errorf("remote method %q: no function", name)
+	}
+	return c.ExposeRemote(RemoteMethod{Name: name, Stream: func(rc context.Context, raw json.RawMessage, send func(any) error) error {
+		p, err := decodeParams[P](name, raw)
+		if err != nil {
+			return err
+		}
+		return fn(rc, p, func(v V) error { return send(v) })
+	}})
+}

@@ -142,7 +142,7 @@ func TestRemoteAPI(t *testing.T) {
 	for _, tc := range []struct {
 		method string
 		params any
-		code   string
+		code   remote.Code
 		status int
 	}{
 		{"mcpManager/restart", NameParams{Name: "nope"}, CodeNotFound, http.StatusNotFound},

@@ -94,6 +94,14 @@
 //     Sec-Fetch-Site same-site or cross-site (an image or link on another page, another
 //     loopback port included) is refused (forbidden_origin), GET streams included.
 //
+// # Typed methods
+//
+// Services expose methods typed, with [ctx.ExposeRemote][P, R] and [ctx.ExposeRemoteStream]:
+// the parameters are decoded into P once, strictly (an unknown key is refused, named, as
+// bad_request), and clients call them with the same types through [Call] and [Stream], over
+// a [Caller]: a [*Client] for a running host, a [*Local] for the tree in this process (the
+// same JSON round trip and the same errors). See docs/remote.md.
+//
 // # Errors
 //
 // Every refused request answers {"error": {"code": "<code>", "message": "<text>"}} (an
@@ -101,7 +109,8 @@
 // forbidden_origin (403), not_found (404: no such path or method, or a method of the other
 // kind), method_not_allowed (405), bad_request (400: parameters that are not JSON),
 // too_large (413), internal (500: a result that is not JSON, a panic) and cancelled (503:
-// the host is shutting down).
+// the host is shutting down). Parameters a typed method refuses ([*ctx.ParamsError]) are
+// bad_request (400). Every code is a [Code]; [CodeOf] reads the code of an error.
 //
 // A method's error becomes method_error (500) unless it implements
 //

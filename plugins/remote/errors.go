@@ -4,7 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/cordisgo/harness/ctx"
 )
+
+// Code is a remote API error code, such as "not_found": the one type of the codes that
+// hosts send and clients match, for every service. A method chooses its code by returning
+// an [*Error] ([Errorf]) or an error with a RemoteCode method; see the package
+// documentation for the HTTP status of each.
+type Code string
 
 // Error codes. The transport's own codes come first; the rest are codes a method may
 // return (through a RemoteCode method on its error) that map to a specific HTTP status.
@@ -48,7 +56,7 @@ const (
 )
 
 // methodStatus maps the codes a method may return to HTTP statuses.
-var methodStatus = map[string]int{
+var methodStatus = map[Code]int{
 	CodeBadRequest:    http.StatusBadRequest,
 	CodeNotFound:      http.StatusNotFound,
 	CodeConflict:      http.StatusConflict,
@@ -62,7 +70,7 @@ var methodStatus = map[string]int{
 // ^[a-z][a-z0-9_./-]{0,63}$; anything else becomes [CodeMethodError] so the wire format stays
 // predictable. (Written out: compiling the regular expression cost every process that links
 // this package a fraction of a millisecond at start.)
-func validCode(code string) bool {
+func validCode(code Code) bool {
 	if len(code) == 0 || len(code) > 64 || code[0] < 'a' || code[0] > 'z' {
 		return false
 	}
@@ -85,7 +93,7 @@ func validCode(code string) bool {
 // documentation) and ignores Status.
 type Error struct {
 	// Code is a stable, machine-readable code such as "not_found".
-	Code string `json:"code"`
+	Code Code `json:"code"`
 	// Message is a human-readable explanation.
 	Message string `json:"message"`
 	// Status is the HTTP status the host answered with (0 for a stream's error event).
@@ -93,15 +101,27 @@ type Error struct {
 }
 
 // Errorf returns an *Error with the given code and a formatted message.
-func Errorf(code, format string, args ...any) *Error {
+func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // Error implements error.
-func (e *Error) Error() string { return "remote: " + e.Code + ": " + e.Message }
+func (e *Error) Error() string { return "remote: " + string(e.Code) + ": " + e.Message }
 
 // RemoteCode returns the code, so an *Error passes through a host unchanged.
-func (e *Error) RemoteCode() string { return e.Code }
+func (e *Error) RemoteCode() Code { return e.Code }
+
+// CodeOf returns the code a host answers err with, as [Error] carries it: the code of the
+// first error in err's chain with a RemoteCode method, [CodeBadRequest] for a
+// [*ctx.ParamsError], else [CodeMethodError]. On a client, it is the code of the *Error
+// the host answered.
+func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
+	e, _ := methodError(err)
+	return e.Code
+}
 
 // errorBody is the JSON envelope of an error.
 type errorBody struct {
@@ -110,6 +130,13 @@ type errorBody struct {
 
 // coder is what a method's error implements to choose its code.
 type coder interface {
+	error
+	RemoteCode() Code
+}
+
+// stringCoder is the older spelling of coder, for errors of services that do not import
+// this package.
+type stringCoder interface {
 	error
 	RemoteCode() string
 }
@@ -120,8 +147,15 @@ func methodError(err error) (*Error, int) {
 	if re, ok := err.(*Error); ok { //nolint:errorlint // only err itself: a wrapped *Error keeps the wrapping text
 		e.Message = re.Message // not "remote: <code>: …" again
 	}
+	if _, ok := errors.AsType[*ctx.ParamsError](err); ok {
+		e.Code = CodeBadRequest
+	}
 	if c, ok := errors.AsType[coder](err); ok {
 		if code := c.RemoteCode(); validCode(code) {
+			e.Code = code
+		}
+	} else if c, ok := errors.AsType[stringCoder](err); ok {
+		if code := Code(c.RemoteCode()); validCode(code) {
 			e.Code = code
 		}
 	}

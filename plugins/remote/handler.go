@@ -169,20 +169,27 @@ func (h *handler) methods(w http.ResponseWriter) {
 
 // lookup finds the method called name of the given kind, answering 404 if there is none.
 func (h *handler) lookup(w http.ResponseWriter, name, kind string) (ctx.RemoteMethod, bool) {
-	m, ok := h.ctx.RemoteMethod(name)
-	if !ok {
-		writeError(w, http.StatusNotFound, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no remote method %q", name)})
-		return m, false
-	}
-	if kind == KindCall && m.Call == nil {
-		writeError(w, http.StatusNotFound, &Error{Code: CodeNotFound, Message: fmt.Sprintf("remote method %q is a stream: use /v1/stream/%s", name, name)})
-		return m, false
-	}
-	if kind == KindStream && m.Stream == nil {
-		writeError(w, http.StatusNotFound, &Error{Code: CodeNotFound, Message: fmt.Sprintf("remote method %q is not a stream: use POST /v1/call/%s", name, name)})
+	m, e := find(h.ctx, name, kind)
+	if e != nil {
+		writeError(w, e.Status, e)
 		return m, false
 	}
 	return m, true
+}
+
+// find returns the method of c's tree called name, of the given kind, or the error (404)
+// that says why not.
+func find(c *ctx.Context, name, kind string) (ctx.RemoteMethod, *Error) {
+	m, ok := c.RemoteMethod(name)
+	switch {
+	case !ok:
+		return m, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no remote method %q", name), Status: http.StatusNotFound}
+	case kind == KindCall && m.Call == nil:
+		return m, &Error{Code: CodeNotFound, Message: fmt.Sprintf("remote method %q is a stream: use /v1/stream/%s", name, name), Status: http.StatusNotFound}
+	case kind == KindStream && m.Stream == nil:
+		return m, &Error{Code: CodeNotFound, Message: fmt.Sprintf("remote method %q is not a stream: use POST /v1/call/%s", name, name), Status: http.StatusNotFound}
+	}
+	return m, nil
 }
 
 // params reads the JSON parameters: the body, or for a GET the "params" query value. No
@@ -247,15 +254,21 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request, name string) {
 
 // failure classifies a method's error.
 func (h *handler) failure(rc context.Context, name string, err error) (*Error, int) {
+	return failure(h.log, rc, name, err)
+}
+
+// failure classifies the error of the method called name, run with context rc, logging a
+// panic on log.
+func failure(log *slog.Logger, rc context.Context, name string, err error) (*Error, int) {
 	if rc.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.ErrScopeUnloaded)) {
 		return &Error{Code: CodeCancelled, Message: fmt.Sprintf("remote method %q was cancelled", name)}, http.StatusServiceUnavailable
 	}
 	if pe, ok := errors.AsType[*panicError](err); ok {
-		h.log.Error("remote method panicked", "method", name, "panic", pe.value, "stack", string(pe.stack))
+		log.Error("remote method panicked", "method", name, "panic", pe.value, "stack", string(pe.stack))
 		return &Error{Code: CodeInternal, Message: fmt.Sprintf("remote method %q panicked", name)}, http.StatusInternalServerError
 	}
 	e, status := methodError(err)
-	h.log.Debug("remote method failed", "method", name, "code", e.Code)
+	log.Debug("remote method failed", "method", name, "code", e.Code)
 	return e, status
 }
 

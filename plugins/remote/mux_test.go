@@ -63,7 +63,7 @@ func openMux(t *testing.T, h *host) (string, <-chan muxEvent, func()) {
 					ev.value = d.ID
 				}
 				if d.Error != nil {
-					ev.err = d.Error.Code + ": " + d.Error.Message
+					ev.err = string(d.Error.Code) + ": " + d.Error.Message
 				}
 			}
 		}

@@ -219,7 +219,7 @@ func wantError(t *testing.T, resp *http.Response, body string, status int, code 
 }
 
 // wantRemoteError checks an error returned by the client.
-func wantRemoteError(t *testing.T, err error, status int, code string) *remote.Error {
+func wantRemoteError(t *testing.T, err error, status int, code remote.Code) *remote.Error {
 	t.Helper()
 	e, ok := errors.AsType[*remote.Error](err)
 	if !ok {
