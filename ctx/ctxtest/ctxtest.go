@@ -133,25 +133,23 @@ func RequireState(t testing.TB, s *ctx.Scope, want ctx.State) {
 type Recorder[A any] struct {
 	mu     sync.Mutex
 	events []A
-	signal chan struct{}
+	wake   *ctx.Waker
 }
 
 // Record registers a recorder for ev on c.
 func Record[A any](t testing.TB, c *ctx.Context, ev ctx.Event[A]) *Recorder[A] {
 	t.Helper()
-	r := &Recorder[A]{signal: make(chan struct{}, 1)}
-	if _, err := ev.On(c, func(a A) error {
+	r := &Recorder[A]{}
+	wake, err := ev.Wake(c, func(a A) bool {
 		r.mu.Lock()
 		r.events = append(r.events, a)
 		r.mu.Unlock()
-		select {
-		case r.signal <- struct{}{}:
-		default:
-		}
-		return nil
-	}); err != nil {
+		return true
+	})
+	if err != nil {
 		t.Fatalf("ctxtest: record %s: %v", ev.Name(), err)
 	}
+	r.wake = wake
 	return r
 }
 
@@ -179,7 +177,7 @@ func (r *Recorder[A]) WaitFor(t testing.TB, pred func([]A) bool) []A {
 			return ev
 		}
 		select {
-		case <-r.signal:
+		case <-r.wake.C():
 		case <-deadline.C:
 			ev := r.Events()
 			if len(ev) == 0 {

@@ -55,20 +55,13 @@ func (s *service) subscribe(rc context.Context, raw json.RawMessage, send func(a
 	if u, ok := mcpclient.LookupUpstream(s.c, p.Server); ok {
 		scope = u.Scope()
 	}
-	wake := make(chan struct{}, 1)
-	stop, err := mcpclient.ResourceUpdatedEvent.On(s.c, func(u mcpclient.ResourceChange) error {
-		if u.Server == p.Server && u.URI == p.URI && (scope == nil || u.Scope == scope) {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
-		}
-		return nil
+	wake, err := mcpclient.ResourceUpdatedEvent.Wake(s.c, func(u mcpclient.ResourceChange) bool {
+		return u.Server == p.Server && u.URI == p.URI && (scope == nil || u.Scope == scope)
 	})
 	if err != nil {
 		return err
 	}
-	defer func() { _ = stop(context.WithoutCancel(rc)) }()
+	defer wake.Stop()
 	sub, err := res.Subscribe(rc, s.c, p.Server, p.URI)
 	if err != nil {
 		if errors.Is(err, mcpresources.ErrUnknownServer) || errors.Is(err, mcpresources.ErrNoSubscribe) {
@@ -85,15 +78,11 @@ func (s *service) subscribe(rc context.Context, raw json.RawMessage, send func(a
 		return err
 	}
 	for {
-		select {
-		case <-rc.Done():
-			return context.Cause(rc)
-		case <-s.c.Done():
-			return unavailable{"the console has unloaded"}
-		case <-wake:
-			if err := send(ResourceUpdate{Server: p.Server, URI: p.URI, Time: time.Now()}); err != nil {
-				return err
-			}
+		if err := wake.Wait(rc, s.c.Done(), unavailable{"the console has unloaded"}); err != nil {
+			return err
+		}
+		if err := send(ResourceUpdate{Server: p.Server, URI: p.URI, Time: time.Now()}); err != nil {
+			return err
 		}
 	}
 }

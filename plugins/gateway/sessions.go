@@ -357,18 +357,11 @@ func (g *Gateway) ExposeRemote(c *ctx.Context) (ctx.Disposer, error) {
 var errGatewayClosed = errors.New("gateway: closed")
 
 func (g *Gateway) streamSessions(rc context.Context, _ json.RawMessage, send func(any) error) error {
-	wake := make(chan struct{}, 1)
-	stop, err := SessionsEvent.On(g.c, func(SessionsSnapshot) error {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-		return nil
-	})
+	wake, err := SessionsEvent.Wake(g.c, nil) // the loop reads the newest snapshot itself
 	if err != nil {
 		return err
 	}
-	defer func() { _ = stop(context.WithoutCancel(rc)) }()
+	defer wake.Stop()
 	first, sent := true, uint64(0)
 	for {
 		if snap := g.Sessions(); first || snap.Version != sent {
@@ -377,12 +370,8 @@ func (g *Gateway) streamSessions(rc context.Context, _ json.RawMessage, send fun
 			}
 			first, sent = false, snap.Version
 		}
-		select {
-		case <-rc.Done():
-			return context.Cause(rc)
-		case <-g.life.Done():
-			return errGatewayClosed
-		case <-wake:
+		if err := wake.Wait(rc, g.life.Done(), errGatewayClosed); err != nil {
+			return err
 		}
 	}
 }

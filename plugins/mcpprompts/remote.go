@@ -143,31 +143,22 @@ func (s *Service) watch(c *ctx.Context) func(context.Context, json.RawMessage, f
 	return func(rc context.Context, _ json.RawMessage, send func(any) error) error {
 		var mu sync.Mutex
 		pending := map[string]bool{}
-		wake := make(chan struct{}, 1)
-		stop, err := Changed.On(c, func(server string) error {
+		wake, err := Changed.Wake(c, func(server string) bool {
 			mu.Lock()
 			pending[server] = true
 			mu.Unlock()
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
-			return nil
+			return true
 		})
 		if err != nil {
 			return err
 		}
-		defer func() { _ = stop(context.WithoutCancel(rc)) }()
+		defer wake.Stop()
 		if err := send(Change{}); err != nil {
 			return err
 		}
 		for {
-			select {
-			case <-rc.Done():
-				return context.Cause(rc)
-			case <-c.Done():
-				return ErrClosed
-			case <-wake:
+			if err := wake.Wait(rc, c.Done(), ErrClosed); err != nil {
+				return err
 			}
 			mu.Lock()
 			servers := slices.Sorted(maps.Keys(pending))
