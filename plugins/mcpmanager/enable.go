@@ -2,8 +2,6 @@ package mcpmanager
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -241,13 +239,4 @@ func fileHasEntry(path, name string) bool {
 		}
 	}
 	return false
-}
-
-// setEnabledMethod is the remote method mcpManager/setEnabled.
-func (m *Manager) setEnabledMethod(_ context.Context, raw json.RawMessage) (any, error) {
-	var p EnabledParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
-	return m.SetEnabled(p.Name, p.Enabled)
 }

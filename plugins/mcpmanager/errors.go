@@ -1,19 +1,23 @@
 package mcpmanager
 
-import "fmt"
+import (
+	"fmt"
 
-// Error codes of [*Error]. They are the codes the remote API sends (see plugins/remote).
+	"github.com/cordisgo/harness/plugins/remote"
+)
+
+// Error codes of [*Error]: the remote API's codes ([remote.Code]) the manager uses.
 const (
 	// CodeNotFound: no configured or registered server has that name.
-	CodeNotFound = "not_found"
+	CodeNotFound = remote.CodeNotFound
 	// CodeConflict: the current state refuses the operation: the name is taken, the server's
 	// cleanup is incomplete, the server is disabled or being replaced.
-	CodeConflict = "conflict"
+	CodeConflict = remote.CodeConflict
 	// CodeUnavailable: the manager is disposed (or stopping), or a probe needs a
 	// credentials provider and there is none.
-	CodeUnavailable = "unavailable"
+	CodeUnavailable = remote.CodeUnavailable
 	// CodeBadRequest: invalid parameters: a malformed name, entry or probe options.
-	CodeBadRequest = "bad_request"
+	CodeBadRequest = remote.CodeBadRequest
 )
 
 // Error is an error of a manager operation, with a stable code. Its RemoteCode method makes
@@ -24,7 +28,7 @@ const (
 // An *Error is immutable.
 type Error struct {
 	// Code is one of the Code constants.
-	Code string
+	Code remote.Code
 	// Server is the server name the error is about, if any.
 	Server string
 	// Msg explains the error.
@@ -57,7 +61,7 @@ func (e *Error) Error() string {
 }
 
 // RemoteCode returns the code for the remote API.
-func (e *Error) RemoteCode() string { return e.Code }
+func (e *Error) RemoteCode() remote.Code { return e.Code }
 
 // Is matches sentinels by code (and, for [ErrCleanupIncomplete], by cause).
 func (e *Error) Is(target error) bool {
@@ -71,7 +75,7 @@ func (e *Error) Is(target error) bool {
 	return t.Code == e.Code && (t == ErrNotFound || t == ErrConflict || t == ErrUnavailable || t == ErrBadRequest)
 }
 
-func errorf(code, server, format string, args ...any) *Error {
+func errorf(code remote.Code, server, format string, args ...any) *Error {
 	return &Error{Code: code, Server: server, Msg: fmt.Sprintf(format, args...)}
 }
 

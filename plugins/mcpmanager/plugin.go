@@ -92,9 +92,31 @@ func apply(c *ctx.Context, cfg Config) error {
 	return err
 }
 
+// The manager's remote methods, with their parameters and results: the types below (and
+// [Snapshot], [ProbeResult], [EnabledResult], [LoginEvent], [CallProgress]) are each
+// method's whole contract; clients call them with the same types (remote.Call).
+const (
+	// MethodList answers [ListResult]; no parameters.
+	MethodList = "mcpManager/list"
+	// MethodWatch streams a [Snapshot] per change; no parameters.
+	MethodWatch = "mcpManager/watch"
+	// MethodRestart takes [NameParams] and answers [RestartResult].
+	MethodRestart = "mcpManager/restart"
+	// MethodLogin takes [LoginParams] and streams [LoginEvent]s.
+	MethodLogin = "mcpManager/login"
+	// MethodLogout takes [NameParams] and answers a [LoginEvent].
+	MethodLogout = "mcpManager/logout"
+	// MethodProbe takes [ProbeParams] and answers a [ProbeResult].
+	MethodProbe = "mcpManager/probe"
+	// MethodSetEnabled takes [EnabledParams] and answers an [EnabledResult].
+	MethodSetEnabled = "mcpManager/setEnabled"
+	// MethodProgress streams the [CallProgress] of tool calls; no parameters.
+	MethodProgress = "mcpManager/progress"
+)
+
 // Remote parameters and results; plain values.
 type (
-	// NameParams are the parameters of mcpManager/restart.
+	// NameParams are the parameters of mcpManager/restart and mcpManager/logout.
 	NameParams struct {
 		Name string `json:"name"`
 	}
@@ -102,6 +124,12 @@ type (
 	ProbeParams struct {
 		Name    string       `json:"name"`
 		Options ProbeOptions `json:"options"`
+	}
+	// ListResult is the answer of mcpManager/list: the [Snapshot]. On the host it carries
+	// the snapshot's encoding, made once per version (the page polls the list).
+	ListResult struct {
+		Snapshot
+		encoded json.RawMessage
 	}
 	// RestartResult is the answer of mcpManager/restart: the server's view once the new
 	// instance is mounted.
@@ -116,101 +144,126 @@ type (
 	}
 )
 
-// exposeRemote marks list, watch, restart, probe, login and logout as remote methods
-// mcpManager/*.
+// exposeRemote marks list, watch, restart, probe, login, logout and setEnabled as remote
+// methods mcpManager/*, typed: their parameters are decoded strictly once
+// ([ctx.ExposeRemote]), and clients call them with the same types (remote.Call).
 func (m *Manager) exposeRemote(c *ctx.Context) error {
-	methods := []ctx.RemoteMethod{
-		{Name: "mcpManager/list", Call: func(context.Context, json.RawMessage) (any, error) {
-			if err := m.live(); err != nil {
-				return nil, err
-			}
-			return m.listJSON()
-		}},
-		{Name: "mcpManager/watch", Stream: func(rc context.Context, _ json.RawMessage, send func(any) error) error {
-			if err := m.live(); err != nil {
-				return err
-			}
-			for snap := range m.Watch(rc) {
-				if err := send(snap); err != nil {
+	expose := []func() (ctx.Disposer, error){
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodList, func(context.Context, struct{}) (ListResult, error) {
+				if err := m.live(); err != nil {
+					return ListResult{}, err
+				}
+				return m.list()
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemoteStream(c, MethodWatch, func(rc context.Context, _ struct{}, send func(Snapshot) error) error {
+				if err := m.live(); err != nil {
 					return err
 				}
-			}
-			if rc.Err() != nil {
-				return context.Cause(rc)
-			}
-			return errClosed()
-		}},
-		{Name: "mcpManager/restart", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
-			var p NameParams
-			if err := decodeParams(raw, &p); err != nil {
-				return nil, err
-			}
-			if err := m.Restart(rc, p.Name); err != nil {
-				return nil, err
-			}
-			for _, v := range m.List() {
-				if v.Name == p.Name && !v.Removed {
-					return RestartResult{Server: v}, nil
-				}
-			}
-			return nil, errorf(CodeNotFound, p.Name, "the server went away during the restart")
-		}},
-		{Name: "mcpManager/login", Stream: func(rc context.Context, raw json.RawMessage, send func(any) error) error {
-			var p LoginParams
-			if err := decodeParams(raw, &p); err != nil {
-				return err
-			}
-			urls := make(chan string, 1)
-			done := make(chan struct{})
-			var ev LoginEvent
-			var err error
-			go func() {
-				defer close(done)
-				ev, err = m.Login(rc, p.Name, LoginOptions{NoBrowser: p.NoBrowser}, func(u string) {
-					select {
-					case urls <- u:
-					default:
-					}
-				})
-			}()
-			for {
-				select {
-				case u := <-urls:
-					if serr := send(LoginEvent{Server: p.Name, URL: u}); serr != nil {
-						<-done
-						return serr
-					}
-				case <-done:
-					if err != nil {
+				for snap := range m.Watch(rc) {
+					if err := send(snap); err != nil {
 						return err
 					}
-					return send(ev)
 				}
-			}
-		}},
-		{Name: "mcpManager/logout", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
-			var p NameParams
-			if err := decodeParams(raw, &p); err != nil {
-				return nil, err
-			}
-			if err := m.Logout(rc, p.Name); err != nil {
-				return nil, err
-			}
-			return LoginEvent{Server: p.Name, Done: true}, nil
-		}},
-		{Name: "mcpManager/probe", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
-			var p ProbeParams
-			if err := decodeParams(raw, &p); err != nil {
-				return nil, err
-			}
-			return m.Probe(rc, p.Name, p.Options)
-		}},
+				if rc.Err() != nil {
+					return context.Cause(rc)
+				}
+				return errClosed()
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodRestart, func(rc context.Context, p NameParams) (RestartResult, error) {
+				if err := m.Restart(rc, p.Name); err != nil {
+					return RestartResult{}, err
+				}
+				for _, v := range m.List() {
+					if v.Name == p.Name && !v.Removed {
+						return RestartResult{Server: v}, nil
+					}
+				}
+				return RestartResult{}, errorf(CodeNotFound, p.Name, "the server went away during the restart")
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemoteStream(c, MethodLogin, m.loginStream)
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodLogout, func(rc context.Context, p NameParams) (LoginEvent, error) {
+				if err := m.Logout(rc, p.Name); err != nil {
+					return LoginEvent{}, err
+				}
+				return LoginEvent{Server: p.Name, Done: true}, nil
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodProbe, func(rc context.Context, p ProbeParams) (ProbeResult, error) {
+				return m.Probe(rc, p.Name, p.Options)
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodSetEnabled, func(_ context.Context, p EnabledParams) (EnabledResult, error) {
+				return m.SetEnabled(p.Name, p.Enabled)
+			})
+		},
 	}
-	methods = append(methods, ctx.RemoteMethod{Name: "mcpManager/setEnabled", Call: m.setEnabledMethod})
-	for _, rm := range methods {
-		if _, err := c.ExposeRemote(rm); err != nil {
+	for _, e := range expose {
+		if _, err := e(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// loginStream is mcpManager/login: the authorization URL as soon as it is known, then the
+// outcome.
+func (m *Manager) loginStream(rc context.Context, p LoginParams, send func(LoginEvent) error) error {
+	urls := make(chan string, 1)
+	done := make(chan struct{})
+	var ev LoginEvent
+	var err error
+	go func() {
+		defer close(done)
+		ev, err = m.Login(rc, p.Name, LoginOptions{NoBrowser: p.NoBrowser}, func(u string) {
+			select {
+			case urls <- u:
+			default:
+			}
+		})
+	}()
+	for {
+		select {
+		case u := <-urls:
+			if serr := send(LoginEvent{Server: p.Name, URL: u}); serr != nil {
+				<-done
+				return serr
+			}
+		case <-done:
+			if err != nil {
+				return err
+			}
+			return send(ev)
+		}
+	}
+}
+
+// Validate requires a name.
+func (p NameParams) Validate() error { return requireName(p.Name) }
+
+// Validate requires a name.
+func (p ProbeParams) Validate() error { return requireName(p.Name) }
+
+// Validate requires a name.
+func (p LoginParams) Validate() error { return requireName(p.Name) }
+
+// Validate requires a name.
+func (p EnabledParams) Validate() error { return requireName(p.Name) }
+
+// requireName is the check of every method's parameters: a server name is required.
+func requireName(name string) error {
+	if name == "" {
+		return &ctx.ConfigError{Key: "name", Msg: "required: the server's name"}
 	}
 	return nil
 }
@@ -221,28 +274,6 @@ func (m *Manager) live() error {
 	defer m.mu.Unlock()
 	if m.closed {
 		return errClosed()
-	}
-	return nil
-}
-
-// decodeParams decodes remote parameters strictly ([ctx.DecodeInto]); a name is required.
-func decodeParams(raw json.RawMessage, v any) error {
-	if err := ctx.DecodeInto(raw, v); err != nil {
-		return errorf(CodeBadRequest, "", "parameters: %v", err)
-	}
-	var name string
-	switch p := v.(type) {
-	case *NameParams:
-		name = p.Name
-	case *ProbeParams:
-		name = p.Name
-	case *LoginParams:
-		name = p.Name
-	case *EnabledParams:
-		name = p.Name
-	}
-	if name == "" {
-		return errorf(CodeBadRequest, "", `parameters: "name" is required`)
 	}
 	return nil
 }

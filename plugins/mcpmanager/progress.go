@@ -2,7 +2,6 @@ package mcpmanager
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"sync"
 
@@ -179,7 +178,7 @@ func (h *progressHub) close(context.Context) error {
 }
 
 // stream is mcpManager/progress: the requests in flight at once, then every change.
-func (h *progressHub) stream(rc context.Context, _ json.RawMessage, send func(any) error) error {
+func (h *progressHub) stream(rc context.Context, _ struct{}, send func(CallProgress) error) error {
 	s, ok := h.subscribe()
 	if !ok {
 		return errClosed()
@@ -215,6 +214,6 @@ func exposeProgress(c *ctx.Context) error {
 	if _, err := mcpclient.StatusEvent.On(c, h.onStatus); err != nil {
 		return err
 	}
-	_, err := c.ExposeRemote(ctx.RemoteMethod{Name: "mcpManager/progress", Stream: h.stream})
+	_, err := ctx.ExposeRemoteStream(c, MethodProgress, h.stream)
 	return err
 }

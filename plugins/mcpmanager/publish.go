@@ -438,28 +438,36 @@ func (m *Manager) List() []View {
 	return m.Snapshot().Servers
 }
 
-// listJSON is mcpManager/list's answer: the snapshot, encoded once per version (a
-// version's snapshot never changes, so a page or a script that polls gets the same bytes
-// until something does).
-func (m *Manager) listJSON() (json.RawMessage, error) {
+// list is mcpManager/list's answer: the snapshot, encoded once per version (a version's
+// snapshot never changes, so a page or a script that polls gets the same bytes until
+// something does).
+func (m *Manager) list() (ListResult, error) {
 	m.mu.Lock()
 	snap := m.buildLocked()
 	if snap.Version == m.listVersion && m.listBody != nil {
 		b := m.listBody
 		m.mu.Unlock()
-		return b, nil
+		return ListResult{Snapshot: snap, encoded: b}, nil
 	}
 	m.mu.Unlock()
 	b, err := json.Marshal(snap)
 	if err != nil {
-		return nil, err
+		return ListResult{}, err
 	}
 	m.mu.Lock()
 	if snap.Version >= m.listVersion {
 		m.listVersion, m.listBody = snap.Version, b
 	}
 	m.mu.Unlock()
-	return b, nil
+	return ListResult{Snapshot: snap, encoded: b}, nil
+}
+
+// MarshalJSON encodes the snapshot, reusing the host's encoding of its version.
+func (r ListResult) MarshalJSON() ([]byte, error) {
+	if r.encoded != nil {
+		return r.encoded, nil
+	}
+	return json.Marshal(r.Snapshot)
 }
 
 // Snapshot returns the views together with the settings file's status.

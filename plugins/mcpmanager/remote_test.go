@@ -158,6 +158,19 @@ func TestRemoteAPI(t *testing.T) {
 			t.Fatalf("%s %v: %v (want %s %d)", tc.method, tc.params, err, tc.code, tc.status)
 		}
 	}
+	// Parameters are decoded strictly, once: an unknown or missing key is named.
+	for _, tc := range []struct {
+		params any
+		want   string
+	}{
+		{map[string]any{"name": "a", "nmae": "b"}, `remote method "mcpManager/restart": invalid params: key "nmae": unknown key (did you mean "name"?)`},
+		{map[string]any{}, `key "name": required`},
+	} {
+		err := cl.Call(c, "mcpManager/restart", tc.params, nil)
+		if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest || !strings.Contains(re.Message, tc.want) {
+			t.Fatalf("restart %v: %v, want bad_request %q", tc.params, err, tc.want)
+		}
+	}
 
 	// Auth refusals: a wrong or missing token is 401, for calls and streams alike.
 	for _, bad := range []*remote.Client{remote.NewClient(cl.BaseURL, strings.Repeat("0", 64)), remote.NewClient(cl.BaseURL, "")} {
