@@ -19,6 +19,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/internal/yamlnode"
+	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 )
 
 // LoadOptions say which profile to load and what to layer on top of it.
@@ -27,7 +28,7 @@ type LoadOptions struct {
 	// profile file; "" means "default". A name is a path when it contains
 	// a path separator or ends in .yaml, .yml, .json or .toml; write ./NAME
 	// for a file without such an ending. The file may also be another host's
-	// server document (see [ReadServers]): it loads as the profile
+	// server document (see [serverdoc.Read]): it loads as the profile
 	// [ImportServers] makes of it.
 	Name string
 	// Data, when non-nil, is the profile document itself (read by the
@@ -85,7 +86,7 @@ func Load(opts LoadOptions) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !top.builtin && IsServerDocument(top.name, top.data) {
+	if !top.builtin && serverdoc.IsForeign(top.name, top.data) {
 		// Another host's document (mcpServers, VS Code, Codex): read directly, as the
 		// profile "mcp import" would write for it.
 		im, err := ImportServers(top.data, ImportOptions{Source: l.source, Op: "profile"})

@@ -31,7 +31,7 @@
 // bad name or a template syntax error rejects the whole file, and every problem of the file
 // is reported at once, each a [*ctx.ConfigError] with the file, line and key path.
 //
-// The file may also be another host's server document, read directly ([profiles.ReadServers]):
+// The file may also be another host's server document, read directly ([serverdoc.Read]):
 // {"mcpServers": …} (Claude Desktop/Code, Cursor, gemini-cli, Cline), VS Code's servers and
 // inputs, or Codex's config.toml; keys without a counterpart are logged as warnings.
 // [CheckSettingsFile] reports everything statically wrong with a file without running it. An empty file is rejected too (a file caught half-written, truncated to

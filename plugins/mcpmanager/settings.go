@@ -11,7 +11,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/yamlnode"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -42,7 +42,7 @@ func parseSettings(file string, data []byte) ([]*entry, error) {
 
 // readSettings is parseSettings returning the warnings too: a document written for another
 // host ({"mcpServers": …}, VS Code's servers and inputs, Codex's config.toml; see
-// [profiles.ReadServers]) is read directly, its entries converted to the harness's own and
+// [serverdoc.Read]) is read directly, its entries converted to the harness's own and
 // decoded by the same decoder, and the keys it drops or converts are returned as warnings.
 func readSettings(file string, data []byte) ([]*entry, []string, error) {
 	fail := func(line int, key, format string, args ...any) error {
@@ -51,7 +51,7 @@ func readSettings(file string, data []byte) ([]*entry, []string, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil, fail(0, "", `the file is empty (write "servers: {}" to configure no servers)`)
 	}
-	if profiles.IsServerDocument(file, data) {
+	if serverdoc.IsForeign(file, data) {
 		return readForeignSettings(file, data)
 	}
 	entries, err := parseNative(file, data)
@@ -60,31 +60,22 @@ func readSettings(file string, data []byte) ([]*entry, []string, error) {
 
 // readForeignSettings reads another host's server document as the settings.
 func readForeignSettings(file string, data []byte) ([]*entry, []string, error) {
-	doc, err := profiles.ReadServers(data, profiles.ReadOptions{Source: file, Op: "settings file", NoValues: true})
+	doc, err := serverdoc.Read(data, serverdoc.ReadOptions{Source: file, Op: "settings file", NoValues: true})
 	if err != nil {
-		var pe *profiles.Error
-		if errors.As(err, &pe) {
-			p := settingsProblem(file, pe.Line, pe.Path, "%s", pe.Msg)
-			p.Err = fmt.Errorf("%w: %w", ErrInvalidSettings, pe.Err)
-			return nil, nil, p
+		var problems []*ctx.ConfigError
+		for _, pe := range ctx.ConfigErrors(err) {
+			p := settingsProblem(file, pe.Line, pe.Key, "%s", pe.Msg)
+			if pe.Err != nil {
+				p.Err = fmt.Errorf("%w: %w", ErrInvalidSettings, pe.Err)
+			}
+			problems = append(problems, p)
 		}
-		return nil, nil, settingsProblem(file, 0, "", "%v", err)
+		return nil, nil, ctx.JoinConfigErrors(problems)
 	}
 	var out []*entry
 	var problems []*ctx.ConfigError
 	for _, s := range doc.Servers {
-		var cfg mcpclient.Config
-		cfg.Default()
-		e, err := func() (*entry, error) {
-			if err := ctx.DecodeInto(s.Config, &cfg); err != nil {
-				return nil, err
-			}
-			e, err := newEntry(s.Name, s.Enabled, cfg)
-			if e != nil {
-				e.path = s.Path
-			}
-			return e, err
-		}()
+		e, err := newEntry(s.Name, s.Enabled, s.Config)
 		if err != nil {
 			for _, pe := range ctx.ConfigErrors(ctx.PlaceConfigErrors(err, settingsSource(file), file, "", s.Path, nil)) {
 				c := *pe
@@ -93,6 +84,7 @@ func readForeignSettings(file string, data []byte) ([]*entry, []string, error) {
 			}
 			continue
 		}
+		e.path = s.Path
 		out = append(out, e)
 	}
 	if len(problems) > 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/internal/procpolicy"
+	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -227,7 +228,7 @@ func (a *invocation) mcpCommand() *cobra.Command {
 			return err
 		}),
 	}
-	imp.Flags().StringVar(&from, "from", "", "the host the file is written for: "+strings.Join(profiles.Hosts(), ", ")+
+	imp.Flags().StringVar(&from, "from", "", "the host the file is written for: "+strings.Join(serverdoc.Hosts(), ", ")+
 		" (default: detected from the file)")
 	return group("mcp", "Inspect, control and import MCP servers", append(append(append(a.mcpManageCommands(), a.mcpEditCommands()...), a.mcpAuthCommands()...), imp)...)
 }

@@ -1,4 +1,4 @@
-package profiles
+package serverdoc
 
 import (
 	"bytes"
@@ -15,9 +15,12 @@ import (
 
 	toml "github.com/pelletier/go-toml/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
-// Dialects of the server documents other hosts write ([ServerDocument.Dialect]).
+// Dialects of the server documents other hosts write ([Document.Dialect]).
 const (
 	// DialectMCPServers is {"mcpServers": {NAME: {…}}}: Claude Desktop, Claude Code, Cursor,
 	// gemini-cli, Cline and Roo Code.
@@ -39,10 +42,10 @@ var hostDialects = map[string]string{
 // Hosts returns the host names ReadOptions.From accepts, sorted.
 func Hosts() []string { return slices.Sorted(maps.Keys(hostDialects)) }
 
-// A ServerDocument is a list of MCP servers read from another host's document and
-// converted to the harness's own server description: the mcpclient configuration keys,
-// with ${…} references in the harness's syntax.
-type ServerDocument struct {
+// A Document is a list of MCP servers read from another host's document and converted to
+// the harness's own server description, typed [mcpclient.Config] values with ${…}
+// references in the harness's syntax. It is a plain value, safe for concurrent reads.
+type Document struct {
 	// Dialect is one of the Dialect constants.
 	Dialect string
 	// Servers are the servers, in the document's order.
@@ -51,7 +54,7 @@ type ServerDocument struct {
 	Warnings []string
 }
 
-// A Server is one server of a [ServerDocument].
+// A Server is one server of a [Document].
 type Server struct {
 	// Name is the server name (the key in the document).
 	Name string
@@ -59,11 +62,12 @@ type Server struct {
 	Enabled bool
 	// Path is the server's key path in the document, e.g. "mcpServers.github".
 	Path string
-	// Config is the mcpclient configuration without serverName: transport, command, args,
-	// env, cwd, url, headers and the like, in camelCase.
-	Config map[string]any
+	// Config is the server's configuration: the defaults, with ServerName set to Name and
+	// the keys the document gives (transport, command, args, env, cwd, url, headers and
+	// the like) converted. It is not validated ([mcpclient.Config.Validate]).
+	Config mcpclient.Config
 
-	node *yamlv3.Node // Config in rendering order
+	node *yamlv3.Node // the keys the document gives, in rendering order
 }
 
 // ReadOptions say how to read a server document.
@@ -80,13 +84,13 @@ type ReadOptions struct {
 	NoValues bool
 }
 
-// IsServerDocument reports whether data, read from the file name, is another host's server
+// IsForeign reports whether data, read from the file name, is another host's server
 // document rather than a profile or a settings file: a .toml file, or a JSON or YAML
 // object with a top-level mcpServers or mcp_servers key, or VS Code's servers (with inputs,
 // or typed entries without a transport). A document with a profile's own keys (plugins or
 // extends) is a profile whatever else it holds, so that a stray mcpServers key in it is
 // refused by name instead of dropping its plugins rows.
-func IsServerDocument(name string, data []byte) bool {
+func IsForeign(name string, data []byte) bool {
 	if strings.EqualFold(filepath.Ext(name), ".toml") {
 		return true
 	}
@@ -143,11 +147,11 @@ func looksVSCode(m map[string]any) bool {
 	return typed
 }
 
-// ReadServers reads a server document written for another host (see the Dialect
-// constants) and converts every server. Every error is an [*Error] naming the source, the
-// key path in the document and what was expected; keys that have no counterpart are
-// dropped with a warning, never silently.
-func ReadServers(data []byte, opts ReadOptions) (*ServerDocument, error) {
+// Read reads a server document written for another host (see the Dialect constants) and
+// converts every server. Every error is a [*ctx.ConfigError] naming the source, the key
+// path in the document and what was expected, whose Err is one of this package's sentinel
+// errors; keys that have no counterpart are dropped with a warning, never silently.
+func Read(data []byte, opts ReadOptions) (*Document, error) {
 	rd := &reader{im: importer{source: opts.Source, op: opts.Op, noValues: opts.NoValues}}
 	dialect := ""
 	if opts.From != "" {
@@ -226,11 +230,11 @@ func ReadServers(data []byte, opts ReadOptions) (*ServerDocument, error) {
 	if !ok {
 		return nil, rd.im.fail(append(slices.Clip(prefix), top), ErrType, "expected a map of servers keyed by name, got "+rd.im.describe(servers))
 	}
-	out := &ServerDocument{Dialect: dialect}
+	out := &Document{Dialect: dialect}
 	used := map[string]string{}
 	for _, name := range documentOrder(data, toml, append(slices.Clip(prefix), top), slices.Collect(maps.Keys(sm))) {
 		p := append(slices.Clip(prefix), top, name)
-		if !validServerName(name) {
+		if !mcpclient.ValidServerName(name) {
 			return nil, rd.im.fail(p, ErrInvalid, fmt.Sprintf(
 				"invalid server name %q: expected 1 to 32 letters, digits, '-' or '_' (rename it in the document)", name))
 		}
@@ -239,11 +243,10 @@ func ReadServers(data []byte, opts ReadOptions) (*ServerDocument, error) {
 				"server names %q and %q differ only in case: expected distinct names", other, name))
 		}
 		used[strings.ToLower(name)] = name
-		s, err := rd.server(p, sm[name])
+		s, err := rd.server(p, name, sm[name])
 		if err != nil {
 			return nil, err
 		}
-		s.Name = name
 		out.Servers = append(out.Servers, *s)
 	}
 	out.Warnings = rd.warnings
@@ -322,7 +325,7 @@ var (
 )
 
 // server converts one entry.
-func (rd *reader) server(p []string, v any) (*Server, error) {
+func (rd *reader) server(p []string, name string, v any) (*Server, error) {
 	entry, ok := v.(map[string]any)
 	if !ok {
 		return nil, rd.im.fail(p, ErrType, "expected a server object, got "+rd.im.describe(v))
@@ -341,9 +344,9 @@ func (rd *reader) server(p []string, v any) (*Server, error) {
 		return nil, rd.im.fail(at(k), ErrUnknownKey, "unknown key: expected "+strings.Join(known, ", "))
 	}
 	if rd.dialect == DialectCodex {
-		return rd.codexServer(p, entry)
+		return rd.codexServer(p, name, entry)
 	}
-	return rd.jsonServer(p, entry)
+	return rd.jsonServer(p, name, entry)
 }
 
 // cfg accumulates a server's configuration in rendering order.
@@ -357,7 +360,7 @@ func intNode(n int) *yamlv3.Node {
 	return &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!int", Value: strconv.Itoa(n)}
 }
 
-func (rd *reader) jsonServer(p []string, entry map[string]any) (*Server, error) {
+func (rd *reader) jsonServer(p []string, name string, entry map[string]any) (*Server, error) {
 	at := func(k string) []string { return append(slices.Clip(p), k) }
 	if u, ok := entry["httpUrl"]; ok { // gemini-cli: Streamable HTTP
 		if _, both := entry["url"]; both {
@@ -444,7 +447,7 @@ func (rd *reader) jsonServer(p []string, entry map[string]any) (*Server, error) 
 		}
 		enabled = !b
 	}
-	return rd.finish(p, enabled, c)
+	return rd.finish(p, name, enabled, c)
 }
 
 // start begins a server's configuration: its transport and the values of keys, converted
@@ -485,7 +488,7 @@ func (rd *reader) transportKeys(p []string, entry map[string]any, transport stri
 	return nil
 }
 
-func (rd *reader) codexServer(p []string, entry map[string]any) (*Server, error) {
+func (rd *reader) codexServer(p []string, name string, entry map[string]any) (*Server, error) {
 	at := func(k string) []string { return append(slices.Clip(p), k) }
 	_, hasCommand := entry["command"]
 	_, hasURL := entry["url"]
@@ -575,7 +578,7 @@ func (rd *reader) codexServer(p []string, entry map[string]any) (*Server, error)
 		}
 		enabled = b
 	}
-	return rd.finish(p, enabled, c)
+	return rd.finish(p, name, enabled, c)
 }
 
 // number reads a TOML or JSON number.
@@ -589,12 +592,19 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-func (rd *reader) finish(p []string, enabled bool, c *cfg) (*Server, error) {
+// finish decodes the converted keys into the server's typed configuration.
+func (rd *reader) finish(p []string, name string, enabled bool, c *cfg) (*Server, error) {
 	var m map[string]any
 	if err := c.node.Decode(&m); err != nil {
 		return nil, rd.im.fail(p, ErrInvalid, "cannot convert the server: "+err.Error())
 	}
-	return &Server{Enabled: enabled, Path: joinPath(p), Config: m, node: c.node}, nil
+	var config mcpclient.Config
+	config.Default()
+	if err := ctx.DecodeInto(m, &config); err != nil {
+		return nil, rd.im.fail(p, ErrInvalid, "cannot convert the server: "+err.Error())
+	}
+	config.ServerName = name
+	return &Server{Name: name, Enabled: enabled, Path: joinPath(p), Config: config, node: c.node}, nil
 }
 
 // value converts a command, args, env, cwd, url or headers value, with its references.
@@ -735,7 +745,7 @@ func parseTOML(data []byte) (any, error) {
 }
 
 // tomlError reports a TOML document that does not parse, with its line.
-func (im importer) tomlError(err error) *Error {
+func (im importer) tomlError(err error) *ctx.ConfigError {
 	e := im.fail(nil, ErrSyntax, "invalid TOML: "+err.Error())
 	e.Err = fmt.Errorf("%w: %w", ErrSyntax, err)
 	var de *toml.DecodeError

@@ -1,0 +1,189 @@
+package serverdoc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/cordisgo/harness/ctx"
+)
+
+// Sentinel errors classify the problems of another host's document: each
+// [*ctx.ConfigError] [Read] returns has one of them as its Err (possibly joined with an
+// underlying cause); test them with [errors.Is].
+var (
+	// ErrSyntax reports a document that does not parse (JSON, YAML or TOML).
+	ErrSyntax = errors.New("syntax error")
+	// ErrUnknownKey reports a key the document's dialect does not define.
+	ErrUnknownKey = errors.New("unknown key")
+	// ErrType reports a value of the wrong type.
+	ErrType = errors.New("wrong type")
+	// ErrDuplicate reports two keys that collide: both spellings of one key, or server
+	// names that differ only in case.
+	ErrDuplicate = errors.New("duplicate key")
+	// ErrInvalid reports any other invalid value: an unknown host, a bad server name, a
+	// reference the harness cannot express.
+	ErrInvalid = errors.New("invalid server document")
+)
+
+// importer words the problems of one document.
+type importer struct {
+	source, op string
+	noValues   bool // describe kinds, not values
+}
+
+// describe renders a value for "got ..." in messages; with noValues only its kind.
+func (im importer) describe(v any) string {
+	if !im.noValues {
+		return describe(v)
+	}
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, int64:
+		return "a number"
+	}
+	return describe(v) // null, a list, a map: no value in them
+}
+
+// fail returns the problem at path: Source is `OP "SOURCE"`, File the source when it is
+// a file's path.
+func (im importer) fail(path []string, kind error, msg string) *ctx.ConfigError {
+	op := im.op
+	if op == "" {
+		op = "mcp import"
+	}
+	file := ""
+	if isPath(im.source) {
+		file = im.source
+	}
+	return &ctx.ConfigError{Source: fmt.Sprintf("%s %q", op, im.source), File: file, Key: joinPath(path), Msg: msg, Err: kind}
+}
+
+// jsonError reports a document that is not a JSON object, with the line of a syntax error.
+func (im importer) jsonError(data []byte, err error) *ctx.ConfigError {
+	e := im.fail(nil, ErrSyntax, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
+	e.Err = fmt.Errorf("%w: %w", ErrSyntax, err)
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		off := min(max(int(syn.Offset), 0), len(data))
+		e.Line = bytes.Count(data[:off], []byte("\n")) + 1
+	}
+	return e
+}
+
+// joinPath renders a key path for messages.
+func joinPath(path []string) string { return strings.Join(path, ".") }
+
+// isPath reports whether a source names a file.
+func isPath(name string) bool {
+	if strings.ContainsAny(name, `/\`) {
+		return true
+	}
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".yaml" || ext == ".yml" || ext == ".json" || ext == ".toml"
+}
+
+// describe renders a decoded value for "got ..." in messages. Long strings are summarised
+// rather than quoted so that a misplaced secret is not echoed back in full.
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if v == "" {
+			return "an empty string"
+		}
+		if len(v) > 40 {
+			return "a string of " + strconv.Itoa(len(v)) + " bytes"
+		}
+		return "string " + strconv.Quote(v)
+	case bool:
+		return "boolean " + strconv.FormatBool(v)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return fmt.Sprintf("integer %d", v)
+	case float32, float64:
+		return fmt.Sprintf("number %v", v)
+	case []any:
+		return "a list"
+	case map[string]any, map[any]any:
+		return "a map"
+	default:
+		return fmt.Sprintf("a value of type %T", v)
+	}
+}
+
+// printable quotes s when it holds characters a comment cannot show.
+func printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// str is a string scalar; "<<" is quoted so that it stays a key rather than becoming a
+// merge.
+func str(s string) *yamlv3.Node {
+	n := &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: s}
+	if s == "<<" {
+		n.Style = yamlv3.DoubleQuotedStyle
+	}
+	return n
+}
+
+// safely runs a YAML or TOML library call, turning a panic into an error so that bad
+// input never crashes the binary.
+func safely(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the YAML parser failed: %v", r)
+		}
+	}()
+	return f()
+}
+
+// normalize converts the maps a YAML decoder may produce with non-string keys into
+// map[string]any, at any depth, copying as it goes; timestamps become their text.
+func normalize(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = normalize(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[fmt.Sprint(k)] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = normalize(e)
+		}
+		return out
+	case time.Time:
+		if v.Equal(v.Truncate(24 * time.Hour)) {
+			return v.Format(time.DateOnly)
+		}
+		return v.Format(time.RFC3339Nano)
+	}
+	return v
+}
