@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
@@ -32,7 +33,7 @@ func TestManagementPageHost(t *testing.T) {
 
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var last []clientView
+	var last []mcpmanager.View
 	errSeen := errors.New("seen")
 	err = cl.Stream(c, methodClients, nil, func(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &last); err != nil {

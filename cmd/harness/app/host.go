@@ -108,10 +108,10 @@ func (a *invocation) withHost(c context.Context, fn func(context.Context, *host)
 	if c.Err() != nil {
 		return failure(errors.New("interrupted during start-up"))
 	}
-	if a.hosting {
-		if err := a.exposeHostAPI(h); err != nil {
-			return failure(fmt.Errorf("exposing the host's methods: %w", err))
-		}
+	// Exposed by every command: a long-running host serves them to other processes, and a
+	// one-shot command calls them in process (remote.Local), the same way.
+	if err := a.exposeHostAPI(h); err != nil {
+		return failure(fmt.Errorf("exposing the host's methods: %w", err))
 	}
 	if !a.quietStartup {
 		// Servers that did not connect are reported here, once: the command

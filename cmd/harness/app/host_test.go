@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // liveHost is a `run` of the harness in this process, until the test ends.
@@ -155,6 +160,33 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 	run(t, f.env, "mcp", "probe", "demo").expect(t, ExitOK, "demo: ok in ", "")
 	run(t, f.env, "mcp", "restart", "demo").expect(t, ExitOK, "demo: restarted: connected (8 tools)", "")
 	run(t, f.env, "mcp", "restart", "managed").expect(t, ExitOK, "managed: restarted: connected (8 tools)", "")
+
+	// The host's methods decode their parameters strictly, once: a misspelt or missing key
+	// is refused as bad_request, naming the method and the key.
+	cl, err := remote.Discover(f.endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ctxtest.Wait(t)
+	err = cl.Call(c, methodHostProbe, map[string]any{"nmae": "demo"}, nil)
+	if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest ||
+		!strings.Contains(re.Message, `remote method "harness/mcpProbe": invalid params: key "nmae": unknown key (did you mean "name"?)`) {
+		t.Errorf("probe with a misspelt key: %v", err)
+	}
+	for _, tc := range []struct {
+		method string
+		params any
+		want   string
+	}{
+		{methodHostRestart, map[string]any{"name": "demo", "timeout": 5}, `key "timeout": unknown key: expected one of name, timeoutMs`},
+		{methodHostRestart, map[string]any{"timeoutMs": -1}, `key "name": required`},
+		{methodHostExec, map[string]any{"argv": []string{"tools", "list"}}, `key "argv": unknown key`},
+	} {
+		err := cl.Stream(c, tc.method, tc.params, func(json.RawMessage) error { return nil })
+		if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest || !strings.Contains(re.Message, tc.want) {
+			t.Errorf("%s %v: %v, want bad_request %q", tc.method, tc.params, err, tc.want)
+		}
+	}
 }
 
 // TestRestartWaitsForOutcome: mcp restart returns once the server connected, or with the

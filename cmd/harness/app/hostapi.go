@@ -2,26 +2,29 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // The host's own remote methods, exposed by a long-running host (run) next to the
 // manager's: they answer for every MCP server of the host, the manager's and the profile's
-// own client rows alike, exactly as the same command answers in process.
+// own client rows alike, exactly as the same command answers in process. Each is typed
+// (ctx.ExposeRemote): the types named here are the whole contract, and the commands call
+// the methods with them (remote.Call).
 const (
-	methodHostInfo    = "harness/host"       // hostInfo
-	methodHostList    = "harness/mcpList"    // the list mcp list prints
-	methodHostProbe   = "harness/mcpProbe"   // probeOutcome; params {"name"}
-	methodHostRestart = "harness/mcpRestart" // stream of restartEvent; params restartParams
+	methodHostInfo    = "harness/host"       // struct{} → hostInfo
+	methodHostList    = "harness/mcpList"    // struct{} → hostList
+	methodHostProbe   = "harness/mcpProbe"   // mcpmanager.NameParams → mcpmanager.ProbeResult
+	methodHostRestart = "harness/mcpRestart" // restartParams → stream of restartEvent
 )
 
 // defaultRestartTimeout bounds mcp restart's wait for the outcome.
@@ -34,24 +37,45 @@ type hostInfo struct {
 	Source  string `json:"source"`
 }
 
+// hostList is the answer of harness/mcpList, what mcp list prints: the manager's snapshot
+// (if the profile has a manager; else only its servers, the profile's clients) and, next
+// to a manager's servers, the profile's own client rows, which a manager does not list.
+// A client row is a manager's view with Source "profile".
+type hostList struct {
+	mcpmanager.Snapshot
+	Unmanaged []mcpmanager.View `json:"unmanaged,omitempty"`
+}
+
 // restartParams are the parameters of harness/mcpRestart.
 type restartParams struct {
 	Name      string `json:"name"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty"`
 }
 
+// Validate requires a name and a timeout that is not negative.
+func (p restartParams) Validate() error {
+	var probs ctx.Problems
+	if p.Name == "" {
+		probs.Add("name", "required: the server's name")
+	}
+	if p.TimeoutMs < 0 {
+		probs.Add("timeoutMs", "expected a number of milliseconds ≥ 0")
+	}
+	return probs.Err()
+}
+
 // restartEvent is one value of the harness/mcpRestart stream: the server's status as it
 // changes, the last one with Done set.
 type restartEvent struct {
-	Server serverView `json:"server"`
-	Done   bool       `json:"done,omitempty"`
+	Server mcpmanager.View `json:"server"`
+	Done   bool            `json:"done,omitempty"`
 }
 
 // restartTimeoutError is a restart whose server neither connected nor failed in time.
 type restartTimeoutError struct {
 	name    string
 	timeout time.Duration
-	last    serverView
+	last    mcpmanager.View
 }
 
 func (e *restartTimeoutError) Error() string {
@@ -63,100 +87,76 @@ func (e *restartTimeoutError) Error() string {
 }
 
 // RemoteCode makes the remote API answer timeout.
-func (e *restartTimeoutError) RemoteCode() string { return "timeout" }
+func (e *restartTimeoutError) RemoteCode() remote.Code { return remote.CodeTimeout }
 
-// exposeHostAPI exposes the host's methods on its root, for the commands of other
-// processes (see runningHost).
+// exposeHostAPI exposes the host's methods on its root: for the commands of other
+// processes (see runningHost) on a long-running host, and for this process's own commands
+// (remote.Local), which call them the same way.
 func (a *invocation) exposeHostAPI(h *host) error {
-	methods := []ctx.RemoteMethod{
-		{Name: methodHostInfo, Call: func(context.Context, json.RawMessage) (any, error) {
-			return hostInfo{PID: os.Getpid(), Profile: h.profile.Name, Source: h.profile.Source}, nil
-		}},
-		{Name: methodHostList, Call: func(c context.Context, _ json.RawMessage) (any, error) {
-			return h.serverList(c)
-		}},
-		{Name: methodHostProbe, Call: func(c context.Context, raw json.RawMessage) (any, error) {
-			var p restartParams
-			if err := json.Unmarshal(raw, &p); err != nil || p.Name == "" {
-				return nil, &codedError{"bad_request", `parameters: expected {"name": NAME}`}
-			}
-			return h.probe(c, p.Name, a.logger)
-		}},
-		{Name: methodHostExec, Stream: func(c context.Context, raw json.RawMessage, send func(any) error) error {
-			return a.execOnHost(c, h, raw, send)
-		}},
-		{Name: methodHostRestart, Stream: func(c context.Context, raw json.RawMessage, send func(any) error) error {
-			var p restartParams
-			if err := json.Unmarshal(raw, &p); err != nil || p.Name == "" || p.TimeoutMs < 0 {
-				return &codedError{"bad_request", `parameters: expected {"name": NAME, "timeoutMs": N}`}
-			}
-			timeout := defaultRestartTimeout
-			if p.TimeoutMs > 0 {
-				timeout = time.Duration(p.TimeoutMs) * time.Millisecond
-			}
-			v, err := h.restart(c, p.Name, timeout, func(v serverView) { _ = send(restartEvent{Server: v}) })
-			if err != nil {
-				return err
-			}
-			return send(restartEvent{Server: v, Done: true})
-		}},
-	}
-	for _, m := range methods {
-		if _, err := h.root.ExposeRemote(m); err != nil {
+	for _, expose := range []func() (ctx.Disposer, error){
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(h.root, methodHostInfo, func(context.Context, struct{}) (hostInfo, error) {
+				return hostInfo{PID: os.Getpid(), Profile: h.profile.Name, Source: h.profile.Source}, nil
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(h.root, methodHostList, func(c context.Context, _ struct{}) (hostList, error) {
+				return h.serverList(), nil
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(h.root, methodHostProbe, func(c context.Context, p mcpmanager.NameParams) (mcpmanager.ProbeResult, error) {
+				return h.probe(c, p.Name, a.logger)
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemoteStream(h.root, methodHostExec, func(c context.Context, p execParams, send func(execEvent) error) error {
+				return a.execOnHost(c, h, p, send)
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemoteStream(h.root, methodHostRestart, func(c context.Context, p restartParams, send func(restartEvent) error) error {
+				timeout := defaultRestartTimeout
+				if p.TimeoutMs > 0 {
+					timeout = time.Duration(p.TimeoutMs) * time.Millisecond
+				}
+				v, err := h.restart(c, p.Name, timeout, func(v mcpmanager.View) { _ = send(restartEvent{Server: v}) })
+				if err != nil {
+					return err
+				}
+				return send(restartEvent{Server: v, Done: true})
+			})
+		},
+	} {
+		if _, err := expose(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// codedError is an error with a remote code.
-type codedError struct{ code, msg string }
-
-func (e *codedError) Error() string      { return e.msg }
-func (e *codedError) RemoteCode() string { return e.code }
-
-// serverList is what mcp list shows: the manager's answer (if the profile has a manager)
-// with the profile's own client rows under "unmanaged", or the clients alone.
-func (h *host) serverList(c context.Context) (json.RawMessage, error) {
-	var raw json.RawMessage
-	ok, err := callLocal(c, h.root, methodList, "", &raw)
-	if err != nil {
-		return nil, err
-	}
+// serverList is what mcp list shows: the manager's snapshot (if the profile has a manager)
+// with the profile's own client rows as Unmanaged, or the clients alone.
+func (h *host) serverList() hostList {
 	clients := clientList(h)
-	switch {
-	case !ok:
-		return json.Marshal(clients)
-	case len(clients.Servers) > 0:
-		return withUnmanaged(raw, clients.Servers)
+	m, ok := mcpmanager.Key.Get(h.root)
+	if !ok || m == nil {
+		return hostList{Snapshot: mcpmanager.Snapshot{Servers: clients}}
 	}
-	return raw, nil
+	return hostList{Snapshot: m.Snapshot(), Unmanaged: clients}
 }
 
-// names lists every server name of the host.
-func (h *host) names(c context.Context) []string {
-	raw, err := h.serverList(c)
-	if err != nil {
-		return nil
-	}
-	return listNames(raw)
-}
-
-// listNames returns the server names of a server list.
-func listNames(raw json.RawMessage) []string {
-	var l serverList
-	if json.Unmarshal(raw, &l) != nil {
-		return nil
-	}
+// names returns the server names of a server list.
+func (l hostList) names() []string {
 	var out []string
-	for _, s := range append(l.Servers, l.Unmanaged...) {
+	for _, s := range append(slices.Clone(l.Servers), l.Unmanaged...) {
 		out = append(out, s.Name)
 	}
 	return out
 }
 
-func (h *host) unknown(c context.Context, name string) error {
-	return &unknownServerError{name: name, where: fmt.Sprintf("in profile %q", h.profile.Source), known: h.names(c)}
+func (h *host) unknown(name string) error {
+	return &unknownServerError{name: name, where: fmt.Sprintf("in profile %q", h.profile.Source), known: h.serverList().names()}
 }
 
 // client returns the scope and last report of the profile's own client (one the manager
@@ -172,11 +172,12 @@ func (h *host) client(name string) (mcpclient.Status, bool) {
 
 // probe probes the server called name: the manager's, else the profile's own client's
 // configuration, afresh, without touching the live client.
-func (h *host) probe(c context.Context, name string, log *slog.Logger) (probeOutcome, error) {
-	var out probeOutcome
-	ok, err := callLocal(c, h.root, methodProbe, name, &out)
-	if ok && (err == nil || !errors.Is(err, mcpmanager.ErrNotFound)) {
-		return out, err
+func (h *host) probe(c context.Context, name string, log *slog.Logger) (mcpmanager.ProbeResult, error) {
+	if m, ok := mcpmanager.Key.Get(h.root); ok && m != nil {
+		out, err := m.Probe(c, name, mcpmanager.ProbeOptions{})
+		if err == nil || !errors.Is(err, mcpmanager.ErrNotFound) {
+			return out, err
+		}
 	}
 	st, found := h.client(name)
 	cfg, isClient := mcpclient.Config{}, false
@@ -184,16 +185,26 @@ func (h *host) probe(c context.Context, name string, log *slog.Logger) (probeOut
 		cfg, isClient = mcpclient.Plugin.Config(st.Scope)
 	}
 	if !isClient {
-		return out, h.unknown(c, name)
+		return mcpmanager.ProbeResult{}, h.unknown(name)
 	}
-	return probeOutcome{Name: name, ProbeResult: mcpclient.Probe(c, cfg, mcpclient.ProbeOptions{Logger: log})}, nil
+	return probeOnly(c, name, cfg, log), nil
 }
+
+// probeOnly probes cfg, a profile's own client configuration (no manager's entry), as the
+// manager's probe result of name.
+func probeOnly(c context.Context, name string, cfg mcpclient.Config, log *slog.Logger) mcpmanager.ProbeResult {
+	return mcpmanager.ProbeResult{Name: name, Source: sourceProfile, ProbeResult: mcpclient.Probe(c, cfg, mcpclient.ProbeOptions{Logger: log})}
+}
+
+// sourceProfile is the Source of the views and probe results of the profile's own client
+// rows (the manager's are settings or registered).
+const sourceProfile mcpmanager.Source = "profile"
 
 // restart restarts the server called name — the manager's, else the profile's own
 // client — and waits, at most timeout, until it has connected or failed, calling progress
 // with every status it passes through. A server that did neither in time is a
 // *restartTimeoutError carrying its last status.
-func (h *host) restart(c context.Context, name string, timeout time.Duration, progress func(serverView)) (serverView, error) {
+func (h *host) restart(c context.Context, name string, timeout time.Duration, progress func(mcpmanager.View)) (mcpmanager.View, error) {
 	cx, cancel := context.WithTimeout(c, timeout)
 	defer cancel()
 	if m, ok := mcpmanager.Key.Get(h.root); ok && m != nil {
@@ -202,17 +213,17 @@ func (h *host) restart(c context.Context, name string, timeout time.Duration, pr
 			return awaitManaged(cx, m, name, timeout, progress)
 		}
 		if !errors.Is(err, mcpmanager.ErrNotFound) {
-			return serverView{}, err
+			return mcpmanager.View{}, err
 		}
 	}
 	st, found := h.client(name)
 	if !found {
-		return serverView{}, h.unknown(c, name)
+		return mcpmanager.View{}, h.unknown(name)
 	}
 	// Restarting the scope disconnects (ending a stdio server's process group), connects
 	// afresh and waits for the first discovery.
 	if err := st.Scope.Restart(cx); err != nil {
-		return serverView{}, fmt.Errorf("restarting %s: %w", name, err)
+		return mcpmanager.View{}, fmt.Errorf("restarting %s: %w", name, err)
 	}
 	return h.board.await(cx, st.Scope, timeout, progress)
 }
@@ -229,8 +240,8 @@ func finalManaged(s mcpmanager.State) bool {
 }
 
 // awaitManaged follows the manager's view of name until it is final (see finalManaged).
-func awaitManaged(cx context.Context, m *mcpmanager.Manager, name string, timeout time.Duration, progress func(serverView)) (serverView, error) {
-	var last serverView
+func awaitManaged(cx context.Context, m *mcpmanager.Manager, name string, timeout time.Duration, progress func(mcpmanager.View)) (mcpmanager.View, error) {
+	var last mcpmanager.View
 	shown := ""
 	for snap := range m.Watch(cx) {
 		var v *mcpmanager.View
@@ -242,17 +253,13 @@ func awaitManaged(cx context.Context, m *mcpmanager.Manager, name string, timeou
 		if v == nil {
 			return last, fmt.Errorf("mcp server %q went away during the restart", name)
 		}
-		sv, err := managerServerView(*v)
-		if err != nil {
-			return last, err
-		}
-		last = sv
+		last = *v
 		if line := statusLine(viewStatus(mcpmanager.StatusChange{Name: name, Status: *v})); line != shown {
 			shown = line
-			progress(sv)
+			progress(*v)
 		}
 		if finalManaged(v.Status) {
-			return sv, nil
+			return *v, nil
 		}
 	}
 	if cx.Err() != nil {
@@ -261,29 +268,24 @@ func awaitManaged(cx context.Context, m *mcpmanager.Manager, name string, timeou
 	return last, errors.New("the MCP server manager stopped during the restart")
 }
 
-// managerServerView is the serverView of a manager's view.
-func managerServerView(v mcpmanager.View) (serverView, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return serverView{}, err
+// clientView is the view of a profile's own client (one the manager did not mount) from its
+// last report: the fields of a manager's view that a report has, so that both read alike.
+// Its configuration is redacted.
+func clientView(st mcpclient.Status) mcpmanager.View {
+	v := mcpmanager.View{
+		Name: st.Server, Source: sourceProfile, Enabled: true, Transport: st.Transport,
+		Status: mcpmanager.State(st.Phase), Error: st.Err, Attempt: st.Attempt, MaxAttempts: st.MaxAttempts,
+		ProtocolVersion: st.ProtocolVersion, Tools: st.Tools, InstructionBytes: st.InstructionBytes, StderrTail: st.StderrTail,
 	}
-	var sv serverView
-	err = json.Unmarshal(b, &sv)
-	return sv, err
-}
-
-// clientServerView is the serverView of a client's report.
-func clientServerView(st mcpclient.Status) serverView {
-	v := serverView{
-		Name: st.Server, Status: string(st.Phase), Transport: st.Transport, Error: st.Err,
-		Attempt: st.Attempt, MaxAttempts: st.MaxAttempts, Tools: st.Tools, StderrTail: st.StderrTail,
+	if st.ServerName != "" {
+		v.ServerInfo = &mcpmanager.ServerInfo{Name: st.ServerName, Version: st.ServerVersion}
 	}
 	if st.Scope != nil {
 		if cfg, ok := mcpclient.Plugin.Config(st.Scope); ok {
 			if v.Transport == "" {
 				v.Transport = cfg.Transport
 			}
-			v.Config, _ = json.Marshal(cfg.Redacted())
+			v.Config = cfg.Redacted()
 		}
 	}
 	if v.Tools == nil {

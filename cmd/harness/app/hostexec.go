@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/remote"
 
 	"github.com/spf13/cobra"
 )
@@ -41,6 +43,14 @@ type execEvent struct {
 	Exit   *int   `json:"exit,omitempty"`
 }
 
+// Validate requires a command line.
+func (p execParams) Validate() error {
+	if len(p.Args) == 0 {
+		return &ctx.ConfigError{Key: "args", Msg: "required: the command line, [COMMAND, ...]"}
+	}
+	return nil
+}
+
 // hostFlags are the flags of a forwardable command that choose between a running host and
 // this process.
 func (a *invocation) hostFlags(cmd *cobra.Command) {
@@ -54,7 +64,7 @@ func (a *invocation) hostFlags(cmd *cobra.Command) {
 // streamWriter writes to an exec stream, as one field of execEvent.
 type streamWriter struct {
 	mu     *sync.Mutex
-	send   func(any) error
+	send   func(execEvent) error
 	stderr bool
 }
 
@@ -73,11 +83,7 @@ func (w streamWriter) Write(p []byte) (int, error) {
 
 // execOnHost runs a forwardable command line on the host h: a fresh invocation with the
 // host's catalog and environment whose withHost is h itself.
-func (a *invocation) execOnHost(c context.Context, h *host, raw json.RawMessage, send func(any) error) error {
-	var p execParams
-	if err := json.Unmarshal(raw, &p); err != nil || len(p.Args) == 0 {
-		return &codedError{"bad_request", `parameters: expected {"args": [COMMAND, ...]}`}
-	}
+func (a *invocation) execOnHost(c context.Context, h *host, p execParams, send func(execEvent) error) error {
 	var mu sync.Mutex
 	sub := &invocation{
 		prog: a.prog, version: a.version, catalog: a.catalog, self: a.self, selfEnv: a.selfEnv,
@@ -116,11 +122,7 @@ func (a *invocation) forward(c context.Context) (ok bool, err error) {
 		p.Stdin = string(b)
 	}
 	code := ExitFailure
-	err = rh.cl.Stream(c, methodHostExec, p, func(raw json.RawMessage) error {
-		var ev execEvent
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return fmt.Errorf("reading the host's answer: %w", err)
-		}
+	err = remote.Stream(c, rh.cl, methodHostExec, p, func(ev execEvent) error {
 		if ev.Stdout != "" {
 			if _, err := io.WriteString(a.stdout, ev.Stdout); err != nil {
 				return err

@@ -2,9 +2,10 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/cordisgo/harness/plugins/remote"
 
 	"github.com/spf13/cobra"
 
@@ -12,12 +13,6 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
-)
-
-// Remote methods of the manager for OAuth logins (plugins/mcpmanager/login.go).
-const (
-	methodLogin  = "mcpManager/login"
-	methodLogout = "mcpManager/logout"
 )
 
 // loginFlags are the flags of mcp login and logout.
@@ -79,11 +74,7 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 	if rh != nil {
 		cl := rh.cl
 		// The host runs the flow, so its live client picks the token up at once.
-		err := cl.Stream(c, methodLogin, map[string]any{"name": name, "noBrowser": f.noBrowser}, func(raw json.RawMessage) error {
-			var ev mcpmanager.LoginEvent
-			if err := json.Unmarshal(raw, &ev); err != nil {
-				return fmt.Errorf("reading the login's answer: %w", err)
-			}
+		err := remote.Stream(c, cl, mcpmanager.MethodLogin, mcpmanager.LoginParams{Name: name, NoBrowser: f.noBrowser}, func(ev mcpmanager.LoginEvent) error {
 			if ev.URL != "" {
 				a.showURL(name, ev.URL, !f.noBrowser)
 			}
@@ -92,7 +83,7 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 			}
 			return nil
 		})
-		return hostError(c, rh, methodLogin, name, err)
+		return hostError(c, rh, mcpmanager.MethodLogin, name, err)
 	}
 	p, err := a.loadProfile()
 	if err != nil {
@@ -108,7 +99,7 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 			}
 			ev, err := m.Login(c, name, mcpmanager.LoginOptions{NoBrowser: f.noBrowser}, onURL)
 			if errors.Is(err, mcpmanager.ErrNotFound) {
-				return h.unknown(c, name)
+				return h.unknown(name)
 			}
 			if err != nil {
 				return err
@@ -150,8 +141,8 @@ func (a *invocation) mcpLogout(c context.Context, f loginFlags, name string) err
 		return err
 	}
 	if rh != nil {
-		var ev mcpmanager.LoginEvent
-		if err := hostError(c, rh, methodLogout, name, rh.cl.Call(c, methodLogout, map[string]any{"name": name}, &ev)); err != nil {
+		_, err := remote.Call[mcpmanager.NameParams, mcpmanager.LoginEvent](c, rh.cl, mcpmanager.MethodLogout, mcpmanager.NameParams{Name: name})
+		if err := hostError(c, rh, mcpmanager.MethodLogout, name, err); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "%s: logged out\n", name)
@@ -169,7 +160,7 @@ func (a *invocation) mcpLogout(c context.Context, f loginFlags, name string) err
 				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
 			}
 			if err := m.Logout(c, name); errors.Is(err, mcpmanager.ErrNotFound) {
-				return h.unknown(c, name)
+				return h.unknown(name)
 			} else if err != nil {
 				return err
 			}

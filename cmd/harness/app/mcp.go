@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,16 +22,6 @@ import (
 	"github.com/cordisgo/harness/profiles"
 )
 
-// Remote methods of the MCP server manager (plugins/mcpmanager). The mcp
-// commands call them on a running host through the remote API; a manager
-// mounted in process answers through its Go API, encoded the same way, so
-// both print the same thing.
-const (
-	methodList    = "mcpManager/list"
-	methodRestart = "mcpManager/restart"
-	methodProbe   = "mcpManager/probe"
-)
-
 // hostAnswerTimeout bounds the check that the host named by an endpoint
 // file is running.
 const hostAnswerTimeout = 3 * time.Second
@@ -44,48 +33,6 @@ type mcpFlags struct {
 	host     bool          // --host: use the running host even with -p, --stdio, --http or --set
 	asJSON   bool          // --json
 	timeout  time.Duration // --timeout (restart): how long to wait for the outcome
-}
-
-// serverView is one server as mcp list shows it: the fields of the
-// manager's view that the table uses (the manager's JSON is printed whole
-// with --json), or a client's last status report when no manager runs.
-type serverView struct {
-	Name        string          `json:"name"`
-	Status      string          `json:"status"`
-	Transport   string          `json:"transport,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	Attempt     int             `json:"attempt,omitempty"`
-	MaxAttempts int             `json:"maxAttempts,omitempty"`
-	Tools       []string        `json:"tools"`
-	StderrTail  string          `json:"stderrTail,omitempty"`
-	Config      json.RawMessage `json:"config,omitempty"`
-}
-
-// serverList is the answer of mcpManager/list (the part mcp list reads),
-// and the JSON mcp list prints without a manager.
-type serverList struct {
-	Servers []serverView `json:"servers"`
-	// Unmanaged are the MCP client rows of the profile itself, listed in
-	// process next to a manager's servers (a manager lists only its own).
-	Unmanaged []serverView `json:"unmanaged,omitempty"`
-	// Settings are the manager's settings files (mcpmanager.SettingsStatus).
-	Settings settingsFiles `json:"settings,omitzero"`
-}
-
-// settingsFiles is the part of the manager's settings status that mcp list prints.
-type settingsFiles struct {
-	File        string `json:"file,omitempty"`
-	ProjectFile string `json:"projectFile,omitempty"`
-	// Error is why the manager rejected the latest read of the files (the last good
-	// configuration keeps running).
-	Error string `json:"error,omitempty"`
-}
-
-// probeOutcome is the answer of mcpManager/probe, and what mcp probe
-// prints without a manager.
-type probeOutcome struct {
-	Name string `json:"name"`
-	mcpclient.ProbeResult
 }
 
 func (a *invocation) mcpManageCommands() []*cobra.Command {
@@ -195,7 +142,7 @@ func (a *invocation) findHost(c context.Context, f mcpFlags) (*runningHost, erro
 		rh.methods[m.Name] = true
 	}
 	if rh.methods[methodHostInfo] {
-		if err := cl.Call(cx, methodHostInfo, nil, &rh.info); err != nil {
+		if rh.info, err = remote.Call[struct{}, hostInfo](cx, cl, methodHostInfo, struct{}{}); err != nil {
 			return nil, failure(fmt.Errorf("%s: %s: %w", rh, methodHostInfo, err))
 		}
 	}
@@ -216,16 +163,26 @@ func (rh *runningHost) method(what string, candidates ...string) (string, error)
 
 // list returns the host's server list (harness/mcpList, or the manager's own list from a
 // host that does not serve it).
-func (rh *runningHost) list(c context.Context) (json.RawMessage, error) {
-	m, err := rh.method("list its MCP servers", methodHostList, methodList)
+func (rh *runningHost) list(c context.Context) (hostList, error) {
+	m, err := rh.method("list its MCP servers", methodHostList, mcpmanager.MethodList)
 	if err != nil {
-		return nil, err
+		return hostList{}, err
 	}
-	var raw json.RawMessage
-	if err := rh.cl.Call(c, m, nil, &raw); err != nil {
-		return nil, rh.explain(c, "", err)
+	l, err := listFrom(c, rh.cl, m)
+	if err != nil {
+		return hostList{}, rh.explain(c, "", err)
 	}
-	return raw, nil
+	return l, nil
+}
+
+// listFrom calls the list method m on cl: harness/mcpList on a running host or in this
+// process (remote.Local), or mcpManager/list on a host that serves only the manager's.
+func listFrom(c context.Context, cl remote.Caller, m string) (hostList, error) {
+	if m == mcpmanager.MethodList {
+		r, err := remote.Call[struct{}, mcpmanager.ListResult](c, cl, m, struct{}{})
+		return hostList{Snapshot: r.Snapshot}, err
+	}
+	return remote.Call[struct{}, hostList](c, cl, m, struct{}{})
 }
 
 // explain words a host's refusal for people: an unknown server name lists the names the
@@ -234,8 +191,8 @@ func (rh *runningHost) explain(c context.Context, name string, err error) error 
 	re, ok := errors.AsType[*remote.Error](err)
 	if ok && re.Code == remote.CodeNotFound && name != "" {
 		var known []string
-		if raw, lerr := rh.list(c); lerr == nil {
-			known = listNames(raw)
+		if l, lerr := rh.list(c); lerr == nil {
+			known = l.names()
 		}
 		return &unknownServerError{name: name, where: "on " + rh.String(), known: known}
 	}
@@ -245,85 +202,35 @@ func (rh *runningHost) explain(c context.Context, name string, err error) error 
 	return fmt.Errorf("%s: %w", rh, err)
 }
 
-// callLocal answers a manager method with the manager mounted in process
-// (plugins/mcpmanager's Go API), if there is one (ok false otherwise),
-// encoding the answer as the remote API would, into result.
-func callLocal(c context.Context, root *ctx.Context, method string, name string, result any) (ok bool, err error) {
-	m, found := mcpmanager.Key.Get(root)
-	if !found || m == nil {
-		return false, nil
-	}
-	var v any
-	switch method {
-	case methodList:
-		v = m.Snapshot()
-	case methodProbe:
-		v, err = m.Probe(c, name, mcpmanager.ProbeOptions{})
-	case methodRestart:
-		if err = m.Restart(c, name); err == nil {
-			err = fmt.Errorf("mcp server %q went away during the restart", name)
-			for _, view := range m.List() {
-				if view.Name == name && !view.Removed {
-					v, err = mcpmanager.RestartResult{Server: view}, nil
-				}
-			}
-		}
-	default:
-		return true, fmt.Errorf("unknown manager method %s", method)
-	}
-	if err != nil {
-		return true, err
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return true, err
-	}
-	return true, json.Unmarshal(b, result)
-}
-
 func (a *invocation) mcpList(c context.Context, f mcpFlags) error {
 	rh, err := a.findHost(c, f)
 	if err != nil {
 		return err
 	}
 	if rh != nil {
-		raw, err := rh.list(c)
+		l, err := rh.list(c)
 		if err != nil {
 			return err
 		}
-		return a.printList(raw, f.asJSON)
+		return a.printList(l, f.asJSON)
 	}
 	a.quietStartup = true // the list shows every status
 	return a.withHost(c, func(c context.Context, h *host) error {
-		raw, err := h.serverList(c)
+		// The same method a running host answers, called in process.
+		l, err := listFrom(c, remote.NewLocal(h.root), methodHostList)
 		if err != nil {
 			return err
 		}
-		return a.printList(raw, f.asJSON)
+		return a.printList(l, f.asJSON)
 	})
-}
-
-// withUnmanaged adds the unmanaged clients to a manager's list, as the
-// key "unmanaged", keeping every key of the manager's answer.
-func withUnmanaged(managerList json.RawMessage, unmanaged []serverView) (json.RawMessage, error) {
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(managerList, &keys); err != nil {
-		return nil, fmt.Errorf("reading the manager's server list: %w", err)
-	}
-	b, err := json.Marshal(unmanaged)
-	if err != nil {
-		return nil, err
-	}
-	keys["unmanaged"] = b
-	return json.Marshal(keys)
 }
 
 // clientList lists the MCP clients of the tree that the manager (if any)
 // did not mount: every such client's last status report, then the clients
 // whose scope failed before reporting (an invalid or duplicate server
 // name, say).
-func clientList(h *host) serverList {
-	out := serverList{Servers: []serverView{}}
+func clientList(h *host) []mcpmanager.View {
+	out := []mcpmanager.View{}
 	seen := map[*ctx.Scope]bool{}
 	h.mounts.mu.Lock()
 	defer h.mounts.mu.Unlock()
@@ -340,18 +247,18 @@ func clientList(h *host) serverList {
 		if managed(st) {
 			continue
 		}
-		out.Servers = append(out.Servers, clientServerView(st))
+		out = append(out, clientView(st))
 	}
 	for _, path := range h.mounts.order {
 		s := h.mounts.scopes[path]
 		if seen[s] || s.Def() == nil || s.Def().Name() != mcpclientUse || s.State() != ctx.Failed {
 			continue
 		}
-		v := serverView{Name: path, Status: string(mcpclient.PhaseFailed), Tools: []string{}}
+		v := mcpmanager.View{Name: path, Source: sourceProfile, Status: mcpmanager.StateFailed, Tools: []string{}}
 		if s.Err() != nil {
 			v.Error = s.Err().Error()
 		}
-		out.Servers = append(out.Servers, v)
+		out = append(out, v)
 	}
 	return out
 }
@@ -368,11 +275,7 @@ func rowPos(pos map[*ctx.Scope]int, s *ctx.Scope) int {
 }
 
 // printList prints a server list: as JSON unchanged, or as a table.
-func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
-	var l serverList
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return fmt.Errorf("reading the server list: %w", err)
-	}
+func (a *invocation) printList(l hostList, asJSON bool) error {
 	// A rejected settings file is a failure of the list: its servers are not what the
 	// file says.
 	rejected := func() error {
@@ -382,12 +285,12 @@ func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 		return failure(fmt.Errorf("the settings file was rejected (the last good configuration keeps running): %s", l.Settings.Error))
 	}
 	if asJSON {
-		if err := writeJSON(a, raw); err != nil {
+		if err := writeJSON(a, l); err != nil {
 			return err
 		}
 		return rejected()
 	}
-	servers := append(l.Servers, l.Unmanaged...)
+	servers := append(slices.Clone(l.Servers), l.Unmanaged...)
 	if len(servers) == 0 {
 		fmt.Fprintln(a.stderr, "no MCP servers")
 		if l.Settings.File != "" || l.Settings.ProjectFile != "" {
@@ -398,13 +301,13 @@ func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 	rows := [][]string{{"NAME", "STATUS", "TRANSPORT", "TOOLS", "DETAIL"}}
 	for _, s := range servers {
 		detail := strings.TrimPrefix(s.Error, fmt.Sprintf("mcp server %q: ", s.Name))
-		if s.Attempt > 0 && s.MaxAttempts > 0 && s.Status != string(mcpclient.PhaseConnected) {
+		if s.Attempt > 0 && s.MaxAttempts > 0 && s.Status != mcpmanager.StateConnected {
 			detail = fmt.Sprintf("attempt %d of %d: %s", s.Attempt, s.MaxAttempts, detail)
 		}
-		if tail := lastLine(s.StderrTail); tail != "" && s.Error != "" && s.Status != string(mcpclient.PhaseConnected) && !strings.Contains(detail, tail) {
+		if tail := lastLine(s.StderrTail); tail != "" && s.Error != "" && s.Status != mcpmanager.StateConnected && !strings.Contains(detail, tail) {
 			detail += " (stderr: " + tail + ")"
 		}
-		rows = append(rows, []string{s.Name, s.Status, dash(s.Transport), strconv.Itoa(len(s.Tools)), joinLines(detail)})
+		rows = append(rows, []string{s.Name, string(s.Status), dash(s.Transport), strconv.Itoa(len(s.Tools)), joinLines(detail)})
 	}
 	if err := a.printTable(rows); err != nil {
 		return err
@@ -415,7 +318,7 @@ func (a *invocation) printList(raw json.RawMessage, asJSON bool) error {
 
 // printSettingsFiles says where the manager's settings files are (mcp add writes them),
 // after the list.
-func (a *invocation) printSettingsFiles(st settingsFiles) {
+func (a *invocation) printSettingsFiles(st mcpmanager.SettingsStatus) {
 	fmt.Fprintln(a.stdout)
 	if st.File == "" && st.ProjectFile == "" {
 		// No manager in this profile: say where mcp add writes, and what runs those servers.
@@ -424,7 +327,7 @@ func (a *invocation) printSettingsFiles(st settingsFiles) {
 			return
 		}
 		fmt.Fprintln(a.stdout, "this profile has no MCP server manager (plugins.manager), so the servers of the settings files (mcp add) do not run in it:")
-		st = settingsFiles{File: user, ProjectFile: project}
+		st = mcpmanager.SettingsStatus{File: user, ProjectFile: project}
 	}
 	for _, f := range []struct{ scope, path string }{{scopeUser, st.File}, {scopeProject, st.ProjectFile}} {
 		if f.path == "" {
@@ -488,12 +391,17 @@ func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error 
 		return err
 	}
 	if rh != nil {
-		m, err := rh.method("probe its MCP servers", methodHostProbe, methodProbe)
+		m, err := rh.method("probe its MCP servers", methodHostProbe, mcpmanager.MethodProbe)
 		if err != nil {
 			return err
 		}
-		var out probeOutcome
-		if err := rh.cl.Call(c, m, map[string]any{"name": name}, &out); err != nil {
+		var out mcpmanager.ProbeResult
+		if m == mcpmanager.MethodProbe {
+			out, err = remote.Call[mcpmanager.ProbeParams, mcpmanager.ProbeResult](c, rh.cl, m, mcpmanager.ProbeParams{Name: name})
+		} else {
+			out, err = remote.Call[mcpmanager.NameParams, mcpmanager.ProbeResult](c, rh.cl, m, mcpmanager.NameParams{Name: name})
+		}
+		if err != nil {
 			return rh.explain(c, name, err)
 		}
 		return a.printProbe(out, f.asJSON)
@@ -520,8 +428,7 @@ func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error 
 	if err != nil {
 		return err
 	}
-	out := probeOutcome{Name: name, ProbeResult: mcpclient.Probe(c, cfg, mcpclient.ProbeOptions{Logger: a.logger})}
-	return a.printProbe(out, f.asJSON)
+	return a.printProbe(probeOnly(c, name, cfg, a.logger), f.asJSON)
 }
 
 // serverConfig returns the decoded configuration of the profile's enabled
@@ -568,7 +475,7 @@ func noServer(p *profiles.Profile, name string, names []string) error {
 
 // printProbe prints a probe's outcome; a failed probe, or one whose
 // connection could not be cleaned up, is a failure.
-func (a *invocation) printProbe(out probeOutcome, asJSON bool) error {
+func (a *invocation) printProbe(out mcpmanager.ProbeResult, asJSON bool) error {
 	if asJSON {
 		if err := writeJSON(a, out); err != nil {
 			return err
@@ -590,7 +497,7 @@ func (a *invocation) printProbe(out probeOutcome, asJSON bool) error {
 
 // printProbeText prints a probe's outcome for people: a summary line, the
 // tools, and for a failure the error and the end of the server's stderr.
-func (a *invocation) printProbeText(out probeOutcome) {
+func (a *invocation) printProbeText(out mcpmanager.ProbeResult) {
 	stdout := termsafe.Writer(a.stdout) // the server's names, errors and stderr
 	total := out.Timings.Total.Round(time.Millisecond)
 	if !out.OK() {
@@ -631,7 +538,7 @@ func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) erro
 		return usageErrorf("mcp restart: --timeout %v: must be positive", f.timeout)
 	}
 	tty := isTerminal(a.stderr)
-	progress := func(v serverView) {
+	progress := func(v mcpmanager.View) {
 		if tty && !f.asJSON {
 			fmt.Fprintf(a.stderr, "%s\n", statusLine(viewAsStatus(v)))
 		}
@@ -653,14 +560,14 @@ func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) erro
 // restartOnHost restarts name on a running host and waits for the outcome there
 // (harness/mcpRestart), or, from a host that does not serve it, asks the manager to
 // restart it and reports where it stands once mounted.
-func (a *invocation) restartOnHost(c context.Context, rh *runningHost, f mcpFlags, name string, progress func(serverView)) error {
-	m, err := rh.method("restart its MCP servers", methodHostRestart, methodRestart)
+func (a *invocation) restartOnHost(c context.Context, rh *runningHost, f mcpFlags, name string, progress func(mcpmanager.View)) error {
+	m, err := rh.method("restart its MCP servers", methodHostRestart, mcpmanager.MethodRestart)
 	if err != nil {
 		return err
 	}
-	if m == methodRestart {
-		var res restartEvent
-		if err := rh.cl.Call(c, m, map[string]any{"name": name}, &res); err != nil {
+	if m == mcpmanager.MethodRestart {
+		res, err := remote.Call[mcpmanager.NameParams, mcpmanager.RestartResult](c, rh.cl, m, mcpmanager.NameParams{Name: name})
+		if err != nil {
 			return rh.explain(c, name, err)
 		}
 		return a.printRestart(name, res.Server, nil, f.asJSON)
@@ -669,10 +576,8 @@ func (a *invocation) restartOnHost(c context.Context, rh *runningHost, f mcpFlag
 	cx, cancel := context.WithTimeout(c, f.timeout+hostAnswerTimeout)
 	defer cancel()
 	var last restartEvent
-	err = rh.cl.Stream(cx, m, restartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(raw json.RawMessage) error {
-		if err := json.Unmarshal(raw, &last); err != nil {
-			return fmt.Errorf("reading the restart's progress: %w", err)
-		}
+	err = remote.Stream(cx, rh.cl, m, restartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(ev restartEvent) error {
+		last = ev
 		if !last.Done {
 			progress(last.Server)
 		}
@@ -690,7 +595,7 @@ func (a *invocation) restartOnHost(c context.Context, rh *runningHost, f mcpFlag
 // printRestart prints a restart's outcome: the server's status once connected, as a line,
 // or as {"server": …} with --json. A server that failed, or that neither connected nor
 // failed in time (err), is a failure, reported with its cause.
-func (a *invocation) printRestart(name string, v serverView, err error, asJSON bool) error {
+func (a *invocation) printRestart(name string, v mcpmanager.View, err error, asJSON bool) error {
 	if err != nil && v.Name == "" {
 		return err // refused before anything restarted
 	}
@@ -702,7 +607,7 @@ func (a *invocation) printRestart(name string, v serverView, err error, asJSON b
 	switch {
 	case err != nil:
 		return failure(err)
-	case v.Status != string(mcpclient.PhaseConnected) && !notStarted(mcpclient.Phase(v.Status)):
+	case v.Status != mcpmanager.StateConnected && !notStarted(mcpclient.Phase(v.Status)):
 		return failure(fmt.Errorf("restarted, but mcp server %s", statusLine(viewAsStatus(v))))
 	}
 	if !asJSON {
@@ -712,7 +617,7 @@ func (a *invocation) printRestart(name string, v serverView, err error, asJSON b
 }
 
 // viewAsStatus is the client status a server view reads as (for statusLine).
-func viewAsStatus(v serverView) mcpclient.Status {
+func viewAsStatus(v mcpmanager.View) mcpclient.Status {
 	return mcpclient.Status{
 		Server: v.Name, Phase: mcpclient.Phase(v.Status), Attempt: v.Attempt, MaxAttempts: v.MaxAttempts,
 		Err: v.Error, StderrTail: v.StderrTail, Tools: v.Tools,

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
@@ -59,7 +60,7 @@ func TestMCPListInProcess(t *testing.T) {
 	if strings.Contains(r.stdout, "s3cr3t-value") || !strings.Contains(r.stdout, "API_TOKEN") {
 		t.Errorf("mcp list --json does not redact the token:\n%s", r.stdout)
 	}
-	var l serverList
+	var l hostList
 	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Servers)+len(l.Unmanaged) != 2 {
 		t.Fatalf("mcp list --json: %v\n%s", err, r.stdout)
 	}
@@ -196,9 +197,9 @@ func TestMCPWithManagerInProcess(t *testing.T) {
 	r.expect(t, ExitOK, "demo     connected  stdio            8", "")
 	r = run(t, nil, append(withDemo, "mcp", "list", "--local", "--json")...)
 	var l struct {
-		Servers   []serverView `json:"servers"`
-		Unmanaged []serverView `json:"unmanaged"`
-		Version   uint64       `json:"version"`
+		Servers   []mcpmanager.View `json:"servers"`
+		Unmanaged []mcpmanager.View `json:"unmanaged"`
+		Version   uint64            `json:"version"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Servers) != 1 || len(l.Unmanaged) != 1 ||
 		l.Unmanaged[0].Name != "demo" || l.Version == 0 {

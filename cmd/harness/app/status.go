@@ -54,7 +54,7 @@ func (b *statusBoard) report(st mcpclient.Status) error {
 // await follows the reports of the client of scope until it is connected or failed, or
 // cx ends (then the error is a *restartTimeoutError; timeout is what it reports), calling
 // progress with each report that reads differently from the one before.
-func (b *statusBoard) await(cx context.Context, scope *ctx.Scope, timeout time.Duration, progress func(serverView)) (serverView, error) {
+func (b *statusBoard) await(cx context.Context, scope *ctx.Scope, timeout time.Duration, progress func(mcpmanager.View)) (mcpmanager.View, error) {
 	shown := ""
 	for {
 		b.mu.Lock()
@@ -64,7 +64,7 @@ func (b *statusBoard) await(cx context.Context, scope *ctx.Scope, timeout time.D
 		}
 		next := b.next
 		b.mu.Unlock()
-		v := clientServerView(st)
+		v := clientView(st)
 		if ok {
 			if line := statusLine(st); line != shown {
 				shown = line

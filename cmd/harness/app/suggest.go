@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cordisgo/harness/internal/suggest"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // didYouMean returns the name of names closest to name, if one is close enough to be a
@@ -43,4 +44,4 @@ func (e *unknownServerError) Error() string {
 }
 
 // RemoteCode makes the remote API answer not_found.
-func (e *unknownServerError) RemoteCode() string { return "not_found" }
+func (e *unknownServerError) RemoteCode() remote.Code { return remote.CodeNotFound }
