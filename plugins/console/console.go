@@ -58,6 +58,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/cordisgo/harness/plugins/remote"
+
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -147,11 +149,17 @@ type Instructions struct {
 	Text string `json:"text"`
 }
 
-// badRequest is an error the remote API answers with code bad_request.
-type badRequest struct{ msg string }
-
-func (e badRequest) Error() string      { return e.msg }
-func (e badRequest) RemoteCode() string { return "bad_request" }
+// Validate requires a tool and a ref of at most 64 bytes.
+func (p CallParams) Validate() error {
+	var probs ctx.Problems
+	if p.Tool == "" {
+		probs.Add("tool", "required: the tool's public name")
+	}
+	if len(p.Ref) > 64 {
+		probs.Add("ref", "longer than 64 bytes")
+	}
+	return probs.Err()
+}
 
 type service struct {
 	c   *ctx.Context
@@ -161,32 +169,21 @@ type service struct {
 
 func apply(c *ctx.Context, _ struct{}) error {
 	s := &service{c: c, reg: toolregistry.Key.Use(c)}
-	for _, m := range []ctx.RemoteMethod{
-		{Name: "console/tools", Call: s.tools},
-		{Name: "console/callTool", Call: s.callTool},
-		{Name: "console/instructions", Call: s.instructions},
-		{Name: "console/subscribe", Stream: s.subscribe},
+	for _, expose := range []func() (ctx.Disposer, error){
+		func() (ctx.Disposer, error) { return ctx.ExposeRemote(c, "console/tools", s.tools) },
+		func() (ctx.Disposer, error) { return ctx.ExposeRemote(c, "console/callTool", s.callTool) },
+		func() (ctx.Disposer, error) { return ctx.ExposeRemote(c, "console/instructions", s.instructions) },
+		func() (ctx.Disposer, error) { return ctx.ExposeRemoteStream(c, "console/subscribe", s.subscribe) },
 	} {
-		if _, err := c.ExposeRemote(m); err != nil {
+		if _, err := expose(); err != nil {
 			return err
 		}
 	}
 	return provideResponder(c)
 }
 
-func decode(raw json.RawMessage, v any) error {
-	if err := ctx.DecodeInto(raw, v); err != nil {
-		return badRequest{fmt.Sprintf("parameters: %v", err)}
-	}
-	return nil
-}
-
 // tools lists the tools visible from the root, those of one MCP server when asked.
-func (s *service) tools(_ context.Context, raw json.RawMessage) (any, error) {
-	var p ServerParams
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
+func (s *service) tools(_ context.Context, p ServerParams) ([]Tool, error) {
 	out := []Tool{}
 	for _, t := range s.reg.List(s.c) {
 		server := t.Meta["server"]
@@ -201,17 +198,7 @@ func (s *service) tools(_ context.Context, raw json.RawMessage) (any, error) {
 }
 
 // callTool executes a tool through the registry's pipeline, bounded by the request.
-func (s *service) callTool(rc context.Context, raw json.RawMessage) (any, error) {
-	var p CallParams
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
-	if p.Tool == "" {
-		return nil, badRequest{`parameters: "tool" is required`}
-	}
-	if len(p.Ref) > 64 {
-		return nil, badRequest{`parameters: "ref" is longer than 64 bytes`}
-	}
+func (s *service) callTool(rc context.Context, p CallParams) (CallResult, error) {
 	if p.Ref != "" {
 		rc = context.WithValue(rc, refKey{}, p.Ref)
 	}
@@ -245,13 +232,9 @@ func (s *service) content(b toolregistry.Content) Content {
 
 // instructions returns the server's section of the system prompt, if the prompt service
 // runs.
-func (s *service) instructions(_ context.Context, raw json.RawMessage) (any, error) {
-	var p ServerParams
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
+func (s *service) instructions(_ context.Context, p ServerParams) (Instructions, error) {
 	if p.Server == "" {
-		return nil, badRequest{`parameters: "server" is required`}
+		return Instructions{}, remote.Errorf(remote.CodeBadRequest, `parameters: "server" is required`)
 	}
 	sp, ok := sysprompt.Key.Get(s.c)
 	if !ok {
@@ -259,7 +242,7 @@ func (s *service) instructions(_ context.Context, raw json.RawMessage) (any, err
 	}
 	pr, err := sp.Assemble(s.c, nil)
 	if err != nil {
-		return nil, fmt.Errorf("assembling the system prompt: %w", err)
+		return Instructions{}, fmt.Errorf("assembling the system prompt: %w", err)
 	}
 	for _, sec := range pr.Sections {
 		if sec.Name == "mcp:"+p.Server {

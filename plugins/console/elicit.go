@@ -2,11 +2,12 @@ package console
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"sync"
+
+	"github.com/cordisgo/harness/plugins/remote"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/elicitation"
@@ -44,16 +45,19 @@ type AnswerParams struct {
 	Content map[string]any     `json:"content,omitempty"`
 }
 
+// Validate requires a known action.
+func (a AnswerParams) Validate() error {
+	switch a.Action {
+	case elicitation.Accept, elicitation.Decline, elicitation.Cancel:
+		return nil
+	}
+	return &ctx.ConfigError{Key: "action", Msg: "expected accept, decline or cancel"}
+}
+
 // AnswerResult is the answer of console/answer.
 type AnswerResult struct {
 	OK bool `json:"ok"`
 }
-
-// notFound is an error the remote API answers with code not_found.
-type notFound struct{ msg string }
-
-func (e notFound) Error() string      { return e.msg }
-func (e notFound) RemoteCode() string { return "not_found" }
 
 // pageResponder is the management page's elicitation responder: it shows each question to
 // the pages that follow console/elicitations and waits for console/answer. With no page
@@ -151,21 +155,12 @@ func (p *pageResponder) broadcastLocked(ev Elicitation) {
 
 // answer delivers a page's answer to the pending question id. A form's content is checked
 // against the requested schema first, so the page learns which field is wrong.
-func (p *pageResponder) answer(_ context.Context, raw json.RawMessage) (any, error) {
-	var a AnswerParams
-	if err := decode(raw, &a); err != nil {
-		return nil, err
-	}
-	switch a.Action {
-	case elicitation.Accept, elicitation.Decline, elicitation.Cancel:
-	default:
-		return nil, badRequest{fmt.Sprintf("parameters: action %q: want accept, decline or cancel", a.Action)}
-	}
+func (p *pageResponder) answer(_ context.Context, a AnswerParams) (AnswerResult, error) {
 	p.mu.Lock()
 	q := p.pending[a.ID]
 	p.mu.Unlock()
 	if q == nil {
-		return nil, notFound{fmt.Sprintf("no pending elicitation %q (it was answered elsewhere, cancelled or timed out)", a.ID)}
+		return AnswerResult{}, remote.Errorf(remote.CodeNotFound, "no pending elicitation %q (it was answered elsewhere, cancelled or timed out)", a.ID)
 	}
 	res := &elicitation.Response{Action: a.Action}
 	if a.Action == elicitation.Accept && q.ev.Mode == elicitation.ModeForm {
@@ -173,7 +168,7 @@ func (p *pageResponder) answer(_ context.Context, raw json.RawMessage) (any, err
 			a.Content = map[string]any{}
 		}
 		if err := q.form.Check(a.Content); err != nil {
-			return nil, badRequest{fmt.Sprintf("the answer to %s's question: %v", q.ev.Server, err)}
+			return AnswerResult{}, remote.Errorf(remote.CodeBadRequest, "the answer to %s's question: %v", q.ev.Server, err)
 		}
 		res.Content = a.Content
 	}
@@ -181,13 +176,13 @@ func (p *pageResponder) answer(_ context.Context, raw json.RawMessage) (any, err
 	case q.answer <- res:
 		return AnswerResult{OK: true}, nil
 	default:
-		return nil, notFound{fmt.Sprintf("elicitation %q was answered already", a.ID)}
+		return AnswerResult{}, remote.Errorf(remote.CodeNotFound, "elicitation %q was answered already", a.ID)
 	}
 }
 
 // stream is console/elicitations: the pending questions at once, then each new question
 // and each end.
-func (p *pageResponder) stream(rc context.Context, _ json.RawMessage, send func(any) error) error {
+func (p *pageResponder) stream(rc context.Context, _ struct{}, send func(Elicitation) error) error {
 	f := &follower{wake: make(chan struct{}, 1)}
 	p.mu.Lock()
 	for _, id := range p.order {
@@ -282,13 +277,9 @@ func provideResponder(c *ctx.Context) error {
 	if _, err := c.Defer("console:elicitations", p.close); err != nil {
 		return err
 	}
-	for _, m := range []ctx.RemoteMethod{
-		{Name: "console/elicitations", Stream: p.stream},
-		{Name: "console/answer", Call: p.answer},
-	} {
-		if _, err := c.ExposeRemote(m); err != nil {
-			return err
-		}
+	if _, err := ctx.ExposeRemoteStream(c, "console/elicitations", p.stream); err != nil {
+		return err
 	}
-	return nil
+	_, err := ctx.ExposeRemote(c, "console/answer", p.answer)
+	return err
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordisgo/harness/plugins/remote"
+
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/console"
@@ -125,7 +127,7 @@ func testResponder(t *testing.T, root *ctx.Context) {
 	if err == nil || !strings.Contains(err.Error(), "age") {
 		t.Fatalf("an age of 200 accepted: %v", err)
 	}
-	if code := err.(interface{ RemoteCode() string }).RemoteCode(); code != "bad_request" {
+	if code := remote.CodeOf(err); code != "bad_request" {
 		t.Fatalf("code %s", code)
 	}
 	if _, err := call[console.AnswerResult](t, root, "console/answer", `{"id":"`+pending.ID+`","action":"maybe"}`); err == nil {
@@ -141,7 +143,7 @@ func testResponder(t *testing.T, root *ctx.Context) {
 		t.Fatalf("done: %+v", done)
 	}
 	_, err = call[console.AnswerResult](t, root, "console/answer", `{"id":"`+pending.ID+`","action":"decline"}`)
-	if err == nil || err.(interface{ RemoteCode() string }).RemoteCode() != "not_found" {
+	if err == nil || remote.CodeOf(err) != "not_found" {
 		t.Fatalf("an answer to a question gone: %v", err)
 	}
 

@@ -2,10 +2,11 @@ package console
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cordisgo/harness/plugins/remote"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -29,27 +30,26 @@ type ResourceUpdate struct {
 	Time       time.Time `json:"time"`
 }
 
-// unavailable is an error the remote API answers with code unavailable.
-type unavailable struct{ msg string }
-
-func (e unavailable) Error() string      { return e.msg }
-func (e unavailable) RemoteCode() string { return "unavailable" }
+// Validate requires the server and the URI.
+func (p SubscribeParams) Validate() error {
+	var probs ctx.Problems
+	if p.Server == "" {
+		probs.Add("server", "required: the MCP server's name")
+	}
+	if p.URI == "" {
+		probs.Add("uri", "required: the resource's URI")
+	}
+	return probs.Err()
+}
 
 // subscribe is console/subscribe: one reference to the server's subscription of the URI
 // (mcpresources.Service.Subscribe: one resources/subscribe on the wire however many
 // subscribers) for as long as the stream is open; closing it unsubscribes. Updates to the
 // same URI that arrive while the client reads are coalesced into one.
-func (s *service) subscribe(rc context.Context, raw json.RawMessage, send func(any) error) error {
-	var p SubscribeParams
-	if err := decode(raw, &p); err != nil {
-		return err
-	}
-	if p.Server == "" || p.URI == "" {
-		return badRequest{`parameters: "server" and "uri" are required`}
-	}
+func (s *service) subscribe(rc context.Context, p SubscribeParams, send func(ResourceUpdate) error) error {
 	res, ok := mcpresources.Key.Get(s.c)
 	if !ok {
-		return unavailable{"resource subscriptions need the mcpResources service (mcpresources) in the profile"}
+		return remote.Errorf(remote.CodeUnavailable, "resource subscriptions need the mcpResources service (mcpresources) in the profile")
 	}
 	var scope *ctx.Scope // the client the console sees under the server's name
 	if u, ok := mcpclient.LookupUpstream(s.c, p.Server); ok {
@@ -65,7 +65,7 @@ func (s *service) subscribe(rc context.Context, raw json.RawMessage, send func(a
 	sub, err := res.Subscribe(rc, s.c, p.Server, p.URI)
 	if err != nil {
 		if errors.Is(err, mcpresources.ErrUnknownServer) || errors.Is(err, mcpresources.ErrNoSubscribe) {
-			return badRequest{err.Error()}
+			return remote.Errorf(remote.CodeBadRequest, "%v", err)
 		}
 		return fmt.Errorf("subscribing to %s of %s: %w", p.URI, p.Server, err)
 	}
@@ -78,7 +78,7 @@ func (s *service) subscribe(rc context.Context, raw json.RawMessage, send func(a
 		return err
 	}
 	for {
-		if err := wake.Wait(rc, s.c.Done(), unavailable{"the console has unloaded"}); err != nil {
+		if err := wake.Wait(rc, s.c.Done(), remote.Errorf(remote.CodeUnavailable, "the console has unloaded")); err != nil {
 			return err
 		}
 		if err := send(ResourceUpdate{Server: p.Server, URI: p.URI, Time: time.Now()}); err != nil {

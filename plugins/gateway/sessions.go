@@ -3,7 +3,6 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -351,12 +350,12 @@ const MethodSessions = "gateway/sessions"
 // for the management page, as an effect of c's scope: the returned disposer removes it.
 // The stream ends when the gateway closes.
 func (g *Gateway) ExposeRemote(c *ctx.Context) (ctx.Disposer, error) {
-	return c.ExposeRemote(ctx.RemoteMethod{Name: MethodSessions, Stream: g.streamSessions})
+	return ctx.ExposeRemoteStream(c, MethodSessions, g.streamSessions)
 }
 
 var errGatewayClosed = errors.New("gateway: closed")
 
-func (g *Gateway) streamSessions(rc context.Context, _ json.RawMessage, send func(any) error) error {
+func (g *Gateway) streamSessions(rc context.Context, _ struct{}, send func(SessionsSnapshot) error) error {
 	wake, err := SessionsEvent.Wake(g.c, nil) // the loop reads the newest snapshot itself
 	if err != nil {
 		return err

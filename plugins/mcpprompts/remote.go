@@ -2,12 +2,12 @@ package mcpprompts
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
 )
@@ -44,57 +44,66 @@ type Change struct {
 	Server string `json:"server"`
 }
 
-// badRequest is an error the remote API answers with code bad_request.
-type badRequest struct{ msg string }
-
-func (e badRequest) Error() string      { return e.msg }
-func (e badRequest) RemoteCode() string { return "bad_request" }
-
-// exposeRemote marks the service's remote methods, which see what c's scope sees.
-func (s *Service) exposeRemote(c *ctx.Context) error {
-	for _, m := range []ctx.RemoteMethod{
-		{Name: "prompts/list", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
-			var p ListParams
-			if err := decode(raw, &p); err != nil {
-				return nil, err
-			}
-			return s.remoteList(rc, c, p)
-		}},
-		{Name: "prompts/get", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
-			var p GetParams
-			if err := decode(raw, &p); err != nil {
-				return nil, err
-			}
-			if p.Server == "" || p.Name == "" {
-				return nil, badRequest{`parameters: "server" and "name" are required`}
-			}
-			return s.Get(rc, c, p.Server, p.Name, p.Arguments)
-		}},
-		{Name: "prompts/watch", Stream: s.watch(c)},
-		{Name: "prompts/complete", Call: func(rc context.Context, raw json.RawMessage) (any, error) {
-			var p CompleteRequest
-			if err := decode(raw, &p); err != nil {
-				return nil, err
-			}
-			if p.Server == "" || p.Argument == "" {
-				return nil, badRequest{`parameters: "server" and "argument" are required`}
-			}
-			return s.Complete(rc, c, p)
-		}},
-	} {
-		if _, err := c.ExposeRemote(m); err != nil {
-			return err
-		}
+// Validate requires the server and the prompt.
+func (p GetParams) Validate() error {
+	var probs ctx.Problems
+	if p.Server == "" {
+		probs.Add("server", "required: the MCP server's name")
 	}
-	return nil
+	if p.Name == "" {
+		probs.Add("name", "required: the prompt's name")
+	}
+	return probs.Err()
 }
 
-func decode(raw json.RawMessage, v any) error {
-	if len(raw) == 0 {
-		return nil
+// Validate requires the server and the argument.
+func (r CompleteRequest) Validate() error {
+	var probs ctx.Problems
+	if r.Server == "" {
+		probs.Add("server", "required: the MCP server's name")
 	}
-	if err := ctx.DecodeInto(raw, v); err != nil {
-		return badRequest{fmt.Sprintf("parameters: %v", err)}
+	if r.Argument == "" {
+		probs.Add("argument", "required: the argument's name")
+	}
+	return probs.Err()
+}
+
+// The service's remote methods; the types named are each one's whole contract.
+const (
+	// MethodList takes [ListParams] and answers a [Listing].
+	MethodList = "prompts/list"
+	// MethodGet takes [GetParams] and answers the prompt ([mcp.GetPromptResult]).
+	MethodGet = "prompts/get"
+	// MethodComplete takes a [CompleteRequest] and answers [mcp.CompletionResultDetails].
+	MethodComplete = "prompts/complete"
+	// MethodWatch streams [Change]s; no parameters.
+	MethodWatch = "prompts/watch"
+)
+
+// exposeRemote marks the service's remote methods, which see what c's scope sees. Their
+// parameters are decoded strictly, once ([ctx.ExposeRemote]).
+func (s *Service) exposeRemote(c *ctx.Context) error {
+	for _, expose := range []func() (ctx.Disposer, error){
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodList, func(rc context.Context, p ListParams) (Listing, error) {
+				return s.remoteList(rc, c, p)
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodGet, func(rc context.Context, p GetParams) (*mcp.GetPromptResult, error) {
+				return s.Get(rc, c, p.Server, p.Name, p.Arguments)
+			})
+		},
+		func() (ctx.Disposer, error) { return ctx.ExposeRemoteStream(c, MethodWatch, s.watch(c)) },
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodComplete, func(rc context.Context, p CompleteRequest) (mcp.CompletionResultDetails, error) {
+				return s.Complete(rc, c, p)
+			})
+		},
+	} {
+		if _, err := expose(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -139,8 +148,8 @@ func Errors(err error) []error {
 
 // watch is prompts/watch: a Change at once, then one per server whose listing the service
 // dropped (see [Changed]), coalesced while the client reads.
-func (s *Service) watch(c *ctx.Context) func(context.Context, json.RawMessage, func(any) error) error {
-	return func(rc context.Context, _ json.RawMessage, send func(any) error) error {
+func (s *Service) watch(c *ctx.Context) func(context.Context, struct{}, func(Change) error) error {
+	return func(rc context.Context, _ struct{}, send func(Change) error) error {
 		var mu sync.Mutex
 		pending := map[string]bool{}
 		wake, err := Changed.Wake(c, func(server string) bool {

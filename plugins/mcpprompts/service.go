@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cordisgo/harness/plugins/remote"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
@@ -128,16 +130,16 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // RemoteCode is the remote API's code for the error: not_found, bad_request, unavailable
 // or (a server's failure) method_error.
-func (e *Error) RemoteCode() string {
+func (e *Error) RemoteCode() remote.Code {
 	switch {
 	case errors.Is(e.Err, ErrUnknownServer), errors.Is(e.Err, ErrUnknownPrompt):
-		return "not_found"
+		return remote.CodeNotFound
 	case errors.Is(e.Err, ErrUnknownArgument), errors.Is(e.Err, ErrMissingArgument), errors.Is(e.Err, ErrInvalidRequest):
-		return "bad_request"
+		return remote.CodeBadRequest
 	case errors.Is(e.Err, ErrNotConnected), errors.Is(e.Err, ErrClosed):
-		return "unavailable"
+		return remote.CodeUnavailable
 	}
-	return "method_error"
+	return remote.CodeMethodError
 }
 
 func newError(server, prompt string, cause error, format string, args ...any) *Error {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordisgo/harness/plugins/remote"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
@@ -390,7 +392,7 @@ func TestRemoteMethods(t *testing.T) {
 		t.Errorf("prompts/watch ended with %v", err)
 	}
 
-	codes := map[string]string{
+	codes := map[string]remote.Code{
 		`{"server": "alpha", "name": "greet"}`:           "bad_request",
 		`{"server": "alpha", "name": "nope"}`:            "not_found",
 		`{"server": "alpha"}`:                            "bad_request",
@@ -398,8 +400,7 @@ func TestRemoteMethods(t *testing.T) {
 	}
 	for params, code := range codes {
 		_, err := call("prompts/get", params)
-		rc, ok := err.(interface{ RemoteCode() string })
-		if !ok || rc.RemoteCode() != code {
+		if err == nil || remote.CodeOf(err) != code {
 			t.Errorf("prompts/get %s: %v, want code %s", params, err, code)
 		}
 	}
