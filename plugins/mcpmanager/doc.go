@@ -34,7 +34,8 @@
 // The file may also be another host's server document, read directly ([serverdoc.Read]):
 // {"mcpServers": …} (Claude Desktop/Code, Cursor, gemini-cli, Cline), VS Code's servers and
 // inputs, or Codex's config.toml; keys without a counterpart are logged as warnings.
-// [CheckSettingsFile] reports everything statically wrong with a file without running it. An empty file is rejected too (a file caught half-written, truncated to
+// The file is read by [serverdoc.ReadSettings]; [serverdoc.CheckFile] reports everything
+// statically wrong with a file without running it. An empty file is rejected too (a file caught half-written, truncated to
 // nothing, must not stop every server); write "servers: {}" to configure none. A file that
 // does not exist configures no servers.
 //

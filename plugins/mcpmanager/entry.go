@@ -21,10 +21,6 @@ type entry struct {
 	cfg mcpclient.Config
 	// key identifies the definition: two entries with the same key are the same server.
 	key string
-	// path is the entry's key path in the settings file ("servers.gh"), and lines the
-	// lines of the key paths under it when known; both only for error messages.
-	path  string
-	lines map[string]int
 	// layer is the settings file the entry comes from: "user" or "project" (empty for
 	// registered entries).
 	layer string

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 )
 
 // reload reads the settings file (and the project settings file layered on it) and
@@ -28,7 +30,7 @@ func (m *Manager) reload() {
 			continue
 		}
 		if err != nil {
-			m.rejectSettings(settingsProblem(path, 0, "", "cannot read: %v", pathErr(err)))
+			m.rejectSettings(serverdoc.ReadFileProblem(path, err))
 			return
 		}
 		missing = false

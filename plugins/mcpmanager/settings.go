@@ -1,262 +1,39 @@
 package mcpmanager
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"strings"
-
-	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/internal/yamlnode"
-	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
-	"go.yaml.in/yaml/v3"
 )
 
 // ErrInvalidSettings is matched (errors.Is) by every problem of a rejected settings file.
 // Each problem is a [*ctx.ConfigError] whose Source names the file (File is its path),
 // with the line and key path when known; several are joined in document order. Their text
-// never quotes a value from the file.
-var ErrInvalidSettings = errors.New("invalid MCP server settings")
+// never quotes a value from the file. It is [serverdoc.ErrInvalidSettings]: the settings
+// document is read by [serverdoc.ReadSettings].
+var ErrInvalidSettings = serverdoc.ErrInvalidSettings
 
-// settingsSource labels the settings file in problems.
-func settingsSource(file string) string { return fmt.Sprintf("settings file %q", file) }
-
-// settingsProblem is one problem of the settings file.
-func settingsProblem(file string, line int, key, format string, args ...any) *ctx.ConfigError {
-	return &ctx.ConfigError{Source: settingsSource(file), File: file, Line: line, Key: key,
-		Msg: fmt.Sprintf(format, args...), Err: ErrInvalidSettings}
-}
-
-// parseSettings parses a settings document: a mapping with one key, servers, a mapping of
-// server name to entry, in document order, or another host's server document (see
-// [readSettings]). An empty document is an error, so that a file caught half-written
-// (truncated to nothing) never disposes every server; write "servers: {}" to configure
-// none.
+// parseSettings parses a settings document ([serverdoc.ReadSettings]) into entries.
 func parseSettings(file string, data []byte) ([]*entry, error) {
 	entries, _, err := readSettings(file, data)
 	return entries, err
 }
 
-// readSettings is parseSettings returning the warnings too: a document written for another
-// host ({"mcpServers": …}, VS Code's servers and inputs, Codex's config.toml; see
-// [serverdoc.Read]) is read directly, its entries converted to the harness's own and
-// decoded by the same decoder, and the keys it drops or converts are returned as warnings.
+// readSettings is parseSettings returning the warnings too: the keys of another host's
+// document ({"mcpServers": …}, VS Code's servers and inputs, Codex's config.toml) that are
+// dropped or converted.
 func readSettings(file string, data []byte) ([]*entry, []string, error) {
-	fail := func(line int, key, format string, args ...any) error {
-		return settingsProblem(file, line, key, format, args...)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil, fail(0, "", `the file is empty (write "servers: {}" to configure no servers)`)
-	}
-	if serverdoc.IsForeign(file, data) {
-		return readForeignSettings(file, data)
-	}
-	entries, err := parseNative(file, data)
-	return entries, nil, err
-}
-
-// readForeignSettings reads another host's server document as the settings.
-func readForeignSettings(file string, data []byte) ([]*entry, []string, error) {
-	doc, err := serverdoc.Read(data, serverdoc.ReadOptions{Source: file, Op: "settings file", NoValues: true})
+	s, err := serverdoc.ReadSettings(file, data)
 	if err != nil {
-		var problems []*ctx.ConfigError
-		for _, pe := range ctx.ConfigErrors(err) {
-			p := settingsProblem(file, pe.Line, pe.Key, "%s", pe.Msg)
-			if pe.Err != nil {
-				p.Err = fmt.Errorf("%w: %w", ErrInvalidSettings, pe.Err)
-			}
-			problems = append(problems, p)
-		}
-		return nil, nil, ctx.JoinConfigErrors(problems)
+		return nil, nil, err
 	}
-	var out []*entry
-	var problems []*ctx.ConfigError
-	for _, s := range doc.Servers {
-		e, err := newEntry(s.Name, s.Enabled, s.Config)
-		if err != nil {
-			for _, pe := range ctx.ConfigErrors(ctx.PlaceConfigErrors(err, settingsSource(file), file, "", s.Path, nil)) {
-				c := *pe
-				c.Err = ErrInvalidSettings
-				problems = append(problems, &c)
-			}
-			continue
+	out := make([]*entry, 0, len(s.Entries))
+	for _, se := range s.Entries {
+		e, err := newEntry(se.Name, se.Enabled, se.Config)
+		if err != nil { // ReadSettings checked the references already
+			return nil, nil, err
 		}
-		e.path = s.Path
 		out = append(out, e)
 	}
-	if len(problems) > 0 {
-		return nil, nil, ctx.JoinConfigErrors(problems)
-	}
-	return out, doc.Warnings, nil
-}
-
-// parseNative parses the harness's own settings document.
-func parseNative(file string, data []byte) ([]*entry, error) {
-	fail := func(line int, key, format string, args ...any) error {
-		return settingsProblem(file, line, key, format, args...)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		// The broken line and a description, not the text.
-		line, text := yamlnode.SyntaxError(data, err)
-		return nil, fail(line, "", "not valid YAML: %s", text)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, fail(0, "", `the file holds no YAML document (write "servers: {}" to configure no servers)`)
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return nil, fail(root.Line, "", "expected a mapping with a servers key, got %s", yamlnode.Kind(root))
-	}
-	var servers *yaml.Node
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		switch k.Value {
-		case "servers":
-			if servers != nil {
-				return nil, fail(k.Line, "servers", "appears twice")
-			}
-			servers = v
-		default:
-			return nil, fail(k.Line, k.Value, `unknown key (the file has one key, "servers")`)
-		}
-	}
-	if servers == nil || (servers.Kind == yaml.ScalarNode && servers.Tag == "!!null") {
-		return nil, nil
-	}
-	if servers.Kind != yaml.MappingNode {
-		return nil, fail(servers.Line, "servers", "expected a mapping of server name to entry, got %s", yamlnode.Kind(servers))
-	}
-	var out []*entry
-	var problems []*ctx.ConfigError
-	seen := make(map[string]int)
-	for i := 0; i+1 < len(servers.Content); i += 2 {
-		k, v := servers.Content[i], servers.Content[i+1]
-		name := k.Value
-		key := "servers." + name
-		if k.Kind != yaml.ScalarNode || !mcpclient.ValidServerName(name) {
-			problems = append(problems, settingsProblem(file, k.Line, "servers", "server name %q must match ^[A-Za-z0-9_-]{1,32}$ (rename the key)", clip(name)))
-			continue
-		}
-		if line, dup := seen[name]; dup {
-			problems = append(problems, settingsProblem(file, k.Line, key, "server defined twice (first on line %d)", line))
-			continue
-		}
-		seen[name] = k.Line
-		e, err := parseEntry(name, v)
-		lines := keyLines(v, key)
-		if err != nil {
-			placed := ctx.PlaceConfigErrors(err, settingsSource(file), file, "", key, func(k string) int {
-				return lineOfKey(lines, k, v.Line)
-			})
-			for _, pe := range ctx.ConfigErrors(placed) {
-				c := *pe
-				if c.Err == nil {
-					c.Err = ErrInvalidSettings
-				} else if !errors.Is(c.Err, ErrInvalidSettings) {
-					c.Err = fmt.Errorf("%w: %w", ErrInvalidSettings, c.Err)
-				}
-				problems = append(problems, &c)
-			}
-			continue
-		}
-		e.path, e.lines = key, lines
-		out = append(out, e)
-	}
-	if len(problems) > 0 {
-		return nil, ctx.JoinConfigErrors(problems)
-	}
-	return out, nil
-}
-
-// parseEntry decodes one server entry: an mcpclient configuration without serverName,
-// plus enabled (default true), decoded strictly by [ctx.DecodeInto]. Problems have key
-// paths relative to the entry; all of them are reported.
-func parseEntry(name string, n *yaml.Node) (*entry, error) {
-	var p ctx.Problems
-	if n.Kind != yaml.MappingNode {
-		p.Add("", "expected a mapping (transport, command or url, …), got %s", yamlnode.Kind(n))
-		return nil, p.Err()
-	}
-	enabled := true
-	var rest []*yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		switch k.Value {
-		case "serverName":
-			p.Add("serverName", "not allowed here: the key under servers names the server")
-		case "enabled":
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
-				p.Add("enabled", "expected true or false, got %s", yamlnode.Kind(v))
-				continue
-			}
-			enabled = v.Value == "true"
-		default:
-			rest = append(rest, k, v)
-		}
-	}
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: rest}
-	var raw any
-	if err := m.Decode(&raw); err != nil {
-		p.Add("", "cannot decode the entry: %s", yamlnode.ErrorText(err))
-		return nil, p.Err()
-	}
-	var cfg mcpclient.Config
-	cfg.Default()
-	if err := ctx.DecodeInto(raw, &cfg); err != nil {
-		p.AddError("", err)
-	}
-	if p.Len() > 0 {
-		return nil, p.Err()
-	}
-	e, err := newEntry(name, enabled, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// keyLines maps the key paths under n (prefixed with prefix; list elements as [i]) to
-// their lines.
-func keyLines(n *yaml.Node, prefix string) map[string]int {
-	out := map[string]int{}
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		switch n.Kind {
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				p := ctx.JoinKey(path, n.Content[i].Value)
-				out[p] = n.Content[i].Line
-				walk(n.Content[i+1], p)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				p := fmt.Sprintf("%s[%d]", path, i)
-				out[p] = c.Line
-				walk(c, p)
-			}
-		}
-	}
-	walk(n, prefix)
-	return out
-}
-
-// lineOfKey returns the line of key or of its nearest ancestor in lines, else def.
-func lineOfKey(lines map[string]int, key string, def int) int {
-	for k := key; k != ""; {
-		if l, ok := lines[k]; ok {
-			return l
-		}
-		i := strings.LastIndexAny(k, ".[")
-		if i < 0 {
-			break
-		}
-		k = k[:i]
-	}
-	return def
+	return out, s.Warnings, nil
 }
 
 // clip shortens text quoted in an error about a malformed name.
@@ -266,46 +43,4 @@ func clip(s string) string {
 		return s[:max] + "…"
 	}
 	return s
-}
-
-// pathErr drops the operation and path of a *fs.PathError (the path is said already).
-func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// CheckSettingsFile reports everything statically wrong with a settings file, all at once:
-// a file that cannot be read or parsed, and every entry that does not validate (the
-// checks a mount would make, except what depends on resolving its references). A file
-// that does not exist is fine: it configures no servers. Problems are [*ctx.ConfigError]
-// values naming the file, the line when known and the key path; the warnings name the keys
-// of another host's document that are dropped or converted. The CLI's profile check uses
-// it.
-func CheckSettingsFile(path string) (warnings []string, err error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, settingsProblem(path, 0, "", "cannot read: %v", pathErr(err))
-	}
-	entries, warnings, err := readSettings(path, data)
-	if err != nil {
-		return warnings, err
-	}
-	var problems []*ctx.ConfigError
-	for _, e := range entries {
-		if verr := e.cfg.Validate(); verr != nil {
-			placed := ctx.PlaceConfigErrors(verr, settingsSource(path), path, "", e.path, func(k string) int { return lineOfKey(e.lines, k, 0) })
-			for _, p := range ctx.ConfigErrors(placed) {
-				c := *p
-				c.Err = ErrInvalidSettings
-				problems = append(problems, &c)
-			}
-		}
-	}
-	return warnings, ctx.JoinConfigErrors(problems)
 }

@@ -2,16 +2,14 @@ package app
 
 import (
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -21,9 +19,12 @@ const (
 	scopeProject = "project"
 )
 
-// parseKeyValues parses KEY=VALUE flags into a map (a later KEY wins).
-func parseKeyValues(flag string, kvs []string) (map[string]any, error) {
-	out := map[string]any{}
+// parseKeyValues parses KEY=VALUE flags into a map (a later KEY wins); nil for none.
+func parseKeyValues(flag string, kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
@@ -83,7 +84,7 @@ func (a *invocation) settingsFile(scope string) (string, error) {
 
 // findEntry finds the settings file that has the entry name: with scope, that scope's;
 // without, the project file first (its entries win), then the user's.
-func (a *invocation) findEntry(name, scope string) (*settingsDoc, string, error) {
+func (a *invocation) findEntry(name, scope string) (*serverdoc.Editor, string, error) {
 	scopes := []string{scopeProject, scopeUser}
 	if scope != "" {
 		scopes = []string{scope}
@@ -95,14 +96,14 @@ func (a *invocation) findEntry(name, scope string) (*settingsDoc, string, error)
 		if err != nil {
 			continue
 		}
-		d, err := loadSettingsDoc(path)
+		d, err := serverdoc.Open(path, serverdoc.EditOptions{})
 		if err != nil {
 			return nil, "", err
 		}
-		if d.entry(name) != nil {
+		if d.Has(name) {
 			return d, sc, nil
 		}
-		known = append(known, d.names()...)
+		known = append(known, d.Names()...)
 		where = append(where, path)
 	}
 	return nil, "", &unknownServerError{name: name, where: "in " + strings.Join(where, " or "), known: known}
@@ -149,7 +150,8 @@ key order; the change is validated before it is written, and written atomically.
 			if !mcpclient.ValidServerName(name) {
 				return usageErrorf("mcp add: server name %q must match ^[A-Za-z0-9_-]{1,32}$", name)
 			}
-			entry := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			var cfg mcpclient.Config
+			cfg.Default()
 			switch {
 			case url != "" && len(command) > 0:
 				return usageErrorf("mcp add: either --url or a command after --, not both")
@@ -163,41 +165,38 @@ key order; the change is validated before it is written, and written atomically.
 					return usageErrorf("mcp add: --env is for stdio servers; an HTTP server takes --header")
 				}
 				// Streamable HTTP falls back to the legacy SSE transport by itself.
-				setKey(entry, "transport", scalar(mcpclient.TransportStreamableHTTP))
-				setKey(entry, "url", scalar(url))
-				if err := setMap(entry, "--header", "headers", headers); err != nil {
+				cfg.Transport, cfg.URL = mcpclient.TransportStreamableHTTP, url
+				h, err := parseKeyValues("--header", headers)
+				if err != nil {
 					return err
 				}
+				cfg.Headers = h
 			default:
 				if len(headers) > 0 {
 					return usageErrorf("mcp add: --header is for HTTP servers; a stdio server takes --env")
 				}
-				setKey(entry, "transport", scalar(mcpclient.TransportStdio))
-				setKey(entry, "command", scalar(command[0]))
-				if len(command) > 1 {
-					seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-					for _, arg := range command[1:] {
-						seq.Content = append(seq.Content, scalar(arg))
-					}
-					setKey(entry, "args", seq)
-				}
-				if err := setMap(entry, "--env", "env", env); err != nil {
+				cfg.Transport, cfg.Command, cfg.Args = mcpclient.TransportStdio, command[0], command[1:]
+				e, err := parseKeyValues("--env", env)
+				if err != nil {
 					return err
 				}
+				cfg.Env = e
 			}
 			path, err := a.settingsFile(scope)
 			if err != nil {
 				return err
 			}
-			d, err := loadSettingsDoc(path)
+			d, err := serverdoc.Open(path, serverdoc.EditOptions{})
 			if err != nil {
 				return err
 			}
-			if d.entry(name) != nil {
+			if d.Has(name) {
 				return failure(fmt.Errorf("mcp server %q is already in %s; remove it first (harness mcp remove %s --scope %s)", name, path, name, scope))
 			}
-			d.add(name, entry)
-			if err := d.save(); err != nil {
+			if err := d.Add(name, cfg, true); err != nil {
+				return failure(err)
+			}
+			if err := d.Save(); err != nil {
 				return failure(err)
 			}
 			fmt.Fprintf(a.stdout, "%s: added to %s (%s settings)\n", name, path, scope)
@@ -211,7 +210,7 @@ key order; the change is validated before it is written, and written atomically.
 	af.StringVar(&transport, "transport", "http", "with --url: http or sse (both are written as streamable-http, which falls back to SSE by itself)")
 	af.StringVar(&addScope, "scope", scopeUser, "which settings file: user or project")
 
-	edit := func(use, short string, fn func(d *settingsDoc, name, scope string) (string, error)) *cobra.Command {
+	edit := func(use, short string, fn func(d *serverdoc.Editor, name, scope string) (string, error)) *cobra.Command {
 		c := &cobra.Command{
 			Use:   use + " NAME",
 			Short: short,
@@ -237,109 +236,63 @@ key order; the change is validated before it is written, and written atomically.
 		c.Flags().StringVar(&scope, "scope", "", "which settings file: user or project (default: the one that has NAME, the project's first)")
 		return c
 	}
-	remove := edit("remove", "Remove an MCP server from the settings file", func(d *settingsDoc, name, sc string) (string, error) {
-		d.remove(name)
-		if err := d.save(); err != nil {
+	remove := edit("remove", "Remove an MCP server from the settings file", func(d *serverdoc.Editor, name, sc string) (string, error) {
+		if _, err := d.Remove(name); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s: removed from %s (%s settings)", name, d.path, sc), nil
+		if err := d.Save(); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s: removed from %s (%s settings)", name, d.Path(), sc), nil
 	})
-	enable := edit("enable", "Enable an MCP server in the settings file", func(d *settingsDoc, name, sc string) (string, error) {
+	enable := edit("enable", "Enable an MCP server in the settings file", func(d *serverdoc.Editor, name, sc string) (string, error) {
 		return setEnabled(d, name, sc, true)
 	})
-	disable := edit("disable", "Disable an MCP server in the settings file (it stays listed, nothing runs)", func(d *settingsDoc, name, sc string) (string, error) {
+	disable := edit("disable", "Disable an MCP server in the settings file (it stays listed, nothing runs)", func(d *serverdoc.Editor, name, sc string) (string, error) {
 		return setEnabled(d, name, sc, false)
 	})
-	get := edit("get", "Show an MCP server's settings entry (values of env and headers redacted)", func(d *settingsDoc, name, sc string) (string, error) {
-		var entry map[string]any
-		if err := d.entry(name).Decode(&entry); err != nil {
-			return "", fmt.Errorf("settings file %s: servers.%s: %w", d.path, name, err)
+	get := edit("get", "Show an MCP server's settings entry (values of env and headers redacted)", func(d *serverdoc.Editor, name, sc string) (string, error) {
+		e, err := d.Entry(name)
+		if err != nil {
+			return "", err
 		}
-		for _, k := range []string{"env", "headers"} {
-			if m, ok := entry[k].(map[string]any); ok {
-				for mk, mv := range m {
-					if s, ok := mv.(string); ok {
-						m[mk] = redact.Value(s)
-					}
-				}
-			}
-		}
-		if u, ok := entry["url"].(string); ok {
-			entry["url"] = redact.URL(u)
-		}
+		node := serverdoc.EntryNode(e.Config.Redacted(), e.Enabled)
 		if asJSON {
-			return "", writeJSON(a, map[string]any{"name": name, "scope": sc, "file": d.path, "entry": entry})
+			var entry any
+			if err := node.Decode(&entry); err != nil {
+				return "", err
+			}
+			return "", writeJSON(a, map[string]any{"name": name, "scope": sc, "file": d.Path(), "entry": entry})
 		}
 		var out strings.Builder
 		enc := yaml.NewEncoder(&out)
 		enc.SetIndent(2)
-		node := orderedEntry(entry)
-		if err := enc.Encode(&node); err != nil {
+		if err := enc.Encode(node); err != nil {
 			return "", err
 		}
-		_ = enc.Close()
-		return fmt.Sprintf("%s (%s settings, %s)\n%s", name, sc, d.path, strings.TrimRight(indentLines(out.String(), "  "), "\n")), nil
+		_ = enc.Close() // writes to a strings.Builder, which does not fail
+		return fmt.Sprintf("%s (%s settings, %s)\n%s", name, sc, d.Path(), strings.TrimRight(indentLines(out.String(), "  "), "\n")), nil
 	})
 	get.Flags().BoolVar(&asJSON, "json", false, "print the entry as JSON")
 	return []*cobra.Command{add, remove, get, enable, disable}
 }
 
-// setMap sets key of entry to the KEY=VALUE flags, if any.
-func setMap(entry *yaml.Node, flag, key string, kvs []string) error {
-	m, err := parseKeyValues(flag, kvs)
-	if err != nil || len(m) == 0 {
-		return err
-	}
-	node := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		node.Content = append(node.Content, scalar(k), scalar(m[k].(string)))
-	}
-	setKey(entry, key, node)
-	return nil
-}
-
 // setEnabled sets the entry's enabled flag: disable writes enabled: false, enable drops
-// the key (true is the default) and saves the file.
-func setEnabled(d *settingsDoc, name, scope string, on bool) (string, error) {
-	e := d.entry(name)
-	if e.Kind != yaml.MappingNode {
-		return "", fmt.Errorf("settings file %s: servers.%s: expected a mapping", d.path, name)
-	}
+// the key (true is the default); then it saves the file.
+func setEnabled(d *serverdoc.Editor, name, scope string, on bool) (string, error) {
 	word := "disabled"
 	if on {
 		word = "enabled"
-		setKey(e, "enabled", nil)
-	} else {
-		setKey(e, "enabled", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"})
-	}
-	if err := d.save(); err != nil {
+		if err := d.ResetEnabled(name); err != nil {
+			return "", err
+		}
+	} else if _, err := d.SetEnabled(name, false); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s: %s in %s (%s settings)", name, word, d.path, scope), nil
-}
-
-// orderedEntry puts an entry's usual keys first, for mcp get.
-func orderedEntry(entry map[string]any) yaml.Node {
-	var n yaml.Node
-	_ = n.Encode(entry)
-	first := []string{"transport", "command", "args", "url", "env", "headers", "enabled"}
-	rank := func(k string) int {
-		if i := slices.Index(first, k); i >= 0 {
-			return i
-		}
-		return len(first)
+	if err := d.Save(); err != nil {
+		return "", err
 	}
-	type kv struct{ k, v *yaml.Node }
-	var pairs []kv
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		pairs = append(pairs, kv{n.Content[i], n.Content[i+1]})
-	}
-	slices.SortStableFunc(pairs, func(a, b kv) int { return rank(a.k.Value) - rank(b.k.Value) })
-	n.Content = n.Content[:0]
-	for _, p := range pairs {
-		n.Content = append(n.Content, p.k, p.v)
-	}
-	return n
+	return fmt.Sprintf("%s: %s in %s (%s settings)", name, word, d.Path(), scope), nil
 }
 
 func indentLines(s, prefix string) string {

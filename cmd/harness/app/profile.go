@@ -10,6 +10,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -104,7 +105,7 @@ func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
 		taken[strings.ToLower(r.ID)] = fmt.Sprintf("the profile's row %q", r.ID)
 	}
 	var rows []profiles.Row
-	add := func(flag, arg string, config func(name, value string) (map[string]any, error)) error {
+	add := func(flag, arg string, config func(value string, cfg mcpclient.Config) (mcpclient.Config, error)) error {
 		name, value, ok := strings.Cut(arg, "=")
 		if !ok {
 			return usageErrorf("%s %q: expected NAME=%s", flag, arg, map[string]string{"--stdio": "CMDLINE", "--http": "URL"}[flag])
@@ -119,34 +120,31 @@ func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
 		if _, ok := a.catalog[mcpclientUse]; !ok {
 			return usageErrorf("%s %q: this binary has no %s plugin", flag, arg, mcpclientUse)
 		}
-		cfg, err := config(name, value)
+		var cfg mcpclient.Config
+		cfg.Default()
+		cfg.ServerName = name
+		cfg, err := config(value, cfg)
 		if err != nil {
 			return usageErrorf("%s %q: %v", flag, arg, err)
 		}
 		taken[strings.ToLower(name)] = flag + " " + name
 		rows = append(rows, profiles.Row{
-			ID: name, Use: mcpclientUse, Enabled: true, Config: cfg, Path: "plugins." + name,
+			ID: name, Use: mcpclientUse, Enabled: true, Config: serverdoc.ConfigKeys(cfg), Path: "plugins." + name,
 		})
 		return nil
 	}
 	for _, arg := range a.flags.stdio {
-		err := add("--stdio", arg, func(name, cmdline string) (map[string]any, error) {
+		err := add("--stdio", arg, func(cmdline string, cfg mcpclient.Config) (mcpclient.Config, error) {
 			words, err := splitWords(cmdline)
 			if err != nil {
-				return nil, fmt.Errorf("command line: %w", err)
+				return cfg, fmt.Errorf("command line: %w", err)
 			}
 			if len(words) == 0 {
-				return nil, errors.New("empty command line")
+				return cfg, errors.New("empty command line")
 			}
-			args := make([]any, 0, len(words)-1)
-			for _, w := range words[1:] {
-				args = append(args, w)
-			}
-			cfg := map[string]any{"serverName": name, "transport": "stdio", "command": words[0], "args": args}
-			if env, err := parseKeyValues("--env", a.flags.env); err != nil {
-				return nil, err
-			} else if len(env) > 0 {
-				cfg["env"] = env
+			cfg.Transport, cfg.Command, cfg.Args = mcpclient.TransportStdio, words[0], words[1:]
+			if cfg.Env, err = parseKeyValues("--env", a.flags.env); err != nil {
+				return cfg, err
 			}
 			return cfg, nil
 		})
@@ -155,11 +153,12 @@ func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
 		}
 	}
 	for _, arg := range a.flags.http {
-		err := add("--http", arg, func(name, url string) (map[string]any, error) {
+		err := add("--http", arg, func(url string, cfg mcpclient.Config) (mcpclient.Config, error) {
 			if url == "" {
-				return nil, errors.New("empty URL")
+				return cfg, errors.New("empty URL")
 			}
-			return map[string]any{"serverName": name, "transport": "streamable-http", "url": url}, nil
+			cfg.Transport, cfg.URL = mcpclient.TransportStreamableHTTP, url
+			return cfg, nil
 		})
 		if err != nil {
 			return nil, err
@@ -253,7 +252,7 @@ func (ck *checker) row(r profiles.Row, names map[string]string) {
 			if file == "" {
 				continue
 			}
-			warnings, err := mcpmanager.CheckSettingsFile(file)
+			warnings, err := serverdoc.CheckFile(file)
 			for _, w := range warnings {
 				ck.warnings = append(ck.warnings, fmt.Sprintf("settings file %q: warning: %s", file, w))
 			}

@@ -3,6 +3,9 @@ package serverdoc_test
 import (
 	"fmt"
 
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 )
 
@@ -35,4 +38,21 @@ func ExampleRead() {
 	// fs stdio map[]
 	// warning: key "servers.github.headers.Authorization": ${input:gh-pat} becomes ${secret:gh-pat}: put the value under "gh-pat" in the credentials file (credentials.yaml, mode 0600)
 	// warning: key "servers.fs.envFile": ignored: env files are not read: list the variables under env
+}
+
+// EntryNode writes what differs from the defaults, in the configuration's order.
+func ExampleEntryNode() {
+	cfg := mcpclient.Config{Transport: mcpclient.TransportStreamableHTTP, URL: "https://example.com/mcp",
+		Headers: map[string]string{"Authorization": "Bearer ${DOCS_TOKEN}"}}
+	cfg.Default()
+	cfg.ToolCallTimeoutMs = 5000
+	out, _ := yaml.Marshal(serverdoc.EntryNode(cfg, false))
+	fmt.Print(string(out))
+	// Output:
+	// enabled: false
+	// transport: streamable-http
+	// url: https://example.com/mcp
+	// headers:
+	//     Authorization: Bearer ${DOCS_TOKEN}
+	// toolCallTimeoutMs: 5000
 }
