@@ -190,8 +190,7 @@ func TestDecodeReportsAllProblems(t *testing.T) {
 func TestTypedConfigAccessors(t *testing.T) {
 	root := ctxtest.New(t)
 	var got atomic.Value
-	var def *ctx.Def[greetConfig]
-	def = ctx.Define(ctx.Meta{Name: "greeter"}, func(c *ctx.Context, cfg greetConfig) error {
+	def := ctx.Define(ctx.Meta{Name: "greeter"}, func(c *ctx.Context, cfg greetConfig) error {
 		if err := ctx.OnConfigUpdate(c, func(n twoKeys) bool { return true }); err == nil {
 			return errors.New("a hook of another configuration type was accepted")
 		}

@@ -14,8 +14,7 @@ import (
 // deadlineProbe is a plugin whose disposer reports the deadline of the context it receives
 // (the zero time for none), and which mounts a child doing the same when nested is set.
 func deadlineProbe(name string, seen chan<- time.Time, nested bool, inject ...ctx.Dependency) ctx.PluginDef {
-	var def ctx.PluginDef
-	def = ctx.Define(ctx.Meta{Name: name, Inject: inject}, func(c *ctx.Context, _ struct{}) error {
+	return ctx.Define(ctx.Meta{Name: name, Inject: inject}, func(c *ctx.Context, _ struct{}) error {
 		if _, err := c.Defer("probe", func(dctx context.Context) error {
 			d, _ := dctx.Deadline()
 			seen <- d
@@ -29,7 +28,6 @@ func deadlineProbe(name string, seen chan<- time.Time, nested bool, inject ...ct
 		}
 		return nil
 	})
-	return def
 }
 
 // The caller's deadline reaches the disposers on every unload path: Dispose (a child's

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cordisgo/harness/internal/suggest"
 	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cordisgo/harness/internal/suggest"
 )
 
 // Defaulter is implemented by a configuration type whose zero value is not its default:

@@ -173,10 +173,10 @@ func TestDisposerErrorsJoinedAndAllRun(t *testing.T) {
 	var o order
 	e1, e2 := errors.New("first"), errors.New("second")
 	def := ctx.Define(ctx.Meta{Name: "p"}, func(c *ctx.Context, _ struct{}) error {
-		c.Defer("a", o.add(1))
-		c.Defer("b", func(context.Context) error { return e1 })
-		c.Defer("c", func(context.Context) error { panic(e2) })
-		c.Defer("d", o.add(4))
+		_, _ = c.Defer("a", o.add(1))
+		_, _ = c.Defer("b", func(context.Context) error { return e1 })
+		_, _ = c.Defer("c", func(context.Context) error { panic(e2) })
+		_, _ = c.Defer("d", o.add(4))
 		return nil
 	})
 	s := ctxtest.MountActive(t, root, def, nil)

@@ -59,10 +59,10 @@ func TestEmitOrderPrependAndStopOnError(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	ping.On(root, add("a", nil))
-	ping.On(root, add("b", boom))
-	ping.On(root, add("c", nil))
-	ping.On(root, add("first", nil), ctx.Prepend)
+	_, _ = ping.On(root, add("a", nil))
+	_, _ = ping.On(root, add("b", boom))
+	_, _ = ping.On(root, add("c", nil))
+	_, _ = ping.On(root, add("first", nil), ctx.Prepend)
 	if err := ping.Emit(root, "x"); !errors.Is(err, boom) {
 		t.Fatalf("emit error %v", err)
 	}
@@ -82,8 +82,8 @@ func TestEmitOrderPrependAndStopOnError(t *testing.T) {
 func TestParallelJoinsErrorsAndPanics(t *testing.T) {
 	root := ctxtest.New(t)
 	e1 := errors.New("one")
-	ping.On(root, func(string) error { return e1 })
-	ping.On(root, func(string) error { panic("two") })
+	_, _ = ping.On(root, func(string) error { return e1 })
+	_, _ = ping.On(root, func(string) error { panic("two") })
 	err := ping.Parallel(root, "x")
 	var pe *ctx.PanicError
 	if !errors.Is(err, e1) || !errors.As(err, &pe) {
@@ -99,15 +99,15 @@ var ask = ctx.NewBail[int, string]("test/ask")
 func TestSerialBail(t *testing.T) {
 	root := ctxtest.New(t)
 	var calls []int
-	ask.On(root, func(n int) (string, bool, error) { calls = append(calls, 1); return "", false, nil })
-	ask.On(root, func(n int) (string, bool, error) {
+	_, _ = ask.On(root, func(n int) (string, bool, error) { calls = append(calls, 1); return "", false, nil })
+	_, _ = ask.On(root, func(n int) (string, bool, error) {
 		calls = append(calls, 2)
 		if n == 0 {
 			return "", true, nil // an explicit ok: the zero value bails too
 		}
 		return "", false, nil
 	})
-	ask.On(root, func(n int) (string, bool, error) { calls = append(calls, 3); return "three", true, nil })
+	_, _ = ask.On(root, func(n int) (string, bool, error) { calls = append(calls, 3); return "three", true, nil })
 	if r, ok, err := ask.Serial(root, 0); err != nil || !ok || r != "" {
 		t.Fatalf("got %q %v %v", r, ok, err)
 	}
@@ -118,7 +118,7 @@ func TestSerialBail(t *testing.T) {
 		t.Fatalf("got %q %v", r, ok)
 	}
 	boom := errors.New("boom")
-	ask.On(root, func(int) (string, bool, error) { return "", false, boom }, ctx.Prepend)
+	_, _ = ask.On(root, func(int) (string, bool, error) { return "", false, boom }, ctx.Prepend)
 	if _, _, err := ask.Serial(root, 1); !errors.Is(err, boom) {
 		t.Fatalf("error %v", err)
 	}
@@ -134,15 +134,15 @@ func TestWaterfall(t *testing.T) {
 			return v + k, err
 		}
 	}
-	sum.On(root, plus(1))
-	sum.On(root, plus(2))
+	_, _ = sum.On(root, plus(1))
+	_, _ = sum.On(root, plus(2))
 	got, err := sum.Waterfall(root, 0, func() (int, error) { return 1, nil })
 	if err != nil || got != 4 {
 		t.Fatalf("1+1+2: got %d %v", got, err)
 	}
 	var fourth atomic.Bool
-	sum.On(root, func(int, func() (int, error)) (int, error) { return 3, nil })
-	sum.On(root, func(a int, next func() (int, error)) (int, error) { fourth.Store(true); return next() })
+	_, _ = sum.On(root, func(int, func() (int, error)) (int, error) { return 3, nil })
+	_, _ = sum.On(root, func(a int, next func() (int, error)) (int, error) { fourth.Store(true); return next() })
 	got, _ = sum.Waterfall(root, 0, func() (int, error) { return 1, nil })
 	if got != 6 || fourth.Load() {
 		t.Fatalf("short circuit: got %d, fourth called %v", got, fourth.Load())
@@ -172,7 +172,7 @@ func TestWaterfallListened(t *testing.T) {
 func TestWaterfallNextOnce(t *testing.T) {
 	root := ctxtest.New(t)
 	var lastRuns atomic.Int32
-	sum.On(root, func(a int, next func() (int, error)) (int, error) {
+	_, _ = sum.On(root, func(a int, next func() (int, error)) (int, error) {
 		if _, err := next(); err != nil {
 			return 0, err
 		}
@@ -193,8 +193,8 @@ func TestDispatchSnapshot(t *testing.T) {
 	var late atomic.Int32
 	var d2 ctx.Disposer
 	var second atomic.Int32
-	ping.On(root, func(string) error {
-		ping.On(root, func(string) error { late.Add(1); return nil })
+	_, _ = ping.On(root, func(string) error {
+		_, _ = ping.On(root, func(string) error { late.Add(1); return nil })
 		return d2(ctxtest.Wait(t))
 	})
 	d2, _ = ping.On(root, func(string) error { second.Add(1); return nil })
@@ -250,9 +250,9 @@ func TestTargetAndGlobal(t *testing.T) {
 	even := root.With("parity", 0)
 	odd := root.With("parity", 1)
 	var evenN, oddN, globalN atomic.Int32
-	ping.On(even, func(string) error { evenN.Add(1); return nil })
-	ping.On(odd, func(string) error { oddN.Add(1); return nil })
-	ping.On(odd, func(string) error { globalN.Add(1); return nil }, ctx.Global)
+	_, _ = ping.On(even, func(string) error { evenN.Add(1); return nil })
+	_, _ = ping.On(odd, func(string) error { oddN.Add(1); return nil })
+	_, _ = ping.On(odd, func(string) error { globalN.Add(1); return nil }, ctx.Global)
 	onlyEven := ctx.Target(func(l *ctx.Context) bool { return l.Value("parity") == 0 })
 	_ = ping.Emit(root, "x", onlyEven)
 	_ = ping.Parallel(root, "x", onlyEven)

@@ -61,7 +61,7 @@ var (
 
 func Example_service() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 
 	reporter, _ := root.Plugin(Reporter, nil)
 	_ = root.Settle(context.Background())
@@ -88,7 +88,7 @@ var Moderate = ctx.NewChain[string, string]("chat/moderate")
 
 func Example_event() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 
 	_, _ = Joined.On(root, func(name string) error {
 		fmt.Println("welcome,", name)
@@ -115,7 +115,7 @@ func Example_event() {
 // Listened lets a dispatcher skip building what only listeners would use.
 func ExampleChain_Listened() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	moderate := ctx.NewChain[string, string]("example/moderate")
 
 	fmt.Println(moderate.Listened(root))

@@ -107,8 +107,8 @@ func TestIsolatedEvent(t *testing.T) {
 	root := ctxtest.New(t)
 	realmA := root.Isolate("foo", "a")
 	var inA, inDefault atomic.Int32
-	ping.On(realmA, func(string) error { inA.Add(1); return nil })
-	ping.On(root, func(string) error { inDefault.Add(1); return nil })
+	_, _ = ping.On(realmA, func(string) error { inA.Add(1); return nil })
+	_, _ = ping.On(root, func(string) error { inDefault.Add(1); return nil })
 	sameRealm := func(src *ctx.Context) ctx.DispatchOption {
 		return ctx.Target(func(l *ctx.Context) bool { return ctx.SameRealm(l, src, "foo") })
 	}

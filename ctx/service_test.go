@@ -156,7 +156,7 @@ func TestServiceVisibility(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		c.Go("check", func(gc context.Context) error {
+		_, _ = c.Go("check", func(gc context.Context) error {
 			if err := s.Wait(gc); err != nil {
 				return err
 			}

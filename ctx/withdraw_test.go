@@ -200,8 +200,8 @@ func churnRound(t *testing.T, round int) bool {
 		rng := rand.New(rand.NewPCG(uint64(round), uint64(g)))
 		wg.Go(func() {
 			for range 40 {
-				switch op := rng.IntN(5); {
-				case op == 0 || op == 1:
+				switch rng.IntN(5) {
+				case 0, 1:
 					on := root
 					if s := pick(rng); s != nil && rng.IntN(2) == 0 {
 						if sc := s.Context(); sc != nil {
@@ -213,11 +213,11 @@ func churnRound(t *testing.T, round int) bool {
 						scopes = append(scopes, s)
 						mu.Unlock()
 					}
-				case op == 2:
+				case 2:
 					if s := pick(rng); s != nil {
 						_ = s.Dispose(deadline)
 					}
-				case op == 3:
+				case 3:
 					if s := pick(rng); s != nil {
 						_ = s.Restart(deadline)
 					}

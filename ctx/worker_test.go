@@ -157,7 +157,7 @@ func TestWorkerPanic(t *testing.T) {
 // A reconcile loop: whoever changes the desired state kicks; the worker converges.
 func ExampleContext_NewWorker() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 
 	var desired, current atomic.Int32
 	w, _, err := root.NewWorker("reconcile", func(context.Context) error {

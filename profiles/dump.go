@@ -8,8 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/cordisgo/harness/internal/redact"
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/cordisgo/harness/internal/redact"
 )
 
 // Redacted stands in for a secret value in a profile dump: the module's one marker, the

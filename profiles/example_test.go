@@ -76,7 +76,7 @@ func ExampleProfile_YAML() {
 		return
 	}
 	out, _ := p.YAML(profiles.Redact)
-	os.Stdout.Write(out)
+	_, _ = os.Stdout.Write(out)
 	// Output:
 	// # Profile "<input>", merged.
 	// # Layers: <input>.

@@ -295,7 +295,7 @@ func readFile(path string) ([]byte, *lookupError) {
 		}
 		return nil, fail(ErrInvalid, "cannot read profile: "+err.Error(), err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	info, err := f.Stat()
 	if err != nil {
 		return nil, fail(ErrInvalid, "cannot read profile: "+err.Error(), err)

@@ -133,7 +133,7 @@ func runAll(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	upstream := []string{*harness, "demo-server"}
 	harnessStart := func(port int) (*exec.Cmd, string, error) {
 		ep := filepath.Join(tmp, "gw-"+strconv.Itoa(port)+".json")
@@ -271,7 +271,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -312,7 +312,7 @@ func waitReady(url, tok, tool string) error {
 			if err == nil && res.IsError {
 				err = fmt.Errorf("tool error: %v", res.Content)
 			}
-			cs.Close()
+			_ = cs.Close()
 		}
 		cancel()
 		if err == nil {
@@ -332,7 +332,7 @@ func load(url, tok, tool string, calls, c int) (stats, error) {
 	if err != nil {
 		return stats{}, err
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	call := func() error {
 		res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "hello"}})
 		if err == nil && res.IsError {
@@ -402,7 +402,7 @@ func sessions(url, tok, tool string, n, pid int) (procs, rssKB, gatewayKB int, e
 	var css []*mcp.ClientSession
 	defer func() {
 		for _, cs := range css {
-			cs.Close()
+			_ = cs.Close()
 		}
 	}()
 	for range n {

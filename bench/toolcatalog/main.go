@@ -69,7 +69,7 @@ func list(s server) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer session.Close()
+	defer func() { _ = session.Close() }()
 	e := &entry{Tools: []*mcp.Tool{}}
 	if r := session.InitializeResult(); r != nil {
 		e.Instructions = r.Instructions

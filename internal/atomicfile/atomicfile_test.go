@@ -153,7 +153,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	path := filepath.Join(dir, "config", "limits.txt")
 	opts := atomicfile.Options{
 		DirMode: 0o700,

@@ -51,7 +51,7 @@ func clientMain() int {
 		fmt.Fprintln(os.Stderr, "conformance client:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	s.Dir = dir
 	s.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cx, cancel := context.WithTimeout(context.Background(), 25*time.Second)

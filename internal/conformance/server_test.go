@@ -184,7 +184,7 @@ func gatewayRoute(t *testing.T, bin string) string {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
-	t.Cleanup(func() { gw.Close(); srv.Close() })
+	t.Cleanup(func() { _ = gw.Close(); srv.Close() })
 	return srv.URL + "/mcp/servers/conf"
 }
 

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		err := ServeStdio(ctx, Options{Name: "stdio-child"})
 		stop()
 		if err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
+			_, _ = os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -105,12 +105,12 @@ func connectMemory(t *testing.T, s *mcp.Server, copts *mcp.ClientOptions, protoc
 	}
 	cs, err := newClient(copts).Connect(ctx, ct, sopts)
 	if err != nil {
-		ss.Close()
+		_ = ss.Close()
 		t.Fatalf("client connect: %v", err)
 	}
 	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
+		_ = cs.Close()
+		_ = ss.Wait()
 	})
 	return cs
 }
@@ -129,7 +129,7 @@ func connectHTTP(t *testing.T, opts Options, copts *mcp.ClientOptions) *mcp.Clie
 		t.Fatalf("client connect: %v", err)
 	}
 	t.Cleanup(func() {
-		cs.Close()
+		_ = cs.Close()
 		ts.Close()
 		hc.CloseIdleConnections()
 	})

@@ -6,8 +6,9 @@ import (
 	"log"
 	"net/http/httptest"
 
-	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/demoserver"
 )
 
 // ExampleNew connects a client to a demo server in memory and calls echo.
@@ -19,14 +20,14 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer ss.Wait()
+	defer func() { _ = ss.Wait() }()
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, clientTransport, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
 		Name:      "echo",
@@ -54,7 +55,7 @@ func ExampleHandler() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
 		Name:      "add",

@@ -17,7 +17,7 @@ func (d *demo) addHostile() {
 	mcp.AddTool(d.server, &mcp.Tool{Name: "hostile", Title: "Hostile " + HostileText,
 		Description: "Answers with terminal escape sequences " + HostileText},
 		func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			_ = req.Session.Log(cx, &mcp.LoggingMessageParams{Level: "warning", Logger: "hostile", Data: "log " + HostileText})
+			_ = req.Session.Log(cx, &mcp.LoggingMessageParams{Level: "warning", Logger: "hostile", Data: "log " + HostileText}) //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 			if tok := req.Params.GetProgressToken(); tok != nil {
 				_ = req.Session.NotifyProgress(cx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "progress " + HostileText})
 			}

@@ -114,7 +114,7 @@ func TestResources(t *testing.T) {
 		for _, uri := range []string{"demo://missing", "demo://notes/", "other://readme"} {
 			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 			var werr *jsonrpc.Error
-			if !errors.As(err, &werr) || werr.Code != mcp.CodeResourceNotFound {
+			if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
 				t.Errorf("read %s: %v, want resource not found", uri, err)
 			}
 		}
@@ -128,7 +128,7 @@ func TestReadNoteRejectsBadIDs(t *testing.T) {
 	for _, uri := range []string{"demo://notes/a/b", "demo://notes/%zz", "demo://notes/", "demo://other/1"} {
 		_, err := d.readNote(t.Context(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}})
 		var werr *jsonrpc.Error
-		if !errors.As(err, &werr) || werr.Code != mcp.CodeResourceNotFound {
+		if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("readNote(%s) = %v, want resource not found", uri, err)
 		}
 	}

@@ -144,7 +144,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, opts Options, out io.Writer
 	url := "http://" + ln.Addr().String() + "/mcp"
 	opts.Logger.Info("demo server listening", slog.String("url", url), slog.String("server", opts.Name))
 	if _, err := fmt.Fprintln(out, url); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return fmt.Errorf("demoserver: announcing %s: %w", url, err)
 	}
 
@@ -166,7 +166,9 @@ func serveHTTP(ctx context.Context, ln net.Listener, opts Options, out io.Writer
 		err = hs.Close()
 	}
 	closeSessions(srv)
-	<-served // http.ErrServerClosed
+	if serr := <-served; err == nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = serr
+	}
 	if err != nil {
 		return fmt.Errorf("demoserver: shutting down %s: %w", url, err)
 	}

@@ -62,7 +62,7 @@ func serveInMemory(t *testing.T, ctx context.Context, opts Options, copts *mcp.C
 func TestServeTransportEndsOnEOF(t *testing.T) {
 	cs, served := serveInMemory(t, context.Background(), Options{}, nil)
 	callTool(t, cs, "echo", map[string]any{"text": "x"})
-	cs.Close()
+	_ = cs.Close()
 	if err := receive(t, served, "serve to return"); err != nil {
 		t.Errorf("serve after EOF = %v, want nil", err)
 	}
@@ -74,7 +74,7 @@ func TestServeTransportStopsSlowCallsOnCancel(t *testing.T) {
 	logs := newLogRecorder("slow: interrupted")
 	copts, progress := progressRecorder()
 	cs, served := serveInMemory(t, ctx, Options{Logger: slog.New(logs)}, copts)
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 
 	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": maxSlowMillis}}
 	params.SetProgressToken("p")
@@ -133,7 +133,7 @@ func TestServeHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	if got := text(t, callTool(t, cs, "echo", map[string]any{"text": "over http"})); got != "over http" {
 		t.Errorf("echo = %q", got)
 	}
@@ -152,7 +152,7 @@ func TestServeHTTP(t *testing.T) {
 	if err := receive(t, served, "serveHTTP to return"); err != nil {
 		t.Errorf("serveHTTP = %v, want nil", err)
 	}
-	receive(t, called, "the slow call to return")
+	_ = receive(t, called, "the slow call to return")
 	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		t.Error("still listening after shutdown")
 	}
@@ -200,7 +200,7 @@ func TestHandlerSharesOneServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cs.Close() })
+		t.Cleanup(func() { _ = cs.Close() })
 		return cs
 	}
 	a := connect(nil)

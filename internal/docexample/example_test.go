@@ -67,7 +67,7 @@ func registerAdd(c *ctx.Context) error {
 // schema never reach it, and the model is told what is wrong.
 func Example_toolArguments() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	calc := ctx.Define(ctx.Meta{Name: "calc", Inject: []ctx.Dependency{toolregistry.Key}}, func(c *ctx.Context, _ struct{}) error {
 		return registerAdd(c)
@@ -146,7 +146,7 @@ func Example_holdingResources() {
 // order.
 func Example_events() {
 	root := newRoot()
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	err := docexample.Tick(root, time.Date(2026, 12, 3, 15, 4, 0, 0, time.UTC))
 	fmt.Println(err)
 	// Output:
@@ -186,7 +186,7 @@ func askForProduction(c *ctx.Context) error {
 // the others to the next link. Without an approval service, asking denies.
 func Example_policy() {
 	root := newRoot()
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	_ = root.Settle(context.Background())
 	tools := registry(root)
@@ -234,7 +234,7 @@ func followServers(c *ctx.Context) error {
 // example's output has one order.
 func buildServer(seen <-chan struct{}) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "builder", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}, //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "build"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		wait := func(err error) error {
@@ -252,7 +252,7 @@ func buildServer(seen <-chan struct{}) *mcp.Server {
 			ProgressToken: req.Params.GetProgressToken(), Progress: 1, Total: 2, Message: "compiling"})); err != nil {
 			return nil, nil, err
 		}
-		if err := wait(req.Session.Log(cx, &mcp.LoggingMessageParams{Level: "info", Data: "compiled 12 files"})); err != nil {
+		if err := wait(req.Session.Log(cx, &mcp.LoggingMessageParams{Level: "info", Data: "compiled 12 files"})); err != nil { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 			return nil, nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "built"}}}, nil, nil
@@ -268,7 +268,7 @@ func Example_followServers() {
 	defer srv.Close()
 
 	root := newRoot()
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_ = followServers(root)
 	signal := func() error { seen <- struct{}{}; return nil }
 	_, _ = mcpclient.ProgressEvent.On(root, func(p mcpclient.Progress) error {
@@ -309,7 +309,7 @@ func Example_agentScope() {
 	defer func() { closeSessions(); srv.Close() }()
 
 	root := newRoot()
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	var cfg mcpclient.Config
 	cfg.Default()

@@ -63,7 +63,7 @@ func Example_watchResource() {
 	defer srv.Close()
 
 	root := newRoot()
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	_, _ = root.Plugin(mcpresources.Plugin, nil)
 	var cfg mcpclient.Config

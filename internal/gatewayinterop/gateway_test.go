@@ -110,7 +110,7 @@ func gatewayURL(t *testing.T) string {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
-	t.Cleanup(func() { gw.Close(); srv.Close() })
+	t.Cleanup(func() { _ = gw.Close(); srv.Close() })
 	return srv.URL
 }
 

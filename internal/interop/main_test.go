@@ -102,7 +102,7 @@ func unavailable(t *testing.T, msg string) {
 		fmt.Fprint(os.Stderr, notice)
 		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
 			fmt.Fprint(tty, notice)
-			tty.Close()
+			_ = tty.Close()
 		}
 	})
 	t.Skip("SKIPPED: " + msg)

@@ -170,9 +170,9 @@ func TestEverythingServerRequests(t *testing.T) {
 	t.Run("sampling", func(t *testing.T) {
 		root := ctxtest.New(t)
 		var got *sampling.Request
-		s := sampling.Func(func(_ context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) {
+		s := sampling.Func(func(_ context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 			got = r
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "forty-two"}}, nil
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "forty-two"}}, nil //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		})
 		if _, err := sampling.Provide(root, "test", s); err != nil {
 			t.Fatal(err)

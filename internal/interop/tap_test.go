@@ -266,7 +266,7 @@ func runRelay() int {
 		fmt.Fprintln(os.Stderr, "relay:", err)
 		return 2
 	}
-	defer report.Close()
+	defer func() { _ = report.Close() }()
 	var reportMu sync.Mutex
 	enc := json.NewEncoder(report)
 	emit := func(e event) {

@@ -64,7 +64,7 @@ func TestHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	url := "http://" + ln.Addr().String()
 	if ep, ok := loopback.Held(write("live.json", loopback.Endpoint{URL: url, PID: os.Getpid()})); !ok || ep.URL != url {
 		t.Fatalf("a running host's file: %+v %v", ep, ok)
@@ -82,7 +82,7 @@ func TestHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	closedURL := "http://" + closed.Addr().String()
-	closed.Close()
+	_ = closed.Close()
 	if _, ok := loopback.Held(write("reused.json", loopback.Endpoint{URL: closedURL, PID: os.Getpid()})); ok {
 		t.Fatal("a file whose address accepts no connection (a reused pid) is held")
 	}
@@ -105,7 +105,7 @@ func TestListen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	if host, _, _ := net.SplitHostPort(ln.Addr().String()); host != "127.0.0.1" {
 		t.Fatalf("localhost listened on %s, want 127.0.0.1", ln.Addr())
 	}
@@ -116,7 +116,7 @@ func TestListen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer wild.Close()
+	defer func() { _ = wild.Close() }()
 	_, port, _ := net.SplitHostPort(wild.Addr().String())
 	if got := loopback.DialAddr("0.0.0.0:0", wild.Addr()); got != "127.0.0.1:"+port {
 		t.Fatalf("DialAddr of 0.0.0.0 = %q", got)

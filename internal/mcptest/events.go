@@ -52,9 +52,9 @@ func NewEvents(t testing.TB, onStart func(pid int)) *Events {
 	ev.wg.Add(1)
 	go ev.accept()
 	t.Cleanup(func() {
-		ev.ln.Close()
+		_ = ev.ln.Close()
 		ev.wg.Wait()
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 	})
 	return ev
 }
@@ -72,7 +72,7 @@ func (ev *Events) accept() {
 		ev.wg.Add(1)
 		go func() {
 			defer ev.wg.Done()
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			_ = c.SetReadDeadline(time.Now().Add(WaitTimeout))
 			sc := bufio.NewScanner(c)
 			for sc.Scan() {

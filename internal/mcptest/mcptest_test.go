@@ -31,7 +31,7 @@ func whoami(t *testing.T, tr mcp.Transport) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	if got := cs.InitializeResult().ServerInfo.Name; got != mcptest.Implementation.Name {
 		t.Fatalf("server name %q", got)
 	}
@@ -104,7 +104,7 @@ func TestControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	res, err := cs.CallTool(wait(t), &mcp.CallToolParams{Name: "storm", Arguments: map[string]any{"n": 5}})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "stormed_1" {
 		t.Fatalf("storm: %v %v", res, err)
@@ -143,7 +143,7 @@ func TestHTTPRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	if _, err := cs.CallTool(wait(t), &mcp.CallToolParams{Name: "whoami"}); err != nil {
 		t.Fatal(err)
 	}
@@ -173,12 +173,12 @@ func ExampleNewServer() {
 	if err != nil {
 		panic(err)
 	}
-	defer ss.Close()
+	defer func() { _ = ss.Close() }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example"}, nil).Connect(context.Background(), ct, nil)
 	if err != nil {
 		panic(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
 	if err != nil {
 		panic(err)

@@ -177,7 +177,7 @@ func emit(kind string) {
 		fmt.Fprintln(os.Stderr, "test-server: events:", err)
 		return
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	fmt.Fprintf(c, "%s %d\n", kind, os.Getpid())
 }
 

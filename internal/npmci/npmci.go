@@ -40,11 +40,11 @@ func Ensure(dir, marker string) error {
 	if err != nil {
 		return fmt.Errorf("lock file: %w", err)
 	}
-	defer lock.Close()
+	defer func() { _ = lock.Close() }()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("locking %s: %w", lock.Name(), err)
 	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }() // closing the file releases it too
 	if _, err := os.Stat(path); err == nil {
 		return nil // installed by another test binary while this one waited
 	}

@@ -171,7 +171,7 @@ func runDataTask(t *testing.T, mode string, lines int) (answer string, bytes, re
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sess.Close()
+	defer func() { _ = sess.Close() }()
 	end, err := sess.Send(context.Background(), "Which of the notes in "+dir+" mention the word "+dataWord+"?")
 	if err != nil {
 		t.Fatal(err)

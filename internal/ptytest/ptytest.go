@@ -52,9 +52,9 @@ func Open(t testing.TB) *Screen {
 	go s.read()
 	t.Cleanup(func() {
 		if s.TTY != nil {
-			s.TTY.Close()
+			_ = s.TTY.Close()
 		}
-		ptmx.Close()
+		_ = ptmx.Close()
 		<-s.done
 	})
 	return s
@@ -73,7 +73,7 @@ func (s *Screen) Start(cmd *exec.Cmd) {
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	s.TTY.Close()
+	_ = s.TTY.Close()
 	s.TTY = nil
 }
 

@@ -22,8 +22,8 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer keyboard.Close()
-	defer terminal.Close()
+	defer func() { _ = keyboard.Close() }()
+	defer func() { _ = terminal.Close() }()
 	go func() { _, _ = io.Copy(io.Discard, keyboard) }() // the screen, unread
 	if _, err := keyboard.Write([]byte("\r7\r\r")); err != nil {
 		fmt.Println(err)

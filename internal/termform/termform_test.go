@@ -278,7 +278,7 @@ func TestOneAtATime(t *testing.T) {
 func TestURL(t *testing.T) {
 	s := newScreen(t)
 	root := ctx.New(ctx.Options{})
-	t.Cleanup(func() { root.Scope().Dispose(context.Background()) })
+	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
 	var opened []string
 	r := s.responder(Options{Events: root, Open: func(_ context.Context, u string) error {
 		opened = append(opened, u)
@@ -347,7 +347,7 @@ func TestNotTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := New(Options{In: f, Out: f}); !errors.Is(err, ErrNotTerminal) {
 		t.Fatalf("New(/dev/null) = %v, want ErrNotTerminal", err)
 	}

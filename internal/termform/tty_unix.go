@@ -59,8 +59,8 @@ func (t *tty) reader(cx context.Context) (read func(p []byte) (int, error), rele
 	stop := context.AfterFunc(cx, func() { _, _ = ww.Write([]byte{0}) })
 	release = func() {
 		stop()
-		wr.Close()
-		ww.Close()
+		_ = wr.Close()
+		_ = ww.Close()
 	}
 	fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}, {Fd: int32(wr.Fd()), Events: unix.POLLIN}}
 	read = func(p []byte) (int, error) {

@@ -21,6 +21,8 @@ var Plugin = ctx.Define(ctx.Meta{Name: "answer"}, func(c *ctx.Context, _ struct{
 	if _, err := elicitation.Provide(c, "answer", Responder{Name: "Grace"}); err != nil {
 		return err
 	}
+	// Sampling is deprecated by SEP-2577 (protocol 2026-07-28); servers on 2025-11-25 still ask.
+	//nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it
 	_, err := sampling.Provide(c, "answer", sampling.Func(func(_ context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) {
 		return &mcp.CreateMessageResult{Role: "assistant", Model: "echo", Content: &mcp.TextContent{Text: "no model here"}}, nil
 	}))

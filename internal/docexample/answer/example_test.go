@@ -25,7 +25,7 @@ func Example() {
 	defer func() { closeSessions(); srv.Close() }()
 
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	_, _ = root.Plugin(answer.Plugin, struct{}{})
 	var cfg mcpclient.Config

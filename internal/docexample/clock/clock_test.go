@@ -38,7 +38,7 @@ func TestClock(t *testing.T) {
 // exists.
 func Example() {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	_, _ = root.Plugin(sysprompt.Plugin, nil)
 	_, _ = root.Plugin(clock.Plugin, map[string]any{"layout": time.DateOnly})

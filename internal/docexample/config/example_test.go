@@ -24,7 +24,7 @@ func ExampleConfig_Validate() {
 // An update the hook accepts is taken in place: the scope stays active.
 func ExamplePlugin() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	scope, _ := root.Plugin(Plugin, map[string]any{"layout": time.DateOnly})
 	_ = scope.Wait(context.Background())
 

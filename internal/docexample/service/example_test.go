@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // A plugin that injects the clock loads once the clock is provided.
 func Example() {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	reporter := ctx.Define(ctx.Meta{Name: "reporter", Inject: []ctx.Dependency{service.Key}}, func(c *ctx.Context, _ struct{}) error {
 		fmt.Println("it is", service.Key.Use(c).Format(time.Date(2026, 12, 3, 15, 4, 0, 0, time.UTC)))
 		return nil

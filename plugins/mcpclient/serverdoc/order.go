@@ -3,6 +3,7 @@ package serverdoc
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,16 +36,7 @@ func documentOrder(data []byte, toml bool, path []string, names []string) []stri
 			delete(rest, n)
 		}
 	}
-	for _, n := range slices.Sorted(func(yield func(string) bool) {
-		for n := range rest {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
-		out = append(out, n)
-	}
-	return out
+	return append(out, slices.Sorted(maps.Keys(rest))...)
 }
 
 // jsonKeyOrder returns the keys of the object at path in a JSON document, in order; ok is

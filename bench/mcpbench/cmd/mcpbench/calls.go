@@ -96,11 +96,16 @@ func measureCalls(cx context.Context, c mcpbench.Client, call func(context.Conte
 		if err != nil {
 			return callsResult{}, err
 		}
-		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close() // nothing was written
 			return callsResult{}, err
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "mcpbench: cpu profile:", err)
+			}
+		}()
 	}
 	before := mcpbench.ReadCPU()
 	st, err := mcpbench.Drive(cx, mcpbench.Load{

@@ -98,7 +98,8 @@ func runRSSRun(cx context.Context, args []string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
+	var waitErr error // set before exited is closed
+	exited := make(chan struct{})
 	found := make(chan int, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -114,7 +115,8 @@ func runRSSRun(cx context.Context, args []string) error {
 			}
 		}
 		_, _ = io.Copy(io.Discard, stderr) // keep the host from blocking on a full pipe
-		exited <- cmd.Wait()
+		waitErr = cmd.Wait()
+		close(exited)
 	}()
 
 	var mem mcpbench.Memory
@@ -124,8 +126,8 @@ func runRSSRun(cx context.Context, args []string) error {
 		if err == nil && n != *servers {
 			err = fmt.Errorf("harness run reported %d connected servers, want %d", n, *servers)
 		}
-	case werr := <-exited:
-		return fmt.Errorf("harness run exited before it was running: %w", werr)
+	case <-exited:
+		return fmt.Errorf("harness run exited before it was running: %w", waitErr)
 	case <-time.After(2 * time.Minute):
 		err = errors.New("harness run did not report running within 2 minutes")
 	case <-cx.Done():
@@ -133,7 +135,7 @@ func runRSSRun(cx context.Context, args []string) error {
 	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case <-exited:
+	case <-exited: // its exit status after SIGINT is not what is measured
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
 		<-exited

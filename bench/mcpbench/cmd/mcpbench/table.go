@@ -65,7 +65,7 @@ func runTable(args []string, in io.Reader, out io.Writer) error {
 			return err
 		}
 		ti.bench = parseBench(f)
-		f.Close()
+		_ = f.Close() // read only
 	}
 	_, err := io.WriteString(out, ti.render())
 	return err
