@@ -15,6 +15,9 @@ import (
 //
 // Exactly one of Call and Stream is set. Parameters arrive as JSON; results are marshalled
 // to JSON by the transport. The context is cancelled when the remote client goes away.
+// Services expose typed methods with [ExposeRemote] and [ExposeRemoteStream], which build
+// a RemoteMethod that decodes the parameters strictly; this untyped form is what they and
+// transports share.
 type RemoteMethod struct {
 	// Name is "<service>/<method>", for example "mcpManager/list".
 	Name string

@@ -2,233 +2,282 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // The remote methods of the main agent, served by the remote API (plugins/remote) to the
 // management page's Chat view and to other processes:
 //
-//	agent/agents     call   null                              → [AgentInfo]
-//	agent/sessions   call   null                              → {"open": [SessionInfo], "stored": [SessionInfo]}
-//	agent/start      call   {"agent", "model"}                → SessionInfo (an interactive session)
-//	agent/open       call   {"session", "model"}              → SessionInfo (a stored session resumed, or the open one)
-//	agent/send       call   {"session", "text"}               → {} (the turn runs in the host; follow agent/events)
-//	agent/events     stream {"session", "after"}              → Event… (durable events after seq `after` replayed, then live ones; ends when the session closes)
-//	agent/cancel     call   {"session"}                       → {}
-//	agent/approve    call   {"session", "id", "decision", "reason"} → {}
-//	agent/close      call   {"session"}                       → {}
+//	agent/agents     call   null           → []AgentInfo
+//	agent/sessions   call   null           → SessionList
+//	agent/start      call   StartParams    → SessionInfo (an interactive session)
+//	agent/open       call   OpenParams     → SessionInfo (a stored session resumed, or the open one)
+//	agent/send       call   SendParams     → {} (the turn runs in the host; follow agent/events)
+//	agent/events     stream EventsParams   → Event… (durable events after seq `after` replayed, then live ones; ends when the session closes)
+//	agent/cancel     call   SessionParams  → {}
+//	agent/approve    call   ApproveParams  → {}
+//	agent/close      call   SessionParams  → {}
 //
 // A turn started with agent/send belongs to the host, not to the request: it goes on when
 // the page that sent it closes, and ends with agent/cancel, the session's close or the
 // host's shutdown. Sessions started remotely are interactive: the policy's "ask" waits for
 // agent/approve (from any page following the session) instead of refusing.
 
-type remoteStartParams struct {
+// The agent's remote method names. The types of each one's parameters and answer (in the
+// table above) are its whole contract, shared with clients (remote.Call).
+const (
+	MethodAgents   = "agent/agents"
+	MethodSessions = "agent/sessions"
+	MethodStart    = "agent/start"
+	MethodOpen     = "agent/open"
+	MethodSend     = "agent/send"
+	MethodEvents   = "agent/events"
+	MethodCancel   = "agent/cancel"
+	MethodApprove  = "agent/approve"
+	MethodClose    = "agent/close"
+)
+
+// StartParams are the parameters of agent/start: the agent ("" the main one) and the model
+// ("" the agent's).
+type StartParams struct {
 	Agent string `json:"agent"`
 	Model string `json:"model"`
 }
 
-type remoteSessionParams struct {
+// SessionParams name an open session: the parameters of agent/cancel and agent/close.
+type SessionParams struct {
+	Session string `json:"session"`
+}
+
+// OpenParams are the parameters of agent/open: a stored session resumed with the model
+// ("" its own), or the open one.
+type OpenParams struct {
 	Session string `json:"session"`
 	Model   string `json:"model"`
+}
+
+// SendParams are the parameters of agent/send: the text of the session's next turn.
+type SendParams struct {
+	Session string `json:"session"`
 	Text    string `json:"text"`
+}
+
+// EventsParams are the parameters of agent/events: the session, and the sequence number
+// after which its durable events are replayed.
+type EventsParams struct {
+	Session string `json:"session"`
 	After   int64  `json:"after"`
+}
+
+// ApproveParams are the parameters of agent/approve: the answer to the session's approval
+// ID.
+type ApproveParams struct {
+	Session string `json:"session"`
 	ID      string `json:"id"`
 	Answer
 }
 
-// remoteError carries a remote API error code (plugins/remote duck-types RemoteCode).
+// SessionList is the answer of agent/sessions.
+type SessionList struct {
+	Open   []SessionInfo `json:"open"`
+	Stored []SessionInfo `json:"stored"`
+}
+
+// Validate requires the session.
+func (p SessionParams) Validate() error { return requireSession(p.Session) }
+
+// Validate requires the session.
+func (p OpenParams) Validate() error { return requireSession(p.Session) }
+
+// Validate requires the session.
+func (p SendParams) Validate() error { return requireSession(p.Session) }
+
+// Validate requires the session.
+func (p EventsParams) Validate() error { return requireSession(p.Session) }
+
+// Validate requires the session.
+func (p ApproveParams) Validate() error { return requireSession(p.Session) }
+
+func requireSession(id string) error {
+	if id == "" {
+		return &ctx.ConfigError{Key: "session", Msg: "required: the session's id"}
+	}
+	return nil
+}
+
+// remoteError carries a remote API error code, keeping the agent's error for errors.Is.
 type remoteError struct {
-	code string
+	code remote.Code
 	err  error
 }
 
-func (e *remoteError) Error() string      { return e.err.Error() }
-func (e *remoteError) Unwrap() error      { return e.err }
-func (e *remoteError) RemoteCode() string { return e.code }
-
-func badRequest(format string, args ...any) error {
-	return &remoteError{code: "bad_request", err: fmt.Errorf(format, args...)}
-}
+func (e *remoteError) Error() string           { return e.err.Error() }
+func (e *remoteError) Unwrap() error           { return e.err }
+func (e *remoteError) RemoteCode() remote.Code { return e.code }
 
 // remoteCode classifies the agent's errors for the remote API.
 func remoteCode(err error) error {
 	if err == nil {
 		return nil
 	}
-	code := ""
+	var code remote.Code
 	switch {
 	case errors.Is(err, ErrUnknownSession), errors.Is(err, ErrUnknownAgent), errors.Is(err, ErrUnknownApproval):
-		code = "not_found"
+		code = remote.CodeNotFound
 	case errors.Is(err, ErrBusy):
-		code = "conflict"
+		code = remote.CodeConflict
 	case errors.Is(err, ErrClosed):
-		code = "unavailable"
+		code = remote.CodeUnavailable
 	default:
 		return err
 	}
 	return &remoteError{code: code, err: err}
 }
 
-func decodeRemote[P any](raw json.RawMessage) (P, error) {
-	var p P
-	if len(raw) == 0 || string(raw) == "null" {
-		return p, nil
-	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return p, badRequest("parameters: %v", err)
-	}
-	return p, nil
-}
-
 // exposeRemote exposes the agent/* methods of svc as effects of c (the main agent's scope).
+// Their parameters are decoded strictly, once ([ctx.ExposeRemote]).
 func exposeRemote(c *ctx.Context, svc *Service) error {
-	session := func(p remoteSessionParams) (*Session, error) {
-		if p.Session == "" {
-			return nil, badRequest(`"session" is required`)
-		}
-		ss, ok := svc.Lookup(p.Session)
+	session := func(id string) (*Session, error) {
+		ss, ok := svc.Lookup(id)
 		if !ok {
-			return nil, &remoteError{code: "not_found", err: fmt.Errorf("%w: %q is not open (agent/open resumes a stored one)", ErrUnknownSession, p.Session)}
+			return nil, &remoteError{code: remote.CodeNotFound, err: fmt.Errorf("%w: %q is not open (agent/open resumes a stored one)", ErrUnknownSession, id)}
 		}
 		return ss, nil
 	}
-	calls := map[string]func(cx context.Context, p remoteSessionParams, raw json.RawMessage) (any, error){
-		"agent/agents": func(context.Context, remoteSessionParams, json.RawMessage) (any, error) {
-			return svc.Agents(), nil
-		},
-		"agent/sessions": func(context.Context, remoteSessionParams, json.RawMessage) (any, error) {
-			open := []SessionInfo{}
-			for _, ss := range svc.Open() {
-				open = append(open, ss.Info())
-			}
-			stored, err := svc.Store().List()
-			if err != nil {
-				return nil, err
-			}
-			if stored == nil {
-				stored = []SessionInfo{}
-			}
-			return map[string][]SessionInfo{"open": open, "stored": stored}, nil
-		},
-		"agent/start": func(_ context.Context, _ remoteSessionParams, raw json.RawMessage) (any, error) {
-			p, err := decodeRemote[remoteStartParams](raw)
-			if err != nil {
-				return nil, err
-			}
-			ss, err := svc.Start(StartOptions{Agent: p.Agent, Model: p.Model, Interactive: true})
-			if err != nil {
-				return nil, remoteCode(err)
-			}
-			return ss.Info(), nil
-		},
-		"agent/open": func(_ context.Context, p remoteSessionParams, _ json.RawMessage) (any, error) {
-			if ss, ok := svc.Lookup(p.Session); ok {
-				return ss.Info(), nil
-			}
-			if p.Session == "" {
-				return nil, badRequest(`"session" is required`)
-			}
-			ss, err := svc.Resume(p.Session, StartOptions{Model: p.Model, Interactive: true})
-			if err != nil {
-				return nil, remoteCode(err)
-			}
-			return ss.Info(), nil
-		},
-		"agent/send": func(_ context.Context, p remoteSessionParams, _ json.RawMessage) (any, error) {
-			ss, err := session(p)
-			if err != nil {
-				return nil, err
-			}
-			if strings.TrimSpace(p.Text) == "" {
-				return nil, badRequest(`"text" is empty`)
-			}
-			if ss.Running() {
-				return nil, remoteCode(ErrBusy)
-			}
-			// The turn is the host's: it runs on a goroutine of the agent's scope (cancelled
-			// and joined when the agent unloads), not on the request's context.
-			_, err = c.Go("agent/send "+ss.ID(), func(cx context.Context) error {
-				if _, err := ss.Send(cx, p.Text); err != nil && !errors.Is(err, ErrCancelled) && !errors.Is(err, ErrClosed) {
-					svc.log.Debug("remote turn ended with an error", "session", ss.ID(), "err", err)
-				}
-				return nil
+	none := struct{}{}
+	for _, expose := range []func() (ctx.Disposer, error){
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodAgents, func(context.Context, struct{}) ([]AgentInfo, error) {
+				return svc.Agents(), nil
 			})
-			if err != nil {
-				return nil, remoteCode(ErrClosed)
-			}
-			return struct{}{}, nil
 		},
-		"agent/cancel": func(_ context.Context, p remoteSessionParams, _ json.RawMessage) (any, error) {
-			ss, err := session(p)
-			if err != nil {
-				return nil, err
-			}
-			ss.Cancel()
-			return struct{}{}, nil
-		},
-		"agent/approve": func(_ context.Context, p remoteSessionParams, _ json.RawMessage) (any, error) {
-			ss, err := session(p)
-			if err != nil {
-				return nil, err
-			}
-			switch p.Decision {
-			case DecisionAllow, DecisionAllowSession, DecisionDeny:
-			default:
-				return nil, badRequest(`"decision" must be %q, %q or %q, got %q`, DecisionAllow, DecisionAllowSession, DecisionDeny, p.Decision)
-			}
-			return struct{}{}, remoteCode(ss.Approve(p.ID, p.Answer))
-		},
-		"agent/close": func(_ context.Context, p remoteSessionParams, _ json.RawMessage) (any, error) {
-			ss, err := session(p)
-			if err != nil {
-				return nil, err
-			}
-			return struct{}{}, remoteCode(ss.Close())
-		},
-	}
-	for name, fn := range calls {
-		_, err := c.ExposeRemote(ctx.RemoteMethod{Name: name, Call: func(cx context.Context, raw json.RawMessage) (any, error) {
-			p, err := decodeRemote[remoteSessionParams](raw)
-			if err != nil && name != "agent/start" {
-				return nil, err
-			}
-			return fn(cx, p, raw)
-		}})
-		if err != nil {
-			return err
-		}
-	}
-	_, err := c.ExposeRemote(ctx.RemoteMethod{Name: "agent/events", Stream: func(cx context.Context, raw json.RawMessage, send func(any) error) error {
-		p, err := decodeRemote[remoteSessionParams](raw)
-		if err != nil {
-			return err
-		}
-		ss, err := session(p)
-		if err != nil {
-			return err
-		}
-		sub := ss.Subscribe(p.After)
-		defer sub.Close()
-		for {
-			ev, err := sub.Next(cx)
-			if err != nil {
-				if cx.Err() != nil || errors.Is(err, ErrClosed) {
-					return nil // the client went away, or the session closed: the stream ends
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodSessions, func(context.Context, struct{}) (SessionList, error) {
+				open := []SessionInfo{}
+				for _, ss := range svc.Open() {
+					open = append(open, ss.Info())
 				}
-				return remoteCode(err)
-			}
-			if err := send(ev); err != nil {
-				return err
-			}
+				stored, err := svc.Store().List()
+				if err != nil {
+					return SessionList{}, err
+				}
+				if stored == nil {
+					stored = []SessionInfo{}
+				}
+				return SessionList{Open: open, Stored: stored}, nil
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodStart, func(_ context.Context, p StartParams) (SessionInfo, error) {
+				ss, err := svc.Start(StartOptions{Agent: p.Agent, Model: p.Model, Interactive: true})
+				if err != nil {
+					return SessionInfo{}, remoteCode(err)
+				}
+				return ss.Info(), nil
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodOpen, func(_ context.Context, p OpenParams) (SessionInfo, error) {
+				if ss, ok := svc.Lookup(p.Session); ok {
+					return ss.Info(), nil
+				}
+				ss, err := svc.Resume(p.Session, StartOptions{Model: p.Model, Interactive: true})
+				if err != nil {
+					return SessionInfo{}, remoteCode(err)
+				}
+				return ss.Info(), nil
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodSend, func(_ context.Context, p SendParams) (struct{}, error) {
+				ss, err := session(p.Session)
+				if err != nil {
+					return none, err
+				}
+				if strings.TrimSpace(p.Text) == "" {
+					return none, remote.Errorf(remote.CodeBadRequest, `"text" is empty`)
+				}
+				if ss.Running() {
+					return none, remoteCode(ErrBusy)
+				}
+				// The turn is the host's: it runs on a goroutine of the agent's scope (cancelled
+				// and joined when the agent unloads), not on the request's context.
+				_, err = c.Go("agent/send "+ss.ID(), func(cx context.Context) error {
+					if _, err := ss.Send(cx, p.Text); err != nil && !errors.Is(err, ErrCancelled) && !errors.Is(err, ErrClosed) {
+						svc.log.Debug("remote turn ended with an error", "session", ss.ID(), "err", err)
+					}
+					return nil
+				})
+				if err != nil {
+					return none, remoteCode(ErrClosed)
+				}
+				return none, nil
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodCancel, func(_ context.Context, p SessionParams) (struct{}, error) {
+				ss, err := session(p.Session)
+				if err != nil {
+					return none, err
+				}
+				ss.Cancel()
+				return none, nil
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodApprove, func(_ context.Context, p ApproveParams) (struct{}, error) {
+				ss, err := session(p.Session)
+				if err != nil {
+					return none, err
+				}
+				switch p.Decision {
+				case DecisionAllow, DecisionAllowSession, DecisionDeny:
+				default:
+					return none, remote.Errorf(remote.CodeBadRequest, `"decision" must be %q, %q or %q, got %q`, DecisionAllow, DecisionAllowSession, DecisionDeny, p.Decision)
+				}
+				return none, remoteCode(ss.Approve(p.ID, p.Answer))
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemote(c, MethodClose, func(_ context.Context, p SessionParams) (struct{}, error) {
+				ss, err := session(p.Session)
+				if err != nil {
+					return none, err
+				}
+				return none, remoteCode(ss.Close())
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return ctx.ExposeRemoteStream(c, MethodEvents, func(cx context.Context, p EventsParams, send func(Event) error) error {
+				ss, err := session(p.Session)
+				if err != nil {
+					return err
+				}
+				sub := ss.Subscribe(p.After)
+				defer sub.Close()
+				for {
+					ev, err := sub.Next(cx)
+					if err != nil {
+						if cx.Err() != nil || errors.Is(err, ErrClosed) {
+							return nil // the client went away, or the session closed: the stream ends
+						}
+						return remoteCode(err)
+					}
+					if err := send(ev); err != nil {
+						return err
+					}
+				}
+			})
+		},
+	} {
+		if _, err := expose(); err != nil {
+			return err
 		}
-	}})
-	return err
+	}
+	return nil
 }

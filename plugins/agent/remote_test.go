@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -157,10 +157,6 @@ func TestRemoteSession(t *testing.T) {
 	}
 }
 
-func remoteCodeOf(err error) string {
-	var rc interface{ RemoteCode() string }
-	if errors.As(err, &rc) {
-		return rc.RemoteCode()
-	}
-	return ""
+func remoteCodeOf(err error) remote.Code {
+	return remote.CodeOf(err)
 }

@@ -58,9 +58,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/cordisgo/harness/plugins/remote"
-
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )

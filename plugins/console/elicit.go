@@ -7,10 +7,9 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/cordisgo/harness/plugins/remote"
-
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // Elicitation is one value of the console/elicitations stream: a server's question

@@ -7,12 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordisgo/harness/plugins/remote"
-
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/console"
 	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 

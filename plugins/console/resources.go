@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cordisgo/harness/plugins/remote"
-
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpresources"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // SubscribeParams are the parameters of console/subscribe.

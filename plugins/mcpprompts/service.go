@@ -10,13 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cordisgo/harness/plugins/remote"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // Key is the mcpPrompts service.

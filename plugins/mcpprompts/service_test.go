@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cordisgo/harness/plugins/remote"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
@@ -20,6 +18,7 @@ import (
 	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpprompts"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 

@@ -114,14 +114,15 @@
 //
 // A method's error becomes method_error (500) unless it implements
 //
-//	interface{ RemoteCode() string }
+//	interface{ RemoteCode() remote.Code }
 //
-// (as [*Error] does; [Errorf] makes one), whose code — lower case letters, digits and
+// (as [*Error] does; [Errorf] makes one; a service's own error type, such as
+// mcpmanager.Error, may implement it next to its sentinels), whose code — lower case letters, digits and
 // "_./-", at most 64 bytes — is sent as is. These codes have their own HTTP status:
 // bad_request 400, not_found 404, conflict 409, unimplemented 501, unavailable 503,
-// cancelled 503, timeout 504; any other code is sent with 500. Services need not import
-// this package to choose a code: the method is duck-typed. The message is the error's
-// text, so methods must keep secrets out of their errors.
+// cancelled 503, timeout 504; any other code is sent with 500. [Code] is the one type of
+// every code, hosts' and clients' alike. The message is the error's text, so methods must
+// keep secrets out of their errors.
 //
 // # Concurrency
 //

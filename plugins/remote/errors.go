@@ -88,7 +88,7 @@ func validCode(code Code) bool {
 // every refused request, the payload of a stream's "error" event, and what [Client]
 // methods return when the host answers with one.
 //
-// A method may return an *Error (or any error with a RemoteCode() string method) to choose
+// A method may return an *Error (or any error with a RemoteCode() Code method) to choose
 // its code; the host then derives the HTTP status from the code (see the package
 // documentation) and ignores Status.
 type Error struct {
@@ -134,13 +134,6 @@ type coder interface {
 	RemoteCode() Code
 }
 
-// stringCoder is the older spelling of coder, for errors of services that do not import
-// this package.
-type stringCoder interface {
-	error
-	RemoteCode() string
-}
-
 // methodError turns a method's error into the wire error and its status.
 func methodError(err error) (*Error, int) {
 	e := &Error{Code: CodeMethodError, Message: err.Error()}
@@ -152,10 +145,6 @@ func methodError(err error) (*Error, int) {
 	}
 	if c, ok := errors.AsType[coder](err); ok {
 		if code := c.RemoteCode(); validCode(code) {
-			e.Code = code
-		}
-	} else if c, ok := errors.AsType[stringCoder](err); ok {
-		if code := Code(c.RemoteCode()); validCode(code) {
 			e.Code = code
 		}
 	}

@@ -41,10 +41,13 @@ type service struct {
 	stashed   chan func(any) error // "svc/stash" hands out its send function
 }
 
-type codedError struct{ code, msg string }
+type codedError struct {
+	code remote.Code
+	msg  string
+}
 
-func (e codedError) Error() string      { return e.msg }
-func (e codedError) RemoteCode() string { return e.code }
+func (e codedError) Error() string           { return e.msg }
+func (e codedError) RemoteCode() remote.Code { return e.code }
 
 // servicePlugin exposes the methods the tests call.
 func servicePlugin(s *service) ctx.PluginDef {

@@ -9,16 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
-)
-
-// The main agent's remote methods (plugins/agent/remote.go) that ask uses on a running host.
-const (
-	methodAgentStart   = "agent/start"
-	methodAgentSend    = "agent/send"
-	methodAgentEvents  = "agent/events"
-	methodAgentCancel  = "agent/cancel"
-	methodAgentApprove = "agent/approve"
-	methodAgentClose   = "agent/close"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // errTurnOver ends the events stream of a turn that has ended.
@@ -34,7 +25,7 @@ func (a *invocation) runningAgentHost(c context.Context, f agentFlags) (*running
 		return nil, err
 	}
 	switch {
-	case !rh.methods[methodAgentStart]:
+	case !rh.methods[agent.MethodStart]:
 		errorf(a.stderr, a.prog, "%s has no agent (its profile mounts no model or agent); working in process", rh)
 		return nil, nil
 	case f.mode != "":
@@ -53,9 +44,9 @@ func (a *invocation) runningAgentHost(c context.Context, f agentFlags) (*running
 // Interrupting cancels the turn on the host.
 func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags, task string) error {
 	cl := rh.cl
-	var info agent.SessionInfo
-	if err := cl.Call(c, methodAgentStart, map[string]any{"agent": f.agent, "model": f.model}, &info); err != nil {
-		return a.agentHostError(c, rh, methodAgentStart, err)
+	info, err := remote.Call[agent.StartParams, agent.SessionInfo](c, cl, agent.MethodStart, agent.StartParams{Agent: f.agent, Model: f.model})
+	if err != nil {
+		return a.agentHostError(c, rh, agent.MethodStart, err)
 	}
 	bg := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(c), hostAnswerTimeout)
@@ -63,22 +54,18 @@ func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags,
 	defer func() {
 		cx, cancel := bg()
 		defer cancel()
-		_ = cl.Call(cx, methodAgentClose, map[string]any{"session": info.ID}, nil)
+		_, _ = remote.Call[agent.SessionParams, struct{}](cx, cl, agent.MethodClose, agent.SessionParams{Session: info.ID})
 	}()
 	enc := json.NewEncoder(a.stdout)
 	var end *agent.TurnEnd
 	var turnErr, sendErr error
 	sent := false
-	err := cl.Stream(c, methodAgentEvents, map[string]any{"session": info.ID}, func(raw json.RawMessage) error {
-		var ev agent.Event
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return fmt.Errorf("reading the host's events: %w", err)
-		}
+	err = remote.Stream(c, cl, agent.MethodEvents, agent.EventsParams{Session: info.ID}, func(ev agent.Event) error {
 		if !sent {
 			// The stream is open (its first event is the session's header): the task is sent
 			// now, so that none of the turn's live events (--json shows them) passes before.
 			sent = true
-			if sendErr = cl.Call(c, methodAgentSend, map[string]any{"session": info.ID, "text": task}, nil); sendErr != nil {
+			if _, sendErr = remote.Call[agent.SendParams, struct{}](c, cl, agent.MethodSend, agent.SendParams{Session: info.ID, Text: task}); sendErr != nil {
 				return sendErr
 			}
 		}
@@ -89,9 +76,9 @@ func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags,
 		case ev.Type == agent.EventApprovalAsked && ev.Approval != nil && ev.Agent == "":
 			cx, cancel := bg()
 			defer cancel()
-			answer := map[string]any{"session": info.ID, "id": ev.Approval.ID, "decision": agent.DecisionDeny,
-				"reason": "nobody to ask (harness ask); run harness chat to approve calls, or ask --local --allow PATTERN"}
-			if err := cl.Call(cx, methodAgentApprove, answer, nil); err != nil && !errors.Is(err, context.Canceled) {
+			answer := agent.ApproveParams{Session: info.ID, ID: ev.Approval.ID, Answer: agent.Answer{Decision: agent.DecisionDeny,
+				Reason: "nobody to ask (harness ask); run harness chat to approve calls, or ask --local --allow PATTERN"}}
+			if _, err := remote.Call[agent.ApproveParams, struct{}](cx, cl, agent.MethodApprove, answer); err != nil && !errors.Is(err, context.Canceled) {
 				errorf(a.stderr, a.prog, "refusing %s: %v", ev.Approval.Tool, err)
 			}
 		case ev.Type == agent.EventError && ev.Agent == "":
@@ -105,11 +92,11 @@ func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags,
 	switch {
 	case errors.Is(err, errTurnOver):
 	case sendErr != nil:
-		return a.agentHostError(c, rh, methodAgentSend, sendErr)
+		return a.agentHostError(c, rh, agent.MethodSend, sendErr)
 	case c.Err() != nil:
 		cx, cancel := bg()
 		defer cancel()
-		_ = cl.Call(cx, methodAgentCancel, map[string]any{"session": info.ID}, nil)
+		_, _ = remote.Call[agent.SessionParams, struct{}](cx, cl, agent.MethodCancel, agent.SessionParams{Session: info.ID})
 		return failure(errors.New("interrupted"))
 	case err != nil:
 		return failure(rh.explain(c, "", err))
@@ -138,15 +125,13 @@ func (a *invocation) agentHostError(c context.Context, rh *runningHost, method s
 	return agentError(fmt.Errorf("%s: %s: %w", rh, method, err))
 }
 
-// methodAgentOpen resumes a stored session on the host (chat --resume, /resume).
-const methodAgentOpen = "agent/open"
-
-// hostSession starts (or opens) a session on the host with method and makes it the chat's.
-func (ch *chat) hostSession(method string, params map[string]any) error {
+// hostSession starts (agent/start, agent.StartParams) or opens (agent/open, chat --resume
+// and /resume, agent.OpenParams) a session on the host and makes it the chat's.
+func hostSession[P any](ch *chat, method string, params P) error {
 	cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
 	defer cancel()
-	var info agent.SessionInfo
-	if err := ch.host.cl.Call(cx, method, params, &info); err != nil {
+	info, err := remote.Call[P, agent.SessionInfo](cx, ch.host.cl, method, params)
+	if err != nil {
 		return fmt.Errorf("%s: %s: %w", ch.host, method, err)
 	}
 	ch.close()
@@ -159,11 +144,7 @@ func (ch *chat) hostSession(method string, params map[string]any) error {
 func (ch *chat) hostTools() {
 	cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
 	defer cancel()
-	err := ch.host.cl.Stream(cx, methodHostExec, execParams{Args: []string{"tools", "list"}}, func(raw json.RawMessage) error {
-		var ev execEvent
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return err
-		}
+	err := remote.Stream(cx, ch.host.cl, methodHostExec, execParams{Args: []string{"tools", "list"}}, func(ev execEvent) error {
 		ch.io.printf("%s", termsafe.String(ev.Stdout))
 		return nil
 	})
@@ -179,7 +160,8 @@ func (ch *chat) answer(c context.Context, id string, ans agent.Answer) error {
 	}
 	cx, cancel := context.WithTimeout(context.WithoutCancel(c), hostAnswerTimeout)
 	defer cancel()
-	return ch.host.cl.Call(cx, methodAgentApprove, map[string]any{"session": ch.ss.ID, "id": id, "decision": ans.Decision, "reason": ans.Reason}, nil)
+	_, err := remote.Call[agent.ApproveParams, struct{}](cx, ch.host.cl, agent.MethodApprove, agent.ApproveParams{Session: ch.ss.ID, ID: id, Answer: ans})
+	return err
 }
 
 // hostTurn sends text to the host's session and shows the turn from its events stream
@@ -196,7 +178,8 @@ func (ch *chat) hostTurn(c context.Context, text string) error {
 		cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
 		defer cancel()
 		interrupted.Store(true)
-		return cl.Call(cx, methodAgentCancel, map[string]any{"session": id}, nil) == nil
+		_, err := remote.Call[agent.SessionParams, struct{}](cx, cl, agent.MethodCancel, agent.SessionParams{Session: id})
+		return err == nil
 	}
 	interruptHook.Store(&hook)
 	defer interruptHook.Store(nil)
@@ -206,11 +189,7 @@ func (ch *chat) hostTurn(c context.Context, text string) error {
 	done := make(chan error, 1)
 	go func() {
 		defer close(events)
-		done <- cl.Stream(sc, methodAgentEvents, map[string]any{"session": id, "after": after}, func(raw json.RawMessage) error {
-			var ev agent.Event
-			if err := json.Unmarshal(raw, &ev); err != nil {
-				return fmt.Errorf("reading the host's events: %w", err)
-			}
+		done <- remote.Stream(sc, cl, agent.MethodEvents, agent.EventsParams{Session: id, After: after}, func(ev agent.Event) error {
 			select {
 			case events <- ev:
 			case <-sc.Done():
@@ -225,12 +204,12 @@ func (ch *chat) hostTurn(c context.Context, text string) error {
 	select {
 	case <-events: // the stream is open
 	case err := <-done:
-		ch.io.printf("%s\n", termsafe.String(fmt.Sprintf("error: %s: %v", methodAgentEvents, err)))
+		ch.io.printf("%s\n", termsafe.String(fmt.Sprintf("error: %s: %v", agent.MethodEvents, err)))
 		return nil
 	case <-c.Done():
 		return nil
 	}
-	if err := cl.Call(c, methodAgentSend, map[string]any{"session": id, "text": text}, nil); err != nil {
+	if _, err := remote.Call[agent.SendParams, struct{}](c, cl, agent.MethodSend, agent.SendParams{Session: id, Text: text}); err != nil {
 		ch.io.printf("%s\n", termsafe.String("error: "+err.Error()))
 		return nil
 	}

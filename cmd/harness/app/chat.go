@@ -11,12 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cordisgo/harness/internal/termsafe"
-
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -160,7 +160,7 @@ type chat struct {
 
 func (ch *chat) start() error {
 	if ch.host != nil {
-		return ch.hostSession(methodAgentStart, map[string]any{"agent": ch.f.agent, "model": ch.f.model})
+		return hostSession(ch, agent.MethodStart, agent.StartParams{Agent: ch.f.agent, Model: ch.f.model})
 	}
 	s, err := ch.svc.Start(agent.StartOptions{Agent: ch.f.agent, Model: ch.f.model, Mode: ch.f.mode, Interactive: true})
 	if err != nil {
@@ -172,7 +172,7 @@ func (ch *chat) start() error {
 
 func (ch *chat) resume(id string) error {
 	if ch.host != nil {
-		if err := ch.hostSession(methodAgentOpen, map[string]any{"session": id, "model": ch.f.model}); err != nil {
+		if err := hostSession(ch, agent.MethodOpen, agent.OpenParams{Session: id, Model: ch.f.model}); err != nil {
 			return err
 		}
 		ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("resumed: %d turns", ch.ss.Turns)))
@@ -216,7 +216,7 @@ func (ch *chat) close() {
 	if ch.ss != nil {
 		cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
 		defer cancel()
-		_ = ch.host.cl.Call(cx, methodAgentClose, map[string]any{"session": ch.ss.ID}, nil)
+		_, _ = remote.Call[agent.SessionParams, struct{}](cx, ch.host.cl, agent.MethodClose, agent.SessionParams{Session: ch.ss.ID})
 		ch.ss = nil
 	}
 }
@@ -283,7 +283,7 @@ func (ch *chat) command(line string) (done bool, err error) {
 				ch.io.printf("* %s (the host's models: harness profile show on the host's profile)\n", termsafe.String(ch.ss.Model))
 				break
 			}
-			if err := ch.hostSession(methodAgentStart, map[string]any{"agent": ch.f.agent, "model": arg}); err != nil {
+			if err := hostSession(ch, agent.MethodStart, agent.StartParams{Agent: ch.f.agent, Model: arg}); err != nil {
 				ch.io.printf("%s\n", termsafe.String(err.Error()))
 				break
 			}

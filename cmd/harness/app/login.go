@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cordisgo/harness/plugins/remote"
-
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
 )
 
