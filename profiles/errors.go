@@ -3,7 +3,6 @@ package profiles
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
@@ -117,33 +116,3 @@ func (e *Error) As(target any) bool {
 
 // joinPath renders a key path for messages.
 func joinPath(path []string) string { return strings.Join(path, ".") }
-
-// describe renders a decoded value for "got ..." in messages. Long strings
-// are summarised rather than quoted so that a misplaced secret is not
-// echoed back in full.
-func describe(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		if v == "" {
-			return "an empty string"
-		}
-		if len(v) > 40 {
-			return "a string of " + strconv.Itoa(len(v)) + " bytes"
-		}
-		return "string " + strconv.Quote(v)
-	case bool:
-		return "boolean " + strconv.FormatBool(v)
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		return fmt.Sprintf("integer %d", v)
-	case float32, float64:
-		return fmt.Sprintf("number %v", v)
-	case []any:
-		return "a list"
-	case map[string]any, map[any]any:
-		return "a map"
-	default:
-		return fmt.Sprintf("a value of type %T", v)
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
 // FleetStartups are the values of a profile's fleet.startup: eager (servers connect when
@@ -34,7 +36,7 @@ func (l *loader) fleet(v any, path []string) (Fleet, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return f, l.failAt(path, ErrType, "expected a mapping with startup and idleTimeoutMs, got "+describe(v))
+		return f, l.failAt(path, ErrType, "expected a mapping with startup and idleTimeoutMs, got "+yamlnode.Value(v))
 	}
 	for _, key := range l.sorted(m, path) {
 		kp := append(slices.Clone(path), key)
@@ -42,13 +44,13 @@ func (l *loader) fleet(v any, path []string) (Fleet, error) {
 		case "startup":
 			s, ok := v.(string)
 			if !ok || !slices.Contains(FleetStartups, s) {
-				return f, l.failAt(kp, ErrInvalid, fmt.Sprintf("expected eager or lazy, got %s", describe(v)))
+				return f, l.failAt(kp, ErrInvalid, fmt.Sprintf("expected eager or lazy, got %s", yamlnode.Value(v)))
 			}
 			f.Startup = s
 		case "idleTimeoutMs":
 			n, ok := millis(v)
 			if !ok {
-				return f, l.failAt(kp, ErrInvalid, "expected a positive number of milliseconds (at most 2147483647), got "+describe(v))
+				return f, l.failAt(kp, ErrInvalid, "expected a positive number of milliseconds (at most 2147483647), got "+yamlnode.Value(v))
 			}
 			f.IdleTimeoutMs = n
 		default:

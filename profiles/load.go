@@ -345,7 +345,7 @@ func (l *loader) parse(d *doc) error {
 	if root.Kind != yamlv3.MappingNode {
 		ly.lines[""] = root.Line
 		return l.fail(ly, []string{""}, ErrType,
-			`expected a map with "plugins", got `+describeNode(root), nil)
+			`expected a map with "plugins", got `+yamlnode.Describe(root), nil)
 	}
 	if err := l.walk(ly, root, nil); err != nil {
 		return err
@@ -357,7 +357,7 @@ func (l *loader) parse(d *doc) error {
 		}
 		if v.Kind != yamlv3.ScalarNode || v.ShortTag() != "!!str" || v.Value == "" {
 			return l.fail(ly, []string{"extends"}, ErrType,
-				"expected the name or path of a profile to extend, got "+describeNode(v), nil)
+				"expected the name or path of a profile to extend, got "+yamlnode.Describe(v), nil)
 		}
 		d.extends, d.extLine = v.Value, k.Line
 	}
@@ -379,7 +379,7 @@ func (l *loader) walk(ly *layer, n *yamlv3.Node, path []string) error {
 			if k.Kind != yamlv3.ScalarNode || k.ShortTag() == "!!null" {
 				p := append(slices.Clip(path), "")
 				ly.lines[pathKey(p)] = k.Line
-				return l.fail(ly, p, ErrType, "expected a string key, got "+describeNode(k), nil)
+				return l.fail(ly, p, ErrType, "expected a string key, got "+yamlnode.Describe(k), nil)
 			}
 			p := append(slices.Clip(path), k.Value)
 			if first, dup := seen[k.Value]; dup {
@@ -665,31 +665,4 @@ func safely(f func() error) (err error) {
 		}
 	}()
 	return f()
-}
-
-// describeNode renders a YAML node's kind for "got ..." in messages.
-func describeNode(n *yamlv3.Node) string {
-	switch n.Kind {
-	case yamlv3.MappingNode:
-		return "a map"
-	case yamlv3.SequenceNode:
-		return "a list"
-	case yamlv3.AliasNode:
-		return "an alias"
-	case yamlv3.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			return "null"
-		case "!!str":
-			return describe(n.Value)
-		case "!!bool":
-			return "boolean " + n.Value
-		case "!!int":
-			return "integer " + n.Value
-		case "!!float":
-			return "number " + n.Value
-		}
-		return "a " + strings.TrimPrefix(n.ShortTag(), "!!")
-	}
-	return "nothing"
 }

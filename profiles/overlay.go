@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cordisgo/harness/internal/yamlnode"
 	"github.com/knadh/koanf/providers/env/v2"
 )
 
@@ -81,7 +82,7 @@ func (l *loader) checkPath(ly *layer, path []string, cur map[string]any) error {
 }
 
 func (l *loader) notAMap(ly *layer, path, at []string, v any) *Error {
-	msg := fmt.Sprintf("cannot set a key inside %q, which holds %s, not a map", joinPath(at), describe(v))
+	msg := fmt.Sprintf("cannot set a key inside %q, which holds %s, not a map", joinPath(at), yamlnode.Value(v))
 	if _, ok := v.([]any); ok {
 		msg += fmt.Sprintf("; a list is replaced whole, e.g. %s=[a, b]", joinPath(at))
 	}

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
 // validID reports whether id is a row id: ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$. Dots would make
@@ -47,7 +49,7 @@ func (l *loader) build(name string) (*Profile, error) {
 		case "description":
 			s, ok := v.(string)
 			if !ok && v != nil {
-				return nil, l.failAt(path, ErrType, "expected a string, got "+describe(v))
+				return nil, l.failAt(path, ErrType, "expected a string, got "+yamlnode.Value(v))
 			}
 			p.Description = s
 		case "elicitation":
@@ -59,7 +61,7 @@ func (l *loader) build(name string) (*Profile, error) {
 				p.Elicitation = v
 			case nil:
 			default:
-				return nil, l.failAt(path, ErrType, "expected a policy name ("+strings.Join(ElicitationPolicies, ", ")+"), got "+describe(v))
+				return nil, l.failAt(path, ErrType, "expected a policy name ("+strings.Join(ElicitationPolicies, ", ")+"), got "+yamlnode.Value(v))
 			}
 		case "fleet":
 			f, err := l.fleet(v, path)
@@ -100,7 +102,7 @@ func (l *loader) rows(v any, path []string, depth int) ([]Row, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, l.failAt(path, ErrType, "expected a map of plugin rows keyed by id, got "+describe(v))
+		return nil, l.failAt(path, ErrType, "expected a map of plugin rows keyed by id, got "+yamlnode.Value(v))
 	}
 	if depth >= maxNesting {
 		return nil, l.failAt(path, ErrInvalid, fmt.Sprintf("plugin rows nested more than %d deep", maxNesting))
@@ -134,7 +136,7 @@ func (l *loader) rows(v any, path []string, depth int) ([]Row, error) {
 func (l *loader) row(v any, path []string, depth int) (Row, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return Row{}, l.failAt(path, ErrType, "expected a map with "+rowKeys+", got "+describe(v))
+		return Row{}, l.failAt(path, ErrType, "expected a map with "+rowKeys+", got "+yamlnode.Value(v))
 	}
 	row := Row{ID: path[len(path)-1], Enabled: true, Config: map[string]any{}, Path: joinPath(path)}
 	for _, key := range l.sorted(m, path) {
@@ -143,7 +145,7 @@ func (l *loader) row(v any, path []string, depth int) (Row, error) {
 		case "use":
 			s, ok := v.(string)
 			if !ok || s == "" {
-				return Row{}, l.failAt(kp, ErrType, "expected the name of a plugin, got "+describe(v))
+				return Row{}, l.failAt(kp, ErrType, "expected the name of a plugin, got "+yamlnode.Value(v))
 			}
 			if l.opts.Catalog != nil && !l.opts.Catalog(s) {
 				return Row{}, l.failAt(kp, ErrUnknownPlugin, fmt.Sprintf(
@@ -153,13 +155,13 @@ func (l *loader) row(v any, path []string, depth int) (Row, error) {
 		case "enabled":
 			b, ok := v.(bool)
 			if !ok {
-				return Row{}, l.failAt(kp, ErrType, "expected a boolean, got "+describe(v))
+				return Row{}, l.failAt(kp, ErrType, "expected a boolean, got "+yamlnode.Value(v))
 			}
 			row.Enabled = b
 		case "config":
 			c, ok := v.(map[string]any)
 			if !ok && v != nil {
-				return Row{}, l.failAt(kp, ErrType, "expected a map of plugin settings, got "+describe(v))
+				return Row{}, l.failAt(kp, ErrType, "expected a map of plugin settings, got "+yamlnode.Value(v))
 			}
 			if c == nil {
 				break

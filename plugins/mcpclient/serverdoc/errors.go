@@ -14,6 +14,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
 // Sentinel errors classify the problems of another host's document: each
@@ -42,18 +43,10 @@ type importer struct {
 
 // describe renders a value for "got ..." in messages; with noValues only its kind.
 func (im importer) describe(v any) string {
-	if !im.noValues {
-		return describe(v)
+	if im.noValues {
+		return yamlnode.ValueKind(v)
 	}
-	switch v.(type) {
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case float64, int64:
-		return "a number"
-	}
-	return describe(v) // null, a list, a map: no value in them
+	return yamlnode.Value(v)
 }
 
 // fail returns the problem at path: Source is `OP "SOURCE"`, File the source when it is
@@ -92,35 +85,6 @@ func isPath(name string) bool {
 	}
 	ext := strings.ToLower(filepath.Ext(name))
 	return ext == ".yaml" || ext == ".yml" || ext == ".json" || ext == ".toml"
-}
-
-// describe renders a decoded value for "got ..." in messages. Long strings are summarised
-// rather than quoted so that a misplaced secret is not echoed back in full.
-func describe(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		if v == "" {
-			return "an empty string"
-		}
-		if len(v) > 40 {
-			return "a string of " + strconv.Itoa(len(v)) + " bytes"
-		}
-		return "string " + strconv.Quote(v)
-	case bool:
-		return "boolean " + strconv.FormatBool(v)
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		return fmt.Sprintf("integer %d", v)
-	case float32, float64:
-		return fmt.Sprintf("number %v", v)
-	case []any:
-		return "a list"
-	case map[string]any, map[any]any:
-		return "a map"
-	default:
-		return fmt.Sprintf("a value of type %T", v)
-	}
 }
 
 // printable quotes s when it holds characters a comment cannot show.
