@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/internal/redact"
+	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
 // Redacted stands in for a secret value in a profile dump: the module's one marker, the
@@ -36,37 +36,37 @@ func (p *Profile) YAML(redact func(path string, v any) any) ([]byte, error) {
 	if len(p.layers) > 0 {
 		layers := make([]string, len(p.layers))
 		for i, l := range p.layers {
-			layers[i] = printable(l)
+			layers[i] = yamlnode.Printable(l)
 		}
 		head = append(head, "Layers: "+strings.Join(layers, ", ")+".")
 	}
 	root.HeadComment = strings.Join(head, "\n")
 	if p.Description != "" {
-		root.Content = append(root.Content, str("description"), str(p.Description))
+		root.Content = append(root.Content, yamlnode.Str("description"), yamlnode.Str(p.Description))
 	}
 	if p.Elicitation != "" {
-		root.Content = append(root.Content, str("elicitation"), str(p.Elicitation))
+		root.Content = append(root.Content, yamlnode.Str("elicitation"), yamlnode.Str(p.Elicitation))
 	}
 	if p.Fleet != (Fleet{}) {
 		fleet := &yamlv3.Node{Kind: yamlv3.MappingNode}
 		if p.Fleet.Startup != "" {
-			fleet.Content = append(fleet.Content, str("startup"), str(p.Fleet.Startup))
+			fleet.Content = append(fleet.Content, yamlnode.Str("startup"), yamlnode.Str(p.Fleet.Startup))
 		}
 		if p.Fleet.IdleTimeoutMs != 0 {
-			fleet.Content = append(fleet.Content, str("idleTimeoutMs"), &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!int", Value: strconv.Itoa(p.Fleet.IdleTimeoutMs)})
+			fleet.Content = append(fleet.Content, yamlnode.Str("idleTimeoutMs"), &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!int", Value: strconv.Itoa(p.Fleet.IdleTimeoutMs)})
 		}
-		root.Content = append(root.Content, str("fleet"), fleet)
+		root.Content = append(root.Content, yamlnode.Str("fleet"), fleet)
 	}
 	plugins, err := d.rows(p.Rows)
 	if err != nil {
 		return nil, &Error{Source: p.Source, Msg: "cannot render YAML: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
 	}
-	root.Content = append(root.Content, str("plugins"), plugins)
+	root.Content = append(root.Content, yamlnode.Str("plugins"), plugins)
 
 	var buf bytes.Buffer
 	enc := yamlv3.NewEncoder(&buf)
 	enc.SetIndent(2)
-	err = safely(func() error {
+	err = yamlnode.Safely(func() error {
 		if err := enc.Encode(&yamlv3.Node{Kind: yamlv3.DocumentNode, Content: []*yamlv3.Node{root}}); err != nil {
 			return err
 		}
@@ -76,19 +76,6 @@ func (p *Profile) YAML(redact func(path string, v any) any) ([]byte, error) {
 		return nil, &Error{Source: p.Source, Msg: "cannot render YAML: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
 	}
 	return buf.Bytes(), nil
-}
-
-// printable quotes s when it holds characters a comment cannot show.
-func printable(s string) string {
-	if !utf8.ValidString(s) {
-		return strconv.Quote(s)
-	}
-	for _, r := range s {
-		if !strconv.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }
 
 type dumper struct {
@@ -104,10 +91,10 @@ func (d *dumper) rows(rows []Row) (*yamlv3.Node, error) {
 	for _, r := range rows {
 		n := &yamlv3.Node{Kind: yamlv3.MappingNode}
 		if r.Use != "" {
-			n.Content = append(n.Content, str("use"), str(r.Use))
+			n.Content = append(n.Content, yamlnode.Str("use"), yamlnode.Str(r.Use))
 		}
 		if !r.Enabled {
-			n.Content = append(n.Content, str("enabled"), &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!bool", Value: "false"})
+			n.Content = append(n.Content, yamlnode.Str("enabled"), &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!bool", Value: "false"})
 		}
 		if len(r.Config) > 0 {
 			path := append(splitPath(r.Path), "config")
@@ -115,16 +102,16 @@ func (d *dumper) rows(rows []Row) (*yamlv3.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			n.Content = append(n.Content, str("config"), c)
+			n.Content = append(n.Content, yamlnode.Str("config"), c)
 		}
 		if len(r.Rows) > 0 || r.Use == "" {
 			sub, err := d.rows(r.Rows)
 			if err != nil {
 				return nil, err
 			}
-			n.Content = append(n.Content, str("plugins"), sub)
+			n.Content = append(n.Content, yamlnode.Str("plugins"), sub)
 		}
-		m.Content = append(m.Content, str(r.ID), n)
+		m.Content = append(m.Content, yamlnode.Str(r.ID), n)
 	}
 	return m, nil
 }
@@ -152,7 +139,7 @@ func (d *dumper) value(v any, path []string, redactHere bool) (*yamlv3.Node, err
 			if err != nil {
 				return nil, err
 			}
-			n.Content = append(n.Content, str(k), c)
+			n.Content = append(n.Content, yamlnode.Str(k), c)
 		}
 		return n, nil
 	case []any:
@@ -170,7 +157,7 @@ func (d *dumper) value(v any, path []string, redactHere bool) (*yamlv3.Node, err
 		return n, nil
 	default:
 		n := &yamlv3.Node{}
-		if err := safely(func() error { return n.Encode(v) }); err != nil {
+		if err := yamlnode.Safely(func() error { return n.Encode(v) }); err != nil {
 			return nil, fmt.Errorf("key %q: %w", joinPath(path), err)
 		}
 		return n, nil
@@ -187,7 +174,7 @@ func plain(v any, path []string) (any, error) {
 		return v, nil
 	}
 	var out any
-	err := safely(func() error {
+	err := yamlnode.Safely(func() error {
 		b, err := yamlv3.Marshal(v)
 		if err != nil {
 			return err
@@ -197,17 +184,7 @@ func plain(v any, path []string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key %q: %w", joinPath(path), err)
 	}
-	return normalize(out), nil
-}
-
-// str is a string scalar; "<<" is quoted so that it stays a key rather
-// than becoming a merge.
-func str(s string) *yamlv3.Node {
-	n := &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: s}
-	if s == "<<" {
-		n.Style = yamlv3.DoubleQuotedStyle
-	}
-	return n
+	return yamlnode.Normalize(out), nil
 }
 
 func splitPath(p string) []string {

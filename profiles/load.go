@@ -320,7 +320,7 @@ func (l *loader) parse(d *doc) error {
 	ly := &layer{label: d.label, lines: map[string]int{}}
 	dec := yamlv3.NewDecoder(bytes.NewReader(d.data))
 	var node yamlv3.Node
-	err := safely(func() error { return dec.Decode(&node) })
+	err := yamlnode.Safely(func() error { return dec.Decode(&node) })
 	if errors.Is(err, io.EOF) {
 		return l.fail(ly, nil, ErrInvalid, `empty document: expected a map with "plugins"`, nil)
 	}
@@ -328,7 +328,7 @@ func (l *loader) parse(d *doc) error {
 		return l.syntaxError(ly, d.data, err)
 	}
 	var extra yamlv3.Node
-	switch err := safely(func() error { return dec.Decode(&extra) }); {
+	switch err := yamlnode.Safely(func() error { return dec.Decode(&extra) }); {
 	case err == nil:
 		ly.lines[""] = extra.Line
 		return l.fail(ly, []string{""}, ErrSyntax, "more than one YAML document: expected one", nil)
@@ -412,7 +412,7 @@ func (l *loader) merge(d *doc) error {
 	}
 	l.noteNode(d.root, nil)
 	var tree map[string]any
-	err := safely(func() error {
+	err := yamlnode.Safely(func() error {
 		var err error
 		tree, err = yaml.Parser().Unmarshal(d.data)
 		return err
@@ -447,7 +447,7 @@ func (l *loader) noteNode(n *yamlv3.Node, path []string) {
 
 // load merges one layer's tree into the profile.
 func (l *loader) load(ly *layer, tree map[string]any) error {
-	tree, _ = normalize(tree).(map[string]any)
+	tree, _ = yamlnode.Normalize(tree).(map[string]any)
 	pruneNulls(tree)
 	if err := l.k.Load(confmap.Provider(tree, ""), nil); err != nil {
 		return l.fail(ly, nil, ErrInvalid, err.Error(), err)
@@ -571,46 +571,13 @@ func lookup(v any, path []string) (any, bool) {
 	return v, true
 }
 
-// normalize converts the maps a YAML decoder may produce with non-string
-// keys into map[string]any, at any depth, copying as it goes.
-func normalize(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = normalize(e)
-		}
-		return out
-	case map[any]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[fmt.Sprint(k)] = normalize(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = normalize(e)
-		}
-		return out
-	case time.Time:
-		// Reached through an alias, which keepTimestamps does not follow.
-		if v.Equal(v.Truncate(24 * time.Hour)) {
-			return v.Format(time.DateOnly)
-		}
-		return v.Format(time.RFC3339Nano)
-	default:
-		return v
-	}
-}
-
 // parseValue parses the YAML text of an overlay value.
 func parseValue(text string) (any, error) {
 	var (
 		n yamlv3.Node
 		v any
 	)
-	err := safely(func() error {
+	err := yamlnode.Safely(func() error {
 		if err := yamlv3.Unmarshal([]byte(text), &n); err != nil || n.Kind == 0 {
 			return err
 		}
@@ -619,7 +586,7 @@ func parseValue(text string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return normalize(keepTimestamps(&n, v)), nil
+	return yamlnode.Normalize(keepTimestamps(&n, v)), nil
 }
 
 // keepTimestamps puts back the text of timestamp-like scalars, which the
@@ -654,15 +621,4 @@ func keepTimestamps(n *yamlv3.Node, v any) any {
 		}
 	}
 	return v
-}
-
-// safely runs a YAML library call, turning a panic into an error so that
-// bad input never crashes the binary.
-func safely(f func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the YAML parser failed: %v", r)
-		}
-	}()
-	return f()
 }

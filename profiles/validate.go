@@ -38,7 +38,7 @@ func isWord(s string, max int) bool {
 
 // build validates the merged profile and turns it into a Profile.
 func (l *loader) build(name string) (*Profile, error) {
-	merged, _ := normalize(l.k.Raw()).(map[string]any)
+	merged, _ := yamlnode.Normalize(l.k.Raw()).(map[string]any)
 	p := &Profile{Name: name, Source: l.source, order: l.order, Warnings: l.warnings}
 	for _, ly := range l.layers {
 		p.layers = append(p.layers, ly.desc)

@@ -17,6 +17,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/yamlnode"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -354,7 +355,9 @@ type cfg struct {
 	node *yamlv3.Node
 }
 
-func (c *cfg) add(k string, n *yamlv3.Node) { c.node.Content = append(c.node.Content, str(k), n) }
+func (c *cfg) add(k string, n *yamlv3.Node) {
+	c.node.Content = append(c.node.Content, yamlnode.Str(k), n)
+}
 
 func intNode(n int) *yamlv3.Node {
 	return &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!int", Value: strconv.Itoa(n)}
@@ -454,7 +457,7 @@ func (rd *reader) jsonServer(p []string, name string, entry map[string]any) (*Se
 // by value.
 func (rd *reader) start(p []string, entry map[string]any, transport string, keys ...string) (*cfg, error) {
 	c := &cfg{node: &yamlv3.Node{Kind: yamlv3.MappingNode}}
-	c.add("transport", str(transport))
+	c.add("transport", yamlnode.Str(transport))
 	for _, k := range keys {
 		v, ok := entry[k]
 		if !ok {
@@ -514,7 +517,7 @@ func (rd *reader) codexServer(p []string, name string, entry map[string]any) (*S
 		if err != nil {
 			return nil, err
 		}
-		c.add("inheritEnv", &yamlv3.Node{Kind: yamlv3.MappingNode, Content: []*yamlv3.Node{str("extra"), n}})
+		c.add("inheritEnv", &yamlv3.Node{Kind: yamlv3.MappingNode, Content: []*yamlv3.Node{yamlnode.Str("extra"), n}})
 	}
 	headers := &yamlv3.Node{Kind: yamlv3.MappingNode}
 	if v, ok := entry["http_headers"]; ok {
@@ -534,7 +537,7 @@ func (rd *reader) codexServer(p []string, name string, entry map[string]any) (*S
 			if !ok || !envVarName.MatchString(name) {
 				return nil, rd.im.fail(append(at("env_http_headers"), h), ErrType, "expected an environment variable name, got "+rd.im.describe(m[h]))
 			}
-			headers.Content = append(headers.Content, str(h), str("${"+name+"}"))
+			headers.Content = append(headers.Content, yamlnode.Str(h), yamlnode.Str("${"+name+"}"))
 		}
 	}
 	if v, ok := entry["bearer_token_env_var"]; ok {
@@ -542,7 +545,7 @@ func (rd *reader) codexServer(p []string, name string, entry map[string]any) (*S
 		if !ok || !envVarName.MatchString(name) {
 			return nil, rd.im.fail(at("bearer_token_env_var"), ErrType, "expected an environment variable name, got "+rd.im.describe(v))
 		}
-		headers.Content = append(headers.Content, str("Authorization"), str("Bearer ${"+name+"}"))
+		headers.Content = append(headers.Content, yamlnode.Str("Authorization"), yamlnode.Str("Bearer ${"+name+"}"))
 	}
 	if len(headers.Content) > 0 {
 		c.add("headers", headers)
@@ -622,7 +625,7 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 		if k == "url" && !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "${") {
 			return nil, rd.im.fail(p, ErrInvalid, "expected an http:// or https:// URL, got "+rd.im.describe(s))
 		}
-		return str(s), nil
+		return yamlnode.Str(s), nil
 	case "cwd":
 		s, ok := v.(string)
 		if !ok {
@@ -632,7 +635,7 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return str(s), nil
+		return yamlnode.Str(s), nil
 	case "args":
 		n, err := rd.strList(p, v)
 		if err != nil {
@@ -661,7 +664,7 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			mn.Content = append(mn.Content, str(ek), str(s))
+			mn.Content = append(mn.Content, yamlnode.Str(ek), yamlnode.Str(s))
 		}
 		if len(mn.Content) == 0 {
 			mn.Style = yamlv3.FlowStyle
@@ -682,7 +685,7 @@ func (rd *reader) strList(p []string, v any) (*yamlv3.Node, error) {
 		if !ok {
 			return nil, rd.im.fail(append(slices.Clip(p), strconv.Itoa(i)), ErrType, "expected a string, got "+rd.im.describe(e))
 		}
-		seq.Content = append(seq.Content, str(s))
+		seq.Content = append(seq.Content, yamlnode.Str(s))
 	}
 	return seq, nil
 }
@@ -740,7 +743,7 @@ func (rd *reader) refs(p []string, s string) (string, error) {
 // parseTOML decodes a TOML document into maps, lists and scalars.
 func parseTOML(data []byte) (any, error) {
 	var doc map[string]any
-	err := safely(func() error { return toml.Unmarshal(data, &doc) })
+	err := yamlnode.Safely(func() error { return toml.Unmarshal(data, &doc) })
 	return doc, err
 }
 
@@ -769,14 +772,14 @@ func parseAny(data []byte, yaml bool) (any, error) {
 	}
 	if t := bytes.TrimSpace(data); yaml && len(t) > 0 && t[0] != '{' && t[0] != '[' {
 		var v any
-		if err := safely(func() error { return yamlv3.Unmarshal(data, &v) }); err == nil {
-			return normalize(v), nil
+		if err := yamlnode.Safely(func() error { return yamlv3.Unmarshal(data, &v) }); err == nil {
+			return yamlnode.Normalize(v), nil
 		}
 	}
 	if !yaml {
 		var v any
-		if err := safely(func() error { return yamlv3.Unmarshal(data, &v) }); err == nil {
-			return normalize(v), nil
+		if err := yamlnode.Safely(func() error { return yamlv3.Unmarshal(data, &v) }); err == nil {
+			return yamlnode.Normalize(v), nil
 		}
 	}
 	return nil, jerr

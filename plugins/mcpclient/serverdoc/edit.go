@@ -111,7 +111,7 @@ func (e *Editor) tree() (*yaml.Node, *yaml.Node, error) {
 	}
 	if servers == nil {
 		servers = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		root.Content = append(root.Content, scalar("servers"), servers)
+		root.Content = append(root.Content, yamlnode.Str("servers"), servers)
 	}
 	return &doc, servers, nil
 }
@@ -181,7 +181,7 @@ func (e *Editor) Add(name string, cfg mcpclient.Config, enabled bool) error {
 			return fmt.Errorf("%w: %q: server %q is in the file already", ErrEdit, e.path, name)
 		}
 		servers.Style = 0 // "servers: {}" becomes a block mapping
-		servers.Content = append(servers.Content, scalar(name), EntryNode(cfg, enabled))
+		servers.Content = append(servers.Content, yamlnode.Str(name), EntryNode(cfg, enabled))
 		return nil
 	})
 }
@@ -355,8 +355,6 @@ func splice(data []byte, start, end int, s string) []byte {
 	out = append(out, s...)
 	return append(out, data[end:]...)
 }
-
-func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
 
 // encode renders the document: YAML with two-space indentation, or JSON for a .json file.
 func (e *Editor) encode(doc *yaml.Node) ([]byte, error) {

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cordisgo/harness/internal/yamlnode"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -21,7 +22,7 @@ func EntryNode(cfg mcpclient.Config, enabled bool) *yaml.Node {
 	cfg.ServerName = ""
 	out := render(cfg)
 	if !enabled {
-		out.Content = append([]*yaml.Node{scalar("enabled"), {Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"}}, out.Content...)
+		out.Content = append([]*yaml.Node{yamlnode.Str("enabled"), {Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"}}, out.Content...)
 	}
 	return out
 }
@@ -85,11 +86,11 @@ func diff(m *yaml.Node, v, def map[string]any, order []string) {
 			if d, defObj := def[k].(map[string]any); defObj {
 				sub := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 				diff(sub, obj, d, nil)
-				m.Content = append(m.Content, scalar(k), sub)
+				m.Content = append(m.Content, yamlnode.Str(k), sub)
 				continue
 			}
 		}
-		m.Content = append(m.Content, scalar(k), valueNode(val))
+		m.Content = append(m.Content, yamlnode.Str(k), valueNode(val))
 	}
 }
 
@@ -104,7 +105,7 @@ func valueNode(v any) *yaml.Node {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			n.Content = append(n.Content, scalar(k), valueNode(v[k]))
+			n.Content = append(n.Content, yamlnode.Str(k), valueNode(v[k]))
 		}
 		if len(keys) == 0 {
 			n.Style = yaml.FlowStyle
@@ -117,7 +118,7 @@ func valueNode(v any) *yaml.Node {
 		}
 		return n
 	case string:
-		return scalar(v)
+		return yamlnode.Str(v)
 	case bool:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(v)}
 	case float64:

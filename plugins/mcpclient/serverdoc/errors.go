@@ -6,12 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
-
-	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/yamlnode"
@@ -85,69 +80,4 @@ func isPath(name string) bool {
 	}
 	ext := strings.ToLower(filepath.Ext(name))
 	return ext == ".yaml" || ext == ".yml" || ext == ".json" || ext == ".toml"
-}
-
-// printable quotes s when it holds characters a comment cannot show.
-func printable(s string) string {
-	if !utf8.ValidString(s) {
-		return strconv.Quote(s)
-	}
-	for _, r := range s {
-		if !strconv.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
-// str is a string scalar; "<<" is quoted so that it stays a key rather than becoming a
-// merge.
-func str(s string) *yamlv3.Node {
-	n := &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: s}
-	if s == "<<" {
-		n.Style = yamlv3.DoubleQuotedStyle
-	}
-	return n
-}
-
-// safely runs a YAML or TOML library call, turning a panic into an error so that bad
-// input never crashes the binary.
-func safely(f func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the YAML parser failed: %v", r)
-		}
-	}()
-	return f()
-}
-
-// normalize converts the maps a YAML decoder may produce with non-string keys into
-// map[string]any, at any depth, copying as it goes; timestamps become their text.
-func normalize(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = normalize(e)
-		}
-		return out
-	case map[any]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[fmt.Sprint(k)] = normalize(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = normalize(e)
-		}
-		return out
-	case time.Time:
-		if v.Equal(v.Truncate(24 * time.Hour)) {
-			return v.Format(time.DateOnly)
-		}
-		return v.Format(time.RFC3339Nano)
-	}
-	return v
 }
