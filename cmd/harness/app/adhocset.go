@@ -8,6 +8,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/internal/redact"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -117,11 +119,8 @@ func setPath(m map[string]any, path []string, v any) error {
 func (a *invocation) addLoginCommands(rows []profiles.Row, sets []string) {
 	for i := range rows {
 		r := &rows[i]
-		if r.Config["transport"] != "streamable-http" {
-			continue
-		}
-		oauth, _ := r.Config["oauth"].(map[string]any)
-		if _, set := oauth["loginCommand"]; set {
+		cfg, ok := clientConfig(r.Config)
+		if !ok || cfg.Transport != mcpclient.TransportStreamableHTTP || cfg.OAuth.LoginCommand != "" {
 			continue
 		}
 		words := []string{a.prog}
@@ -142,13 +141,9 @@ func (a *invocation) addLoginCommands(rows []profiles.Row, sets []string) {
 			words = append(words, "--set", shellWord(key+"="+value))
 		}
 		words = append(words, "mcp", "login", r.ID)
-		oauth = maps.Clone(oauth)
-		if oauth == nil {
-			oauth = map[string]any{}
-		}
-		oauth["loginCommand"] = strings.Join(words, " ")
-		r.Config = maps.Clone(r.Config)
-		r.Config["oauth"] = oauth
+		after := cfg
+		after.OAuth.LoginCommand = strings.Join(words, " ")
+		r.Config = serverdoc.Patch(r.Config, cfg, after)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
@@ -176,18 +175,23 @@ func (a *invocation) addSelfEnv(rows []profiles.Row) {
 	for i := range rows {
 		r := &rows[i]
 		a.addSelfEnv(r.Rows)
-		if cmd, _ := r.Config["command"].(string); cmd == "" || cmd != a.self {
+		cfg, ok := clientConfig(r.Config)
+		if !ok || cfg.Command == "" || cfg.Command != a.self {
 			continue
 		}
-		env, _ := r.Config["env"].(map[string]any)
-		merged := make(map[string]any, len(env)+len(a.selfEnv))
-		for _, k := range slices.Sorted(maps.Keys(a.selfEnv)) {
-			merged[k] = a.selfEnv[k]
-		}
-		maps.Copy(merged, env) // the profile's own entries win
-		r.Config = maps.Clone(r.Config)
-		r.Config["env"] = merged
+		after := cfg
+		after.Env = maps.Clone(a.selfEnv)
+		maps.Copy(after.Env, cfg.Env) // the profile's own entries win
+		r.Config = serverdoc.Patch(r.Config, cfg, after)
 	}
+}
+
+// clientConfig decodes a row's configuration as an MCP client's (defaults applied,
+// references as written); ok is false when it is not one.
+func clientConfig(raw map[string]any) (mcpclient.Config, bool) {
+	var cfg mcpclient.Config
+	cfg.Default()
+	return cfg, ctx.DecodeInto(raw, &cfg) == nil
 }
 
 // checker decodes the configuration of every enabled row with its plugin,

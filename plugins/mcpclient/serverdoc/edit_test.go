@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 )
@@ -133,5 +135,27 @@ func TestEditorRefuses(t *testing.T) {
 	}
 	if _, err := serverdoc.Open(foreign, serverdoc.EditOptions{}); !errors.Is(err, serverdoc.ErrForeign) {
 		t.Fatalf("Open of another host's document: %v", err)
+	}
+}
+
+// Patch changes the keys a typed change touches and keeps the others as written.
+func TestPatch(t *testing.T) {
+	raw := map[string]any{"serverName": "a", "transport": "stdio", "command": "x", "env": map[string]any{"A": "1"}, "toolCallTimeoutMs": 60000}
+	var before mcpclient.Config
+	before.Default()
+	if err := ctx.DecodeInto(raw, &before); err != nil {
+		t.Fatal(err)
+	}
+	after := before
+	after.Env = map[string]string{"A": "1", "B": "${secret:b}"}
+	after.OAuth.LoginCommand = "harness mcp login a"
+	got := serverdoc.Patch(raw, before, after)
+	want := map[string]any{"serverName": "a", "transport": "stdio", "command": "x", "env": map[string]any{"A": "1", "B": "${secret:b}"},
+		"toolCallTimeoutMs": 60000, "oauth": map[string]any{"loginCommand": "harness mcp login a"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Patch:\n got %#v\nwant %#v", got, want)
+	}
+	if _, changed := raw["oauth"]; changed {
+		t.Fatal("Patch changed its argument")
 	}
 }

@@ -2,6 +2,7 @@ package serverdoc
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -128,4 +129,28 @@ func valueNode(v any) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(v, 'g', -1, 64)}
 	}
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+}
+
+// Patch returns a copy of raw (a profile row's configuration, as written) with the change
+// from before to after applied: the top-level keys whose rendering ([ConfigKeys]) differs
+// are set to after's, and a key after leaves at its default is dropped; every other key
+// stays as written. It lets code change a row's configuration through the typed
+// [mcpclient.Config] without spelling its keys.
+func Patch(raw map[string]any, before, after mcpclient.Config) map[string]any {
+	kb, ka := ConfigKeys(before), ConfigKeys(after)
+	out := maps.Clone(raw)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, v := range ka {
+		if !reflect.DeepEqual(v, kb[k]) {
+			out[k] = v
+		}
+	}
+	for k := range kb {
+		if _, ok := ka[k]; !ok {
+			delete(out, k)
+		}
+	}
+	return out
 }
