@@ -218,10 +218,10 @@ func TestResume(t *testing.T) {
 	}
 	for _, ev := range []agent.Event{user, open} {
 		b, _ := json.Marshal(ev)
-		f.Write(append(b, '\n'))
+		_, _ = f.Write(append(b, '\n'))
 	}
-	f.WriteString(`{"seq":99,"type":"tool.res`)
-	f.Close()
+	_, _ = f.WriteString(`{"seq":99,"type":"tool.res`)
+	_ = f.Close()
 
 	r, err := e.svc.Resume(id, agent.StartOptions{})
 	if err != nil {
@@ -250,8 +250,8 @@ func sampleServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "summarize", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 100,
-				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize this"}}}})
+			res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 100, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize this"}}}}) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 			if err != nil {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no sample: " + err.Error()}}}, nil, nil
 			}

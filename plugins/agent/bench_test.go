@@ -102,7 +102,7 @@ func (l *bareLoop) turn(cx context.Context, text string) (string, error) {
 	l.msgs = append(l.msgs, openai.UserMessage(text))
 	stream := l.client.Chat.Completions.NewStreaming(cx, openai.ChatCompletionNewParams{Model: modeltest.ModelFlash,
 		Messages: l.msgs, Tools: l.tools, StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}})
-	defer stream.Close()
+	defer func() { _ = stream.Close() }()
 	var acc openai.ChatCompletionAccumulator
 	for stream.Next() {
 		acc.AddChunk(stream.Current())

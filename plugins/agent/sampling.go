@@ -14,7 +14,7 @@ import (
 	"github.com/cordisgo/harness/plugins/sysprompt"
 )
 
-type mcpResult = mcp.CreateMessageResult
+type mcpResult = mcp.CreateMessageResult //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 
 // registerPrompt adds the agent's prompt section in its layer, from a sub-scope that follows
 // the system prompt service (it may load after the agent, or restart).
@@ -73,7 +73,7 @@ func (s *Session) sample(cx context.Context, r *sampling.Request) (*mcpResult, e
 
 // samplingSummary describes a request for the person: its size and the start of its last
 // message.
-func samplingSummary(p *mcp.CreateMessageParams) string {
+func samplingSummary(p *mcp.CreateMessageParams) string { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	if p == nil || len(p.Messages) == 0 {
 		return "a completion"
 	}
@@ -129,7 +129,7 @@ func generateSample(cx context.Context, m model.Model, r *sampling.Request) (*mc
 	if id == "" {
 		id = info.ID
 	}
-	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: text}, Model: id, Role: "assistant", StopReason: stop}, nil
+	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: text}, Model: id, Role: "assistant", StopReason: stop}, nil //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 }
 
 // Prepare provides, on root, a sampler that hands MCP servers' sampling requests to the

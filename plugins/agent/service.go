@@ -71,10 +71,7 @@ type agentDef struct {
 func layerPath(l *ctx.Scope) (string, []string) {
 	var names []string
 	var ancestors []string
-	for {
-		if l.Parent() == nil { // the root
-			break
-		}
+	for l.Parent() != nil { // up to the root
 		names = append(names, l.Name())
 		pc := l.Context()
 		if pc == nil {

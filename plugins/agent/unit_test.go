@@ -144,7 +144,7 @@ func TestStoreTornTail(t *testing.T) {
 	if _, err := f.WriteString(`{"seq":5,"type":"tool.res`); err != nil { // the process died here
 		t.Fatal(err)
 	}
-	f.Close()
+	_ = f.Close()
 	got, size, err := st.read("s1")
 	if err != nil || len(got) != 4 {
 		t.Fatalf("read: %d events, %v", len(got), err)
@@ -167,14 +167,14 @@ func TestStoreTornTail(t *testing.T) {
 	if err := lf.write(&Event{Seq: 5, Type: EventUser, Text: "again"}); err != nil {
 		t.Fatal(err)
 	}
-	lf.close()
+	_ = lf.close()
 	got, err = st.Read("s1")
 	if err != nil || len(got) != 5 || got[4].Text != "again" {
 		t.Fatalf("after reopening: %d events, %v", len(got), err)
 	}
 	// A bad line that is not the last is an error naming the line.
 	data, _ := os.ReadFile(p)
-	os.WriteFile(p, append([]byte(strings.Replace(string(data), `"hello"`, `hello`, 1)), '\n'), 0o600)
+	_ = os.WriteFile(p, append([]byte(strings.Replace(string(data), `"hello"`, `hello`, 1)), '\n'), 0o600)
 	if _, err := st.Read("s1"); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("corrupt line: %v", err)
 	}

@@ -140,7 +140,7 @@ func TestInstructionsWithoutPromptService(t *testing.T) {
 // The console's methods are remote methods of the tree: the remote plugin serves them.
 func Example() {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	for _, p := range []ctx.PluginDef{toolregistry.Plugin, tools, console.Plugin} {
 		if _, err := root.Plugin(p, nil); err != nil {
 			panic(err)
@@ -160,7 +160,7 @@ func Example() {
 // MCP clients that connect next offer elicitation (form and URL); the console serves it.
 func ExamplePrepare() {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	if err := console.Prepare(root); err != nil {
 		panic(err)
 	}

@@ -49,8 +49,9 @@ func TestElicitationResponder(t *testing.T) {
 			}()
 			select {
 			case <-vals:
-			case <-asked:
-				continue // declined before the stream was registered: ask again
+			case err := <-asked:
+				t.Logf("declined before the stream was registered (%v): asking again", err)
+				continue
 			}
 			break
 		}

@@ -27,7 +27,7 @@ func (yes) Elicit(_ context.Context, r *elicitation.Request) (*elicitation.Respo
 // elicitation and pass their servers' questions to it.
 func Example() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	if _, err := elicitation.Provide(root, "yes", yes{}); err != nil {
 		fmt.Println(err)
 		return

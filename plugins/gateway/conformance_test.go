@@ -35,7 +35,7 @@ func conformanceServer(t *testing.T) string {
 }
 
 type notes struct {
-	logs     chan *mcp.LoggingMessageParams
+	logs     chan *mcp.LoggingMessageParams //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	progress chan *mcp.ProgressNotificationParams
 	tools    chan struct{}
 	prompts  chan struct{}
@@ -43,10 +43,10 @@ type notes struct {
 
 func connectNotes(t *testing.T, url string) (*mcp.ClientSession, *notes) {
 	t.Helper()
-	n := &notes{logs: make(chan *mcp.LoggingMessageParams, 64), progress: make(chan *mcp.ProgressNotificationParams, 64),
+	n := &notes{logs: make(chan *mcp.LoggingMessageParams, 64), progress: make(chan *mcp.ProgressNotificationParams, 64), //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 		tools: make(chan struct{}, 8), prompts: make(chan struct{}, 8)}
 	c := mcp.NewClient(&mcp.Implementation{Name: "conformance", Version: "1"}, &mcp.ClientOptions{
-		LoggingMessageHandler:       func(_ context.Context, r *mcp.LoggingMessageRequest) { n.logs <- r.Params },
+		LoggingMessageHandler:       func(_ context.Context, r *mcp.LoggingMessageRequest) { n.logs <- r.Params }, //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { n.progress <- r.Params },
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { n.tools <- struct{}{} },
 		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { n.prompts <- struct{}{} },
@@ -93,7 +93,7 @@ func TestConformanceServer(t *testing.T) {
 		t.Fatalf("per-server route identifies as %q", got)
 	}
 	caps := cs.InitializeResult().Capabilities
-	if caps.Tools == nil || caps.Prompts == nil || caps.Resources == nil || !caps.Resources.Subscribe || caps.Completions == nil || caps.Logging == nil {
+	if caps.Tools == nil || caps.Prompts == nil || caps.Resources == nil || !caps.Resources.Subscribe || caps.Completions == nil || caps.Logging == nil { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 		t.Fatalf("capabilities not passed through: %+v", caps)
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "test_simple_text"})
@@ -102,7 +102,7 @@ func TestConformanceServer(t *testing.T) {
 	}
 
 	// Logging: only the session that set a level gets the server's messages.
-	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 		t.Fatal(err)
 	}
 	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "test_tool_with_logging"}); err != nil || res.IsError {

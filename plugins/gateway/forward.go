@@ -39,7 +39,7 @@ func prepare(c *ctx.Context) (fresh bool, err error) {
 	case !errors.Is(err, ctx.ErrDuplicateName):
 		return false, fmt.Errorf("gateway: providing the elicitation responder: %w", err)
 	}
-	_, err = sampling.Provide(c, preparedName, sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) {
+	_, err = sampling.Provide(c, preparedName, sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		return nil, sampling.ErrPass
 	}))
 	switch {
@@ -235,14 +235,14 @@ func elicitParams(caps *mcp.ClientCapabilities, r *elicitation.Request) (*mcp.El
 }
 
 // CreateMessage asks the downstream session's client for a completion.
-func (d *downstream) CreateMessage(cx context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) {
+func (d *downstream) CreateMessage(cx context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	caps := d.caps()
-	if caps == nil || caps.Sampling == nil {
+	if caps == nil || caps.Sampling == nil { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		return nil, sampling.ErrPass
 	}
 	rcx, cancel := d.related(cx)
 	defer cancel()
-	res, err := d.ss.CreateMessage(rcx, r.Params)
+	res, err := d.ss.CreateMessage(rcx, r.Params) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	if err != nil {
 		if cx.Err() != nil {
 			return nil, context.Cause(cx)
@@ -253,12 +253,12 @@ func (d *downstream) CreateMessage(cx context.Context, r *sampling.Request) (*mc
 }
 
 // roots lists the downstream session's roots, when its client has some.
-func (d *downstream) roots(cx context.Context) ([]*mcp.Root, error) {
+func (d *downstream) roots(cx context.Context) ([]*mcp.Root, error) { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	caps := d.caps()
-	if caps == nil || caps.RootsV2 == nil {
+	if caps == nil || caps.RootsV2 == nil { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 		return nil, mcpclient.ErrNoRoots
 	}
-	res, err := d.ss.ListRoots(cx, nil)
+	res, err := d.ss.ListRoots(cx, nil) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	if err != nil {
 		if cx.Err() != nil {
 			return nil, context.Cause(cx)

@@ -64,15 +64,15 @@ func askServer(release <-chan struct{}, started chan<- struct{}, progressed <-ch
 		}
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 10,
-			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+		res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 10, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		if err != nil {
 			return result("", err)
 		}
 		return result(res.Model+": "+res.Content.(*mcp.TextContent).Text, nil)
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.ListRoots(cx, nil)
+		res, err := req.Session.ListRoots(cx, nil) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 		if err != nil {
 			return result("", err)
 		}
@@ -208,13 +208,13 @@ func (a *asker) connectLatestWith(t *testing.T, srv *mcp.Server, opts *mcp.Clien
 		a.elicited.Add(1)
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": a.name}}, nil
 	}
-	o.CreateMessageHandler = func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	o.CreateMessageHandler = func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		a.sampled.Add(1)
-		return &mcp.CreateMessageResult{Model: a.name + "-model", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil
+		return &mcp.CreateMessageResult{Model: a.name + "-model", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, &o)
 	for _, r := range roots {
-		c.AddRoots(&mcp.Root{URI: r})
+		c.AddRoots(&mcp.Root{URI: r}) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	}
 	cs, err := c.Connect(t.Context(), ct, nil)
 	if err != nil {
@@ -238,14 +238,14 @@ func (a *asker) connect(t *testing.T, url string, roots ...string) *mcp.ClientSe
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": a.name}}, nil
 		}
-		opts.CreateMessageHandler = func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		opts.CreateMessageHandler = func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 			a.sampled.Add(1)
-			return &mcp.CreateMessageResult{Model: a.name + "-model", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil
+			return &mcp.CreateMessageResult{Model: a.name + "-model", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, opts)
 	for _, r := range roots {
-		c.AddRoots(&mcp.Root{URI: r})
+		c.AddRoots(&mcp.Root{URI: r}) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	}
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}},
 		&mcp.ClientSessionOptions{ProtocolVersion: legacy})

@@ -400,7 +400,7 @@ func (g *Gateway) notice(u *mcpclient.Upstream, n mcpclient.Notice) {
 		case mcpclient.NoticeLog:
 			for _, s := range r.mcpServers() {
 				for ss := range s.Sessions() {
-					_ = ss.Log(cx, n.Log)
+					_ = ss.Log(cx, n.Log) //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 				}
 			}
 		}
@@ -453,8 +453,8 @@ func levelForwarder(ups func() []*mcpclient.Upstream) mcp.Middleware {
 			res, err := next(cx, method, req)
 			if method == "logging/setLevel" && err == nil {
 				for _, u := range ups() {
-					if cs := u.Session(); cs != nil && capsOf(cs).Logging != nil {
-						_ = cs.SetLoggingLevel(cx, &mcp.SetLoggingLevelParams{Level: "debug"})
+					if cs := u.Session(); cs != nil && capsOf(cs).Logging != nil { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
+						_ = cs.SetLoggingLevel(cx, &mcp.SetLoggingLevelParams{Level: "debug"}) //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 					}
 				}
 			}

@@ -82,7 +82,7 @@ func serveGateway(t *testing.T, root *ctx.Context, opts gateway.Options) *fleet 
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
-	t.Cleanup(func() { gw.Close(); srv.Close() })
+	t.Cleanup(func() { _ = gw.Close(); srv.Close() })
 	return &fleet{root: root, gw: gw, url: srv.URL}
 }
 

@@ -177,7 +177,7 @@ func TestAbandonedSessionsReaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { gw.Close() })
+	t.Cleanup(func() { _ = gw.Close() })
 	open := func(path string) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "abandoned", Version: "1"}, nil)
 		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://127.0.0.1" + path,

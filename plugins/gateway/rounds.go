@@ -257,8 +257,8 @@ func (rc *roundCall) Elicit(cx context.Context, r *elicitation.Request) (*elicit
 }
 
 // CreateMessage asks the client's model in the next round.
-func (rc *roundCall) CreateMessage(cx context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) {
-	if rc.caps.Sampling == nil {
+func (rc *roundCall) CreateMessage(cx context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+	if rc.caps.Sampling == nil { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		return nil, sampling.ErrPass
 	}
 	a, err := rc.ask(cx, r.Params)
@@ -266,27 +266,27 @@ func (rc *roundCall) CreateMessage(cx context.Context, r *sampling.Request) (*mc
 		return nil, err
 	}
 	switch res := a.(type) {
-	case *mcp.CreateMessageResult:
+	case *mcp.CreateMessageResult: //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		return res, nil
-	case *mcp.CreateMessageWithToolsResult:
+	case *mcp.CreateMessageWithToolsResult: //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		if len(res.Content) != 1 {
 			return nil, fmt.Errorf("gateway: sampling answer with %d content blocks, want 1", len(res.Content))
 		}
-		return &mcp.CreateMessageResult{Meta: res.Meta, Content: res.Content[0], Model: res.Model, Role: res.Role, StopReason: res.StopReason}, nil
+		return &mcp.CreateMessageResult{Meta: res.Meta, Content: res.Content[0], Model: res.Model, Role: res.Role, StopReason: res.StopReason}, nil //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	}
 	return nil, errNoAnswer
 }
 
 // roots asks the client for its roots in the next round.
-func (rc *roundCall) roots(cx context.Context) ([]*mcp.Root, error) {
-	if rc.caps.RootsV2 == nil {
+func (rc *roundCall) roots(cx context.Context) ([]*mcp.Root, error) { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+	if rc.caps.RootsV2 == nil { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 		return nil, mcpclient.ErrNoRoots
 	}
-	a, err := rc.ask(cx, &mcp.ListRootsParams{})
+	a, err := rc.ask(cx, &mcp.ListRootsParams{}) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	if err != nil {
 		return nil, err
 	}
-	res, ok := a.(*mcp.ListRootsResult)
+	res, ok := a.(*mcp.ListRootsResult) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	if !ok {
 		return nil, errNoAnswer
 	}

@@ -51,7 +51,7 @@ func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-			Logging:     &mcp.LoggingCapabilities{},
+			Logging:     &mcp.LoggingCapabilities{}, //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 			Completions: &mcp.CompletionCapabilities{},
 		},
 		CompletionHandler:  r.complete,

@@ -94,7 +94,7 @@ func (r *searchRoute) newSession() *mcp.Server {
 			" with what you want to do: the tools it finds are added to your tool list with their schemas " +
 			"(the server sends notifications/tools/list_changed). If your tool list does not change, call a found tool through " +
 			CallToolName + ` with {"name": "<tool>", "arguments": {...}}.`,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}}, //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	})
 	s.srv.AddReceivingMiddleware(r.g.inFlight(PathSearch)) // a DELETE or a killed client cancels its calls (lifecycle.go)
 	search := toolOf(toolregistry.Info{Name: toolsearch.SearchToolName, Description: r.d.Tool().Description +

@@ -150,8 +150,8 @@ func (r *serverRoute) newRouteServer(ir *mcp.InitializeResult) *routeServer {
 	if up.Prompts != nil {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 	}
-	if up.Logging != nil {
-		caps.Logging = &mcp.LoggingCapabilities{}
+	if up.Logging != nil { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
+		caps.Logging = &mcp.LoggingCapabilities{} //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	}
 	if up.Completions != nil {
 		caps.Completions = &mcp.CompletionCapabilities{}

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,7 +40,12 @@ func TestSessions(t *testing.T) {
 			return nil
 		})
 	}()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("the sessions stream ended with %v, want its cancellation", err)
+		}
+	}()
 	await := func(what string, ok func(gateway.SessionsSnapshot) bool) gateway.SessionsSnapshot {
 		t.Helper()
 		deadline := time.After(20 * time.Second)
@@ -114,7 +120,7 @@ func TestSessions(t *testing.T) {
 		return len(s.Sessions) == 1 && len(s.Sessions[0].InFlight) == 1 && s.Sessions[0].InFlight[0].Target == "slow"
 	})
 	cancelCall()
-	<-callDone
+	t.Logf("the cancelled call returned %v", <-callDone)
 	await("slow cancelled", func(s gateway.SessionsSnapshot) bool {
 		r := s.Sessions[0].Recent
 		return len(s.Sessions[0].InFlight) == 0 && r[0].Target == "slow" && r[0].Status == gateway.CallCancelled

@@ -22,7 +22,7 @@ func TestRouteSuffix(t *testing.T) {
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil)
 	if cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + gateway.PathServers + "demo/other", HTTPClient: &http.Client{Transport: bearer{token}}}, nil); err == nil {
-		cs.Close()
+		_ = cs.Close()
 		t.Fatal("a session on /mcp/servers/demo/other: want 404")
 	}
 }

@@ -132,7 +132,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, md *Metadata, rec *R
 	if err != nil {
 		return &AuthError{Server: a.opts.ServerName, Step: "authorize", Err: err}
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	redirect := "http://" + ln.Addr().String() + callbackPath
 	client, err := a.resolveClient(ctx, md, rec, redirect)
 	if err != nil {
@@ -221,7 +221,10 @@ func (a *Authorizer) authorizationCode(ctx context.Context, md *Metadata, rec *R
 		// Give an opener that is finishing (a script that drove the login) a moment, so it
 		// is reaped; a browser that keeps running is left alone.
 		select {
-		case <-opened:
+		case err := <-opened:
+			if err != nil {
+				a.log.Debug("mcp authorization: the browser opener failed after the redirect", "server", a.opts.ServerName, "err", err)
+			}
 		case <-time.After(2 * time.Second):
 		}
 	}

@@ -10,9 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
 	"github.com/cordisgo/harness/internal/oauthtest"
 	"github.com/cordisgo/harness/plugins/mcpauth"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // Behaviour 1: the challenge's resource_metadata wins; without it the path-based
@@ -75,7 +76,7 @@ func TestClientMetadataDocumentAndState(t *testing.T) {
 	meta := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resp, err := http.Get(e.p.Issuer + "/.well-known/openid-configuration")
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()

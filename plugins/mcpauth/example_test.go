@@ -14,7 +14,7 @@ import (
 // secrets.
 func ExampleFileStore() {
 	dir, _ := os.MkdirTemp("", "mcpauth-example")
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	store := mcpauth.NewFileStore(filepath.Join(dir, "credentials.json"))
 	ctx := context.Background()
 	key := mcpauth.Key{Server: "https://mcp.example.com/mcp"}

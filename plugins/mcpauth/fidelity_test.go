@@ -10,11 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordisgo/harness/internal/oauthtest"
-	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/cordisgo/harness/internal/oauthtest"
+	"github.com/cordisgo/harness/plugins/mcpauth"
 )
 
 // Issue 23 item 1: a server that answers initialize without a token and challenges only

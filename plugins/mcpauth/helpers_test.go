@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/cordisgo/harness/internal/oauthtest"
 	"github.com/cordisgo/harness/plugins/mcpauth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // env is one provider and one protected MCP server.

@@ -4,8 +4,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/cordisgo/harness/internal/oauthtest"
 	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/internal/oauthtest"
 )
 
 func TestMain(m *testing.M) {

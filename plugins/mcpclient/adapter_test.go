@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 var pngBytes = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR-fake-but-sniffable")
@@ -33,7 +34,7 @@ func TestAdaptResultProjection(t *testing.T) {
 		&mcp.ResourceLink{Name: "guide", URI: "docs://guide"},
 		&mcp.ResourceLink{URI: "docs://nameless"},
 		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "docs://x", Text: "inline"}},
-		&mcp.ToolUseContent{ID: "u1", Name: "t", Input: map[string]any{}},
+		&mcp.ToolUseContent{ID: "u1", Name: "t", Input: map[string]any{}}, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		&mcp.TextContent{Text: "last"},
 	}}
 	out := AdaptResult("tool", res, store, 0)

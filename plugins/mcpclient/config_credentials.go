@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/yamlnode"
-	"go.yaml.in/yaml/v3"
 )
 
 // Credentials resolves ${secret:NAME} references.
@@ -98,7 +99,7 @@ func (f *FileCredentials) load() (map[string]string, error) {
 		}
 		return nil, fmt.Errorf("credentials file %s: %w", f.path, pathErr(err))
 	}
-	defer file.Close()
+	defer func() { _ = file.Close() }()
 	st, err := file.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("credentials file %s: %w", f.path, pathErr(err))

@@ -57,7 +57,7 @@ func (c Config) MaxToolCall() time.Duration {
 // slogLevel maps an MCP logging level to a slog level: debug to Debug; info and notice to
 // Info; warning to Warn; error, critical, alert and emergency to Error. An unknown level is
 // Info.
-func slogLevel(l mcp.LoggingLevel) slog.Level {
+func slogLevel(l mcp.LoggingLevel) slog.Level { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	switch l {
 	case "debug":
 		return slog.LevelDebug

@@ -6,9 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/redact"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Interface guards: the configuration has defaults and validates itself.

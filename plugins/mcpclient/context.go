@@ -10,10 +10,11 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/sysprompt"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // instructionsHeading attributes a server's instructions in the system prompt.

@@ -8,13 +8,14 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // prompt assembles the system prompt seen from c.

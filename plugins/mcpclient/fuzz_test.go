@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // FuzzAdaptResult feeds arbitrary bytes, as the result of a tools/call, through the SDK's

@@ -228,7 +228,7 @@ func TestProbe(t *testing.T) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		must(t, err)
 		addr := l.Addr().String()
-		l.Close() // nothing listens there now
+		_ = l.Close() // nothing listens there now
 		cfg := httpConfig("http://user:pa55word-x@" + addr + "/mcp?token=s3cret-token-value")
 		cfg.Headers = map[string]string{"Authorization": "Bearer sk-live-0123456789"}
 		cfg.StartupTimeoutMs = 2000

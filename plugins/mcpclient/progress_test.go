@@ -11,10 +11,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // progressServer has three tools: "steady" reports progress every `every` for `total` and
@@ -29,7 +30,7 @@ type progressServer struct {
 func newProgressServer(every, total time.Duration) *progressServer {
 	ps := &progressServer{cancelled: make(chan struct{})}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "progress", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}, Logging: &mcp.LoggingCapabilities{}}, //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	})
 	report := func(cx context.Context, ss *mcp.ServerSession, token any) error {
 		steps := int(total / every)
@@ -61,8 +62,8 @@ func newProgressServer(every, total time.Duration) *progressServer {
 		return nil, nil, cx.Err()
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "chatty"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		for _, l := range []mcp.LoggingLevel{"debug", "info", "warning", "error"} {
-			if err := req.Session.Log(cx, &mcp.LoggingMessageParams{Level: l, Logger: "chat", Data: "said " + string(l)}); err != nil {
+		for _, l := range []mcp.LoggingLevel{"debug", "info", "warning", "error"} { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
+			if err := req.Session.Log(cx, &mcp.LoggingMessageParams{Level: l, Logger: "chat", Data: "said " + string(l)}); err != nil { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 				return nil, nil, err
 			}
 		}
@@ -200,7 +201,7 @@ func TestServerLogMessages(t *testing.T) {
 	ps.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "logging/setLevel" {
-				level.Store(string(req.GetParams().(*mcp.SetLoggingLevelParams).Level))
+				level.Store(string(req.GetParams().(*mcp.SetLoggingLevelParams).Level)) //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 			}
 			return next(c, method, req)
 		}

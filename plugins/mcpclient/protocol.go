@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx"
 )
 
 // ServerLog is one notifications/message a server sent: its level (MCP's), logger name and
@@ -53,18 +54,18 @@ func (s *supervisor) connected(cx context.Context, g *generation) {
 	if s.cfg.LogLevel == "" {
 		return
 	}
-	if g.conn.Info().Capabilities.Logging == nil {
+	if g.conn.Info().Capabilities.Logging == nil { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 		s.log.Debug("logLevel is set but the server offers no logging")
 		return
 	}
-	err := g.conn.Session().SetLoggingLevel(cx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(s.cfg.LogLevel)})
+	err := g.conn.Session().SetLoggingLevel(cx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(s.cfg.LogLevel)}) //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	if err != nil {
 		s.log.Warn("logging/setLevel failed", "level", s.cfg.LogLevel, "err", s.scrubErr(err))
 	}
 }
 
 // serverLog writes a server's log message to the client's logger and emits ServerLogEvent.
-func (s *supervisor) serverLog(p *mcp.LoggingMessageParams) {
+func (s *supervisor) serverLog(p *mcp.LoggingMessageParams) { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	msg, ok := p.Data.(string)
 	if !ok {
 		b, err := json.Marshal(p.Data)

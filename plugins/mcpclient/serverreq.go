@@ -99,8 +99,8 @@ func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*
 		}
 	}
 	if sampling.Available(s.c) {
-		caps.Sampling = &mcp.SamplingCapabilities{}
-		co.CreateMessageHandler = func(cx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		caps.Sampling = &mcp.SamplingCapabilities{}                                                                         //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		co.CreateMessageHandler = func(cx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 			return s.sample(cx, g, r.Params)
 		}
 	}
@@ -109,7 +109,7 @@ func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*
 		return nil
 	}
 	if len(s.cfg.Roots) > 0 {
-		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true} //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	}
 	return func(c *mcp.Client) {
 		if elicits {
@@ -117,7 +117,7 @@ func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*
 		}
 		if len(s.cfg.Roots) > 0 {
 			g.client.Store(c)
-			c.AddRoots(s.rootList()...)
+			c.AddRoots(s.rootList()...) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 			c.AddReceivingMiddleware(s.callerRoots(g))
 		}
 	}
@@ -153,14 +153,14 @@ func (s *supervisor) formsAsSent(g *generation) mcp.Middleware {
 }
 
 // rootList returns the current roots (configured, or as last updated) as MCP roots.
-func (s *supervisor) rootList() []*mcp.Root {
+func (s *supervisor) rootList() []*mcp.Root { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	uris := s.roots.Load()
 	if uris == nil {
 		return nil
 	}
-	out := make([]*mcp.Root, len(*uris))
+	out := make([]*mcp.Root, len(*uris)) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	for i, u := range *uris {
-		out[i] = &mcp.Root{URI: u}
+		out[i] = &mcp.Root{URI: u} //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	}
 	return out
 }
@@ -219,8 +219,8 @@ func (s *supervisor) updateRoots(next Config) bool {
 		}
 	}
 	// Each call that changes the list sends one notifications/roots/list_changed.
-	c.RemoveRoots(gone...)
-	c.AddRoots(s.rootList()...)
+	c.RemoveRoots(gone...)      //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+	c.AddRoots(s.rootList()...) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	s.log.Info("roots updated", "roots", len(uris))
 	return true
 }
@@ -229,7 +229,7 @@ func (s *supervisor) updateRoots(next Config) bool {
 type rootsKey struct{}
 
 // RootsFunc returns a caller's roots; see [WithRoots].
-type RootsFunc func(cx context.Context) ([]*mcp.Root, error)
+type RootsFunc func(cx context.Context) ([]*mcp.Root, error) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 
 // ErrNoRoots is returned by a [RootsFunc] that has no roots to give: the configured roots
 // are answered instead.
@@ -268,9 +268,9 @@ func (s *supervisor) callerRoots(g *generation) mcp.Middleware {
 				return next(cx, method, req)
 			}
 			if roots == nil {
-				roots = []*mcp.Root{}
+				roots = []*mcp.Root{} //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 			}
-			return &mcp.ListRootsResult{Roots: roots}, nil
+			return &mcp.ListRootsResult{Roots: roots}, nil //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 		}
 	}
 }
@@ -317,7 +317,7 @@ var errElicitationTimeout = errors.New("no answer within elicitationTimeoutMs")
 
 // sample answers one sampling/createMessage through the sampling service, holding the idle
 // deadlines of the generation's calls meanwhile.
-func (s *supervisor) sample(cx context.Context, g *generation, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+func (s *supervisor) sample(cx context.Context, g *generation, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	g.watch.hold()
 	defer g.watch.release()
 	res, err := sampling.Sample(cx, s.c, &sampling.Request{Server: s.cfg.ServerName, Scope: s.c.Scope(), Params: p, Call: g.callOf(cx)})

@@ -21,7 +21,7 @@ import (
 func ExampleWithRoots() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "lister", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.ListRoots(cx, nil)
+		res, err := req.Session.ListRoots(cx, nil) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -55,8 +55,8 @@ func ExampleWithRoots() {
 	}
 	reg, _ := toolregistry.Key.Get(root)
 
-	mine := mcpclient.WithRoots(mcpclient.WithOrigin(context.Background(), "session-1"), func(context.Context) ([]*mcp.Root, error) {
-		return []*mcp.Root{{URI: "file:///home/me/work"}}, nil
+	mine := mcpclient.WithRoots(mcpclient.WithOrigin(context.Background(), "session-1"), func(context.Context) ([]*mcp.Root, error) { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+		return []*mcp.Root{{URI: "file:///home/me/work"}}, nil //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	})
 	for _, cx := range []context.Context{mine, context.Background()} {
 		res, err := reg.Execute(cx, root, "mcp__lister__roots", nil, toolregistry.ExecOptions{})

@@ -56,7 +56,7 @@ func askServerWith(opts *mcp.ServerOptions) *mcp.Server {
 		return text(capsSummary(req.Session.InitializeParams().Capabilities)), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.ListRoots(cx, nil)
+		res, err := req.Session.ListRoots(cx, nil) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -67,8 +67,8 @@ func askServerWith(opts *mcp.ServerOptions) *mcp.Server {
 		return text(fmt.Sprint(uris)), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 10,
-			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+		res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 10, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -91,11 +91,11 @@ func capsSummary(c *mcp.ClientCapabilities) string {
 		}
 		out = append(out, "elicitation("+strings.Join(modes, ",")+")")
 	}
-	if c.Sampling != nil {
+	if c.Sampling != nil { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		out = append(out, "sampling")
 	}
-	if c.RootsV2 != nil {
-		out = append(out, fmt.Sprintf("roots(listChanged=%v)", c.RootsV2.ListChanged))
+	if c.RootsV2 != nil { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+		out = append(out, fmt.Sprintf("roots(listChanged=%v)", c.RootsV2.ListChanged)) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	}
 	if len(out) == 0 {
 		return "none"
@@ -353,9 +353,9 @@ func TestRootsValidated(t *testing.T) {
 func TestSampling(t *testing.T) {
 	e := newEnv(t)
 	var seen *sampling.Request
-	_, err := sampling.Provide(e.root, "model", sampling.Func(func(_ context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) {
+	_, err := sampling.Provide(e.root, "model", sampling.Func(func(_ context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		seen = r
-		return &mcp.CreateMessageResult{Model: "m1", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil
+		return &mcp.CreateMessageResult{Model: "m1", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -377,7 +377,7 @@ func TestSampling(t *testing.T) {
 func TestRootsUpdatedInPlace(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	changed := make(chan struct{}, 4)
-	srv := askServerWith(&mcp.ServerOptions{RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) {
+	srv := askServerWith(&mcp.ServerOptions{RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 		changed <- struct{}{}
 	}})
 	e := newEnv(t)

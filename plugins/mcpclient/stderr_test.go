@@ -44,7 +44,7 @@ func TestTailBuffer(t *testing.T) {
 
 func TestTailBufferDefaultSize(t *testing.T) {
 	b := newTailBuffer(0)
-	b.Write(bytes.Repeat([]byte("x"), 3*DefaultStderrTailBytes))
+	_, _ = b.Write(bytes.Repeat([]byte("x"), 3*DefaultStderrTailBytes))
 	if got, _ := b.bytes(); len(got) != DefaultStderrTailBytes {
 		t.Fatalf("kept %d bytes, want %d", len(got), DefaultStderrTailBytes)
 	}
@@ -63,7 +63,7 @@ func TestTailBufferMatchesNaive(t *testing.T) {
 			for i := range p {
 				p[i] = byte('a' + r.IntN(26))
 			}
-			b.Write(p)
+			_, _ = b.Write(p)
 			all = append(all, p...)
 		}
 		want := all[len(all)-min(len(all), max):]

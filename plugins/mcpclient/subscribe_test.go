@@ -101,7 +101,7 @@ func TestSubscriptionResentAfterReconnect(t *testing.T) {
 			cx := ctxtest.Wait(t)
 			a, err := svc.Subscribe(cx, e.root, "s", "sub://a")
 			must(t, err)
-			defer a.Close()
+			defer func() { _ = a.Close() }()
 			b, err := svc.Subscribe(cx, e.root, "s", "sub://b")
 			must(t, err)
 			<-ss.Subscribed

@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // maxToolPages bounds one tools/list drain: a server whose cursors never end is refused

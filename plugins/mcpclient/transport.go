@@ -11,8 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/plugins/mcpauth"
 )
 
 // TransportLegacySSE is reported by a connection that fell back to the
@@ -64,7 +65,7 @@ type dialOptions struct {
 	// onProgress and onLog receive notifications/progress and notifications/message on the
 	// SDK's notification goroutine (nil: ignored). They must return quickly.
 	onProgress func(*mcp.ProgressNotificationParams)
-	onLog      func(*mcp.LoggingMessageParams)
+	onLog      func(*mcp.LoggingMessageParams) //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	// parentEnv is the environment a stdio child may inherit from
 	// (nil: os.Environ()); goos selects the allow-list ("": runtime.GOOS).
 	parentEnv []string
@@ -181,8 +182,8 @@ func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Tra
 		}
 	}
 	if fn := opts.onLog; fn != nil {
-		next := co.LoggingMessageHandler
-		co.LoggingMessageHandler = func(c context.Context, r *mcp.LoggingMessageRequest) {
+		next := co.LoggingMessageHandler                                                   //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
+		co.LoggingMessageHandler = func(c context.Context, r *mcp.LoggingMessageRequest) { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 			if r.Params != nil {
 				fn(r.Params)
 			}

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	harnessctx "github.com/cordisgo/harness/ctx"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	harnessctx "github.com/cordisgo/harness/ctx"
 
 	"github.com/cordisgo/harness/internal/mcptest"
 )
@@ -123,8 +124,8 @@ func TestNoClientCapabilities(t *testing.T) {
 				if !strings.Contains(wire.String(), `"capabilities":{}`) {
 					t.Errorf("initialize without empty capabilities:\n%s", wire.String())
 				}
-				if caps := ss.InitializeParams().Capabilities; caps.RootsV2 != nil {
-					t.Errorf("server saw roots: %+v", caps.RootsV2)
+				if caps := ss.InitializeParams().Capabilities; caps.RootsV2 != nil { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+					t.Errorf("server saw roots: %+v", caps.RootsV2) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 				}
 			}
 		})

@@ -48,7 +48,7 @@ type Notice struct {
 	Server   string
 	Kind     NoticeKind
 	Updated  *mcp.ResourceUpdatedNotificationParams
-	Log      *mcp.LoggingMessageParams
+	Log      *mcp.LoggingMessageParams //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	Progress *mcp.ProgressNotificationParams
 }
 
@@ -165,7 +165,7 @@ func (u *Upstream) clientOptions(co *mcp.ClientOptions) {
 	co.ResourceUpdatedHandler = func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 		u.notify(Notice{Kind: NoticeResourceUpdated, Updated: r.Params})
 	}
-	co.LoggingMessageHandler = func(_ context.Context, r *mcp.LoggingMessageRequest) {
+	co.LoggingMessageHandler = func(_ context.Context, r *mcp.LoggingMessageRequest) { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 		u.notify(Notice{Kind: NoticeLog, Log: r.Params})
 	}
 	co.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {

@@ -388,8 +388,8 @@ func TestWatch(t *testing.T) {
 			break
 		}
 	}
-	h.m.mu.Lock() // the publisher offers to every watcher under the lock: it is done now
-	h.m.mu.Unlock()
+	h.m.mu.Lock()   // the publisher offers to every watcher under the lock: it is done now
+	h.m.mu.Unlock() //nolint:staticcheck // SA2001: an intended barrier, see above
 	if got := <-w2; got.Version != final.Version {
 		t.Fatalf("slow reader got version %d, want the latest %d", got.Version, final.Version)
 	}

@@ -82,8 +82,8 @@ func TestRemoteProgress(t *testing.T) {
 		if q.ID != p.ID || q.Done {
 			t.Fatalf("second stream's first value: %+v, want the call %s in flight", q, p.ID)
 		}
-	case <-done:
-		t.Fatal("the 1.5 s call ended before a second stream was set up")
+	case err := <-done:
+		t.Fatalf("the 1.5 s call ended (%v) before a second stream was set up", err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -67,7 +67,7 @@ func TestRegister(t *testing.T) {
 	// its server.
 	pid := h.whoami("reg")
 	h.write(settings + stdioEntry(t, "reg", "normal", ""))
-	snap = h.waitSnap("conflicting settings entry", func(s Snapshot) bool {
+	h.waitSnap("conflicting settings entry", func(s Snapshot) bool {
 		for _, v := range s.Servers {
 			if v.Name == "reg" && v.Source == SourceSettings {
 				return v.Status == StateFailed && strings.Contains(v.Error, "owner-reg")
@@ -91,7 +91,7 @@ func TestRegister(t *testing.T) {
 	if err := d(ctxtest.Wait(t)); err != nil {
 		t.Fatalf("second dispose: %v", err)
 	}
-	snap = h.waitSnap("settings entry took the name", func(s Snapshot) bool {
+	h.waitSnap("settings entry took the name", func(s Snapshot) bool {
 		v, ok := find(s, "reg")
 		return ok && v.Source == SourceSettings && v.Status == StateConnected
 	})

@@ -95,7 +95,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	h.waitStatus(StateFailed, "reg")
 	outputs = append(outputs, dump(h.m.Snapshot()))
 
-	h.scope.Dispose(ctxtest.Wait(t))
+	_ = h.scope.Dispose(ctxtest.Wait(t))
 	outputs = append(outputs, h.log.String(), dump(h.events.Events()))
 	for i, out := range outputs {
 		for _, secret := range []string{fileSecret, envSecret} {

@@ -32,7 +32,7 @@ func (docsServer) Request(_ context.Context, req mcpresources.Request, _ mcpreso
 // them, and sees binary contents described rather than dumped.
 func Example() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	_, _ = root.Plugin(mcpresources.Plugin, nil)
 	_ = root.Settle(context.Background())
@@ -68,7 +68,7 @@ func Example() {
 // lists what the assembling scope sees.
 func Example_agentScopes() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	_, _ = root.Plugin(sysprompt.Plugin, nil)
 	_, _ = root.Plugin(mcpresources.Plugin, nil)
@@ -131,7 +131,7 @@ func (s feedSub) Close() error {
 // cannot subscribe is refused by name.
 func ExampleService_Subscribe() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	_, _ = root.Plugin(mcpresources.Plugin, nil)
 	_ = root.Settle(context.Background())

@@ -10,14 +10,15 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -175,12 +176,12 @@ func connectDemo(t *testing.T) *demoProvider {
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpresources-test", Version: "0"}, nil).Connect(cx, ct, nil)
 	if err != nil {
-		ss.Close()
+		_ = ss.Close()
 		t.Fatalf("client connect: %v", err)
 	}
 	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
+		_ = cs.Close()
+		_ = ss.Wait()
 	})
 	return &demoProvider{cs: cs}
 }

@@ -126,7 +126,7 @@ func BenchmarkGenerate(b *testing.B) {
 			if err := stream.Err(); err != nil || len(acc.Choices) == 0 || acc.Choices[0].Message.Content != benchReply.Content {
 				b.Fatal(err)
 			}
-			stream.Close()
+			_ = stream.Close()
 		}
 	})
 }

@@ -407,7 +407,7 @@ type toolBuild struct {
 func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Response, error) {
 	stream := c.client.Chat.Completions.NewStreaming(cx, openai.ChatCompletionNewParams{},
 		option.WithRequestBody("application/json", body))
-	defer stream.Close()
+	defer func() { _ = stream.Close() }()
 
 	out := &Response{Message: Message{Role: RoleAssistant}}
 	var (

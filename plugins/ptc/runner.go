@@ -381,7 +381,7 @@ func (x *run) describe(v goja.Value) string {
 		return "undefined"
 	}
 	if o, ok := v.(*goja.Object); ok {
-		if _, isErr := o.Get("stack").(goja.Value); isErr || o.ClassName() == "Error" {
+		if o.Get("stack") != nil || o.ClassName() == "Error" {
 			name, msg := o.Get("name"), o.Get("message")
 			if name != nil && msg != nil {
 				return name.String() + ": " + msg.String()

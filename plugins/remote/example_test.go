@@ -42,10 +42,10 @@ var Greeter = ctx.Define(ctx.Meta{Name: "greeter"}, func(c *ctx.Context, _ struc
 
 func Example() {
 	dir, _ := os.MkdirTemp("", "remote-example")
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(remote.Plugin, map[string]any{"tokenFile": filepath.Join(dir, "remote.token")})
 	_, _ = root.Plugin(Greeter, nil)
 	_ = root.Settle(context.Background())

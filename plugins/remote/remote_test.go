@@ -396,11 +396,11 @@ func TestAuth(t *testing.T) {
 	}
 
 	bad := remote.NewClient(h.srv.URL(), "nope")
-	wantRemoteError(t, bad.Call(ctxtest.Wait(t), "svc/echo", 1, nil), http.StatusUnauthorized, remote.CodeUnauthorized)
+	_ = wantRemoteError(t, bad.Call(ctxtest.Wait(t), "svc/echo", 1, nil), http.StatusUnauthorized, remote.CodeUnauthorized)
 	_, err := collect(t, bad, "svc/count", 1)
-	wantRemoteError(t, err, http.StatusUnauthorized, remote.CodeUnauthorized)
+	_ = wantRemoteError(t, err, http.StatusUnauthorized, remote.CodeUnauthorized)
 	_, err = bad.Methods(ctxtest.Wait(t))
-	wantRemoteError(t, err, http.StatusUnauthorized, remote.CodeUnauthorized)
+	_ = wantRemoteError(t, err, http.StatusUnauthorized, remote.CodeUnauthorized)
 	h.noSecretInLog(t)
 }
 
@@ -492,7 +492,7 @@ func TestErrors(t *testing.T) {
 	if e := wantRemoteError(t, h.client.Call(c, "svc/plain", nil, nil), 500, remote.CodeMethodError); e.Message != "boom" {
 		t.Fatalf("message %q", e.Message)
 	}
-	wantRemoteError(t, h.client.Call(c, "svc/nope", nil, nil), 404, remote.CodeNotFound)
+	_ = wantRemoteError(t, h.client.Call(c, "svc/nope", nil, nil), 404, remote.CodeNotFound)
 	if err := h.client.Call(c, "noslash", nil, nil); err == nil {
 		t.Fatal("a method name without a slash was sent")
 	}
@@ -527,7 +527,10 @@ func TestClientDisconnectCancelsStream(t *testing.T) {
 		t.Fatalf("stream after cancel: %v", err)
 	}
 	select {
-	case <-h.svc.cancelled:
+	case cause := <-h.svc.cancelled:
+		if !errors.Is(cause, context.Canceled) {
+			t.Fatalf("method's ctx ended with %v", cause)
+		}
 	case <-ctxtest.Wait(t).Done():
 		t.Fatal("the method's context was not cancelled when the client's context was")
 	}
@@ -564,7 +567,7 @@ func TestUnload(t *testing.T) {
 	}
 
 	if conn, err := net.Dial("tcp", addr); err == nil {
-		conn.Close()
+		_ = conn.Close()
 		t.Fatal("the listener is still open after dispose")
 	}
 	for _, f := range []string{tokenFile, endpointFile} {
@@ -677,7 +680,7 @@ func TestNewTokenEachLoad(t *testing.T) {
 	}
 	// The old token no longer opens the new server.
 	stale := remote.NewClient(srv.URL(), old.Token())
-	wantRemoteError(t, stale.Call(ctxtest.Wait(t), "svc/echo", 1, nil), http.StatusUnauthorized, remote.CodeUnauthorized)
+	_ = wantRemoteError(t, stale.Call(ctxtest.Wait(t), "svc/echo", 1, nil), http.StatusUnauthorized, remote.CodeUnauthorized)
 	if err := remote.NewClient(srv.URL(), srv.Token()).Call(ctxtest.Wait(t), "svc/echo", 1, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -759,7 +762,7 @@ func TestLateExposure(t *testing.T) {
 	srv, _ := remote.Key.Get(rs.Context())
 	c := remote.NewClient(srv.URL(), srv.Token())
 
-	wantRemoteError(t, c.Call(ctxtest.Wait(t), "svc/echo", 1, nil), 404, remote.CodeNotFound)
+	_ = wantRemoteError(t, c.Call(ctxtest.Wait(t), "svc/echo", 1, nil), 404, remote.CodeNotFound)
 	svc := &service{cancelled: make(chan error, 1), stashed: make(chan func(any) error, 1)}
 	s := ctxtest.MountActive(t, root, servicePlugin(svc), nil)
 	var v int
@@ -772,7 +775,7 @@ func TestLateExposure(t *testing.T) {
 	if err := s.Dispose(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
-	wantRemoteError(t, c.Call(ctxtest.Wait(t), "svc/echo", 1, nil), 404, remote.CodeNotFound)
+	_ = wantRemoteError(t, c.Call(ctxtest.Wait(t), "svc/echo", 1, nil), 404, remote.CodeNotFound)
 	if ms, err := c.Methods(ctxtest.Wait(t)); err != nil || len(ms) != 0 || ms == nil {
 		t.Fatalf("methods after withdrawal: %#v %v", ms, err)
 	}

@@ -22,7 +22,7 @@ type GreetResult struct {
 
 func ExampleCall() {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = ctx.ExposeRemote(root, "greeter/greet", func(_ context.Context, p GreetParams) (GreetResult, error) {
 		return GreetResult{Greeting: "hello, " + p.Name}, nil
 	})

@@ -93,8 +93,8 @@ func TestTypedMethods(t *testing.T) {
 			if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest || !strings.Contains(re.Message, `key "c"`) {
 				t.Fatalf("stream with an unknown key: %v", err)
 			}
-			wantRemoteError(t, cl.Call(c, "typed/none", nil, nil), http.StatusNotFound, remote.CodeNotFound)
-			wantRemoteError(t, cl.Call(c, "typed/upto", nil, nil), http.StatusNotFound, remote.CodeNotFound)
+			_ = wantRemoteError(t, cl.Call(c, "typed/none", nil, nil), http.StatusNotFound, remote.CodeNotFound)
+			_ = wantRemoteError(t, cl.Call(c, "typed/upto", nil, nil), http.StatusNotFound, remote.CodeNotFound)
 			stop := errors.New("enough")
 			if err := remote.Stream(c, cl, "typed/upto", AddParams{A: 1, B: 9}, func(AddResult) error { return stop }); !errors.Is(err, stop) {
 				t.Fatalf("stream ended by fn: %v", err)

@@ -14,17 +14,17 @@ import (
 // their servers' sampling/createMessage requests to it.
 func Example() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
-	_, err := sampling.Provide(root, "echo", sampling.Func(func(_ context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) {
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
+	_, err := sampling.Provide(root, "echo", sampling.Func(func(_ context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		last := r.Params.Messages[len(r.Params.Messages)-1].Content.(*mcp.TextContent)
-		return &mcp.CreateMessageResult{Model: "echo-1", Role: "assistant", Content: &mcp.TextContent{Text: "you said: " + last.Text}}, nil
+		return &mcp.CreateMessageResult{Model: "echo-1", Role: "assistant", Content: &mcp.TextContent{Text: "you said: " + last.Text}}, nil //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	}))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	res, err := sampling.Sample(context.Background(), root, &sampling.Request{Server: "demo", Params: &mcp.CreateMessageParams{
-		MaxTokens: 50, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}})
+	res, err := sampling.Sample(context.Background(), root, &sampling.Request{Server: "demo", Params: &mcp.CreateMessageParams{ //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		MaxTokens: 50, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}}) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	if err != nil {
 		fmt.Println(err)
 		return

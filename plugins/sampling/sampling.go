@@ -36,7 +36,7 @@ type Request struct {
 	Server string
 	Scope  *ctx.Scope
 	// Params are the request's messages, preferences, system prompt and limits.
-	Params *mcp.CreateMessageParams
+	Params *mcp.CreateMessageParams //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	// Call is the context of the tool call or resource read that caused the request, when
 	// the client could tell (nil otherwise).
 	Call context.Context
@@ -45,14 +45,14 @@ type Request struct {
 // Sampler answers sampling requests. Implementations must be safe for concurrent use and
 // return when cx ends.
 type Sampler interface {
-	CreateMessage(cx context.Context, r *Request) (*mcp.CreateMessageResult, error)
+	CreateMessage(cx context.Context, r *Request) (*mcp.CreateMessageResult, error) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 }
 
 // Func adapts a function to a [Sampler].
-type Func func(cx context.Context, r *Request) (*mcp.CreateMessageResult, error)
+type Func func(cx context.Context, r *Request) (*mcp.CreateMessageResult, error) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 
 // CreateMessage calls f.
-func (f Func) CreateMessage(cx context.Context, r *Request) (*mcp.CreateMessageResult, error) {
+func (f Func) CreateMessage(cx context.Context, r *Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	return f(cx, r)
 }
 
@@ -81,7 +81,7 @@ func WithSampler(parent context.Context, s Sampler) context.Context {
 // Sample passes r to the call's sampler (WithSampler on r.Call), else to the samplers
 // visible from c, by name, until one does not pass (ErrPass). It fails with ErrNoSampler
 // when there is none, or when every sampler passed.
-func Sample(cx context.Context, c *ctx.Context, r *Request) (*mcp.CreateMessageResult, error) {
+func Sample(cx context.Context, c *ctx.Context, r *Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	if r.Call != nil {
 		if d, ok := r.Call.Value(directedKey{}).(Sampler); ok {
 			res, err := d.CreateMessage(cx, r)

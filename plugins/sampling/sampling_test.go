@@ -12,8 +12,8 @@ import (
 )
 
 func answer(model string) sampling.Func {
-	return func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) {
-		return &mcp.CreateMessageResult{Model: model, Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+	return func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		return &mcp.CreateMessageResult{Model: model, Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	}
 }
 
@@ -40,7 +40,7 @@ func TestSample(t *testing.T) {
 	if res, _ := sampling.Sample(context.Background(), root, &sampling.Request{Call: call}); res.Model != "mine" {
 		t.Fatalf("model %s, want mine", res.Model)
 	}
-	pass := sampling.WithSampler(context.Background(), sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) {
+	pass := sampling.WithSampler(context.Background(), sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		return nil, sampling.ErrPass
 	}))
 	if res, _ := sampling.Sample(context.Background(), root, &sampling.Request{Call: pass}); res.Model != "a" {
@@ -52,7 +52,7 @@ func TestSample(t *testing.T) {
 // the next one by name answer; when every sampler passes, nobody answered.
 func TestSamplePassingScopedSampler(t *testing.T) {
 	root := ctxtest.New(t)
-	passing := sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) {
+	passing := sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		return nil, sampling.ErrPass
 	})
 	if _, err := sampling.Provide(root, "a-gateway", passing); err != nil {

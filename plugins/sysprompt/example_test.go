@@ -25,7 +25,7 @@ func greeterApply(c *ctx.Context, _ struct{}) error {
 // which bytes.
 func Example() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(sysprompt.Plugin, map[string]any{"preamble": "You are a careful assistant."})
 	_, _ = root.Plugin(greeter, nil)
 	_ = root.Settle(context.Background())
@@ -54,7 +54,7 @@ func Example() {
 // Set and updated through its handle. Until then it is empty and takes no room in the prompt.
 func ExampleService_Set() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	prompt := sysprompt.New(sysprompt.Config{})
 
 	h, _ := prompt.Set(root, sysprompt.Section{Name: "mcp:docs", Order: sysprompt.OrderMCPServers})

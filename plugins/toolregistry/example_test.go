@@ -32,7 +32,7 @@ var greeter = ctx.Define(ctx.Meta{Name: "greeter", Inject: []ctx.Dependency{tool
 
 func Example() {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	if _, err := root.Plugin(toolregistry.Plugin, nil); err != nil {
 		panic(err)
 	}
@@ -69,7 +69,7 @@ func Example() {
 // tool's error as for any other failure.
 func ExampleCall_Cancel() {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	if _, err := root.Plugin(toolregistry.Plugin, nil); err != nil {
 		panic(err)
 	}

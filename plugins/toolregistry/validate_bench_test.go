@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/mcptest"
 )
 
 // BenchmarkValidationPaired measures what the argument validator costs on a stdio tool

@@ -26,7 +26,7 @@ func loadTasks(t testing.TB) []task {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []task
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
