@@ -24,8 +24,8 @@ func chatOnTerminal(t *testing.T, srv *modeltest.Server, flags ...string) (*ptyt
 	s.Start(cmd)
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
 	})
 	return s, cmd, func() int {
@@ -109,8 +109,8 @@ func TestChatOnHost(t *testing.T) {
 	s.Start(cmd)
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
 	})
 	s.Expect("harness chat · the main agent · model ")

@@ -313,7 +313,7 @@ func TestColour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if !colour(f, nil) {
 		t.Error("no colour on a character device")
 	}

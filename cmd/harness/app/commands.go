@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -38,7 +37,7 @@ turn stopped before the model finished (ask, sessions resume).`,
 			if cmd.Name() == "run" || cmd.Name() == "serve" {
 				def = slog.LevelInfo
 			}
-			var w io.Writer = a.stderr
+			w := a.stderr
 			if a.term != nil {
 				w = a.term // log lines above the live lines
 			}

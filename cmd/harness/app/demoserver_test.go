@@ -82,7 +82,7 @@ func TestDemoServerStdioInProcess(t *testing.T) {
 	var stderr strings.Builder
 	go func() {
 		code := testOptions().Run(c, []string{"demo-server"}, inR, outW, &stderr, nil)
-		outW.Close()
+		_ = outW.Close()
 		done <- code
 	}()
 	cs, err := newClient().Connect(c, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
@@ -90,7 +90,7 @@ func TestDemoServerStdioInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	exercise(t, c, cs)
-	cs.Close()
+	_ = cs.Close()
 	select {
 	case code := <-done:
 		if code != ExitOK {
@@ -112,7 +112,7 @@ func TestDemoServerHTTPAndSIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { _ = cmd.Process.Kill() }()
 	lines := bufio.NewScanner(stderr)
 	var url string
 	for url == "" && lines.Scan() {
@@ -120,7 +120,7 @@ func TestDemoServerHTTPAndSIGTERM(t *testing.T) {
 			url = l
 		}
 	}
-	go io.Copy(io.Discard, stderr)
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
 	if url == "" {
 		t.Fatal("no URL announced")
 	}
@@ -129,7 +129,7 @@ func TestDemoServerHTTPAndSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	exercise(t, c, cs)
-	cs.Close()
+	_ = cs.Close()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

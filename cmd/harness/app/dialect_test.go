@@ -142,7 +142,7 @@ plugins:
 `)
 	run(t, nil, "-p", p, "mcp", "probe", "demo").expect(t, ExitOK, "mcp__demo__echo", "")
 	t.Setenv("HARNESS_TEST_DEMO_SUBCOMMAND", "")
-	os.Unsetenv("HARNESS_TEST_DEMO_SUBCOMMAND")
+	_ = os.Unsetenv("HARNESS_TEST_DEMO_SUBCOMMAND")
 	r := run(t, nil, "-p", p, "mcp", "probe", "demo")
 	if r.code == ExitOK || !strings.Contains(r.stdout+r.stderr, "${HARNESS_TEST_DEMO_SUBCOMMAND}: environment variable is not set") {
 		t.Errorf("unset variable: code %d\n%s\n%s", r.code, r.stdout, r.stderr)

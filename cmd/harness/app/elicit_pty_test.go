@@ -40,8 +40,8 @@ func askOnTerminalCmd(t *testing.T, env []string, args string, flags ...string) 
 	s.Start(cmd)
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
 	})
 	return terminalRun{s, cmd}, func() int {
@@ -205,7 +205,7 @@ func TestProvideResponder(t *testing.T) {
 			a.logger = slog.New(slog.DiscardHandler)
 			a.elicitation, a.stdinIsProtocol = tc.flag, tc.protocol
 			root := ctx.New(ctx.Options{})
-			defer root.Scope().Dispose(context.Background())
+			defer func() { _ = root.Scope().Dispose(context.Background()) }()
 			if err := a.provideResponder(root, nil); err != nil {
 				t.Fatal(err)
 			}

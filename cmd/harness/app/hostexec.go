@@ -129,7 +129,7 @@ func (a *invocation) forward(c context.Context) (ok bool, err error) {
 			}
 		}
 		if ev.Stderr != "" {
-			io.WriteString(a.stderr, ev.Stderr)
+			_, _ = io.WriteString(a.stderr, ev.Stderr) // a diagnostic for the person at the terminal
 		}
 		if ev.Exit != nil {
 			code = *ev.Exit

@@ -37,7 +37,7 @@ func newLogger(w io.Writer, format, level string, def slog.Level, env []string) 
 	var h slog.Handler
 	switch strings.ToLower(format) {
 	case "", logFormatText:
-		h = tint.NewHandler(w, &tint.Options{
+		h = tint.NewTextHandler(w, &tint.Options{
 			Level:       lvl,
 			TimeFormat:  time.TimeOnly,
 			NoColor:     !colour(w, env),

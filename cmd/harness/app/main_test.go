@@ -44,12 +44,12 @@ func TestMain(m *testing.M) {
 	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"),
 		"XDG_DATA_HOME": filepath.Join(home, ".local", "share"), "XDG_STATE_HOME": filepath.Join(home, ".local", "state"),
 		"XDG_CACHE_HOME": filepath.Join(home, ".cache")} {
-		os.Setenv(k, v)
+		_ = os.Setenv(k, v)
 	}
 	// HARNESS_* overlays of the developer's shell would change the profiles under test.
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "HARNESS_") {
-			os.Unsetenv(k)
+			_ = os.Unsetenv(k)
 		}
 	}
 	// The package's directory (in the checkout) stands for home when the project settings
@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	os.RemoveAll(home)
+	_ = os.RemoveAll(home)
 	os.Exit(code)
 }
 

@@ -530,7 +530,7 @@ func (a *invocation) printProbeText(out mcpmanager.ProbeResult) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(t.Name), allowed, termsafe.Line(summary(t.Description, 72)))
 	}
-	tw.Flush()
+	_ = tw.Flush()
 }
 
 func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) error {

@@ -128,7 +128,7 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer root.Scope().Dispose(context.WithoutCancel(c))
+	defer func() { _ = root.Scope().Dispose(context.WithoutCancel(c)) }()
 	s, err := root.Plugin(remote.Plugin, map[string]any{"tokenFile": token})
 	if err != nil {
 		t.Fatal(err)

@@ -135,7 +135,7 @@ func (a *invocation) serveStdio(c context.Context, search bool) error {
 		if err != nil {
 			return failure(err)
 		}
-		defer gw.Close()
+		defer func() { _ = gw.Close() }()
 		t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
 		srv := gw.Aggregated()
 		if search {
@@ -182,7 +182,7 @@ func (a *invocation) serveGateway(c context.Context, gf *gatewayFlags, openPage 
 	if err != nil {
 		return failure(fmt.Errorf("serve: listening on %s: %w%s", opts.Addr, err, gatewayHolder(endpointFile, opts.Addr)))
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	// Before the fleet connects: its clients then offer elicitation and sampling,
 	// which the gateway forwards to the downstream session whose call caused them.
 	a.beforeMount = gateway.Prepare
@@ -228,7 +228,7 @@ func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts
 	}
 	handler, err := gw.Handler(opts)
 	if err != nil {
-		gw.Close()
+		_ = gw.Close()
 		return nil, usageErrorf("serve: %v", err)
 	}
 	// A listener on every interface is named by its loopback address, which the gateway's
@@ -248,7 +248,7 @@ func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts
 		err = loopback.WriteFile(endpointFile, ours)
 	}
 	if err != nil {
-		gw.Close()
+		_ = gw.Close()
 		return nil, failure(fmt.Errorf("serve: endpoint file %s: %w", endpointFile, err))
 	}
 	h.gateway.Store(gw)
@@ -267,7 +267,9 @@ func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts
 		defer cancel()
 		h.gateway.Store(nil)
 		_ = unexpose(sc)
-		gw.Close() // ends the downstream sessions, whose streams would hold Shutdown
+		if err := gw.Close(); err != nil { // ends the downstream sessions, whose streams would hold Shutdown
+			h.logger.Warn("closing the gateway", "err", err)
+		}
 		if err := srv.Shutdown(sc); err != nil {
 			_ = srv.Close()
 		}

@@ -93,7 +93,7 @@ func TestServeHTTP(t *testing.T) {
 		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "name=Ada") {
 			t.Fatalf("%s ask: %v %+v", route.path, err, res)
 		}
-		cs.Close()
+		_ = cs.Close()
 	}
 	cancel()
 	if rc := <-code; rc != ExitOK {
@@ -215,7 +215,7 @@ func TestServeStdio(t *testing.T) {
 	code := make(chan int, 1)
 	go func() {
 		rc := testOptions().Run(c, []string{"serve", "--stdio"}, inR, outW, stderr, testEnv(t))
-		outW.Close()
+		_ = outW.Close()
 		code <- rc
 	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: answerAda})
@@ -235,8 +235,8 @@ func TestServeStdio(t *testing.T) {
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "name=Ada") {
 		t.Fatalf("ask: %v %+v\n%s", err, res, stderr.String())
 	}
-	cs.Close()
-	inW.Close()
+	_ = cs.Close()
+	_ = inW.Close()
 	if rc := <-code; rc != ExitOK {
 		t.Fatalf("serve --stdio exited %d:\n%s", rc, stderr.String())
 	}

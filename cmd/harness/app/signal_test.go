@@ -72,7 +72,7 @@ func startHarness(t *testing.T, args ...string) *harnessProc {
 		select {
 		case <-h.done:
 		default:
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill()
 			go drain(h.logs)
 			<-h.done
 		}
@@ -233,7 +233,7 @@ func TestSIGTERMDuringStartup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	script := "sleep 600 & echo $$ >" + fifo + "; wait"
 	h := startHarness(t, "--stdio", "slow=/bin/sh -c '"+script+"'", "tools", "list")
 	started := make(chan int, 1)
@@ -246,7 +246,7 @@ func TestSIGTERMDuringStartup(t *testing.T) {
 	select {
 	case slow = <-started:
 	case <-h.done:
-		f.Close()
+		_ = f.Close()
 		t.Fatalf("the harness ended before the server started: %v", h.err)
 	}
 	recorded, pgids := snapshot(t, h, slow)
