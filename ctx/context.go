@@ -55,9 +55,9 @@ type root struct {
 // New creates the root of a scope tree. The root scope is [Active] at once; dispose it with
 // Scope().Dispose to unload everything.
 func New(opts Options) *Context {
-	base := opts.Base
-	if base == nil {
-		base = context.Background()
+	bcx := opts.Base
+	if bcx == nil {
+		bcx = context.Background()
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -71,14 +71,14 @@ func New(opts Options) *Context {
 		runtimes:   make(map[PluginDef]map[*Scope]struct{}),
 		labels:     make(map[string]*realm),
 		idle:       make(chan struct{}),
-		unwindCtx:  context.WithoutCancel(base),
+		unwindCtx:  context.WithoutCancel(bcx),
 	}
 	close(r.idle)
-	std, cancel := context.WithCancelCause(context.WithoutCancel(base))
+	stdcx, cancel := context.WithCancelCause(context.WithoutCancel(bcx))
 	s := &Scope{r: r, state: Active, done: make(chan struct{}), name: "root", logger: logger}
 	s.initEngine()
 	r.scope = s
-	c := &Context{std: std, scope: s}
+	c := &Context{std: stdcx, scope: s}
 	s.mountCtx = c
 	s.rootCancel = cancel
 	s.cur = newActivation(s, c)

@@ -15,8 +15,8 @@ import (
 // (the zero time for none), and which mounts a child doing the same when nested is set.
 func deadlineProbe(name string, seen chan<- time.Time, nested bool, inject ...ctx.Dependency) ctx.PluginDef {
 	return ctx.Define(ctx.Meta{Name: name, Inject: inject}, func(c *ctx.Context, _ struct{}) error {
-		if _, err := c.Defer("probe", func(dctx context.Context) error {
-			d, _ := dctx.Deadline()
+		if _, err := c.Defer("probe", func(dcx context.Context) error {
+			d, _ := dcx.Deadline()
 			seen <- d
 			return nil
 		}); err != nil {
@@ -38,7 +38,7 @@ func TestDisposersGetTheCallersDeadline(t *testing.T) {
 		root := ctxtest.New(t)
 		seen := make(chan time.Time, 8)
 		deadline := time.Now().Add(3 * time.Second)
-		dctx, cancel := context.WithDeadline(context.Background(), deadline)
+		dcx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
 		want := func(path string, n int, d time.Time) {
 			t.Helper()
@@ -51,20 +51,20 @@ func TestDisposersGetTheCallersDeadline(t *testing.T) {
 
 		s := ctxtest.MountActive(t, root, deadlineProbe("dispose", seen, true), nil)
 		ctxtest.Settle(t, root)
-		if err := s.Dispose(dctx); err != nil {
+		if err := s.Dispose(dcx); err != nil {
 			t.Fatal(err)
 		}
 		want("dispose", 2, deadline)
 
 		s = ctxtest.MountActive(t, root, deadlineProbe("restart", seen, false), nil)
-		if err := s.Restart(dctx); err != nil {
+		if err := s.Restart(dcx); err != nil {
 			t.Fatal(err)
 		}
 		want("restart", 1, deadline)
 
 		p := ctxtest.MountActive(t, root, provider("provider", aKey, "v"), nil)
 		dep := ctxtest.MountActive(t, root, deadlineProbe("dependent", seen, false, aKey), nil)
-		if err := p.Dispose(dctx); err != nil {
+		if err := p.Dispose(dcx); err != nil {
 			t.Fatal(err)
 		}
 		want("dependent of a disposed provider", 1, deadline)
@@ -92,9 +92,9 @@ func TestDisposeDeadlineLeavesTreeConsistent(t *testing.T) {
 			_, err := c.Defer("slow", func(context.Context) error { <-release; return nil })
 			return err
 		}), nil)
-		dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		dcx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		if err := s.Dispose(dctx); !errors.Is(err, context.DeadlineExceeded) {
+		if err := s.Dispose(dcx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Dispose = %v, want DeadlineExceeded", err)
 		}
 		close(release)

@@ -66,7 +66,7 @@ func (n *node) detachLocked() {
 
 // dispose runs the node's cleanup once: nested effects newest first, then its own function.
 // Every cleanup runs even when one fails; their errors are joined.
-func (n *node) dispose(ctx context.Context) error {
+func (n *node) dispose(cx context.Context) error {
 	r := n.r
 	r.mu.Lock()
 	if n.disposing {
@@ -74,8 +74,8 @@ func (n *node) dispose(ctx context.Context) error {
 		select {
 		case <-n.done:
 			return n.err
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-cx.Done():
+			return cx.Err()
 		}
 	}
 	n.disposing = true
@@ -99,12 +99,12 @@ func (n *node) dispose(ctx context.Context) error {
 		if c == nil {
 			break
 		}
-		if err := c.dispose(ctx); err != nil {
+		if err := c.dispose(cx); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if n.fn != nil {
-		if err := safeCall(func() error { return n.fn(ctx) }); err != nil {
+		if err := safeCall(func() error { return n.fn(cx) }); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n.label, err))
 		}
 	}
@@ -201,14 +201,14 @@ func (c *Context) Effect(label string, setup func(e *Effect) error) (Disposer, e
 		r.mu.Unlock()
 		return nil, err
 	}
-	std, cancel := context.WithCancelCause(c.std)
+	stdcx, cancel := context.WithCancelCause(c.std)
 	n.cancel = cancel
 	n.setupDone = make(chan struct{})
 	n.inSetup = true
 	r.mu.Unlock()
 
 	ec := *c
-	ec.std = std
+	ec.std = stdcx
 	ec.node = n
 	e := &Effect{n: n, ctx: &ec}
 	err = safeCall(func() error { return setup(e) })
@@ -243,15 +243,15 @@ func (c *Context) Defer(label string, fn func(context.Context) error) (Disposer,
 // (the disposer then has nothing left to do), so a scope may start any number of
 // short-lived goroutines.
 func (c *Context) Go(label string, fn func(context.Context) error) (Disposer, error) {
-	std, cancel := context.WithCancelCause(c.std)
+	stdcx, cancel := context.WithCancelCause(c.std)
 	finished := make(chan struct{})
-	n, err := c.attach(label, func(ctx context.Context) error {
+	n, err := c.attach(label, func(cx context.Context) error {
 		cancel(ErrScopeUnloaded)
 		select {
 		case <-finished:
 			return nil
-		case <-ctx.Done():
-			return fmt.Errorf("goroutine %q did not stop: %w", label, ctx.Err())
+		case <-cx.Done():
+			return fmt.Errorf("goroutine %q did not stop: %w", label, cx.Err())
 		}
 	})
 	if err != nil {
@@ -262,8 +262,8 @@ func (c *Context) Go(label string, fn func(context.Context) error) (Disposer, er
 		defer close(finished)
 		defer n.release()
 		defer cancel(nil) // its context leaves c's with it
-		err := safeCall(func() error { return fn(std) })
-		if err != nil && std.Err() == nil {
+		err := safeCall(func() error { return fn(stdcx) })
+		if err != nil && stdcx.Err() == nil {
 			c.Logger().Error("goroutine failed", "goroutine", label, "err", err)
 		} else if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrScopeUnloaded) {
 			c.Logger().Debug("goroutine ended after cancellation", "goroutine", label, "err", err)

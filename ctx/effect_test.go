@@ -198,11 +198,11 @@ func TestGoIsCancelledAndJoined(t *testing.T) {
 	stopped := make(chan struct{})
 	started := make(chan struct{})
 	def := ctx.Define(ctx.Meta{Name: "p"}, func(c *ctx.Context, _ struct{}) error {
-		_, err := c.Go("worker", func(gc context.Context) error {
+		_, err := c.Go("worker", func(gcx context.Context) error {
 			close(started)
-			<-gc.Done()
+			<-gcx.Done()
 			close(stopped)
-			return gc.Err()
+			return gcx.Err()
 		})
 		return err
 	})

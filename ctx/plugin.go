@@ -152,7 +152,7 @@ func (c *Context) Plugin(def PluginDef, config any) (*Scope, error) {
 		s.deps = append(s.deps, serviceKey{name: d.Name(), realm: c.realm(d.Name())})
 	}
 	r.mu.Lock()
-	n, err := c.attachLocked("plugin:"+s.name, func(ctx context.Context) error { return s.dispose(ctx, s.parent) })
+	n, err := c.attachLocked("plugin:"+s.name, func(cx context.Context) error { return s.dispose(cx, s.parent) })
 	if err != nil {
 		r.mu.Unlock()
 		return nil, err

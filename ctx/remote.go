@@ -22,9 +22,9 @@ type RemoteMethod struct {
 	// Name is "<service>/<method>", for example "mcpManager/list".
 	Name string
 	// Call answers one request.
-	Call func(ctx context.Context, params json.RawMessage) (any, error)
+	Call func(cx context.Context, params json.RawMessage) (any, error)
 	// Stream sends values until it returns or ctx ends.
-	Stream func(ctx context.Context, params json.RawMessage, send func(any) error) error
+	Stream func(cx context.Context, params json.RawMessage, send func(any) error) error
 }
 
 var remoteName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*/[A-Za-z][A-Za-z0-9_-]*$`)
@@ -133,12 +133,12 @@ func ExposeRemote[P, R any](c *Context, name string, fn func(context.Context, P)
 	if fn == nil {
 		return nil, fmt.Errorf("remote method %q: no function", name)
 	}
-	return c.ExposeRemote(RemoteMethod{Name: name, Call: func(rc context.Context, raw json.RawMessage) (any, error) {
+	return c.ExposeRemote(RemoteMethod{Name: name, Call: func(rcx context.Context, raw json.RawMessage) (any, error) {
 		p, err := decodeParams[P](name, raw)
 		if err != nil {
 			return nil, err
 		}
-		return fn(rc, p)
+		return fn(rcx, p)
 	}})
 }
 
@@ -149,11 +149,11 @@ func ExposeRemoteStream[P, V any](c *Context, name string, fn func(context.Conte
 	if fn == nil {
 		return nil, fmt.Errorf("remote method %q: no function", name)
 	}
-	return c.ExposeRemote(RemoteMethod{Name: name, Stream: func(rc context.Context, raw json.RawMessage, send func(any) error) error {
+	return c.ExposeRemote(RemoteMethod{Name: name, Stream: func(rcx context.Context, raw json.RawMessage, send func(any) error) error {
 		p, err := decodeParams[P](name, raw)
 		if err != nil {
 			return err
 		}
-		return fn(rc, p, func(v V) error { return send(v) })
+		return fn(rcx, p, func(v V) error { return send(v) })
 	}})
 }

@@ -150,7 +150,7 @@ func (s *Scope) String() string { return fmt.Sprintf("scope %q #%d", s.name, s.i
 
 // Wait blocks until the scope has no transition in flight, then returns the error of a
 // failed load, if any. A pending scope returns at once.
-func (s *Scope) Wait(ctx context.Context) error {
+func (s *Scope) Wait(cx context.Context) error {
 	for {
 		s.r.mu.RLock()
 		if !s.eng.running {
@@ -162,8 +162,8 @@ func (s *Scope) Wait(ctx context.Context) error {
 		s.r.mu.RUnlock()
 		select {
 		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-cx.Done():
+			return cx.Err()
 		}
 	}
 }
@@ -181,17 +181,17 @@ func (s *Scope) Wait(ctx context.Context) error {
 // Called with a context that belongs to s or one of its descendants (for example from
 // inside the scope's own apply function), Dispose only starts the disposal and returns nil,
 // since waiting there would deadlock.
-func (s *Scope) Dispose(ctx context.Context) error { return s.dispose(ctx, nil) }
+func (s *Scope) Dispose(cx context.Context) error { return s.dispose(cx, nil) }
 
 // dispose is Dispose; parent is the scope whose unload waits for this disposal, if any (the
 // plugin effect of a child scope), recorded so that the wait cannot close a cycle.
-func (s *Scope) dispose(ctx context.Context, parent *Scope) error {
+func (s *Scope) dispose(cx context.Context, parent *Scope) error {
 	r := s.r
-	c, isCtx := ctx.(*Context)
+	c, isCtx := cx.(*Context)
 	self := isCtx && c.scope.Within(s)
 	r.mu.Lock()
 	if !self {
-		s.noteDeadlineLocked(ctx)
+		s.noteDeadlineLocked(cx)
 	}
 	started := false
 	if !s.disposing {
@@ -234,8 +234,8 @@ func (s *Scope) dispose(ctx context.Context, parent *Scope) error {
 	select {
 	case <-s.done:
 		return s.disposeErr
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-cx.Done():
+		return cx.Err()
 	}
 }
 
@@ -244,9 +244,9 @@ func (s *Scope) dispose(ctx context.Context, parent *Scope) error {
 // returns its error; ctx's deadline, if any, is also the deadline of the context the
 // unload's disposers receive (see [Scope.Dispose]). Restarting the root unloads everything
 // mounted on it and leaves it active and empty, like disposing the root in Cordis.
-func (s *Scope) Restart(ctx context.Context) error {
+func (s *Scope) Restart(cx context.Context) error {
 	r := s.r
-	c, isCtx := ctx.(*Context)
+	c, isCtx := cx.(*Context)
 	self := isCtx && c.scope.Within(s)
 	r.mu.Lock()
 	if s.disposing {
@@ -254,11 +254,11 @@ func (s *Scope) Restart(ctx context.Context) error {
 		return fmt.Errorf("restart %s: %w", s, ErrInactive)
 	}
 	if !self {
-		s.noteDeadlineLocked(ctx)
+		s.noteDeadlineLocked(cx)
 	}
 	s.restartLocked()
 	r.mu.Unlock()
-	return s.Wait(ctx)
+	return s.Wait(cx)
 }
 
 func (s *Scope) restartLocked() {
@@ -467,8 +467,8 @@ func (s *Scope) loadLocked(ep epoch) {
 		s.setStateLocked(Active)
 		return
 	}
-	std, cancel := context.WithCancelCause(s.mountCtx.std)
-	c := &Context{std: std, scope: s, iso: s.mountCtx.iso, icp: s.mountCtx.icp}
+	stdcx, cancel := context.WithCancelCause(s.mountCtx.std)
+	c := &Context{std: stdcx, scope: s, iso: s.mountCtx.iso, icp: s.mountCtx.icp}
 	act := newActivation(s, c)
 	act.cancel = cancel
 	c.act = act

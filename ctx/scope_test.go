@@ -255,7 +255,7 @@ func TestNoLockHeldInUserCode(t *testing.T) {
 		if err := s.Wait(c); err != nil {
 			return err
 		}
-		_, err = c.Defer("cleanup", func(dc context.Context) error {
+		_, err = c.Defer("cleanup", func(dcx context.Context) error {
 			_ = c.Scope().State()
 			_, _ = fooKey.Get(c)
 			return nil

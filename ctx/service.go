@@ -112,7 +112,7 @@ func (c *Context) provide(name string, v any) (Disposer, error) {
 		return nil, fmt.Errorf("service %q in scope %q: %w by scope %q", name, s.name, ErrDuplicateService, prev.provider.name)
 	}
 	im := &impl{key: key, value: v, provider: s}
-	n, err := c.attachLocked("provide:"+name, func(wctx context.Context) error {
+	n, err := c.attachLocked("provide:"+name, func(wcx context.Context) error {
 		r.mu.Lock()
 		if r.services[key] == im {
 			delete(r.services, key)
@@ -120,7 +120,7 @@ func (c *Context) provide(name string, v any) (Disposer, error) {
 		s.provided = slices.DeleteFunc(s.provided, func(x *impl) bool { return x == im })
 		waits := r.kickDependentsLocked(key)
 		for _, d := range waits {
-			d.noteDeadlineLocked(wctx) // the dependents' disposers get the withdrawal's deadline
+			d.noteDeadlineLocked(wcx) // the dependents' disposers get the withdrawal's deadline
 		}
 		r.mu.Unlock()
 		ServiceChanged.emitInternal(r, ServiceChange{Name: name, Scope: s})
@@ -129,7 +129,7 @@ func (c *Context) provide(name string, v any) (Disposer, error) {
 			if s.Within(d) { // an ancestor's unload is what disposes s: it cannot finish first
 				continue
 			}
-			if err := r.awaitDependent(wctx, s, d, name); err != nil {
+			if err := r.awaitDependent(wcx, s, d, name); err != nil {
 				errs = append(errs, err)
 			}
 		}

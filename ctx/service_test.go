@@ -156,8 +156,8 @@ func TestServiceVisibility(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, _ = c.Go("check", func(gc context.Context) error {
-			if err := s.Wait(gc); err != nil {
+		_, _ = c.Go("check", func(gcx context.Context) error {
+			if err := s.Wait(gcx); err != nil {
 				return err
 			}
 			_, err := c.Inject("probe", nil, func(pc *ctx.Context) error {

@@ -5,7 +5,7 @@ import "context"
 // Settle waits until no scope of c's tree has a transition in flight: every mount, load,
 // unload and disposal started so far has finished, including the ones they started. It is
 // how tests and start-up code wait for the tree to become quiet.
-func (c *Context) Settle(ctx context.Context) error {
+func (c *Context) Settle(cx context.Context) error {
 	r := c.scope.r
 	for {
 		r.mu.RLock()
@@ -17,8 +17,8 @@ func (c *Context) Settle(ctx context.Context) error {
 		r.mu.RUnlock()
 		select {
 		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-cx.Done():
+			return cx.Err()
 		}
 	}
 }

@@ -81,7 +81,7 @@ func (r *root) removeWaitLocked(e *waitEdge) {
 // awaitDependent waits, on behalf of a withdrawal of service by s, until the dependent d
 // has no transition in flight. It returns nil at once when waiting would close a cycle (see
 // above), and an error wrapping ctx's error when ctx ends first.
-func (r *root) awaitDependent(ctx context.Context, s, d *Scope, service string) error {
+func (r *root) awaitDependent(cx context.Context, s, d *Scope, service string) error {
 	r.mu.Lock()
 	e := r.addWaitLocked(s, d, true)
 	if e == nil {
@@ -102,8 +102,8 @@ func (r *root) awaitDependent(ctx context.Context, s, d *Scope, service string) 
 		case <-e.broken:
 			s.logger.Debug("withdrawal stops waiting for a dependent that waits for this scope", "service", service, "dependent", d.name, "dependent_id", d.id)
 			return nil
-		case <-ctx.Done():
-			return fmt.Errorf("withdraw service %q: dependent %s still unloading: %w", service, d, ctx.Err())
+		case <-cx.Done():
+			return fmt.Errorf("withdraw service %q: dependent %s still unloading: %w", service, d, cx.Err())
 		}
 		r.mu.Lock()
 	}
@@ -114,8 +114,8 @@ func (r *root) awaitDependent(ctx context.Context, s, d *Scope, service string) 
 // noteDeadlineLocked records the deadline of ctx, if it has one, for s's next unload: the
 // context handed to its disposers ends then. The earliest deadline given wins; it is
 // forgotten when the scope's transitions end.
-func (s *Scope) noteDeadlineLocked(ctx context.Context) {
-	if d, ok := ctx.Deadline(); ok && (s.deadline.IsZero() || d.Before(s.deadline)) {
+func (s *Scope) noteDeadlineLocked(cx context.Context) {
+	if d, ok := cx.Deadline(); ok && (s.deadline.IsZero() || d.Before(s.deadline)) {
 		s.deadline = d
 	}
 }

@@ -56,12 +56,12 @@ func (w *Waker) C() <-chan struct{} { return w.ch }
 // Wait blocks until the waker is marked (it returns nil, consuming the mark), rc ends (it
 // returns rc's cause) or done is closed (it returns doneErr; a nil done never is). When
 // several are ready at once any of them may be chosen.
-func (w *Waker) Wait(rc context.Context, done <-chan struct{}, doneErr error) error {
+func (w *Waker) Wait(rcx context.Context, done <-chan struct{}, doneErr error) error {
 	select {
 	case <-w.ch:
 		return nil
-	case <-rc.Done():
-		return context.Cause(rc)
+	case <-rcx.Done():
+		return context.Cause(rcx)
 	case <-done:
 		return doneErr
 	}

@@ -69,9 +69,9 @@ func TestWakerWaitEnds(t *testing.T) {
 	}
 	defer w.Stop()
 	cause := errors.New("client went away")
-	rc, cancel := context.WithCancelCause(context.Background())
+	rcx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
-	if err := w.Wait(rc, nil, nil); !errors.Is(err, cause) {
+	if err := w.Wait(rcx, nil, nil); !errors.Is(err, cause) {
 		t.Fatalf("Wait on an ended request = %v; want its cause", err)
 	}
 	done := make(chan struct{})
@@ -149,9 +149,9 @@ func TestWakerLosesNoWakeUp(t *testing.T) {
 			}
 		}()
 	}
-	rc := ctxtest.Wait(t)
+	rcx := ctxtest.Wait(t)
 	for {
-		if err := w.Wait(rc, nil, nil); err != nil {
+		if err := w.Wait(rcx, nil, nil); err != nil {
 			t.Fatalf("the last events never woke the loop: %v", err)
 		}
 		mu.Lock()

@@ -68,10 +68,10 @@ func TestMutualDependenciesDoNotStall(t *testing.T) {
 		}), nil)
 		<-inApply
 
-		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		wcx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		withdrawn := make(chan error, 1)
-		go func() { withdrawn <- withdrawB(wctx) }()
+		go func() { withdrawn <- withdrawB(wcx) }()
 		waitWithdrawn(t, rec, "b", "a") // the root's b and Y's a are gone; Y waits for X
 		close(gate)
 		if err := <-withdrawn; err != nil {
@@ -98,8 +98,8 @@ func TestWithdrawalHonoursDeadline(t *testing.T) {
 		release := make(chan struct{})
 		seen := make(chan time.Time, 1)
 		dep := ctxtest.Mount(t, root, ctx.Define(ctx.Meta{Name: "dep", Inject: []ctx.Dependency{aKey}}, func(c *ctx.Context, _ struct{}) error {
-			_, err := c.Defer("slow", func(dctx context.Context) error {
-				d, _ := dctx.Deadline()
+			_, err := c.Defer("slow", func(dcx context.Context) error {
+				d, _ := dcx.Deadline()
 				seen <- d
 				<-release
 				return nil
@@ -114,9 +114,9 @@ func TestWithdrawalHonoursDeadline(t *testing.T) {
 		ctxtest.RequireState(t, dep, ctx.Active)
 
 		deadline := time.Now().Add(5 * time.Second)
-		wctx, cancel := context.WithDeadline(context.Background(), deadline)
+		wcx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
-		err = withdraw(wctx)
+		err = withdraw(wcx)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("withdraw = %v, want DeadlineExceeded", err)
 		}
@@ -175,7 +175,7 @@ func churnRound(t *testing.T, round int) bool {
 				return err
 			}
 			_, err := c.Inject("nested-a", []ctx.Dependency{aKey}, func(c *ctx.Context) error {
-				_, err := c.Go("worker", func(run context.Context) error { <-run.Done(); return nil })
+				_, err := c.Go("worker", func(runcx context.Context) error { <-runcx.Done(); return nil })
 				return err
 			})
 			return err
@@ -193,7 +193,7 @@ func churnRound(t *testing.T, round int) bool {
 		}
 		return scopes[rng.IntN(len(scopes))]
 	}
-	deadline, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	deadlinecx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -215,11 +215,11 @@ func churnRound(t *testing.T, round int) bool {
 					}
 				case 2:
 					if s := pick(rng); s != nil {
-						_ = s.Dispose(deadline)
+						_ = s.Dispose(deadlinecx)
 					}
 				case 3:
 					if s := pick(rng); s != nil {
-						_ = s.Restart(deadline)
+						_ = s.Restart(deadlinecx)
 					}
 				default:
 					k := aKey
@@ -227,22 +227,22 @@ func churnRound(t *testing.T, round int) bool {
 						k = bKey
 					}
 					if withdraw, err := k.Provide(root, "root"); err == nil {
-						_ = withdraw(deadline)
+						_ = withdraw(deadlinecx)
 					}
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if err := root.Settle(deadline); err != nil {
+	if err := root.Settle(deadlinecx); err != nil {
 		t.Errorf("round %d: the tree did not settle: %v", round, err)
 		return false
 	}
-	if err := root.Scope().Dispose(deadline); err != nil && deadline.Err() != nil {
+	if err := root.Scope().Dispose(deadlinecx); err != nil && deadlinecx.Err() != nil {
 		t.Errorf("round %d: root dispose: %v", round, err)
 		return false
 	}
-	if err := root.Settle(deadline); err != nil {
+	if err := root.Settle(deadlinecx); err != nil {
 		t.Errorf("round %d: the tree did not settle after dispose: %v", round, err)
 		return false
 	}

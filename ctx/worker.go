@@ -36,9 +36,9 @@ type Worker struct {
 // NewWorker makes a worker that runs fn, as an effect of c labelled label. It fails with
 // [ErrInactive] when c is unloading or gone.
 func (c *Context) NewWorker(label string, fn func(context.Context) error) (*Worker, Disposer, error) {
-	std, cancel := context.WithCancelCause(c.std)
+	stdcx, cancel := context.WithCancelCause(c.std)
 	w := &Worker{c: c, label: label, fn: fn, cancel: cancel}
-	w.runCtx = context.WithValue(std, workerKey{}, w)
+	w.runCtx = context.WithValue(stdcx, workerKey{}, w)
 	w.eng = engine{mu: &w.mu, fn: w.run, idle: closedChan}
 	d, err := c.Defer("worker:"+label, w.stop)
 	if err != nil {
@@ -71,20 +71,20 @@ type workerKey struct{}
 
 // stop is the worker's cleanup: no more runs; cancel the one in progress and wait for it
 // unless called from it.
-func (w *Worker) stop(ctx context.Context) error {
+func (w *Worker) stop(cx context.Context) error {
 	w.mu.Lock()
 	w.eng.stopped = true
 	idle := w.eng.idle
 	w.mu.Unlock()
 	w.cancel(ErrScopeUnloaded)
-	if ctx.Value(workerKey{}) == w {
+	if cx.Value(workerKey{}) == w {
 		return nil
 	}
 	select {
 	case <-idle:
 		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("worker %q did not stop: %w", w.label, ctx.Err())
+	case <-cx.Done():
+		return fmt.Errorf("worker %q did not stop: %w", w.label, cx.Err())
 	}
 }
 

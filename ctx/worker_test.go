@@ -60,12 +60,12 @@ func TestWorkerStops(t *testing.T) {
 	entered := make(chan struct{})
 	var returned atomic.Bool
 	var runs atomic.Int32
-	w, stop, err := root.NewWorker("w", func(c context.Context) error {
+	w, stop, err := root.NewWorker("w", func(cx context.Context) error {
 		runs.Add(1)
 		entered <- struct{}{}
-		<-c.Done()
+		<-cx.Done()
 		returned.Store(true)
-		return context.Cause(c)
+		return context.Cause(cx)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -92,9 +92,9 @@ func TestWorkerStops(t *testing.T) {
 	s := ctxtest.MountActive(t, root, ctx.Define(ctx.Meta{Name: "p"}, func(c *ctx.Context, _ struct{}) error {
 		var err error
 		pc = c
-		inner, _, err = c.NewWorker("inner", func(c context.Context) error {
+		inner, _, err = c.NewWorker("inner", func(cx context.Context) error {
 			entered <- struct{}{}
-			<-c.Done()
+			<-cx.Done()
 			return nil
 		})
 		return err
@@ -117,10 +117,10 @@ func TestWorkerStopsItself(t *testing.T) {
 	var stop ctx.Disposer
 	var runs atomic.Int32
 	ready := make(chan struct{})
-	w, d, err := root.NewWorker("w", func(c context.Context) error {
+	w, d, err := root.NewWorker("w", func(cx context.Context) error {
 		<-ready
 		runs.Add(1)
-		return stop(c)
+		return stop(cx)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func BenchmarkWorkloadMount(b *testing.B) {
 		_, err := c.Defer("one", func(context.Context) error { disposed.Add(1); return nil })
 		return err
 	})
-	bg := context.Background()
+	bgcx := context.Background()
 	for b.Loop() {
 		b.StopTimer()
 		root := ctx.New(ctx.Options{})
@@ -39,11 +39,11 @@ func BenchmarkWorkloadMount(b *testing.B) {
 			}
 			scopes[i] = s
 		}
-		if err := root.Settle(bg); err != nil {
+		if err := root.Settle(bgcx); err != nil {
 			b.Fatal(err)
 		}
 		for _, s := range scopes {
-			if err := s.Dispose(bg); err != nil {
+			if err := s.Dispose(bgcx); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -51,7 +51,7 @@ func BenchmarkWorkloadMount(b *testing.B) {
 		if applied.Load() != mountCount || disposed.Load() != mountCount || root.Registry().Len() != 0 {
 			b.Fatalf("applied %d disposed %d registry %d", applied.Load(), disposed.Load(), root.Registry().Len())
 		}
-		_ = root.Scope().Dispose(bg)
+		_ = root.Scope().Dispose(bgcx)
 		b.StartTimer()
 	}
 }
@@ -60,7 +60,7 @@ var tick = ctx.NewEvent[int]("bench/tick")
 
 // BenchmarkWorkloadEmit emits one event to 100 listeners 1,000,000 times.
 func BenchmarkWorkloadEmit(b *testing.B) {
-	bg := context.Background()
+	bgcx := context.Background()
 	for b.Loop() {
 		b.StopTimer()
 		root := ctx.New(ctx.Options{})
@@ -80,7 +80,7 @@ func BenchmarkWorkloadEmit(b *testing.B) {
 		if sum != emitListeners*emitCount {
 			b.Fatalf("sum %d", sum)
 		}
-		_ = root.Scope().Dispose(bg)
+		_ = root.Scope().Dispose(bgcx)
 		b.StartTimer()
 	}
 }
@@ -105,7 +105,7 @@ func BenchmarkWorkloadInject(b *testing.B) {
 		_, err := svcKey.Provide(c, &token{1})
 		return err
 	})
-	bg := context.Background()
+	bgcx := context.Background()
 	for b.Loop() {
 		b.StopTimer()
 		root := ctx.New(ctx.Options{})
@@ -114,19 +114,19 @@ func BenchmarkWorkloadInject(b *testing.B) {
 		for i := range consumers {
 			consumers[i], _ = root.Plugin(consumer, nil)
 		}
-		_ = root.Settle(bg)
+		_ = root.Settle(bgcx)
 		b.StartTimer()
 		p, err := root.Plugin(provider, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := root.Settle(bg); err != nil {
+		if err := root.Settle(bgcx); err != nil {
 			b.Fatal(err)
 		}
-		if err := p.Dispose(bg); err != nil {
+		if err := p.Dispose(bgcx); err != nil {
 			b.Fatal(err)
 		}
-		if err := root.Settle(bg); err != nil {
+		if err := root.Settle(bgcx); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -138,7 +138,7 @@ func BenchmarkWorkloadInject(b *testing.B) {
 				b.Fatalf("consumer %v", c.State())
 			}
 		}
-		_ = root.Scope().Dispose(bg)
+		_ = root.Scope().Dispose(bgcx)
 		b.StartTimer()
 	}
 }

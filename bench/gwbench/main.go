@@ -71,9 +71,9 @@ func floor(args []string) error {
 	if len(cmdline) == 0 {
 		return errors.New("floor: the upstream command is required after --")
 	}
-	c := context.Background()
+	pcx := context.Background()
 	up := mcp.NewClient(&mcp.Implementation{Name: "floor", Version: "1"}, nil)
-	cs, err := up.Connect(c, &mcp.CommandTransport{Command: exec.Command(cmdline[0], cmdline[1:]...)}, nil)
+	cs, err := up.Connect(pcx, &mcp.CommandTransport{Command: exec.Command(cmdline[0], cmdline[1:]...)}, nil)
 	if err != nil {
 		return err
 	}

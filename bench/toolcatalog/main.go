@@ -57,7 +57,7 @@ func main() {
 }
 
 func list(s server) (*entry, error) {
-	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.Command(s.Command, s.Args...)
 	cmd.Env = os.Environ()
@@ -65,7 +65,7 @@ func list(s server) (*entry, error) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolcatalog", Version: "1"}, nil)
-	session, err := client.Connect(c, &mcp.CommandTransport{Command: cmd}, nil)
+	session, err := client.Connect(cx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func list(s server) (*entry, error) {
 	if r := session.InitializeResult(); r != nil {
 		e.Instructions = r.Instructions
 	}
-	for t, err := range session.Tools(c, nil) {
+	for t, err := range session.Tools(cx, nil) {
 		if err != nil {
 			return nil, err
 		}

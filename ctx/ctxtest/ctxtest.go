@@ -38,13 +38,13 @@ func NewLogged(t testing.TB) (*ctx.Context, *Log) {
 	l := &Log{}
 	root := ctx.New(ctx.Options{Logger: slog.New(l.handler())})
 	t.Cleanup(func() {
-		c, cancel := context.WithTimeout(context.Background(), Timeout)
+		cx, cancel := context.WithTimeout(context.Background(), Timeout)
 		defer cancel()
 		var dirty []string
-		if err := root.Scope().Dispose(c); err != nil {
+		if err := root.Scope().Dispose(cx); err != nil {
 			dirty = append(dirty, fmt.Sprintf("root dispose: %v", err))
 		}
-		if err := root.Settle(c); err != nil {
+		if err := root.Settle(cx); err != nil {
 			dirty = append(dirty, fmt.Sprintf("settle after dispose: %v", err))
 		}
 		if st := root.Scope().State(); st != ctx.Disposed {
@@ -85,9 +85,9 @@ func ExpectDirtyDispose(t testing.TB, reason string) {
 
 // Wait returns a context bounded by [Timeout], cancelled when the test ends.
 func Wait(t testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), Timeout)
+	cx, cancel := context.WithTimeout(context.Background(), Timeout)
 	t.Cleanup(cancel)
-	return c
+	return cx
 }
 
 // Settle waits for c's tree to become quiet and fails the test if it does not within
@@ -260,13 +260,13 @@ type logHandler struct {
 
 func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
 
-func (h *logHandler) Handle(c context.Context, r slog.Record) error {
+func (h *logHandler) Handle(cx context.Context, r slog.Record) error {
 	r = r.Clone()
 	r.AddAttrs(h.attrs...)
 	h.l.mu.Lock()
 	defer h.l.mu.Unlock()
 	h.l.records = append(h.l.records, r)
-	return slog.NewTextHandler(&h.l.buf, &slog.HandlerOptions{Level: slog.LevelDebug}).Handle(c, r)
+	return slog.NewTextHandler(&h.l.buf, &slog.HandlerOptions{Level: slog.LevelDebug}).Handle(cx, r)
 }
 
 func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {

@@ -80,7 +80,7 @@ func TestCleanDispose(t *testing.T) {
 	f := &fakeTB{TB: t}
 	root := ctxtest.New(f)
 	ctxtest.MountActive(t, root, ctx.Define(ctx.Meta{Name: "fine"}, func(c *ctx.Context, _ struct{}) error {
-		_, err := c.Go("worker", func(run context.Context) error { <-run.Done(); return nil })
+		_, err := c.Go("worker", func(runcx context.Context) error { <-runcx.Done(); return nil })
 		return err
 	}), nil)
 	f.end()

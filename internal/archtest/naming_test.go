@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -14,8 +16,8 @@ import (
 // the package. No receiver, parameter, result or local declaration of a function with a
 // body is named ctx, so package-level identifiers (ctx.Define, ctx.Dependency, ctx.Prepend)
 // can be used anywhere in the file and every example reads the same way. A *ctx.Context is
-// called c (or after its role: root, agent, sub); a context.Context in such a file gets
-// another short name (run, dctx, ...). Test files are checked too.
+// called c (or after its role: root, agent, sub); a context.Context is cx
+// ([TestContextVariableNames]). Test files are checked too.
 func TestCtxNameIsThePackage(t *testing.T) {
 	checked := 0
 	_, err := walkGoFiles(func(top, path string) error {
@@ -31,7 +33,7 @@ func TestCtxNameIsThePackage(t *testing.T) {
 		checked++
 		rel, _ := filepath.Rel(top, path)
 		for _, id := range shadowingDecls(f, name) {
-			t.Errorf("%s:%d: %q is declared here, but in a file that imports the ctx package %q means the package: name a *ctx.Context c (or after its role) and a context.Context otherwise (docs/plugins.md, \"Naming\")",
+			t.Errorf("%s:%d: %q is declared here, but in a file that imports the ctx package %q means the package: name a *ctx.Context c (or after its role) and a context.Context cx (docs/plugins.md, \"Naming\")",
 				filepath.ToSlash(rel), fset.Position(id.Pos()).Line, id.Name, name)
 		}
 		return nil
@@ -118,4 +120,103 @@ func shadowingDecls(f *ast.File, name string) []*ast.Ident {
 		return true
 	})
 	return out
+}
+
+// TestContextVariableNames enforces the one name style for a context.Context variable
+// (docs/design.md, "Code style"; docs/plugins.md, "Naming"): cx, or, where a function holds
+// several, a short prefix and cx (rcx for a request's, pcx for a parent's, runcx for a
+// worker's run). Parameters, results, var declarations and the variables that
+// context.Background, TODO and the With* functions are assigned to are checked, in every
+// file, tests included; struct fields are not variables and keep their names.
+func TestContextVariableNames(t *testing.T) {
+	good := regexp.MustCompile(`^(_|[a-z]*cx[0-9]?)$`)
+	checked := 0
+	_, err := walkGoFiles(func(top, path string) error {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		pkg := ""
+		for _, spec := range f.Imports {
+			if p, _ := strconv.Unquote(spec.Path.Value); p == "context" {
+				pkg = "context"
+				if spec.Name != nil {
+					pkg = spec.Name.Name
+				}
+			}
+		}
+		if pkg == "" {
+			return nil
+		}
+		checked++
+		rel, _ := filepath.Rel(top, path)
+		bad := func(id *ast.Ident) {
+			if !good.MatchString(id.Name) {
+				t.Errorf("%s:%d: the context.Context %q: call it cx (or a short prefix and cx where a function holds several: rcx, pcx, runcx; docs/design.md, \"Code style\")",
+					filepath.ToSlash(rel), fset.Position(id.Pos()).Line, id.Name)
+			}
+		}
+		isContext := func(e ast.Expr) bool {
+			s, ok := e.(*ast.SelectorExpr)
+			if !ok || s.Sel.Name != "Context" {
+				return false
+			}
+			x, ok := s.X.(*ast.Ident)
+			return ok && x.Name == pkg
+		}
+		fields := func(lists ...*ast.FieldList) {
+			for _, l := range lists {
+				if l == nil {
+					continue
+				}
+				for _, fld := range l.List {
+					if isContext(fld.Type) {
+						for _, id := range fld.Names {
+							bad(id)
+						}
+					}
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				fields(n.Type.Params, n.Type.Results)
+			case *ast.FuncLit:
+				fields(n.Type.Params, n.Type.Results)
+			case *ast.ValueSpec:
+				if n.Type != nil && isContext(n.Type) {
+					for _, id := range n.Names {
+						bad(id)
+					}
+				}
+			case *ast.AssignStmt:
+				if n.Tok != token.DEFINE || len(n.Rhs) != 1 {
+					return true
+				}
+				call, ok := n.Rhs[0].(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				s, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if x, ok := s.X.(*ast.Ident); ok && x.Name == pkg && (s.Sel.Name == "Background" || s.Sel.Name == "TODO" || strings.HasPrefix(s.Sel.Name, "With")) {
+					if id, ok := n.Lhs[0].(*ast.Ident); ok {
+						bad(id)
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no file importing context checked")
+	}
 }

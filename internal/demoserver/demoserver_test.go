@@ -22,8 +22,8 @@ const childEnv = "DEMOSERVER_TEST_STDIO_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := ServeStdio(ctx, Options{Name: "stdio-child"})
+		cx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := ServeStdio(cx, Options{Name: "stdio-child"})
 		stop()
 		if err != nil {
 			_, _ = os.Stderr.WriteString(err.Error() + "\n")
@@ -41,9 +41,9 @@ const waitTimeout = 30 * time.Second
 // testContext returns a context that ends with the test or after waitTimeout.
 func testContext(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	cx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	t.Cleanup(cancel)
-	return ctx
+	return cx
 }
 
 // receive waits for a value on ch, failing the test after waitTimeout.
@@ -93,9 +93,9 @@ func newClient(copts *mcp.ClientOptions) *mcp.Client {
 // client's default. The session is closed when the test ends.
 func connectMemory(t *testing.T, s *mcp.Server, copts *mcp.ClientOptions, protocol string) *mcp.ClientSession {
 	t.Helper()
-	ctx := testContext(t)
+	cx := testContext(t)
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
+	ss, err := s.Connect(cx, st, nil)
 	if err != nil {
 		t.Fatalf("server connect: %v", err)
 	}
@@ -103,7 +103,7 @@ func connectMemory(t *testing.T, s *mcp.Server, copts *mcp.ClientOptions, protoc
 	if protocol != "" {
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	}
-	cs, err := newClient(copts).Connect(ctx, ct, sopts)
+	cs, err := newClient(copts).Connect(cx, ct, sopts)
 	if err != nil {
 		_ = ss.Close()
 		t.Fatalf("client connect: %v", err)

@@ -13,23 +13,23 @@ import (
 
 // ExampleNew connects a client to a demo server in memory and calls echo.
 func ExampleNew() {
-	ctx := context.Background()
+	cx := context.Background()
 	server := demoserver.New(demoserver.Options{})
 	serverTransport, clientTransport := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(ctx, serverTransport, nil)
+	ss, err := server.Connect(cx, serverTransport, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer func() { _ = ss.Wait() }()
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, clientTransport, nil)
+	cs, err := client.Connect(cx, clientTransport, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer func() { _ = cs.Close() }()
 
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+	res, err := cs.CallTool(cx, &mcp.CallToolParams{
 		Name:      "echo",
 		Arguments: map[string]any{"text": "hello from the demo server"},
 	})
@@ -46,18 +46,18 @@ func ExampleNew() {
 // ExampleHandler serves the demo server over Streamable HTTP and adds two
 // numbers, reading the structured result.
 func ExampleHandler() {
-	ctx := context.Background()
+	cx := context.Background()
 	ts := httptest.NewServer(demoserver.Handler(demoserver.Options{}))
 	defer ts.Close()
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	cs, err := client.Connect(cx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer func() { _ = cs.Close() }()
 
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+	res, err := cs.CallTool(cx, &mcp.CallToolParams{
 		Name:      "add",
 		Arguments: map[string]any{"a": 2, "b": 40},
 	})

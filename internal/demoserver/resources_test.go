@@ -32,9 +32,9 @@ func read(t *testing.T, cs *mcp.ClientSession, uri string) *mcp.ResourceContents
 func TestResources(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr transport) {
 		cs := tr.connect(t, Options{Name: "res-test"}, nil)
-		ctx := testContext(t)
+		cx := testContext(t)
 
-		list, err := cs.ListResources(ctx, nil)
+		list, err := cs.ListResources(cx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestResources(t *testing.T) {
 		}
 		checkPNG(t, logo.Blob)
 
-		templates, err := cs.ListResourceTemplates(ctx, nil)
+		templates, err := cs.ListResourceTemplates(cx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestResources(t *testing.T) {
 		}
 
 		for _, uri := range []string{"demo://missing", "demo://notes/", "other://readme"} {
-			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			_, err := cs.ReadResource(cx, &mcp.ReadResourceParams{URI: uri})
 			var werr *jsonrpc.Error
 			if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
 				t.Errorf("read %s: %v, want resource not found", uri, err)

@@ -26,24 +26,24 @@ const shutdownTimeout = 5 * time.Second
 //
 // Nothing but protocol messages is written to stdout; logs go to
 // [Options.Logger].
-func ServeStdio(ctx context.Context, opts Options) error {
-	return serveTransport(ctx, opts, &mcp.StdioTransport{})
+func ServeStdio(cx context.Context, opts Options) error {
+	return serveTransport(cx, opts, &mcp.StdioTransport{})
 }
 
 // ServeIO is [ServeStdio] over the given streams instead of the process's stdin and
 // stdout: it serves one session read from r and written to w until ctx is done or r ends.
-func ServeIO(ctx context.Context, opts Options, r io.ReadCloser, w io.WriteCloser) error {
-	return serveTransport(ctx, opts, &mcp.IOTransport{Reader: r, Writer: w})
+func ServeIO(cx context.Context, opts Options, r io.ReadCloser, w io.WriteCloser) error {
+	return serveTransport(cx, opts, &mcp.IOTransport{Reader: r, Writer: w})
 }
 
 // serveTransport runs one session of a fresh server over t.
-func serveTransport(ctx context.Context, opts Options, t mcp.Transport) error {
+func serveTransport(cx context.Context, opts Options, t mcp.Transport) error {
 	opts = opts.withDefaults()
-	err := newServer(opts, ctx.Done()).Run(ctx, t)
+	err := newServer(opts, cx.Done()).Run(cx, t)
 	switch {
 	case err == nil, errors.Is(err, io.EOF):
 		return nil
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+	case cx.Err() != nil && errors.Is(err, cx.Err()):
 		return nil
 	}
 	return fmt.Errorf("demoserver: serving stdio: %w", err)
@@ -99,14 +99,14 @@ func streamableHandler(s *mcp.Server, opts Options) *mcp.StreamableHTTPHandler {
 // addr is host:port. An empty host means the loopback address 127.0.0.1, not
 // every interface ("0.0.0.0:8080" listens on all of them), and an empty addr
 // means 127.0.0.1 on a free port.
-func ServeHTTP(ctx context.Context, addr string, opts Options) error {
+func ServeHTTP(cx context.Context, addr string, opts Options) error {
 	addr = listenAddr(addr)
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	ln, err := lc.Listen(cx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("demoserver: listening on %s: %w", addr, err)
 	}
-	return serveHTTP(ctx, ln, opts, os.Stderr)
+	return serveHTTP(cx, ln, opts, os.Stderr)
 }
 
 // listenAddr applies ServeHTTP's loopback defaults to addr.
@@ -126,9 +126,9 @@ func listenAddr(addr string) string {
 
 // serveHTTP serves the demo server on ln (which it closes) until ctx is done,
 // announcing the URL on out.
-func serveHTTP(ctx context.Context, ln net.Listener, opts Options, out io.Writer) error {
+func serveHTTP(cx context.Context, ln net.Listener, opts Options, out io.Writer) error {
 	opts = opts.withDefaults()
-	srv := newServer(opts, ctx.Done())
+	srv := newServer(opts, cx.Done())
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", streamableHandler(srv, opts))
 	hs := &http.Server{
@@ -154,12 +154,12 @@ func serveHTTP(ctx context.Context, ln net.Listener, opts Options, out io.Writer
 	case err := <-served:
 		closeSessions(srv)
 		return fmt.Errorf("demoserver: serving HTTP on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
+	case <-cx.Done():
 	}
 
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	scx, cancel := context.WithTimeout(context.WithoutCancel(cx), shutdownTimeout)
 	defer cancel()
-	err := hs.Shutdown(sctx)
+	err := hs.Shutdown(scx)
 	if err != nil {
 		opts.Logger.Warn("demo server: graceful shutdown timed out, closing connections",
 			slog.String("url", url), slog.Any("err", err))

@@ -47,11 +47,11 @@ func TestServeStdioSubprocess(t *testing.T) {
 
 // serveInMemory runs serveTransport over an in-memory transport and connects
 // a client; the returned channel yields serveTransport's result.
-func serveInMemory(t *testing.T, ctx context.Context, opts Options, copts *mcp.ClientOptions) (*mcp.ClientSession, <-chan error) {
+func serveInMemory(t *testing.T, cx context.Context, opts Options, copts *mcp.ClientOptions) (*mcp.ClientSession, <-chan error) {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
-	go func() { served <- serveTransport(ctx, opts, st) }()
+	go func() { served <- serveTransport(cx, opts, st) }()
 	cs, err := newClient(copts).Connect(testContext(t), ct, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -69,11 +69,11 @@ func TestServeTransportEndsOnEOF(t *testing.T) {
 }
 
 func TestServeTransportStopsSlowCallsOnCancel(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logs := newLogRecorder("slow: interrupted")
 	copts, progress := progressRecorder()
-	cs, served := serveInMemory(t, ctx, Options{Logger: slog.New(logs)}, copts)
+	cs, served := serveInMemory(t, cx, Options{Logger: slog.New(logs)}, copts)
 	defer func() { _ = cs.Close() }()
 
 	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": maxSlowMillis}}
@@ -115,11 +115,11 @@ func TestServeHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	lines := make(lineWriter, 1)
 	served := make(chan error, 1)
-	go func() { served <- serveHTTP(ctx, ln, Options{}, lines) }()
+	go func() { served <- serveHTTP(cx, ln, Options{}, lines) }()
 
 	url := strings.TrimSpace(receive(t, lines, "the URL"))
 	if want := "http://" + ln.Addr().String() + "/mcp"; url != want {
@@ -225,15 +225,15 @@ func TestHandlerSharesOneServer(t *testing.T) {
 func TestServeIO(t *testing.T) {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ServeIO(ctx, Options{}, sr, sw) }()
+	go func() { done <- ServeIO(cx, Options{}, sr, sw) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	cs, err := client.Connect(cx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "io"}})
+	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "io"}})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "io" {
 		t.Fatalf("echo: %v %v", res, err)
 	}

@@ -204,7 +204,7 @@ func progressInterval(total time.Duration) time.Duration {
 	return min(max(total/10, 10*time.Millisecond), time.Second)
 }
 
-func (d *demo) slow(ctx context.Context, req *mcp.CallToolRequest, in slowInput) (*mcp.CallToolResult, any, error) {
+func (d *demo) slow(cx context.Context, req *mcp.CallToolRequest, in slowInput) (*mcp.CallToolResult, any, error) {
 	total := time.Duration(in.Ms) * time.Millisecond
 	token := req.Params.GetProgressToken()
 	start := time.Now()
@@ -219,7 +219,7 @@ func (d *demo) slow(ctx context.Context, req *mcp.CallToolRequest, in slowInput)
 			return
 		}
 		sent = float64(done)
-		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+		err := req.Session.NotifyProgress(cx, &mcp.ProgressNotificationParams{
 			ProgressToken: token,
 			Progress:      float64(done),
 			Total:         float64(in.Ms),
@@ -241,9 +241,9 @@ func (d *demo) slow(ctx context.Context, req *mcp.CallToolRequest, in slowInput)
 	}
 	for {
 		select {
-		case <-ctx.Done():
+		case <-cx.Done():
 			elapsed := time.Since(start)
-			cause := context.Cause(ctx)
+			cause := context.Cause(cx)
 			d.logger.Info("slow: cancelled",
 				slog.Int("ms", in.Ms), slog.Duration("elapsed", elapsed), slog.Any("cause", cause))
 			return nil, nil, fmt.Errorf("slow: cancelled after %d of %d ms: %w", elapsed.Milliseconds(), in.Ms, cause)

@@ -273,13 +273,13 @@ func TestSlowCancellation(t *testing.T) {
 		copts, progress := progressRecorder()
 		cs := tr.connect(t, Options{Logger: slog.New(logs)}, copts)
 
-		ctx, cancel := context.WithCancel(testContext(t))
+		cx, cancel := context.WithCancel(testContext(t))
 		defer cancel()
 		params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": maxSlowMillis}}
 		params.SetProgressToken(7)
 		done := make(chan error, 1)
 		go func() {
-			_, err := cs.CallTool(ctx, params)
+			_, err := cs.CallTool(cx, params)
 			done <- err
 		}()
 
@@ -374,13 +374,13 @@ func TestAddToolIsPerServer(t *testing.T) {
 func TestPagination(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr transport) {
 		cs := tr.connect(t, Options{PageSize: 2}, nil)
-		ctx := testContext(t)
+		cx := testContext(t)
 
 		var names []string
 		var sizes []int
 		cursor := ""
 		for {
-			res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+			res, err := cs.ListTools(cx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -403,7 +403,7 @@ func TestPagination(t *testing.T) {
 		sizes = nil
 		cursor = ""
 		for {
-			res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+			res, err := cs.ListResources(cx, &mcp.ListResourcesParams{Cursor: cursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -424,7 +424,7 @@ func TestPagination(t *testing.T) {
 
 		// The SDK's iterator follows the cursors too.
 		n := 0
-		for _, err := range cs.Tools(ctx, nil) {
+		for _, err := range cs.Tools(cx, nil) {
 			if err != nil {
 				t.Fatal(err)
 			}

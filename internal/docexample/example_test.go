@@ -102,9 +102,9 @@ func (c closer) Close() error {
 var (
 	polling = make(chan struct{}) // closed when poll runs
 	dial    = func(context.Context) (io.Closer, error) { return closer("connection"), nil }
-	poll    = func(run context.Context, _ io.Closer) error {
+	poll    = func(runcx context.Context, _ io.Closer) error {
 		close(polling)
-		<-run.Done()
+		<-runcx.Done()
 		fmt.Println("poller stopped")
 		return nil
 	}
@@ -119,8 +119,8 @@ func holdResources(c *ctx.Context) error {
 	if _, err := c.Defer("close connection", func(context.Context) error { return conn.Close() }); err != nil {
 		return err // the scope is already unloading: Defer has closed conn at once
 	}
-	if _, err := c.Go("poller", func(run context.Context) error { // cancelled and joined on unload
-		return poll(run, conn)
+	if _, err := c.Go("poller", func(runcx context.Context) error { // cancelled and joined on unload
+		return poll(runcx, conn)
 	}); err != nil {
 		return err
 	}

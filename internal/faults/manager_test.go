@@ -116,8 +116,8 @@ func TestSettingsEditsRaceRestartsAndProbes(t *testing.T) {
 		defer wg.Done()
 		r := rand.New(rand.NewPCG(3, 4))
 		for range 40 {
-			c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			err := m.Restart(c, names[r.IntN(len(names))])
+			cx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err := m.Restart(cx, names[r.IntN(len(names))])
 			cancel()
 			if !expected(err) {
 				t.Errorf("restart: %v", err)
@@ -130,8 +130,8 @@ func TestSettingsEditsRaceRestartsAndProbes(t *testing.T) {
 		defer wg.Done()
 		r := rand.New(rand.NewPCG(5, 6))
 		for range 20 {
-			c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			res, err := m.Probe(c, names[r.IntN(len(names))], mcpmanager.ProbeOptions{BudgetMs: 20_000})
+			cx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			res, err := m.Probe(cx, names[r.IntN(len(names))], mcpmanager.ProbeOptions{BudgetMs: 20_000})
 			cancel()
 			switch {
 			case !expected(err):
@@ -209,10 +209,10 @@ func statusOf(s mcpmanager.Snapshot, name string) mcpmanager.State {
 // waitSnapshot waits until pred holds for the manager's snapshot.
 func waitSnapshot(t *testing.T, m *mcpmanager.Manager, what string, pred func(mcpmanager.Snapshot) bool) mcpmanager.Snapshot {
 	t.Helper()
-	c, cancel := context.WithTimeout(context.Background(), waitBound)
+	cx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
 	var last mcpmanager.Snapshot
-	for snap := range m.Watch(c) {
+	for snap := range m.Watch(cx) {
 		if last = snap; pred(snap) {
 			return snap
 		}

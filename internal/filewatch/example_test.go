@@ -27,9 +27,9 @@ func Example() {
 		default:
 		}
 	}})
-	c, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = w.Run(c) })
+	wg.Go(func() { _ = w.Run(cx) })
 
 	if err := os.WriteFile(path, []byte("plugins: {}\n"), 0o600); err != nil {
 		panic(err)

@@ -116,7 +116,7 @@ func (w *Watch) relevant(ev fsnotify.Event) bool {
 // Run is the watch loop, until run is done: any relevant change restarts the debounce
 // timer, and OnChange is called when the timer fires. It always returns nil (the signature
 // of a scope's goroutine).
-func (w *Watch) Run(run context.Context) error {
+func (w *Watch) Run(runcx context.Context) error {
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
 	poll := time.NewTicker(PollInterval)
@@ -134,7 +134,7 @@ func (w *Watch) Run(run context.Context) error {
 			events, errs = w.w.Events, w.w.Errors
 		}
 		select {
-		case <-run.Done():
+		case <-runcx.Done():
 			return nil
 		case ev, ok := <-events:
 			if !ok {

@@ -22,9 +22,9 @@ func TestWatchReportsChanges(t *testing.T) {
 	path := filepath.Join(dir, "sub", "profile.yaml")
 	changed := make(chan struct{}, 16)
 	w := filewatch.New(path, filewatch.Options{Debounce: time.Millisecond, OnChange: func() { changed <- struct{}{} }})
-	c, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = w.Run(c) })
+	wg.Go(func() { _ = w.Run(cx) })
 	defer func() { cancel(); wg.Wait() }()
 
 	wait := func(what string) {

@@ -131,14 +131,14 @@ func ts(t *testing.T, url string, ops ...any) tsOut {
 func tsAnswering(t *testing.T, url string, answers map[string]any, ops ...any) tsOut {
 	t.Helper()
 	b, _ := json.Marshal(ops)
-	c, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	cx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	args := []string{"client.mjs", url, token, string(b)}
 	if answers != nil {
 		a, _ := json.Marshal(answers)
 		args = append(args, string(a))
 	}
-	cmd := exec.CommandContext(c, node(t), args...)
+	cmd := exec.CommandContext(cx, node(t), args...)
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -213,9 +213,9 @@ func TestInspectorCLI(t *testing.T) {
 	base := gatewayURL(t)
 	inspect := func(url string, args ...string) string {
 		t.Helper()
-		c, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		cx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(c, node(t), append([]string{entry, url, "--transport", "http", "--header", "Authorization: Bearer " + token}, args...)...)
+		cmd := exec.CommandContext(cx, node(t), append([]string{entry, url, "--transport", "http", "--header", "Authorization: Bearer " + token}, args...)...)
 		// The CLI reads its own package.json through a path relative to the working
 		// directory: run it from its build directory.
 		cmd.Dir = filepath.Dir(entry)

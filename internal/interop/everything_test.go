@@ -431,7 +431,7 @@ func testTapped(t *testing.T, p *tap, cfg mcpclient.Config) {
 
 	t.Run("cancel trigger-long-running-operation", func(t *testing.T) {
 		const raw = "trigger-long-running-operation"
-		callCtx, cancel := context.WithCancel(context.Background())
+		callcx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		type outcome struct {
 			res *toolregistry.Result
@@ -440,7 +440,7 @@ func testTapped(t *testing.T, p *tap, cfg mcpclient.Config) {
 		done := make(chan outcome, 1)
 		go func() {
 			args := fmt.Sprintf(`{"duration":%d,"steps":1}`, longOperation)
-			res, err := e.reg.Execute(callCtx, e.root, public(raw), json.RawMessage(args), toolregistry.ExecOptions{})
+			res, err := e.reg.Execute(callcx, e.root, public(raw), json.RawMessage(args), toolregistry.ExecOptions{})
 			done <- outcome{res, err}
 		}()
 		isCall := func(ev event) bool { return ev.Method == "tools/call" && ev.Tool == raw }

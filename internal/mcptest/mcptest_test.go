@@ -18,9 +18,9 @@ import (
 func TestMain(m *testing.M) { mcptest.Main(m) }
 
 func wait(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	return c
+	return cx
 }
 
 // whoami connects over tr and calls whoami.
@@ -74,10 +74,10 @@ func TestStdioEvents(t *testing.T) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stderr = os.Stderr
-	c, cancel := context.WithCancel(wait(t))
+	cx, cancel := context.WithCancel(wait(t))
 	done := make(chan error, 1)
 	go func() {
-		_, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(c, &mcp.CommandTransport{Command: cmd}, nil)
+		_, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(cx, &mcp.CommandTransport{Command: cmd}, nil)
 		done <- err
 	}()
 	start := ev.Wait(t, 0, "start")

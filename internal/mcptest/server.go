@@ -98,7 +98,7 @@ func NewControlled(label string) (*mcp.Server, *Control) {
 	impl := Implementation
 	s := mcp.NewServer(&impl, &mcp.ServerOptions{Instructions: Instructions})
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "tools/list":
 				ctl.lists.Add(1)
@@ -107,19 +107,19 @@ func NewControlled(label string) (*mcp.Server, *Control) {
 				ctl.cancelled.Add(1)
 				emit("cancelled")
 			}
-			return next(c, method, req)
+			return next(cx, method, req)
 		}
 	})
 	// The SDK debounces list_changed; this multiplies the one notification it sends after
 	// storm into the burst.
 	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "notifications/tools/list_changed" {
-				return next(c, method, req)
+				return next(cx, method, req)
 			}
 			n := max(ctl.storm.Swap(0), 1)
 			for range n {
-				if res, err := next(c, method, req); err != nil {
+				if res, err := next(cx, method, req); err != nil {
 					return res, err
 				}
 			}
@@ -153,12 +153,12 @@ func NewControlled(label string) (*mcp.Server, *Control) {
 			return text(strings.Repeat("0123456789abcde\n", BigResultBytes/16)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "block", Description: "never answers; ends when cancelled"},
-		func(c context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		func(cx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			emit("call")
 			select {
-			case <-c.Done():
+			case <-cx.Done():
 				ctl.aborted.Add(1)
-				return nil, nil, c.Err()
+				return nil, nil, cx.Err()
 			case <-ctl.stop:
 				return text("released"), nil, nil
 			}

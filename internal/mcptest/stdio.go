@@ -117,27 +117,27 @@ func serve(mode Mode) int {
 	case CrashLoop:
 		var once atomic.Bool
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if method == "tools/list" && once.CompareAndSwap(false, true) {
 					time.AfterFunc(100*time.Millisecond, func() {
 						fmt.Fprintf(os.Stderr, "panic: crash loop (%s)\n", CrashLoopMarker)
 						os.Exit(4)
 					})
 				}
-				return next(c, method, req)
+				return next(cx, method, req)
 			}
 		})
 	case Hang:
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if method == "initialize" || method == "server/discover" {
 					// The handshake (initialize, or discovery for 2026-07-28 clients)
 					// is never answered; the request ends with the connection.
 					emit("initialize")
-					<-c.Done()
-					return nil, c.Err()
+					<-cx.Done()
+					return nil, cx.Err()
 				}
-				return next(c, method, req)
+				return next(cx, method, req)
 			}
 		})
 	case NeverInitialize:

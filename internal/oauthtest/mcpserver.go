@@ -92,7 +92,7 @@ func NewServer(t testing.TB, p *Provider, s *Server, opts ServerOptions) *Server
 	s.required.Store(&scopes)
 	mcpSrv := mcp.NewServer(&mcp.Implementation{Name: "oauth-test-server", Version: "1.0.0"}, nil)
 	mcp.AddTool(mcpSrv, &mcp.Tool{Name: "whoami", Description: "returns the token's subject and scopes"},
-		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			ti := req.Extra.TokenInfo
 			text := "anonymous"
 			if ti != nil {
@@ -188,14 +188,14 @@ func (s *Server) Rejects() int {
 	return s.rejects
 }
 
-func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+func (s *Server) verify(cx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	s.mu.Lock()
 	refused := s.refused[token]
 	s.mu.Unlock()
 	if refused {
 		return nil, fmt.Errorf("%w: refused by the test", auth.ErrInvalidToken)
 	}
-	info, err := s.provider.Introspect(ctx, IntrospectorID, IntrospectorSecret, token)
+	info, err := s.provider.Introspect(cx, IntrospectorID, IntrospectorSecret, token)
 	if err != nil {
 		return nil, err
 	}

@@ -185,26 +185,26 @@ func (p *Provider) TokenRequests() []TokenRequest {
 
 // Introspect asks the provider about token with the given client's credentials
 // (RFC 7662) and returns the decoded answer.
-func (p *Provider) Introspect(ctx context.Context, clientID, secret, token string) (map[string]any, error) {
+func (p *Provider) Introspect(cx context.Context, clientID, secret, token string) (map[string]any, error) {
 	var out map[string]any
-	return out, p.post(ctx, "/token/introspection", clientID, secret, token, &out)
+	return out, p.post(cx, "/token/introspection", clientID, secret, token, &out)
 }
 
 // Revoke revokes token at the provider (RFC 7009) with the given client's credentials.
 // oidc-provider revokes the whole grant with it, refresh tokens included.
-func (p *Provider) Revoke(ctx context.Context, clientID, secret, token string) error {
-	return p.post(ctx, "/token/revocation", clientID, secret, token, nil)
+func (p *Provider) Revoke(cx context.Context, clientID, secret, token string) error {
+	return p.post(cx, "/token/revocation", clientID, secret, token, nil)
 }
 
 // post sends token to one of the provider's token management endpoints as the client
 // (HTTP Basic with a secret; client_id in the body for a public client) and decodes the
 // JSON answer into out unless it is nil.
-func (p *Provider) post(ctx context.Context, path, clientID, secret, token string, out any) error {
+func (p *Provider) post(cx context.Context, path, clientID, secret, token string, out any) error {
 	form := url.Values{"token": {token}}
 	if secret == "" {
 		form.Set("client_id", clientID)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.Issuer+path, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(cx, http.MethodPost, p.Issuer+path, strings.NewReader(form.Encode()))
 	if err != nil {
 		return err
 	}
@@ -237,9 +237,9 @@ func BrowserMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "oauthtest browser: want one URL argument")
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	cx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := Browse(ctx, args[0]); err != nil {
+	if err := Browse(cx, args[0]); err != nil {
 		fmt.Fprintln(os.Stderr, "oauthtest browser:", err)
 		return 1
 	}
@@ -257,10 +257,10 @@ var (
 // submits every form the provider shows (the login form with user "alice", then the
 // consent form) until a page without a form is reached, which is the redirect target's
 // (the client's loopback listener) answer. It fails when that answer is not 200.
-func Browse(ctx context.Context, authURL string) error {
+func Browse(cx context.Context, authURL string) error {
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	req, err := http.NewRequestWithContext(cx, http.MethodGet, authURL, nil)
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ func Browse(ctx context.Context, authURL string) error {
 			}
 			form.Set(string(n[1]), v)
 		}
-		req, err = http.NewRequestWithContext(ctx, http.MethodPost, action.String(), strings.NewReader(form.Encode()))
+		req, err = http.NewRequestWithContext(cx, http.MethodPost, action.String(), strings.NewReader(form.Encode()))
 		if err != nil {
 			return err
 		}

@@ -257,9 +257,9 @@ func TestOneAtATime(t *testing.T) {
 	ch1 := ask(t.Context(), r, first)
 	s.Expect("First\r\n")
 	ch2 := ask(t.Context(), r, second)
-	gone, cancel := context.WithCancel(t.Context())
+	gonecx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := r.Elicit(gone, second); !errors.Is(err, context.Canceled) {
+	if _, err := r.Elicit(gonecx, second); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a request whose context ended while waiting: %v", err)
 	}
 	s.Type("\r\r")
@@ -284,10 +284,10 @@ func TestURL(t *testing.T) {
 		opened = append(opened, u)
 		return nil
 	}})
-	call, end := context.WithCancel(t.Context())
+	callcx, end := context.WithCancel(t.Context())
 	defer end()
 	req := &elicitation.Request{Server: "demo", Mode: elicitation.ModeURL, Message: "Confirm\x1b[2J on the demo page.",
-		URL: "https://example.com/confirm?id=demo-1", ID: "demo-1", Call: call}
+		URL: "https://example.com/confirm?id=demo-1", ID: "demo-1", Call: callcx}
 	ch := ask(t.Context(), r, req)
 	s.Expect("demo asks you to open a page: Confirm\\x1b[2J on the demo page.\r\n  https://example.com/confirm?id=demo-1\r\n  (on example.com)\r\n")
 	s.Expect("Open it in the browser? [Y/n/cancel] ")

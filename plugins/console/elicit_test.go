@@ -90,13 +90,13 @@ func testResponder(t *testing.T, root *ctx.Context) {
 	if !ok || m.Stream == nil {
 		t.Fatal("no console/elicitations stream")
 	}
-	sc, stop := context.WithCancel(ctxtest.Wait(t))
+	scx, stop := context.WithCancel(ctxtest.Wait(t))
 	vals := make(chan console.Elicitation, 16)
 	ended := make(chan error, 1)
 	subscribed := make(chan struct{})
 	go func() {
 		close(subscribed)
-		ended <- m.Stream(sc, nil, func(v any) error { vals <- v.(console.Elicitation); return nil })
+		ended <- m.Stream(scx, nil, func(v any) error { vals <- v.(console.Elicitation); return nil })
 	}()
 	<-subscribed
 	answered := make(chan *elicitation.Response, 1)

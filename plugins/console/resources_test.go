@@ -53,12 +53,12 @@ func TestSubscribe(t *testing.T) {
 	if !ok || m.Stream == nil {
 		t.Fatal("no console/subscribe stream")
 	}
-	sc, cancel := context.WithCancel(ctxtest.Wait(t))
+	scx, cancel := context.WithCancel(ctxtest.Wait(t))
 	defer cancel()
 	values := make(chan console.ResourceUpdate, 4)
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Stream(sc, json.RawMessage(`{"server":"demo","uri":"demo://config.json"}`), func(v any) error {
+		done <- m.Stream(scx, json.RawMessage(`{"server":"demo","uri":"demo://config.json"}`), func(v any) error {
 			values <- v.(console.ResourceUpdate)
 			return nil
 		})

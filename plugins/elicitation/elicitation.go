@@ -116,8 +116,8 @@ type directedKey struct{}
 // WithResponder returns a context for a call (a tool call, a resource read) whose
 // elicitations go to r before any scoped responder: a gateway passes its downstream
 // session's responder this way.
-func WithResponder(parent context.Context, r Responder) context.Context {
-	return context.WithValue(parent, directedKey{}, r)
+func WithResponder(pcx context.Context, r Responder) context.Context {
+	return context.WithValue(pcx, directedKey{}, r)
 }
 
 // directed returns the responder set by WithResponder on cx, or nil.

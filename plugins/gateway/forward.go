@@ -280,12 +280,12 @@ func (d *downstream) roots(cx context.Context) ([]*mcp.Root, error) { //nolint:s
 func (d *downstream) related(cx context.Context) (context.Context, context.CancelFunc) {
 	rcx, cancel := context.WithCancelCause(cx)
 	idle := d.g.idle(d.ss)
-	if _, err := d.g.life.Go("gateway:request:"+d.ss.ID(), func(run context.Context) error {
+	if _, err := d.g.life.Go("gateway:request:"+d.ss.ID(), func(runcx context.Context) error {
 		select {
 		case <-idle:
 			cancel(errCallsEnded)
 		case <-rcx.Done():
-		case <-run.Done():
+		case <-runcx.Done():
 			cancel(errClosed)
 		}
 		return nil

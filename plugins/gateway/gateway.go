@@ -240,8 +240,8 @@ type worker struct {
 
 // newWorker makes a route's worker running sync, an effect of the gateway.
 func (g *Gateway) newWorker(label string, sync func(context.Context)) worker {
-	w, stop, err := g.life.NewWorker("gateway:"+label, func(run context.Context) error {
-		cx, cancel := context.WithTimeout(run, syncTimeout)
+	w, stop, err := g.life.NewWorker("gateway:"+label, func(runcx context.Context) error {
+		cx, cancel := context.WithTimeout(runcx, syncTimeout)
 		defer cancel()
 		sync(cx)
 		return nil

@@ -205,12 +205,12 @@ func (r *reaper) run(interval time.Duration) {
 	if r.timeout <= 0 {
 		return
 	}
-	_, _ = r.g.life.Go("gateway:reaper", func(run context.Context) error {
+	_, _ = r.g.life.Go("gateway:reaper", func(runcx context.Context) error {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
-			case <-run.Done():
+			case <-runcx.Done():
 				return nil
 			case <-t.C:
 				r.reap(r.now())

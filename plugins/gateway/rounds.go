@@ -106,9 +106,9 @@ func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, s
 	bcx = elicitation.WithResponder(bcx, rc)
 	bcx = sampling.WithSampler(bcx, rc)
 	bcx = mcpclient.WithRoots(bcx, rc.roots)
-	if _, err := g.life.Go("gateway:round:"+rc.progress, func(run context.Context) error {
+	if _, err := g.life.Go("gateway:round:"+rc.progress, func(runcx context.Context) error {
 		defer cancel()
-		defer context.AfterFunc(run, cancel)() // the gateway's close ends the call
+		defer context.AfterFunc(runcx, cancel)() // the gateway's close ends the call
 		res, err := work(bcx, mcp.Meta{"progressToken": rc.progress})
 		rc.result <- roundEnd{res, err}
 		return nil

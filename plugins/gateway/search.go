@@ -173,10 +173,10 @@ func (r *searchRoute) startServers(res *toolregistry.Result) {
 		if !ok || !u.Lazy() {
 			continue
 		}
-		_, _ = r.g.life.Go("gateway:start:"+h.Server, func(run context.Context) error {
-			cx, cancel := context.WithTimeout(run, 2*time.Minute)
+		_, _ = r.g.life.Go("gateway:start:"+h.Server, func(runcx context.Context) error {
+			cx, cancel := context.WithTimeout(runcx, 2*time.Minute)
 			defer cancel()
-			if err := u.Start(cx); err != nil && run.Err() == nil {
+			if err := u.Start(cx); err != nil && runcx.Err() == nil {
 				r.g.log.Debug("starting a found tool's lazy server failed; its first call says why", "server", h.Server, "err", err)
 			}
 			return nil

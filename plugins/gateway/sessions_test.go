@@ -31,11 +31,11 @@ func TestSessions(t *testing.T) {
 	if !ok || m.Stream == nil {
 		t.Fatal("no gateway/sessions stream")
 	}
-	sc, cancel := context.WithCancel(t.Context())
+	scx, cancel := context.WithCancel(t.Context())
 	snaps := make(chan gateway.SessionsSnapshot, 64)
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Stream(sc, nil, func(v any) error {
+		done <- m.Stream(scx, nil, func(v any) error {
 			snaps <- v.(gateway.SessionsSnapshot)
 			return nil
 		})
@@ -110,10 +110,10 @@ func TestSessions(t *testing.T) {
 	}
 
 	// A call in flight, cancelled by the client; then the session's end.
-	cc, cancelCall := context.WithCancel(t.Context())
+	ccx, cancelCall := context.WithCancel(t.Context())
 	callDone := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(cc, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
+		_, err := cs.CallTool(ccx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
 		callDone <- err
 	}()
 	await("slow in flight", func(s gateway.SessionsSnapshot) bool {

@@ -55,8 +55,8 @@ func (d *downstreamSubs) subscribe(cx context.Context, ss *mcp.ServerSession, u 
 	d.mu.Unlock()
 	if fresh {
 		// The session's watcher: the gateway's close ends the session, and so the watcher.
-		if _, err := d.g.life.Go("gateway:subscriptions", func(run context.Context) error {
-			defer context.AfterFunc(run, func() { _ = ss.Close() })()
+		if _, err := d.g.life.Go("gateway:subscriptions", func(runcx context.Context) error {
+			defer context.AfterFunc(runcx, func() { _ = ss.Close() })()
 			_ = ss.Wait()
 			d.releaseSession(ss)
 			return nil

@@ -96,7 +96,7 @@ type Options struct {
 	// Interactive lets a 401 start the browser flow; otherwise it yields [ErrNeedsAuth].
 	Interactive bool
 	// OpenURL shows the authorization URL to the user (nil: [OpenBrowser]).
-	OpenURL func(ctx context.Context, url string) error
+	OpenURL func(cx context.Context, url string) error
 	// Now is the clock for token expiry (nil: time.Now).
 	Now func() time.Time
 	// Logger receives diagnostics, never token values (nil: discard).
@@ -116,7 +116,7 @@ type EnterpriseOptions struct {
 	IdPClientSecret string
 	// IDToken returns the user's ID token from the identity provider (e.g. read from the
 	// file a single sign-on agent maintains).
-	IDToken func(ctx context.Context) (string, error)
+	IDToken func(cx context.Context) (string, error)
 }
 
 // Authorizer obtains, stores and refreshes the tokens of one MCP server entry. It is
@@ -239,32 +239,32 @@ func (a *Authorizer) PendingURL() string {
 }
 
 // LoggedIn reports whether a token (or a refresh token) is stored.
-func (a *Authorizer) LoggedIn(ctx context.Context) bool {
+func (a *Authorizer) LoggedIn(cx context.Context) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	rec, err := a.loadLocked(ctx)
+	rec, err := a.loadLocked(cx)
 	return err == nil && rec != nil && rec.Token != nil && (rec.Token.AccessToken != "" || rec.Token.RefreshToken != "")
 }
 
 // Logout revokes the stored tokens at the authorization server when it has a revocation
 // endpoint (RFC 7009; a failure there is logged, not returned) and deletes the stored
 // record (tokens and dynamic registration) of this entry.
-func (a *Authorizer) Logout(ctx context.Context) error {
+func (a *Authorizer) Logout(cx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if rec, err := a.loadLocked(ctx); err == nil && rec != nil && rec.Token != nil && rec.RevocationEndpoint != "" {
+	if rec, err := a.loadLocked(cx); err == nil && rec != nil && rec.Token != nil && rec.RevocationEndpoint != "" {
 		// The refresh token first: revoking it ends the grant, access tokens included.
 		for _, t := range []struct{ value, hint string }{{rec.Token.RefreshToken, "refresh_token"}, {rec.Token.AccessToken, "access_token"}} {
 			if t.value == "" {
 				continue
 			}
-			if err := a.revoke(ctx, rec, t.value, t.hint); err != nil {
+			if err := a.revoke(cx, rec, t.value, t.hint); err != nil {
 				a.log.Warn("mcp logout: revocation at the authorization server failed; the token is deleted locally",
 					"server", a.opts.ServerName, "err", err)
 			}
 		}
 	}
-	if err := Delete(ctx, a.opts.Store, a.key); err != nil {
+	if err := Delete(cx, a.opts.Store, a.key); err != nil {
 		return err
 	}
 	a.rec, a.loaded = nil, true
@@ -272,12 +272,12 @@ func (a *Authorizer) Logout(ctx context.Context) error {
 	return nil
 }
 
-func (a *Authorizer) loadLocked(ctx context.Context) (*Record, error) {
+func (a *Authorizer) loadLocked(cx context.Context) (*Record, error) {
 	gen, _ := changes.current(a.key)
 	if a.loaded && gen == a.gen {
 		return a.rec, nil
 	}
-	rec, err := a.opts.Store.Load(ctx, a.key)
+	rec, err := a.opts.Store.Load(cx, a.key)
 	if err != nil {
 		return nil, err
 	}
@@ -301,10 +301,10 @@ func (a *Authorizer) usable(t *Token) bool {
 // expire (and, for machine-to-machine grants with known endpoints, requesting a new one).
 // It returns "" when there is none: the request then goes out without one and a 401
 // starts the flow.
-func (a *Authorizer) AccessToken(ctx context.Context) (string, error) {
+func (a *Authorizer) AccessToken(cx context.Context) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	rec, err := a.loadLocked(ctx)
+	rec, err := a.loadLocked(cx)
 	if err != nil {
 		return "", err
 	}
@@ -312,14 +312,14 @@ func (a *Authorizer) AccessToken(ctx context.Context) (string, error) {
 		return rec.Token.AccessToken, nil
 	}
 	if rec != nil && rec.Token != nil && rec.Token.RefreshToken != "" && rec.TokenEndpoint != "" {
-		tok, err := a.refreshLocked(ctx, "")
+		tok, err := a.refreshLocked(cx, "")
 		if err == nil {
 			return tok, nil
 		}
 		a.log.Info("mcp token refresh failed", "server", a.opts.ServerName, "err", err)
 	}
 	if a.opts.Grant != GrantAuthorizationCode && rec != nil && rec.TokenEndpoint != "" {
-		if err := a.machineGrantLocked(ctx, nil, nil); err == nil && a.rec != nil && a.rec.Token != nil {
+		if err := a.machineGrantLocked(cx, nil, nil); err == nil && a.rec != nil && a.rec.Token != nil {
 			return a.rec.Token.AccessToken, nil
 		}
 	}
@@ -330,10 +330,10 @@ func (a *Authorizer) AccessToken(ctx context.Context) (string, error) {
 // another process or goroutine rotated it meanwhile, the stored (newer) token is adopted
 // instead, so a refresh token is never sent twice. rejected, when set, is an access
 // token the server refused: a stored token equal to it is not adopted.
-func (a *Authorizer) refreshLocked(ctx context.Context, rejected string) (string, error) {
+func (a *Authorizer) refreshLocked(cx context.Context, rejected string) (string, error) {
 	var out string
 	var refreshErr error
-	err := a.opts.Store.Update(ctx, a.key, func(cur *Record) (*Record, error) {
+	err := a.opts.Store.Update(cx, a.key, func(cur *Record) (*Record, error) {
 		if cur == nil || cur.Token == nil || cur.Token.RefreshToken == "" {
 			return cur, errors.New("no refresh token stored")
 		}
@@ -342,9 +342,9 @@ func (a *Authorizer) refreshLocked(ctx context.Context, rejected string) (string
 			out = cur.Token.AccessToken // someone else refreshed: adopt theirs
 			return cur, nil
 		}
-		tok, err := a.tokenRequest(ctx, cur, func(cfg *oauth2.Config, hctx context.Context) (*oauth2.Token, error) {
+		tok, err := a.tokenRequest(cx, cur, func(cfg *oauth2.Config, hcx context.Context) (*oauth2.Token, error) {
 			// x/oauth2 refreshes an expired token through its token source.
-			return cfg.TokenSource(hctx, &oauth2.Token{RefreshToken: cur.Token.RefreshToken, Expiry: time.Unix(1, 0)}).Token()
+			return cfg.TokenSource(hcx, &oauth2.Token{RefreshToken: cur.Token.RefreshToken, Expiry: time.Unix(1, 0)}).Token()
 		})
 		if err != nil {
 			refreshErr = err
@@ -363,7 +363,7 @@ func (a *Authorizer) refreshLocked(ctx context.Context, rejected string) (string
 		out = tok.AccessToken
 		return cur, nil
 	})
-	if rec, lerr := a.opts.Store.Load(ctx, a.key); lerr == nil {
+	if rec, lerr := a.opts.Store.Load(cx, a.key); lerr == nil {
 		a.rec, a.loaded = rec, true
 	}
 	if refreshErr != nil {
@@ -379,10 +379,10 @@ func (a *Authorizer) refreshLocked(ctx context.Context, rejected string) (string
 
 // tokenRequest runs one token endpoint request for rec's client with do and converts the
 // answer. Expiry is computed with the Authorizer's clock.
-func (a *Authorizer) tokenRequest(ctx context.Context, rec *Record, do func(*oauth2.Config, context.Context) (*oauth2.Token, error)) (*Token, error) {
+func (a *Authorizer) tokenRequest(cx context.Context, rec *Record, do func(*oauth2.Config, context.Context) (*oauth2.Token, error)) (*Token, error) {
 	cfg := a.oauthConfig(rec, "", nil)
-	hctx := context.WithValue(ctx, oauth2.HTTPClient, a.opts.HTTPClient)
-	t, err := do(cfg, hctx)
+	hcx := context.WithValue(cx, oauth2.HTTPClient, a.opts.HTTPClient)
+	t, err := do(cfg, hcx)
 	if err != nil {
 		return nil, err
 	}
@@ -500,8 +500,8 @@ func (a *Authorizer) recordFor(md *Metadata, rec *Record) *Record {
 }
 
 // discover runs [Discover] and caches the result.
-func (a *Authorizer) discover(ctx context.Context, challenges []oauthex.Challenge) (*Metadata, error) {
-	md, err := Discover(ctx, a.opts.HTTPClient, a.opts.ServerURL, challenges)
+func (a *Authorizer) discover(cx context.Context, challenges []oauthex.Challenge) (*Metadata, error) {
+	md, err := Discover(cx, a.opts.HTTPClient, a.opts.ServerURL, challenges)
 	if err != nil {
 		return nil, &AuthError{Server: a.opts.ServerName, Step: "discovery", Err: err}
 	}
@@ -519,9 +519,9 @@ func (a *Authorizer) discover(ctx context.Context, challenges []oauthex.Challeng
 // without a token: its resource_metadata URL and its scope are used. When that challenge
 // said insufficient_scope, the login asks for the union of the granted and the challenged
 // scopes (step-up). It returns when the token is stored.
-func (a *Authorizer) Login(ctx context.Context) error {
+func (a *Authorizer) Login(cx context.Context) error {
 	a.mu.Lock()
-	rec, err := a.loadLocked(ctx)
+	rec, err := a.loadLocked(cx)
 	a.mu.Unlock()
 	if err != nil {
 		return err
@@ -529,33 +529,33 @@ func (a *Authorizer) Login(ctx context.Context) error {
 	var challenges []oauthex.Challenge
 	if rec != nil && rec.Challenge != nil {
 		challenges = rec.Challenge.challenges()
-	} else if challenges, err = a.challenge(ctx); err != nil {
+	} else if challenges, err = a.challenge(cx); err != nil {
 		return err
 	}
-	return a.authorize(ctx, challenges, challengeError(challenges) == "insufficient_scope")
+	return a.authorize(cx, challenges, challengeError(challenges) == "insufficient_scope")
 }
 
 // challenge runs the start of an MCP session without a token (the go-sdk client: initialize,
 // then tools/list, as a client would) and returns the WWW-Authenticate challenges of the
 // first answer that refused it (none when the server answered everything).
-func (a *Authorizer) challenge(ctx context.Context) ([]oauthex.Challenge, error) {
+func (a *Authorizer) challenge(cx context.Context) ([]oauthex.Challenge, error) {
 	base := a.opts.HTTPClient.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	ct := &captureChallenge{base: base}
 	client := mcp.NewClient(&mcp.Implementation{Name: a.opts.ClientName, Version: "login"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+	cs, err := client.Connect(cx, &mcp.StreamableClientTransport{
 		Endpoint: a.opts.ServerURL, HTTPClient: &http.Client{Transport: ct}, DisableStandaloneSSE: true, MaxRetries: -1,
 	}, nil)
 	if err == nil {
-		_, _ = cs.ListTools(ctx, nil)
+		_, _ = cs.ListTools(cx, nil)
 		_ = cs.Close()
 	}
 	if c := ct.get(); c != nil {
 		return c, nil
 	}
-	if err != nil && ctx.Err() != nil {
+	if err != nil && cx.Err() != nil {
 		return nil, &AuthError{Server: a.opts.ServerName, Step: "discovery", Err: err}
 	}
 	return nil, nil
@@ -594,17 +594,17 @@ var errChallenged = errors.New("the server asks for authorization")
 
 // noteChallenge stores the Bearer challenge of a refused request, when it differs from
 // the stored one, so the next login starts from it.
-func (a *Authorizer) noteChallenge(ctx context.Context, challenges []oauthex.Challenge) {
+func (a *Authorizer) noteChallenge(cx context.Context, challenges []oauthex.Challenge) {
 	ch := challengeOf(challenges)
 	if ch == nil {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if rec, err := a.loadLocked(ctx); err == nil && rec != nil && reflect.DeepEqual(rec.Challenge, ch) {
+	if rec, err := a.loadLocked(cx); err == nil && rec != nil && reflect.DeepEqual(rec.Challenge, ch) {
 		return
 	}
-	err := a.opts.Store.Update(ctx, a.key, func(cur *Record) (*Record, error) {
+	err := a.opts.Store.Update(cx, a.key, func(cur *Record) (*Record, error) {
 		if cur == nil {
 			cur = &Record{Resource: a.opts.ServerURL}
 		}
@@ -615,27 +615,27 @@ func (a *Authorizer) noteChallenge(ctx context.Context, challenges []oauthex.Cha
 		a.log.Warn("mcp authorization: storing the server's challenge failed", "server", a.opts.ServerName, "err", err)
 		return
 	}
-	if rec, err := a.opts.Store.Load(ctx, a.key); err == nil {
+	if rec, err := a.opts.Store.Load(cx, a.key); err == nil {
 		a.rec, a.loaded = rec, true
 	}
 }
 
 // authorize obtains a new token by the configured grant. stepUp unions the granted
 // scopes with the challenge's.
-func (a *Authorizer) authorize(ctx context.Context, challenges []oauthex.Challenge, stepUp bool) error {
+func (a *Authorizer) authorize(cx context.Context, challenges []oauthex.Challenge, stepUp bool) error {
 	a.flow.Lock()
 	defer a.flow.Unlock()
-	md, err := a.discover(ctx, challenges)
+	md, err := a.discover(cx, challenges)
 	if err != nil {
 		return err
 	}
 	if a.opts.Grant != GrantAuthorizationCode {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return a.machineGrantLocked(ctx, md, challenges)
+		return a.machineGrantLocked(cx, md, challenges)
 	}
 	a.mu.Lock()
-	rec, err := a.loadLocked(ctx)
+	rec, err := a.loadLocked(cx)
 	a.mu.Unlock()
 	if err != nil {
 		return err
@@ -644,16 +644,16 @@ func (a *Authorizer) authorize(ctx context.Context, challenges []oauthex.Challen
 	if stepUp && rec != nil {
 		granted = rec.Scopes
 	}
-	return a.authorizationCode(ctx, md, rec, a.selectScopes(md, challenges, granted))
+	return a.authorizationCode(cx, md, rec, a.selectScopes(md, challenges, granted))
 }
 
 // unauthorized handles a 401 answered to a request that carried sent (maybe ""): a newer
 // token obtained meanwhile is used as is; a rejected token is refreshed; a machine grant
 // requests a new token; an interactive authorizer runs the flow; anything else is
 // [ErrNeedsAuth].
-func (a *Authorizer) unauthorized(ctx context.Context, sent string, challenges []oauthex.Challenge) (string, error) {
+func (a *Authorizer) unauthorized(cx context.Context, sent string, challenges []oauthex.Challenge) (string, error) {
 	a.mu.Lock()
-	rec, err := a.loadLocked(ctx)
+	rec, err := a.loadLocked(cx)
 	if err != nil {
 		a.mu.Unlock()
 		return "", err
@@ -665,7 +665,7 @@ func (a *Authorizer) unauthorized(ctx context.Context, sent string, challenges [
 	}
 	reason := "not logged in"
 	if rec != nil && rec.Token != nil && rec.Token.RefreshToken != "" && rec.TokenEndpoint != "" {
-		tok, err := a.refreshLocked(ctx, sent)
+		tok, err := a.refreshLocked(cx, sent)
 		if err == nil {
 			a.mu.Unlock()
 			return tok, nil
@@ -677,21 +677,21 @@ func (a *Authorizer) unauthorized(ctx context.Context, sent string, challenges [
 	}
 	a.mu.Unlock()
 	if a.opts.Grant == GrantAuthorizationCode && !a.opts.Interactive {
-		a.noteChallenge(ctx, challenges)
+		a.noteChallenge(cx, challenges)
 		return "", &NeedsAuthError{Server: a.opts.ServerName, Hint: a.loginHint(), Reason: reason}
 	}
-	if err := a.authorize(ctx, challenges, false); err != nil {
+	if err := a.authorize(cx, challenges, false); err != nil {
 		return "", err
 	}
-	return a.AccessToken(ctx)
+	return a.AccessToken(cx)
 }
 
 // Record returns a copy of the stored record (nil when there is none). Its token values
 // are the caller's to protect: print it only through its String method.
-func (a *Authorizer) Record(ctx context.Context) (*Record, error) {
+func (a *Authorizer) Record(cx context.Context) (*Record, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	rec, err := a.loadLocked(ctx)
+	rec, err := a.loadLocked(cx)
 	return rec.clone(), err
 }
 

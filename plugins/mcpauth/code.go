@@ -27,7 +27,7 @@ const callbackPath = "/callback"
 // project prescribe: a pre-registered client from configuration; a client ID metadata
 // document URL when the server advertises support; a stored dynamic registration for this
 // issuer and redirect URI; a new dynamic registration (RFC 7591), which the caller stores.
-func (a *Authorizer) resolveClient(ctx context.Context, md *Metadata, rec *Record, redirect string) (*ClientInfo, error) {
+func (a *Authorizer) resolveClient(cx context.Context, md *Metadata, rec *Record, redirect string) (*ClientInfo, error) {
 	asm := md.AS
 	if a.opts.ClientID != "" {
 		return &ClientInfo{ID: a.opts.ClientID, Secret: a.opts.ClientSecret, AuthMethod: a.preregisteredMethod(asm.TokenEndpointAuthMethodsSupported),
@@ -57,7 +57,7 @@ func (a *Authorizer) resolveClient(ctx context.Context, md *Metadata, rec *Recor
 		ClientName:              a.opts.ClientName,
 		ApplicationType:         "native",
 	}
-	resp, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, a.opts.HTTPClient)
+	resp, err := oauthex.RegisterClient(cx, asm.RegistrationEndpoint, meta, a.opts.HTTPClient)
 	if err != nil {
 		return nil, &AuthError{Server: a.opts.ServerName, Step: "registration", Err: err}
 	}
@@ -124,7 +124,7 @@ type callbackResult struct {
 
 // authorizationCode runs the authorization code flow with PKCE (S256), the state check
 // and the RFC 8707 resource parameter in both requests, and stores the token.
-func (a *Authorizer) authorizationCode(ctx context.Context, md *Metadata, rec *Record, scopes []string) error {
+func (a *Authorizer) authorizationCode(cx context.Context, md *Metadata, rec *Record, scopes []string) error {
 	if !contains(md.AS.CodeChallengeMethodsSupported, "S256") && !md.Defaulted {
 		return &AuthError{Server: a.opts.ServerName, Step: "authorize", Err: fmt.Errorf("authorization server %s does not support PKCE S256", md.AS.Issuer)}
 	}
@@ -134,7 +134,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, md *Metadata, rec *R
 	}
 	defer func() { _ = ln.Close() }()
 	redirect := "http://" + ln.Addr().String() + callbackPath
-	client, err := a.resolveClient(ctx, md, rec, redirect)
+	client, err := a.resolveClient(cx, md, rec, redirect)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, md *Metadata, rec *R
 	// The opener may return at once (xdg-open) or only when the browser exits; the
 	// redirect may come before either.
 	opened := make(chan error, 1)
-	go func() { opened <- a.opts.OpenURL(ctx, authURL) }()
+	go func() { opened <- a.opts.OpenURL(cx, authURL) }()
 	var res callbackResult
 	for waiting := true; waiting; {
 		select {
@@ -213,8 +213,8 @@ func (a *Authorizer) authorizationCode(ctx context.Context, md *Metadata, rec *R
 			if err != nil {
 				return &AuthError{Server: a.opts.ServerName, Step: "authorize", Err: fmt.Errorf("open the browser: %w", err)}
 			}
-		case <-ctx.Done():
-			return &AuthError{Server: a.opts.ServerName, Step: "authorize", Err: fmt.Errorf("waiting for the browser: %w", context.Cause(ctx))}
+		case <-cx.Done():
+			return &AuthError{Server: a.opts.ServerName, Step: "authorize", Err: fmt.Errorf("waiting for the browser: %w", context.Cause(cx))}
 		}
 	}
 	if opened != nil {
@@ -235,8 +235,8 @@ func (a *Authorizer) authorizationCode(ctx context.Context, md *Metadata, rec *R
 	if (res.iss != "" && res.iss != md.AS.Issuer) || (res.iss == "" && md.AS.AuthorizationResponseIssParameterSupported) {
 		return &AuthError{Server: a.opts.ServerName, Step: "authorize", Err: fmt.Errorf("the redirect's issuer %q is not %q", res.iss, md.AS.Issuer)}
 	}
-	hctx := context.WithValue(ctx, oauth2.HTTPClient, a.opts.HTTPClient)
-	t, err := cfg.Exchange(hctx, res.code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", md.Resource))
+	hcx := context.WithValue(cx, oauth2.HTTPClient, a.opts.HTTPClient)
+	t, err := cfg.Exchange(hcx, res.code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", md.Resource))
 	if err != nil {
 		return &AuthError{Server: a.opts.ServerName, Step: "token", Err: err}
 	}
@@ -247,12 +247,12 @@ func (a *Authorizer) authorizationCode(ctx context.Context, md *Metadata, rec *R
 	next.Token = tok
 	next.Scopes = strings.Fields(tok.Scope)
 	next.UpdatedAt = a.now()
-	return a.store(ctx, next)
+	return a.store(cx, next)
 }
 
 // store saves rec as the current record and wakes waiters.
-func (a *Authorizer) store(ctx context.Context, rec *Record) error {
-	if err := Save(ctx, a.opts.Store, a.key, rec); err != nil {
+func (a *Authorizer) store(cx context.Context, rec *Record) error {
+	if err := Save(cx, a.opts.Store, a.key, rec); err != nil {
 		return err
 	}
 	a.mu.Lock()
@@ -269,7 +269,7 @@ func (a *Authorizer) store(ctx context.Context, rec *Record) error {
 // Windows). Like Python's webbrowser and git, it waits for the command to exit (openers
 // return at once; a $BROWSER script may drive the whole login), and tries the next entry
 // when one fails.
-func OpenBrowser(ctx context.Context, url string) error {
+func OpenBrowser(cx context.Context, url string) error {
 	var cmds [][]string
 	if b := os.Getenv("BROWSER"); b != "" {
 		for _, entry := range strings.Split(b, string(os.PathListSeparator)) {
@@ -299,7 +299,7 @@ func OpenBrowser(ctx context.Context, url string) error {
 	}
 	var errs []error
 	for _, c := range cmds {
-		cmd := exec.CommandContext(ctx, c[0], c[1:]...)
+		cmd := exec.CommandContext(cx, c[0], c[1:]...)
 		if err := cmd.Run(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c[0], err))
 			continue

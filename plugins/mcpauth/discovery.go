@@ -38,7 +38,7 @@ type Metadata struct {
 // 2025-03-26 era without protected-resource metadata is its own authorization server at
 // its origin, and when that publishes no metadata either the default /authorize, /token
 // and /register endpoints are used.
-func Discover(ctx context.Context, hc *http.Client, serverURL string, challenges []oauthex.Challenge) (*Metadata, error) {
+func Discover(cx context.Context, hc *http.Client, serverURL string, challenges []oauthex.Challenge) (*Metadata, error) {
 	u, err := url.Parse(serverURL)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("server URL %q: not an absolute URL", serverURL)
@@ -61,7 +61,7 @@ func Discover(ctx context.Context, hc *http.Client, serverURL string, challenges
 	for i, c := range cands {
 		// RFC 9728 §3.3: the document's resource must be the one its URL was derived from
 		// (the origin for the root document).
-		prm, err := oauthex.GetProtectedResourceMetadata(ctx, c.url, c.resource, hc)
+		prm, err := oauthex.GetProtectedResourceMetadata(cx, c.url, c.resource, hc)
 		if err != nil {
 			// A document that names another resource is refused, not skipped: going on to
 			// the next location would end in a misleading error (or in another server's
@@ -83,7 +83,7 @@ func Discover(ctx context.Context, hc *http.Client, serverURL string, challenges
 	if md.PRM != nil {
 		asURL = md.PRM.AuthorizationServers[0]
 	}
-	asm, err := auth.GetAuthServerMetadata(ctx, asURL, hc)
+	asm, err := auth.GetAuthServerMetadata(cx, asURL, hc)
 	if err != nil && md.PRM == nil {
 		// 2025-03-26: without protected-resource metadata the authorization base URL is the
 		// server's origin, and that era's servers publish their metadata there with an
@@ -91,7 +91,7 @@ func Discover(ctx context.Context, hc *http.Client, serverURL string, challenges
 		// revision asks for the metadata at the origin and for nothing about its issuer, so
 		// an issuer on the same origin is accepted; current servers (with protected-resource
 		// metadata) keep the RFC 8414 §3.3 check.
-		if legacy, lerr := legacyAuthServerMeta(ctx, hc, u); lerr == nil {
+		if legacy, lerr := legacyAuthServerMeta(cx, hc, u); lerr == nil {
 			asm, err = legacy, nil
 		} else {
 			err = fmt.Errorf("%w (and as a 2025-03-26 server: %w)", err, lerr)
@@ -126,19 +126,19 @@ var ErrResourceMismatch = errors.New("protected resource metadata is for another
 // server (RFC 8414's well-known URL without a path) and accepts its issuer when it is on
 // that same origin; the go-sdk then checks the document as for that issuer (PKCE, the
 // endpoints' schemes).
-func legacyAuthServerMeta(ctx context.Context, hc *http.Client, server *url.URL) (*oauthex.AuthServerMeta, error) {
+func legacyAuthServerMeta(cx context.Context, hc *http.Client, server *url.URL) (*oauthex.AuthServerMeta, error) {
 	metaURL := (&url.URL{Scheme: server.Scheme, Host: server.Host, Path: "/.well-known/oauth-authorization-server"}).String()
 	var doc struct {
 		Issuer string `json:"issuer"`
 	}
-	if err := getJSON(ctx, hc, metaURL, &doc); err != nil {
+	if err := getJSON(cx, hc, metaURL, &doc); err != nil {
 		return nil, err
 	}
 	iss, err := url.Parse(doc.Issuer)
 	if err != nil || iss.Scheme != server.Scheme || iss.Host != server.Host {
 		return nil, fmt.Errorf("the metadata at %s names issuer %q, which is not on the server's origin", metaURL, doc.Issuer)
 	}
-	asm, err := oauthex.GetAuthServerMeta(ctx, metaURL, doc.Issuer, hc)
+	asm, err := oauthex.GetAuthServerMeta(cx, metaURL, doc.Issuer, hc)
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +149,8 @@ func legacyAuthServerMeta(ctx context.Context, hc *http.Client, server *url.URL)
 }
 
 // getJSON reads a small JSON document (metadata) into v.
-func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+func getJSON(cx context.Context, hc *http.Client, u string, v any) error {
+	req, err := http.NewRequestWithContext(cx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}

@@ -20,17 +20,17 @@ import (
 // well-known URL is used; the authorization server metadata comes from the provider.
 func TestDiscoverFromChallengeAndWellKnown(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}, ScopesSupported: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	challenge := []oauthex.Challenge{{Scheme: "bearer", Params: map[string]string{"resource_metadata": e.srv.MetadataURL}}}
-	md, err := mcpauth.Discover(ctx, hc, e.srv.URL, challenge)
+	md, err := mcpauth.Discover(cx, hc, e.srv.URL, challenge)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if md.PRMURL != e.srv.MetadataURL || md.AS.Issuer != e.p.Issuer || md.Resource != e.srv.URL || md.Defaulted {
 		t.Fatalf("discovered %+v", md)
 	}
-	md, err = mcpauth.Discover(ctx, hc, e.srv.URL, nil)
+	md, err = mcpauth.Discover(cx, hc, e.srv.URL, nil)
 	if err != nil || md.PRMURL != e.srv.MetadataURL || md.AS.RegistrationEndpoint == "" {
 		t.Fatalf("path-based discovery: %+v %v", md, err)
 	}
@@ -71,7 +71,7 @@ func TestDiscoverLegacyDefaults(t *testing.T) {
 // Behaviour 3: a redirect whose state does not match is refused.
 func TestClientMetadataDocumentAndState(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	// A proxy of the provider's metadata that advertises metadata-document support.
 	meta := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resp, err := http.Get(e.p.Issuer + "/.well-known/openid-configuration")
@@ -95,7 +95,7 @@ func TestClientMetadataDocumentAndState(t *testing.T) {
 			authURL = u
 			return errors.New("stop here")
 		}})
-	err := a.Login(ctx)
+	err := a.Login(cx)
 	if err == nil || !strings.Contains(err.Error(), "stop here") {
 		t.Fatalf("login: %v", err)
 	}
@@ -105,7 +105,7 @@ func TestClientMetadataDocumentAndState(t *testing.T) {
 
 	// State: a forged redirect is refused; the real one is never used.
 	a2, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL,
-		OpenURL: func(ctx context.Context, u string) error {
+		OpenURL: func(cx context.Context, u string) error {
 			redirect := queryParam(t, u, "redirect_uri")
 			resp, err := http.Get(redirect + "?code=forged&state=not-the-state")
 			if err != nil {
@@ -117,7 +117,7 @@ func TestClientMetadataDocumentAndState(t *testing.T) {
 			}
 			return nil
 		}})
-	err = a2.Login(ctx)
+	err = a2.Login(cx)
 	if !errors.Is(err, mcpauth.ErrAuthorization) || !strings.Contains(err.Error(), "state does not match") {
 		t.Fatalf("forged state: %v", err)
 	}

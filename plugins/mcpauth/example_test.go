@@ -16,15 +16,15 @@ func ExampleFileStore() {
 	dir, _ := os.MkdirTemp("", "mcpauth-example")
 	defer func() { _ = os.RemoveAll(dir) }()
 	store := mcpauth.NewFileStore(filepath.Join(dir, "credentials.json"))
-	ctx := context.Background()
+	cx := context.Background()
 	key := mcpauth.Key{Server: "https://mcp.example.com/mcp"}
-	_ = mcpauth.Save(ctx, store, key, &mcpauth.Record{
+	_ = mcpauth.Save(cx, store, key, &mcpauth.Record{
 		Resource: key.Server,
 		Issuer:   "https://auth.example.com",
 		Client:   &mcpauth.ClientInfo{ID: "abc", Kind: mcpauth.KindDynamic},
 		Token:    &mcpauth.Token{AccessToken: "secret-access", RefreshToken: "secret-refresh", Scope: "mcp:read"},
 	})
-	rec, _ := store.Load(ctx, key)
+	rec, _ := store.Load(cx, key)
 	fmt.Println(rec.Token.Scope, rec.Client.Kind)
 	fmt.Println(rec.Token)
 	fi, _ := os.Stat(store.Path())

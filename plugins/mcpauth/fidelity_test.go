@@ -26,33 +26,33 @@ import (
 func TestLoginStartsFromTheFirstRealRequest(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"},
 		MetadataPath: "/custom/metadata.json", OpenInitialize: true})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
 	live, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store})
-	cs := connect(t, ctx, live, e.srv.URL) // initialize is open
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+	cs := connect(t, cx, live, e.srv.URL) // initialize is open
+	_, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "whoami"})
 	if !errors.Is(err, mcpauth.ErrNeedsAuth) {
 		t.Fatalf("tools/call without a login: %v, want needs-auth", err)
 	}
-	rec, _ := store.Load(ctx, live.Key())
+	rec, _ := store.Load(cx, live.Key())
 	if rec == nil || rec.Challenge == nil || rec.Challenge.ResourceMetadata != e.srv.MetadataURL {
 		t.Fatalf("stored challenge %+v, want resource_metadata %s", rec, e.srv.MetadataURL)
 	}
 
 	login, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: (&countingOpener{}).open})
-	if err := login.Login(ctx); err != nil {
+	if err := login.Login(cx); err != nil {
 		t.Fatalf("login from the stored challenge: %v", err)
 	}
-	if rec, _ := store.Load(ctx, live.Key()); rec.Challenge != nil || rec.Token == nil {
+	if rec, _ := store.Load(cx, live.Key()); rec.Challenge != nil || rec.Token == nil {
 		t.Fatalf("after the login: %v challenge %+v", rec, rec.Challenge)
 	}
-	if got := whoami(t, ctx, cs); !strings.Contains(got, "mcp:read") {
+	if got := whoami(t, cx, cs); !strings.Contains(got, "mcp:read") {
 		t.Fatalf("the live session after the login: %q", got)
 	}
 
 	// Nothing stored: the login's own exchange meets the challenge.
 	fresh, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: &mcpauth.MemoryStore{}, OpenURL: (&countingOpener{}).open})
-	if err := fresh.Login(ctx); err != nil {
+	if err := fresh.Login(cx); err != nil {
 		t.Fatalf("login with nothing stored: %v", err)
 	}
 }
@@ -62,29 +62,29 @@ func TestLoginStartsFromTheFirstRealRequest(t *testing.T) {
 // granted and the challenged scopes, so following the hint converges (one login, not a loop).
 func TestStepUpConvergesThroughLogin(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
 	opener := &countingOpener{}
 	login, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
-	if err := login.Login(ctx); err != nil {
+	if err := login.Login(cx); err != nil {
 		t.Fatal(err)
 	}
 	live, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store})
-	cs := connect(t, ctx, live, e.srv.URL)
+	cs := connect(t, cx, live, e.srv.URL)
 	e.srv.RequireScopes("mcp:read", "mcp:write")
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+	_, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "whoami"})
 	var na *mcpauth.NeedsAuthError
 	if !errors.As(err, &na) || !strings.Contains(na.Reason, "mcp:write") {
 		t.Fatalf("403 insufficient_scope without a browser: %v, want needs-auth naming mcp:write", err)
 	}
-	if err := login.Login(ctx); err != nil {
+	if err := login.Login(cx); err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := store.Load(ctx, live.Key())
+	rec, _ := store.Load(cx, live.Key())
 	if !slices.Contains(rec.Scopes, "mcp:read") || !slices.Contains(rec.Scopes, "mcp:write") {
 		t.Fatalf("granted %v after the step-up login, want mcp:read and mcp:write", rec.Scopes)
 	}
-	if got := whoami(t, ctx, cs); !strings.Contains(got, "mcp:write") || opener.n != 2 {
+	if got := whoami(t, cx, cs); !strings.Contains(got, "mcp:write") || opener.n != 2 {
 		t.Fatalf("after the step-up login: %q with %d logins, want mcp:write and 2 logins", got, opener.n)
 	}
 }
@@ -114,19 +114,19 @@ func TestDiscoverLegacyIssuerWithPath(t *testing.T) {
 		prm.ServeHTTP(w, r)
 	})
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	ctx := context.Background()
+	cx := context.Background()
 
 	issuer = srv.URL + "/oauth"
-	md, err := mcpauth.Discover(ctx, hc, srv.URL+"/mcp", nil)
+	md, err := mcpauth.Discover(cx, hc, srv.URL+"/mcp", nil)
 	if err != nil || md.AS.Issuer != issuer || md.Defaulted || md.AS.TokenEndpoint != srv.URL+"/oauth/token" {
 		t.Fatalf("2025-03-26 metadata with issuer %s: %+v %v", issuer, md, err)
 	}
 	issuer = "http://elsewhere.invalid/oauth"
-	if _, err := mcpauth.Discover(ctx, hc, srv.URL+"/mcp", nil); err == nil || !strings.Contains(err.Error(), "not on the server's origin") {
+	if _, err := mcpauth.Discover(cx, hc, srv.URL+"/mcp", nil); err == nil || !strings.Contains(err.Error(), "not on the server's origin") {
 		t.Fatalf("an issuer on another origin: %v, want it refused", err)
 	}
 	issuer, withPRM = srv.URL+"/oauth", true
-	if _, err := mcpauth.Discover(ctx, hc, srv.URL+"/mcp", nil); err == nil || !strings.Contains(err.Error(), "does not match issuer") {
+	if _, err := mcpauth.Discover(cx, hc, srv.URL+"/mcp", nil); err == nil || !strings.Contains(err.Error(), "does not match issuer") {
 		t.Fatalf("a current server's metadata with another issuer: %v, want the RFC 8414 check", err)
 	}
 }
@@ -135,10 +135,10 @@ func TestDiscoverLegacyIssuerWithPath(t *testing.T) {
 // such, before any registration or authorization request.
 func TestResourceMismatchIsReported(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}, MetadataResource: "https://evil.example.com/mcp"})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	opener := &countingOpener{}
 	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, OpenURL: opener.open})
-	err := a.Login(ctx)
+	err := a.Login(cx)
 	if !errors.Is(err, mcpauth.ErrResourceMismatch) || !strings.Contains(err.Error(), e.srv.MetadataURL) || opener.n != 0 {
 		t.Fatalf("login against mismatched metadata: %v (%d browser opens), want ErrResourceMismatch naming %s", err, opener.n, e.srv.MetadataURL)
 	}
@@ -148,20 +148,20 @@ func TestResourceMismatchIsReported(t *testing.T) {
 // the secret) the authorization server assigns, not the one the client asked for.
 func TestRegistrationUsesAssignedAuthMethod(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{AssignAuthMethod: mcpauth.AuthClientSecretPost}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
 	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: (&countingOpener{}).open})
-	if err := a.Login(ctx); err != nil {
+	if err := a.Login(cx); err != nil {
 		t.Fatalf("login with an assigned auth method: %v", err)
 	}
-	rec, _ := store.Load(ctx, a.Key())
+	rec, _ := store.Load(cx, a.Key())
 	if rec.Client.AuthMethod != mcpauth.AuthClientSecretPost || rec.Client.Secret == "" {
 		t.Fatalf("client %s method %q secret %t, want the assigned client_secret_post with its secret", rec.Client.Kind, rec.Client.AuthMethod, rec.Client.Secret != "")
 	}
 	// The refresh authenticates the same way.
 	live, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store})
 	e.srv.Refuse(rec.Token.AccessToken)
-	if got := whoami(t, ctx, connect(t, ctx, live, e.srv.URL)); !strings.Contains(got, "mcp:read") {
+	if got := whoami(t, cx, connect(t, cx, live, e.srv.URL)); !strings.Contains(got, "mcp:read") {
 		t.Fatalf("after a refresh: %q", got)
 	}
 }

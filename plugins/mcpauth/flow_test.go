@@ -16,17 +16,17 @@ import (
 func TestLoginWithDynamicRegistration(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}, ScopesSupported: []string{"mcp:read", "mcp:write"}})
 	useTestBrowser(t)
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	store := fileStore(t)
 	a, err := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, Interactive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, ctx, a, e.srv.URL)
-	if got := whoami(t, ctx, cs); !strings.Contains(got, "user=alice") || !strings.Contains(got, "mcp:read") {
+	cs := connect(t, cx, a, e.srv.URL)
+	if got := whoami(t, cx, cs); !strings.Contains(got, "user=alice") || !strings.Contains(got, "mcp:read") {
 		t.Fatalf("whoami = %q, want alice with mcp:read", got)
 	}
-	rec, err := store.Load(ctx, a.Key())
+	rec, err := store.Load(cx, a.Key())
 	if err != nil || rec == nil {
 		t.Fatalf("stored record: %v %v", rec, err)
 	}
@@ -75,17 +75,17 @@ func TestLoginWithDynamicRegistration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs2 := connect(t, ctx, a2, e.srv.URL)
-	whoami(t, ctx, cs2)
+	cs2 := connect(t, cx, a2, e.srv.URL)
+	whoami(t, cx, cs2)
 
 	// A second login reuses the stored registration (the same client ID).
 	reg := rec.Client.ID
 	opener := &countingOpener{}
 	a3, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
-	if err := a3.Login(ctx); err != nil {
+	if err := a3.Login(cx); err != nil {
 		t.Fatalf("second login: %v", err)
 	}
-	rec3, _ := store.Load(ctx, a.Key())
+	rec3, _ := store.Load(cx, a.Key())
 	if rec3.Client.ID != reg || opener.n != 1 {
 		t.Fatalf("second login: client %q (want the stored %q), %d browser opens", rec3.Client.ID, reg, opener.n)
 	}

@@ -32,27 +32,27 @@ import (
 // retries; a server that keeps refusing gets at most three re-authorizations.
 func TestStepUp(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
 	opener := &countingOpener{}
 	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, Interactive: true, OpenURL: opener.open})
-	cs := connect(t, ctx, a, e.srv.URL)
-	if got := whoami(t, ctx, cs); strings.Contains(got, "mcp:write") {
+	cs := connect(t, cx, a, e.srv.URL)
+	if got := whoami(t, cx, cs); strings.Contains(got, "mcp:write") {
 		t.Fatalf("first token already has mcp:write: %q", got)
 	}
 	e.srv.RequireScopes("mcp:read", "mcp:write")
-	got := whoami(t, ctx, cs)
+	got := whoami(t, cx, cs)
 	if !strings.Contains(got, "mcp:read") || !strings.Contains(got, "mcp:write") || opener.n != 2 {
 		t.Fatalf("after step-up: %q with %d logins, want both scopes and 2 logins", got, opener.n)
 	}
-	rec, _ := store.Load(ctx, a.Key())
+	rec, _ := store.Load(cx, a.Key())
 	if rec.Token.RefreshToken == "" {
 		t.Fatal("step-up lost offline_access")
 	}
 
 	// The provider never grants mcp:admin: three step-ups, then the 403 stands.
 	e.srv.RequireScopes("mcp:read", "mcp:admin")
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+	_, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "whoami"})
 	if err == nil {
 		t.Fatal("call succeeded without mcp:admin")
 	}
@@ -75,11 +75,11 @@ func TestScopeSelection(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, oauthtest.Config{}, tc.opts)
-			ctx := testCtx(t)
+			cx := testCtx(t)
 			var authURL string
 			a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL,
-				OpenURL: func(ctx2 context.Context, u string) error { authURL = u; return oauthtest.Browse(ctx2, u) }})
-			if err := a.Login(ctx); err != nil {
+				OpenURL: func(cx2 context.Context, u string) error { authURL = u; return oauthtest.Browse(cx2, u) }})
+			if err := a.Login(cx); err != nil {
 				t.Fatal(err)
 			}
 			scope := queryParam(t, authURL, "scope")
@@ -108,7 +108,7 @@ func TestPreregisteredClient(t *testing.T) {
 				"redirect_uris": []string{"http://127.0.0.1/callback"}, "application_type": "native",
 				"grant_types": []string{"authorization_code", "refresh_token"}, "token_endpoint_auth_method": method}
 			e := newEnv(t, oauthtest.Config{Clients: []oauthtest.Client{client}}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-			ctx := testCtx(t)
+			cx := testCtx(t)
 			store := &mcpauth.MemoryStore{}
 			opts := mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, Interactive: true,
 				ClientID: "pre-" + method, ClientSecret: "pre-secret-" + method, OpenURL: (&countingOpener{}).open}
@@ -119,8 +119,8 @@ func TestPreregisteredClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			whoami(t, ctx, connect(t, ctx, a, e.srv.URL))
-			rec, _ := store.Load(ctx, a.Key())
+			whoami(t, cx, connect(t, cx, a, e.srv.URL))
+			rec, _ := store.Load(cx, a.Key())
 			if rec.Client.Kind != mcpauth.KindPreregistered || rec.Client.AuthMethod != method || a.Key().Client != "pre-"+method {
 				t.Fatalf("client %+v key %v", rec.Client, a.Key())
 			}
@@ -160,7 +160,7 @@ func TestClientCredentials(t *testing.T) {
 		{"m2m-basic", "m2m-secret-value", ""}, {"m2m-es256", "", ecFile}, {"m2m-rs256", "", rsaFile},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
-			ctx := testCtx(t)
+			cx := testCtx(t)
 			clock := newFakeClock()
 			store := &mcpauth.MemoryStore{}
 			a, err := mcpauth.New(mcpauth.Options{ServerName: "m2m", ServerURL: e.srv.URL, Grant: mcpauth.GrantClientCredentials,
@@ -169,15 +169,15 @@ func TestClientCredentials(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cs := connect(t, ctx, a, e.srv.URL)
-			if got := whoami(t, ctx, cs); !strings.Contains(got, "user="+tc.id) {
+			cs := connect(t, cx, a, e.srv.URL)
+			if got := whoami(t, cx, cs); !strings.Contains(got, "user="+tc.id) {
 				t.Fatalf("whoami = %q, want the client %s", got, tc.id)
 			}
-			first, _ := store.Load(ctx, a.Key())
+			first, _ := store.Load(cx, a.Key())
 			// Expiry: a new client credentials token, no browser, no refresh token.
 			clock.Advance(61e9)
-			whoami(t, ctx, cs)
-			second, _ := store.Load(ctx, a.Key())
+			whoami(t, cx, cs)
+			second, _ := store.Load(cx, a.Key())
 			if second.Token.AccessToken == first.Token.AccessToken || second.Token.RefreshToken != "" {
 				t.Fatal("the expired machine token was not replaced by a new grant")
 			}
@@ -211,7 +211,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 			"grant_types": []string{"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "token_endpoint_auth_method": "client_secret_post"}},
 	})
 	oauthtest.NewServer(t, as, srv, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 
 	// The user's single sign-on: an OIDC login at the identity provider (the SDK's
 	// extauth.PerformOIDCLogin), the ID token kept in a file as an SSO agent would.
@@ -221,13 +221,13 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 		_, _ = w.Write([]byte("ok"))
 	}))
 	defer cb.Close()
-	tok, err := extauth.PerformOIDCLogin(ctx, &extauth.OIDCLoginConfig{
+	tok, err := extauth.PerformOIDCLogin(cx, &extauth.OIDCLoginConfig{
 		IssuerURL:   idp.Issuer,
 		Credentials: &oauthex.ClientCredentials{ClientID: "harness-at-idp", ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: "idp-secret-value"}},
 		RedirectURL: cb.URL + "/callback",
 		Scopes:      []string{"openid"},
-	}, func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		if err := oauthtest.Browse(ctx, args.URL); err != nil {
+	}, func(cx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		if err := oauthtest.Browse(cx, args.URL); err != nil {
 			return nil, err
 		}
 		q := <-codes
@@ -253,7 +253,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := whoami(t, ctx, connect(t, ctx, a, srv.URL)); !strings.Contains(got, "mcp:read") {
+	if got := whoami(t, cx, connect(t, cx, a, srv.URL)); !strings.Contains(got, "mcp:read") {
 		t.Fatalf("whoami = %q", got)
 	}
 	var grants []string
@@ -301,7 +301,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := whoami(t, ctx, connect(t, ctx, a, srv.URL)); !strings.Contains(got, "mcp:read") {
+		if got := whoami(t, cx, connect(t, cx, a, srv.URL)); !strings.Contains(got, "mcp:read") {
 			t.Fatalf("%s: whoami = %q", v.name, got)
 		}
 	}

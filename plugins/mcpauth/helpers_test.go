@@ -47,9 +47,9 @@ func useTestBrowser(t *testing.T) {
 // countingOpener opens the test browser in-process and counts logins.
 type countingOpener struct{ n int }
 
-func (c *countingOpener) open(ctx context.Context, u string) error {
+func (c *countingOpener) open(cx context.Context, u string) error {
 	c.n++
-	return oauthtest.Browse(ctx, u)
+	return oauthtest.Browse(cx, u)
 }
 
 func fileStore(t *testing.T) *mcpauth.FileStore {
@@ -57,12 +57,12 @@ func fileStore(t *testing.T) *mcpauth.FileStore {
 }
 
 // connect opens an MCP session through a's transport and returns it.
-func connect(t *testing.T, ctx context.Context, a *mcpauth.Authorizer, url string) *mcp.ClientSession {
+func connect(t *testing.T, cx context.Context, a *mcpauth.Authorizer, url string) *mcp.ClientSession {
 	t.Helper()
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(base.CloseIdleConnections)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+	cs, err := client.Connect(cx, &mcp.StreamableClientTransport{
 		Endpoint: url, HTTPClient: &http.Client{Transport: a.Transport(base)}, DisableStandaloneSSE: true,
 	}, nil)
 	if err != nil {
@@ -72,9 +72,9 @@ func connect(t *testing.T, ctx context.Context, a *mcpauth.Authorizer, url strin
 	return cs
 }
 
-func whoami(t *testing.T, ctx context.Context, cs *mcp.ClientSession) string {
+func whoami(t *testing.T, cx context.Context, cs *mcp.ClientSession) string {
 	t.Helper()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "whoami"})
 	if err != nil {
 		t.Fatalf("whoami: %v", err)
 	}
@@ -85,9 +85,9 @@ func whoami(t *testing.T, ctx context.Context, cs *mcp.ClientSession) string {
 }
 
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	return ctx
+	return cx
 }
 
 // fakeClock is an injected clock (Options.Now) the test advances: token expiry without
@@ -114,9 +114,9 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func mustGet(t *testing.T, ctx context.Context, url string) *http.Request {
+func mustGet(t *testing.T, cx context.Context, url string) *http.Request {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(cx, http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,8 @@ const clientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bea
 
 // machineGrantLocked obtains a token without a user: the client credentials grant or
 // enterprise-managed authorization. md nil reuses the stored endpoints.
-func (a *Authorizer) machineGrantLocked(ctx context.Context, md *Metadata, challenges []oauthex.Challenge) error {
-	rec, err := a.loadLocked(ctx)
+func (a *Authorizer) machineGrantLocked(cx context.Context, md *Metadata, challenges []oauthex.Challenge) error {
+	rec, err := a.loadLocked(cx)
 	if err != nil {
 		return err
 	}
@@ -52,9 +52,9 @@ func (a *Authorizer) machineGrantLocked(ctx context.Context, md *Metadata, chall
 	var tok *Token
 	switch a.opts.Grant {
 	case GrantClientCredentials:
-		tok, err = a.clientCredentials(ctx, md, scopes)
+		tok, err = a.clientCredentials(cx, md, scopes)
 	case GrantEnterprise:
-		tok, err = a.enterprise(ctx, md, scopes)
+		tok, err = a.enterprise(cx, md, scopes)
 	}
 	if err != nil {
 		return &AuthError{Server: a.opts.ServerName, Step: "token", Err: err}
@@ -67,7 +67,7 @@ func (a *Authorizer) machineGrantLocked(ctx context.Context, md *Metadata, chall
 	next.Token = tok
 	next.Scopes = strings.Fields(tok.Scope)
 	next.UpdatedAt = a.now()
-	if err := Save(ctx, a.opts.Store, a.key, next); err != nil {
+	if err := Save(cx, a.opts.Store, a.key, next); err != nil {
 		return err
 	}
 	a.rec, a.loaded = next, true
@@ -77,7 +77,7 @@ func (a *Authorizer) machineGrantLocked(ctx context.Context, md *Metadata, chall
 
 // clientCredentials runs the client credentials grant (RFC 6749 §4.4) with
 // client_secret_basic / client_secret_post, or with a fresh private_key_jwt assertion.
-func (a *Authorizer) clientCredentials(ctx context.Context, md *Metadata, scopes []string) (*Token, error) {
+func (a *Authorizer) clientCredentials(cx context.Context, md *Metadata, scopes []string) (*Token, error) {
 	cfg := &clientcredentials.Config{
 		ClientID:       a.opts.ClientID,
 		TokenURL:       md.AS.TokenEndpoint,
@@ -104,7 +104,7 @@ func (a *Authorizer) clientCredentials(ctx context.Context, md *Metadata, scopes
 			cfg.AuthStyle = oauth2.AuthStyleInHeader
 		}
 	}
-	t, err := cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, a.opts.HTTPClient))
+	t, err := cfg.Token(context.WithValue(cx, oauth2.HTTPClient, a.opts.HTTPClient))
 	if err != nil {
 		return nil, err
 	}
@@ -119,16 +119,16 @@ func (a *Authorizer) clientCredentials(ctx context.Context, md *Metadata, scopes
 // or read from its metadata without the PKCE requirement that applies to an authorization
 // server used for logins (the go-sdk's extauth.EnterpriseHandler demands it, and identity
 // providers that only exchange tokens do not advertise it).
-func (a *Authorizer) enterprise(ctx context.Context, md *Metadata, scopes []string) (*Token, error) {
+func (a *Authorizer) enterprise(cx context.Context, md *Metadata, scopes []string) (*Token, error) {
 	e := a.opts.Enterprise
 	tokenURL := e.IdPTokenEndpoint
 	if tokenURL == "" {
 		var err error
-		if tokenURL, err = idpTokenEndpoint(ctx, a.opts.HTTPClient, e.IdPIssuer); err != nil {
+		if tokenURL, err = idpTokenEndpoint(cx, a.opts.HTTPClient, e.IdPIssuer); err != nil {
 			return nil, err
 		}
 	}
-	idToken, err := e.IDToken(ctx)
+	idToken, err := e.IDToken(cx)
 	if err != nil {
 		return nil, fmt.Errorf("the ID token: %w", err)
 	}
@@ -136,7 +136,7 @@ func (a *Authorizer) enterprise(ctx context.Context, md *Metadata, scopes []stri
 	if e.IdPClientSecret != "" {
 		idpCreds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: e.IdPClientSecret}
 	}
-	jag, err := oauthex.ExchangeToken(ctx, tokenURL, &oauthex.TokenExchangeRequest{
+	jag, err := oauthex.ExchangeToken(cx, tokenURL, &oauthex.TokenExchangeRequest{
 		RequestedTokenType: oauthex.TokenTypeIDJAG,
 		Audience:           md.AS.Issuer,
 		Resource:           md.Resource,
@@ -149,8 +149,8 @@ func (a *Authorizer) enterprise(ctx context.Context, md *Metadata, scopes []stri
 	}
 	rec := &Record{TokenEndpoint: md.AS.TokenEndpoint, Client: &ClientInfo{ID: a.opts.ClientID, Secret: a.opts.ClientSecret,
 		AuthMethod: a.preregisteredMethod(md.AS.TokenEndpointAuthMethodsSupported)}}
-	tok, err := a.tokenRequest(ctx, rec, func(cfg *oauth2.Config, hctx context.Context) (*oauth2.Token, error) {
-		return cfg.Exchange(hctx, "", oauth2.SetAuthURLParam("grant_type", grantJWTBearer),
+	tok, err := a.tokenRequest(cx, rec, func(cfg *oauth2.Config, hcx context.Context) (*oauth2.Token, error) {
+		return cfg.Exchange(hcx, "", oauth2.SetAuthURLParam("grant_type", grantJWTBearer),
 			oauth2.SetAuthURLParam("assertion", jag.AccessToken))
 	})
 	if err != nil {
@@ -165,7 +165,7 @@ const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 // idpTokenEndpoint reads the identity provider's token endpoint from its metadata (OpenID
 // Connect discovery, then RFC 8414, the issuer's path placed as each says), checking the
 // issuer and the endpoint's scheme but not PKCE support.
-func idpTokenEndpoint(ctx context.Context, hc *http.Client, issuer string) (string, error) {
+func idpTokenEndpoint(cx context.Context, hc *http.Client, issuer string) (string, error) {
 	u, err := url.Parse(issuer)
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("identity provider issuer %q: not an absolute URL", issuer)
@@ -181,7 +181,7 @@ func idpTokenEndpoint(ctx context.Context, hc *http.Client, issuer string) (stri
 	var errs []error
 	for _, c := range cands {
 		var doc oauthex.AuthServerMeta
-		if err := getJSON(ctx, hc, c, &doc); err != nil {
+		if err := getJSON(cx, hc, c, &doc); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -17,7 +17,7 @@ import (
 // never sends a refresh token twice. A restart then reuses the stored refresh token.
 func TestTenMinuteSessionRefreshes(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{AccessTokenTTL: 60}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	store := fileStore(t)
 	clock := newFakeClock()
 	opener := &countingOpener{}
@@ -26,11 +26,11 @@ func TestTenMinuteSessionRefreshes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, ctx, a, e.srv.URL)
-	whoami(t, ctx, cs)
+	cs := connect(t, cx, a, e.srv.URL)
+	whoami(t, cx, cs)
 	for minute := 1; minute <= 10; minute++ {
 		clock.Advance(61 * time.Second)
-		whoami(t, ctx, cs)
+		whoami(t, cx, cs)
 	}
 	if opener.n != 1 {
 		t.Fatalf("%d logins, want 1", opener.n)
@@ -59,8 +59,8 @@ func TestTenMinuteSessionRefreshes(t *testing.T) {
 	// refresh token, no browser.
 	clock.Advance(61 * time.Second)
 	a2, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, Now: clock.Now})
-	cs2 := connect(t, ctx, a2, e.srv.URL)
-	whoami(t, ctx, cs2)
+	cs2 := connect(t, cx, a2, e.srv.URL)
+	whoami(t, cx, cs2)
 	if opener.n != 1 {
 		t.Fatalf("the restart opened a browser")
 	}
@@ -74,19 +74,19 @@ func TestTenMinuteSessionRefreshes(t *testing.T) {
 // on the 401 and the request retried, without a login.
 func TestRefreshOnUnauthorized(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
 	opener := &countingOpener{}
 	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, Interactive: true, OpenURL: opener.open, Logger: testLogger(t)})
-	cs := connect(t, ctx, a, e.srv.URL)
-	whoami(t, ctx, cs)
-	rec, _ := store.Load(ctx, a.Key())
+	cs := connect(t, cx, a, e.srv.URL)
+	whoami(t, cx, cs)
+	rec, _ := store.Load(cx, a.Key())
 	e.srv.Refuse(rec.Token.AccessToken)
-	whoami(t, ctx, cs)
+	whoami(t, cx, cs)
 	if opener.n != 1 {
 		t.Fatalf("%d logins, want 1", opener.n)
 	}
-	rec2, _ := store.Load(ctx, a.Key())
+	rec2, _ := store.Load(cx, a.Key())
 	if rec2.Token.AccessToken == rec.Token.AccessToken || rec2.Token.RefreshToken == rec.Token.RefreshToken {
 		t.Fatal("the 401 did not refresh (and rotate) the token")
 	}
@@ -96,9 +96,9 @@ func TestRefreshOnUnauthorized(t *testing.T) {
 // login hint; so does one whose refresh token was revoked.
 func TestNeedsAuth(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL})
-	_, err := a.Transport(nil).RoundTrip(mustGet(t, ctx, e.srv.URL))
+	_, err := a.Transport(nil).RoundTrip(mustGet(t, cx, e.srv.URL))
 	var na *mcpauth.NeedsAuthError
 	if !errors.As(err, &na) || !errors.Is(err, mcpauth.ErrNeedsAuth) || !strings.Contains(err.Error(), "harness mcp login demo") {
 		t.Fatalf("err = %v, want NeedsAuthError with the login hint", err)
@@ -107,22 +107,22 @@ func TestNeedsAuth(t *testing.T) {
 	store := &mcpauth.MemoryStore{}
 	opener := &countingOpener{}
 	login, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
-	if err := login.Login(ctx); err != nil {
+	if err := login.Login(cx); err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := store.Load(ctx, login.Key())
-	if err := e.p.Revoke(ctx, rec.Client.ID, rec.Client.Secret, rec.Token.RefreshToken); err != nil {
+	rec, _ := store.Load(cx, login.Key())
+	if err := e.p.Revoke(cx, rec.Client.ID, rec.Client.Secret, rec.Token.RefreshToken); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.p.Revoke(ctx, rec.Client.ID, rec.Client.Secret, rec.Token.AccessToken); err != nil {
+	if err := e.p.Revoke(cx, rec.Client.ID, rec.Client.Secret, rec.Token.AccessToken); err != nil {
 		t.Fatal(err)
 	}
 	live, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store})
-	_, err = live.Transport(nil).RoundTrip(mustGet(t, ctx, e.srv.URL))
+	_, err = live.Transport(nil).RoundTrip(mustGet(t, cx, e.srv.URL))
 	if !errors.As(err, &na) || !strings.Contains(na.Reason, "expired or was revoked") {
 		t.Fatalf("after revocation: err = %v, want NeedsAuthError (revoked)", err)
 	}
-	if live.LoggedIn(ctx) {
+	if live.LoggedIn(cx) {
 		t.Fatal("a revoked grant still counts as logged in")
 	}
 }
@@ -132,12 +132,12 @@ func TestNeedsAuth(t *testing.T) {
 // second adopts the first's new token under the file lock.
 func TestConcurrentRefreshSendsRefreshTokenOnce(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{AccessTokenTTL: 60}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	path := fileStore(t).Path()
 	clock := newFakeClock()
 	opener := &countingOpener{}
 	a1, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: mcpauth.NewFileStore(path), OpenURL: opener.open, Now: clock.Now})
-	if err := a1.Login(ctx); err != nil {
+	if err := a1.Login(cx); err != nil {
 		t.Fatal(err)
 	}
 	a2, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: mcpauth.NewFileStore(path), Now: clock.Now})
@@ -150,7 +150,7 @@ func TestConcurrentRefreshSendsRefreshTokenOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				toks[i], errs[i] = a.AccessToken(ctx)
+				toks[i], errs[i] = a.AccessToken(cx)
 			}()
 		}
 		wg.Wait()
@@ -173,24 +173,24 @@ func TestConcurrentRefreshSendsRefreshTokenOnce(t *testing.T) {
 		t.Fatalf("%d refreshes for 3 expiries, want 3", n)
 	}
 	// The grant survived (reuse would have revoked it): the latest token works.
-	whoami(t, ctx, connect(t, ctx, a2, e.srv.URL))
+	whoami(t, cx, connect(t, cx, a2, e.srv.URL))
 }
 
 // Logout revokes the grant at the provider (RFC 7009), then forgets it locally.
 func TestLogoutRevokes(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
-	ctx := testCtx(t)
+	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
 	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: (&countingOpener{}).open})
-	if err := a.Login(ctx); err != nil {
+	if err := a.Login(cx); err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := store.Load(ctx, a.Key())
+	rec, _ := store.Load(cx, a.Key())
 	if rec.RevocationEndpoint == "" {
 		t.Fatal("no revocation endpoint stored")
 	}
 	active := func(tok string) any {
-		info, err := e.p.Introspect(ctx, oauthtest.IntrospectorID, oauthtest.IntrospectorSecret, tok)
+		info, err := e.p.Introspect(cx, oauthtest.IntrospectorID, oauthtest.IntrospectorSecret, tok)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,16 +199,16 @@ func TestLogoutRevokes(t *testing.T) {
 	if active(rec.Token.AccessToken) != true {
 		t.Fatal("the access token is not active before logout")
 	}
-	if err := a.Logout(ctx); err != nil {
+	if err := a.Logout(cx); err != nil {
 		t.Fatal(err)
 	}
 	for _, tok := range []string{rec.Token.AccessToken, rec.Token.RefreshToken} {
-		info, err := e.p.Introspect(ctx, oauthtest.IntrospectorID, oauthtest.IntrospectorSecret, tok)
+		info, err := e.p.Introspect(cx, oauthtest.IntrospectorID, oauthtest.IntrospectorSecret, tok)
 		if err != nil || info["active"] != false {
 			t.Fatalf("after logout the token is %v (%v), want inactive", info, err)
 		}
 	}
-	if got, _ := store.Load(ctx, a.Key()); got != nil || a.LoggedIn(ctx) {
+	if got, _ := store.Load(cx, a.Key()); got != nil || a.LoggedIn(cx) {
 		t.Fatal("logout left the record")
 	}
 }

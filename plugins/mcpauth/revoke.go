@@ -12,7 +12,7 @@ import (
 // revoke asks the authorization server to revoke token (RFC 7009), authenticating as rec's
 // client the way its token requests do. x/oauth2 has no revocation call; the request is
 // one form POST.
-func (a *Authorizer) revoke(ctx context.Context, rec *Record, token, hint string) error {
+func (a *Authorizer) revoke(cx context.Context, rec *Record, token, hint string) error {
 	form := url.Values{"token": {token}, "token_type_hint": {hint}}
 	c := rec.Client
 	var basic bool
@@ -39,7 +39,7 @@ func (a *Authorizer) revoke(ctx context.Context, rec *Record, token, hint string
 			form.Set("client_id", c.ID)
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.RevocationEndpoint, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(cx, http.MethodPost, rec.RevocationEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return err
 	}

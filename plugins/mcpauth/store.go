@@ -152,21 +152,21 @@ func (r *Record) clone() *Record {
 // how a rotated refresh token is never sent twice.
 type Store interface {
 	// Load returns the record for key, or nil when there is none.
-	Load(ctx context.Context, key Key) (*Record, error)
+	Load(cx context.Context, key Key) (*Record, error)
 	// Update calls fn with the stored record (nil when there is none) under the store's
 	// lock and stores what fn returns: a nil record deletes the entry; an error leaves the
 	// store unchanged and is returned.
-	Update(ctx context.Context, key Key, fn func(*Record) (*Record, error)) error
+	Update(cx context.Context, key Key, fn func(*Record) (*Record, error)) error
 }
 
 // Save stores rec under key.
-func Save(ctx context.Context, s Store, key Key, rec *Record) error {
-	return s.Update(ctx, key, func(*Record) (*Record, error) { return rec, nil })
+func Save(cx context.Context, s Store, key Key, rec *Record) error {
+	return s.Update(cx, key, func(*Record) (*Record, error) { return rec, nil })
 }
 
 // Delete removes key's record (logout).
-func Delete(ctx context.Context, s Store, key Key) error {
-	return s.Update(ctx, key, func(*Record) (*Record, error) { return nil, nil })
+func Delete(cx context.Context, s Store, key Key) error {
+	return s.Update(cx, key, func(*Record) (*Record, error) { return nil, nil })
 }
 
 // DefaultStorePath is the credentials file: $XDG_STATE_HOME/harness/credentials.json,
@@ -292,7 +292,7 @@ func (s *FileStore) Update(_ context.Context, key Key, fn func(*Record) (*Record
 }
 
 // Keys lists the stored keys, sorted.
-func (s *FileStore) Keys(ctx context.Context) ([]Key, error) {
+func (s *FileStore) Keys(cx context.Context) ([]Key, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	doc, err := s.read()

@@ -29,15 +29,15 @@ type transport struct {
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
+	cx := req.Context()
 	a := t.a
-	tok, err := a.AccessToken(ctx)
+	tok, err := a.AccessToken(cx)
 	if err != nil {
 		return nil, &AuthError{Server: a.opts.ServerName, Step: "token", Err: err}
 	}
 	retried401 := false
 	for attempt := 0; ; attempt++ {
-		r := req.Clone(ctx)
+		r := req.Clone(cx)
 		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
 				return nil, &AuthError{Server: a.opts.ServerName, Step: "token", Err: errNoReplay}
@@ -59,7 +59,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			retried401 = true
 			challenges := parseChallenges(resp.Header)
 			drain(resp)
-			if tok, err = a.unauthorized(ctx, tok, challenges); err != nil {
+			if tok, err = a.unauthorized(cx, tok, challenges); err != nil {
 				return nil, err
 			}
 		case resp.StatusCode == http.StatusForbidden && replayable &&
@@ -70,14 +70,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			a.log.Info("mcp server asks for more scope", "server", a.opts.ServerName, "scope", challengeScopes(challenges))
 			if a.opts.Grant == GrantAuthorizationCode && !a.opts.Interactive {
 				// The next login asks for the union of the granted and the challenged scopes.
-				a.noteChallenge(ctx, challenges)
+				a.noteChallenge(cx, challenges)
 				return nil, &NeedsAuthError{Server: a.opts.ServerName, Hint: a.loginHint(),
 					Reason: fmt.Sprintf("the server asks for more scope: %s", strings.Join(challengeScopes(challenges), " "))}
 			}
-			if err := a.authorize(ctx, challenges, true); err != nil {
+			if err := a.authorize(cx, challenges, true); err != nil {
 				return nil, err
 			}
-			if tok, err = a.AccessToken(ctx); err != nil {
+			if tok, err = a.AccessToken(cx); err != nil {
 				return nil, err
 			}
 		default:

@@ -209,8 +209,8 @@ type rewritingTransport struct {
 	edit func(json.RawMessage) json.RawMessage
 }
 
-func (t rewritingTransport) Connect(c context.Context) (mcp.Connection, error) {
-	conn, err := t.Transport.Connect(c)
+func (t rewritingTransport) Connect(cx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(cx)
 	return rewritingConn{conn, t.edit}, err
 }
 

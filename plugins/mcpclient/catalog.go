@@ -158,7 +158,7 @@ func (s *supervisor) catalogChanged() {
 // writeCatalog is the catalog writer's run: it lists the live server's prompts and
 // resources (when it offers them) into the newest snapshot and writes it. A listing that
 // fails is left out (the previous one is kept); a write that fails is logged.
-func (s *supervisor) writeCatalog(runCtx context.Context) error {
+func (s *supervisor) writeCatalog(runcx context.Context) error {
 	s.cat.mu.Lock()
 	base := s.cat.latest
 	s.cat.mu.Unlock()
@@ -168,7 +168,7 @@ func (s *supervisor) writeCatalog(runCtx context.Context) error {
 	}
 	e := *base
 	info := g.conn.Info()
-	cx, cancel := context.WithTimeout(runCtx, s.cfg.ToolCallTimeout())
+	cx, cancel := context.WithTimeout(runcx, s.cfg.ToolCallTimeout())
 	defer cancel()
 	cx, done := g.bind(cx)
 	defer done()

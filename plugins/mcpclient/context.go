@@ -111,7 +111,7 @@ func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, 
 	if g == nil {
 		return nil, s.unavailable()
 	}
-	parent := cx
+	pcx := cx
 	timeout, key := s.cfg.ToolCallTimeout(), "toolCallTimeoutMs"
 	if req.Method == mcpresources.MethodRead {
 		timeout, key = s.cfg.MaxToolCall(), "maxToolCallMs" // reads time out idle (readResource)
@@ -146,10 +146,10 @@ func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, 
 		return nil, fmt.Errorf("mcp server %q: unsupported resource method %q", s.cfg.ServerName, req.Method)
 	}
 	if err != nil {
-		if parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		if pcx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("mcp server %q: %s timed out after %v (%s)", s.cfg.ServerName, req.Method, timeout, key)
 		}
-		return nil, s.callError(parent, g, req.Method, err)
+		return nil, s.callError(pcx, g, req.Method, err)
 	}
 	return json.Marshal(res)
 }

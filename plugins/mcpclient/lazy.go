@@ -169,7 +169,7 @@ func (l *lazyRunner) release() {
 // watchIdle is the idle worker's run: while the server runs unneeded, it waits until the
 // idle timeout has passed since it was last needed, then stops it. A call that arrives
 // meanwhile takes the server again (the stop checks under the lock).
-func (l *lazyRunner) watchIdle(runCtx context.Context) error {
+func (l *lazyRunner) watchIdle(runcx context.Context) error {
 	for {
 		l.mu.Lock()
 		if l.run == nil || l.stopping != nil || l.busy > 0 {
@@ -179,13 +179,13 @@ func (l *lazyRunner) watchIdle(runCtx context.Context) error {
 		wait := l.idle - time.Since(l.last)
 		l.mu.Unlock()
 		if wait <= 0 {
-			l.stop(runCtx, true)
+			l.stop(runcx, true)
 			return nil
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-runCtx.Done():
+		case <-runcx.Done():
 			t.Stop()
 			return nil
 		}

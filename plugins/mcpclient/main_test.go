@@ -21,9 +21,9 @@ func textResult(s string) *mcp.CallToolResult {
 // callText calls tool and returns its text content.
 func callText(t *testing.T, cs *mcp.ClientSession, tool string, args any) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatalf("call %s: %v", tool, err)
 	}
@@ -42,9 +42,9 @@ func callText(t *testing.T, cs *mcp.ClientSession, tool string, args any) string
 // closeConn closes c and fails the test on error.
 func closeConn(t *testing.T, c *connection) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.Close(ctx); err != nil {
+	if err := c.Close(cx); err != nil {
 		t.Fatalf("close: %v", err)
 	}
 }

@@ -59,15 +59,15 @@ func TestNeedsAuthThenLoginWithoutRestart(t *testing.T) {
 	opts.OpenURL = oauthtest.Browse
 	login, err := mcpauth.New(opts)
 	must(t, err)
-	lctx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
+	lcx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
 	defer cancel()
-	must(t, login.Login(lctx))
+	must(t, login.Login(lcx))
 	e.st.waitPhase(t, "hosted", PhaseConnected)
 	res := e.mustCall(nil, PublicToolName("hosted", "whoami"), "")
 	if !strings.Contains(res.Text(), "user=alice") {
 		t.Fatalf("whoami = %q", res.Text())
 	}
-	rec, _ := store.Load(lctx, login.Key())
+	rec, _ := store.Load(lcx, login.Key())
 	b, _ := json.Marshal(e.st.all())
 	for _, secret := range []string{rec.Token.AccessToken, rec.Token.RefreshToken} {
 		if strings.Contains(string(b), secret) || strings.Contains(e.log.String(), secret) {
@@ -81,9 +81,9 @@ func TestProbeAuthorizeStage(t *testing.T) {
 	_, srv := oauthEnv(t)
 	store := &mcpauth.MemoryStore{}
 	cfg := oauthConfig(srv.URL)
-	pctx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
+	pcx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
 	defer cancel()
-	res := Probe(pctx, cfg, ProbeOptions{Credentials: store})
+	res := Probe(pcx, cfg, ProbeOptions{Credentials: store})
 	if res.Stage != ProbeAuthorize || !strings.Contains(res.Err, "harness mcp login hosted") {
 		t.Fatalf("probe without login: stage %q err %q", res.Stage, res.Err)
 	}
@@ -91,12 +91,12 @@ func TestProbeAuthorizeStage(t *testing.T) {
 	opts.OpenURL = oauthtest.Browse
 	login, err := mcpauth.New(opts)
 	must(t, err)
-	must(t, login.Login(pctx))
-	res = Probe(pctx, cfg, ProbeOptions{Credentials: store})
+	must(t, login.Login(pcx))
+	res = Probe(pcx, cfg, ProbeOptions{Credentials: store})
 	if !res.OK() || len(res.Tools) != 1 {
 		t.Fatalf("probe after login: %+v", res)
 	}
-	rec, _ := store.Load(pctx, login.Key())
+	rec, _ := store.Load(pcx, login.Key())
 	b, _ := json.Marshal(res)
 	if strings.Contains(string(b), rec.Token.AccessToken) {
 		t.Fatal("the probe result carries the token")
@@ -148,12 +148,12 @@ func TestNeedsAuthFindsLoginOfAnotherProcess(t *testing.T) {
 	opts.OpenURL = oauthtest.Browse
 	login, err := mcpauth.New(opts)
 	must(t, err)
-	lctx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
+	lcx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
 	defer cancel()
-	must(t, login.Login(lctx))
-	rec, err := other.Load(lctx, login.Key())
+	must(t, login.Login(lcx))
+	rec, err := other.Load(lcx, login.Key())
 	must(t, err)
-	must(t, mcpauth.Save(lctx, store, login.Key(), rec)) // the shared file, written elsewhere
+	must(t, mcpauth.Save(lcx, store, login.Key(), rec)) // the shared file, written elsewhere
 
 	e.st.waitPhase(t, "hosted", PhaseConnected)
 	n := 0

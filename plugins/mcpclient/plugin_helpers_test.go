@@ -220,11 +220,11 @@ func demo() *mcp.Server { return demoserver.New(demoserver.Options{}) }
 func countLists(srv *mcp.Server) *atomic.Int32 {
 	var n atomic.Int32
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" {
 				n.Add(1)
 			}
-			return next(c, method, req)
+			return next(cx, method, req)
 		}
 	})
 	return &n

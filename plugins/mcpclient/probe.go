@@ -133,7 +133,7 @@ func (r ProbeResult) OK() bool { return r.Stage == ProbeOK }
 // is reported independently of the probe's stage.
 //
 // Probe is safe for concurrent use; probes share nothing.
-func Probe(ctx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
+func Probe(pcx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 	start := time.Now()
 	scrub := secretScrubber(cfg)
 	res := ProbeResult{Stage: ProbeConnect, Cleanup: ProbeCleanup{Outcome: CleanupClosed}}
@@ -185,7 +185,7 @@ func Probe(ctx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 		}
 		dopts.auth = a
 	}
-	cx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout())
+	cx, cancel := context.WithTimeout(pcx, cfg.StartupTimeout())
 	conn, err := dial(cx, cfg, dopts)
 	cancel()
 	dialed := time.Now()
@@ -220,7 +220,7 @@ func Probe(ctx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 	res.InstructionBytes = len(info.Instructions)
 	listStart := time.Now()
 	if info.Capabilities.Tools != nil {
-		cx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout())
+		cx, cancel := context.WithTimeout(pcx, cfg.StartupTimeout())
 		tools, more, err := listTools(cx, conn.Session(), opts.MaxTools)
 		cancel()
 		if err != nil {
@@ -242,7 +242,7 @@ func Probe(ctx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 	}
 
 	closeStart := time.Now()
-	cx, cancel = context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	cx, cancel = context.WithTimeout(context.WithoutCancel(pcx), closeTimeout)
 	cerr := conn.Close(cx)
 	cancel()
 	res.Timings.Close = time.Since(closeStart)

@@ -199,11 +199,11 @@ func TestServerLogMessages(t *testing.T) {
 	ps := newProgressServer(time.Millisecond, time.Millisecond)
 	var level atomic.Value
 	ps.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "logging/setLevel" {
 				level.Store(string(req.GetParams().(*mcp.SetLoggingLevelParams).Level)) //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 			}
-			return next(c, method, req)
+			return next(cx, method, req)
 		}
 	})
 	e, _ := progressEnv(t, ps, time.Minute)

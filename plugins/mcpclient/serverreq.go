@@ -27,8 +27,8 @@ type originKey struct{}
 // request is in flight, or when every request in flight has the same origin. Otherwise the
 // request is not attributed to any call (Call is nil), so it can never reach another
 // caller's surface.
-func WithOrigin(parent context.Context, origin any) context.Context {
-	return context.WithValue(parent, originKey{}, origin)
+func WithOrigin(pcx context.Context, origin any) context.Context {
+	return context.WithValue(pcx, originKey{}, origin)
 }
 
 // cause returns the context of the call that caused a server request on g, or nil when it
@@ -46,8 +46,8 @@ func (g *generation) cause() context.Context {
 	if o == nil {
 		return nil
 	}
-	for _, c := range callers[1:] {
-		if c.Value(originKey{}) != o {
+	for _, cx := range callers[1:] {
+		if cx.Value(originKey{}) != o {
 			return nil
 		}
 	}
@@ -240,8 +240,8 @@ var ErrNoRoots = errors.New("mcpclient: the caller has no roots")
 // downstream session's client. A server's roots/list that is attributed to no call, or
 // whose fn returns ErrNoRoots or fails, gets the configured roots. Only a server with roots
 // configured is offered the roots capability, so only such a server asks.
-func WithRoots(parent context.Context, fn RootsFunc) context.Context {
-	return context.WithValue(parent, rootsKey{}, fn)
+func WithRoots(pcx context.Context, fn RootsFunc) context.Context {
+	return context.WithValue(pcx, rootsKey{}, fn)
 }
 
 // callerRoots is the receiving middleware of a client with roots: a roots/list caused by a
@@ -252,11 +252,11 @@ func (s *supervisor) callerRoots(g *generation) mcp.Middleware {
 			if method != "roots/list" {
 				return next(cx, method, req)
 			}
-			call := g.cause()
-			if call == nil {
+			callcx := g.cause()
+			if callcx == nil {
 				return next(cx, method, req)
 			}
-			fn, ok := call.Value(rootsKey{}).(RootsFunc)
+			fn, ok := callcx.Value(rootsKey{}).(RootsFunc)
 			if !ok {
 				return next(cx, method, req)
 			}

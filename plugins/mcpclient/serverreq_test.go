@@ -300,23 +300,23 @@ func TestElicitationDirectedToTheCaller(t *testing.T) {
 }
 
 func TestCauseNeedsOneOrigin(t *testing.T) {
-	bg := context.Background()
-	one, two := WithOrigin(bg, "s1"), WithOrigin(bg, "s2")
+	bgcx := context.Background()
+	one, two := WithOrigin(bgcx, "s1"), WithOrigin(bgcx, "s2")
 	for _, tc := range []struct {
 		name    string
 		callers []context.Context
 		want    context.Context
 	}{
 		{"none", nil, nil},
-		{"one", []context.Context{bg}, bg},
-		{"same origin", []context.Context{one, WithOrigin(bg, "s1")}, one},
+		{"one", []context.Context{bgcx}, bgcx},
+		{"same origin", []context.Context{one, WithOrigin(bgcx, "s1")}, one},
 		{"two origins", []context.Context{one, two}, nil},
-		{"no origin", []context.Context{bg, bg}, nil},
+		{"no origin", []context.Context{bgcx, bgcx}, nil},
 	} {
 		g := newGeneration()
-		for i, c := range tc.callers {
+		for i, cx := range tc.callers {
 			g.watch.idle = time.Hour
-			g.watch.add(&inflight{token: fmt.Sprint(i), caller: c, cancel: func(error) {}})
+			g.watch.add(&inflight{token: fmt.Sprint(i), caller: cx, cancel: func(error) {}})
 		}
 		got := g.cause()
 		if tc.want == nil && got != nil || tc.want != nil && (got == nil || got.Value(originKey{}) != tc.want.Value(originKey{})) {

@@ -158,7 +158,7 @@ func (s *supervisor) release(uri string) error {
 
 // resubscribe subscribes the new generation g to every URI that still has references. A
 // refusal is logged; the references stay (they are released as usual).
-func (s *supervisor) resubscribe(runCtx context.Context, g *generation) {
+func (s *supervisor) resubscribe(runcx context.Context, g *generation) {
 	subs := &s.subs
 	subs.op.Lock()
 	defer subs.op.Unlock()
@@ -174,12 +174,12 @@ func (s *supervisor) resubscribe(runCtx context.Context, g *generation) {
 		r.on = nil
 		err := s.checkSubscribe(g)
 		if err == nil {
-			cx, cancel := context.WithTimeout(runCtx, s.cfg.ToolCallTimeout())
+			cx, cancel := context.WithTimeout(runcx, s.cfg.ToolCallTimeout())
 			err = s.wireSubscribe(cx, g, uri)
 			cancel()
 		}
 		if err != nil {
-			if runCtx.Err() == nil {
+			if runcx.Err() == nil {
 				s.log.Warn("resubscribing after a reconnect failed", "uri", uri, "err", s.scrubErr(err))
 			}
 			continue

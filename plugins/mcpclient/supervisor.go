@@ -52,7 +52,7 @@ func (e *unavailableError) Is(target error) bool { return target == ErrUnavailab
 func (e *unavailableError) Unwrap() error        { return e.cause }
 
 // dialFunc connects one generation; dial in production.
-type dialFunc func(ctx context.Context, cfg Config, opts dialOptions) (*connection, error)
+type dialFunc func(cx context.Context, cfg Config, opts dialOptions) (*connection, error)
 
 // hooks are the package's test seams. Tests mount the plugin on a context carrying them
 // (ctx.Context.With(hooksKey{}, &hooks{...})); production code never sets them, so the
@@ -103,10 +103,10 @@ type generation struct {
 var errGenerationClosed = errors.New("mcpclient: the connection closed during the call")
 
 func newGeneration() *generation {
-	life, end := context.WithCancel(context.Background())
-	g := &generation{changed: make(chan struct{}, 1), lost: make(chan struct{}), life: life, end: end,
+	lifecx, end := context.WithCancel(context.Background())
+	g := &generation{changed: make(chan struct{}, 1), lost: make(chan struct{}), life: lifecx, end: end,
 		calls: make(map[*toolregistry.Call]struct{})}
-	context.AfterFunc(life, g.cancelCalls)
+	context.AfterFunc(lifecx, g.cancelCalls)
 	return g
 }
 
@@ -140,8 +140,8 @@ func (g *generation) cancelCalls() {
 }
 
 // bind returns a context for one request on g: cancelled with parent, or when g closes.
-func (g *generation) bind(parent context.Context) (context.Context, func()) {
-	cx, cancel := context.WithCancel(parent)
+func (g *generation) bind(pcx context.Context) (context.Context, func()) {
+	cx, cancel := context.WithCancel(pcx)
 	stop := context.AfterFunc(g.life, cancel)
 	return cx, func() {
 		stop()
@@ -294,15 +294,15 @@ func spread(d time.Duration) time.Duration {
 
 // run is the supervisor loop, the body of the client's goroutine. It returns when the
 // client's scope unloads, after closing the live generation and reporting "disposed".
-func (s *supervisor) run(runCtx context.Context) error {
+func (s *supervisor) run(runcx context.Context) error {
 	failures := 0 // consecutive failed attempts in the current outage
 	startup := true
 	s.report(Status{Phase: PhaseConnecting})
 	for {
 		loggedIn := s.authChanged() // before the attempt, so no login is missed
-		g, tools, err := s.connect(runCtx)
+		g, tools, err := s.connect(runcx)
 		connectedAt := time.Now()
-		if err == nil && runCtx.Err() == nil {
+		if err == nil && runcx.Err() == nil {
 			err = s.publish(g, tools, startup)
 			if err != nil {
 				if cerr := s.closeGeneration(g); cerr != nil {
@@ -310,11 +310,11 @@ func (s *supervisor) run(runCtx context.Context) error {
 				}
 				g = nil
 			} else {
-				s.resubscribe(runCtx, g)
+				s.resubscribe(runcx, g)
 			}
 		}
 		needsAuth := err != nil && s.auth != nil && errors.Is(err, mcpauth.ErrNeedsAuth)
-		if needsAuth && runCtx.Err() == nil {
+		if needsAuth && runcx.Err() == nil {
 			// Reported before the first attempt counts as done, so a startup display
 			// already shows it.
 			s.withdraw()
@@ -335,10 +335,10 @@ func (s *supervisor) run(runCtx context.Context) error {
 			if err != nil && s.cfg.FailOnStartupError {
 				// apply fails the scope with this error, which unloads everything.
 				s.report(Status{Phase: PhaseFailed, StderrTail: stderrOf(err), Err: err.Error()})
-				return s.parked(runCtx)
+				return s.parked(runcx)
 			}
 		}
-		if runCtx.Err() != nil {
+		if runcx.Err() != nil {
 			var cerr error
 			if g != nil {
 				cerr = s.closeGeneration(g)
@@ -348,10 +348,10 @@ func (s *supervisor) run(runCtx context.Context) error {
 
 		lost, tail := false, stderrOf(err)
 		if err == nil {
-			cause := s.serve(runCtx, g)
+			cause := s.serve(runcx, g)
 			s.live.Store(nil)
 			cerr := s.closeGeneration(g)
-			if runCtx.Err() != nil {
+			if runcx.Err() != nil {
 				return s.disposed(cerr)
 			}
 			s.log.Warn("mcp server connection lost", StatusLogKey, true, "err", s.scrubErr(cause))
@@ -371,7 +371,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 			s.withdraw()
 			s.report(Status{Phase: PhaseFailed, CleanupIncomplete: true, StderrTail: tail,
 				Err: fmt.Sprintf("%v — reconnection stopped so that two server processes never overlap; reload the plugin to retry", err)})
-			return s.parked(runCtx)
+			return s.parked(runcx)
 		}
 		if needsAuth {
 			// Not a failure: the server waits for a login. No budget is spent; a login
@@ -384,7 +384,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 				s.report(Status{Phase: PhaseConnecting})
 			case <-recheck.C:
 				s.auth.Reload()
-			case <-runCtx.Done():
+			case <-runcx.Done():
 				recheck.Stop()
 				return s.disposed(nil)
 			}
@@ -397,7 +397,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 			s.withdraw()
 			s.report(Status{Phase: PhaseFailed, StderrTail: tail,
 				Err: fmt.Sprintf("%v — it cannot start this way, so it is not retried: fix the configuration, then restart the server", err)})
-			return s.parked(runCtx)
+			return s.parked(runcx)
 		}
 		if !s.cfg.Reconnect.Enabled {
 			msg := "connection failed and reconnect is disabled — reload the plugin to connect"
@@ -405,14 +405,14 @@ func (s *supervisor) run(runCtx context.Context) error {
 				msg = "connection lost and reconnect is disabled — its tools fail until the plugin is reloaded"
 			}
 			s.report(Status{Phase: PhaseFailed, StderrTail: tail, Err: fmt.Sprintf("%s: %v", msg, err)})
-			return s.parked(runCtx)
+			return s.parked(runcx)
 		}
 		failures++
 		if max := s.cfg.Reconnect.MaxAttempts; failures > max {
 			s.withdraw()
 			s.report(Status{Phase: PhaseFailed, Attempt: max, StderrTail: tail,
 				Err: fmt.Sprintf("giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the plugin to reconnect: %v", max, err)})
-			return s.parked(runCtx)
+			return s.parked(runcx)
 		}
 		delay := s.backoff(failures)
 		s.report(Status{Phase: PhaseReconnecting, Attempt: failures, StderrTail: tail, Err: err.Error()})
@@ -420,7 +420,7 @@ func (s *supervisor) run(runCtx context.Context) error {
 		wait := time.NewTimer(delay)
 		select {
 		case <-wait.C:
-		case <-runCtx.Done():
+		case <-runcx.Done():
 			wait.Stop()
 			return s.disposed(nil)
 		}
@@ -428,8 +428,8 @@ func (s *supervisor) run(runCtx context.Context) error {
 }
 
 // parked waits for the scope to unload after the supervisor stopped for good.
-func (s *supervisor) parked(runCtx context.Context) error {
-	<-runCtx.Done()
+func (s *supervisor) parked(runcx context.Context) error {
+	<-runcx.Done()
 	return s.disposed(nil)
 }
 
@@ -447,9 +447,9 @@ func (s *supervisor) disposed(closeErr error) error {
 
 // connect dials one generation and lists its tools, within startupTimeoutMs. On failure
 // nothing of the generation is left (or the error wraps ErrCleanupIncomplete).
-func (s *supervisor) connect(runCtx context.Context) (*generation, []toolregistry.Tool, error) {
+func (s *supervisor) connect(runcx context.Context) (*generation, []toolregistry.Tool, error) {
 	timeout := s.cfg.StartupTimeout()
-	cx, cancel := context.WithTimeoutCause(runCtx, timeout,
+	cx, cancel := context.WithTimeoutCause(runcx, timeout,
 		fmt.Errorf("startup timed out after %v (startupTimeoutMs)", timeout))
 	defer cancel()
 	if s.authErr != nil {
@@ -461,13 +461,13 @@ func (s *supervisor) connect(runCtx context.Context) (*generation, []toolregistr
 	s.protocolOptions(g, &opts)
 	conn, err := s.dial(cx, s.cfg, opts)
 	if err != nil {
-		return nil, nil, s.timeoutCause(cx, runCtx, err)
+		return nil, nil, s.timeoutCause(cx, runcx, err)
 	}
 	g.conn = conn
 	s.connected(cx, g)
 	tools, err := s.discover(cx, g)
 	if err != nil {
-		err = s.timeoutCause(cx, runCtx, err)
+		err = s.timeoutCause(cx, runcx, err)
 		if cerr := s.closeGeneration(g); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
@@ -477,8 +477,8 @@ func (s *supervisor) connect(runCtx context.Context) (*generation, []toolregistr
 }
 
 // timeoutCause makes a startup timeout explicit in err.
-func (s *supervisor) timeoutCause(cx, runCtx context.Context, err error) error {
-	if cx.Err() != nil && runCtx.Err() == nil && !errors.Is(err, context.Cause(cx)) {
+func (s *supervisor) timeoutCause(cx, runcx context.Context, err error) error {
+	if cx.Err() != nil && runcx.Err() == nil && !errors.Is(err, context.Cause(cx)) {
 		return fmt.Errorf("%w: %w", context.Cause(cx), err)
 	}
 	return err
@@ -528,18 +528,18 @@ func (s *supervisor) connectedStatus(g *generation) Status {
 
 // serve waits while g is live, refreshing its tools on tools/list_changed, and returns why
 // it ended (nil when runCtx ended).
-func (s *supervisor) serve(runCtx context.Context, g *generation) error {
+func (s *supervisor) serve(runcx context.Context, g *generation) error {
 	for {
 		select {
-		case <-runCtx.Done():
+		case <-runcx.Done():
 			return nil
 		case <-g.conn.Done():
 			return fmt.Errorf("mcp server %q closed the connection", s.cfg.ServerName)
 		case <-g.lost:
 			return g.lostErr
 		case <-g.changed:
-			if s.settle(runCtx, g) {
-				s.refresh(runCtx, g)
+			if s.settle(runcx, g) {
+				s.refresh(runcx, g)
 			}
 		}
 	}
@@ -548,7 +548,7 @@ func (s *supervisor) serve(runCtx context.Context, g *generation) error {
 // settle waits until tools/list_changed notifications pause for refreshQuiet (at most
 // refreshMaxDelay), so that a burst costs one listing. It reports false when g stopped
 // being worth refreshing meanwhile.
-func (s *supervisor) settle(runCtx context.Context, g *generation) bool {
+func (s *supervisor) settle(runcx context.Context, g *generation) bool {
 	quiet := time.NewTimer(refreshQuiet)
 	defer quiet.Stop()
 	ceiling := time.NewTimer(refreshMaxDelay)
@@ -561,7 +561,7 @@ func (s *supervisor) settle(runCtx context.Context, g *generation) bool {
 			return true
 		case <-ceiling.C:
 			return true
-		case <-runCtx.Done():
+		case <-runcx.Done():
 			return false
 		case <-g.conn.Done():
 			return false
@@ -573,13 +573,13 @@ func (s *supervisor) settle(runCtx context.Context, g *generation) bool {
 
 // refresh re-lists g's tools and swaps them in. A failed listing (or a rejected one) keeps
 // the previous tools.
-func (s *supervisor) refresh(runCtx context.Context, g *generation) {
-	cx, cancel := context.WithTimeout(runCtx, s.cfg.ToolCallTimeout())
+func (s *supervisor) refresh(runcx context.Context, g *generation) {
+	cx, cancel := context.WithTimeout(runcx, s.cfg.ToolCallTimeout())
 	defer cancel()
 	before := s.set.Names()
 	tools, err := s.discover(cx, g)
 	if err != nil {
-		if runCtx.Err() != nil {
+		if runcx.Err() != nil {
 			return
 		}
 		if sessionGone(err) {

@@ -303,11 +303,11 @@ func TestDisposeDuringCall(t *testing.T) {
 	srv, ctl := mcptest.NewControlled("srv")
 	started := make(chan struct{}, 1)
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p.Name == "block" {
 				started <- struct{}{}
 			}
-			return next(c, method, req)
+			return next(cx, method, req)
 		}
 	})
 	ms := newMemServer(srv)

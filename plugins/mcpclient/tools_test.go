@@ -160,8 +160,8 @@ func TestNoToolsCapability(t *testing.T) {
 func listTamper(srv *mcp.Server, on *atomic.Bool, tamper func(*mcp.ListToolsResult) (*mcp.ListToolsResult, error)) (served chan struct{}) {
 	served = make(chan struct{}, 8)
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(c, method, req)
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(cx, method, req)
 			if method == "tools/list" && err == nil && on.Load() {
 				defer func() { served <- struct{}{} }()
 				return tamper(res.(*mcp.ListToolsResult))
@@ -244,9 +244,9 @@ func TestRepeatedCursorRejected(t *testing.T) {
 	e := newEnv(t)
 	srv := demo()
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/list" {
-				return next(c, method, req)
+				return next(cx, method, req)
 			}
 			// Every page, the first included, points at the same next page.
 			return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "t", InputSchema: map[string]any{"type": "object"}}}, NextCursor: "again"}, nil
@@ -309,11 +309,11 @@ func TestCalls(t *testing.T) {
 	srv := demo()
 	var calls atomic.Int32
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/call" {
 				calls.Add(1)
 			}
-			return next(c, method, req)
+			return next(cx, method, req)
 		}
 	})
 	e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(srv).dial})
@@ -338,7 +338,7 @@ func TestCalls(t *testing.T) {
 func cancelWatch(srv *mcp.Server) (started, cancelled chan struct{}) {
 	started, cancelled = make(chan struct{}, 8), make(chan struct{}, 8)
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch p := req.GetParams().(type) {
 			case *mcp.CallToolParamsRaw:
 				if p.Name == "block" {
@@ -347,7 +347,7 @@ func cancelWatch(srv *mcp.Server) (started, cancelled chan struct{}) {
 			case *mcp.CancelledParams:
 				cancelled <- struct{}{}
 			}
-			return next(c, method, req)
+			return next(cx, method, req)
 		}
 	})
 	return started, cancelled

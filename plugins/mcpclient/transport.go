@@ -135,15 +135,15 @@ func orDefault(d, def time.Duration) time.Duration {
 // connection's lifetime. On failure nothing is left running (or the error
 // wraps ErrCleanupIncomplete); errors are prefixed
 // `mcp server "<name>": connect:` and, for stdio, carry the stderr tail.
-func dial(ctx context.Context, cfg Config, opts dialOptions) (*connection, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, connectError(cfg.ServerName, context.Cause(ctx), "")
+func dial(cx context.Context, cfg Config, opts dialOptions) (*connection, error) {
+	if err := cx.Err(); err != nil {
+		return nil, connectError(cfg.ServerName, context.Cause(cx), "")
 	}
 	switch cfg.Transport {
 	case TransportStdio:
-		return dialStdio(ctx, cfg, opts)
+		return dialStdio(cx, cfg, opts)
 	case TransportStreamableHTTP:
-		return dialHTTP(ctx, cfg, opts)
+		return dialHTTP(cx, cfg, opts)
 	default:
 		return nil, errUnsupportedTransport(cfg)
 	}
@@ -154,7 +154,7 @@ func dial(ctx context.Context, cfg Config, opts dialOptions) (*connection, error
 // opts.onClient adds (a nil Capabilities would make the SDK offer roots,
 // and servers change behaviour when a client offers roots), pins cfg's protocol version and
 // forwards tools/list_changed to opts.onToolListChanged.
-func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Transport) (*mcp.ClientSession, error) {
+func connectSession(cx context.Context, cfg Config, opts dialOptions, t mcp.Transport) (*mcp.ClientSession, error) {
 	co := &mcp.ClientOptions{
 		Logger:       opts.log().With("server", cfg.ServerName),
 		Capabilities: &mcp.ClientCapabilities{},
@@ -172,23 +172,23 @@ func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Tra
 	// The client's own progress and log handlers run first, then any the options set.
 	if fn := opts.onProgress; fn != nil {
 		next := co.ProgressNotificationHandler
-		co.ProgressNotificationHandler = func(c context.Context, r *mcp.ProgressNotificationClientRequest) {
+		co.ProgressNotificationHandler = func(cx context.Context, r *mcp.ProgressNotificationClientRequest) {
 			if r.Params != nil {
 				fn(r.Params)
 			}
 			if next != nil {
-				next(c, r)
+				next(cx, r)
 			}
 		}
 	}
 	if fn := opts.onLog; fn != nil {
-		next := co.LoggingMessageHandler                                                   //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
-		co.LoggingMessageHandler = func(c context.Context, r *mcp.LoggingMessageRequest) { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
+		next := co.LoggingMessageHandler                                                    //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
+		co.LoggingMessageHandler = func(cx context.Context, r *mcp.LoggingMessageRequest) { //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 			if r.Params != nil {
 				fn(r.Params)
 			}
 			if next != nil {
-				next(c, r)
+				next(cx, r)
 			}
 		}
 	}
@@ -196,7 +196,7 @@ func connectSession(ctx context.Context, cfg Config, opts dialOptions, t mcp.Tra
 	if withClient != nil {
 		withClient(client)
 	}
-	return client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: cfg.EffectiveProtocolVersion()})
+	return client.Connect(cx, t, &mcp.ClientSessionOptions{ProtocolVersion: cfg.EffectiveProtocolVersion()})
 }
 
 // initInfo is what the server reported when the session was initialized.
@@ -299,16 +299,16 @@ func (c *connection) Done() <-chan struct{} { return c.done }
 // confirmed gone; other errors are not reported (they are logged by the
 // transport). Later calls wait for the first one and return its result,
 // or ctx's error if ctx ends first.
-func (c *connection) Close(ctx context.Context) error {
+func (c *connection) Close(cx context.Context) error {
 	if !c.closing.CompareAndSwap(false, true) {
 		select {
 		case <-c.closed:
 			return c.closeErr
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-cx.Done():
+			return cx.Err()
 		}
 	}
-	err := c.shutdown(ctx)
+	err := c.shutdown(cx)
 	select {
 	case <-c.done:
 	case <-time.After(reapWait):

@@ -17,7 +17,7 @@ import (
 //
 // The http.Client has no Timeout: it would cut the long-lived SSE streams
 // and slow tool calls. Calls are bounded by their contexts instead.
-func dialHTTP(ctx context.Context, cfg Config, opts dialOptions) (*connection, error) {
+func dialHTTP(cx context.Context, cfg Config, opts dialOptions) (*connection, error) {
 	log := opts.log().With("server", cfg.ServerName)
 	base := opts.httpBase
 	var owned *http.Transport
@@ -49,9 +49,9 @@ func dialHTTP(ctx context.Context, cfg Config, opts dialOptions) (*connection, e
 			reached: reached, onReached: opts.onTransportReady}},
 	}
 	kind := TransportStreamableHTTP
-	cs, err := connectSession(ctx, cfg, opts, streamable)
+	cs, err := connectSession(cx, cfg, opts, streamable)
 	var sse *detachedTransport
-	if err != nil && ctx.Err() == nil && probe.rejected() {
+	if err != nil && cx.Err() == nil && probe.rejected() {
 		log.Info("server rejected Streamable HTTP, trying legacy SSE", "status", probe.lastStatus.Load())
 		sse = &detachedTransport{inner: &mcp.SSEClientTransport{
 			Endpoint: cfg.URL,
@@ -59,7 +59,7 @@ func dialHTTP(ctx context.Context, cfg Config, opts dialOptions) (*connection, e
 				reached: reached, onReached: opts.onTransportReady}},
 		}}
 		var sseErr error
-		cs, sseErr = connectSession(ctx, cfg, opts, sse)
+		cs, sseErr = connectSession(cx, cfg, opts, sse)
 		if sseErr != nil {
 			sse.release()
 			err = fmt.Errorf("streamable HTTP: %w; legacy SSE: %w", err, sseErr)
@@ -158,16 +158,16 @@ type detachedTransport struct {
 }
 
 // Connect implements mcp.Transport.
-func (t *detachedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+func (t *detachedTransport) Connect(cx context.Context) (mcp.Connection, error) {
+	lifecx, cancel := context.WithCancel(context.WithoutCancel(cx))
 	t.cancel.Store(&cancel)
-	stop := context.AfterFunc(ctx, cancel)
-	conn, err := t.inner.Connect(life)
+	stop := context.AfterFunc(cx, cancel)
+	conn, err := t.inner.Connect(lifecx)
 	if !stop() { // ctx ended during the connect and aborted it
 		if err == nil {
 			_ = conn.Close()
 		}
-		return nil, fmt.Errorf("connect: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("connect: %w", context.Cause(cx))
 	}
 	if err != nil {
 		cancel()

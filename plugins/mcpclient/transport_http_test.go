@@ -101,8 +101,8 @@ func TestStreamableHTTP(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			conn, err := dial(ctx, cfg, dialOptions{})
+			cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			conn, err := dial(cx, cfg, dialOptions{})
 			cancel() // the session must outlive its connect ctx
 			if err != nil {
 				t.Fatal(err)
@@ -162,8 +162,8 @@ func TestLegacySSEFallback(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, log := startHTTP(t, tt.handler)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			conn, err := dial(ctx, httpConfig(srv.URL), dialOptions{})
+			cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			conn, err := dial(cx, httpConfig(srv.URL), dialOptions{})
 			cancel() // the SSE stream must outlive the connect ctx
 			if err != nil {
 				t.Fatal(err)
@@ -228,9 +228,9 @@ func TestNoFallbackWhenNotRejected(t *testing.T) {
 
 func dialTestHTTP(t *testing.T, cfg Config) (*connection, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := dial(ctx, cfg, dialOptions{})
+	conn, err := dial(cx, cfg, dialOptions{})
 	if err == nil {
 		closeConn(t, conn)
 		return nil, errors.New("unexpectedly connected")

@@ -21,7 +21,7 @@ import (
 // The child is not bound to ctx (exec.Command, not CommandContext): a
 // watchdog kills the group only if ctx ends while connecting, so a short
 // startup timeout cannot kill a server that connected in time.
-func dialStdio(ctx context.Context, cfg Config, opts dialOptions) (*connection, error) {
+func dialStdio(cx context.Context, cfg Config, opts dialOptions) (*connection, error) {
 	log := opts.log().With("server", cfg.ServerName)
 	p, err := newStdioProcess(cfg, opts)
 	if err != nil {
@@ -35,7 +35,7 @@ func dialStdio(ctx context.Context, cfg Config, opts dialOptions) (*connection, 
 		proc:  p,
 		ready: opts.onTransportReady,
 	}
-	cs, err := connectSession(ctx, cfg, opts, t)
+	cs, err := connectSession(cx, cfg, opts, t)
 	if p.stopWatchdog != nil && !p.stopWatchdog() {
 		// ctx ended while connecting and the watchdog killed the group.
 		// Report ctx's error whichever symptom the SDK saw first (EOF or
@@ -43,9 +43,9 @@ func dialStdio(ctx context.Context, cfg Config, opts dialOptions) (*connection, 
 		switch {
 		case err == nil:
 			_ = cs.Close()
-			err = context.Cause(ctx)
-		case !errors.Is(err, ctx.Err()):
-			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+			err = context.Cause(cx)
+		case !errors.Is(err, cx.Err()):
+			err = fmt.Errorf("%w (%w)", context.Cause(cx), err)
 		}
 	}
 	if err != nil {
@@ -53,17 +53,17 @@ func dialStdio(ctx context.Context, cfg Config, opts dialOptions) (*connection, 
 		if p.conn != nil {
 			closeConn = p.conn.Close // idempotent; the SDK has usually closed it already
 		}
-		canceled, cancel := context.WithCancel(context.Background())
+		canceledcx, cancel := context.WithCancel(context.Background())
 		cancel() // no graceful phase: go straight to the group signals
-		cleanupErr := p.shutdown(canceled, closeConn, log)
+		cleanupErr := p.shutdown(canceledcx, closeConn, log)
 		cerr := connectError(cfg.ServerName, err, p.stderr.Tail())
 		if cleanupErr != nil {
 			return nil, fmt.Errorf("%w; cleanup: %w", cerr, cleanupErr)
 		}
 		return nil, cerr
 	}
-	conn := newConnection(cfg, TransportStdio, cs, func(ctx context.Context) error {
-		if err := p.shutdown(ctx, cs.Close, log); err != nil {
+	conn := newConnection(cfg, TransportStdio, cs, func(cx context.Context) error {
+		if err := p.shutdown(cx, cs.Close, log); err != nil {
 			return fmt.Errorf("mcp server %q: close: %w", cfg.ServerName, err)
 		}
 		return nil
@@ -152,8 +152,8 @@ type stdioTransport struct {
 }
 
 // Connect implements mcp.Transport.
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.inner.Connect(ctx)
+func (t *stdioTransport) Connect(cx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(cx)
 	// The child has its own copy of the stderr write end by now (or was
 	// never started); close ours so the drain sees EOF when the group ends.
 	_ = t.proc.stderrW.Close()
@@ -164,7 +164,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	p.pgid = t.inner.Command.Process.Pid
 	trackGroup(p)
 	p.conn = conn
-	p.stopWatchdog = context.AfterFunc(ctx, func() { killGroup(p) })
+	p.stopWatchdog = context.AfterFunc(cx, func() { killGroup(p) })
 	if t.ready != nil {
 		t.ready()
 	}
@@ -176,7 +176,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // use ctx's time; then the group gets SIGTERM, SIGKILL after the grace
 // period, and the result says whether it is confirmed gone. The stderr
 // drain is stopped either way. graceful may be nil.
-func (p *stdioProcess) shutdown(ctx context.Context, graceful func() error, log *slog.Logger) error {
+func (p *stdioProcess) shutdown(cx context.Context, graceful func() error, log *slog.Logger) error {
 	defer p.stopDrain()
 	if p.pgid == 0 {
 		return nil // never started
@@ -195,7 +195,7 @@ func (p *stdioProcess) shutdown(ctx context.Context, graceful func() error, log 
 	}()
 	select {
 	case <-finished:
-	case <-ctx.Done():
+	case <-cx.Done():
 	}
 	gone := p.endGroup(log)
 	select {

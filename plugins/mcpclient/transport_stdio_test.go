@@ -34,9 +34,9 @@ func stdioConfig(t testing.TB, mode mcptest.Mode) Config {
 
 func dialTest(t *testing.T, cfg Config, opts dialOptions, timeout time.Duration) (*connection, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	cx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel() // the connection must outlive its connect ctx
-	return dial(ctx, cfg, opts)
+	return dial(cx, cfg, opts)
 }
 
 var pidPattern = regexp.MustCompile(`pid=(\d+)`)
@@ -110,14 +110,14 @@ func TestStdioDoneWhenServerDies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := conn.Session().CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"text": ""}}); err == nil {
+	if _, err := conn.Session().CallTool(cx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"text": ""}}); err == nil {
 		t.Error("crash call succeeded")
 	}
 	select {
 	case <-conn.Done():
-	case <-ctx.Done():
+	case <-cx.Done():
 		t.Fatal("Done not closed after the server died")
 	}
 	closeConn(t, conn)
@@ -168,14 +168,14 @@ func TestStdioConnectBoundedByCtx(t *testing.T) {
 	ev := mcptest.NewEvents(t, nil)
 	cfg := stdioConfig(t, mcptest.NeverInitialize)
 	cfg.Env[mcptest.EventsEnv] = ev.Path()
-	ctx, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pids := make(chan int, 1)
 	go func() {
 		pids <- ev.Wait(t, 0, "start").PID
 		cancel() // the server is running and waiting for ever
 	}()
-	_, err := dial(ctx, cfg, dialOptions{})
+	_, err := dial(cx, cfg, dialOptions{})
 	if err == nil {
 		t.Fatal("connected to a server that never initializes")
 	}
@@ -201,9 +201,9 @@ func TestStdioCloseEscalates(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid := conn.ProcessGroup()
-	ctx, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := conn.Close(ctx); err != nil {
+	if err := conn.Close(cx); err != nil {
 		t.Fatalf("close: %v", err)
 	}
 	if !processGone(pgid) {

@@ -45,10 +45,10 @@ func memoryConfig(protocol string) Config {
 // in-memory pipe; wire, if non-nil, receives the client's raw JSON-RPC.
 func dialInMemory(t *testing.T, srv *mcp.Server, cfg Config, opts dialOptions, wire *syncBuffer) (*connection, *mcp.ServerSession) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	serverT, clientT := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, serverT, nil)
+	ss, err := srv.Connect(cx, serverT, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func dialInMemory(t *testing.T, srv *mcp.Server, cfg Config, opts dialOptions, w
 	if wire != nil {
 		ct = &mcp.LoggingTransport{Transport: clientT, Writer: wire}
 	}
-	cs, err := connectSession(ctx, cfg, opts, ct)
+	cs, err := connectSession(cx, cfg, opts, ct)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +213,13 @@ func TestErrorTail(t *testing.T) {
 }
 
 func TestDialWithDoneCtx(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, cfg := range []Config{
 		{ServerName: "s", Transport: TransportStdio, Command: "/bin/sh"},
 		{ServerName: "h", Transport: TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp"},
 	} {
-		_, err := dial(ctx, cfg, dialOptions{})
+		_, err := dial(cx, cfg, dialOptions{})
 		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `mcp server "`+cfg.ServerName+`": connect: `) {
 			t.Errorf("%s: err = %v", cfg.Transport, err)
 		}

@@ -100,14 +100,14 @@ func (u *Upstream) ReadResource(cx context.Context, p *mcp.ReadResourceParams) (
 	if g == nil {
 		return nil, s.unavailable()
 	}
-	parent := cx
+	pcx := cx
 	cx, cancel := context.WithTimeout(cx, s.cfg.MaxToolCall())
 	defer cancel()
 	cx, done := g.bind(cx)
 	defer done()
 	res, err := s.readResource(cx, g, p)
 	if err != nil && asIdle(err) == nil {
-		return nil, s.callError(parent, g, "resources/read", err)
+		return nil, s.callError(pcx, g, "resources/read", err)
 	}
 	return res, err
 }
@@ -213,11 +213,11 @@ type callMetaKey struct{}
 
 // WithCallMeta returns a context whose tool calls to MCP servers carry meta as the request's
 // _meta (a progress token, say). A gateway passes it to toolregistry.Registry.Execute.
-func WithCallMeta(parent context.Context, meta mcp.Meta) context.Context {
+func WithCallMeta(pcx context.Context, meta mcp.Meta) context.Context {
 	if len(meta) == 0 {
-		return parent
+		return pcx
 	}
-	return context.WithValue(parent, callMetaKey{}, meta)
+	return context.WithValue(pcx, callMetaKey{}, meta)
 }
 
 // callMeta returns the _meta set by WithCallMeta, or nil.

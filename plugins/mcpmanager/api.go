@@ -68,13 +68,13 @@ func (m *Manager) Register(c *ctx.Context, name string, cfg mcpclient.Config) (c
 		m.kickLocked(rec)
 		m.dirtyLocked()
 		m.mu.Unlock()
-		eff.Defer(func(dctx context.Context) error { return m.unregister(dctx, reg) })
+		eff.Defer(func(dcx context.Context) error { return m.unregister(dcx, reg) })
 		return nil
 	})
 }
 
 // unregister removes reg and waits until its instance is disposed.
-func (m *Manager) unregister(dctx context.Context, reg *registration) error {
+func (m *Manager) unregister(dcx context.Context, reg *registration) error {
 	m.mu.Lock()
 	if !reg.removed {
 		reg.removed = true
@@ -96,8 +96,8 @@ func (m *Manager) unregister(dctx context.Context, reg *registration) error {
 	select {
 	case <-gone:
 		return nil
-	case <-dctx.Done():
-		return fmt.Errorf("mcp manager: server %q: waiting for its instance to be disposed: %w", reg.e.name, dctx.Err())
+	case <-dcx.Done():
+		return fmt.Errorf("mcp manager: server %q: waiting for its instance to be disposed: %w", reg.e.name, dcx.Err())
 	}
 }
 
@@ -111,7 +111,7 @@ func (m *Manager) unregister(dctx context.Context, reg *registration) error {
 // [ErrCleanupIncomplete] (code conflict) when the server's cleanup is incomplete — then no
 // instance is started until the host restarts —, and [ErrUnavailable] when the manager is
 // stopped.
-func (m *Manager) Restart(cctx context.Context, name string) error {
+func (m *Manager) Restart(ccx context.Context, name string) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -150,8 +150,8 @@ func (m *Manager) Restart(cctx context.Context, name string) error {
 
 	select {
 	case <-idle:
-	case <-cctx.Done():
-		return context.Cause(cctx)
+	case <-ccx.Done():
+		return context.Cause(ccx)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -112,10 +112,10 @@ func (h *host) write(content string) {
 // waitSnap waits until pred holds for the manager's snapshot and returns it.
 func (h *host) waitSnap(what string, pred func(Snapshot) bool) Snapshot {
 	h.t.Helper()
-	c, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
+	cx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
 	defer cancel()
 	var last Snapshot
-	for snap := range h.m.Watch(c) {
+	for snap := range h.m.Watch(cx) {
 		last = snap
 		if pred(snap) {
 			return snap

@@ -106,10 +106,10 @@ func TestRestartDuringProbe(t *testing.T) {
 	t.Parallel()
 	started := make(chan struct{}, 1)
 	var returned atomic.Bool
-	probe := func(c context.Context, cfg mcpclient.Config, o ProbeOptions) mcpclient.ProbeResult {
+	probe := func(cx context.Context, cfg mcpclient.Config, o ProbeOptions) mcpclient.ProbeResult {
 		started <- struct{}{}
 		defer returned.Store(true)
-		return clientProbe(c, cfg, o)
+		return clientProbe(cx, cfg, o)
 	}
 	settings := "servers:\n" + stdioEntry(t, "h", "hang", "")
 	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{probe: probe}})
@@ -147,10 +147,10 @@ func TestRestartDuringProbe(t *testing.T) {
 
 // blockingProbe blocks until its context ends and reports why.
 func blockingProbe(started chan<- struct{}) func(context.Context, mcpclient.Config, ProbeOptions) mcpclient.ProbeResult {
-	return func(c context.Context, _ mcpclient.Config, _ ProbeOptions) mcpclient.ProbeResult {
+	return func(cx context.Context, _ mcpclient.Config, _ ProbeOptions) mcpclient.ProbeResult {
 		started <- struct{}{}
-		<-c.Done()
-		return mcpclient.ProbeResult{Stage: mcpclient.ProbeConnect, Err: context.Cause(c).Error(),
+		<-cx.Done()
+		return mcpclient.ProbeResult{Stage: mcpclient.ProbeConnect, Err: context.Cause(cx).Error(),
 			Cleanup: mcpclient.ProbeCleanup{Outcome: mcpclient.CleanupClosed}}
 	}
 }
@@ -165,11 +165,11 @@ func TestProbeCancellation(t *testing.T) {
 	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def, probe: blockingProbe(started)}})
 	h.waitStatus(StateConnected, "other")
 
-	run := func(c context.Context) chan ProbeResult {
+	run := func(cx context.Context) chan ProbeResult {
 		out := make(chan ProbeResult, 1)
 		errs := make(chan error, 1)
 		go func() {
-			res, err := h.m.Probe(c, "p", ProbeOptions{})
+			res, err := h.m.Probe(cx, "p", ProbeOptions{})
 			if err != nil {
 				errs <- err
 				return
@@ -202,8 +202,8 @@ func TestProbeCancellation(t *testing.T) {
 	}
 
 	// By the caller.
-	c, cancel := context.WithCancel(context.Background())
-	out = run(c)
+	cx, cancel := context.WithCancel(context.Background())
+	out = run(cx)
 	cancel()
 	if res := <-out; !res.Cancelled || !strings.Contains(res.Err, "canceled") {
 		t.Fatalf("caller: %s", dump(res))
@@ -367,9 +367,9 @@ func TestWatch(t *testing.T) {
 	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
 	h.waitStatus(StateConnected, "a")
 
-	c1, cancel1 := context.WithCancel(context.Background())
+	cx1, cancel1 := context.WithCancel(context.Background())
 	defer cancel1()
-	w1 := h.m.Watch(c1)
+	w1 := h.m.Watch(cx1)
 	w2 := h.m.Watch(context.Background())
 	first := <-w1
 	if v, ok := find(first, "a"); !ok || v.Status != StateConnected || first.Version == 0 {
@@ -459,14 +459,14 @@ func TestUnloadDisposesInParallel(t *testing.T) {
 	names := []string{"a", "b", "c"}
 	var started atomic.Int32
 	all := make(chan struct{})
-	wait := ctxtest.Wait(t)
+	waitcx := ctxtest.Wait(t)
 	fc.onDispose = func(string) {
 		if started.Add(1) == int32(len(names)) {
 			close(all)
 		}
 		select {
 		case <-all:
-		case <-wait.Done():
+		case <-waitcx.Done():
 			t.Error("the instances were disposed one after another")
 		}
 	}

@@ -89,15 +89,15 @@ func (m *Manager) authorizerFor(name string, openURL func(context.Context, strin
 // It fails with [ErrNotFound] for an unknown name, [ErrBadRequest] for an entry that does
 // not use OAuth, [ErrUnavailable] when the manager is stopped; a failed flow is returned
 // as is (it matches mcpauth.ErrAuthorization).
-func (m *Manager) Login(rc context.Context, name string, opts LoginOptions, onURL func(string)) (LoginEvent, error) {
-	a, err := m.authorizerFor(name, func(c context.Context, u string) error {
+func (m *Manager) Login(rcx context.Context, name string, opts LoginOptions, onURL func(string)) (LoginEvent, error) {
+	a, err := m.authorizerFor(name, func(cx context.Context, u string) error {
 		if onURL != nil {
 			onURL(u)
 		}
 		if opts.NoBrowser {
 			return nil
 		}
-		if err := mcpauth.OpenBrowser(c, u); err != nil {
+		if err := mcpauth.OpenBrowser(cx, u); err != nil {
 			m.log.Warn("mcp login: the browser could not be opened; the URL was reported instead", "server", name, "err", err)
 		}
 		return nil
@@ -105,13 +105,13 @@ func (m *Manager) Login(rc context.Context, name string, opts LoginOptions, onUR
 	if err != nil {
 		return LoginEvent{}, err
 	}
-	lctx, cancel := context.WithTimeout(rc, DefaultLoginTimeout)
+	lcx, cancel := context.WithTimeout(rcx, DefaultLoginTimeout)
 	defer cancel()
-	if err := a.Login(lctx); err != nil {
+	if err := a.Login(lcx); err != nil {
 		return LoginEvent{}, err
 	}
 	ev := LoginEvent{Server: name, Done: true}
-	if rec, err := a.Record(rc); err == nil && rec != nil {
+	if rec, err := a.Record(rcx); err == nil && rec != nil {
 		ev.Scope = strings.Join(rec.Scopes, " ")
 	}
 	m.log.Info("mcp server logged in", "server", name)
@@ -119,10 +119,10 @@ func (m *Manager) Login(rc context.Context, name string, opts LoginOptions, onUR
 }
 
 // Logout deletes server name's stored token; the live client then needs a new login.
-func (m *Manager) Logout(rc context.Context, name string) error {
+func (m *Manager) Logout(rcx context.Context, name string) error {
 	a, err := m.authorizerFor(name, nil)
 	if err != nil {
 		return err
 	}
-	return a.Logout(rc)
+	return a.Logout(rcx)
 }

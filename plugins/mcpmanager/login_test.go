@@ -36,16 +36,16 @@ func TestRemoteLoginAndLogout(t *testing.T) {
 	starts := v.Starts
 
 	cl := h.remoteClient()
-	c := ctxtest.Wait(t)
+	cx := ctxtest.Wait(t)
 	var events []LoginEvent
-	err := cl.Stream(c, "mcpManager/login", LoginParams{Name: "hosted", NoBrowser: true}, func(raw json.RawMessage) error {
+	err := cl.Stream(cx, "mcpManager/login", LoginParams{Name: "hosted", NoBrowser: true}, func(raw json.RawMessage) error {
 		var ev LoginEvent
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return err
 		}
 		events = append(events, ev)
 		if ev.URL != "" {
-			go func() { _ = oauthtest.Browse(c, ev.URL) }()
+			go func() { _ = oauthtest.Browse(cx, ev.URL) }()
 		}
 		return nil
 	})
@@ -59,12 +59,12 @@ func TestRemoteLoginAndLogout(t *testing.T) {
 	if v, _ := find(snap, "hosted"); v.Starts != starts {
 		t.Fatalf("the login restarted the instance (starts %d -> %d)", starts, v.Starts)
 	}
-	rec, err := store.Load(c, mcpauth.Key{Server: srv.URL})
+	rec, err := store.Load(cx, mcpauth.Key{Server: srv.URL})
 	if err != nil || rec == nil || rec.Token == nil {
 		t.Fatalf("stored record %v %v", rec, err)
 	}
 	var list json.RawMessage
-	if err := cl.Call(c, "mcpManager/list", nil, &list); err != nil {
+	if err := cl.Call(cx, "mcpManager/list", nil, &list); err != nil {
 		t.Fatal(err)
 	}
 	all := string(list) + dump(events) + h.log.String()
@@ -74,13 +74,13 @@ func TestRemoteLoginAndLogout(t *testing.T) {
 		}
 	}
 
-	if err := cl.Call(c, "mcpManager/logout", NameParams{Name: "hosted"}, nil); err != nil {
+	if err := cl.Call(cx, "mcpManager/logout", NameParams{Name: "hosted"}, nil); err != nil {
 		t.Fatalf("logout: %v", err)
 	}
-	if rec, _ := store.Load(c, mcpauth.Key{Server: srv.URL}); rec != nil {
+	if rec, _ := store.Load(cx, mcpauth.Key{Server: srv.URL}); rec != nil {
 		t.Fatalf("logout left %v", rec)
 	}
-	if err := cl.Call(c, "mcpManager/logout", NameParams{Name: "nope"}, nil); err == nil {
+	if err := cl.Call(cx, "mcpManager/logout", NameParams{Name: "nope"}, nil); err == nil {
 		t.Fatal("logout of an unknown server succeeded")
 	}
 }

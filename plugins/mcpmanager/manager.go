@@ -228,8 +228,8 @@ func (m *Manager) recordLocked(name string) *record {
 	if rec == nil {
 		rec = &record{name: name, probes: make(map[*probeRun]struct{})}
 		// Fails only once the manager is unloading; the record then has nothing to run.
-		rec.w, rec.stop, _ = m.servers.NewWorker("mcpManager.server:"+name, func(run context.Context) error {
-			m.work(run, rec)
+		rec.w, rec.stop, _ = m.servers.NewWorker("mcpManager.server:"+name, func(runcx context.Context) error {
+			m.work(runcx, rec)
 			return nil
 		})
 		m.records[name] = rec
@@ -306,7 +306,7 @@ func (m *Manager) changingLocked(rec *record) bool {
 // work is a run of rec's worker: it moves rec towards its desired state, one step at a
 // time, until nothing is left. Probes of rec are cancelled, and their cleanup awaited,
 // before each step.
-func (m *Manager) work(run context.Context, rec *record) {
+func (m *Manager) work(runcx context.Context, rec *record) {
 	for {
 		m.mu.Lock()
 		act, d := m.nextLocked(rec)
@@ -322,7 +322,7 @@ func (m *Manager) work(run context.Context, rec *record) {
 			m.dirtyLocked()
 			m.mu.Unlock()
 			if forget {
-				_ = rec.stop(run) // from its own run: does not wait
+				_ = rec.stop(runcx) // from its own run: does not wait
 			}
 			return
 		}
@@ -421,9 +421,9 @@ func (m *Manager) update(rec *record, inst *instance, d desired) {
 
 // dispose disposes inst's scope and records the outcome.
 func (m *Manager) dispose(rec *record, inst *instance) {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(m.c), disposeTimeout)
-	err := inst.scope.Dispose(dctx)
-	timedOut := dctx.Err() != nil
+	dcx, cancel := context.WithTimeout(context.WithoutCancel(m.c), disposeTimeout)
+	err := inst.scope.Dispose(dcx)
+	timedOut := dcx.Err() != nil
 	cancel()
 
 	m.mu.Lock()
@@ -575,8 +575,8 @@ func (m *Manager) applyScopeStateLocked(inst *instance, st ctx.State, err error)
 // activate waits until the manager's scope is active — from then on clients find the
 // status sink — and has the servers mounted. It runs on a goroutine of the scope rather than
 // in a StatusChanged listener, so no other plugin's listener can hold the servers back.
-func (m *Manager) activate(run context.Context) error {
-	if err := m.scope.Wait(run); err != nil || m.scope.State() != ctx.Active {
+func (m *Manager) activate(runcx context.Context) error {
+	if err := m.scope.Wait(runcx); err != nil || m.scope.State() != ctx.Active {
 		return nil // the load failed, or the scope is unloading
 	}
 	m.mu.Lock()
@@ -610,7 +610,7 @@ func (m *Manager) kickAllLocked() []<-chan struct{} {
 // stop is the first step of the manager's unload: it refuses new work, cancels probes,
 // ends watch streams and has every worker dispose its instance, in parallel, and waits
 // for them.
-func (m *Manager) stop(dctx context.Context) error {
+func (m *Manager) stop(dcx context.Context) error {
 	m.mu.Lock()
 	m.closed = true
 	for _, rec := range m.records {
@@ -624,8 +624,8 @@ func (m *Manager) stop(dctx context.Context) error {
 	for _, ch := range runs {
 		select {
 		case <-ch:
-		case <-dctx.Done():
-			return fmt.Errorf("mcp manager: waiting for the servers to stop: %w", dctx.Err())
+		case <-dcx.Done():
+			return fmt.Errorf("mcp manager: waiting for the servers to stop: %w", dcx.Err())
 		}
 	}
 	return nil

@@ -158,24 +158,24 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemoteStream(c, MethodWatch, func(rc context.Context, _ struct{}, send func(Snapshot) error) error {
+			return ctx.ExposeRemoteStream(c, MethodWatch, func(rcx context.Context, _ struct{}, send func(Snapshot) error) error {
 				if err := m.live(); err != nil {
 					return err
 				}
-				for snap := range m.Watch(rc) {
+				for snap := range m.Watch(rcx) {
 					if err := send(snap); err != nil {
 						return err
 					}
 				}
-				if rc.Err() != nil {
-					return context.Cause(rc)
+				if rcx.Err() != nil {
+					return context.Cause(rcx)
 				}
 				return errClosed()
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodRestart, func(rc context.Context, p NameParams) (RestartResult, error) {
-				if err := m.Restart(rc, p.Name); err != nil {
+			return ctx.ExposeRemote(c, MethodRestart, func(rcx context.Context, p NameParams) (RestartResult, error) {
+				if err := m.Restart(rcx, p.Name); err != nil {
 					return RestartResult{}, err
 				}
 				for _, v := range m.List() {
@@ -190,16 +190,16 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 			return ctx.ExposeRemoteStream(c, MethodLogin, m.loginStream)
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodLogout, func(rc context.Context, p NameParams) (LoginEvent, error) {
-				if err := m.Logout(rc, p.Name); err != nil {
+			return ctx.ExposeRemote(c, MethodLogout, func(rcx context.Context, p NameParams) (LoginEvent, error) {
+				if err := m.Logout(rcx, p.Name); err != nil {
 					return LoginEvent{}, err
 				}
 				return LoginEvent{Server: p.Name, Done: true}, nil
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodProbe, func(rc context.Context, p ProbeParams) (ProbeResult, error) {
-				return m.Probe(rc, p.Name, p.Options)
+			return ctx.ExposeRemote(c, MethodProbe, func(rcx context.Context, p ProbeParams) (ProbeResult, error) {
+				return m.Probe(rcx, p.Name, p.Options)
 			})
 		},
 		func() (ctx.Disposer, error) {
@@ -218,14 +218,14 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 
 // loginStream is mcpManager/login: the authorization URL as soon as it is known, then the
 // outcome.
-func (m *Manager) loginStream(rc context.Context, p LoginParams, send func(LoginEvent) error) error {
+func (m *Manager) loginStream(rcx context.Context, p LoginParams, send func(LoginEvent) error) error {
 	urls := make(chan string, 1)
 	done := make(chan struct{})
 	var ev LoginEvent
 	var err error
 	go func() {
 		defer close(done)
-		ev, err = m.Login(rc, p.Name, LoginOptions{NoBrowser: p.NoBrowser}, func(u string) {
+		ev, err = m.Login(rcx, p.Name, LoginOptions{NoBrowser: p.NoBrowser}, func(u string) {
 			select {
 			case urls <- u:
 			default:

@@ -79,8 +79,8 @@ type ProbeResult struct {
 }
 
 // clientProbe is the production probe.
-func clientProbe(c context.Context, cfg mcpclient.Config, opts ProbeOptions) mcpclient.ProbeResult {
-	return mcpclient.Probe(c, cfg, mcpclient.ProbeOptions{MaxTools: opts.MaxTools, MaxDescriptionBytes: opts.MaxDescriptionBytes})
+func clientProbe(cx context.Context, cfg mcpclient.Config, opts ProbeOptions) mcpclient.ProbeResult {
+	return mcpclient.Probe(cx, cfg, mcpclient.ProbeOptions{MaxTools: opts.MaxTools, MaxDescriptionBytes: opts.MaxDescriptionBytes})
 }
 
 // Probe tests the server called name without touching its live instance: it resolves the
@@ -93,7 +93,7 @@ func clientProbe(c context.Context, cfg mcpclient.Config, opts ProbeOptions) mcp
 // replaced or when its cleanup is incomplete ([ErrCleanupIncomplete]), [ErrBadRequest]
 // for invalid options, and [ErrUnavailable] when the manager is stopped or the entry
 // needs a credentials provider and none is available. Every other failure is a result.
-func (m *Manager) Probe(rc context.Context, name string, opts ProbeOptions) (ProbeResult, error) {
+func (m *Manager) Probe(rcx context.Context, name string, opts ProbeOptions) (ProbeResult, error) {
 	if err := opts.validate(); err != nil {
 		return ProbeResult{}, errorf(CodeBadRequest, name, "probe options: %v", err)
 	}
@@ -124,7 +124,7 @@ func (m *Manager) Probe(rc context.Context, name string, opts ProbeOptions) (Pro
 	if rec == nil {
 		rec = m.recordLocked(name)
 	}
-	pctx, cancel := context.WithCancelCause(rc)
+	pcx, cancel := context.WithCancelCause(rcx)
 	run := &probeRun{cancel: cancel, done: make(chan struct{})}
 	rec.probes[run] = struct{}{}
 	m.mu.Unlock()
@@ -145,7 +145,7 @@ func (m *Manager) Probe(rc context.Context, name string, opts ProbeOptions) (Pro
 	dispose, err := m.c.Effect("mcpManager.probe:"+name, func(e *ctx.Effect) error {
 		stop := context.AfterFunc(e.Context(), func() { cancel(errors.New("the manager is stopping")) })
 		defer stop()
-		out, perr = m.probe(pctx, name, d, opts)
+		out, perr = m.probe(pcx, name, d, opts)
 		return nil
 	})
 	if err != nil {
@@ -156,8 +156,8 @@ func (m *Manager) Probe(rc context.Context, name string, opts ProbeOptions) (Pro
 }
 
 // probe runs one probe of d, cancelled by pctx.
-func (m *Manager) probe(pctx context.Context, name string, d desired, opts ProbeOptions) (ProbeResult, error) {
-	budget, cancelBudget := context.WithTimeoutCause(pctx, opts.budget(),
+func (m *Manager) probe(pcx context.Context, name string, d desired, opts ProbeOptions) (ProbeResult, error) {
+	budgetcx, cancelBudget := context.WithTimeoutCause(pcx, opts.budget(),
 		fmt.Errorf("the probe budget of %v ran out", opts.budget()))
 	defer cancelBudget()
 
@@ -179,7 +179,7 @@ func (m *Manager) probe(pctx context.Context, name string, d desired, opts Probe
 		out.Timings.Total = out.Resolve
 		return out, nil
 	}
-	cr := m.hk.probe(budget, res.cfg, opts)
+	cr := m.hk.probe(budgetcx, res.cfg, opts)
 	out.ProbeResult = cr
 	out.Err = res.scrub.clean(cr.Err)
 	out.StderrTail = res.scrub.clean(cr.StderrTail)
@@ -188,11 +188,11 @@ func (m *Manager) probe(pctx context.Context, name string, d desired, opts Probe
 	if !cr.OK() {
 		var cause error
 		switch {
-		case pctx.Err() != nil:
+		case pcx.Err() != nil:
 			out.Cancelled = true
-			cause = fmt.Errorf("probe cancelled: %w", context.Cause(pctx))
-		case budget.Err() != nil:
-			cause = context.Cause(budget)
+			cause = fmt.Errorf("probe cancelled: %w", context.Cause(pcx))
+		case budgetcx.Err() != nil:
+			cause = context.Cause(budgetcx)
 		}
 		if cause != nil {
 			if out.Err == "" {

@@ -178,7 +178,7 @@ func (h *progressHub) close(context.Context) error {
 }
 
 // stream is mcpManager/progress: the requests in flight at once, then every change.
-func (h *progressHub) stream(rc context.Context, _ struct{}, send func(CallProgress) error) error {
+func (h *progressHub) stream(rcx context.Context, _ struct{}, send func(CallProgress) error) error {
 	s, ok := h.subscribe()
 	if !ok {
 		return errClosed()
@@ -186,8 +186,8 @@ func (h *progressHub) stream(rc context.Context, _ struct{}, send func(CallProgr
 	defer h.unsubscribe(s)
 	for {
 		select {
-		case <-rc.Done():
-			return context.Cause(rc)
+		case <-rcx.Done():
+			return context.Cause(rcx)
 		case <-s.wake:
 		}
 		vals, closed := h.take(s)

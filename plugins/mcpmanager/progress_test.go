@@ -26,14 +26,14 @@ func TestRemoteProgress(t *testing.T) {
 	h := newHost(t, hostOptions{settings: &settings})
 	cl := h.remoteClient()
 	h.waitStatus(StateConnected, "d")
-	c := ctxtest.Wait(t)
+	cx := ctxtest.Wait(t)
 
 	open := func() (<-chan CallProgress, context.CancelFunc, <-chan error) {
-		sc, stop := context.WithCancel(c)
+		scx, stop := context.WithCancel(cx)
 		vals := make(chan CallProgress, 1024)
 		errc := make(chan error, 1)
 		go func() {
-			errc <- cl.Stream(sc, "mcpManager/progress", nil, func(m json.RawMessage) error {
+			errc <- cl.Stream(scx, "mcpManager/progress", nil, func(m json.RawMessage) error {
 				var p CallProgress
 				if err := json.Unmarshal(m, &p); err != nil {
 					return err
@@ -53,7 +53,7 @@ func TestRemoteProgress(t *testing.T) {
 	// called again.
 	for seen := false; !seen; {
 		go func() {
-			_, err := reg.Execute(c, h.root, "mcp__d__slow", json.RawMessage(`{"ms":1500}`), toolregistry.ExecOptions{CallID: "call_progress"})
+			_, err := reg.Execute(cx, h.root, "mcp__d__slow", json.RawMessage(`{"ms":1500}`), toolregistry.ExecOptions{CallID: "call_progress"})
 			done <- err
 		}()
 	wait:
@@ -162,10 +162,10 @@ func TestRemoteListCached(t *testing.T) {
 	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
 	cl := h.remoteClient()
 	h.waitStatus(StateConnected, "a")
-	c := ctxtest.Wait(t)
+	cx := ctxtest.Wait(t)
 	list := func() (json.RawMessage, Snapshot) {
 		var raw json.RawMessage
-		if err := cl.Call(c, "mcpManager/list", nil, &raw); err != nil {
+		if err := cl.Call(cx, "mcpManager/list", nil, &raw); err != nil {
 			t.Fatal(err)
 		}
 		var s Snapshot

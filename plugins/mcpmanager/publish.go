@@ -286,9 +286,9 @@ func (in *instance) fill(v *View) {
 // publish is a run of the publisher worker: it builds the snapshot, hands it to every
 // watcher and queues a StatusEvent for each view changed since the last run. Changes made
 // while it runs kick it again.
-func (m *Manager) publish(run context.Context) error {
+func (m *Manager) publish(runcx context.Context) error {
 	m.mu.Lock()
-	if m.closed || run.Err() != nil {
+	if m.closed || runcx.Err() != nil {
 		m.mu.Unlock()
 		return nil
 	}
@@ -362,8 +362,8 @@ func (q *eventQueue) pop() (StatusChange, bool) {
 // emit is a run of the emitter worker: it dispatches the queued changes, one at a time.
 // Listeners run in parallel; a slow one delays later events (which coalesce meanwhile),
 // never the manager or its watch streams.
-func (m *Manager) emit(run context.Context) error {
-	for run.Err() == nil {
+func (m *Manager) emit(runcx context.Context) error {
+	for runcx.Err() == nil {
 		ch, ok := m.events.pop()
 		if !ok {
 			return nil
@@ -414,7 +414,7 @@ func (w *watcher) closeLocked(m *Manager) {
 // again after every change. A subscriber that reads slowly gets the latest snapshot, not
 // every intermediate one. The channel is closed when ctx ends or the manager stops;
 // cancelling ctx ends only this subscription.
-func (m *Manager) Watch(cctx context.Context) <-chan Snapshot {
+func (m *Manager) Watch(ccx context.Context) <-chan Snapshot {
 	w := &watcher{ch: make(chan Snapshot, 1)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -424,7 +424,7 @@ func (m *Manager) Watch(cctx context.Context) <-chan Snapshot {
 	}
 	m.watchers[w] = struct{}{}
 	w.offerLocked(m.buildLocked())
-	w.stop = context.AfterFunc(cctx, func() {
+	w.stop = context.AfterFunc(ccx, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		w.closeLocked(m)

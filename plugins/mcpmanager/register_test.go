@@ -128,7 +128,7 @@ func TestRegisterOwnerUnload(t *testing.T) {
 func TestRegisterDisposeRace(t *testing.T) {
 	t.Parallel()
 	fc := newFakeClients()
-	probe := func(cctx context.Context, cfg mcpclient.Config, _ ProbeOptions) mcpclient.ProbeResult {
+	probe := func(ccx context.Context, cfg mcpclient.Config, _ ProbeOptions) mcpclient.ProbeResult {
 		return mcpclient.ProbeResult{Stage: mcpclient.ProbeOK}
 	}
 	h := newHost(t, hostOptions{noSettings: true, hooks: &hooks{client: fc.def, probe: probe}})

@@ -37,10 +37,10 @@ func TestRemoteAPI(t *testing.T) {
 	h := newHost(t, hostOptions{settings: &settings, creds: map[string]string{"tok": secret}})
 	cl := h.remoteClient()
 	h.waitStatus(StateConnected, "a")
-	c := ctxtest.Wait(t)
+	cx := ctxtest.Wait(t)
 	var bodies []string
 
-	methods, err := cl.Methods(c)
+	methods, err := cl.Methods(cx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestRemoteAPI(t *testing.T) {
 	}
 
 	var raw json.RawMessage
-	if err := cl.Call(c, "mcpManager/list", nil, &raw); err != nil {
+	if err := cl.Call(cx, "mcpManager/list", nil, &raw); err != nil {
 		t.Fatal(err)
 	}
 	bodies = append(bodies, string(raw))
@@ -68,11 +68,11 @@ func TestRemoteAPI(t *testing.T) {
 	}
 
 	// watch: the current list, then the list after a change; leaving ends the call.
-	wc, stop := context.WithCancel(c)
+	wcx, stop := context.WithCancel(cx)
 	stream := make(chan Snapshot, 16)
 	streamErr := make(chan error, 1)
 	go func() {
-		streamErr <- cl.Stream(wc, "mcpManager/watch", nil, func(m json.RawMessage) error {
+		streamErr <- cl.Stream(wcx, "mcpManager/watch", nil, func(m json.RawMessage) error {
 			var s Snapshot
 			if err := json.Unmarshal(m, &s); err != nil {
 				return err
@@ -118,7 +118,7 @@ func TestRemoteAPI(t *testing.T) {
 
 	// restart answers the server's view once the new instance is mounted.
 	var rr RestartResult
-	if err := cl.Call(c, "mcpManager/restart", NameParams{Name: "a"}, &rr); err != nil {
+	if err := cl.Call(cx, "mcpManager/restart", NameParams{Name: "a"}, &rr); err != nil {
 		t.Fatal(err)
 	}
 	if rr.Server.Name != "a" || rr.Server.Starts != 2 {
@@ -127,13 +127,13 @@ func TestRemoteAPI(t *testing.T) {
 
 	// probe, on a disabled entry.
 	var pr ProbeResult
-	if err := cl.Call(c, "mcpManager/probe", ProbeParams{Name: "off", Options: ProbeOptions{MaxTools: 1}}, &pr); err != nil {
+	if err := cl.Call(cx, "mcpManager/probe", ProbeParams{Name: "off", Options: ProbeOptions{MaxTools: 1}}, &pr); err != nil {
 		t.Fatal(err)
 	}
 	if !pr.OK() || len(pr.Tools) != 1 || !pr.ToolsTruncated || pr.Cleanup.Outcome != "closed" {
 		t.Fatalf("probe: %s", dump(pr))
 	}
-	if err := cl.Call(c, "mcpManager/probe", ProbeParams{Name: "a"}, &raw); err != nil {
+	if err := cl.Call(cx, "mcpManager/probe", ProbeParams{Name: "a"}, &raw); err != nil {
 		t.Fatal(err)
 	}
 	bodies = append(bodies, string(raw))
@@ -152,7 +152,7 @@ func TestRemoteAPI(t *testing.T) {
 		{"mcpManager/probe", ProbeParams{Name: "a", Options: ProbeOptions{BudgetMs: -5}}, CodeBadRequest, http.StatusBadRequest},
 		{"mcpManager/probe", ProbeParams{Name: "nope"}, CodeNotFound, http.StatusNotFound},
 	} {
-		err := cl.Call(c, tc.method, tc.params, nil)
+		err := cl.Call(cx, tc.method, tc.params, nil)
 		var re *remote.Error
 		if !errors.As(err, &re) || re.Code != tc.code || re.Status != tc.status {
 			t.Fatalf("%s %v: %v (want %s %d)", tc.method, tc.params, err, tc.code, tc.status)
@@ -166,7 +166,7 @@ func TestRemoteAPI(t *testing.T) {
 		{map[string]any{"name": "a", "nmae": "b"}, `remote method "mcpManager/restart": invalid params: key "nmae": unknown key (did you mean "name"?)`},
 		{map[string]any{}, `key "name": required`},
 	} {
-		err := cl.Call(c, "mcpManager/restart", tc.params, nil)
+		err := cl.Call(cx, "mcpManager/restart", tc.params, nil)
 		if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest || !strings.Contains(re.Message, tc.want) {
 			t.Fatalf("restart %v: %v, want bad_request %q", tc.params, err, tc.want)
 		}
@@ -174,12 +174,12 @@ func TestRemoteAPI(t *testing.T) {
 
 	// Auth refusals: a wrong or missing token is 401, for calls and streams alike.
 	for _, bad := range []*remote.Client{remote.NewClient(cl.BaseURL, strings.Repeat("0", 64)), remote.NewClient(cl.BaseURL, "")} {
-		err := bad.Call(c, "mcpManager/list", nil, nil)
+		err := bad.Call(cx, "mcpManager/list", nil, nil)
 		var re *remote.Error
 		if !errors.As(err, &re) || re.Code != remote.CodeUnauthorized || re.Status != http.StatusUnauthorized {
 			t.Fatalf("bad token list: %v", err)
 		}
-		err = bad.Stream(c, "mcpManager/watch", nil, func(json.RawMessage) error { return nil })
+		err = bad.Stream(cx, "mcpManager/watch", nil, func(json.RawMessage) error { return nil })
 		if !errors.As(err, &re) || re.Code != remote.CodeUnauthorized {
 			t.Fatalf("bad token watch: %v", err)
 		}
@@ -189,7 +189,7 @@ func TestRemoteAPI(t *testing.T) {
 	stream2 := make(chan error, 1)
 	opened := make(chan struct{}, 1)
 	go func() {
-		stream2 <- cl.Stream(c, "mcpManager/watch", nil, func(json.RawMessage) error {
+		stream2 <- cl.Stream(cx, "mcpManager/watch", nil, func(json.RawMessage) error {
 			select {
 			case opened <- struct{}{}:
 			default:
@@ -198,7 +198,7 @@ func TestRemoteAPI(t *testing.T) {
 		})
 	}()
 	<-opened
-	if err := h.scope.Dispose(c); err != nil {
+	if err := h.scope.Dispose(cx); err != nil {
 		t.Fatal(err)
 	}
 	var re *remote.Error

@@ -48,8 +48,8 @@ func bounded(cx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // timedOut says so in err when rc ran out of time before the caller's cx did.
-func timedOut(cx, rc context.Context, err error) error {
-	if errors.Is(rc.Err(), context.DeadlineExceeded) && cx.Err() == nil {
+func timedOut(cx, rcx context.Context, err error) error {
+	if errors.Is(rcx.Err(), context.DeadlineExceeded) && cx.Err() == nil {
 		return fmt.Errorf("no answer within %v: %w", RequestTimeout, err)
 	}
 	return err
@@ -313,11 +313,11 @@ func (s *Service) listing(cx context.Context, u *mcpclient.Upstream, cs *mcp.Cli
 	e.mu.Unlock()
 
 	var out []Prompt
-	rc, cancel := bounded(cx)
+	rcx, cancel := bounded(cx)
 	defer cancel()
-	for p, err := range cs.Prompts(rc, nil) {
+	for p, err := range cs.Prompts(rcx, nil) {
 		if err != nil {
-			err = timedOut(cx, rc, err)
+			err = timedOut(cx, rcx, err)
 			return nil, newError(u.Server(), "", err, "MCP server %q: prompts/list: %v", u.Server(), err)
 		}
 		if len(out) == MaxPrompts {
@@ -452,11 +452,11 @@ func (s *Service) Get(cx context.Context, from *ctx.Context, server, name string
 	if err := checkArguments(p, args); err != nil {
 		return nil, err
 	}
-	rc, cancel := bounded(cx)
+	rcx, cancel := bounded(cx)
 	defer cancel()
-	res, err := cs.GetPrompt(rc, &mcp.GetPromptParams{Name: name, Arguments: args})
+	res, err := cs.GetPrompt(rcx, &mcp.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
-		err = timedOut(cx, rc, err)
+		err = timedOut(cx, rcx, err)
 		return nil, newError(server, name, err, "MCP server %q: prompts/get %q: %v", server, name, err)
 	}
 	if res.Messages == nil {
@@ -537,11 +537,11 @@ func (s *Service) Complete(cx context.Context, from *ctx.Context, r CompleteRequ
 	if len(r.Context) > 0 {
 		params.Context = &mcp.CompleteContext{Arguments: r.Context}
 	}
-	rc, cancel := bounded(cx)
+	rcx, cancel := bounded(cx)
 	defer cancel()
-	res, err := cs.Complete(rc, params)
+	res, err := cs.Complete(rcx, params)
 	if err != nil {
-		err = timedOut(cx, rc, err)
+		err = timedOut(cx, rcx, err)
 		return none, newError(r.Server, r.Prompt, err, "MCP server %q: completion/complete of argument %q of %s: %v", r.Server, r.Argument, what, err)
 	}
 	out := res.Completion

@@ -54,14 +54,14 @@ func promptServer(n *counts) *mcp.Server {
 		},
 	})
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "prompts/list":
 				n.list.Add(1)
 			case "prompts/get":
 				n.get.Add(1)
 			}
-			return next(c, method, req)
+			return next(cx, method, req)
 		}
 	})
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Title: "Greeting", Description: "greets someone",
@@ -371,11 +371,11 @@ func TestRemoteMethods(t *testing.T) {
 	if !ok {
 		t.Fatal("prompts/watch is not exposed")
 	}
-	wc, cancel := context.WithCancel(t.Context())
+	wcx, cancel := context.WithCancel(t.Context())
 	changes := make(chan mcpprompts.Change, 8)
 	done := make(chan error, 1)
 	go func() {
-		done <- watch.Stream(wc, nil, func(v any) error { changes <- v.(mcpprompts.Change); return nil })
+		done <- watch.Stream(wcx, nil, func(v any) error { changes <- v.(mcpprompts.Change); return nil })
 	}()
 	if c := <-changes; c.Server != "" {
 		t.Errorf("first change %+v, want every server", c)
@@ -434,12 +434,12 @@ func TestListDoesNotWaitForAHungServer(t *testing.T) {
 	mount(t, tr.root, "hung", mcptest.NewHTTP(t, func() *mcp.Server {
 		s := promptServer(&counts{})
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if method == "prompts/list" {
-					<-c.Done()
-					return nil, c.Err()
+					<-cx.Done()
+					return nil, cx.Err()
 				}
-				return next(c, method, req)
+				return next(cx, method, req)
 			}
 		})
 		return s

@@ -31,7 +31,7 @@ type Provider interface {
 	// Request runs req against the server and returns the protocol result as lossless
 	// JSON. ctx carries the caller's cancellation; caller is the calling scope's context
 	// (it identifies the agent making the call).
-	Request(ctx context.Context, req Request, caller CallerInfo) (json.RawMessage, error)
+	Request(cx context.Context, req Request, caller CallerInfo) (json.RawMessage, error)
 }
 
 // CallerInfo identifies who asked for a resource operation.
@@ -53,7 +53,7 @@ type Subscriber interface {
 	// reference subscribes on the wire, the last [Subscription.Close] unsubscribes. ctx
 	// bounds the request; caller identifies who asked. A server that cannot subscribe
 	// fails with an error wrapping [ErrNoSubscribe].
-	Subscribe(ctx context.Context, uri string, caller CallerInfo) (Subscription, error)
+	Subscribe(cx context.Context, uri string, caller CallerInfo) (Subscription, error)
 }
 
 // Subscription is one reference to a server's subscription of a URI. Updates arrive as

@@ -242,15 +242,15 @@ func (s *Service) teardownLocked(l *layer) {
 	// Disposers wait only for a disposal already running elsewhere (the layer scope's own
 	// unload, which disposes these effects before the providers' plugins), which never
 	// waits for op.
-	wait := context.Background()
+	waitcx := context.Background()
 	if l.section != nil {
-		if err := l.section(wait); err != nil {
+		if err := l.section(waitcx); err != nil {
 			s.logger.Warn("removing the MCP resource prompt section failed", "layer", l.scope.Name(), "err", err)
 		}
 		l.section = nil
 	}
 	if l.tools != nil {
-		if err := l.tools.Dispose(wait); err != nil {
+		if err := l.tools.Dispose(waitcx); err != nil {
 			s.logger.Warn("removing the MCP resource tools failed", "layer", l.scope.Name(), "err", err)
 		}
 		l.tools = nil

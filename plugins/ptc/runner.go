@@ -188,17 +188,17 @@ func (r *Runner) Run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 	x.src = strings.Split(p.Code, "\n")
 
 	x.vm = goja.New()
-	runCtx, cancelRun := context.WithTimeoutCause(cx, ms(x.l.WallTimeMs), errWall)
+	runcx, cancelRun := context.WithTimeoutCause(cx, ms(x.l.WallTimeMs), errWall)
 	defer cancelRun()
-	x.calls, x.endCalls = context.WithCancelCause(runCtx)
+	x.calls, x.endCalls = context.WithCancelCause(runcx)
 	defer x.endCalls(context.Canceled)
 	ended := func() *Error {
-		if errors.Is(context.Cause(runCtx), errWall) {
+		if errors.Is(context.Cause(runcx), errWall) {
 			return &Error{Kind: KindTimeout, Msg: "the program ran longer than " + ms(x.l.WallTimeMs).String() + " (wall time limit)"}
 		}
-		return &Error{Kind: KindCancelled, Msg: "the run was cancelled: " + context.Cause(runCtx).Error()}
+		return &Error{Kind: KindCancelled, Msg: "the run was cancelled: " + context.Cause(runcx).Error()}
 	}
-	stopWatch := context.AfterFunc(runCtx, func() { x.fail(ended()) })
+	stopWatch := context.AfterFunc(runcx, func() { x.fail(ended()) })
 	defer stopWatch()
 	stopMem := x.watchMemory()
 
@@ -219,7 +219,7 @@ func (r *Runner) Run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 		// caused (the calls it cancelled reject).
 		if reason := x.reason.Load(); reason != nil {
 			out.Err = reason
-		} else if runCtx.Err() != nil {
+		} else if runcx.Err() != nil {
 			out.Err = ended()
 		}
 	}

@@ -109,8 +109,8 @@ func ReadEndpoint(path string) (baseURL, token string, err error) {
 // as JSON (nil sends no body, which the host reads as null; use [json.RawMessage] for
 // encoded JSON) and decodes the result into result, unless result is nil. An error
 // answered by the host is an *[Error].
-func (c *Client) Call(ctx context.Context, method string, params, result any) error {
-	resp, err := c.do(ctx, http.MethodPost, "call", method, params)
+func (c *Client) Call(cx context.Context, method string, params, result any) error {
+	resp, err := c.do(cx, http.MethodPost, "call", method, params)
 	if err != nil {
 		return err
 	}
@@ -140,10 +140,10 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 // method sends to fn, in order. It returns nil when the method ends normally, the method's
 // failure as an *[Error], fn's error if fn fails (which ends the stream), or ctx's error
 // when ctx ends; leaving cancels the method on the host.
-func (c *Client) Stream(ctx context.Context, method string, params any, fn func(json.RawMessage) error) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (c *Client) Stream(cx context.Context, method string, params any, fn func(json.RawMessage) error) error {
+	cx, cancel := context.WithCancel(cx)
 	defer cancel()
-	resp, err := c.do(ctx, http.MethodPost, "stream", method, params)
+	resp, err := c.do(cx, http.MethodPost, "stream", method, params)
 	if err != nil {
 		return err
 	}
@@ -158,8 +158,8 @@ func (c *Client) Stream(ctx context.Context, method string, params any, fn func(
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if cx.Err() != nil {
+				return cx.Err()
 			}
 			if errors.Is(err, io.EOF) {
 				return &Error{Code: CodeBadResponse, Message: fmt.Sprintf("stream %s ended without an end event", method), Status: resp.StatusCode}
@@ -209,8 +209,8 @@ func (c *Client) Stream(ctx context.Context, method string, params any, fn func(
 }
 
 // Methods lists the methods the host exposes.
-func (c *Client) Methods(ctx context.Context) ([]MethodInfo, error) {
-	req, err := c.request(ctx, http.MethodGet, c.BaseURL+"/v1/methods", nil)
+func (c *Client) Methods(cx context.Context) ([]MethodInfo, error) {
+	req, err := c.request(cx, http.MethodGet, c.BaseURL+"/v1/methods", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func (c *Client) Methods(ctx context.Context) ([]MethodInfo, error) {
 }
 
 // do sends params to /v1/<kind>/<method>.
-func (c *Client) do(ctx context.Context, httpMethod, kind, method string, params any) (*http.Response, error) {
+func (c *Client) do(cx context.Context, httpMethod, kind, method string, params any) (*http.Response, error) {
 	svc, name, ok := strings.Cut(method, "/")
 	if !ok || svc == "" || name == "" || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("remote: method %q: must look like service/method", method)
@@ -245,7 +245,7 @@ func (c *Client) do(ctx context.Context, httpMethod, kind, method string, params
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := c.request(ctx, httpMethod, c.BaseURL+"/v1/"+kind+"/"+url.PathEscape(svc)+"/"+url.PathEscape(name), body)
+	req, err := c.request(cx, httpMethod, c.BaseURL+"/v1/"+kind+"/"+url.PathEscape(svc)+"/"+url.PathEscape(name), body)
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +262,8 @@ func (c *Client) do(ctx context.Context, httpMethod, kind, method string, params
 	return resp, nil
 }
 
-func (c *Client) request(ctx context.Context, method, u string, body io.Reader) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+func (c *Client) request(cx context.Context, method, u string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(cx, method, u, body)
 	if err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
 	}

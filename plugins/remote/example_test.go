@@ -28,7 +28,7 @@ var Greeter = ctx.Define(ctx.Meta{Name: "greeter"}, func(c *ctx.Context, _ struc
 	}
 	_, err := c.ExposeRemote(ctx.RemoteMethod{
 		Name: "greeter/countdown",
-		Stream: func(cctx context.Context, _ json.RawMessage, send func(any) error) error {
+		Stream: func(ccx context.Context, _ json.RawMessage, send func(any) error) error {
 			for i := 3; i > 0; i-- {
 				if err := send(i); err != nil {
 					return err

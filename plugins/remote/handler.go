@@ -234,10 +234,10 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request, name string) {
 	if !ok {
 		return
 	}
-	rc := r.Context()
-	res, err := safeCall(func() (any, error) { return m.Call(rc, params) })
+	rcx := r.Context()
+	res, err := safeCall(func() (any, error) { return m.Call(rcx, params) })
 	if err != nil {
-		e, status := h.failure(rc, name, err)
+		e, status := h.failure(rcx, name, err)
 		writeError(w, status, e)
 		return
 	}
@@ -253,14 +253,14 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request, name string) {
 }
 
 // failure classifies a method's error.
-func (h *handler) failure(rc context.Context, name string, err error) (*Error, int) {
-	return failure(h.log, rc, name, err)
+func (h *handler) failure(rcx context.Context, name string, err error) (*Error, int) {
+	return failure(h.log, rcx, name, err)
 }
 
 // failure classifies the error of the method called name, run with context rc, logging a
 // panic on log.
-func failure(log *slog.Logger, rc context.Context, name string, err error) (*Error, int) {
-	if rc.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.ErrScopeUnloaded)) {
+func failure(log *slog.Logger, rcx context.Context, name string, err error) (*Error, int) {
+	if rcx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.ErrScopeUnloaded)) {
 		return &Error{Code: CodeCancelled, Message: fmt.Sprintf("remote method %q was cancelled", name)}, http.StatusServiceUnavailable
 	}
 	if pe, ok := errors.AsType[*panicError](err); ok {
@@ -281,7 +281,7 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, name string) {
 	if !ok {
 		return
 	}
-	rc := r.Context()
+	rcx := r.Context()
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("X-Accel-Buffering", "no")
@@ -290,7 +290,7 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, name string) {
 	if err := ev.flush(); err != nil {
 		return
 	}
-	_, err := safeCall(func() (any, error) { return nil, m.Stream(rc, params, ev.send) })
+	_, err := safeCall(func() (any, error) { return nil, m.Stream(rcx, params, ev.send) })
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
 	ev.closed = true // a send after the handler returned must not touch w
@@ -301,7 +301,7 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, name string) {
 		_ = ev.writeLocked("end", []byte("{}"))
 		return
 	}
-	e, _ := h.failure(rc, name, err)
+	e, _ := h.failure(rcx, name, err)
 	body, _ := json.Marshal(errorBody{e})
 	_ = ev.writeLocked("error", body)
 }

@@ -117,7 +117,7 @@ func (h *handler) muxStream(w http.ResponseWriter, r *http.Request) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
-	rc := r.Context()
+	rcx := r.Context()
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("X-Accel-Buffering", "no")
@@ -125,9 +125,9 @@ func (h *handler) muxStream(w http.ResponseWriter, r *http.Request) {
 	ev := &eventWriter{w: w, rc: http.NewResponseController(w)}
 	// The methods' parent ends after the mux is unlisted, so that a method seeing its end
 	// implies the mux is gone.
-	base, cancelAll := context.WithCancel(context.WithoutCancel(rc))
+	bcx, cancelAll := context.WithCancel(context.WithoutCancel(rcx))
 	defer cancelAll()
-	m := &mux{ev: ev, rc: base, subs: map[string]func(){}}
+	m := &mux{ev: ev, rc: bcx, subs: map[string]func(){}}
 	hello, _ := json.Marshal(struct {
 		ID string `json:"id"`
 	}{id})
@@ -142,7 +142,7 @@ func (h *handler) muxStream(w http.ResponseWriter, r *http.Request) {
 	err := ev.writeLocked("mux", hello)
 	ev.mu.Unlock()
 	if err == nil {
-		<-rc.Done()
+		<-rcx.Done()
 	}
 	h.muxes.mu.Lock()
 	delete(h.muxes.m, id)
@@ -167,7 +167,7 @@ func (m *mux) open(h *handler, name string, meth ctx.RemoteMethod, params json.R
 	if len(m.subs) >= maxMuxSubs {
 		return &Error{Code: CodeBadRequest, Message: fmt.Sprintf("a mux runs at most %d streams", maxMuxSubs)}
 	}
-	sc, cancel := context.WithCancel(m.rc)
+	scx, cancel := context.WithCancel(m.rc)
 	m.subs[name] = cancel
 	m.wg.Add(1)
 	go func() {
@@ -177,17 +177,17 @@ func (m *mux) open(h *handler, name string, meth ctx.RemoteMethod, params json.R
 			if err := m.send("", muxSub{Sub: name, Value: v}); err != nil {
 				return err
 			}
-			return sc.Err()
+			return scx.Err()
 		}
-		_, err := safeCall(func() (any, error) { return nil, meth.Stream(sc, params, send) })
+		_, err := safeCall(func() (any, error) { return nil, meth.Stream(scx, params, send) })
 		m.mu.Lock()
 		delete(m.subs, name)
 		m.mu.Unlock()
-		if err == nil || sc.Err() != nil && errors.Is(err, sc.Err()) {
+		if err == nil || scx.Err() != nil && errors.Is(err, scx.Err()) {
 			_ = m.send("end", muxSub{Sub: name})
 			return
 		}
-		e, _ := h.failure(sc, meth.Name, err)
+		e, _ := h.failure(scx, meth.Name, err)
 		_ = m.send("error", muxSub{Sub: name, Error: e})
 	}()
 	return nil

@@ -113,7 +113,7 @@ func apply(c *ctx.Context, cfg Config) error {
 	}
 	// Origins: the loopback's only; the page's own origin beyond it is handler's rule.
 	h.guard = loopback.New(loopback.Options{Addr: listenAddr, Hosts: hosts, AnyIP: cfg.AllowRemote, Token: token})
-	if _, err := c.Go("http-server", func(run context.Context) error { return h.serve(run, ln) }); err != nil {
+	if _, err := c.Go("http-server", func(runcx context.Context) error { return h.serve(runcx, ln) }); err != nil {
 		return err
 	}
 
@@ -153,14 +153,14 @@ func apply(c *ctx.Context, cfg Config) error {
 // serve runs the HTTP server on ln until run is cancelled, then closes every connection
 // and waits for the handlers still running (their request contexts derive from run, so
 // the methods they call see the cancellation).
-func (h *handler) serve(run context.Context, ln net.Listener) error {
+func (h *handler) serve(runcx context.Context, ln net.Listener) error {
 	// conns tracks every connection's goroutine until it is closed: net/http may linger on
 	// a connection after Close (it pauses before closing one whose request body went
 	// unread), and an unload must leave no goroutine behind.
 	var conns sync.WaitGroup
 	hs := &http.Server{
 		Handler:     h,
-		BaseContext: func(net.Listener) context.Context { return run },
+		BaseContext: func(net.Listener) context.Context { return runcx },
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			switch st {
 			case http.StateNew:
@@ -173,7 +173,7 @@ func (h *handler) serve(run context.Context, ln net.Listener) error {
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
-	stop := context.AfterFunc(run, func() { _ = hs.Close() })
+	stop := context.AfterFunc(runcx, func() { _ = hs.Close() })
 	defer stop()
 	err := hs.Serve(ln)
 	_ = hs.Close()

@@ -112,14 +112,14 @@ func servicePlugin(s *service) ctx.PluginDef {
 				}
 				return remote.Errorf(remote.CodeUnavailable, "upstream went away")
 			},
-			"svc/hang": func(cctx context.Context, _ json.RawMessage, send func(any) error) error {
+			"svc/hang": func(ccx context.Context, _ json.RawMessage, send func(any) error) error {
 				if err := send("ready"); err != nil {
 					s.cancelled <- err
 					return err
 				}
-				<-cctx.Done()
-				s.cancelled <- context.Cause(cctx)
-				return cctx.Err()
+				<-ccx.Done()
+				s.cancelled <- context.Cause(ccx)
+				return ccx.Err()
 			},
 			"svc/stash": func(_ context.Context, _ json.RawMessage, send func(any) error) error {
 				s.stashed <- send
@@ -246,21 +246,21 @@ func collect(t *testing.T, c *remote.Client, method string, params any) ([]strin
 
 func TestCall(t *testing.T) {
 	h := newHost(t, nil)
-	c := ctxtest.Wait(t)
+	cx := ctxtest.Wait(t)
 
 	var sum int
-	if err := h.client.Call(c, "svc/add", map[string]int{"A": 2, "B": 40}, &sum); err != nil || sum != 42 {
+	if err := h.client.Call(cx, "svc/add", map[string]int{"A": 2, "B": 40}, &sum); err != nil || sum != 42 {
 		t.Fatalf("add: %d, %v", sum, err)
 	}
 	var echoed json.RawMessage
-	if err := h.client.Call(c, "svc/echo", json.RawMessage(`{"x":[1,"two"]}`), &echoed); err != nil || string(echoed) != `{"x":[1,"two"]}` {
+	if err := h.client.Call(cx, "svc/echo", json.RawMessage(`{"x":[1,"two"]}`), &echoed); err != nil || string(echoed) != `{"x":[1,"two"]}` {
 		t.Fatalf("echo: %s, %v", echoed, err)
 	}
 	// No params: an empty body reaches the method as null.
-	if err := h.client.Call(c, "svc/echo", nil, &echoed); err != nil || string(echoed) != "null" {
+	if err := h.client.Call(cx, "svc/echo", nil, &echoed); err != nil || string(echoed) != "null" {
 		t.Fatalf("echo without params: %s, %v", echoed, err)
 	}
-	if err := h.client.Call(c, "svc/echo", 1, nil); err != nil {
+	if err := h.client.Call(cx, "svc/echo", 1, nil); err != nil {
 		t.Fatalf("call without result: %v", err)
 	}
 
@@ -484,16 +484,16 @@ func TestErrors(t *testing.T) {
 		})
 	}
 
-	c := ctxtest.Wait(t)
-	e := wantRemoteError(t, h.client.Call(c, "svc/conflict", nil, nil), http.StatusConflict, remote.CodeConflict)
+	cx := ctxtest.Wait(t)
+	e := wantRemoteError(t, h.client.Call(cx, "svc/conflict", nil, nil), http.StatusConflict, remote.CodeConflict)
 	if e.Message != `server "fs" is being replaced` {
 		t.Fatalf("message %q", e.Message)
 	}
-	if e := wantRemoteError(t, h.client.Call(c, "svc/plain", nil, nil), 500, remote.CodeMethodError); e.Message != "boom" {
+	if e := wantRemoteError(t, h.client.Call(cx, "svc/plain", nil, nil), 500, remote.CodeMethodError); e.Message != "boom" {
 		t.Fatalf("message %q", e.Message)
 	}
-	_ = wantRemoteError(t, h.client.Call(c, "svc/nope", nil, nil), 404, remote.CodeNotFound)
-	if err := h.client.Call(c, "noslash", nil, nil); err == nil {
+	_ = wantRemoteError(t, h.client.Call(cx, "svc/nope", nil, nil), 404, remote.CodeNotFound)
+	if err := h.client.Call(cx, "noslash", nil, nil); err == nil {
 		t.Fatal("a method name without a slash was sent")
 	}
 	h.noSecretInLog(t)
@@ -521,8 +521,8 @@ func TestClientDisconnectCancelsStream(t *testing.T) {
 	}
 
 	// Cancelling the client's context has the same effect.
-	c, cancel := context.WithCancel(ctxtest.Wait(t))
-	err = h.client.Stream(c, "svc/hang", nil, func(json.RawMessage) error { cancel(); return nil })
+	cx, cancel := context.WithCancel(ctxtest.Wait(t))
+	err = h.client.Stream(cx, "svc/hang", nil, func(json.RawMessage) error { cancel(); return nil })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("stream after cancel: %v", err)
 	}

@@ -16,9 +16,9 @@ import (
 // take either, so a command answers the same way with or without a host.
 type Caller interface {
 	// Call calls a request/response method, as [Client.Call].
-	Call(c context.Context, method string, params, result any) error
+	Call(cx context.Context, method string, params, result any) error
 	// Stream calls a stream method, as [Client.Stream].
-	Stream(c context.Context, method string, params any, fn func(json.RawMessage) error) error
+	Stream(cx context.Context, method string, params any, fn func(json.RawMessage) error) error
 }
 
 var (
@@ -31,17 +31,17 @@ var (
 // host decodes P strictly (an unknown key is a bad_request *[Error] naming it); the answer
 // is decoded leniently, so a newer host may add fields. An error answered by the host is
 // an *[Error].
-func Call[P, R any](c context.Context, cl Caller, method string, params P) (R, error) {
+func Call[P, R any](cx context.Context, cl Caller, method string, params P) (R, error) {
 	var r R
-	err := cl.Call(c, method, params, &r)
+	err := cl.Call(cx, method, params, &r)
 	return r, err
 }
 
 // Stream calls the stream method exposed with [ctx.ExposeRemoteStream][P, V] and passes
 // each value, decoded into V, to fn, in order. It returns as [Client.Stream] does; a value
 // that does not decode as V ends the stream with that error.
-func Stream[P, V any](c context.Context, cl Caller, method string, params P, fn func(V) error) error {
-	return cl.Stream(c, method, params, func(raw json.RawMessage) error {
+func Stream[P, V any](cx context.Context, cl Caller, method string, params P, fn func(V) error) error {
+	return cl.Stream(cx, method, params, func(raw json.RawMessage) error {
 		var v V
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return fmt.Errorf("remote: a value of %s: %w", method, err)
@@ -65,7 +65,7 @@ type Local struct {
 func NewLocal(c *ctx.Context) *Local { return &Local{c: c, log: c.Logger()} }
 
 // Call calls method in process; see [Client.Call].
-func (l *Local) Call(c context.Context, method string, params, result any) error {
+func (l *Local) Call(cx context.Context, method string, params, result any) error {
 	m, e := find(l.c, method, KindCall)
 	if e != nil {
 		return e
@@ -74,9 +74,9 @@ func (l *Local) Call(c context.Context, method string, params, result any) error
 	if err != nil {
 		return err
 	}
-	res, err := safeCall(func() (any, error) { return m.Call(c, raw) })
+	res, err := safeCall(func() (any, error) { return m.Call(cx, raw) })
 	if err != nil {
-		e, status := failure(l.log, c, method, err)
+		e, status := failure(l.log, cx, method, err)
 		e.Status = status
 		return e
 	}
@@ -95,7 +95,7 @@ func (l *Local) Call(c context.Context, method string, params, result any) error
 
 // Stream calls the stream method in process; see [Client.Stream]. The values reach fn in
 // order, one at a time.
-func (l *Local) Stream(c context.Context, method string, params any, fn func(json.RawMessage) error) error {
+func (l *Local) Stream(cx context.Context, method string, params any, fn func(json.RawMessage) error) error {
 	m, e := find(l.c, method, KindStream)
 	if e != nil {
 		return e
@@ -104,8 +104,8 @@ func (l *Local) Stream(c context.Context, method string, params any, fn func(jso
 	if err != nil {
 		return err
 	}
-	outer := c
-	c, cancel := context.WithCancel(c)
+	outer := cx
+	cx, cancel := context.WithCancel(cx)
 	defer cancel()
 	var mu sync.Mutex
 	done := false
@@ -130,7 +130,7 @@ func (l *Local) Stream(c context.Context, method string, params any, fn func(jso
 		}
 		return nil
 	}
-	_, err = safeCall(func() (any, error) { return nil, m.Stream(c, raw, send) })
+	_, err = safeCall(func() (any, error) { return nil, m.Stream(cx, raw, send) })
 	mu.Lock()
 	done = true
 	mu.Unlock()
@@ -142,7 +142,7 @@ func (l *Local) Stream(c context.Context, method string, params any, fn func(jso
 	case outer.Err() != nil:
 		return outer.Err()
 	}
-	e, _ = failure(l.log, c, method, err)
+	e, _ = failure(l.log, cx, method, err)
 	return e
 }
 

@@ -56,16 +56,16 @@ var typedPlugin = ctx.Define(ctx.Meta{Name: "typed"}, func(c *ctx.Context, _ str
 func TestTypedMethods(t *testing.T) {
 	h := newHost(t, nil)
 	ctxtest.MountActive(t, h.root, typedPlugin, nil)
-	c := ctxtest.Wait(t)
+	cx := ctxtest.Wait(t)
 	callers := map[string]remote.Caller{"http": h.client, "local": remote.NewLocal(h.root)}
 	for name, cl := range callers {
 		t.Run(name, func(t *testing.T) {
-			r, err := remote.Call[AddParams, AddResult](c, cl, "typed/add", AddParams{A: 2, B: 3})
+			r, err := remote.Call[AddParams, AddResult](cx, cl, "typed/add", AddParams{A: 2, B: 3})
 			if err != nil || r.Sum != 5 {
 				t.Fatalf("add: %+v %v", r, err)
 			}
 			var sums []int
-			err = remote.Stream(c, cl, "typed/upto", AddParams{A: 1, B: 3}, func(r AddResult) error {
+			err = remote.Stream(cx, cl, "typed/upto", AddParams{A: 1, B: 3}, func(r AddResult) error {
 				sums = append(sums, r.Sum)
 				return nil
 			})
@@ -83,20 +83,20 @@ func TestTypedMethods(t *testing.T) {
 				{AddParams{A: -1}, http.StatusBadRequest, remote.CodeBadRequest, `key "a": expected a number ≥ 0`},
 				{AddParams{A: 13}, http.StatusConflict, remote.CodeConflict, "unlucky"},
 			} {
-				err := cl.Call(c, "typed/add", tc.params, nil)
+				err := cl.Call(cx, "typed/add", tc.params, nil)
 				re := wantRemoteError(t, err, tc.status, tc.code)
 				if !strings.Contains(re.Message, tc.want) || remote.CodeOf(err) != tc.code {
 					t.Fatalf("%v: %q, want %q", tc.params, re.Message, tc.want)
 				}
 			}
-			err = cl.Stream(c, "typed/upto", map[string]any{"a": 1, "c": 2}, nil)
+			err = cl.Stream(cx, "typed/upto", map[string]any{"a": 1, "c": 2}, nil)
 			if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest || !strings.Contains(re.Message, `key "c"`) {
 				t.Fatalf("stream with an unknown key: %v", err)
 			}
-			_ = wantRemoteError(t, cl.Call(c, "typed/none", nil, nil), http.StatusNotFound, remote.CodeNotFound)
-			_ = wantRemoteError(t, cl.Call(c, "typed/upto", nil, nil), http.StatusNotFound, remote.CodeNotFound)
+			_ = wantRemoteError(t, cl.Call(cx, "typed/none", nil, nil), http.StatusNotFound, remote.CodeNotFound)
+			_ = wantRemoteError(t, cl.Call(cx, "typed/upto", nil, nil), http.StatusNotFound, remote.CodeNotFound)
 			stop := errors.New("enough")
-			if err := remote.Stream(c, cl, "typed/upto", AddParams{A: 1, B: 9}, func(AddResult) error { return stop }); !errors.Is(err, stop) {
+			if err := remote.Stream(cx, cl, "typed/upto", AddParams{A: 1, B: 9}, func(AddResult) error { return stop }); !errors.Is(err, stop) {
 				t.Fatalf("stream ended by fn: %v", err)
 			}
 		})

@@ -74,8 +74,8 @@ func Available(c *ctx.Context) bool {
 type directedKey struct{}
 
 // WithSampler returns a context for a call whose sampling requests go to s first.
-func WithSampler(parent context.Context, s Sampler) context.Context {
-	return context.WithValue(parent, directedKey{}, s)
+func WithSampler(pcx context.Context, s Sampler) context.Context {
+	return context.WithValue(pcx, directedKey{}, s)
 }
 
 // Sample passes r to the call's sampler (WithSampler on r.Call), else to the samplers

@@ -36,8 +36,8 @@ func TestSample(t *testing.T) {
 		t.Fatalf("result %+v, %v; want the first sampler by name", res, err)
 	}
 	// A call's own sampler answers first; when it passes, the scoped one does.
-	call := sampling.WithSampler(context.Background(), answer("mine"))
-	if res, _ := sampling.Sample(context.Background(), root, &sampling.Request{Call: call}); res.Model != "mine" {
+	callcx := sampling.WithSampler(context.Background(), answer("mine"))
+	if res, _ := sampling.Sample(context.Background(), root, &sampling.Request{Call: callcx}); res.Model != "mine" {
 		t.Fatalf("model %s, want mine", res.Model)
 	}
 	pass := sampling.WithSampler(context.Background(), sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)

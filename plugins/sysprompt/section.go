@@ -226,4 +226,4 @@ func (h *Handle) SetText(text string) error {
 
 // Dispose removes the section. It is idempotent, like the disposer returned by
 // [Service.Register].
-func (h *Handle) Dispose(c context.Context) error { return h.dispose(c) }
+func (h *Handle) Dispose(cx context.Context) error { return h.dispose(cx) }

@@ -53,9 +53,9 @@ type deadlines struct {
 
 // start makes c (zero, or stopped) the context of a call under base that ends timeout from
 // now. The caller must call stop with it when the call returns.
-func (d *deadlines) start(c *callContext, base context.Context, timeout time.Duration) {
-	inner, cancel := context.WithCancelCause(base)
-	*c = callContext{Context: inner, cancel: cancel, deadline: time.Now().Add(timeout)}
+func (d *deadlines) start(c *callContext, bcx context.Context, timeout time.Duration) {
+	innercx, cancel := context.WithCancelCause(bcx)
+	*c = callContext{Context: innercx, cancel: cancel, deadline: time.Now().Add(timeout)}
 	d.mu.Lock()
 	heap.Push(&d.heap, c)
 	if d.armed.IsZero() || c.deadline.Before(d.armed) {

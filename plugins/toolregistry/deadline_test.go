@@ -27,7 +27,7 @@ func TestDeadlines(t *testing.T) {
 		if !errors.Is(done.Err(), context.Canceled) || !errors.Is(context.Cause(done), context.Canceled) {
 			t.Fatalf("stopped call: err %v, cause %v", done.Err(), context.Cause(done))
 		}
-		child, cancelChild := context.WithCancel(short)
+		childcx, cancelChild := context.WithCancel(short)
 		defer cancelChild()
 
 		if dl, ok := mid.Deadline(); !ok || !dl.Equal(start.Add(3*time.Second)) {
@@ -46,9 +46,9 @@ func TestDeadlines(t *testing.T) {
 			}
 		}
 		// A derived context ends with the call, its cause saying why.
-		<-child.Done()
-		if !errors.Is(context.Cause(child), context.DeadlineExceeded) {
-			t.Fatalf("derived context: cause %v", context.Cause(child))
+		<-childcx.Done()
+		if !errors.Is(context.Cause(childcx), context.DeadlineExceeded) {
+			t.Fatalf("derived context: cause %v", context.Cause(childcx))
 		}
 		for _, c := range []*callContext{short, mid, long} {
 			d.stop(c) // after expiry: a no-op

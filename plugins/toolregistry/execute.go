@@ -58,7 +58,7 @@ type Approver interface {
 	// Approve blocks until the call is approved or refused, or ctx (the call's context) is
 	// done. reason is the policy's Decision.Reason. An error refuses the call (or cancels it
 	// when ctx is done).
-	Approve(ctx context.Context, req *PolicyRequest, reason string) (Approval, error)
+	Approve(cx context.Context, req *PolicyRequest, reason string) (Approval, error)
 }
 
 // Approval is an [Approver]'s answer, a plain value.
@@ -70,11 +70,11 @@ type Approval struct {
 
 // ApproverFunc adapts a function to [Approver]. The function must be safe for concurrent
 // use.
-type ApproverFunc func(ctx context.Context, req *PolicyRequest, reason string) (Approval, error)
+type ApproverFunc func(cx context.Context, req *PolicyRequest, reason string) (Approval, error)
 
 // Approve calls f.
-func (f ApproverFunc) Approve(cctx context.Context, req *PolicyRequest, reason string) (Approval, error) {
-	return f(cctx, req, reason)
+func (f ApproverFunc) Approve(ccx context.Context, req *PolicyRequest, reason string) (Approval, error) {
+	return f(ccx, req, reason)
 }
 
 // Pipeline events and the approval service.
@@ -153,11 +153,11 @@ func (r *Registry) Execute(cx context.Context, c *ctx.Context, name string, args
 	rec.Tool, rec.Args = name, args
 	rec.Scope = c.Scope()
 	rec.ScopeName = rec.Scope.Name()
-	base := cx
-	if base == nil {
-		base = c
+	bcx := cx
+	if bcx == nil {
+		bcx = c
 	}
-	res, terr := r.pipeline(c, base, x, o)
+	res, terr := r.pipeline(c, bcx, x, o)
 	res, terr = r.finish(c, x, res, terr, o)
 	if terr != nil {
 		return res, terr
@@ -166,7 +166,7 @@ func (r *Registry) Execute(cx context.Context, c *ctx.Context, name string, args
 }
 
 // pipeline runs steps 1 to 5. On failure res is nil, or the tool's own error result.
-func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Config) (*Result, *ToolError) {
+func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Config) (*Result, *ToolError) {
 	name, args := x.rec.Tool, x.rec.Args
 	e, hidden := r.resolve(c.Scope(), name)
 	if e == nil {
@@ -186,19 +186,19 @@ func (r *Registry) pipeline(c *ctx.Context, base context.Context, x *run, o *Con
 		return nil, terr
 	}
 
-	if terr := cancelledBeforeDispatch(base, name); terr != nil {
+	if terr := cancelledBeforeDispatch(bcx, name); terr != nil {
 		return nil, terr
 	}
 	x.req = PolicyRequest{CallID: x.rec.CallID, Tool: e.info, Args: args, Caller: c}
-	if terr := r.authorize(c, base, &x.req); terr != nil {
+	if terr := r.authorize(c, bcx, &x.req); terr != nil {
 		return nil, terr
 	}
-	if terr := cancelledBeforeDispatch(base, name); terr != nil {
+	if terr := cancelledBeforeDispatch(bcx, name); terr != nil {
 		return nil, terr
 	}
 
 	x.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Attachments: r.store}
-	res, terr := dispatch(&r.timers, &x.cx, base, e, &x.call, o)
+	res, terr := dispatch(&r.timers, &x.cx, bcx, e, &x.call, o)
 	if terr != nil {
 		return res, terr
 	}
@@ -239,16 +239,16 @@ func notObject(name string) *ToolError {
 }
 
 // cancelledBeforeDispatch reports a call whose context ended before the tool ran.
-func cancelledBeforeDispatch(base context.Context, name string) *ToolError {
-	if base.Err() == nil {
+func cancelledBeforeDispatch(bcx context.Context, name string) *ToolError {
+	if bcx.Err() == nil {
 		return nil
 	}
-	cause := context.Cause(base)
+	cause := context.Cause(bcx)
 	return &ToolError{Code: CodeCancelled, Tool: name, Msg: "cancelled before dispatch: " + cause.Error(), Err: cause}
 }
 
 // authorize runs the policy chain and, on Ask, the approver.
-func (r *Registry) authorize(c *ctx.Context, base context.Context, req *PolicyRequest) *ToolError {
+func (r *Registry) authorize(c *ctx.Context, bcx context.Context, req *PolicyRequest) *ToolError {
 	name := req.Tool.Name
 	d, err := Policy.Waterfall(c, req, allowAll)
 	if err != nil {
@@ -264,13 +264,13 @@ func (r *Registry) authorize(c *ctx.Context, base context.Context, req *PolicyRe
 		}
 		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: " + reason}
 	case Ask:
-		return r.approve(c, base, req, d.Reason)
+		return r.approve(c, bcx, req, d.Reason)
 	default:
 		return &ToolError{Code: CodeDenied, Tool: name, Msg: fmt.Sprintf("denied: policy returned an invalid action %q", d.Action)}
 	}
 }
 
-func (r *Registry) approve(c *ctx.Context, base context.Context, req *PolicyRequest, reason string) *ToolError {
+func (r *Registry) approve(c *ctx.Context, bcx context.Context, req *PolicyRequest, reason string) *ToolError {
 	name := req.Tool.Name
 	what := "approval required"
 	if reason != "" {
@@ -282,12 +282,12 @@ func (r *Registry) approve(c *ctx.Context, base context.Context, req *PolicyRequ
 	}
 	var a Approval
 	err := safely(func() (err error) {
-		a, err = ap.Approve(base, req, reason)
+		a, err = ap.Approve(bcx, req, reason)
 		return err
 	})
 	switch {
-	case err != nil && base.Err() != nil:
-		cause := context.Cause(base)
+	case err != nil && bcx.Err() != nil:
+		cause := context.Cause(bcx)
 		return &ToolError{Code: CodeCancelled, Tool: name, Msg: "cancelled while waiting for approval: " + cause.Error(), Err: err}
 	case err != nil:
 		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: " + what + ", and approval failed: " + err.Error(), Err: err}
@@ -302,8 +302,8 @@ func (r *Registry) approve(c *ctx.Context, base context.Context, req *PolicyRequ
 }
 
 // dispatch runs the tool under its timeout and classifies what it returned.
-func dispatch(dl *deadlines, cc *callContext, base context.Context, e *entry, call *Call, o *Config) (*Result, *ToolError) {
-	cx := base
+func dispatch(dl *deadlines, cc *callContext, bcx context.Context, e *entry, call *Call, o *Config) (*Result, *ToolError) {
+	cx := bcx
 	timeout := e.timeout
 	if timeout == 0 {
 		timeout = o.defaultTimeout()
@@ -311,13 +311,13 @@ func dispatch(dl *deadlines, cc *callContext, base context.Context, e *entry, ca
 	// The tool runs under a context the registry can end: at the tool's timeout, or through
 	// Call.Cancel. A caller's deadline that comes first makes the timeout moot: then no
 	// deadline is registered, as context.WithTimeout would not arm its timer.
-	if timeout > 0 && !deadlineBefore(base, timeout) {
-		dl.start(cc, base, timeout)
+	if timeout > 0 && !deadlineBefore(bcx, timeout) {
+		dl.start(cc, bcx, timeout)
 		defer dl.stop(cc)
 		cx, call.cancel = cc, cc.cancel
 	} else {
 		var cancel context.CancelCauseFunc
-		cx, cancel = context.WithCancelCause(base)
+		cx, cancel = context.WithCancelCause(bcx)
 		defer cancel(context.Canceled)
 		call.cancel = cancel
 	}
@@ -333,8 +333,8 @@ func dispatch(dl *deadlines, cc *callContext, base context.Context, e *entry, ca
 				err = context.DeadlineExceeded
 			}
 			return nil, &ToolError{Code: CodeTimeout, Tool: name, Msg: "timed out after " + timeout.String(), Err: err}
-		case base.Err() != nil:
-			cause := context.Cause(base)
+		case bcx.Err() != nil:
+			cause := context.Cause(bcx)
 			if err == nil {
 				err = cause
 			}

@@ -82,11 +82,11 @@ func TestExecutePipeline(t *testing.T) {
 			return &toolregistry.Result{Content: []toolregistry.Content{toolregistry.Text("done")}, Structured: json.RawMessage(s)}, nil
 		}
 	}
-	cancelled, cancel := context.WithCancel(context.Background())
+	cancelledcx, cancel := context.WithCancel(context.Background())
 	cancel()
-	waiting, stopWaiting := context.WithCancel(context.Background())
+	waitcx, stopWaiting := context.WithCancel(context.Background())
 	defer stopWaiting()
-	approving, stopApproving := context.WithCancel(context.Background())
+	approvingcx, stopApproving := context.WithCancel(context.Background())
 	defer stopApproving()
 
 	tests := []struct {
@@ -153,17 +153,17 @@ func TestExecutePipeline(t *testing.T) {
 				stopWaiting() // the user walks away
 				<-cx.Done()
 				return toolregistry.Approval{}, cx.Err()
-			}), context: waiting, want: toolregistry.CodeCancelled, text: "waiting for approval"},
+			}), context: waitcx, want: toolregistry.CodeCancelled, text: "waiting for approval"},
 		{name: "cancelled during an approval that succeeds", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
 			approver: toolregistry.ApproverFunc(func(context.Context, *toolregistry.PolicyRequest, string) (toolregistry.Approval, error) {
 				stopApproving()
 				return toolregistry.Approval{Approved: true}, nil
-			}), context: approving, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
+			}), context: approvingcx, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
 		{name: "cancelled before the policy", tool: toolregistry.Tool{Execute: echoArgs},
 			policy: func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
 				panic("the policy must not be consulted")
-			}, context: cancelled, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
-		{name: "cancelled before dispatch", tool: toolregistry.Tool{Execute: echoArgs}, context: cancelled, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
+			}, context: cancelledcx, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
+		{name: "cancelled before dispatch", tool: toolregistry.Tool{Execute: echoArgs}, context: cancelledcx, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
 		// 4. execution
 		{name: "tool returns an error", tool: toolregistry.Tool{Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
 			return nil, errors.New("disk full")

@@ -365,7 +365,7 @@ func (s *Set) Clear() error { return s.Replace(nil) }
 
 // Dispose removes the set's tools for good. It is idempotent; ctx bounds the wait for a
 // disposal already in progress.
-func (s *Set) Dispose(cctx context.Context) error { return s.dispose(cctx) }
+func (s *Set) Dispose(ccx context.Context) error { return s.dispose(ccx) }
 
 // close runs when the set's effect is disposed.
 func (s *Set) close() {

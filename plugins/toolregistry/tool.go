@@ -39,7 +39,7 @@ type Tool struct {
 	// returned error is a tool error ([CodeToolError]), and so is a *Result with IsError set.
 	// The returned *Result must not be modified afterwards: the registry hands it to callers
 	// and keeps it in its history.
-	Execute func(ctx context.Context, call *Call) (*Result, error)
+	Execute func(cx context.Context, call *Call) (*Result, error)
 	// Project, when set, computes the model-facing content of a successful result (for
 	// example from [Result.Raw]). It runs once per execution, right after Execute, and its
 	// return value replaces Content in the result the pipeline carries on.

@@ -73,7 +73,7 @@ func Main(opts Options) int {
 	opts.collector = gcpolicy.Start()
 	defer opts.collector.Stop()
 	defer procpolicy.Apply()()
-	c, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -101,7 +101,7 @@ func Main(opts Options) int {
 			opts.prog(), n, plural(n))
 		os.Exit(ExitFailure)
 	}()
-	return opts.Run(c, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	return opts.Run(cx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 }
 
 // Run runs one harness command line (args excludes the program name) and
@@ -109,12 +109,12 @@ func Main(opts Options) int {
 // goes to stdout, logs and error messages to stderr. env is the
 // environment profiles take HARNESS_* overlays from. Cancelling c stops the
 // command and shuts the application down cleanly.
-func (o Options) Run(c context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
-	return o.newInvocation(stdin, stdout, stderr, env).run(c, args)
+func (o Options) Run(cx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) int {
+	return o.newInvocation(stdin, stdout, stderr, env).run(cx, args)
 }
 
 // run runs the command line args of the invocation and returns its exit status.
-func (a *invocation) run(c context.Context, args []string) int {
+func (a *invocation) run(cx context.Context, args []string) int {
 	stdout, stderr := a.stdout, a.stderr
 	root := a.commands()
 	if args == nil {
@@ -125,7 +125,7 @@ func (a *invocation) run(c context.Context, args []string) int {
 	root.SetIn(a.stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(c)
+	err := root.ExecuteContext(cx)
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, silentFailure) {
 		errorf(stderr, a.prog, "%v", err)

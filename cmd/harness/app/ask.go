@@ -77,13 +77,13 @@ limit, token budget, output limit).`,
 			} else if rh != nil {
 				return a.askOnHost(cmd.Context(), rh, f, task)
 			}
-			return a.withAgent(cmd.Context(), f, func(c context.Context, svc *agent.Service) error {
+			return a.withAgent(cmd.Context(), f, func(cx context.Context, svc *agent.Service) error {
 				s, err := svc.Start(agent.StartOptions{Agent: f.agent, Model: f.model, Mode: f.mode})
 				if err != nil {
 					return agentError(err)
 				}
 				defer func() { _ = s.Close() }()
-				return a.runTurn(c, s, 0, task, f)
+				return a.runTurn(cx, s, 0, task, f)
 			})
 		}),
 	}
@@ -129,7 +129,7 @@ func agentError(err error) error {
 
 // withAgent starts the profile's host with an agent at its top level (the profile's, or
 // one with the defaults) and runs fn with the agent service.
-func (a *invocation) withAgent(c context.Context, f agentFlags, fn func(context.Context, *agent.Service) error) error {
+func (a *invocation) withAgent(cx context.Context, f agentFlags, fn func(context.Context, *agent.Service) error) error {
 	dir, err := a.sessionsDir()
 	if err != nil {
 		return failure(err)
@@ -152,7 +152,7 @@ func (a *invocation) withAgent(c context.Context, f agentFlags, fn func(context.
 	if a.beforeMount == nil {
 		a.beforeMount = agent.Prepare // servers may sample from the agent's model from the start
 	}
-	return a.withHost(c, func(c context.Context, h *host) error {
+	return a.withHost(cx, func(cx context.Context, h *host) error {
 		if _, ok := model.Key.Get(h.root); !ok {
 			return failure(fmt.Errorf("profile %q mounts no model service (a row with use: model); see docs/agent.md", h.profile.Source))
 		}
@@ -164,7 +164,7 @@ func (a *invocation) withAgent(c context.Context, f agentFlags, fn func(context.
 			return failure(fmt.Errorf("profile %q: the agent did not start", h.profile.Source))
 		}
 		a.agentHost = h
-		return fn(c, svc)
+		return fn(cx, svc)
 	})
 }
 
@@ -256,11 +256,11 @@ func (a *invocation) sessionsDir() (string, error) {
 // runTurn sends task to s and prints the outcome: the answer (or with --json the events
 // after the sequence number after) on stdout, one line per tool call on stderr when it is
 // a terminal.
-func (a *invocation) runTurn(c context.Context, s *agent.Session, after int64, task string, f agentFlags) error {
+func (a *invocation) runTurn(cx context.Context, s *agent.Session, after int64, task string, f agentFlags) error {
 	sub := s.Subscribe(after)
 	printed := make(chan error, 1)
-	go func() { printed <- a.printEvents(c, sub, f.json) }()
-	end, err := s.Send(c, task)
+	go func() { printed <- a.printEvents(cx, sub, f.json) }()
+	end, err := s.Send(cx, task)
 	sub.Close()
 	if perr := <-printed; perr != nil && err == nil {
 		err = perr
@@ -298,10 +298,10 @@ func (a *invocation) turnOutcome(end *agent.TurnEnd, err error, session string, 
 
 // printEvents writes the events of sub: every one as a JSON line with asJSON, else a line
 // per tool result on stderr when it is a terminal. It returns when sub is closed.
-func (a *invocation) printEvents(c context.Context, sub *agent.Subscription, asJSON bool) error {
+func (a *invocation) printEvents(cx context.Context, sub *agent.Subscription, asJSON bool) error {
 	enc := json.NewEncoder(a.stdout)
 	for {
-		ev, err := sub.Next(c)
+		ev, err := sub.Next(cx)
 		if err != nil {
 			return nil
 		}

@@ -92,7 +92,7 @@ process too. A host without an agent is said in one line, and chat works in proc
   harness chat --resume 20261203-100000-abcdef`,
 		Args: args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			newIO := func(c context.Context) *chatIO {
+			newIO := func(cx context.Context) *chatIO {
 				term := &chatIO{lines: make(chan string), out: a.stdout, styled: isTerminal(a.stdout)}
 				go func() {
 					defer close(term.lines)
@@ -101,7 +101,7 @@ process too. A host without an agent is said in one line, and chat works in proc
 					for sc.Scan() {
 						select {
 						case term.lines <- sc.Text():
-						case <-c.Done():
+						case <-cx.Done():
 							return
 						}
 					}
@@ -111,8 +111,8 @@ process too. A host without an agent is said in one line, and chat works in proc
 			if rh, err := a.runningAgentHost(cmd.Context(), f); err != nil {
 				return err
 			} else if rh != nil {
-				c := cmd.Context()
-				ch := &chat{a: a, host: rh, io: newIO(c), f: f, reasoning: !noReasoning}
+				cx := cmd.Context()
+				ch := &chat{a: a, host: rh, io: newIO(cx), f: f, reasoning: !noReasoning}
 				if resume != "" {
 					if err := ch.resume(resume); err != nil {
 						return agentError(err)
@@ -121,10 +121,10 @@ process too. A host without an agent is said in one line, and chat works in proc
 					return agentError(err)
 				}
 				defer ch.close()
-				return ch.loop(c)
+				return ch.loop(cx)
 			}
-			return a.withAgent(cmd.Context(), f, func(c context.Context, svc *agent.Service) error {
-				ch := &chat{a: a, svc: svc, io: newIO(c), f: f, reasoning: !noReasoning}
+			return a.withAgent(cmd.Context(), f, func(cx context.Context, svc *agent.Service) error {
+				ch := &chat{a: a, svc: svc, io: newIO(cx), f: f, reasoning: !noReasoning}
 				if resume != "" {
 					if err := ch.resume(resume); err != nil {
 						return agentError(err)
@@ -133,7 +133,7 @@ process too. A host without an agent is said in one line, and chat works in proc
 					return agentError(err)
 				}
 				defer func() { _ = ch.s.Close() }()
-				return ch.loop(c)
+				return ch.loop(cx)
 			})
 		}),
 	}
@@ -222,14 +222,14 @@ func (ch *chat) close() {
 }
 
 // loop reads messages until EOF, /exit or the command's end.
-func (ch *chat) loop(c context.Context) error {
+func (ch *chat) loop(cx context.Context) error {
 	for {
 		ch.io.printf("> ")
 		var line string
 		var ok bool
 		select {
 		case line, ok = <-ch.io.lines:
-		case <-c.Done():
+		case <-cx.Done():
 			ch.io.printf("\n")
 			return nil
 		}
@@ -247,7 +247,7 @@ func (ch *chat) loop(c context.Context) error {
 			}
 			continue
 		}
-		if err := ch.turn(c, line); err != nil {
+		if err := ch.turn(cx, line); err != nil {
 			return err
 		}
 	}
@@ -332,9 +332,9 @@ func (ch *chat) command(line string) (done bool, err error) {
 }
 
 // turn sends text and shows the turn as it happens; Ctrl-C cancels it.
-func (ch *chat) turn(c context.Context, text string) error {
+func (ch *chat) turn(cx context.Context, text string) error {
 	if ch.host != nil {
-		return ch.hostTurn(c, text)
+		return ch.hostTurn(cx, text)
 	}
 	s := ch.s
 	var last int64
@@ -358,16 +358,16 @@ func (ch *chat) turn(c context.Context, text string) error {
 	}
 	res := make(chan result, 1)
 	go func() {
-		end, err := s.Send(c, text)
+		end, err := s.Send(cx, text)
 		sub.Close()
 		res <- result{end, err}
 	}()
-	ch.show(c, sub.Next)
+	ch.show(cx, sub.Next)
 	r := <-res
 	switch {
 	case errors.Is(r.err, agent.ErrCancelled):
 		ch.io.printf("\n%s\n", ch.io.dim("(cancelled)"))
-	case r.err != nil && c.Err() == nil:
+	case r.err != nil && cx.Err() == nil:
 		ch.io.printf("\n%s\n", termsafe.String("error: "+r.err.Error()))
 	}
 	return nil
@@ -375,7 +375,7 @@ func (ch *chat) turn(c context.Context, text string) error {
 
 // show prints the events of a turn until sub is closed: the answer streamed, reasoning
 // dimmed, a line per tool call, approvals asked on the terminal.
-func (ch *chat) show(c context.Context, next func(context.Context) (agent.Event, error)) {
+func (ch *chat) show(cx context.Context, next func(context.Context) (agent.Event, error)) {
 	inReasoning, midLine := false, false
 	// Reasoning is dimmed as a whole: the style starts with its first piece and ends with
 	// it, so the pieces between are plain text.
@@ -393,7 +393,7 @@ func (ch *chat) show(c context.Context, next func(context.Context) (agent.Event,
 		}
 	}
 	for {
-		ev, err := next(c)
+		ev, err := next(cx)
 		if err != nil {
 			endLine()
 			return
@@ -434,7 +434,7 @@ func (ch *chat) show(c context.Context, next func(context.Context) (agent.Event,
 				ch.io.dim(fmt.Sprintf("(%s)", time.Duration(ev.Result.Duration)*time.Millisecond)))
 		case agent.EventApprovalAsked:
 			endLine()
-			ch.approve(c, ev)
+			ch.approve(cx, ev)
 		case agent.EventError:
 			endLine()
 			ch.io.printf("%s\n", termsafe.String("error: "+ev.Error))
@@ -460,7 +460,7 @@ func outcomeWord(o string) string {
 }
 
 // approve asks the person about a call (or a server's sampling request) and answers.
-func (ch *chat) approve(c context.Context, ev agent.Event) {
+func (ch *chat) approve(cx context.Context, ev agent.Event) {
 	ap := ev.Approval
 	if ap == nil {
 		return
@@ -479,7 +479,7 @@ func (ch *chat) approve(c context.Context, ev agent.Event) {
 		var ok bool
 		select {
 		case line, ok = <-ch.io.lines:
-		case <-c.Done():
+		case <-cx.Done():
 			return
 		}
 		decision := ""
@@ -497,7 +497,7 @@ func (ch *chat) approve(c context.Context, ev agent.Event) {
 		if decision == "" {
 			continue
 		}
-		if err := ch.answer(c, ap.ID, agent.Answer{Decision: decision, Reason: "the person said no"}); err != nil && !errors.Is(err, agent.ErrUnknownApproval) {
+		if err := ch.answer(cx, ap.ID, agent.Answer{Decision: decision, Reason: "the person said no"}); err != nil && !errors.Is(err, agent.ErrUnknownApproval) {
 			ch.io.printf("%s\n", termsafe.String(err.Error()))
 		}
 		return

@@ -360,10 +360,10 @@ func TestTools(t *testing.T) {
 
 func TestToolCallInterrupted(t *testing.T) {
 	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  mine:\n    use: testtools\n")
-	c, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	began := time.Now()
-	r := runWith(t, c, testOptions(), "", nil, "-p", p, "tools", "call", "wait")
+	r := runWith(t, cx, testOptions(), "", nil, "-p", p, "tools", "call", "wait")
 	r.expect(t, ExitFailure, "", "cancel")
 	if d := time.Since(began); d > 5*time.Second {
 		t.Errorf("interrupted call took %v", d)
@@ -372,9 +372,9 @@ func TestToolCallInterrupted(t *testing.T) {
 
 func TestRunUntilInterrupted(t *testing.T) {
 	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  mine:\n    use: testtools\n")
-	c, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	r := runWith(t, c, testOptions(), "", nil, "-p", p, "run")
+	r := runWith(t, cx, testOptions(), "", nil, "-p", p, "run")
 	r.expect(t, ExitOK, "", "running")
 	if !strings.Contains(r.stderr, "shutting down") {
 		t.Errorf("run logs:\n%s", r.stderr)
@@ -385,9 +385,9 @@ func TestRunWithRemoteAPI(t *testing.T) {
 	dir := t.TempDir()
 	p := writeFile(t, dir, "p.yaml", "extends: cli\n") // cli has the remote API
 	token := filepath.Join(dir, "remote.token")
-	c, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
-	r := runWith(t, c, testOptions(), "", nil, "-p", p, "--set", "plugins.remote.config.tokenFile="+token, "run")
+	r := runWith(t, cx, testOptions(), "", nil, "-p", p, "--set", "plugins.remote.config.tokenFile="+token, "run")
 	r.expect(t, ExitOK, "", "remote API listening")
 	if !strings.Contains(r.stderr, "url=http://127.0.0.1:") {
 		t.Errorf("no URL in the logs:\n%s", r.stderr)
@@ -445,11 +445,11 @@ func TestRunShowsManagerStatus(t *testing.T) {
 		filepath.Join(dir, "no-such-server")+"\n    reconnect: {maxAttempts: 1, initialDelayMs: 10}\n")
 	p := writeFile(t, dir, "p.yaml", "extends: default\nplugins:\n  manager:\n    use: mcpmanager\n    config:\n      settingsFile: "+settings+
 		"\n      credentialsFile: "+filepath.Join(dir, "credentials.yaml")+"\n")
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// Interrupt run once both lines are shown.
 	stderr := &watchWriter{want: []string{"broken: failed", "demo: connected"}, seen: cancel}
-	code := testOptions().Run(c, []string{"-p", p, "run"}, strings.NewReader(""), io.Discard, stderr, testEnv(t))
+	code := testOptions().Run(cx, []string{"-p", p, "run"}, strings.NewReader(""), io.Discard, stderr, testEnv(t))
 	if out := stderr.String(); code != ExitOK || !strings.Contains(out, "broken: failed") || !strings.Contains(out, "demo: connected") {
 		t.Fatalf("exit %d, stderr:\n%s", code, out)
 	}

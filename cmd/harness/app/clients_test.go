@@ -31,11 +31,11 @@ func TestManagementPageHost(t *testing.T) {
 	}
 	run(t, f.env, "open", "--print").expect(t, ExitOK, want+"\n", "")
 
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var last []mcpmanager.View
 	errSeen := errors.New("seen")
-	err = cl.Stream(c, methodClients, nil, func(raw json.RawMessage) error {
+	err = cl.Stream(cx, methodClients, nil, func(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &last); err != nil {
 			return err
 		}

@@ -27,9 +27,9 @@ func harnessCmd(t testing.TB, args ...string) *exec.Cmd {
 }
 
 // exercise lists the demo server's tools and calls echo.
-func exercise(t *testing.T, c context.Context, cs *mcp.ClientSession) {
+func exercise(t *testing.T, cx context.Context, cs *mcp.ClientSession) {
 	t.Helper()
-	tools, err := cs.ListTools(c, nil)
+	tools, err := cs.ListTools(cx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func exercise(t *testing.T, c context.Context, cs *mcp.ClientSession) {
 	if got := strings.Join(names, ","); !strings.Contains(got, "echo") || !strings.Contains(got, "add") {
 		t.Errorf("tools = %s", got)
 	}
-	res, err := cs.CallTool(c, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "round trip"}})
+	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "round trip"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,14 +54,14 @@ func newClient() *mcp.Client {
 }
 
 func TestDemoServerStdioSubprocess(t *testing.T) {
-	c, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	cmd := harnessCmd(t, "demo-server")
-	cs, err := newClient().Connect(c, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := newClient().Connect(cx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exercise(t, c, cs)
+	exercise(t, cx, cs)
 	if cs.InitializeResult().Instructions == "" {
 		t.Error("no instructions")
 	}
@@ -74,35 +74,35 @@ func TestDemoServerStdioSubprocess(t *testing.T) {
 }
 
 func TestDemoServerStdioInProcess(t *testing.T) {
-	c, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	inR, inW := io.Pipe()   // client → server
 	outR, outW := io.Pipe() // server → client
 	done := make(chan int, 1)
 	var stderr strings.Builder
 	go func() {
-		code := testOptions().Run(c, []string{"demo-server"}, inR, outW, &stderr, nil)
+		code := testOptions().Run(cx, []string{"demo-server"}, inR, outW, &stderr, nil)
 		_ = outW.Close()
 		done <- code
 	}()
-	cs, err := newClient().Connect(c, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	cs, err := newClient().Connect(cx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exercise(t, c, cs)
+	exercise(t, cx, cs)
 	_ = cs.Close()
 	select {
 	case code := <-done:
 		if code != ExitOK {
 			t.Errorf("exit %d, stderr %s", code, stderr.String())
 		}
-	case <-c.Done():
+	case <-cx.Done():
 		t.Fatal("demo-server did not end when its client closed stdin")
 	}
 }
 
 func TestDemoServerHTTPAndSIGTERM(t *testing.T) {
-	c, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	cmd := harnessCmd(t, "demo-server", "--http", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
@@ -124,11 +124,11 @@ func TestDemoServerHTTPAndSIGTERM(t *testing.T) {
 	if url == "" {
 		t.Fatal("no URL announced")
 	}
-	cs, err := newClient().Connect(c, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := newClient().Connect(cx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exercise(t, c, cs)
+	exercise(t, cx, cs)
 	_ = cs.Close()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

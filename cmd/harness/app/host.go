@@ -43,15 +43,15 @@ type host struct {
 // fx is the shell only: it wires the handful of process-wide values once.
 // Plugins never see it; the dynamic part of the application is the scope
 // tree.
-func (a *invocation) withHost(c context.Context, fn func(context.Context, *host) error) (err error) {
+func (a *invocation) withHost(cx context.Context, fn func(context.Context, *host) error) (err error) {
 	if a.attached != nil {
 		// Run by a host for another process (harness/exec): its tree is the profile.
 		if a.flags.explicitProfile() {
 			return usageErrorf("%s: the running host has its own profile: -p, --set, --stdio and --http are for this process (drop --host)", a.cmdPath)
 		}
-		return fn(c, a.attached)
+		return fn(cx, a.attached)
 	}
-	if ok, err := a.forward(c); ok {
+	if ok, err := a.forward(cx); ok {
 		return err
 	}
 	h := &host{mounts: &mounts{}, board: &statusBoard{live: a.liveStatus}}
@@ -65,8 +65,8 @@ func (a *invocation) withHost(c context.Context, fn func(context.Context, *host)
 		),
 		fx.Invoke(func(lc fx.Lifecycle, root *ctx.Context, p *profiles.Profile, a *invocation) {
 			lc.Append(fx.Hook{
-				OnStart: func(c context.Context) error { return a.start(c, root, p, h) },
-				OnStop:  func(c context.Context) error { return root.Scope().Dispose(c) },
+				OnStart: func(cx context.Context) error { return a.start(cx, root, p, h) },
+				OnStop:  func(cx context.Context) error { return root.Scope().Dispose(cx) },
 			})
 		}),
 		fx.Populate(&h.root, &h.profile, &h.logger),
@@ -79,33 +79,33 @@ func (a *invocation) withHost(c context.Context, fn func(context.Context, *host)
 		return failure(fmt.Errorf("building the application: %w", err))
 	}
 
-	startCtx, cancel := context.WithTimeout(c, a.startupTimeout)
-	err = app.Start(startCtx)
+	startcx, cancel := context.WithTimeout(cx, a.startupTimeout)
+	err = app.Start(startcx)
 	cancel()
 	stopCtx := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.WithoutCancel(c), a.shutdownTimeout)
+		return context.WithTimeout(context.WithoutCancel(cx), a.shutdownTimeout)
 	}
 	if err != nil {
 		// fx has run the stop hooks of whatever had started; the root may
 		// hold scopes mounted before the failure.
-		sc, cancel := stopCtx()
+		scx, cancel := stopCtx()
 		defer cancel()
-		if derr := h.root.Scope().Dispose(sc); derr != nil {
+		if derr := h.root.Scope().Dispose(scx); derr != nil {
 			a.logger.Error("shutdown incomplete", "err", derr)
 		}
 		return failure(fmt.Errorf("starting: %w", err))
 	}
 	defer func() {
-		sc, cancel := stopCtx()
+		scx, cancel := stopCtx()
 		defer cancel()
-		if serr := app.Stop(sc); serr != nil {
+		if serr := app.Stop(scx); serr != nil {
 			a.logger.Error("shutdown incomplete", "err", serr)
 			if err == nil {
 				err = failure(fmt.Errorf("shutdown: %w", serr))
 			}
 		}
 	}()
-	if c.Err() != nil {
+	if cx.Err() != nil {
 		return failure(errors.New("interrupted during start-up"))
 	}
 	// Exposed by every command: a long-running host serves them to other processes, and a
@@ -120,7 +120,7 @@ func (a *invocation) withHost(c context.Context, fn func(context.Context, *host)
 			errorf(a.stderr, a.prog, "mcp server %s", statusLine(st))
 		}
 	}
-	return fn(c, h)
+	return fn(cx, h)
 }
 
 // newRoot makes the root scope of the tree. Its disposal is the app's stop
@@ -133,7 +133,7 @@ func newRoot(l *slog.Logger) *ctx.Context { return ctx.New(ctx.Options{Logger: l
 // (startupSpinner). Waiting that runs out is not an error: slow
 // servers go on connecting in the background and the command works with
 // what is ready, after a warning. Rows that failed to load are logged.
-func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Profile, h *host) error {
+func (a *invocation) start(cx context.Context, root *ctx.Context, p *profiles.Profile, h *host) error {
 	began := time.Now()
 	m := h.mounts
 	if a.hosting {
@@ -180,7 +180,7 @@ func (a *invocation) start(c context.Context, root *ctx.Context, p *profiles.Pro
 		// (quietStartup) go without.
 		spinner = startSpinner(h.board, a.term)
 	}
-	err := waitReady(c, root)
+	err := waitReady(cx, root)
 	if spinner != nil {
 		spinner.stop()
 	}

@@ -26,12 +26,12 @@ type liveHost struct {
 // stops it when the test ends.
 func startHost(t *testing.T, env []string, profile string) *liveHost {
 	t.Helper()
-	c, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	stderr := &watchWriter{want: []string{"running; interrupt to stop"}, seen: func() { close(ready) }}
 	done := make(chan int, 1)
 	go func() {
-		done <- testOptions().Run(c, []string{"-p", profile, "run"}, strings.NewReader(""), io.Discard, stderr, env)
+		done <- testOptions().Run(cx, []string{"-p", profile, "run"}, strings.NewReader(""), io.Discard, stderr, env)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -110,9 +110,9 @@ func TestOneEndpointPerHost(t *testing.T) {
 	// The host is still reachable, by the default endpoint file of the environment.
 	run(t, f.env, "mcp", "list").expect(t, ExitOK, "managed", "answering for the host at http://127.0.0.1:")
 
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	second := runWith(t, c, testOptions(), "", f.env, "-p", f.profile, "run")
+	second := runWith(t, cx, testOptions(), "", f.env, "-p", f.profile, "run")
 	second.expect(t, ExitFailure, "", "belongs to the host running as pid "+strconv.Itoa(os.Getpid()))
 	if after, _ := os.ReadFile(f.endpoint); string(after) != string(before) {
 		t.Fatalf("the refused host touched the endpoint file")

@@ -73,7 +73,7 @@ func safeAttr(_ []string, a slog.Attr) slog.Attr {
 // repeats a status report (those with the attribute mcpclient.StatusLogKey).
 type withoutStatusReports struct{ slog.Handler }
 
-func (h withoutStatusReports) Handle(c context.Context, r slog.Record) error {
+func (h withoutStatusReports) Handle(cx context.Context, r slog.Record) error {
 	report := false
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key == mcpclient.StatusLogKey {
@@ -85,7 +85,7 @@ func (h withoutStatusReports) Handle(c context.Context, r slog.Record) error {
 	if report {
 		return nil
 	}
-	return h.Handler.Handle(c, r)
+	return h.Handler.Handle(cx, r)
 }
 
 func (h withoutStatusReports) WithAttrs(attrs []slog.Attr) slog.Handler {

@@ -84,9 +84,9 @@ func TestMCPLoginLogout(t *testing.T) {
 	// --no-browser prints the URL; the test follows it as the user would.
 	var stdout strings.Builder
 	stderr := &urlFollower{t: t}
-	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	cx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	code := testOptions().Run(c, append([]string{"-p", profile, "mcp", "login", "hosted", "--no-browser"}, noHost(t)...),
+	code := testOptions().Run(cx, append([]string{"-p", profile, "mcp", "login", "hosted", "--no-browser"}, noHost(t)...),
 		strings.NewReader(""), &stdout, stderr, nil)
 	stderr.wg.Wait()
 	if code != ExitOK || !strings.Contains(stdout.String(), "hosted: logged in") || !strings.Contains(stderr.String(), "open this URL") {

@@ -114,15 +114,15 @@ func testEnv(t testing.TB) []string {
 }
 
 // runWith is run with a context, options and stdin.
-func runWith(t *testing.T, c context.Context, o Options, stdin string, env []string, args ...string) result {
+func runWith(t *testing.T, cx context.Context, o Options, stdin string, env []string, args ...string) result {
 	t.Helper()
 	if env == nil {
 		env = testEnv(t)
 	}
-	c, cancel := context.WithTimeout(c, 20*time.Second)
+	cx, cancel := context.WithTimeout(cx, 20*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := o.Run(c, args, strings.NewReader(stdin), &stdout, &stderr, env)
+	code := o.Run(cx, args, strings.NewReader(stdin), &stdout, &stderr, env)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 

@@ -125,15 +125,15 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	token := filepath.Join(dir, "remote.token")
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer func() { _ = root.Scope().Dispose(context.WithoutCancel(c)) }()
+	defer func() { _ = root.Scope().Dispose(context.WithoutCancel(cx)) }()
 	s, err := root.Plugin(remote.Plugin, map[string]any{"tokenFile": token})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Wait(c); err != nil {
+	if err := s.Wait(cx); err != nil {
 		t.Fatal(err)
 	}
 	endpoint := remote.EndpointFileFor(token)
@@ -148,7 +148,7 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Dispose(c); err != nil {
+	if err := s.Dispose(cx); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(token, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {

@@ -172,25 +172,25 @@ func mountRows(c *ctx.Context, catalog map[string]ctx.PluginDef, rows []profiles
 // from a worker of its own, after its activation: with a manager in the
 // tree, waitReady then also waits until the manager has read its settings
 // and none of its servers is starting, and lets the tree settle again.
-func waitReady(c context.Context, root *ctx.Context) error {
-	if err := root.Settle(c); err != nil {
+func waitReady(cx context.Context, root *ctx.Context) error {
+	if err := root.Settle(cx); err != nil {
 		return err
 	}
 	m, ok := mcpmanager.Key.Get(root)
 	if !ok || m == nil {
 		return nil
 	}
-	wc, cancel := context.WithCancel(c)
+	wcx, cancel := context.WithCancel(cx)
 	defer cancel()
-	for snap := range m.Watch(wc) {
+	for snap := range m.Watch(wcx) {
 		if managerSettled(snap) {
 			break
 		}
 	}
-	if err := c.Err(); err != nil {
+	if err := cx.Err(); err != nil {
 		return err
 	}
-	return root.Settle(c)
+	return root.Settle(cx)
 }
 
 // managerSettled reports whether a manager's snapshot shows its settings

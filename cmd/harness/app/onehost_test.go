@@ -16,12 +16,12 @@ import (
 // ends, and returns its stderr once it says it runs.
 func startRun(t *testing.T, env []string, args ...string) *watchWriter {
 	t.Helper()
-	c, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	stderr := &watchWriter{want: []string{"running; interrupt to stop"}, seen: func() { close(ready) }}
 	done := make(chan int, 1)
 	go func() {
-		done <- testOptions().Run(c, args, strings.NewReader(""), io.Discard, stderr, env)
+		done <- testOptions().Run(cx, args, strings.NewReader(""), io.Discard, stderr, env)
 	}()
 	t.Cleanup(func() {
 		cancel()

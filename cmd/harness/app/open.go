@@ -23,8 +23,8 @@ func (a *invocation) showPage(srv *remote.Server, open bool) {
 
 // openPage opens u with $BROWSER (else the platform's opener), reporting a
 // failure without the URL.
-func (a *invocation) openPage(c context.Context, u string) {
-	if err := mcpauth.OpenBrowser(c, u); err != nil {
+func (a *invocation) openPage(cx context.Context, u string) {
+	if err := mcpauth.OpenBrowser(cx, u); err != nil {
 		errorf(a.stderr, a.prog, "could not open the management page: %s", strings.ReplaceAll(err.Error(), u, "<page URL>"))
 	}
 }

@@ -77,9 +77,9 @@ var testTools = ctx.Define(ctx.Meta{Name: "testtools", Inject: []ctx.Dependency{
 			Name:        cfg.Prefix + "wait",
 			Description: "Waits until cancelled.",
 			Timeout:     -1,
-			Execute: func(c context.Context, _ *toolregistry.Call) (*toolregistry.Result, error) {
-				<-c.Done()
-				return nil, c.Err()
+			Execute: func(cx context.Context, _ *toolregistry.Call) (*toolregistry.Result, error) {
+				<-cx.Done()
+				return nil, cx.Err()
 			},
 		}} {
 			if _, err := reg.Register(c, t); err != nil {

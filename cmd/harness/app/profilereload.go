@@ -39,18 +39,18 @@ func (a *invocation) watchProfile(h *host) (stop func()) {
 		return func() {}
 	}
 	r := &profileReload{a: a, h: h, files: files, rows: h.rows}
-	c, cancel := context.WithCancel(context.Background())
+	cx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, f := range files {
-		w := filewatch.New(f, filewatch.Options{Debounce: profileDebounce, OnChange: func() { r.apply(c, f) }, Logger: a.logger})
-		wg.Go(func() { _ = w.Run(c) })
+		w := filewatch.New(f, filewatch.Options{Debounce: profileDebounce, OnChange: func() { r.apply(cx, f) }, Logger: a.logger})
+		wg.Go(func() { _ = w.Run(cx) })
 	}
 	return func() { cancel(); wg.Wait() }
 }
 
 // apply loads the profile again (the command line's --set, --stdio and --http included) and
 // applies the difference; file is the one that changed, named in messages.
-func (r *profileReload) apply(c context.Context, file string) {
+func (r *profileReload) apply(cx context.Context, file string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a, h := r.a, r.h
@@ -75,7 +75,7 @@ func (r *profileReload) apply(c context.Context, file string) {
 	}
 	for _, o := range r.rows {
 		if o.Enabled && !fresh[strings.ToLower(o.ID)] {
-			r.dispose(c, o)
+			r.dispose(cx, o)
 			removed = append(removed, o.ID)
 		}
 	}
@@ -96,7 +96,7 @@ func (r *profileReload) apply(c context.Context, file string) {
 			}
 			changed = append(changed, n.ID)
 		default:
-			r.dispose(c, o)
+			r.dispose(cx, o)
 			r.mount(n)
 			changed = append(changed, n.ID)
 		}
@@ -111,14 +111,14 @@ func (r *profileReload) apply(c context.Context, file string) {
 
 // dispose disposes the scope of row (and everything mounted in it), bounded by
 // --shutdown-timeout.
-func (r *profileReload) dispose(c context.Context, row profiles.Row) {
+func (r *profileReload) dispose(cx context.Context, row profiles.Row) {
 	s := r.h.mounts.remove(row.Path)
 	if s == nil {
 		return
 	}
-	dc, cancel := context.WithTimeout(context.WithoutCancel(c), r.a.shutdownTimeout)
+	dcx, cancel := context.WithTimeout(context.WithoutCancel(cx), r.a.shutdownTimeout)
 	defer cancel()
-	if err := s.Dispose(dc); err != nil {
+	if err := s.Dispose(dcx); err != nil {
 		r.a.logger.Error("profile row not disposed cleanly", "row", row.Path, "err", err)
 	}
 }

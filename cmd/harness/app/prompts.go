@@ -39,12 +39,12 @@ server: a table with the arguments (<required> [optional]), or with --json
 			if len(argv) == 1 {
 				server = argv[0]
 			}
-			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
+			return a.withHost(cmd.Context(), func(cx context.Context, h *host) error {
 				svc, err := promptsService(h)
 				if err != nil {
 					return err
 				}
-				ps, err := svc.List(c, h.root, server)
+				ps, err := svc.List(cx, h.root, server)
 				if err != nil && server != "" {
 					return promptError(err)
 				}
@@ -77,12 +77,12 @@ arguments are refused before the request (exit status 2).`,
 			if err != nil {
 				return err
 			}
-			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
+			return a.withHost(cmd.Context(), func(cx context.Context, h *host) error {
 				svc, err := promptsService(h)
 				if err != nil {
 					return err
 				}
-				res, err := svc.Get(c, h.root, argv[0], argv[1], promptArgs)
+				res, err := svc.Get(cx, h.root, argv[0], argv[1], promptArgs)
 				if err != nil {
 					return promptError(err)
 				}

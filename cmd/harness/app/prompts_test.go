@@ -20,11 +20,11 @@ func promptsServer(t *testing.T) (string, *atomic.Int64) {
 	var gets atomic.Int64
 	s := mcp.NewServer(&mcp.Implementation{Name: "cli-prompts", Version: "1"}, &mcp.ServerOptions{PageSize: 1})
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(c context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "prompts/get" {
 				gets.Add(1)
 			}
-			return next(c, method, req)
+			return next(cx, method, req)
 		}
 	})
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone\nin a style",

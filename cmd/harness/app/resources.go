@@ -32,7 +32,7 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
+		return a.withHost(cmd.Context(), func(cx context.Context, h *host) error {
 			reg, err := toolRegistry(h)
 			if err != nil {
 				return err
@@ -40,7 +40,7 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 			if _, ok := reg.Lookup(h.root, tool); !ok {
 				return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
 			}
-			res, terr := reg.Execute(c, h.root, tool, raw, toolregistry.ExecOptions{})
+			res, terr := reg.Execute(cx, h.root, tool, raw, toolregistry.ExecOptions{})
 			switch {
 			case terr != nil || res == nil || len(res.Raw) == 0:
 				// A refusal or a tool error: the registry's words.

@@ -57,7 +57,7 @@ signal kills the harness.`,
 // hostAndWait hosts the profile until c is done: every status shown as it changes, the
 // remote API and the page published, the host's methods exposed; gw, if set, is called
 // once the tree is up and returns what to do at shutdown (the gateway's).
-func (a *invocation) hostAndWait(c context.Context, openPage bool, gw func(context.Context, *host) (func(), error)) error {
+func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(context.Context, *host) (func(), error)) error {
 	printer := a.statusPrinter(isTerminal(a.stderr))
 	// Every client's reports, except those of the manager's clients: the
 	// manager's views describe those (below).
@@ -68,7 +68,7 @@ func (a *invocation) hostAndWait(c context.Context, openPage bool, gw func(conte
 	}
 	a.quietStartup = true // the live display has shown every status
 	a.hosting = true      // publishes the endpoint, if the profile has a remote row
-	return a.withHost(c, func(c context.Context, h *host) error {
+	return a.withHost(cx, func(cx context.Context, h *host) error {
 		// A host that cannot publish its endpoint (another one runs on the same
 		// files) would be unreachable: refuse, naming the other host.
 		if err := h.mounts.failedUse(remoteUse); err != nil {
@@ -101,7 +101,7 @@ func (a *invocation) hostAndWait(c context.Context, openPage bool, gw func(conte
 		}
 		defer a.watchProfile(h)()
 		if gw != nil {
-			stop, err := gw(c, h)
+			stop, err := gw(cx, h)
 			if err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ func (a *invocation) hostAndWait(c context.Context, openPage bool, gw func(conte
 			a.showPage(srv, openPage) // the plugin has logged its URL
 		}
 		h.logger.Info("running; interrupt to stop", "profile", h.profile.Name, "rows", countRows(h.profile.Rows))
-		<-c.Done()
+		<-cx.Done()
 		h.logger.Info("shutting down")
 		return nil
 	})
@@ -169,10 +169,10 @@ func (a *invocation) statusPrinter(tty bool) func(mcpclient.Status) {
 // serveDemo serves one demo-server session over in and out, for callers of
 // Run whose streams are not the process's own (demoserver.ServeStdio
 // always uses os.Stdin and os.Stdout).
-func serveDemo(c context.Context, opts demoserver.Options, in io.Reader, out io.Writer) error {
+func serveDemo(cx context.Context, opts demoserver.Options, in io.Reader, out io.Writer) error {
 	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
-	err := demoserver.New(opts).Run(c, t)
-	if err == nil || errors.Is(err, io.EOF) || c.Err() != nil {
+	err := demoserver.New(opts).Run(cx, t)
+	if err == nil || errors.Is(err, io.EOF) || cx.Err() != nil {
 		return nil
 	}
 	return err

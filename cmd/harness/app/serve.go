@@ -124,13 +124,13 @@ from the profile.`,
 
 // serveStdio hosts the profile for one client on stdin/stdout: the aggregated route, or
 // with search the search route.
-func (a *invocation) serveStdio(c context.Context, search bool) error {
+func (a *invocation) serveStdio(cx context.Context, search bool) error {
 	a.quietStartup = true // stdout is the protocol: nothing else goes there
 	a.stdinIsProtocol = true
 	// Before the fleet connects: its clients then offer elicitation and sampling,
 	// which the gateway forwards to the downstream session whose call caused them.
 	a.beforeMount = gateway.Prepare
-	return a.withHost(c, func(c context.Context, h *host) error {
+	return a.withHost(cx, func(cx context.Context, h *host) error {
 		gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
 		if err != nil {
 			return failure(err)
@@ -141,8 +141,8 @@ func (a *invocation) serveStdio(c context.Context, search bool) error {
 		if search {
 			srv = gw.Search()
 		}
-		err = srv.Run(c, t)
-		if err == nil || errors.Is(err, io.EOF) || c.Err() != nil {
+		err = srv.Run(cx, t)
+		if err == nil || errors.Is(err, io.EOF) || cx.Err() != nil {
 			return nil
 		}
 		return failure(fmt.Errorf("serve --stdio: %w", err))
@@ -151,7 +151,7 @@ func (a *invocation) serveStdio(c context.Context, search bool) error {
 
 // serveGateway hosts the profile (hostAndWait) with the HTTP gateway on: the address is
 // taken before anything mounts, so that a busy port refuses at once.
-func (a *invocation) serveGateway(c context.Context, gf *gatewayFlags, openPage bool) error {
+func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage bool) error {
 	opts := gateway.HTTPOptions{Addr: gf.addr, NoAuth: gf.noAuth, AllowedHosts: gf.hosts, AllowedOrigins: gf.origins, SessionIdleTimeout: gf.idle}
 	if gf.idle == 0 {
 		opts.SessionIdleTimeout = -1 // 0 on the command line: never
@@ -186,8 +186,8 @@ func (a *invocation) serveGateway(c context.Context, gf *gatewayFlags, openPage 
 	// Before the fleet connects: its clients then offer elicitation and sampling,
 	// which the gateway forwards to the downstream session whose call caused them.
 	a.beforeMount = gateway.Prepare
-	return a.hostAndWait(c, openPage, func(c context.Context, h *host) (func(), error) {
-		return a.serveHTTP(c, h, ln, opts, endpointFile)
+	return a.hostAndWait(cx, openPage, func(cx context.Context, h *host) (func(), error) {
+		return a.serveHTTP(cx, h, ln, opts, endpointFile)
 	})
 }
 
@@ -221,7 +221,7 @@ func (a *invocation) gatewayEndpointFile() (string, error) {
 
 // serveHTTP serves the gateway on ln and writes the endpoint file; the function it
 // returns shuts both down.
-func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts gateway.HTTPOptions, endpointFile string) (func(), error) {
+func (a *invocation) serveHTTP(cx context.Context, h *host, ln net.Listener, opts gateway.HTTPOptions, endpointFile string) (func(), error) {
 	gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
 	if err != nil {
 		return nil, failure(err)
@@ -263,14 +263,14 @@ func (a *invocation) serveHTTP(c context.Context, h *host, ln net.Listener, opts
 	go func() { errc <- srv.Serve(ln) }()
 	h.logger.Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth)
 	return func() {
-		sc, cancel := context.WithTimeout(context.WithoutCancel(c), a.shutdownTimeout)
+		scx, cancel := context.WithTimeout(context.WithoutCancel(cx), a.shutdownTimeout)
 		defer cancel()
 		h.gateway.Store(nil)
-		_ = unexpose(sc)
+		_ = unexpose(scx)
 		if err := gw.Close(); err != nil { // ends the downstream sessions, whose streams would hold Shutdown
 			h.logger.Warn("closing the gateway", "err", err)
 		}
-		if err := srv.Shutdown(sc); err != nil {
+		if err := srv.Shutdown(scx); err != nil {
 			_ = srv.Close()
 		}
 		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {

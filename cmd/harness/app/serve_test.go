@@ -62,9 +62,9 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestServeHTTP(t *testing.T) {
 	t.Parallel()
 	ep := filepath.Join(t.TempDir(), "gateway.json")
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	code, stderr := startServe(t, c, "--addr", "127.0.0.1:0", "--endpoint-file", ep)
+	code, stderr := startServe(t, cx, "--addr", "127.0.0.1:0", "--endpoint-file", ep)
 	fi, err := os.Stat(ep)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("endpoint file: %v %v", err, fi)
@@ -79,17 +79,17 @@ func TestServeHTTP(t *testing.T) {
 	}
 	for _, route := range []struct{ path, tool string }{{"", "mcp__demo__"}, {"/servers/demo", ""}} {
 		client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: answerAda})
-		cs, err := client.Connect(c, &mcp.StreamableClientTransport{Endpoint: e.URL + route.path, HTTPClient: &http.Client{Transport: bearerRT{e.Token}}}, nil)
+		cs, err := client.Connect(cx, &mcp.StreamableClientTransport{Endpoint: e.URL + route.path, HTTPClient: &http.Client{Transport: bearerRT{e.Token}}}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", route.path, err)
 		}
-		res, err := cs.CallTool(c, &mcp.CallToolParams{Name: route.tool + "echo", Arguments: map[string]any{"text": "through"}})
+		res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: route.tool + "echo", Arguments: map[string]any{"text": "through"}})
 		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "through" {
 			t.Fatalf("%s: %v %+v", route.path, err, res)
 		}
 		// serve prepared the tree before the demo server connected: it offers elicitation,
 		// and the question reaches this session.
-		res, err = cs.CallTool(c, &mcp.CallToolParams{Name: route.tool + "ask"})
+		res, err = cs.CallTool(cx, &mcp.CallToolParams{Name: route.tool + "ask"})
 		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "name=Ada") {
 			t.Fatalf("%s ask: %v %+v", route.path, err, res)
 		}
@@ -105,18 +105,18 @@ func TestServeHTTP(t *testing.T) {
 }
 
 // startServe runs serve with args until c is done and waits for it to listen.
-func startServe(t *testing.T, c context.Context, args ...string) (<-chan int, *lineWatch) {
+func startServe(t *testing.T, cx context.Context, args ...string) (<-chan int, *lineWatch) {
 	t.Helper()
 	stderr := &lineWatch{want: "gateway listening", seen: make(chan struct{})}
 	code := make(chan int, 1)
 	go func() {
-		code <- testOptions().Run(c, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, stderr, testEnv(t))
+		code <- testOptions().Run(cx, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, stderr, testEnv(t))
 	}()
 	select {
 	case <-stderr.seen:
 	case rc := <-code:
 		t.Fatalf("serve exited %d:\n%s", rc, stderr.String())
-	case <-c.Done():
+	case <-cx.Done():
 		t.Fatalf("serve did not start:\n%s", stderr.String())
 	}
 	return code, stderr
@@ -144,15 +144,15 @@ func TestServeSecondGateway(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ep := filepath.Join(dir, "gateway.json")
-	c1, cancel1 := context.WithTimeout(context.Background(), 30*time.Second)
+	cx1, cancel1 := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel1()
-	code1, _ := startServe(t, c1, "--addr", "127.0.0.1:0", "--endpoint-file", ep)
+	code1, _ := startServe(t, cx1, "--addr", "127.0.0.1:0", "--endpoint-file", ep)
 	first := readEndpoint(t, ep)
 
-	c2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
+	cx2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel2()
 	// (Without the remote API: the first serve is the host of these files.)
-	code2, stderr2 := startServe(t, c2, "--set", "plugins.remote.enabled=false", "--addr", ":0", "--endpoint-file", ep)
+	code2, stderr2 := startServe(t, cx2, "--set", "plugins.remote.enabled=false", "--addr", ":0", "--endpoint-file", ep)
 	if got := readEndpoint(t, ep); got != first {
 		t.Fatalf("the first gateway's endpoint file was overwritten: %+v", got)
 	}
@@ -167,7 +167,7 @@ func TestServeSecondGateway(t *testing.T) {
 	if !strings.HasPrefix(second.URL, "http://127.0.0.1:") || second.URL == first.URL {
 		t.Fatalf("second gateway's URL %q", second.URL)
 	}
-	req, _ := http.NewRequestWithContext(c2, http.MethodPost, second.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req, _ := http.NewRequestWithContext(cx2, http.MethodPost, second.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "bearer "+second.Token)
@@ -207,23 +207,23 @@ func answerAda(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 // TestServeStdio serves the aggregated route on stdin/stdout.
 func TestServeStdio(t *testing.T) {
 	t.Parallel()
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	stderr := &lineWatch{want: "\x00", seen: make(chan struct{})}
 	code := make(chan int, 1)
 	go func() {
-		rc := testOptions().Run(c, []string{"serve", "--stdio"}, inR, outW, stderr, testEnv(t))
+		rc := testOptions().Run(cx, []string{"serve", "--stdio"}, inR, outW, stderr, testEnv(t))
 		_ = outW.Close()
 		code <- rc
 	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: answerAda})
-	cs, err := client.Connect(c, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	cs, err := client.Connect(cx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := cs.CallTool(c, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "piped"}})
+	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "piped"}})
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "piped" {
 		t.Fatalf("%v %+v\n%s", err, res, stderr.String())
 	}
@@ -231,7 +231,7 @@ func TestServeStdio(t *testing.T) {
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("protocol %s over stdio", v)
 	}
-	res, err = cs.CallTool(c, &mcp.CallToolParams{Name: "mcp__demo__ask"})
+	res, err = cs.CallTool(cx, &mcp.CallToolParams{Name: "mcp__demo__ask"})
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "name=Ada") {
 		t.Fatalf("ask: %v %+v\n%s", err, res, stderr.String())
 	}

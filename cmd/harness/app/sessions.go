@@ -117,7 +117,7 @@ the agent works on the task with it. Output and exit status as harness ask.`,
 				return sessionError(st, argv[0], err)
 			}
 			after := events[len(events)-1].Seq
-			return a.withAgent(cmd.Context(), f, func(c context.Context, svc *agent.Service) error {
+			return a.withAgent(cmd.Context(), f, func(cx context.Context, svc *agent.Service) error {
 				if svc.Store().Dir() != st.Dir() {
 					return failure(fmt.Errorf("the agent stores sessions in %s, not %s", svc.Store().Dir(), st.Dir()))
 				}
@@ -126,7 +126,7 @@ the agent works on the task with it. Output and exit status as harness ask.`,
 					return agentError(err)
 				}
 				defer func() { _ = s.Close() }()
-				return a.runTurn(c, s, after, task, f)
+				return a.runTurn(cx, s, after, task, f)
 			})
 		}),
 	}

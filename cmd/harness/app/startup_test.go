@@ -161,15 +161,15 @@ func TestToolsListShowsSlowServers(t *testing.T) {
 	var stdout strings.Builder
 	a := testOptions().newInvocation(strings.NewReader(""), &stdout, scr, nil)
 	a.term = &termLines{w: scr} // stderr is a terminal
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	code := make(chan int, 1)
-	go func() { code <- a.run(c, []string{"--http", "slow=" + srv.URL, "tools", "list"}) }()
+	go func() { code <- a.run(cx, []string{"--http", "slow=" + srv.URL, "tools", "list"}) }()
 
 	for !strings.Contains(scr.shows(), "slow: connecting, ") {
 		select {
 		case <-scr.changed:
-		case <-c.Done():
+		case <-cx.Done():
 			t.Fatalf("no spinner line; stderr %q", scr.written())
 		}
 	}

@@ -65,13 +65,13 @@ there; --local runs it in this process.`,
 			if err != nil {
 				return err
 			}
-			return a.withHost(cmd.Context(), func(c context.Context, h *host) error {
+			return a.withHost(cmd.Context(), func(cx context.Context, h *host) error {
 				reg, err := toolRegistry(h)
 				if err != nil {
 					return err
 				}
 				h.logger.Debug("calling tool", "tool", name)
-				res, terr := reg.Execute(c, h.root, name, raw, toolregistry.ExecOptions{})
+				res, terr := reg.Execute(cx, h.root, name, raw, toolregistry.ExecOptions{})
 				if callJSON {
 					if err := writeJSON(a, canonicalCall(res, terr)); err != nil {
 						return err

@@ -49,9 +49,9 @@ type watchedUpdate struct {
 	Error    string          `json:"error,omitempty"`
 }
 
-func (a *invocation) watchResources(c context.Context, server string, uris []string, read, asJSON bool) error {
+func (a *invocation) watchResources(cx context.Context, server string, uris []string, read, asJSON bool) error {
 	uris = slices.Compact(slices.Sorted(slices.Values(uris)))
-	return a.withHost(c, func(c context.Context, h *host) error {
+	return a.withHost(cx, func(cx context.Context, h *host) error {
 		resources, ok := mcpresources.Key.Get(h.root)
 		if !ok {
 			return failure(fmt.Errorf("no mcpResources service at the root: the profile needs a %s row", resourcesPluginRowUse))
@@ -78,7 +78,7 @@ func (a *invocation) watchResources(c context.Context, server string, uris []str
 		if err != nil {
 			return err
 		}
-		defer func() { _ = stop(context.WithoutCancel(c)) }()
+		defer func() { _ = stop(context.WithoutCancel(cx)) }()
 
 		var subs []mcpresources.Subscription
 		defer func() {
@@ -89,9 +89,9 @@ func (a *invocation) watchResources(c context.Context, server string, uris []str
 			}
 		}()
 		for _, uri := range uris {
-			sub, err := resources.Subscribe(c, h.root, server, uri)
+			sub, err := resources.Subscribe(cx, h.root, server, uri)
 			if err != nil {
-				if c.Err() != nil {
+				if cx.Err() != nil {
 					return nil // interrupted while subscribing
 				}
 				return failure(err)
@@ -101,10 +101,10 @@ func (a *invocation) watchResources(c context.Context, server string, uris []str
 		errorf(a.stderr, a.prog, "watching %d resource(s) of %s; Ctrl-C to stop", len(uris), server)
 		for {
 			select {
-			case <-c.Done():
+			case <-cx.Done():
 				return nil
 			case u := <-updates:
-				if err := a.printUpdate(c, h, u, read, asJSON); err != nil {
+				if err := a.printUpdate(cx, h, u, read, asJSON); err != nil {
 					return err
 				}
 			}
@@ -114,11 +114,11 @@ func (a *invocation) watchResources(c context.Context, server string, uris []str
 
 // printUpdate prints one update, and with read the resource's new contents, read through
 // the registry's read tool like `resources read`.
-func (a *invocation) printUpdate(c context.Context, h *host, u mcpclient.ResourceChange, read, asJSON bool) error {
+func (a *invocation) printUpdate(cx context.Context, h *host, u mcpclient.ResourceChange, read, asJSON bool) error {
 	w := watchedUpdate{Time: time.Now(), Server: u.Server, URI: u.URI}
 	var raw json.RawMessage
 	if read {
-		res, err := a.readForWatch(c, h, u)
+		res, err := a.readForWatch(cx, h, u)
 		switch {
 		case err != nil:
 			w.Error = err.Error()
@@ -156,7 +156,7 @@ func (a *invocation) printUpdate(c context.Context, h *host, u mcpclient.Resourc
 
 // readForWatch reads the updated resource with the read tool, as an agent at the root
 // would; a failure is the tool's words.
-func (a *invocation) readForWatch(c context.Context, h *host, u mcpclient.ResourceChange) (json.RawMessage, error) {
+func (a *invocation) readForWatch(cx context.Context, h *host, u mcpclient.ResourceChange) (json.RawMessage, error) {
 	reg, err := toolRegistry(h)
 	if err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (a *invocation) readForWatch(c context.Context, h *host, u mcpclient.Resour
 	if err != nil {
 		return nil, err
 	}
-	res, err := reg.Execute(c, h.root, toolReadResource, args, toolregistry.ExecOptions{})
+	res, err := reg.Execute(cx, h.root, toolReadResource, args, toolregistry.ExecOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -25,14 +25,14 @@ func watchServer(t *testing.T) (*mcptest.Subscribable, string) {
 // the new contents (--read), and unsubscribes when interrupted.
 func TestResourcesWatch(t *testing.T) {
 	sub, url := watchServer(t)
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {
 		for range 2 {
 			select {
 			case uri := <-sub.Subscribed:
 				sub.Update(t, uri)
-			case <-c.Done():
+			case <-cx.Done():
 				return
 			}
 		}
@@ -40,7 +40,7 @@ func TestResourcesWatch(t *testing.T) {
 	// Interrupt once both updates are printed.
 	stdout := &watchWriter{want: []string{`"uri":"sub://a"`, `"uri":"sub://b"`}, seen: cancel}
 	var stderr strings.Builder
-	code := testOptions().Run(c, []string{"--http", "web=" + url, "resources", "watch", "web", "sub://b", "sub://a", "--json", "--read"},
+	code := testOptions().Run(cx, []string{"--http", "web=" + url, "resources", "watch", "web", "sub://b", "sub://a", "--json", "--read"},
 		strings.NewReader(""), stdout, &stderr, nil)
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr.String())
@@ -79,18 +79,18 @@ func TestResourcesWatch(t *testing.T) {
 // the URI; a server that cannot subscribe is an error naming it.
 func TestResourcesWatchLines(t *testing.T) {
 	sub, url := watchServer(t)
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {
 		select {
 		case uri := <-sub.Subscribed:
 			sub.Update(t, uri)
-		case <-c.Done():
+		case <-cx.Done():
 		}
 	}()
 	stdout := &watchWriter{want: []string{"  web  sub://a\n"}, seen: cancel}
 	var stderr strings.Builder
-	code := testOptions().Run(c, []string{"--http", "web=" + url, "resources", "watch", "web", "sub://a"},
+	code := testOptions().Run(cx, []string{"--http", "web=" + url, "resources", "watch", "web", "sub://a"},
 		strings.NewReader(""), stdout, &stderr, nil)
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr.String())

@@ -185,36 +185,36 @@ func browser(t *testing.T) context.Context {
 		chromedp.WindowSize(1360, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
+	bcx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(func() {
 		cancelBrowser()
 		cancelAlloc()
 	})
-	tctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	tcx, cancel := context.WithTimeout(bcx, 3*time.Minute)
 	t.Cleanup(cancel)
-	if err := chromedp.Do(bctx); err != nil {
+	if err := chromedp.Do(bcx); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
-	return tctx
+	return tcx
 }
 
 // run runs the steps in the browser, failing the test at the first error.
-func run(t *testing.T, bctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+func run(t *testing.T, bcx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+	scx, cancel := context.WithTimeout(bcx, 30*time.Second)
 	defer cancel()
-	if err := chromedp.Do(sctx, steps...); err != nil {
-		body, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err := chromedp.Do(scx, steps...); err != nil {
+		body, _ := chromedp.Run(bcx, chromedp.Evaluate[string](`document.body.innerText`))
 		t.Fatalf("%v; the page shows:\n%s", err, body)
 	}
 }
 
 // eval evaluates the JavaScript expression in the page.
-func eval[T any](t *testing.T, bctx context.Context, expr string, opts ...chromedp.EvaluateOption) T {
+func eval[T any](t *testing.T, bcx context.Context, expr string, opts ...chromedp.EvaluateOption) T {
 	t.Helper()
-	ectx, cancel := context.WithTimeout(bctx, 30*time.Second)
+	ecx, cancel := context.WithTimeout(bcx, 30*time.Second)
 	defer cancel()
-	v, err := chromedp.Run(ectx, chromedp.Evaluate[T](expr, opts...))
+	v, err := chromedp.Run(ecx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
@@ -222,9 +222,9 @@ func eval[T any](t *testing.T, bctx context.Context, expr string, opts ...chrome
 }
 
 // text returns the text of the element the CSS selector finds.
-func text(t *testing.T, bctx context.Context, sel string) string {
+func text(t *testing.T, bcx context.Context, sel string) string {
 	t.Helper()
-	v, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+	v, err := chromedp.Run(bcx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
 		t.Fatalf("%s: %v", sel, err)
 	}
@@ -468,15 +468,15 @@ func TestTabs(t *testing.T) {
 	b := browser(t)
 	tabs := []context.Context{b}
 	for range 3 {
-		tab, cancel := chromedp.NewContext(b)
+		tabcx, cancel := chromedp.NewContext(b)
 		t.Cleanup(cancel)
-		if err := chromedp.Do(tab); err != nil { // the tab lives as long as this first Run's context
+		if err := chromedp.Do(tabcx); err != nil { // the tab lives as long as this first Run's context
 			t.Fatalf("opening a tab: %v", err)
 		}
-		tabs = append(tabs, tab)
+		tabs = append(tabs, tabcx)
 	}
-	for _, tab := range tabs {
-		run(t, tab, chromedp.Navigate(s.srv.PageURL()), poll(status("alpha", "connected"), 30*time.Second))
+	for _, tabcx := range tabs {
+		run(t, tabcx, chromedp.Navigate(s.srv.PageURL()), poll(status("alpha", "connected"), 30*time.Second))
 	}
 	q := `[data-question][data-server="alpha"]` // next to the call in the tab that made it, in the Activity elsewhere
 	last := tabs[len(tabs)-1]
@@ -489,12 +489,12 @@ func TestTabs(t *testing.T) {
 		poll(jsClick(`form[data-call="mcp__alpha__ask"] button[type=submit]`), 10*time.Second),
 		poll(`!!document.querySelector('`+q+` form')`, 10*time.Second))
 	// Every tab shows the question while it waits.
-	for _, tab := range tabs[:len(tabs)-1] {
-		run(t, tab, poll(`!!document.querySelector('`+q+`')`, 10*time.Second))
+	for _, tabcx := range tabs[:len(tabs)-1] {
+		run(t, tabcx, poll(`!!document.querySelector('`+q+`')`, 10*time.Second))
 	}
 	run(t, last, poll(jsClick(q+` [data-answer="decline"]`), 10*time.Second),
 		poll(`(r => r && r.innerText.includes("decline"))(document.querySelector('form[data-call="mcp__alpha__ask"] [data-result]'))`, 10*time.Second))
-	for _, tab := range tabs {
-		run(t, tab, poll(`!document.querySelector('`+q+`')`, 10*time.Second))
+	for _, tabcx := range tabs {
+		run(t, tabcx, poll(`!document.querySelector('`+q+`')`, 10*time.Second))
 	}
 }

@@ -200,10 +200,10 @@ func TestHostPage(t *testing.T) {
 	t.Run("gateway calls live", func(t *testing.T) {
 		// A call in flight shows in its session's row, and moves to the recent calls,
 		// cancelled, when the client cancels it.
-		cc, cancel := context.WithCancel(t.Context())
+		ccx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() {
-			_, err := cs.CallTool(cc, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
+			_, err := cs.CallTool(ccx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
 			done <- err
 		}()
 		run(t, b, until(`!!document.querySelector('`+row+` .gw-inflight li[data-target="slow"]')`, 20*time.Second))

@@ -54,13 +54,13 @@ func TestLogin(t *testing.T) {
 	// The click opens the authorization URL in a new tab.
 	tabs := chromedp.WaitNewTarget(b, func(i *target.Info) bool { return i.Type == "page" && i.URL != "" && i.URL != "about:blank" })
 	run(t, b, click(login))
-	var tab context.Context
+	var tabcx context.Context
 	select {
 	case id := <-tabs:
 		var cancel context.CancelFunc
-		tab, cancel = chromedp.NewContext(b, chromedp.WithTargetID(id))
+		tabcx, cancel = chromedp.NewContext(b, chromedp.WithTargetID(id))
 		t.Cleanup(cancel)
-		if err := chromedp.Do(tab); err != nil { // attach with tab itself: a shorter context would end the session
+		if err := chromedp.Do(tabcx); err != nil { // attach with tab itself: a shorter context would end the session
 			t.Fatalf("attaching to the new tab: %v", err)
 		}
 	case <-time.After(20 * time.Second):
@@ -71,14 +71,14 @@ func TestLogin(t *testing.T) {
 		if step == 6 {
 			t.Fatal("the authorization flow did not end after 6 forms")
 		}
-		before := eval[string](t, tab, `location.href`)
+		before := eval[string](t, tabcx, `location.href`)
 		t.Logf("step %d at %s", step, before)
-		if !eval[bool](t, tab, fillAndSubmit) {
+		if !eval[bool](t, tabcx, fillAndSubmit) {
 			break
 		}
-		afterNavigation(t, tab, before)
+		afterNavigation(t, tabcx, before)
 	}
-	if body := eval[string](t, tab, `document.body.innerText`); strings.Contains(strings.ToLower(body), "error") {
+	if body := eval[string](t, tabcx, `document.body.innerText`); strings.Contains(strings.ToLower(body), "error") {
 		t.Fatalf("the redirect answered: %s", body)
 	}
 
@@ -95,12 +95,12 @@ func TestLogin(t *testing.T) {
 
 // afterNavigation waits until the tab has left from and loaded its next page. Polling
 // across a navigation can fail with the old document's context; that is retried.
-func afterNavigation(t *testing.T, tab context.Context, from string) {
+func afterNavigation(t *testing.T, tabcx context.Context, from string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		pctx, cancel := context.WithDeadline(tab, deadline)
-		err := chromedp.Do(pctx, until(fmt.Sprintf(`location.href !== %q && document.readyState === "complete"`, from), 20*time.Second))
+		pcx, cancel := context.WithDeadline(tabcx, deadline)
+		err := chromedp.Do(pcx, until(fmt.Sprintf(`location.href !== %q && document.readyState === "complete"`, from), 20*time.Second))
 		cancel()
 		if err == nil {
 			return

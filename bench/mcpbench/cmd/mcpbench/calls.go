@@ -53,16 +53,16 @@ func runCalls(cx context.Context, args []string) error {
 	if *serverStderr != "" {
 		server = serverWithStderr(server, *serverStderr)
 	}
-	connectCx, cancel := context.WithTimeout(cx, time.Minute)
+	connectcx, cancel := context.WithTimeout(cx, time.Minute)
 	var c mcpbench.Client
 	var err error
 	if *client != mcpbench.ClientGoSDK && *history >= 0 {
 		var o toolregistry.Config
 		o.Default()
 		o.HistorySize = *history
-		c, err = mcpbench.DialHarness(connectCx, server, &o)
+		c, err = mcpbench.DialHarness(connectcx, server, &o)
 	} else {
-		c, err = mcpbench.Dial(connectCx, *client, server)
+		c, err = mcpbench.Dial(connectcx, *client, server)
 	}
 	cancel()
 	if err != nil {

@@ -41,13 +41,13 @@ func runRSS(cx context.Context, args []string) error {
 	}
 	defer gcpolicy.Start().Stop() // the host runs as the harness binary does
 	defer procpolicy.Apply()()
-	waitCx, cancel := context.WithTimeout(cx, 2*time.Minute)
+	waitcx, cancel := context.WithTimeout(cx, 2*time.Minute)
 	defer cancel()
-	h, err := mcpbench.NewHost(waitCx, mcpbench.Logger())
+	h, err := mcpbench.NewHost(waitcx, mcpbench.Logger())
 	if err != nil {
 		return err
 	}
-	err = h.MountAll(waitCx, *servers, true, mcpbench.HarnessServer(*harness))
+	err = h.MountAll(waitcx, *servers, true, mcpbench.HarnessServer(*harness))
 	var mem mcpbench.Memory
 	if err == nil {
 		mem, err = mcpbench.ReadMemory(0)

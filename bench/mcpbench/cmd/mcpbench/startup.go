@@ -54,8 +54,8 @@ func runStartup(cx context.Context, args []string) error {
 			n        int
 			parallel bool
 		}{{1, true}, {*servers, true}, {*servers, false}} {
-			roundCx, cancel := context.WithTimeout(cx, 2*time.Minute)
-			run, err := mcpbench.Startup(roundCx, logger, k.n, k.parallel, srv)
+			roundcx, cancel := context.WithTimeout(cx, 2*time.Minute)
+			run, err := mcpbench.Startup(roundcx, logger, k.n, k.parallel, srv)
 			cancel()
 			if err != nil {
 				return fmt.Errorf("startup of %d (parallel %v): %w", k.n, k.parallel, err)
