@@ -25,7 +25,7 @@ func (p RenameParams) Validate() error {
 
 func ExampleExposeRemote() {
 	root := ctx.New(ctx.Options{})
-	defer root.Scope().Dispose(context.Background())
+	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = ctx.ExposeRemote(root, "files/rename", func(_ context.Context, p RenameParams) (string, error) {
 		return p.From + " → " + p.To, nil
 	})

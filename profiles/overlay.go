@@ -7,8 +7,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/cordisgo/harness/internal/yamlnode"
 	"github.com/knadh/koanf/providers/env/v2"
+
+	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
 // applySet layers one --set KEY=VALUE overlay.

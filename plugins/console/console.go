@@ -197,12 +197,12 @@ func (s *service) tools(_ context.Context, p ServerParams) ([]Tool, error) {
 }
 
 // callTool executes a tool through the registry's pipeline, bounded by the request.
-func (s *service) callTool(rc context.Context, p CallParams) (CallResult, error) {
+func (s *service) callTool(rcx context.Context, p CallParams) (CallResult, error) {
 	if p.Ref != "" {
-		rc = context.WithValue(rc, refKey{}, p.Ref)
+		rcx = context.WithValue(rcx, refKey{}, p.Ref)
 	}
 	id := fmt.Sprintf("console_%d", s.seq.Add(1))
-	res, err := s.reg.Execute(rc, s.c, p.Tool, p.Args, toolregistry.ExecOptions{CallID: id})
+	res, err := s.reg.Execute(rcx, s.c, p.Tool, p.Args, toolregistry.ExecOptions{CallID: id})
 	out := CallResult{CallID: id, Content: []Content{}}
 	if res != nil {
 		out.Structured, out.IsError = res.Structured, res.IsError

@@ -181,7 +181,7 @@ func (p *pageResponder) answer(_ context.Context, a AnswerParams) (AnswerResult,
 
 // stream is console/elicitations: the pending questions at once, then each new question
 // and each end.
-func (p *pageResponder) stream(rc context.Context, _ struct{}, send func(Elicitation) error) error {
+func (p *pageResponder) stream(rcx context.Context, _ struct{}, send func(Elicitation) error) error {
 	f := &follower{wake: make(chan struct{}, 1)}
 	p.mu.Lock()
 	for _, id := range p.order {
@@ -199,8 +199,8 @@ func (p *pageResponder) stream(rc context.Context, _ struct{}, send func(Elicita
 	}()
 	for {
 		select {
-		case <-rc.Done():
-			return context.Cause(rc)
+		case <-rcx.Done():
+			return context.Cause(rcx)
 		case <-f.wake:
 		}
 		p.mu.Lock()

@@ -45,7 +45,7 @@ func (p SubscribeParams) Validate() error {
 // (mcpresources.Service.Subscribe: one resources/subscribe on the wire however many
 // subscribers) for as long as the stream is open; closing it unsubscribes. Updates to the
 // same URI that arrive while the client reads are coalesced into one.
-func (s *service) subscribe(rc context.Context, p SubscribeParams, send func(ResourceUpdate) error) error {
+func (s *service) subscribe(rcx context.Context, p SubscribeParams, send func(ResourceUpdate) error) error {
 	res, ok := mcpresources.Key.Get(s.c)
 	if !ok {
 		return remote.Errorf(remote.CodeUnavailable, "resource subscriptions need the mcpResources service (mcpresources) in the profile")
@@ -61,7 +61,7 @@ func (s *service) subscribe(rc context.Context, p SubscribeParams, send func(Res
 		return err
 	}
 	defer wake.Stop()
-	sub, err := res.Subscribe(rc, s.c, p.Server, p.URI)
+	sub, err := res.Subscribe(rcx, s.c, p.Server, p.URI)
 	if err != nil {
 		if errors.Is(err, mcpresources.ErrUnknownServer) || errors.Is(err, mcpresources.ErrNoSubscribe) {
 			return remote.Errorf(remote.CodeBadRequest, "%v", err)
@@ -77,7 +77,7 @@ func (s *service) subscribe(rc context.Context, p SubscribeParams, send func(Res
 		return err
 	}
 	for {
-		if err := wake.Wait(rc, s.c.Done(), remote.Errorf(remote.CodeUnavailable, "the console has unloaded")); err != nil {
+		if err := wake.Wait(rcx, s.c.Done(), remote.Errorf(remote.CodeUnavailable, "the console has unloaded")); err != nil {
 			return err
 		}
 		if err := send(ResourceUpdate{Server: p.Server, URI: p.URI, Time: time.Now()}); err != nil {

@@ -153,8 +153,8 @@ func (b *sessionBook) recLocked(ss *mcp.ServerSession, route string) (r *session
 // watch moves ss to the ended sessions when it ends, from a goroutine of the gateway's
 // effect: the gateway's close ends the session, and so the watcher.
 func (b *sessionBook) watch(ss *mcp.ServerSession) {
-	if _, err := b.g.life.Go("gateway:session", func(run context.Context) error {
-		defer context.AfterFunc(run, func() { _ = ss.Close() })()
+	if _, err := b.g.life.Go("gateway:session", func(runcx context.Context) error {
+		defer context.AfterFunc(runcx, func() { _ = ss.Close() })()
 		_ = ss.Wait()
 		b.end(ss)
 		return nil
@@ -310,10 +310,10 @@ const sessionsInterval = 100 * time.Millisecond
 // notify starts the goroutine that emits SessionsEvent after each change (coalesced), a
 // goroutine of the gateway's effect.
 func (g *Gateway) notify() error {
-	_, err := g.life.Go("gateway:sessions", func(run context.Context) error {
+	_, err := g.life.Go("gateway:sessions", func(runcx context.Context) error {
 		for {
 			select {
-			case <-run.Done():
+			case <-runcx.Done():
 				return nil
 			case <-g.sessions.wake:
 			}
@@ -324,7 +324,7 @@ func (g *Gateway) notify() error {
 			// meanwhile coalesce into the next.
 			t := time.NewTimer(sessionsInterval)
 			select {
-			case <-run.Done():
+			case <-runcx.Done():
 				t.Stop()
 				return nil
 			case <-t.C:
@@ -355,7 +355,7 @@ func (g *Gateway) ExposeRemote(c *ctx.Context) (ctx.Disposer, error) {
 
 var errGatewayClosed = errors.New("gateway: closed")
 
-func (g *Gateway) streamSessions(rc context.Context, _ struct{}, send func(SessionsSnapshot) error) error {
+func (g *Gateway) streamSessions(rcx context.Context, _ struct{}, send func(SessionsSnapshot) error) error {
 	wake, err := SessionsEvent.Wake(g.c, nil) // the loop reads the newest snapshot itself
 	if err != nil {
 		return err
@@ -369,7 +369,7 @@ func (g *Gateway) streamSessions(rc context.Context, _ struct{}, send func(Sessi
 			}
 			first, sent = false, snap.Version
 		}
-		if err := wake.Wait(rc, g.life.Done(), errGatewayClosed); err != nil {
+		if err := wake.Wait(rcx, g.life.Done(), errGatewayClosed); err != nil {
 			return err
 		}
 	}

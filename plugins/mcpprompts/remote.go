@@ -85,19 +85,19 @@ const (
 func (s *Service) exposeRemote(c *ctx.Context) error {
 	for _, expose := range []func() (ctx.Disposer, error){
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodList, func(rc context.Context, p ListParams) (Listing, error) {
-				return s.remoteList(rc, c, p)
+			return ctx.ExposeRemote(c, MethodList, func(rcx context.Context, p ListParams) (Listing, error) {
+				return s.remoteList(rcx, c, p)
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodGet, func(rc context.Context, p GetParams) (*mcp.GetPromptResult, error) {
-				return s.Get(rc, c, p.Server, p.Name, p.Arguments)
+			return ctx.ExposeRemote(c, MethodGet, func(rcx context.Context, p GetParams) (*mcp.GetPromptResult, error) {
+				return s.Get(rcx, c, p.Server, p.Name, p.Arguments)
 			})
 		},
 		func() (ctx.Disposer, error) { return ctx.ExposeRemoteStream(c, MethodWatch, s.watch(c)) },
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodComplete, func(rc context.Context, p CompleteRequest) (mcp.CompletionResultDetails, error) {
-				return s.Complete(rc, c, p)
+			return ctx.ExposeRemote(c, MethodComplete, func(rcx context.Context, p CompleteRequest) (mcp.CompletionResultDetails, error) {
+				return s.Complete(rcx, c, p)
 			})
 		},
 	} {
@@ -109,8 +109,8 @@ func (s *Service) exposeRemote(c *ctx.Context) error {
 }
 
 // remoteList is prompts/list: the prompts, and the servers that failed beside them.
-func (s *Service) remoteList(rc context.Context, c *ctx.Context, p ListParams) (Listing, error) {
-	ps, err := s.List(rc, c, p.Server)
+func (s *Service) remoteList(rcx context.Context, c *ctx.Context, p ListParams) (Listing, error) {
+	ps, err := s.List(rcx, c, p.Server)
 	if err != nil && p.Server != "" {
 		return Listing{}, err
 	}
@@ -149,7 +149,7 @@ func Errors(err error) []error {
 // watch is prompts/watch: a Change at once, then one per server whose listing the service
 // dropped (see [Changed]), coalesced while the client reads.
 func (s *Service) watch(c *ctx.Context) func(context.Context, struct{}, func(Change) error) error {
-	return func(rc context.Context, _ struct{}, send func(Change) error) error {
+	return func(rcx context.Context, _ struct{}, send func(Change) error) error {
 		var mu sync.Mutex
 		pending := map[string]bool{}
 		wake, err := Changed.Wake(c, func(server string) bool {
@@ -166,7 +166,7 @@ func (s *Service) watch(c *ctx.Context) func(context.Context, struct{}, func(Cha
 			return err
 		}
 		for {
-			if err := wake.Wait(rc, c.Done(), ErrClosed); err != nil {
+			if err := wake.Wait(rcx, c.Done(), ErrClosed); err != nil {
 				return err
 			}
 			mu.Lock()

@@ -19,8 +19,8 @@ var errTurnOver = errors.New("turn over")
 // --local, or a profile given on the command line), or a host without an agent, said in one
 // line, or a choice the host's agent cannot honour (--mode, --allow: its permissions are
 // its own), said in one line too.
-func (a *invocation) runningAgentHost(c context.Context, f agentFlags) (*runningHost, error) {
-	rh, err := a.findHost(c, a.fwd)
+func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*runningHost, error) {
+	rh, err := a.findHost(cx, a.fwd)
 	if err != nil || rh == nil {
 		return nil, err
 	}
@@ -42,14 +42,14 @@ func (a *invocation) runningAgentHost(c context.Context, f agentFlags) (*running
 // sent, its events followed until the turn ends, the session closed. Nobody is asked for
 // approvals: a call the host's permissions would ask about is refused, as in process.
 // Interrupting cancels the turn on the host.
-func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags, task string) error {
+func (a *invocation) askOnHost(pcx context.Context, rh *runningHost, f agentFlags, task string) error {
 	cl := rh.cl
-	info, err := remote.Call[agent.StartParams, agent.SessionInfo](c, cl, agent.MethodStart, agent.StartParams{Agent: f.agent, Model: f.model})
+	info, err := remote.Call[agent.StartParams, agent.SessionInfo](pcx, cl, agent.MethodStart, agent.StartParams{Agent: f.agent, Model: f.model})
 	if err != nil {
-		return a.agentHostError(c, rh, agent.MethodStart, err)
+		return a.agentHostError(pcx, rh, agent.MethodStart, err)
 	}
 	bg := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.WithoutCancel(c), hostAnswerTimeout)
+		return context.WithTimeout(context.WithoutCancel(pcx), hostAnswerTimeout)
 	}
 	defer func() {
 		cx, cancel := bg()
@@ -60,12 +60,12 @@ func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags,
 	var end *agent.TurnEnd
 	var turnErr, sendErr error
 	sent := false
-	err = remote.Stream(c, cl, agent.MethodEvents, agent.EventsParams{Session: info.ID}, func(ev agent.Event) error {
+	err = remote.Stream(pcx, cl, agent.MethodEvents, agent.EventsParams{Session: info.ID}, func(ev agent.Event) error {
 		if !sent {
 			// The stream is open (its first event is the session's header): the task is sent
 			// now, so that none of the turn's live events (--json shows them) passes before.
 			sent = true
-			if _, sendErr = remote.Call[agent.SendParams, struct{}](c, cl, agent.MethodSend, agent.SendParams{Session: info.ID, Text: task}); sendErr != nil {
+			if _, sendErr = remote.Call[agent.SendParams, struct{}](pcx, cl, agent.MethodSend, agent.SendParams{Session: info.ID, Text: task}); sendErr != nil {
 				return sendErr
 			}
 		}
@@ -92,14 +92,14 @@ func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags,
 	switch {
 	case errors.Is(err, errTurnOver):
 	case sendErr != nil:
-		return a.agentHostError(c, rh, agent.MethodSend, sendErr)
-	case c.Err() != nil:
+		return a.agentHostError(pcx, rh, agent.MethodSend, sendErr)
+	case pcx.Err() != nil:
 		cx, cancel := bg()
 		defer cancel()
 		_, _ = remote.Call[agent.SessionParams, struct{}](cx, cl, agent.MethodCancel, agent.SessionParams{Session: info.ID})
 		return failure(errors.New("interrupted"))
 	case err != nil:
-		return failure(rh.explain(c, "", err))
+		return failure(rh.explain(pcx, "", err))
 	default:
 		return failure(fmt.Errorf("%s closed the session before the turn ended", rh))
 	}
@@ -118,8 +118,8 @@ func (a *invocation) askOnHost(c context.Context, rh *runningHost, f agentFlags,
 
 // agentHostError words a host's refusal of an agent method: an unknown agent or model is a
 // usage error, as in process.
-func (a *invocation) agentHostError(c context.Context, rh *runningHost, method string, err error) error {
-	if c.Err() != nil {
+func (a *invocation) agentHostError(cx context.Context, rh *runningHost, method string, err error) error {
+	if cx.Err() != nil {
 		return failure(errors.New("interrupted"))
 	}
 	return agentError(fmt.Errorf("%s: %s: %w", rh, method, err))
@@ -154,11 +154,11 @@ func (ch *chat) hostTools() {
 }
 
 // answer answers an approval of the session in use.
-func (ch *chat) answer(c context.Context, id string, ans agent.Answer) error {
+func (ch *chat) answer(pcx context.Context, id string, ans agent.Answer) error {
 	if ch.host == nil {
 		return ch.s.Approve(id, ans)
 	}
-	cx, cancel := context.WithTimeout(context.WithoutCancel(c), hostAnswerTimeout)
+	cx, cancel := context.WithTimeout(context.WithoutCancel(pcx), hostAnswerTimeout)
 	defer cancel()
 	_, err := remote.Call[agent.ApproveParams, struct{}](cx, ch.host.cl, agent.MethodApprove, agent.ApproveParams{Session: ch.ss.ID, ID: id, Answer: ans})
 	return err
@@ -166,7 +166,7 @@ func (ch *chat) answer(c context.Context, id string, ans agent.Answer) error {
 
 // hostTurn sends text to the host's session and shows the turn from its events stream
 // (agent/events after the last event seen) until it ends; Ctrl-C cancels it on the host.
-func (ch *chat) hostTurn(c context.Context, text string) error {
+func (ch *chat) hostTurn(pcx context.Context, text string) error {
 	cl, id := ch.host.cl, ch.ss.ID
 	// The stream is open before the message is sent, or the turn's first live events (the
 	// reasoning's and the answer's deltas) could pass before it: it starts at the last event
@@ -184,16 +184,16 @@ func (ch *chat) hostTurn(c context.Context, text string) error {
 	interruptHook.Store(&hook)
 	defer interruptHook.Store(nil)
 	events := make(chan agent.Event, 1)
-	sc, stop := context.WithCancel(c)
+	scx, stop := context.WithCancel(pcx)
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
 		defer close(events)
-		done <- remote.Stream(sc, cl, agent.MethodEvents, agent.EventsParams{Session: id, After: after}, func(ev agent.Event) error {
+		done <- remote.Stream(scx, cl, agent.MethodEvents, agent.EventsParams{Session: id, After: after}, func(ev agent.Event) error {
 			select {
 			case events <- ev:
-			case <-sc.Done():
-				return sc.Err()
+			case <-scx.Done():
+				return scx.Err()
 			}
 			if ev.Type == agent.EventTurnEnd && ev.Agent == "" && ev.Turn > earlier {
 				return errTurnOver
@@ -206,16 +206,16 @@ func (ch *chat) hostTurn(c context.Context, text string) error {
 	case err := <-done:
 		ch.io.printf("%s\n", termsafe.String(fmt.Sprintf("error: %s: %v", agent.MethodEvents, err)))
 		return nil
-	case <-c.Done():
+	case <-pcx.Done():
 		return nil
 	}
-	if _, err := remote.Call[agent.SendParams, struct{}](c, cl, agent.MethodSend, agent.SendParams{Session: id, Text: text}); err != nil {
+	if _, err := remote.Call[agent.SendParams, struct{}](pcx, cl, agent.MethodSend, agent.SendParams{Session: id, Text: text}); err != nil {
 		ch.io.printf("%s\n", termsafe.String("error: "+err.Error()))
 		return nil
 	}
 	ch.ss.Turns++
 	cancelled := false
-	ch.show(c, func(context.Context) (agent.Event, error) {
+	ch.show(pcx, func(context.Context) (agent.Event, error) {
 		var ev agent.Event
 		for ok := true; ; {
 			if ev, ok = <-events; !ok {
@@ -236,7 +236,7 @@ func (ch *chat) hostTurn(c context.Context, text string) error {
 	switch {
 	case cancelled || interrupted.Load():
 		ch.io.printf("\n%s\n", ch.io.dim("(cancelled)"))
-	case err != nil && !errors.Is(err, errTurnOver) && c.Err() == nil:
+	case err != nil && !errors.Is(err, errTurnOver) && pcx.Err() == nil:
 		ch.io.printf("\n%s\n", termsafe.String("error: "+err.Error()))
 	}
 	return nil

@@ -30,7 +30,7 @@ func (b *statusBoard) watch() ([]mcpclient.Status, <-chan struct{}) {
 // every status report, until the caller leaves. Configurations are sent
 // redacted.
 func exposeClients(root *ctx.Context, b *statusBoard) error {
-	_, err := ctx.ExposeRemoteStream(root, methodClients, func(rc context.Context, _ struct{}, send func([]mcpmanager.View) error) error {
+	_, err := ctx.ExposeRemoteStream(root, methodClients, func(rcx context.Context, _ struct{}, send func([]mcpmanager.View) error) error {
 		since := map[*ctx.Scope]struct {
 			phase mcpclient.Phase
 			at    time.Time
@@ -55,8 +55,8 @@ func exposeClients(root *ctx.Context, b *statusBoard) error {
 				return err
 			}
 			select {
-			case <-rc.Done():
-				return context.Cause(rc)
+			case <-rcx.Done():
+				return context.Cause(rcx)
 			case <-changed:
 			}
 		}

@@ -167,8 +167,8 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := ctxtest.Wait(t)
-	err = cl.Call(c, methodHostProbe, map[string]any{"nmae": "demo"}, nil)
+	cx := ctxtest.Wait(t)
+	err = cl.Call(cx, methodHostProbe, map[string]any{"nmae": "demo"}, nil)
 	if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest ||
 		!strings.Contains(re.Message, `remote method "harness/mcpProbe": invalid params: key "nmae": unknown key (did you mean "name"?)`) {
 		t.Errorf("probe with a misspelt key: %v", err)
@@ -182,7 +182,7 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 		{methodHostRestart, map[string]any{"timeoutMs": -1}, `key "name": required`},
 		{methodHostExec, map[string]any{"argv": []string{"tools", "list"}}, `key "argv": unknown key`},
 	} {
-		err := cl.Stream(c, tc.method, tc.params, func(json.RawMessage) error { return nil })
+		err := cl.Stream(cx, tc.method, tc.params, func(json.RawMessage) error { return nil })
 		if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest || !strings.Contains(re.Message, tc.want) {
 			t.Errorf("%s %v: %v, want bad_request %q", tc.method, tc.params, err, tc.want)
 		}

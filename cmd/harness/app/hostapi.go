@@ -100,27 +100,27 @@ func (a *invocation) exposeHostAPI(h *host) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(h.root, methodHostList, func(c context.Context, _ struct{}) (hostList, error) {
+			return ctx.ExposeRemote(h.root, methodHostList, func(cx context.Context, _ struct{}) (hostList, error) {
 				return h.serverList(), nil
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(h.root, methodHostProbe, func(c context.Context, p mcpmanager.NameParams) (mcpmanager.ProbeResult, error) {
-				return h.probe(c, p.Name, a.logger)
+			return ctx.ExposeRemote(h.root, methodHostProbe, func(cx context.Context, p mcpmanager.NameParams) (mcpmanager.ProbeResult, error) {
+				return h.probe(cx, p.Name, a.logger)
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemoteStream(h.root, methodHostExec, func(c context.Context, p execParams, send func(execEvent) error) error {
-				return a.execOnHost(c, h, p, send)
+			return ctx.ExposeRemoteStream(h.root, methodHostExec, func(cx context.Context, p execParams, send func(execEvent) error) error {
+				return a.execOnHost(cx, h, p, send)
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemoteStream(h.root, methodHostRestart, func(c context.Context, p restartParams, send func(restartEvent) error) error {
+			return ctx.ExposeRemoteStream(h.root, methodHostRestart, func(cx context.Context, p restartParams, send func(restartEvent) error) error {
 				timeout := defaultRestartTimeout
 				if p.TimeoutMs > 0 {
 					timeout = time.Duration(p.TimeoutMs) * time.Millisecond
 				}
-				v, err := h.restart(c, p.Name, timeout, func(v mcpmanager.View) { _ = send(restartEvent{Server: v}) })
+				v, err := h.restart(cx, p.Name, timeout, func(v mcpmanager.View) { _ = send(restartEvent{Server: v}) })
 				if err != nil {
 					return err
 				}
@@ -172,9 +172,9 @@ func (h *host) client(name string) (mcpclient.Status, bool) {
 
 // probe probes the server called name: the manager's, else the profile's own client's
 // configuration, afresh, without touching the live client.
-func (h *host) probe(c context.Context, name string, log *slog.Logger) (mcpmanager.ProbeResult, error) {
+func (h *host) probe(cx context.Context, name string, log *slog.Logger) (mcpmanager.ProbeResult, error) {
 	if m, ok := mcpmanager.Key.Get(h.root); ok && m != nil {
-		out, err := m.Probe(c, name, mcpmanager.ProbeOptions{})
+		out, err := m.Probe(cx, name, mcpmanager.ProbeOptions{})
 		if err == nil || !errors.Is(err, mcpmanager.ErrNotFound) {
 			return out, err
 		}
@@ -187,13 +187,13 @@ func (h *host) probe(c context.Context, name string, log *slog.Logger) (mcpmanag
 	if !isClient {
 		return mcpmanager.ProbeResult{}, h.unknown(name)
 	}
-	return probeOnly(c, name, cfg, log), nil
+	return probeOnly(cx, name, cfg, log), nil
 }
 
 // probeOnly probes cfg, a profile's own client configuration (no manager's entry), as the
 // manager's probe result of name.
-func probeOnly(c context.Context, name string, cfg mcpclient.Config, log *slog.Logger) mcpmanager.ProbeResult {
-	return mcpmanager.ProbeResult{Name: name, Source: sourceProfile, ProbeResult: mcpclient.Probe(c, cfg, mcpclient.ProbeOptions{Logger: log})}
+func probeOnly(cx context.Context, name string, cfg mcpclient.Config, log *slog.Logger) mcpmanager.ProbeResult {
+	return mcpmanager.ProbeResult{Name: name, Source: sourceProfile, ProbeResult: mcpclient.Probe(cx, cfg, mcpclient.ProbeOptions{Logger: log})}
 }
 
 // sourceProfile is the Source of the views and probe results of the profile's own client
@@ -204,8 +204,8 @@ const sourceProfile mcpmanager.Source = "profile"
 // client — and waits, at most timeout, until it has connected or failed, calling progress
 // with every status it passes through. A server that did neither in time is a
 // *restartTimeoutError carrying its last status.
-func (h *host) restart(c context.Context, name string, timeout time.Duration, progress func(mcpmanager.View)) (mcpmanager.View, error) {
-	cx, cancel := context.WithTimeout(c, timeout)
+func (h *host) restart(pcx context.Context, name string, timeout time.Duration, progress func(mcpmanager.View)) (mcpmanager.View, error) {
+	cx, cancel := context.WithTimeout(pcx, timeout)
 	defer cancel()
 	if m, ok := mcpmanager.Key.Get(h.root); ok && m != nil {
 		err := m.Restart(cx, name)

@@ -83,14 +83,14 @@ func (w streamWriter) Write(p []byte) (int, error) {
 
 // execOnHost runs a forwardable command line on the host h: a fresh invocation with the
 // host's catalog and environment whose withHost is h itself.
-func (a *invocation) execOnHost(c context.Context, h *host, p execParams, send func(execEvent) error) error {
+func (a *invocation) execOnHost(cx context.Context, h *host, p execParams, send func(execEvent) error) error {
 	var mu sync.Mutex
 	sub := &invocation{
 		prog: a.prog, version: a.version, catalog: a.catalog, self: a.self, selfEnv: a.selfEnv,
 		stdin: strings.NewReader(p.Stdin), stdout: streamWriter{&mu, send, false}, stderr: streamWriter{&mu, send, true},
 		env: a.env, attached: h,
 	}
-	code := sub.run(c, p.Args)
+	code := sub.run(cx, p.Args)
 	mu.Lock()
 	defer mu.Unlock()
 	return send(execEvent{Exit: &code})
@@ -98,11 +98,11 @@ func (a *invocation) execOnHost(c context.Context, h *host, p execParams, send f
 
 // forward runs this command on the running host, if there is one and it serves
 // harness/exec: ok reports whether it did, err carries the command's exit status.
-func (a *invocation) forward(c context.Context) (ok bool, err error) {
+func (a *invocation) forward(cx context.Context) (ok bool, err error) {
 	if a.attached != nil || !a.forwardOK {
 		return false, nil
 	}
-	rh, err := a.findHost(c, a.fwd)
+	rh, err := a.findHost(cx, a.fwd)
 	if err != nil || rh == nil {
 		return false, err
 	}
@@ -122,7 +122,7 @@ func (a *invocation) forward(c context.Context) (ok bool, err error) {
 		p.Stdin = string(b)
 	}
 	code := ExitFailure
-	err = remote.Stream(c, rh.cl, methodHostExec, p, func(ev execEvent) error {
+	err = remote.Stream(cx, rh.cl, methodHostExec, p, func(ev execEvent) error {
 		if ev.Stdout != "" {
 			if _, err := io.WriteString(a.stdout, ev.Stdout); err != nil {
 				return err
@@ -136,8 +136,8 @@ func (a *invocation) forward(c context.Context) (ok bool, err error) {
 		}
 		return nil
 	})
-	if err != nil && c.Err() == nil {
-		return true, rh.explain(c, "", err)
+	if err != nil && cx.Err() == nil {
+		return true, rh.explain(cx, "", err)
 	}
 	if code == ExitOK {
 		return true, nil

@@ -65,15 +65,15 @@ func (a *invocation) loggedIn(name, scope string) {
 	fmt.Fprintf(a.stdout, "%s: logged in\n", name)
 }
 
-func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) error {
-	rh, err := a.findHost(c, f.mcpFlags)
+func (a *invocation) mcpLogin(cx context.Context, f loginFlags, name string) error {
+	rh, err := a.findHost(cx, f.mcpFlags)
 	if err != nil {
 		return err
 	}
 	if rh != nil {
 		cl := rh.cl
 		// The host runs the flow, so its live client picks the token up at once.
-		err := remote.Stream(c, cl, mcpmanager.MethodLogin, mcpmanager.LoginParams{Name: name, NoBrowser: f.noBrowser}, func(ev mcpmanager.LoginEvent) error {
+		err := remote.Stream(cx, cl, mcpmanager.MethodLogin, mcpmanager.LoginParams{Name: name, NoBrowser: f.noBrowser}, func(ev mcpmanager.LoginEvent) error {
 			if ev.URL != "" {
 				a.showURL(name, ev.URL, !f.noBrowser)
 			}
@@ -82,7 +82,7 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 			}
 			return nil
 		})
-		return hostError(c, rh, mcpmanager.MethodLogin, name, err)
+		return hostError(cx, rh, mcpmanager.MethodLogin, name, err)
 	}
 	p, err := a.loadProfile()
 	if err != nil {
@@ -91,12 +91,12 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 	onURL := func(u string) { a.showURL(name, u, !f.noBrowser) }
 	if a.managerServes(p, name) {
 		a.quietStartup = true
-		return a.withHost(c, func(c context.Context, h *host) error {
+		return a.withHost(cx, func(cx context.Context, h *host) error {
 			m, ok := mcpmanager.Key.Get(h.root)
 			if !ok || m == nil {
 				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
 			}
-			ev, err := m.Login(c, name, mcpmanager.LoginOptions{NoBrowser: f.noBrowser}, onURL)
+			ev, err := m.Login(cx, name, mcpmanager.LoginOptions{NoBrowser: f.noBrowser}, onURL)
 			if errors.Is(err, mcpmanager.ErrNotFound) {
 				return h.unknown(name)
 			}
@@ -107,12 +107,12 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 			return nil
 		})
 	}
-	auth, err := a.profileAuthorizer(p, name, func(c context.Context, u string) error {
+	auth, err := a.profileAuthorizer(p, name, func(cx context.Context, u string) error {
 		onURL(u)
 		if f.noBrowser {
 			return nil
 		}
-		if err := mcpauth.OpenBrowser(c, u); err != nil {
+		if err := mcpauth.OpenBrowser(cx, u); err != nil {
 			errorf(a.stderr, a.prog, "%v", err)
 		}
 		return nil
@@ -120,12 +120,12 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 	if err != nil {
 		return err
 	}
-	lc, cancel := context.WithTimeout(c, mcpmanager.DefaultLoginTimeout)
+	lcx, cancel := context.WithTimeout(cx, mcpmanager.DefaultLoginTimeout)
 	defer cancel()
-	if err := auth.Login(lc); err != nil {
+	if err := auth.Login(lcx); err != nil {
 		return err
 	}
-	rec, _ := auth.Record(c)
+	rec, _ := auth.Record(cx)
 	scope := ""
 	if rec != nil && rec.Token != nil {
 		scope = rec.Token.Scope
@@ -134,14 +134,14 @@ func (a *invocation) mcpLogin(c context.Context, f loginFlags, name string) erro
 	return nil
 }
 
-func (a *invocation) mcpLogout(c context.Context, f loginFlags, name string) error {
-	rh, err := a.findHost(c, f.mcpFlags)
+func (a *invocation) mcpLogout(cx context.Context, f loginFlags, name string) error {
+	rh, err := a.findHost(cx, f.mcpFlags)
 	if err != nil {
 		return err
 	}
 	if rh != nil {
-		_, err := remote.Call[mcpmanager.NameParams, mcpmanager.LoginEvent](c, rh.cl, mcpmanager.MethodLogout, mcpmanager.NameParams{Name: name})
-		if err := hostError(c, rh, mcpmanager.MethodLogout, name, err); err != nil {
+		_, err := remote.Call[mcpmanager.NameParams, mcpmanager.LoginEvent](cx, rh.cl, mcpmanager.MethodLogout, mcpmanager.NameParams{Name: name})
+		if err := hostError(cx, rh, mcpmanager.MethodLogout, name, err); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "%s: logged out\n", name)
@@ -153,12 +153,12 @@ func (a *invocation) mcpLogout(c context.Context, f loginFlags, name string) err
 	}
 	if a.managerServes(p, name) {
 		a.quietStartup = true
-		return a.withHost(c, func(c context.Context, h *host) error {
+		return a.withHost(cx, func(cx context.Context, h *host) error {
 			m, ok := mcpmanager.Key.Get(h.root)
 			if !ok || m == nil {
 				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
 			}
-			if err := m.Logout(c, name); errors.Is(err, mcpmanager.ErrNotFound) {
+			if err := m.Logout(cx, name); errors.Is(err, mcpmanager.ErrNotFound) {
 				return h.unknown(name)
 			} else if err != nil {
 				return err
@@ -171,7 +171,7 @@ func (a *invocation) mcpLogout(c context.Context, f loginFlags, name string) err
 	if err != nil {
 		return err
 	}
-	if err := auth.Logout(c); err != nil {
+	if err := auth.Logout(cx); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "%s: logged out\n", name)
@@ -216,7 +216,7 @@ func (a *invocation) profileAuthorizer(p *profiles.Profile, name string, open fu
 // hostError words a running host's refusal of method for people: a host that does not
 // serve it (no manager), an unknown server name (with the names it has), or the host's
 // message.
-func hostError(c context.Context, rh *runningHost, method, name string, err error) error {
+func hostError(cx context.Context, rh *runningHost, method, name string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -224,5 +224,5 @@ func hostError(c context.Context, rh *runningHost, method, name string, err erro
 		_, merr := rh.method("do "+method, method)
 		return merr
 	}
-	return rh.explain(c, name, err)
+	return rh.explain(cx, name, err)
 }

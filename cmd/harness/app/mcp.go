@@ -103,7 +103,7 @@ func (f profileFlags) explicitProfile() bool {
 // (without --host or --endpoint); when there is no endpoint file, or a stale one, or its
 // host does not answer (those two are noted on stderr). With --host or --endpoint, no
 // host is an error. When it returns a host it says so on stderr.
-func (a *invocation) findHost(c context.Context, f mcpFlags) (*runningHost, error) {
+func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*runningHost, error) {
 	wanted := f.host || f.endpoint != ""
 	if f.local || (!wanted && a.flags.explicitProfile()) {
 		return nil, nil
@@ -131,7 +131,7 @@ func (a *invocation) findHost(c context.Context, f mcpFlags) (*runningHost, erro
 	case err != nil:
 		return none("ignoring the endpoint file: %v", err)
 	}
-	cx, cancel := context.WithTimeout(c, hostAnswerTimeout)
+	cx, cancel := context.WithTimeout(pcx, hostAnswerTimeout)
 	defer cancel()
 	ms, err := cl.Methods(cx)
 	if err != nil {
@@ -163,35 +163,35 @@ func (rh *runningHost) method(what string, candidates ...string) (string, error)
 
 // list returns the host's server list (harness/mcpList, or the manager's own list from a
 // host that does not serve it).
-func (rh *runningHost) list(c context.Context) (hostList, error) {
+func (rh *runningHost) list(cx context.Context) (hostList, error) {
 	m, err := rh.method("list its MCP servers", methodHostList, mcpmanager.MethodList)
 	if err != nil {
 		return hostList{}, err
 	}
-	l, err := listFrom(c, rh.cl, m)
+	l, err := listFrom(cx, rh.cl, m)
 	if err != nil {
-		return hostList{}, rh.explain(c, "", err)
+		return hostList{}, rh.explain(cx, "", err)
 	}
 	return l, nil
 }
 
 // listFrom calls the list method m on cl: harness/mcpList on a running host or in this
 // process (remote.Local), or mcpManager/list on a host that serves only the manager's.
-func listFrom(c context.Context, cl remote.Caller, m string) (hostList, error) {
+func listFrom(cx context.Context, cl remote.Caller, m string) (hostList, error) {
 	if m == mcpmanager.MethodList {
-		r, err := remote.Call[struct{}, mcpmanager.ListResult](c, cl, m, struct{}{})
+		r, err := remote.Call[struct{}, mcpmanager.ListResult](cx, cl, m, struct{}{})
 		return hostList{Snapshot: r.Snapshot}, err
 	}
-	return remote.Call[struct{}, hostList](c, cl, m, struct{}{})
+	return remote.Call[struct{}, hostList](cx, cl, m, struct{}{})
 }
 
 // explain words a host's refusal for people: an unknown server name lists the names the
 // host has; anything else names the host.
-func (rh *runningHost) explain(c context.Context, name string, err error) error {
+func (rh *runningHost) explain(cx context.Context, name string, err error) error {
 	re, ok := errors.AsType[*remote.Error](err)
 	if ok && re.Code == remote.CodeNotFound && name != "" {
 		var known []string
-		if l, lerr := rh.list(c); lerr == nil {
+		if l, lerr := rh.list(cx); lerr == nil {
 			known = l.names()
 		}
 		return &unknownServerError{name: name, where: "on " + rh.String(), known: known}
@@ -202,22 +202,22 @@ func (rh *runningHost) explain(c context.Context, name string, err error) error 
 	return fmt.Errorf("%s: %w", rh, err)
 }
 
-func (a *invocation) mcpList(c context.Context, f mcpFlags) error {
-	rh, err := a.findHost(c, f)
+func (a *invocation) mcpList(cx context.Context, f mcpFlags) error {
+	rh, err := a.findHost(cx, f)
 	if err != nil {
 		return err
 	}
 	if rh != nil {
-		l, err := rh.list(c)
+		l, err := rh.list(cx)
 		if err != nil {
 			return err
 		}
 		return a.printList(l, f.asJSON)
 	}
 	a.quietStartup = true // the list shows every status
-	return a.withHost(c, func(c context.Context, h *host) error {
+	return a.withHost(cx, func(cx context.Context, h *host) error {
 		// The same method a running host answers, called in process.
-		l, err := listFrom(c, remote.NewLocal(h.root), methodHostList)
+		l, err := listFrom(cx, remote.NewLocal(h.root), methodHostList)
 		if err != nil {
 			return err
 		}
@@ -385,8 +385,8 @@ func dash(s string) string {
 	return s
 }
 
-func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error {
-	rh, err := a.findHost(c, f)
+func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error {
+	rh, err := a.findHost(cx, f)
 	if err != nil {
 		return err
 	}
@@ -397,12 +397,12 @@ func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error 
 		}
 		var out mcpmanager.ProbeResult
 		if m == mcpmanager.MethodProbe {
-			out, err = remote.Call[mcpmanager.ProbeParams, mcpmanager.ProbeResult](c, rh.cl, m, mcpmanager.ProbeParams{Name: name})
+			out, err = remote.Call[mcpmanager.ProbeParams, mcpmanager.ProbeResult](cx, rh.cl, m, mcpmanager.ProbeParams{Name: name})
 		} else {
-			out, err = remote.Call[mcpmanager.NameParams, mcpmanager.ProbeResult](c, rh.cl, m, mcpmanager.NameParams{Name: name})
+			out, err = remote.Call[mcpmanager.NameParams, mcpmanager.ProbeResult](cx, rh.cl, m, mcpmanager.NameParams{Name: name})
 		}
 		if err != nil {
-			return rh.explain(c, name, err)
+			return rh.explain(cx, name, err)
 		}
 		return a.printProbe(out, f.asJSON)
 	}
@@ -414,8 +414,8 @@ func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error 
 		// The manager resolves its entries (templates, credentials): mount
 		// the profile and ask it (or, for the profile's own rows, probe theirs).
 		a.quietStartup = true
-		return a.withHost(c, func(c context.Context, h *host) error {
-			out, err := h.probe(c, name, a.logger)
+		return a.withHost(cx, func(cx context.Context, h *host) error {
+			out, err := h.probe(cx, name, a.logger)
 			if err != nil {
 				return err
 			}
@@ -428,7 +428,7 @@ func (a *invocation) mcpProbe(c context.Context, f mcpFlags, name string) error 
 	if err != nil {
 		return err
 	}
-	return a.printProbe(probeOnly(c, name, cfg, a.logger), f.asJSON)
+	return a.printProbe(probeOnly(cx, name, cfg, a.logger), f.asJSON)
 }
 
 // serverConfig returns the decoded configuration of the profile's enabled
@@ -533,7 +533,7 @@ func (a *invocation) printProbeText(out mcpmanager.ProbeResult) {
 	_ = tw.Flush()
 }
 
-func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) error {
+func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) error {
 	if f.timeout <= 0 {
 		return usageErrorf("mcp restart: --timeout %v: must be positive", f.timeout)
 	}
@@ -543,16 +543,16 @@ func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) erro
 			fmt.Fprintf(a.stderr, "%s\n", statusLine(viewAsStatus(v)))
 		}
 	}
-	rh, err := a.findHost(c, f)
+	rh, err := a.findHost(cx, f)
 	if err != nil {
 		return err
 	}
 	if rh != nil {
-		return a.restartOnHost(c, rh, f, name, progress)
+		return a.restartOnHost(cx, rh, f, name, progress)
 	}
 	a.quietStartup = true
-	return a.withHost(c, func(c context.Context, h *host) error {
-		v, err := h.restart(c, name, f.timeout, progress)
+	return a.withHost(cx, func(cx context.Context, h *host) error {
+		v, err := h.restart(cx, name, f.timeout, progress)
 		return a.printRestart(name, v, err, f.asJSON)
 	})
 }
@@ -560,20 +560,20 @@ func (a *invocation) mcpRestart(c context.Context, f mcpFlags, name string) erro
 // restartOnHost restarts name on a running host and waits for the outcome there
 // (harness/mcpRestart), or, from a host that does not serve it, asks the manager to
 // restart it and reports where it stands once mounted.
-func (a *invocation) restartOnHost(c context.Context, rh *runningHost, f mcpFlags, name string, progress func(mcpmanager.View)) error {
+func (a *invocation) restartOnHost(pcx context.Context, rh *runningHost, f mcpFlags, name string, progress func(mcpmanager.View)) error {
 	m, err := rh.method("restart its MCP servers", methodHostRestart, mcpmanager.MethodRestart)
 	if err != nil {
 		return err
 	}
 	if m == mcpmanager.MethodRestart {
-		res, err := remote.Call[mcpmanager.NameParams, mcpmanager.RestartResult](c, rh.cl, m, mcpmanager.NameParams{Name: name})
+		res, err := remote.Call[mcpmanager.NameParams, mcpmanager.RestartResult](pcx, rh.cl, m, mcpmanager.NameParams{Name: name})
 		if err != nil {
-			return rh.explain(c, name, err)
+			return rh.explain(pcx, name, err)
 		}
 		return a.printRestart(name, res.Server, nil, f.asJSON)
 	}
 	// The host bounds its wait by the timeout; this side allows it a little longer to say so.
-	cx, cancel := context.WithTimeout(c, f.timeout+hostAnswerTimeout)
+	cx, cancel := context.WithTimeout(pcx, f.timeout+hostAnswerTimeout)
 	defer cancel()
 	var last restartEvent
 	err = remote.Stream(cx, rh.cl, m, restartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(ev restartEvent) error {
@@ -587,7 +587,7 @@ func (a *invocation) restartOnHost(c context.Context, rh *runningHost, f mcpFlag
 		if re, ok := errors.AsType[*remote.Error](err); ok && re.Code == remote.CodeTimeout {
 			return a.printRestart(name, last.Server, errors.New(re.Message), f.asJSON)
 		}
-		return rh.explain(c, name, err)
+		return rh.explain(pcx, name, err)
 	}
 	return a.printRestart(name, last.Server, nil, f.asJSON)
 }
