@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cordisgo/harness/internal/yamlnode"
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
 // ProfileOptions say how [Document.Profile] renders a document as a profile.
