@@ -209,10 +209,17 @@ func (r *Runner) Run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 			value, err = x.vm.RunProgram(prog)
 		}
 	})
-	if err == nil {
-		out.Value, out.Err = x.loop(value)
-	} else {
+	switch {
+	case err != nil:
 		out.Err = x.errorOf(err)
+	case value == nil:
+		// Stopped before the program started (a context already cancelled: enter runs
+		// nothing in a stopped interpreter): the run's reason says why.
+		if out.Err = x.reason.Load(); out.Err == nil {
+			out.Err = ended()
+		}
+	default:
+		out.Value, out.Err = x.loop(value)
 	}
 	if out.Err != nil && (out.Err.Kind == KindException || out.Err.Kind == KindStalled) {
 		// A limit hit or a cancellation while the program was settling wins over what it
