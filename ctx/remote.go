@@ -23,7 +23,7 @@ type RemoteMethod struct {
 	Name string
 	// Call answers one request.
 	Call func(cx context.Context, params json.RawMessage) (any, error)
-	// Stream sends values until it returns or ctx ends.
+	// Stream sends values until it returns or cx ends.
 	Stream func(cx context.Context, params json.RawMessage, send func(any) error) error
 }
 

@@ -172,10 +172,10 @@ func (s *Scope) Wait(cx context.Context) error {
 // order) and the scope ends [Disposed]. It is idempotent and returns the joined errors of
 // the cleanups. Disposing the root unloads the whole tree.
 //
-// ctx bounds the wait, and its deadline, if it has one, is the deadline of the context every
+// cx bounds the wait, and its deadline, if it has one, is the deadline of the context every
 // disposer of the unload receives (the disposers of child scopes and of dependents that
 // unload because a service goes away included), as fx passes OnStop's context to its hooks.
-// When ctx ends first, Dispose returns ctx's error; the unload goes on and the scope still
+// When cx ends first, Dispose returns cx's error; the unload goes on and the scope still
 // ends Disposed.
 //
 // Called with a context that belongs to s or one of its descendants (for example from

@@ -111,7 +111,7 @@ func (r *root) awaitDependent(cx context.Context, s, d *Scope, service string) e
 	return nil
 }
 
-// noteDeadlineLocked records the deadline of ctx, if it has one, for s's next unload: the
+// noteDeadlineLocked records the deadline of cx, if it has one, for s's next unload: the
 // context handed to its disposers ends then. The earliest deadline given wins; it is
 // forgotten when the scope's transitions end.
 func (s *Scope) noteDeadlineLocked(cx context.Context) {

@@ -53,8 +53,8 @@ func (w *Waker) kick() {
 // selects on more than [Waker.Wait] does. A receive consumes the mark.
 func (w *Waker) C() <-chan struct{} { return w.ch }
 
-// Wait blocks until the waker is marked (it returns nil, consuming the mark), rc ends (it
-// returns rc's cause) or done is closed (it returns doneErr; a nil done never is). When
+// Wait blocks until the waker is marked (it returns nil, consuming the mark), rcx ends (it
+// returns rcx's cause) or done is closed (it returns doneErr; a nil done never is). When
 // several are ready at once any of them may be chosen.
 func (w *Waker) Wait(rcx context.Context, done <-chan struct{}, doneErr error) error {
 	select {

@@ -20,8 +20,8 @@ const shutdownTimeout = 5 * time.Second
 
 // ServeStdio serves one session of a fresh server over stdin and stdout
 // (newline-delimited JSON-RPC) until the client closes stdin, the session
-// fails, or ctx is done. Cancelling ctx also ends running slow calls so that
-// shutdown is prompt. It returns nil when the client closes stdin or ctx is
+// fails, or cx is done. Cancelling cx also ends running slow calls so that
+// shutdown is prompt. It returns nil when the client closes stdin or cx is
 // done, and the session's error otherwise.
 //
 // Nothing but protocol messages is written to stdout; logs go to
@@ -31,7 +31,7 @@ func ServeStdio(cx context.Context, opts Options) error {
 }
 
 // ServeIO is [ServeStdio] over the given streams instead of the process's stdin and
-// stdout: it serves one session read from r and written to w until ctx is done or r ends.
+// stdout: it serves one session read from r and written to w until cx is done or r ends.
 func ServeIO(cx context.Context, opts Options, r io.ReadCloser, w io.WriteCloser) error {
 	return serveTransport(cx, opts, &mcp.IOTransport{Reader: r, Writer: w})
 }
@@ -124,7 +124,7 @@ func listenAddr(addr string) string {
 	return addr
 }
 
-// serveHTTP serves the demo server on ln (which it closes) until ctx is done,
+// serveHTTP serves the demo server on ln (which it closes) until cx is done,
 // announcing the URL on out.
 func serveHTTP(cx context.Context, ln net.Listener, opts Options, out io.Writer) error {
 	opts = opts.withDefaults()

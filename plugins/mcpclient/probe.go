@@ -128,7 +128,7 @@ func (r ProbeResult) OK() bool { return r.Stage == ProbeOK }
 
 // Probe connects to the server described by cfg (validated first), lists its tools and
 // closes the connection, without touching any live client: a management surface uses it to
-// test an entry. ctx bounds the whole probe, and each of connect+initialize and list-tools
+// test an entry. pcx bounds the whole probe, and each of connect+initialize and list-tools
 // is bounded by cfg's startupTimeoutMs. The connection is always closed; the cleanup result
 // is reported independently of the probe's stage.
 //

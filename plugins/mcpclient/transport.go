@@ -293,12 +293,12 @@ func (c *connection) StderrTail() string {
 func (c *connection) Done() <-chan struct{} { return c.done }
 
 // Close ends the session gracefully and releases everything the
-// connection owns. ctx bounds the graceful part only: a stdio process
+// connection owns. cx bounds the graceful part only: a stdio process
 // group is then terminated and killed regardless, within fixed bounds.
 // The result wraps ErrCleanupIncomplete if the group could not be
 // confirmed gone; other errors are not reported (they are logged by the
 // transport). Later calls wait for the first one and return its result,
-// or ctx's error if ctx ends first.
+// or cx's error if cx ends first.
 func (c *connection) Close(cx context.Context) error {
 	if !c.closing.CompareAndSwap(false, true) {
 		select {

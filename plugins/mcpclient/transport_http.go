@@ -149,8 +149,8 @@ func (p *postProbe) rejected() bool {
 }
 
 // detachedTransport keeps a transport's long-lived resources (the legacy
-// SSE transport's GET stream, which the SDK ties to the connect ctx) alive
-// after the connect ctx ends, while still aborting a connect that
+// SSE transport's GET stream, which the SDK ties to the connect cx) alive
+// after the connect cx ends, while still aborting a connect that
 // outlives it. release ends them; call it once the session is closed.
 type detachedTransport struct {
 	inner  mcp.Transport

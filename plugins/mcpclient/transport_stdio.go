@@ -18,8 +18,8 @@ import (
 // dialStdio starts cfg.Command in its own process group and connects over
 // its stdin/stdout with the SDK's CommandTransport.
 //
-// The child is not bound to ctx (exec.Command, not CommandContext): a
-// watchdog kills the group only if ctx ends while connecting, so a short
+// The child is not bound to cx (exec.Command, not CommandContext): a
+// watchdog kills the group only if cx ends while connecting, so a short
 // startup timeout cannot kill a server that connected in time.
 func dialStdio(cx context.Context, cfg Config, opts dialOptions) (*connection, error) {
 	log := opts.log().With("server", cfg.ServerName)
@@ -144,7 +144,7 @@ func (p *stdioProcess) drain() {
 
 // stdioTransport is mcp.CommandTransport plus the bookkeeping the SDK does
 // not do: it records the process group and arms the watchdog that kills
-// the group if the connect ctx ends before the handshake completes.
+// the group if the connect cx ends before the handshake completes.
 type stdioTransport struct {
 	inner *mcp.CommandTransport
 	proc  *stdioProcess

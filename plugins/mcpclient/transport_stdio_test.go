@@ -71,7 +71,7 @@ func TestStdioConnectAndCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The connect ctx is cancelled by now; the child must still serve.
+	// The connect cx is cancelled by now; the child must still serve.
 	if got := callText(t, conn.Session(), "echo", map[string]any{"text": "hi"}); got != "hi" {
 		t.Errorf("echo = %q", got)
 	}

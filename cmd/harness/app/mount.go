@@ -164,7 +164,7 @@ func mountRows(c *ctx.Context, catalog map[string]ctx.PluginDef, rows []profiles
 	return nil
 }
 
-// waitReady waits, until ctx is done, for the tree under root to settle:
+// waitReady waits, until cx is done, for the tree under root to settle:
 // every plugin mounted so far has loaded or failed. The MCP client's
 // activation includes its first connection and tool discovery (bounded by
 // its startupTimeoutMs), so a settled tree has discovered every server that
