@@ -1,10 +1,12 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -16,9 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // DeepSeek's endpoint and model ids.
@@ -130,17 +130,17 @@ type ChatConfig struct {
 }
 
 // Chat is a [Model] speaking OpenAI-compatible Chat Completions (DeepSeek V4 by default)
-// through the openai-go client. Requests always stream; the answer is assembled from the
-// stream, reasoning_content included.
+// over net/http and openai-go's SSE decoder. Requests always stream; the answer is assembled
+// from the stream, reasoning_content included.
 //
 // A Chat is safe for concurrent use; it holds no per-request state.
 type Chat struct {
-	cfg    ChatConfig
-	info   Info
-	client openai.Client
-	w      wire // the request settings that do not depend on the request
-	sleep  func(context.Context, time.Duration) error
-	bufs   sync.Pool
+	cfg   ChatConfig
+	info  Info
+	url   string // the chat completions endpoint
+	w     wire   // the request settings that do not depend on the request
+	sleep func(context.Context, time.Duration) error
+	bufs  sync.Pool
 }
 
 var retired = map[string]bool{"deepseek-chat": true, "deepseek-reasoner": true}
@@ -233,12 +233,7 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 		},
 		sleep: sleepCtx,
 	}
-	c.client = openai.NewClient(
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithHTTPClient(cfg.HTTPClient),
-		option.WithMaxRetries(0), // retries are Generate's, reported as DeltaRetry
-	)
+	c.url = strings.TrimSuffix(cfg.BaseURL, "/") + "/chat/completions"
 	return c, nil
 }
 
@@ -403,10 +398,65 @@ type toolBuild struct {
 	args  strings.Builder
 }
 
+// chunk is one event of a streamed answer: the fields the provider reads, DeepSeek's
+// reasoning_content and cache counts among them.
+type chunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content          string  `json:"content"`
+			ReasoningContent *string `json:"reasoning_content"`
+			ToolCalls        []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens            int  `json:"prompt_tokens"`
+		CompletionTokens        int  `json:"completion_tokens"`
+		PromptCacheHitTokens    *int `json:"prompt_cache_hit_tokens"`
+		PromptCacheMissTokens   *int `json:"prompt_cache_miss_tokens"`
+		CompletionTokensDetails struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+		PromptTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+}
+
+// userAgent names the harness to the API.
+const userAgent = "cordisgo-harness"
+
 // attempt sends the body once and assembles the streamed answer.
 func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Response, error) {
-	stream := c.client.Chat.Completions.NewStreaming(cx, openai.ChatCompletionNewParams{},
-		option.WithRequestBody("application/json", body))
+	hreq, err := http.NewRequestWithContext(cx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %s", c.cfg.Name, c.scrub(err.Error()))
+	}
+	hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("User-Agent", userAgent)
+	res, err := c.cfg.HTTPClient.Do(hreq)
+	if err != nil {
+		if cx.Err() != nil {
+			return nil, cx.Err()
+		}
+		return nil, &beforeFirstByte{fmt.Errorf("model %s: %s", c.cfg.Name, c.scrub(err.Error()))}
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		defer func() { _ = res.Body.Close() }()
+		return nil, c.apiError(res)
+	}
+	stream := ssestream.NewStream[chunk](ssestream.NewDecoder(res), nil)
 	defer func() { _ = stream.Close() }()
 
 	out := &Response{Message: Message{Role: RoleAssistant}}
@@ -414,7 +464,7 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 		content, reasoning strings.Builder
 		hasReasoning       bool
 		tools              []*toolBuild
-		byIndex            = map[int64]*toolBuild{}
+		byIndex            = map[int]*toolBuild{}
 		finished, received bool
 	)
 	for stream.Next() {
@@ -423,8 +473,18 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 		if ch.Model != "" {
 			out.Model = ch.Model
 		}
-		if ch.JSON.Usage.Valid() {
-			readUsage(&out.Usage, &ch.Usage)
+		if u := ch.Usage; u != nil {
+			out.Usage = Usage{
+				PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+				ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
+				CacheHitTokens:  u.PromptTokensDetails.CachedTokens,
+			}
+			if u.PromptCacheHitTokens != nil {
+				out.Usage.CacheHitTokens = *u.PromptCacheHitTokens
+			}
+			if u.PromptCacheMissTokens != nil {
+				out.Usage.CacheMissTokens = *u.PromptCacheMissTokens
+			}
 		}
 		for i := range ch.Choices {
 			choice := &ch.Choices[i]
@@ -432,13 +492,9 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 				continue
 			}
 			d := &choice.Delta
-			if raw, ok := extra(d.JSON.ExtraFields, "reasoning_content"); ok {
-				var piece string
-				if err := json.Unmarshal([]byte(raw), &piece); err != nil {
-					return nil, fmt.Errorf("model %s: reasoning_content of the answer: %w", c.cfg.Name, err)
-				}
+			if d.ReasoningContent != nil {
 				hasReasoning = true
-				if piece != "" {
+				if piece := *d.ReasoningContent; piece != "" {
 					reasoning.WriteString(piece)
 					if on != nil {
 						on(Delta{Kind: DeltaReasoning, Text: piece})
@@ -455,7 +511,7 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 				tc := &d.ToolCalls[j]
 				tb := byIndex[tc.Index]
 				if tb == nil {
-					tb = &toolBuild{index: int(tc.Index)}
+					tb = &toolBuild{index: tc.Index}
 					byIndex[tc.Index] = tb
 					tools = append(tools, tb)
 				}
@@ -478,13 +534,10 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 		}
 	}
 	if err := stream.Err(); err != nil {
-		var oe *openai.Error
-		switch {
-		case errors.As(err, &oe):
-			return nil, c.apiError(oe)
-		case cx.Err() != nil:
+		if cx.Err() != nil {
 			return nil, cx.Err()
-		case !received:
+		}
+		if !received {
 			return nil, &beforeFirstByte{fmt.Errorf("model %s: %s", c.cfg.Name, c.scrub(err.Error()))}
 		}
 		return nil, fmt.Errorf("model %s: %w: %s", c.cfg.Name, ErrStreamCut, c.scrub(err.Error()))
@@ -508,44 +561,28 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 	return out, nil
 }
 
-func readUsage(u *Usage, cu *openai.CompletionUsage) {
-	u.PromptTokens = int(cu.PromptTokens)
-	u.CompletionTokens = int(cu.CompletionTokens)
-	u.ReasoningTokens = int(cu.CompletionTokensDetails.ReasoningTokens)
-	u.CacheHitTokens = int(cu.PromptTokensDetails.CachedTokens)
-	if raw, ok := extra(cu.JSON.ExtraFields, "prompt_cache_hit_tokens"); ok {
-		if n, err := strconv.Atoi(raw); err == nil {
-			u.CacheHitTokens = n
+// apiError reads a refused request's error body ({"error": {"message", "type", "code"}}, or
+// any text) into an *APIError, keeping the key out of it.
+func (c *Chat) apiError(res *http.Response) *APIError {
+	e := &APIError{Model: c.cfg.Name, Status: res.StatusCode, RetryAfter: retryAfter(res.Header)}
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	var body struct {
+		Error *struct {
+			Message string          `json:"message"`
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) == nil && body.Error != nil {
+		e.Type, e.Message = body.Error.Type, c.scrub(body.Error.Message)
+		var code string
+		if json.Unmarshal(body.Error.Code, &code) != nil && len(body.Error.Code) > 0 && string(body.Error.Code) != "null" {
+			code = string(body.Error.Code) // a number
 		}
+		e.Code = code
+		return e
 	}
-	if raw, ok := extra(cu.JSON.ExtraFields, "prompt_cache_miss_tokens"); ok {
-		if n, err := strconv.Atoi(raw); err == nil {
-			u.CacheMissTokens = n
-		}
-	}
-}
-
-// extra returns the raw JSON of a field openai-go does not know (DeepSeek's
-// reasoning_content and cache counts); absent and null are not there. (openai-go marks
-// such fields "invalid", for want of a type, but keeps their raw text.)
-func extra(fields map[string]respjson.Field, key string) (string, bool) {
-	f, ok := fields[key]
-	if !ok {
-		return "", false
-	}
-	raw := f.Raw()
-	if raw == "" || raw == "null" {
-		return "", false
-	}
-	return raw, true
-}
-
-// apiError turns openai-go's error into an *APIError, keeping the key out of it.
-func (c *Chat) apiError(oe *openai.Error) *APIError {
-	e := &APIError{Model: c.cfg.Name, Status: oe.StatusCode, Type: oe.Type, Code: oe.Code, Message: c.scrub(oe.Message)}
-	if oe.Response != nil {
-		e.RetryAfter = retryAfter(oe.Response.Header)
-	}
+	e.Message = c.scrub(strings.TrimSpace(string(raw)))
 	return e
 }
 

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,11 +264,39 @@ func TestChatServerRejection(t *testing.T) {
 	c, _ := newChat(t, srv, model.ChatConfig{Model: "unknown-model"})
 	_, err := c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, nil)
 	var ae *model.APIError
-	if !errors.As(err, &ae) || ae.Status != 400 || ae.Message != "Model Not Exist" || ae.Retryable() {
-		t.Fatalf("error %v", err)
+	if !errors.As(err, &ae) || ae.Status != 400 || ae.Message != "Model Not Exist" || ae.Type != "invalid_request_error" || ae.Retryable() {
+		t.Fatalf("error %v (%+v)", err, ae)
 	}
 	if len(srv.Requests()) != 1 {
 		t.Fatal("a 400 was retried")
+	}
+}
+
+// TestChatErrorBodyNotJSON: a refusal whose body is not the API's error object (a proxy's
+// page) keeps its text, without control sequences or the key, and a 502 is retried.
+func TestChatErrorBodyNotJSON(t *testing.T) {
+	const key = "sk-proxy-test-key-9876"
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer "+key {
+			t.Errorf("request %s with %q", r.URL.Path, r.Header.Get("Authorization"))
+		}
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprint(w, "upstream \x1b[31mdown\x1b[0m for "+key+"\n")
+	}))
+	defer srv.Close()
+	c, err := model.NewChat(model.ChatConfig{Name: "px", BaseURL: srv.URL + "/v1/", Model: "m", APIKey: key, MaxRetries: 1, RetryBase: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, nil)
+	var ae *model.APIError
+	if !errors.As(err, &ae) || ae.Status != 502 || !ae.Retryable() || n.Load() != 2 {
+		t.Fatalf("error %v after %d requests", err, n.Load())
+	}
+	if msg := err.Error(); strings.ContainsAny(msg, "\x1b") || strings.Contains(msg, key) || !strings.Contains(msg, "upstream  [31mdown") {
+		t.Fatalf("message %q", msg)
 	}
 }
 
