@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,7 +18,7 @@ import (
 
 // chatProcess starts harness chat in its own process on the default profile (the demo
 // server), its model the local server srv, every demo tool allowed, stdin and stdout pipes.
-func chatProcess(b *testing.B, srv *modeltest.Server) (stdin io.WriteCloser, stdout *bufio.Reader, pid int, wait func() *syscall.Rusage) {
+func chatProcess(b *testing.B, srv *modeltest.Server) (stdin io.WriteCloser, stdout *bufio.Reader, pid int, wait func()) {
 	b.Helper()
 	state := b.TempDir()
 	cmd := harnessCmd(b, "chat", "--allow", "demo/*")
@@ -41,12 +40,11 @@ func chatProcess(b *testing.B, srv *modeltest.Server) (stdin io.WriteCloser, std
 			_ = cmd.Wait()
 		}
 	})
-	return in, bufio.NewReaderSize(out, 1<<20), cmd.Process.Pid, func() *syscall.Rusage {
+	return in, bufio.NewReaderSize(out, 1<<20), cmd.Process.Pid, func() {
 		_ = in.Close()
 		if err := cmd.Wait(); err != nil {
 			b.Fatal(err)
 		}
-		return cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	}
 }
 
