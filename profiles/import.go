@@ -54,7 +54,7 @@ func ImportMCPServers(data []byte, source string) ([]byte, error) {
 // order, in a profile that extends the built-in "cli" profile so that it runs as is.
 //
 // Each server becomes a row whose id is the server name (prefixed with "mcp-" if it would
-// replace a row of the base profile) and whose config holds serverName, transport and the
+// replace a row of the base profile, or starts with '_' or '-', which a row id cannot) and whose config holds serverName, transport and the
 // server's fields:
 //   - "command" (with "args", "env", "cwd") is transport stdio;
 //   - "url" (with "headers") is transport streamable-http; "type" may say stdio, http,

@@ -21,7 +21,8 @@ type ProfileOptions struct {
 	Extends string
 	// Taken are the row ids of the extended profile: a server whose name equals one of
 	// them (in any case) gets the row id "mcp-NAME" instead, so that it adds a row rather
-	// than replacing one.
+	// than replacing one. (So does a name that starts with '_' or '-', which a row id
+	// cannot.)
 	Taken []string
 }
 
@@ -44,7 +45,8 @@ func (d *Document) Profile(opts ProfileOptions) ([]byte, error) {
 	}
 	for _, s := range d.Servers {
 		id := s.Name
-		if slices.ContainsFunc(opts.Taken, func(b string) bool { return strings.EqualFold(b, s.Name) }) {
+		// A row id starts with a letter or digit (a server name may start with '_' or '-').
+		if !isAlnum(s.Name[0]) || slices.ContainsFunc(opts.Taken, func(b string) bool { return strings.EqualFold(b, s.Name) }) {
 			id = "mcp-" + s.Name
 			for used[strings.ToLower(id)] != "" {
 				id = "mcp-" + id
@@ -89,4 +91,9 @@ func (d *Document) Profile(opts ProfileOptions) ([]byte, error) {
 		return nil, im.fail(nil, ErrInvalid, "cannot render YAML: "+err.Error())
 	}
 	return buf.Bytes(), nil
+}
+
+// isAlnum reports whether b is an ASCII letter or digit.
+func isAlnum(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
 }
