@@ -118,6 +118,49 @@ func required(m map[string]json.RawMessage, key, path string) (string, string) {
 	return s, ""
 }
 
+// sequence decodes a JSON array into its raw elements.
+func sequence(path string, raw json.RawMessage) ([]json.RawMessage, string) {
+	if kind(raw) != '[' {
+		return nil, typeErr(path, raw, "a sequence")
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, deser + path + ": " + err.Error()
+	}
+	return list, ""
+}
+
+// variant is serde's error for an enum tag at path that is none of the allowed ones.
+func variant(path, got string, allowed ...string) string {
+	expected := "`" + strings.Join(allowed, "`, `") + "`"
+	switch len(allowed) {
+	case 1:
+	case 2:
+		expected = "`" + allowed[0] + "` or `" + allowed[1] + "`"
+	default:
+		expected = "one of " + expected
+	}
+	return deser + path + ": unknown variant `" + got + "`, expected " + expected
+}
+
+// function reads the `"type": "function"` tag of the tool, tool call or tool choice obj at
+// path, and decodes its "function" member as expected (serde's name for its struct).
+// tagPath is where serde reports an unknown tag.
+func function(obj map[string]json.RawMessage, path, tagPath, expected string) (map[string]json.RawMessage, string) {
+	typ, e := required(obj, "type", path)
+	if e != "" {
+		return nil, e
+	}
+	if typ != "function" {
+		return nil, variant(tagPath, typ, "function")
+	}
+	rawFn, ok := obj["function"]
+	if !ok {
+		return nil, deser + path + ": missing field `function`"
+	}
+	return object(path+".function", rawFn, expected)
+}
+
 func join(path, key string) string {
 	if path == "" {
 		return key
@@ -164,12 +207,9 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 	if !ok {
 		return p, deser + "missing field `messages`"
 	}
-	if kind(rawMsgs) != '[' {
-		return p, typeErr("messages", rawMsgs, "a sequence")
-	}
-	var msgs []json.RawMessage
-	if err := json.Unmarshal(rawMsgs, &msgs); err != nil {
-		return p, deser + "messages: " + err.Error()
+	msgs, e := sequence("messages", rawMsgs)
+	if e != "" {
+		return p, e
 	}
 	for i, raw := range msgs {
 		m, e := parseMessage(fmt.Sprintf("messages[%d]", i), raw)
@@ -195,7 +235,7 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 		case "disabled":
 			c.Thinking = false
 		default:
-			return p, deser + "thinking.type: unknown variant `" + typ + "`, expected `enabled` or `disabled`"
+			return p, variant("thinking.type", typ, "enabled", "disabled")
 		}
 	}
 	effort, _, e := str(top, "reasoning_effort", "")
@@ -203,7 +243,7 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 		return p, e
 	}
 	if effort != "" && !slices.Contains(efforts, effort) {
-		return p, deser + "reasoning_effort: unknown variant `" + effort + "`, expected one of `" + strings.Join(efforts, "`, `") + "`"
+		return p, variant("reasoning_effort", effort, efforts...)
 	}
 	c.ReasoningEffort = effort
 
@@ -256,12 +296,9 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 	var tools []tool
 	rawTools, hasTools := top["tools"]
 	if hasTools && !isNull(rawTools) {
-		if kind(rawTools) != '[' {
-			return p, typeErr("tools", rawTools, "a sequence")
-		}
-		var list []json.RawMessage
-		if err := json.Unmarshal(rawTools, &list); err != nil {
-			return p, deser + "tools: " + err.Error()
+		list, e := sequence("tools", rawTools)
+		if e != "" {
+			return p, e
 		}
 		for i, raw := range list {
 			path := fmt.Sprintf("tools[%d]", i)
@@ -269,18 +306,7 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 			if e != "" {
 				return p, e
 			}
-			typ, e := required(t, "type", path)
-			if e != "" {
-				return p, e
-			}
-			if typ != "function" {
-				return p, deser + path + ": unknown variant `" + typ + "`, expected `function`"
-			}
-			rawFn, ok := t["function"]
-			if !ok {
-				return p, deser + path + ": missing field `function`"
-			}
-			fn, e := object(path+".function", rawFn, "struct FunctionObject")
+			fn, e := function(t, path, path, "struct FunctionObject")
 			if e != "" {
 				return p, e
 			}
@@ -309,22 +335,11 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 		case '"':
 			_ = json.Unmarshal(raw, &choice)
 			if choice != "auto" && choice != "none" && choice != "required" {
-				return p, deser + "tool_choice: unknown variant `" + choice + "`, expected one of `none`, `auto`, `required`"
+				return p, variant("tool_choice", choice, "none", "auto", "required")
 			}
 		case '{':
 			tc, _ := object("tool_choice", raw, "")
-			typ, e := required(tc, "type", "tool_choice")
-			if e != "" {
-				return p, e
-			}
-			if typ != "function" {
-				return p, deser + "tool_choice.type: unknown variant `" + typ + "`, expected `function`"
-			}
-			rawFn, ok := tc["function"]
-			if !ok {
-				return p, deser + "tool_choice: missing field `function`"
-			}
-			fn, e := object("tool_choice.function", rawFn, "struct FunctionName")
+			fn, e := function(tc, "tool_choice", "tool_choice.type", "struct FunctionName")
 			if e != "" {
 				return p, e
 			}
@@ -351,7 +366,7 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 			return p, e
 		}
 		if format != "text" && format != "json_object" && format != "json_schema" {
-			return p, deser + "response_format: unknown variant `" + format + "`, expected one of `text`, `json_object`, `json_schema`"
+			return p, variant("response_format", format, "text", "json_object", "json_schema")
 		}
 	}
 
@@ -477,12 +492,9 @@ func parseMessage(path string, raw json.RawMessage) (Message, string) {
 			m.Reasoning = &s
 		}
 		if rawT, ok := obj["tool_calls"]; ok && !isNull(rawT) {
-			if kind(rawT) != '[' {
-				return m, typeErr(path+".tool_calls", rawT, "a sequence")
-			}
-			var calls []json.RawMessage
-			if err := json.Unmarshal(rawT, &calls); err != nil {
-				return m, deser + path + ".tool_calls: " + err.Error()
+			calls, e := sequence(path+".tool_calls", rawT)
+			if e != "" {
+				return m, e
 			}
 			for j, rc := range calls {
 				cp := fmt.Sprintf("%s.tool_calls[%d]", path, j)
@@ -494,18 +506,7 @@ func parseMessage(path string, raw json.RawMessage) (Message, string) {
 				if e != "" {
 					return m, e
 				}
-				typ, e := required(tc, "type", cp)
-				if e != "" {
-					return m, e
-				}
-				if typ != "function" {
-					return m, deser + cp + ".type: unknown variant `" + typ + "`, expected `function`"
-				}
-				rawFn, ok := tc["function"]
-				if !ok {
-					return m, deser + cp + ": missing field `function`"
-				}
-				fn, e := object(cp+".function", rawFn, "struct FunctionCall")
+				fn, e := function(tc, cp, cp+".type", "struct FunctionCall")
 				if e != "" {
 					return m, e
 				}
@@ -535,7 +536,7 @@ func parseMessage(path string, raw json.RawMessage) (Message, string) {
 		}
 		m.ToolCallID = id
 	default:
-		return m, deser + path + ".role: unknown variant `" + role + "`, expected one of `system`, `user`, `assistant`, `tool`"
+		return m, variant(path+".role", role, "system", "user", "assistant", "tool")
 	}
 	return m, ""
 }
