@@ -78,13 +78,7 @@ func TestConformanceServer(t *testing.T) {
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.Command, cfg.FailOnStartupError = "conf", mcpclient.TransportStdio, bin, true
-	s, err := root.Plugin(mcpclient.Plugin, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	mountConfig(t, root, cfg)
 	f := serveGateway(t, root, gateway.Options{})
 
 	cs, n := connectNotes(t, f.url+"/mcp/servers/conf")

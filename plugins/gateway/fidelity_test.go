@@ -116,15 +116,7 @@ func TestCompletionErrorCodes(t *testing.T) {
 // server reports after an input round reaches the session with its token.
 func TestRoundsReadsPromptsProgress(t *testing.T) {
 	f := newAskFleet(t, nil)
-	perServer, err := f.gw.Server("ask")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range []struct {
-		srv    *mcp.Server
-		prefix string
-		name   string
-	}{{f.gw.Aggregated(), "mcp__ask__", "aggregated"}, {perServer, "", "per-server"}} {
+	for _, rt := range f.servers(t) {
 		t.Run(rt.name, func(t *testing.T) {
 			a, b := &asker{name: "alice"}, &asker{name: "bob"}
 			progress := make(chan *mcp.ProgressNotificationParams, 4)

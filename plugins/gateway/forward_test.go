@@ -164,13 +164,7 @@ func newAskFleet(t *testing.T, prepare func(root *ctx.Context)) *askFleet {
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.URL, cfg.ProtocolVersion = "ask", mcpclient.TransportStreamableHTTP, up.URL(), legacy
 	cfg.Roots = []string{"/srv/configured"}
-	s, err := root.Plugin(mcpclient.Plugin, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	mountConfig(t, root, cfg)
 	f.fleet = serveGateway(t, root, gateway.Options{})
 	return f
 }
@@ -279,6 +273,23 @@ func tryCall(cx context.Context, cs *mcp.ClientSession, tool string) (string, er
 
 // routes are the two routes the forwarding tests run on, with the ask server's tool names there.
 var routes = []struct{ path, prefix string }{{"/mcp", "mcp__ask__"}, {"/mcp/servers/ask", ""}}
+
+// serverRoute is one of the ask fleet's routes as a server, for in-memory sessions.
+type serverRoute struct {
+	srv    *mcp.Server
+	prefix string // of the ask server's tool and prompt names
+	name   string
+}
+
+// servers returns the aggregated route's server and the ask server's per-server one.
+func (f *askFleet) servers(t *testing.T) []serverRoute {
+	t.Helper()
+	perServer, err := f.gw.Server("ask")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []serverRoute{{f.gw.Aggregated(), "mcp__ask__", "aggregated"}, {perServer, "", "per-server"}}
+}
 
 // An elicitation reaches the session whose call caused it, on both routes, and no other
 // session; so do sampling and roots/list. A session whose client has no roots gets the
@@ -511,15 +522,7 @@ func TestDemoAskForwarded(t *testing.T) {
 // calling session that way, on both routes, and no other session.
 func TestServerRequestsInRounds(t *testing.T) {
 	f := newAskFleet(t, nil)
-	perServer, err := f.gw.Server("ask")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rt := range []struct {
-		srv    *mcp.Server
-		prefix string
-		name   string
-	}{{f.gw.Aggregated(), "mcp__ask__", "aggregated"}, {perServer, "", "per-server"}} {
+	for _, rt := range f.servers(t) {
 		t.Run(rt.name, func(t *testing.T) {
 			a, b := &asker{name: "alice"}, &asker{name: "bob"}
 			as := a.connectLatest(t, rt.srv, "file:///home/alice")

@@ -38,14 +38,21 @@ func newTree(t *testing.T) *ctx.Context {
 	t.Helper()
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	s, err := root.Plugin(toolregistry.Plugin, nil)
+	mount(t, root, toolregistry.Plugin, nil)
+	return root
+}
+
+// mount mounts def with cfg on c and waits for its activation.
+func mount(t *testing.T, c *ctx.Context, def ctx.PluginDef, cfg any) *ctx.Scope {
+	t.Helper()
+	s, err := c.Plugin(def, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return root
+	return s
 }
 
 func mountHTTP(t *testing.T, c *ctx.Context, name, url string) *ctx.Scope {
@@ -61,14 +68,7 @@ func mountHTTP(t *testing.T, c *ctx.Context, name, url string) *ctx.Scope {
 // mountConfig mounts an MCP client with cfg on c and waits for its activation.
 func mountConfig(t *testing.T, c *ctx.Context, cfg mcpclient.Config) *ctx.Scope {
 	t.Helper()
-	s, err := c.Plugin(mcpclient.Plugin, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return mount(t, c, mcpclient.Plugin, cfg)
 }
 
 func serveGateway(t *testing.T, root *ctx.Context, opts gateway.Options) *fleet {

@@ -304,13 +304,7 @@ func TestDisposedScopeLeavesNoGoroutine(t *testing.T) {
 		gws <- gw
 		return nil
 	})
-	s, err := root.Plugin(host, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	s := mount(t, root, host, nil)
 	gw := <-gws
 	h, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
 	if err != nil {

@@ -3,8 +3,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,7 +11,9 @@ import (
 )
 
 // Prepare runs before the fleet's clients connect, so that they offer elicitation to their
-// servers; the demo server's ask tool then asks the downstream client that called it.
+// servers; the demo server's ask tool then asks the downstream client that called it. The
+// downstream client here is connected to the aggregated route's server in memory, as
+// `harness serve --stdio` connects it to its standard streams.
 func ExamplePrepare() {
 	// Prepare runs after the tool registry and before the client of the demo server mounts.
 	tree, err := demotree.StartWith("demo", demotree.Options{BeforeClient: gateway.Prepare})
@@ -22,21 +22,20 @@ func ExamplePrepare() {
 		return
 	}
 	defer tree.Close()
-	root := tree.Root
 
-	gw, err := gateway.New(root, gateway.Options{})
+	gw, err := gateway.New(tree.Root, gateway.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	token := gateway.NewToken()
-	handler, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
+	defer func() { _ = gw.Close() }()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := gw.Aggregated().Connect(context.Background(), st, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	front := httptest.NewServer(handler)
-	defer func() { _ = gw.Close(); front.Close() }()
+	defer func() { _ = ss.Close() }()
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -45,9 +44,7 @@ func ExamplePrepare() {
 		},
 	})
 	// Server requests reach sessions initialized with the initialize handshake (2025-11-25).
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: front.URL + gateway.PathAggregated, HTTPClient: &http.Client{Transport: bearer{token}}},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		fmt.Println(err)
 		return
