@@ -48,21 +48,11 @@ func TestPermissions(t *testing.T) {
 	}
 
 	s2 := e.start(agent.StartOptions{Interactive: true})
-	sub := s2.Subscribe(0)
-	defer sub.Close()
-	asked := 0
-	go func() {
-		for {
-			ev, err := sub.Next(context.Background())
-			if err != nil {
-				return
-			}
-			if ev.Type == agent.EventApprovalAsked {
-				asked++
-				_ = s2.Approve(ev.Approval.ID, agent.Answer{Decision: agent.DecisionAllowSession})
-			}
+	onEvent(t, s2, func(ev agent.Event) {
+		if ev.Type == agent.EventApprovalAsked {
+			_ = s2.Approve(ev.Approval.ID, agent.Answer{Decision: agent.DecisionAllowSession})
 		}
-	}()
+	})
 	if end := e.send(s2, "add tools"); end.Text != "done" {
 		t.Fatalf("%+v", end)
 	}
@@ -288,19 +278,11 @@ func TestSampling(t *testing.T) {
 		t.Errorf("non-interactive: %q", end.Text)
 	}
 	s2 := e.start(agent.StartOptions{Interactive: true})
-	sub := s2.Subscribe(0)
-	defer sub.Close()
-	go func() {
-		for {
-			ev, err := sub.Next(context.Background())
-			if err != nil {
-				return
-			}
-			if ev.Type == agent.EventApprovalAsked && ev.Approval.Kind == "sampling" {
-				_ = s2.Approve(ev.Approval.ID, agent.Answer{Decision: agent.DecisionAllow})
-			}
+	onEvent(t, s2, func(ev agent.Event) {
+		if ev.Type == agent.EventApprovalAsked && ev.Approval.Kind == "sampling" {
+			_ = s2.Approve(ev.Approval.ID, agent.Answer{Decision: agent.DecisionAllow})
 		}
-	}()
+	})
 	if end := e.send(s2, "go"); end.Text != "result: sampled: a summary" {
 		t.Errorf("interactive: %q", end.Text)
 	}

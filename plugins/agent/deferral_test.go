@@ -11,7 +11,6 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/model"
-	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/plugins/toolsearch"
 )
@@ -22,12 +21,7 @@ import (
 // tool runs through the registry as any other. Below the threshold every tool is sent and
 // tool_search is not.
 func TestDeferredTools(t *testing.T) {
-	root := ctxtest.New(t)
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	ctxtest.MountActive(t, root, sysprompt.Plugin, nil)
-	if _, err := model.Key.Provide(root, model.NewService(nil, "")); err != nil {
-		t.Fatal(err)
-	}
+	root := newRoot(t, nil)
 	ctxtest.MountActive(t, root, Plugin, map[string]any{"sessionsDir": "-",
 		"deferTools": map[string]any{"maxTools": 20, "alwaysLoad": []string{"files/read_*"}}})
 	reg, _ := toolregistry.Key.Get(root)
@@ -53,14 +47,8 @@ func TestDeferredTools(t *testing.T) {
 	if err := set.Replace(tools); err != nil {
 		t.Fatal(err)
 	}
-	ctxtest.Settle(t, root)
-	svc, _ := Key.Get(root)
-	d, err := svc.agent("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Session{svc: svc, subs: map[*Subscription]struct{}{}, pending: map[string]*pendingApproval{},
-		grants: map[string]bool{}, saved: map[string]string{}}
+	svc, d := mainAgent(t, root)
+	s := bareSession(svc, false)
 	defNames := func(defs []model.ToolDef) []string {
 		var out []string
 		for _, d := range defs {
@@ -114,8 +102,7 @@ func TestDeferredTools(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	s2 := &Session{svc: svc, subs: map[*Subscription]struct{}{}, pending: map[string]*pendingApproval{},
-		grants: map[string]bool{}, saved: map[string]string{}}
+	s2 := bareSession(svc, false)
 	res, err = reg.Execute(context.WithValue(context.Background(), sessKey{}, s2), d.caller.With(sessKey{}, s2), toolsearch.SearchToolName,
 		json.RawMessage(`{"query": "update the kanban board", "limit": 3}`), toolregistry.ExecOptions{})
 	if err != nil || !strings.Contains(res.Text(), "mcp__issues__") || strings.Contains(res.Text(), "mcp__chat__") {

@@ -111,6 +111,22 @@ func (e *env) send(s *agent.Session, text string) *agent.TurnEnd {
 	return end
 }
 
+// onEvent calls fn with every event of s, from the first, on a goroutine of its own, until
+// the test ends.
+func onEvent(t *testing.T, s *agent.Session, fn func(agent.Event)) {
+	sub := s.Subscribe(0)
+	t.Cleanup(sub.Close)
+	go func() {
+		for {
+			ev, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			fn(ev)
+		}
+	}()
+}
+
 func call(name, args string) modeltest.ToolCall {
 	return modeltest.ToolCall{Name: name, Arguments: args}
 }
@@ -300,19 +316,11 @@ func TestCancelMidTurn(t *testing.T) {
 		agent: map[string]any{"permissions": map[string]any{"default": "allow"}},
 	})
 	s := e.start(agent.StartOptions{})
-	sub := s.Subscribe(0)
-	defer sub.Close()
-	go func() {
-		for {
-			ev, err := sub.Next(context.Background())
-			if err != nil {
-				return
-			}
-			if ev.Type == agent.EventToolStart && ev.Call.ID == "slow1" {
-				s.Cancel()
-			}
+	onEvent(t, s, func(ev agent.Event) {
+		if ev.Type == agent.EventToolStart && ev.Call.ID == "slow1" {
+			s.Cancel()
 		}
-	}()
+	})
 	end, err := s.Send(ctxtest.Wait(t), "wait")
 	if !errors.Is(err, agent.ErrCancelled) || end.Reason != agent.StopCancelled {
 		t.Fatalf("end %+v, %v", end, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -26,6 +27,42 @@ func agentScope(t *testing.T, c *ctx.Context, name string, cfg map[string]any, i
 		return nil
 	})
 	return ctxtest.Mount(t, c, def, nil)
+}
+
+// newRoot returns a test root with the tool registry, the system prompt, the plugins extra
+// (mounted in that order) and a model service of models (nil: none), ready for the agent
+// plugin.
+func newRoot(t *testing.T, models map[string]model.Model, extra ...ctx.PluginDef) *ctx.Context {
+	t.Helper()
+	root := ctxtest.New(t)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+	ctxtest.MountActive(t, root, sysprompt.Plugin, nil)
+	for _, def := range extra {
+		ctxtest.MountActive(t, root, def, nil)
+	}
+	if _, err := model.Key.Provide(root, model.NewService(models, "")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// mainAgent settles root and returns its agent service and main agent.
+func mainAgent(t *testing.T, root *ctx.Context) (*Service, *agentDef) {
+	t.Helper()
+	ctxtest.Settle(t, root)
+	svc, _ := Key.Get(root)
+	d, err := svc.agent("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, d
+}
+
+// bareSession is a session of svc that runs no loop (in PTC mode when ptcMode), for tests of
+// what its requests carry and of its tool calls.
+func bareSession(svc *Service, ptcMode bool) *Session {
+	return &Session{svc: svc, ptc: ptcMode, subs: map[*Subscription]struct{}{}, pending: map[string]*pendingApproval{},
+		grants: map[string]bool{}, saved: map[string]string{}}
 }
 
 func names(list []toolregistry.Info) []string {

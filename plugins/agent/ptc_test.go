@@ -9,7 +9,6 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/ptc"
-	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -17,13 +16,7 @@ import (
 // the program against the agent's tools, its nested calls are logged, and a direct call of
 // a tool is refused with a pointer to run_code. In standard mode neither appears.
 func TestPTCMode(t *testing.T) {
-	root := ctxtest.New(t)
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	ctxtest.MountActive(t, root, sysprompt.Plugin, nil)
-	ctxtest.MountActive(t, root, ptc.Plugin, nil)
-	if _, err := model.Key.Provide(root, model.NewService(nil, "")); err != nil {
-		t.Fatal(err)
-	}
+	root := newRoot(t, nil, ptc.Plugin)
 	ctxtest.MountActive(t, root, Plugin, map[string]any{"sessionsDir": "-"})
 	reg, _ := toolregistry.Key.Get(root)
 	if _, err := reg.Register(root, toolregistry.Tool{
@@ -38,18 +31,9 @@ func TestPTCMode(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ctxtest.Settle(t, root)
-	svc, _ := Key.Get(root)
-	d, err := svc.agent("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newSession := func(ptcMode bool) *Session {
-		return &Session{svc: svc, ptc: ptcMode, subs: map[*Subscription]struct{}{}, pending: map[string]*pendingApproval{},
-			grants: map[string]bool{}, saved: map[string]string{}}
-	}
+	svc, d := mainAgent(t, root)
 
-	s := newSession(true)
+	s := bareSession(svc, true)
 	req, err := s.request(d, model.Info{})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +44,7 @@ func TestPTCMode(t *testing.T) {
 	if !strings.Contains(req.System, `"upper"(args: {`) || !strings.Contains(req.System, "run_code") {
 		t.Fatalf("PTC prompt lacks the declarations:\n%s", req.System)
 	}
-	std, err := newSession(false).request(d, model.Info{})
+	std, err := bareSession(svc, false).request(d, model.Info{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/remote"
-	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -48,12 +47,7 @@ func TestRemoteSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := ctxtest.New(t)
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	ctxtest.MountActive(t, root, sysprompt.Plugin, nil)
-	if _, err := model.Key.Provide(root, model.NewService(map[string]model.Model{"flash": chat}, "")); err != nil {
-		t.Fatal(err)
-	}
+	root := newRoot(t, map[string]model.Model{"flash": chat})
 	reg, _ := toolregistry.Key.Get(root)
 	var notes []string
 	var mu sync.Mutex
