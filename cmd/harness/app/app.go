@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/gcpolicy"
 	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/internal/termform"
@@ -25,7 +26,7 @@ import (
 
 // Options configure a harness binary. The zero value is the stock harness.
 type Options struct {
-	// Plugins are added to the built-in catalog (see Catalog) under the
+	// Plugins are added to the built-in catalog (host.Catalog) under the
 	// names profile rows give in their use key; an entry with a built-in
 	// name replaces that plugin.
 	Plugins map[string]ctx.PluginDef
@@ -152,7 +153,7 @@ type invocation struct {
 	// when stderr is not a terminal; on a terminal the logger writes through it.
 	term *termLines
 	// agentHost is the host of the agent commands (ask, chat), once withAgent started it.
-	agentHost *host
+	agentHost *host.Host
 
 	flags           profileFlags
 	logFormat       string
@@ -195,14 +196,14 @@ type invocation struct {
 	cmdPath   string
 	forwardOK bool
 	fwd       mcpFlags
-	attached  *host
+	attached  *host.Host
 }
 
 func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []string) *invocation {
 	a := &invocation{
 		prog:    o.Name,
 		version: o.Version,
-		catalog: Catalog(),
+		catalog: host.Catalog(),
 		self:    o.Self,
 		selfEnv: o.SelfEnv,
 		gc:      o.collector,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
@@ -21,9 +22,6 @@ import (
 // finished: the step limit, the token budget or the output limit. What the model said
 // last is on stdout.
 const ExitIncomplete = 3
-
-// agentUse is the catalog name of the agent plugin.
-const agentUse = "agent"
 
 // agentFlags are the flags of the commands that run an agent turn.
 type agentFlags struct {
@@ -143,106 +141,30 @@ func (a *invocation) withAgent(cx context.Context, f agentFlags, fn func(context
 	// its resident memory low (docs/performance.md, "A long chat session").
 	a.gc.Stop()
 	a.adjustRows = func(rows []profiles.Row) []profiles.Row {
-		rows = withAgentRow(rows, dir, f.allow)
+		rows = host.WithAgentRow(rows, dir, f.allow)
 		if f.mode == agent.ModePTC {
-			rows = withPTCRow(rows)
+			rows = host.WithPTCRow(rows)
 		}
 		return rows
 	}
 	if a.beforeMount == nil {
 		a.beforeMount = agent.Prepare // servers may sample from the agent's model from the start
 	}
-	return a.withHost(cx, func(cx context.Context, h *host) error {
-		if _, ok := model.Key.Get(h.root); !ok {
-			return failure(fmt.Errorf("profile %q mounts no model service (a row with use: model); see docs/agent.md", h.profile.Source))
+	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
+		if _, ok := model.Key.Get(h.Root()); !ok {
+			return failure(fmt.Errorf("profile %q mounts no model service (a row with use: model); see docs/agent.md", h.Profile().Source))
 		}
-		svc, ok := agent.Key.Get(h.root)
+		svc, ok := agent.Key.Get(h.Root())
 		if !ok {
-			if err := h.mounts.failedUse(agentUse); err != nil {
+			if err := h.FailedUse(host.UseAgent); err != nil {
 				return profileError(err)
 			}
-			return failure(fmt.Errorf("profile %q: the agent did not start", h.profile.Source))
+			return failure(fmt.Errorf("profile %q: the agent did not start", h.Profile().Source))
 		}
 		a.agentHost = h
 		return fn(cx, svc)
 	})
 }
-
-// withAgentRow returns rows with a top-level agent row (added when the profile has none)
-// whose sessionsDir defaults to dir and whose permissions allow the patterns allow too.
-func withAgentRow(rows []profiles.Row, dir string, allow []string) []profiles.Row {
-	out := append([]profiles.Row(nil), rows...)
-	at := -1
-	for i, r := range out {
-		if r.Enabled && r.Use == agentUse {
-			at = i
-			break
-		}
-	}
-	if at < 0 {
-		id := freeID(out, agentUse)
-		out = append(out, profiles.Row{ID: id, Use: agentUse, Enabled: true, Config: map[string]any{}, Path: "plugins." + id})
-		at = len(out) - 1
-	}
-	r := out[at]
-	cfg := make(map[string]any, len(r.Config)+1)
-	for k, v := range r.Config {
-		cfg[k] = v
-	}
-	if _, ok := cfg["sessionsDir"]; !ok && dir != "" {
-		cfg["sessionsDir"] = dir
-	}
-	if len(allow) > 0 {
-		perms := map[string]any{}
-		if p, ok := cfg["permissions"].(map[string]any); ok {
-			for k, v := range p {
-				perms[k] = v
-			}
-		}
-		var list []any
-		if l, ok := perms["allow"].([]any); ok {
-			list = append(list, l...)
-		}
-		for _, p := range allow {
-			list = append(list, p)
-		}
-		perms["allow"] = list
-		cfg["permissions"] = perms
-	}
-	r.Config = cfg
-	out[at] = r
-	return out
-}
-
-// withPTCRow returns rows with a top-level ptc row (the PTC service and its declarations
-// section), added when the profile has none.
-func withPTCRow(rows []profiles.Row) []profiles.Row {
-	for _, r := range rows {
-		if r.Enabled && r.Use == ptcUse {
-			return rows
-		}
-	}
-	id := freeID(rows, ptcUse)
-	return append(append([]profiles.Row(nil), rows...), profiles.Row{ID: id, Use: ptcUse, Enabled: true, Config: map[string]any{}, Path: "plugins." + id})
-}
-
-// freeID returns base, with '_' appended until no row of rows has that ID.
-func freeID(rows []profiles.Row, base string) string {
-	id := base
-	for taken := true; taken; {
-		taken = false
-		for _, r := range rows {
-			if strings.EqualFold(r.ID, id) {
-				id += "_"
-				taken = true
-			}
-		}
-	}
-	return id
-}
-
-// ptcUse is the catalog name of the PTC plugin.
-const ptcUse = "ptc"
 
 // sessionsDir is agent.DefaultSessionsDir in the invocation's environment.
 func (a *invocation) sessionsDir() (string, error) {

@@ -290,7 +290,7 @@ func (ch *chat) command(line string) (done bool, err error) {
 			ch.f.model = arg
 			break
 		}
-		ms, _ := model.Key.Get(ch.a.agentHost.root)
+		ms, _ := model.Key.Get(ch.a.agentHost.Root())
 		if arg == "" {
 			if ms != nil {
 				for _, m := range ms.List() {
@@ -317,11 +317,11 @@ func (ch *chat) command(line string) (done bool, err error) {
 			ch.hostTools()
 			break
 		}
-		reg, _ := toolregistry.Key.Get(ch.a.agentHost.root)
+		reg, _ := toolregistry.Key.Get(ch.a.agentHost.Root())
 		if reg == nil {
 			break
 		}
-		for _, t := range reg.List(ch.a.agentHost.root) {
+		for _, t := range reg.List(ch.a.agentHost.Root()) {
 			desc, _, _ := strings.Cut(t.Description, "\n")
 			ch.io.printf("%-40s %s\n", termsafe.String(t.Name), ch.io.dim(termsafe.String(desc)))
 		}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cordisgo/harness/host"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/configuration.md")
@@ -17,7 +19,7 @@ func TestConfigurationDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ConfigurationDoc(root, Catalog())
+	got, err := ConfigurationDoc(root, host.Catalog())
 	if err != nil {
 		t.Fatal(err)
 	}

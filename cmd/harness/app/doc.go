@@ -1,7 +1,9 @@
-// Package app is the harness program: the command line, the application
-// shell around the scope tree, logging and the plugin catalog. The harness
-// binary (cmd/harness) is a one-line main over [Main]; a binary with extra
-// plugins is another one (see below).
+// Package app is the harness program: the command line, the fx application
+// shell around package host (which starts the profile, checks its rows, serves
+// the host's remote methods and follows its MCP clients), logging, printing and
+// the terminal. The harness binary (cmd/harness) is a one-line main over
+// [Main]; a binary with extra plugins is another one (see below). A program
+// that runs a host without the command line calls package host directly.
 //
 // # Commands
 //
@@ -53,7 +55,7 @@
 // # Building a harness with more plugins
 //
 // The plugin catalog maps the names profile rows use to plugin definitions
-// ([Catalog] returns the built-in one). A third-party plugin is compiled in
+// ([host.Catalog] returns the built-in one). A third-party plugin is compiled in
 // by a main package that passes it in [Options.Plugins]:
 //
 //	package main

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 )
 
@@ -118,12 +119,12 @@ func TestStopStatusWithoutLastError(t *testing.T) {
 		{Name: "x", Status: mcpmanager.View{Name: "x", Status: mcpmanager.StateStopping, Error: "boom", StderrTail: "trace"}},
 		{Name: "x", Status: mcpmanager.View{Name: "x", Status: mcpmanager.StateDisabled, Error: "boom"}},
 	} {
-		if line := statusLine(viewStatus(ch)); strings.Contains(line, "boom") || strings.Contains(line, "trace") {
+		if line := host.StatusLine(host.ViewStatus(ch)); strings.Contains(line, "boom") || strings.Contains(line, "trace") {
 			t.Errorf("%s", line)
 		}
 	}
 	failed := mcpmanager.StatusChange{Name: "x", Status: mcpmanager.View{Name: "x", Status: mcpmanager.StateFailed, Error: "boom"}}
-	if line := statusLine(viewStatus(failed)); !strings.Contains(line, "boom") {
+	if line := host.StatusLine(host.ViewStatus(failed)); !strings.Contains(line, "boom") {
 		t.Errorf("a failure without its error: %s", line)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
@@ -168,7 +169,7 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	cx := ctxtest.Wait(t)
-	err = cl.Call(cx, methodHostProbe, map[string]any{"nmae": "demo"}, nil)
+	err = cl.Call(cx, host.MethodProbe, map[string]any{"nmae": "demo"}, nil)
 	if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest ||
 		!strings.Contains(re.Message, `remote method "harness/mcpProbe": invalid params: key "nmae": unknown key (did you mean "name"?)`) {
 		t.Errorf("probe with a misspelt key: %v", err)
@@ -178,8 +179,8 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 		params any
 		want   string
 	}{
-		{methodHostRestart, map[string]any{"name": "demo", "timeout": 5}, `key "timeout": unknown key: expected one of name, timeoutMs`},
-		{methodHostRestart, map[string]any{"timeoutMs": -1}, `key "name": required`},
+		{host.MethodRestart, map[string]any{"name": "demo", "timeout": 5}, `key "timeout": unknown key: expected one of name, timeoutMs`},
+		{host.MethodRestart, map[string]any{"timeoutMs": -1}, `key "name": required`},
 		{methodHostExec, map[string]any{"argv": []string{"tools", "list"}}, `key "argv": unknown key`},
 	} {
 		err := cl.Stream(cx, tc.method, tc.params, func(json.RawMessage) error { return nil })

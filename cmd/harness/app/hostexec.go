@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/remote"
 
 	"github.com/spf13/cobra"
@@ -81,9 +82,23 @@ func (w streamWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// exposeHostAPI exposes the host's methods on its root (host.Host.ExposeAPI) and
+// harness/exec, which runs this binary's commands: for the commands of other processes
+// (see runningHost) on a long-running host, and for this process's own commands
+// (remote.Local), which call them the same way.
+func (a *invocation) exposeHostAPI(h *host.Host) error {
+	if err := h.ExposeAPI(); err != nil {
+		return err
+	}
+	_, err := ctx.ExposeRemoteStream(h.Root(), methodHostExec, func(cx context.Context, p execParams, send func(execEvent) error) error {
+		return a.execOnHost(cx, h, p, send)
+	})
+	return err
+}
+
 // execOnHost runs a forwardable command line on the host h: a fresh invocation with the
 // host's catalog and environment whose withHost is h itself.
-func (a *invocation) execOnHost(cx context.Context, h *host, p execParams, send func(execEvent) error) error {
+func (a *invocation) execOnHost(cx context.Context, h *host.Host, p execParams, send func(execEvent) error) error {
 	var mu sync.Mutex
 	sub := &invocation{
 		prog: a.prog, version: a.version, catalog: a.catalog, self: a.self, selfEnv: a.selfEnv,

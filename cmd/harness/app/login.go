@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
@@ -91,14 +92,14 @@ func (a *invocation) mcpLogin(cx context.Context, f loginFlags, name string) err
 	onURL := func(u string) { a.showURL(name, u, !f.noBrowser) }
 	if a.managerServes(p, name) {
 		a.quietStartup = true
-		return a.withHost(cx, func(cx context.Context, h *host) error {
-			m, ok := mcpmanager.Key.Get(h.root)
+		return a.withHost(cx, func(cx context.Context, h *host.Host) error {
+			m, ok := mcpmanager.Key.Get(h.Root())
 			if !ok || m == nil {
-				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
+				return fmt.Errorf("the MCP server manager of profile %q is not running", h.Profile().Source)
 			}
 			ev, err := m.Login(cx, name, mcpmanager.LoginOptions{NoBrowser: f.noBrowser}, onURL)
 			if errors.Is(err, mcpmanager.ErrNotFound) {
-				return h.unknown(name)
+				return h.UnknownServer(name)
 			}
 			if err != nil {
 				return err
@@ -153,13 +154,13 @@ func (a *invocation) mcpLogout(cx context.Context, f loginFlags, name string) er
 	}
 	if a.managerServes(p, name) {
 		a.quietStartup = true
-		return a.withHost(cx, func(cx context.Context, h *host) error {
-			m, ok := mcpmanager.Key.Get(h.root)
+		return a.withHost(cx, func(cx context.Context, h *host.Host) error {
+			m, ok := mcpmanager.Key.Get(h.Root())
 			if !ok || m == nil {
-				return fmt.Errorf("the MCP server manager of profile %q is not running", h.profile.Source)
+				return fmt.Errorf("the MCP server manager of profile %q is not running", h.Profile().Source)
 			}
 			if err := m.Logout(cx, name); errors.Is(err, mcpmanager.ErrNotFound) {
-				return h.unknown(name)
+				return h.UnknownServer(name)
 			} else if err != nil {
 				return err
 			}
@@ -181,7 +182,7 @@ func (a *invocation) mcpLogout(cx context.Context, f loginFlags, name string) er
 // managerServes reports whether the server called name is the manager's to log in or
 // out: the profile mounts a manager, and has no client row of its own by that name.
 func (a *invocation) managerServes(p *profiles.Profile, name string) bool {
-	if !mountsUse(p.Rows, managerUse) {
+	if !host.UsesPlugin(p.Rows, host.UseManager) {
 		return false
 	}
 	_, err := a.serverConfig(p, name)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cordisgo/harness/internal/oauthtest"
 	"github.com/cordisgo/harness/internal/redact"
-	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
 // mcp login / logout in process against a real authorization server (oidc-provider) and a
@@ -157,15 +156,5 @@ func TestProfileShowRedactsOAuthSecrets(t *testing.T) {
 	r.expect(t, ExitOK, "clientId: svc-client", "")
 	if strings.Contains(r.stdout, "s3cret") {
 		t.Fatalf("profile show leaks an oauth secret:\n%s", r.stdout)
-	}
-}
-
-// run's live status shows a server waiting for a login with the hint.
-func TestStatusLineNeedsAuth(t *testing.T) {
-	t.Parallel()
-	line := statusLine(mcpclient.Status{Server: "hosted", Phase: mcpclient.PhaseNeedsAuth,
-		Err: `mcp server "hosted" needs authorization (not logged in): run ` + "`harness mcp login hosted`"})
-	if !strings.HasPrefix(line, "hosted: needs-auth: ") || !strings.Contains(line, "harness mcp login hosted") {
-		t.Fatalf("status line %q", line)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
@@ -61,7 +61,7 @@ func (a *invocation) mcpManageCommands() []*cobra.Command {
 			return a.mcpRestart(cmd.Context(), f, argv[0])
 		}),
 	}
-	restart.Flags().DurationVar(&f.timeout, "timeout", defaultRestartTimeout, "how long to wait for the server to connect or fail")
+	restart.Flags().DurationVar(&f.timeout, "timeout", host.DefaultRestartTimeout, "how long to wait for the server to connect or fail")
 	cmds := []*cobra.Command{list, probe, restart}
 	for _, c := range cmds {
 		fl := c.Flags()
@@ -77,7 +77,7 @@ func (a *invocation) mcpManageCommands() []*cobra.Command {
 // runningHost is a host found through its endpoint file, that answers.
 type runningHost struct {
 	cl      *remote.Client
-	info    hostInfo // zero when the host does not serve harness/host
+	info    host.Info // zero when the host does not serve harness/host
 	methods map[string]bool
 }
 
@@ -141,9 +141,9 @@ func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*runningHost, er
 	for _, m := range ms {
 		rh.methods[m.Name] = true
 	}
-	if rh.methods[methodHostInfo] {
-		if rh.info, err = remote.Call[struct{}, hostInfo](cx, cl, methodHostInfo, struct{}{}); err != nil {
-			return nil, failure(fmt.Errorf("%s: %s: %w", rh, methodHostInfo, err))
+	if rh.methods[host.MethodInfo] {
+		if rh.info, err = remote.Call[struct{}, host.Info](cx, cl, host.MethodInfo, struct{}{}); err != nil {
+			return nil, failure(fmt.Errorf("%s: %s: %w", rh, host.MethodInfo, err))
 		}
 	}
 	errorf(a.stderr, a.prog, "answering for %s; --local for this profile", rh)
@@ -163,26 +163,26 @@ func (rh *runningHost) method(what string, candidates ...string) (string, error)
 
 // list returns the host's server list (harness/mcpList, or the manager's own list from a
 // host that does not serve it).
-func (rh *runningHost) list(cx context.Context) (hostList, error) {
-	m, err := rh.method("list its MCP servers", methodHostList, mcpmanager.MethodList)
+func (rh *runningHost) list(cx context.Context) (host.ServerList, error) {
+	m, err := rh.method("list its MCP servers", host.MethodList, mcpmanager.MethodList)
 	if err != nil {
-		return hostList{}, err
+		return host.ServerList{}, err
 	}
 	l, err := listFrom(cx, rh.cl, m)
 	if err != nil {
-		return hostList{}, rh.explain(cx, "", err)
+		return host.ServerList{}, rh.explain(cx, "", err)
 	}
 	return l, nil
 }
 
 // listFrom calls the list method m on cl: harness/mcpList on a running host or in this
 // process (remote.Local), or mcpManager/list on a host that serves only the manager's.
-func listFrom(cx context.Context, cl remote.Caller, m string) (hostList, error) {
+func listFrom(cx context.Context, cl remote.Caller, m string) (host.ServerList, error) {
 	if m == mcpmanager.MethodList {
 		r, err := remote.Call[struct{}, mcpmanager.ListResult](cx, cl, m, struct{}{})
-		return hostList{Snapshot: r.Snapshot}, err
+		return host.ServerList{Snapshot: r.Snapshot}, err
 	}
-	return remote.Call[struct{}, hostList](cx, cl, m, struct{}{})
+	return remote.Call[struct{}, host.ServerList](cx, cl, m, struct{}{})
 }
 
 // explain words a host's refusal for people: an unknown server name lists the names the
@@ -192,9 +192,9 @@ func (rh *runningHost) explain(cx context.Context, name string, err error) error
 	if ok && re.Code == remote.CodeNotFound && name != "" {
 		var known []string
 		if l, lerr := rh.list(cx); lerr == nil {
-			known = l.names()
+			known = l.Names()
 		}
-		return &unknownServerError{name: name, where: "on " + rh.String(), known: known}
+		return &host.UnknownServerError{Name: name, Where: "on " + rh.String(), Known: known}
 	}
 	if ok {
 		return fmt.Errorf("%s: %s", rh, re.Message)
@@ -215,9 +215,9 @@ func (a *invocation) mcpList(cx context.Context, f mcpFlags) error {
 		return a.printList(l, f.asJSON)
 	}
 	a.quietStartup = true // the list shows every status
-	return a.withHost(cx, func(cx context.Context, h *host) error {
+	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
 		// The same method a running host answers, called in process.
-		l, err := listFrom(cx, remote.NewLocal(h.root), methodHostList)
+		l, err := listFrom(cx, remote.NewLocal(h.Root()), host.MethodList)
 		if err != nil {
 			return err
 		}
@@ -225,57 +225,8 @@ func (a *invocation) mcpList(cx context.Context, f mcpFlags) error {
 	})
 }
 
-// clientList lists the MCP clients of the tree that the manager (if any)
-// did not mount: every such client's last status report, then the clients
-// whose scope failed before reporting (an invalid or duplicate server
-// name, say).
-func clientList(h *host) []mcpmanager.View {
-	out := []mcpmanager.View{}
-	seen := map[*ctx.Scope]bool{}
-	h.mounts.mu.Lock()
-	defer h.mounts.mu.Unlock()
-	// In the profile's order (the order the rows were mounted in), not the order the
-	// servers happened to report in.
-	pos := make(map[*ctx.Scope]int, len(h.mounts.order))
-	for i, path := range h.mounts.order {
-		pos[h.mounts.scopes[path]] = i
-	}
-	sts := h.board.statuses()
-	slices.SortStableFunc(sts, func(x, y mcpclient.Status) int { return rowPos(pos, x.Scope) - rowPos(pos, y.Scope) })
-	for _, st := range sts {
-		seen[st.Scope] = true
-		if managed(st) {
-			continue
-		}
-		out = append(out, clientView(st))
-	}
-	for _, path := range h.mounts.order {
-		s := h.mounts.scopes[path]
-		if seen[s] || s.Def() == nil || s.Def().Name() != mcpclientUse || s.State() != ctx.Failed {
-			continue
-		}
-		v := mcpmanager.View{Name: path, Source: sourceProfile, Status: mcpmanager.StateFailed, Tools: []string{}}
-		if s.Err() != nil {
-			v.Error = s.Err().Error()
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// rowPos is the position of the row whose scope is s (or whose scope holds s), from pos;
-// scopes of no row come last.
-func rowPos(pos map[*ctx.Scope]int, s *ctx.Scope) int {
-	for ; s != nil; s = s.Parent() {
-		if i, ok := pos[s]; ok {
-			return i
-		}
-	}
-	return len(pos)
-}
-
 // printList prints a server list: as JSON unchanged, or as a table.
-func (a *invocation) printList(l hostList, asJSON bool) error {
+func (a *invocation) printList(l host.ServerList, asJSON bool) error {
 	// A rejected settings file is a failure of the list: its servers are not what the
 	// file says.
 	rejected := func() error {
@@ -304,10 +255,10 @@ func (a *invocation) printList(l hostList, asJSON bool) error {
 		if s.Attempt > 0 && s.MaxAttempts > 0 && s.Status != mcpmanager.StateConnected {
 			detail = fmt.Sprintf("attempt %d of %d: %s", s.Attempt, s.MaxAttempts, detail)
 		}
-		if tail := lastLine(s.StderrTail); tail != "" && s.Error != "" && s.Status != mcpmanager.StateConnected && !strings.Contains(detail, tail) {
+		if tail := host.LastLine(s.StderrTail); tail != "" && s.Error != "" && s.Status != mcpmanager.StateConnected && !strings.Contains(detail, tail) {
 			detail += " (stderr: " + tail + ")"
 		}
-		rows = append(rows, []string{s.Name, string(s.Status), dash(s.Transport), strconv.Itoa(len(s.Tools)), joinLines(detail)})
+		rows = append(rows, []string{s.Name, string(s.Status), dash(s.Transport), strconv.Itoa(len(s.Tools)), host.JoinLines(detail)})
 	}
 	if err := a.printTable(rows); err != nil {
 		return err
@@ -391,7 +342,7 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 		return err
 	}
 	if rh != nil {
-		m, err := rh.method("probe its MCP servers", methodHostProbe, mcpmanager.MethodProbe)
+		m, err := rh.method("probe its MCP servers", host.MethodProbe, mcpmanager.MethodProbe)
 		if err != nil {
 			return err
 		}
@@ -410,12 +361,12 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 	if err != nil {
 		return err
 	}
-	if mountsUse(p.Rows, managerUse) {
+	if host.UsesPlugin(p.Rows, host.UseManager) {
 		// The manager resolves its entries (templates, credentials): mount
 		// the profile and ask it (or, for the profile's own rows, probe theirs).
 		a.quietStartup = true
-		return a.withHost(cx, func(cx context.Context, h *host) error {
-			out, err := h.probe(cx, name, a.logger)
+		return a.withHost(cx, func(cx context.Context, h *host.Host) error {
+			out, err := h.Probe(cx, name)
 			if err != nil {
 				return err
 			}
@@ -428,7 +379,7 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 	if err != nil {
 		return err
 	}
-	return a.printProbe(probeOnly(cx, name, cfg, a.logger), f.asJSON)
+	return a.printProbe(host.ProbeConfig(cx, name, cfg, a.logger), f.asJSON)
 }
 
 // serverConfig returns the decoded configuration of the profile's enabled
@@ -442,8 +393,8 @@ func (a *invocation) serverConfig(p *profiles.Profile, name string) (mcpclient.C
 			if !r.Enabled {
 				continue
 			}
-			if r.Use == mcpclientUse {
-				v, err := a.catalog[mcpclientUse].DecodeConfig(r.Config)
+			if r.Use == host.UseClient {
+				v, err := a.catalog[host.UseClient].DecodeConfig(r.Config)
 				if err != nil {
 					return err // loadProfile decoded it already
 				}
@@ -470,7 +421,7 @@ func (a *invocation) serverConfig(p *profiles.Profile, name string) (mcpclient.C
 }
 
 func noServer(p *profiles.Profile, name string, names []string) error {
-	return &unknownServerError{name: name, where: fmt.Sprintf("in profile %q", p.Source), known: names}
+	return &host.UnknownServerError{Name: name, Where: fmt.Sprintf("in profile %q", p.Source), Known: names}
 }
 
 // printProbe prints a probe's outcome; a failed probe, or one whose
@@ -502,7 +453,7 @@ func (a *invocation) printProbeText(out mcpmanager.ProbeResult) {
 	total := out.Timings.Total.Round(time.Millisecond)
 	if !out.OK() {
 		fmt.Fprintf(stdout, "%s: failed at %s after %v: %s\n", out.Name, out.Stage, total,
-			strings.TrimPrefix(joinLines(out.Err), fmt.Sprintf("mcp server %q: ", out.Name)))
+			strings.TrimPrefix(host.JoinLines(out.Err), fmt.Sprintf("mcp server %q: ", out.Name)))
 		if tail := strings.TrimSpace(out.StderrTail); tail != "" {
 			fmt.Fprintf(stdout, "stderr:\n%s\n", tail)
 		}
@@ -540,7 +491,7 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 	tty := isTerminal(a.stderr)
 	progress := func(v mcpmanager.View) {
 		if tty && !f.asJSON {
-			fmt.Fprintf(a.stderr, "%s\n", statusLine(viewAsStatus(v)))
+			fmt.Fprintf(a.stderr, "%s\n", host.StatusLine(viewAsStatus(v)))
 		}
 	}
 	rh, err := a.findHost(cx, f)
@@ -551,8 +502,8 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 		return a.restartOnHost(cx, rh, f, name, progress)
 	}
 	a.quietStartup = true
-	return a.withHost(cx, func(cx context.Context, h *host) error {
-		v, err := h.restart(cx, name, f.timeout, progress)
+	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
+		v, err := h.Restart(cx, name, f.timeout, progress)
 		return a.printRestart(name, v, err, f.asJSON)
 	})
 }
@@ -561,7 +512,7 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 // (harness/mcpRestart), or, from a host that does not serve it, asks the manager to
 // restart it and reports where it stands once mounted.
 func (a *invocation) restartOnHost(pcx context.Context, rh *runningHost, f mcpFlags, name string, progress func(mcpmanager.View)) error {
-	m, err := rh.method("restart its MCP servers", methodHostRestart, mcpmanager.MethodRestart)
+	m, err := rh.method("restart its MCP servers", host.MethodRestart, mcpmanager.MethodRestart)
 	if err != nil {
 		return err
 	}
@@ -575,8 +526,8 @@ func (a *invocation) restartOnHost(pcx context.Context, rh *runningHost, f mcpFl
 	// The host bounds its wait by the timeout; this side allows it a little longer to say so.
 	cx, cancel := context.WithTimeout(pcx, f.timeout+hostAnswerTimeout)
 	defer cancel()
-	var last restartEvent
-	err = remote.Stream(cx, rh.cl, m, restartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(ev restartEvent) error {
+	var last host.RestartEvent
+	err = remote.Stream(cx, rh.cl, m, host.RestartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(ev host.RestartEvent) error {
 		last = ev
 		if !last.Done {
 			progress(last.Server)
@@ -600,18 +551,18 @@ func (a *invocation) printRestart(name string, v mcpmanager.View, err error, asJ
 		return err // refused before anything restarted
 	}
 	if asJSON {
-		if werr := writeJSON(a, restartEvent{Server: v}); werr != nil {
+		if werr := writeJSON(a, host.RestartEvent{Server: v}); werr != nil {
 			return werr
 		}
 	}
 	switch {
 	case err != nil:
 		return failure(err)
-	case v.Status != mcpmanager.StateConnected && !notStarted(mcpclient.Phase(v.Status)):
-		return failure(fmt.Errorf("restarted, but mcp server %s", statusLine(viewAsStatus(v))))
+	case v.Status != mcpmanager.StateConnected && !host.NotStarted(mcpclient.Phase(v.Status)):
+		return failure(fmt.Errorf("restarted, but mcp server %s", host.StatusLine(viewAsStatus(v))))
 	}
 	if !asJSON {
-		fmt.Fprintf(a.stdout, "%s: restarted: %s\n", name, strings.TrimPrefix(statusLine(viewAsStatus(v)), v.Name+": "))
+		fmt.Fprintf(a.stdout, "%s: restarted: %s\n", name, strings.TrimPrefix(host.StatusLine(viewAsStatus(v)), v.Name+": "))
 	}
 	return nil
 }

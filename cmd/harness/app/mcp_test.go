@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
 )
@@ -60,7 +61,7 @@ func TestMCPListInProcess(t *testing.T) {
 	if strings.Contains(r.stdout, "s3cr3t-value") || !strings.Contains(r.stdout, "API_TOKEN") {
 		t.Errorf("mcp list --json does not redact the token:\n%s", r.stdout)
 	}
-	var l hostList
+	var l host.ServerList
 	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Servers)+len(l.Unmanaged) != 2 {
 		t.Fatalf("mcp list --json: %v\n%s", err, r.stdout)
 	}

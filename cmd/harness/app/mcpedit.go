@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
@@ -46,7 +47,7 @@ func (a *invocation) settingsFiles() (user, project string, err error) {
 		}
 		var found bool
 		for _, r := range flattenRows(p.Rows) {
-			if r.Use == managerUse && r.Enabled && !found {
+			if r.Use == host.UseManager && r.Enabled && !found {
 				found = true
 				user, _ = r.Config["settingsFile"].(string)
 				project, _ = r.Config["projectSettingsFile"].(string)
@@ -106,7 +107,7 @@ func (a *invocation) findEntry(name, scope string) (*serverdoc.Editor, string, e
 		known = append(known, d.Names()...)
 		where = append(where, path)
 	}
-	return nil, "", &unknownServerError{name: name, where: "in " + strings.Join(where, " or "), known: known}
+	return nil, "", &host.UnknownServerError{Name: name, Where: "in " + strings.Join(where, " or "), Known: known}
 }
 
 func (a *invocation) mcpEditCommands() []*cobra.Command {

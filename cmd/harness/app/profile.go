@@ -8,15 +8,11 @@ import (
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
-	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
 )
-
-// mcpclientUse is the catalog name of the MCP client plugin, which the
-// --stdio and --http flags mount.
-const mcpclientUse = "mcpclient"
 
 // profileFlags are the global flags that select and shape the profile.
 type profileFlags struct {
@@ -68,12 +64,11 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 	for i, r := range adhoc {
 		labels[r.Path] = adhocLabel(a.flags, i)
 	}
-	ck := &checker{catalog: a.catalog, p: p, labels: labels, strict: strict, lookupEnv: a.lookupEnv}
-	ck.rows(p.Rows, map[string]string{})
-	for _, w := range ck.warnings {
+	warnings, err := host.Check(p, host.CheckOptions{Catalog: a.catalog, Labels: labels, Strict: strict, LookupEnv: a.lookupEnv})
+	for _, w := range warnings {
 		errorf(a.stderr, a.prog, "%s", w)
 	}
-	if err := ctx.JoinConfigErrors(ck.problems); err != nil {
+	if err != nil {
 		return nil, profileError(err)
 	}
 	return p, nil
@@ -116,8 +111,8 @@ func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
 		if prev, dup := taken[strings.ToLower(name)]; dup {
 			return usageErrorf("%s %q: name %q is already used by %s", flag, arg, name, prev)
 		}
-		if _, ok := a.catalog[mcpclientUse]; !ok {
-			return usageErrorf("%s %q: this binary has no %s plugin", flag, arg, mcpclientUse)
+		if _, ok := a.catalog[host.UseClient]; !ok {
+			return usageErrorf("%s %q: this binary has no %s plugin", flag, arg, host.UseClient)
 		}
 		var cfg mcpclient.Config
 		cfg.Default()
@@ -128,7 +123,7 @@ func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
 		}
 		taken[strings.ToLower(name)] = flag + " " + name
 		rows = append(rows, profiles.Row{
-			ID: name, Use: mcpclientUse, Enabled: true, Config: serverdoc.ConfigKeys(cfg), Path: "plugins." + name,
+			ID: name, Use: host.UseClient, Enabled: true, Config: serverdoc.ConfigKeys(cfg), Path: "plugins." + name,
 		})
 		return nil
 	}
@@ -192,119 +187,4 @@ func clientConfig(raw map[string]any) (mcpclient.Config, bool) {
 	var cfg mcpclient.Config
 	cfg.Default()
 	return cfg, ctx.DecodeInto(raw, &cfg) == nil
-}
-
-// checker decodes the configuration of every enabled row with its plugin,
-// collecting every problem. labels name the flag behind an ad-hoc row (by
-// row path).
-type checker struct {
-	catalog map[string]ctx.PluginDef
-	p       *profiles.Profile
-	labels  map[string]string
-	strict  bool
-	// lookupEnv reads the environment that ${VAR} references resolve from.
-	lookupEnv func(string) (string, bool)
-	problems  []*ctx.ConfigError
-	warnings  []string
-}
-
-// rows checks rows mounted in one registration scope; names maps the
-// serverNames of its MCP clients to their rows.
-func (ck *checker) rows(rows []profiles.Row, names map[string]string) {
-	for _, r := range rows {
-		if !r.Enabled {
-			continue
-		}
-		scope := names
-		if len(r.Rows) > 0 {
-			scope = map[string]string{} // the row is an agent scope of its own
-		}
-		if r.Use != "" {
-			ck.row(r, scope)
-		}
-		ck.rows(r.Rows, scope)
-	}
-}
-
-// row decodes one row's configuration and, when strict, checks what its
-// plugin would refuse at mount.
-func (ck *checker) row(r profiles.Row, names map[string]string) {
-	def, ok := ck.catalog[r.Use]
-	if !ok { // profiles.Load checked this; a row added later may not have been
-		ck.add(&ctx.ConfigError{Source: fmt.Sprintf("profile %q", ck.p.Source), Key: r.Path + ".use", Msg: fmt.Sprintf("unknown plugin %q", r.Use)})
-		return
-	}
-	v, err := def.DecodeConfig(r.Config)
-	if err != nil {
-		ck.add(ctx.ConfigErrors(configError(ck.p, r, ck.labels[r.Path], err))...)
-		return
-	}
-	if !ck.strict {
-		return
-	}
-	switch cfg := v.(type) {
-	case mcpclient.Config:
-		ck.unsetVariables(r, cfg)
-		if first, dup := names[cfg.ServerName]; dup {
-			ck.add(&ctx.ConfigError{Source: ck.where(r), Key: r.Path + ".config.serverName",
-				Msg: fmt.Sprintf("serverName %q is already used by %s in the same scope: expected a name unique in its scope (the second client would fail at mount)", cfg.ServerName, first)})
-		} else {
-			names[cfg.ServerName] = r.Path
-		}
-	case mcpmanager.Config:
-		for _, file := range []string{cfg.SettingsFile, cfg.ProjectSettingsFile} {
-			if file == "" {
-				continue
-			}
-			warnings, err := serverdoc.CheckFile(file)
-			for _, w := range warnings {
-				ck.warnings = append(ck.warnings, fmt.Sprintf("settings file %q: warning: %s", file, w))
-			}
-			ck.add(ctx.ConfigErrors(err)...)
-		}
-	}
-}
-
-// unsetVariables warns about every ${VAR} reference of cfg (without a default) to a
-// variable that is not set: the server would fail to mount.
-func (ck *checker) unsetVariables(r profiles.Row, cfg mcpclient.Config) {
-	res := &mcpclient.Resolver{
-		LookupEnv: ck.lookupEnv,
-		Secrets:   func() (mcpclient.Credentials, error) { return nil, mcpclient.ErrNoCredentials },
-	}
-	_, err := cfg.Expand(res)
-	for _, e := range ctx.ConfigErrors(err) {
-		if errors.Is(e, mcpclient.ErrMissingVariable) {
-			ck.warnings = append(ck.warnings, fmt.Sprintf("%s: warning: key %q: %s: the server will fail to mount",
-				ck.where(r), r.Path+".config."+e.Key, e.Msg))
-		}
-	}
-}
-
-func (ck *checker) add(list ...*ctx.ConfigError) { ck.problems = append(ck.problems, list...) }
-
-// where names the source of a row: the profile, or the flag behind an
-// ad-hoc row.
-func (ck *checker) where(r profiles.Row) string {
-	if label := ck.labels[r.Path]; label != "" {
-		return label
-	}
-	return fmt.Sprintf("profile %q", ck.p.Source)
-}
-
-// configError places a plugin's configuration problems in the profile: the source (or
-// the flag behind an ad-hoc row), the key path under the row's config and what was
-// expected, one line per problem.
-func configError(p *profiles.Profile, r profiles.Row, label string, err error) error {
-	where := fmt.Sprintf("profile %q", p.Source)
-	if label != "" {
-		where = label
-	}
-	list := ctx.ConfigErrors(err)
-	for i, e := range list {
-		c := *e
-		c.Plugin = "" // the row's use names it
-		list[i] = &c
-	}
-	return ctx.PlaceConfigErrors(ctx.JoinConfigErrors(list), where, "", "", r.Path+".config", nil)
 }

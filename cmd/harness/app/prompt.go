@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 )
@@ -35,12 +36,12 @@ func (a *invocation) promptCommand() *cobra.Command {
 				}
 				vm[k] = val
 			}
-			return a.withHost(cmd.Context(), func(_ context.Context, h *host) error {
-				svc, ok := sysprompt.Key.Get(h.root)
+			return a.withHost(cmd.Context(), func(_ context.Context, h *host.Host) error {
+				svc, ok := sysprompt.Key.Get(h.Root())
 				if !ok {
-					return fmt.Errorf("profile %q mounts no system prompt (a row with use: sysprompt)", h.profile.Source)
+					return fmt.Errorf("profile %q mounts no system prompt (a row with use: sysprompt)", h.Profile().Source)
 				}
-				p, err := svc.Assemble(h.root, vm)
+				p, err := svc.Assemble(h.Root(), vm)
 				if err != nil {
 					return err
 				}

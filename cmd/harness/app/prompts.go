@@ -11,15 +11,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpprompts"
 )
 
 // promptsService returns the prompts service of a started host.
-func promptsService(h *host) (*mcpprompts.Service, error) {
-	s, ok := mcpprompts.Key.Get(h.root)
+func promptsService(h *host.Host) (*mcpprompts.Service, error) {
+	s, ok := mcpprompts.Key.Get(h.Root())
 	if !ok {
-		return nil, fmt.Errorf("profile %q mounts no prompts service (a row with use: mcpprompts)", h.profile.Source)
+		return nil, fmt.Errorf("profile %q mounts no prompts service (a row with use: mcpprompts)", h.Profile().Source)
 	}
 	return s, nil
 }
@@ -39,12 +40,12 @@ server: a table with the arguments (<required> [optional]), or with --json
 			if len(argv) == 1 {
 				server = argv[0]
 			}
-			return a.withHost(cmd.Context(), func(cx context.Context, h *host) error {
+			return a.withHost(cmd.Context(), func(cx context.Context, h *host.Host) error {
 				svc, err := promptsService(h)
 				if err != nil {
 					return err
 				}
-				ps, err := svc.List(cx, h.root, server)
+				ps, err := svc.List(cx, h.Root(), server)
 				if err != nil && server != "" {
 					return promptError(err)
 				}
@@ -77,12 +78,12 @@ arguments are refused before the request (exit status 2).`,
 			if err != nil {
 				return err
 			}
-			return a.withHost(cmd.Context(), func(cx context.Context, h *host) error {
+			return a.withHost(cmd.Context(), func(cx context.Context, h *host.Host) error {
 				svc, err := promptsService(h)
 				if err != nil {
 					return err
 				}
-				res, err := svc.Get(cx, h.root, argv[0], argv[1], promptArgs)
+				res, err := svc.Get(cx, h.Root(), argv[0], argv[1], promptArgs)
 				if err != nil {
 					return promptError(err)
 				}
@@ -148,7 +149,7 @@ func (a *invocation) printPromptTable(ps []mcpprompts.Prompt) error {
 		if desc == "" {
 			desc = p.Title
 		}
-		rows = append(rows, []string{p.Server, p.Name, dash(strings.Join(args, " ")), dash(joinLines(desc))})
+		rows = append(rows, []string{p.Server, p.Name, dash(strings.Join(args, " ")), dash(host.JoinLines(desc))})
 	}
 	return a.printTable(rows)
 }

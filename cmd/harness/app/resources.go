@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -32,15 +33,15 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return a.withHost(cmd.Context(), func(cx context.Context, h *host) error {
+		return a.withHost(cmd.Context(), func(cx context.Context, h *host.Host) error {
 			reg, err := toolRegistry(h)
 			if err != nil {
 				return err
 			}
-			if _, ok := reg.Lookup(h.root, tool); !ok {
+			if _, ok := reg.Lookup(h.Root(), tool); !ok {
 				return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
 			}
-			res, terr := reg.Execute(cx, h.root, tool, raw, toolregistry.ExecOptions{})
+			res, terr := reg.Execute(cx, h.Root(), tool, raw, toolregistry.ExecOptions{})
 			switch {
 			case terr != nil || res == nil || len(res.Raw) == 0:
 				// A refusal or a tool error: the registry's words.
@@ -162,7 +163,7 @@ func (a *invocation) printResources(tool string, raw json.RawMessage, output str
 		}
 		rows := [][]string{{"URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"}}
 		for _, r := range res.ResourceTemplates {
-			rows = append(rows, []string{r.URITemplate, dash(r.Name), dash(r.MIMEType), joinLines(r.Description)})
+			rows = append(rows, []string{r.URITemplate, dash(r.Name), dash(r.MIMEType), host.JoinLines(r.Description)})
 		}
 		if err := a.printTable(rows); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
@@ -57,30 +58,30 @@ signal kills the harness.`,
 // hostAndWait hosts the profile until c is done: every status shown as it changes, the
 // remote API and the page published, the host's methods exposed; gw, if set, is called
 // once the tree is up and returns what to do at shutdown (the gateway's).
-func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(context.Context, *host) (func(), error)) error {
+func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(context.Context, *host.Host) (func(), error)) error {
 	printer := a.statusPrinter(isTerminal(a.stderr))
 	// Every client's reports, except those of the manager's clients: the
 	// manager's views describe those (below).
 	a.liveStatus = func(st mcpclient.Status) {
-		if !managed(st) {
+		if !host.Managed(st) {
 			printer(st)
 		}
 	}
 	a.quietStartup = true // the live display has shown every status
 	a.hosting = true      // publishes the endpoint, if the profile has a remote row
-	return a.withHost(cx, func(cx context.Context, h *host) error {
+	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
 		// A host that cannot publish its endpoint (another one runs on the same
 		// files) would be unreachable: refuse, naming the other host.
-		if err := h.mounts.failedUse(remoteUse); err != nil {
+		if err := h.FailedUse(host.UseRemote); err != nil {
 			return failure(err)
 		}
-		if m, ok := mcpmanager.Key.Get(h.root); ok {
+		if m, ok := mcpmanager.Key.Get(h.Root()); ok {
 			// The manager collects the clients' reports: show where its servers
 			// stand, then every change.
 			var mu sync.Mutex
 			shown := map[string]string{} // last line per server: events may repeat the list
 			live := func(st mcpclient.Status) {
-				line := statusLine(st)
+				line := host.StatusLine(st)
 				mu.Lock()
 				repeat := shown[st.Server] == line
 				shown[st.Server] = line
@@ -89,17 +90,17 @@ func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(cont
 					printer(st)
 				}
 			}
-			if _, err := mcpmanager.StatusEvent.On(h.root, func(ch mcpmanager.StatusChange) error {
-				live(viewStatus(ch))
+			if _, err := mcpmanager.StatusEvent.On(h.Root(), func(ch mcpmanager.StatusChange) error {
+				live(host.ViewStatus(ch))
 				return nil
 			}); err != nil {
 				return err
 			}
 			for _, v := range m.List() {
-				live(viewStatus(mcpmanager.StatusChange{Name: v.Name, Status: v, Removed: v.Removed}))
+				live(host.ViewStatus(mcpmanager.StatusChange{Name: v.Name, Status: v, Removed: v.Removed}))
 			}
 		}
-		defer a.watchProfile(h)()
+		defer h.Watch(a.loadProfile)()
 		if gw != nil {
 			stop, err := gw(cx, h)
 			if err != nil {
@@ -107,39 +108,14 @@ func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(cont
 			}
 			defer stop()
 		}
-		if srv, ok := remote.Key.Get(h.root); ok {
+		if srv, ok := remote.Key.Get(h.Root()); ok {
 			a.showPage(srv, openPage) // the plugin has logged its URL
 		}
-		h.logger.Info("running; interrupt to stop", "profile", h.profile.Name, "rows", countRows(h.profile.Rows))
+		h.Logger().Info("running; interrupt to stop", "profile", h.Profile().Name, "rows", countRows(h.Profile().Rows))
 		<-cx.Done()
-		h.logger.Info("shutting down")
+		h.Logger().Info("shutting down")
 		return nil
 	})
-}
-
-// viewStatus turns a manager status change into the client status that the live display
-// prints.
-func viewStatus(ch mcpmanager.StatusChange) mcpclient.Status {
-	v := ch.Status
-	phase := mcpclient.Phase(v.Status)
-	if ch.Removed {
-		phase = "removed"
-	}
-	switch {
-	case ch.Removed, v.Status == mcpmanager.StateStopping, v.Status == mcpmanager.StateDisabled:
-		// Stopping is what was asked: the last error (shown when it happened) is not news.
-		v.Error, v.StderrTail, v.Attempt, v.MaxAttempts = "", "", 0, 0
-	}
-	return mcpclient.Status{
-		Server:            ch.Name,
-		Phase:             phase,
-		Attempt:           v.Attempt,
-		MaxAttempts:       v.MaxAttempts,
-		Err:               v.Error,
-		StderrTail:        v.StderrTail,
-		Tools:             v.Tools,
-		CleanupIncomplete: v.Status == mcpmanager.StateCleanupIncomplete,
-	}
 }
 
 // statusPrinter returns the live status display of run: on a terminal,
@@ -148,7 +124,7 @@ func viewStatus(ch mcpmanager.StatusChange) mcpclient.Status {
 func (a *invocation) statusPrinter(tty bool) func(mcpclient.Status) {
 	var mu sync.Mutex // keeps lines whole when clients report at once
 	return func(st mcpclient.Status) {
-		line := statusLine(st)
+		line := host.StatusLine(st)
 		if tty {
 			mu.Lock()
 			fmt.Fprintln(a.stderr, line)

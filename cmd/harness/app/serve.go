@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/loopback"
 	"github.com/cordisgo/harness/plugins/gateway"
 )
@@ -130,8 +131,8 @@ func (a *invocation) serveStdio(cx context.Context, search bool) error {
 	// Before the fleet connects: its clients then offer elicitation and sampling,
 	// which the gateway forwards to the downstream session whose call caused them.
 	a.beforeMount = gateway.Prepare
-	return a.withHost(cx, func(cx context.Context, h *host) error {
-		gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
+	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
+		gw, err := gateway.New(h.Root(), gateway.Options{Logger: h.Logger(), Agents: h.Agents})
 		if err != nil {
 			return failure(err)
 		}
@@ -186,7 +187,7 @@ func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage
 	// Before the fleet connects: its clients then offer elicitation and sampling,
 	// which the gateway forwards to the downstream session whose call caused them.
 	a.beforeMount = gateway.Prepare
-	return a.hostAndWait(cx, openPage, func(cx context.Context, h *host) (func(), error) {
+	return a.hostAndWait(cx, openPage, func(cx context.Context, h *host.Host) (func(), error) {
 		return a.serveHTTP(cx, h, ln, opts, endpointFile)
 	})
 }
@@ -221,8 +222,8 @@ func (a *invocation) gatewayEndpointFile() (string, error) {
 
 // serveHTTP serves the gateway on ln and writes the endpoint file; the function it
 // returns shuts both down.
-func (a *invocation) serveHTTP(cx context.Context, h *host, ln net.Listener, opts gateway.HTTPOptions, endpointFile string) (func(), error) {
-	gw, err := gateway.New(h.root, gateway.Options{Logger: h.logger, Agents: h.mounts.agentContexts})
+func (a *invocation) serveHTTP(cx context.Context, h *host.Host, ln net.Listener, opts gateway.HTTPOptions, endpointFile string) (func(), error) {
+	gw, err := gateway.New(h.Root(), gateway.Options{Logger: h.Logger(), Agents: h.Agents})
 	if err != nil {
 		return nil, failure(err)
 	}
@@ -239,7 +240,7 @@ func (a *invocation) serveHTTP(cx context.Context, h *host, ln net.Listener, opt
 		// in one process are told apart too): keep it, and write ours next to it.
 		held := endpointFile
 		endpointFile = siblingEndpointFile(endpointFile, ln.Addr())
-		h.logger.Warn("the endpoint file belongs to another running gateway: writing this one's next to it",
+		h.Logger().Warn("the endpoint file belongs to another running gateway: writing this one's next to it",
 			"endpoint_file", held, "other_pid", other.PID, "other_url", other.URL)
 	}
 	ours, err := json.MarshalIndent(gatewayEndpoint{URL: url, Token: opts.Token, PID: os.Getpid()}, "", "  ")
@@ -251,30 +252,28 @@ func (a *invocation) serveHTTP(cx context.Context, h *host, ln net.Listener, opt
 		_ = gw.Close()
 		return nil, failure(fmt.Errorf("serve: endpoint file %s: %w", endpointFile, err))
 	}
-	h.gateway.Store(gw)
 	// The page's Gateway sessions (gateway/sessions), beside the host's other remote methods.
-	unexpose, err := gw.ExposeRemote(h.root)
+	unexpose, err := gw.ExposeRemote(h.Root())
 	if err != nil {
-		h.logger.Warn("the gateway's sessions are not shown on the page", "err", err)
+		h.Logger().Warn("the gateway's sessions are not shown on the page", "err", err)
 		unexpose = func(context.Context) error { return nil }
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	h.logger.Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth)
+	h.Logger().Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth)
 	return func() {
 		scx, cancel := context.WithTimeout(context.WithoutCancel(cx), a.shutdownTimeout)
 		defer cancel()
-		h.gateway.Store(nil)
 		_ = unexpose(scx)
 		if err := gw.Close(); err != nil { // ends the downstream sessions, whose streams would hold Shutdown
-			h.logger.Warn("closing the gateway", "err", err)
+			h.Logger().Warn("closing the gateway", "err", err)
 		}
 		if err := srv.Shutdown(scx); err != nil {
 			_ = srv.Close()
 		}
 		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			h.logger.Error("gateway stopped", "err", err)
+			h.Logger().Error("gateway stopped", "err", err)
 		}
 		_ = loopback.RemoveFile(endpointFile, ours) // unless another gateway has written it since
 	}, nil

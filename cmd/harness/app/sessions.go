@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 
 	"github.com/spf13/cobra"
@@ -146,7 +147,7 @@ func (a *invocation) sessionStore() (*agent.Store, error) {
 		return nil, err
 	}
 	for _, r := range p.Rows {
-		if r.Enabled && r.Use == agentUse {
+		if r.Enabled && r.Use == host.UseAgent {
 			if d, ok := r.Config["sessionsDir"].(string); ok && d != "" && d != "-" {
 				dir = d
 			}

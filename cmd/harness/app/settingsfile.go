@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -67,7 +68,7 @@ func (a *invocation) addSettingsDefaults(rows []profiles.Row) {
 	for i := range rows {
 		r := &rows[i]
 		a.addSettingsDefaults(r.Rows)
-		if r.Use == remoteUse && r.Enabled {
+		if r.Use == host.UseRemote && r.Enabled {
 			// The remote API's files go where this command's environment says, where the
 			// other commands look for them (see endpointFile).
 			if _, ok := r.Config["tokenFile"]; !ok {
@@ -82,7 +83,7 @@ func (a *invocation) addSettingsDefaults(rows []profiles.Row) {
 			}
 			continue
 		}
-		if r.Use != managerUse || !r.Enabled {
+		if r.Use != host.UseManager || !r.Enabled {
 			continue
 		}
 		_, hasUser := r.Config["settingsFile"]

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
@@ -26,14 +27,14 @@ var spinnerFrames = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 // and clears them all when stopped. It reads the status board; it has no state shared with
 // its caller but the board and the lines, both safe for concurrent use.
 type startupSpinner struct {
-	board *statusBoard
+	board *host.StatusBoard
 	term  *termLines
 	quit  chan struct{}
 	done  chan struct{}
 }
 
 // startSpinner starts the spinner of the servers on board, drawn on term.
-func startSpinner(board *statusBoard, term *termLines) *startupSpinner {
+func startSpinner(board *host.StatusBoard, term *termLines) *startupSpinner {
 	s := &startupSpinner{board: board, term: term, quit: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	return s
@@ -57,7 +58,7 @@ func (s *startupSpinner) run() {
 			return
 		case <-tick.C:
 		}
-		s.term.draw(spinnerLines(s.board.statuses(), since, time.Now(), spinnerFrames[frame%len(spinnerFrames)])...)
+		s.term.draw(spinnerLines(s.board.Statuses(), since, time.Now(), spinnerFrames[frame%len(spinnerFrames)])...)
 	}
 }
 
@@ -83,7 +84,7 @@ func spinnerLines(statuses []mcpclient.Status, since map[*ctx.Scope]time.Time, n
 			continue
 		}
 		st.Err, st.StderrTail = "", "" // the phase and attempt; a failure is reported after start-up
-		lines = append(lines, fmt.Sprintf("%c %s, %.1fs", frame, statusLine(st), waited.Seconds()))
+		lines = append(lines, fmt.Sprintf("%c %s, %.1fs", frame, host.StatusLine(st), waited.Seconds()))
 	}
 	return lines
 }

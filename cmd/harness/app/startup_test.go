@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
@@ -88,9 +89,9 @@ func (s *screen) written() string {
 func TestStartupSpinner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		demo, gh := new(ctx.Scope), new(ctx.Scope)
-		b := &statusBoard{}
-		_ = b.report(mcpclient.Status{Server: "demo", Scope: demo, Phase: mcpclient.PhaseConnecting, At: time.Now()})
-		_ = b.report(mcpclient.Status{Server: "gh", Scope: gh, Phase: mcpclient.PhaseConnecting, At: time.Now()})
+		b := host.NewStatusBoard(nil)
+		_ = b.Report(mcpclient.Status{Server: "demo", Scope: demo, Phase: mcpclient.PhaseConnecting, At: time.Now()})
+		_ = b.Report(mcpclient.Status{Server: "gh", Scope: gh, Phase: mcpclient.PhaseConnecting, At: time.Now()})
 		scr := newScreen()
 		term := &termLines{w: scr}
 		sp := startSpinner(b, term)
@@ -106,8 +107,8 @@ func TestStartupSpinner(t *testing.T) {
 			t.Fatalf("at 350 ms the screen shows\n%s\nwant\n%s", got, want)
 		}
 
-		_ = b.report(mcpclient.Status{Server: "demo", Scope: demo, Phase: mcpclient.PhaseConnected, At: time.Now()})
-		_ = b.report(mcpclient.Status{Server: "gh", Scope: gh, Phase: mcpclient.PhaseReconnecting, Attempt: 2, MaxAttempts: 10,
+		_ = b.Report(mcpclient.Status{Server: "demo", Scope: demo, Phase: mcpclient.PhaseConnected, At: time.Now()})
+		_ = b.Report(mcpclient.Status{Server: "gh", Scope: gh, Phase: mcpclient.PhaseReconnecting, Attempt: 2, MaxAttempts: 10,
 			Err: "connect: refused", StderrTail: "boom", At: time.Now()})
 		time.Sleep(100 * time.Millisecond)
 		synctest.Wait()

@@ -10,15 +10,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // toolRegistry returns the tools service of a started host.
-func toolRegistry(h *host) (*toolregistry.Registry, error) {
-	reg, ok := toolregistry.Key.Get(h.root)
+func toolRegistry(h *host.Host) (*toolregistry.Registry, error) {
+	reg, ok := toolregistry.Key.Get(h.Root())
 	if !ok {
-		return nil, fmt.Errorf("profile %q mounts no tool registry (a row with use: toolregistry)", h.profile.Source)
+		return nil, fmt.Errorf("profile %q mounts no tool registry (a row with use: toolregistry)", h.Profile().Source)
 	}
 	return reg, nil
 }
@@ -30,12 +31,12 @@ func (a *invocation) toolsCommand() *cobra.Command {
 		Short: "List the tools visible at the root: name, server, description",
 		Args:  args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			return a.withHost(cmd.Context(), func(_ context.Context, h *host) error {
+			return a.withHost(cmd.Context(), func(_ context.Context, h *host.Host) error {
 				reg, err := toolRegistry(h)
 				if err != nil {
 					return err
 				}
-				tools := reg.List(h.root)
+				tools := reg.List(h.Root())
 				if listJSON {
 					if tools == nil {
 						tools = []toolregistry.Info{}
@@ -65,13 +66,13 @@ there; --local runs it in this process.`,
 			if err != nil {
 				return err
 			}
-			return a.withHost(cmd.Context(), func(cx context.Context, h *host) error {
+			return a.withHost(cmd.Context(), func(cx context.Context, h *host.Host) error {
 				reg, err := toolRegistry(h)
 				if err != nil {
 					return err
 				}
-				h.logger.Debug("calling tool", "tool", name)
-				res, terr := reg.Execute(cx, h.root, name, raw, toolregistry.ExecOptions{})
+				h.Logger().Debug("calling tool", "tool", name)
+				res, terr := reg.Execute(cx, h.Root(), name, raw, toolregistry.ExecOptions{})
 				if callJSON {
 					if err := writeJSON(a, canonicalCall(res, terr)); err != nil {
 						return err

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 
 	"github.com/spf13/cobra"
@@ -51,7 +52,7 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 						found = found || s.Name == server
 					}
 					if !found {
-						return &unknownServerError{name: server, where: where, known: names}
+						return &host.UnknownServerError{Name: server, Where: where, Known: names}
 					}
 				}
 				hits := toolsearch.New(servers).Search(query, opts)
@@ -78,13 +79,13 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 				}
 				return search(servers, fmt.Sprintf("in catalog %s", catalog))
 			}
-			return a.withHost(cmd.Context(), func(_ context.Context, h *host) error {
+			return a.withHost(cmd.Context(), func(_ context.Context, h *host.Host) error {
 				reg, err := toolRegistry(h)
 				if err != nil {
 					return err
 				}
-				tools := reg.List(h.root)
-				return search(toolsearch.FromRegistry(tools, serverInstructions(h.root, tools)), fmt.Sprintf("in profile %q", h.profile.Source))
+				tools := reg.List(h.Root())
+				return search(toolsearch.FromRegistry(tools, serverInstructions(h.Root(), tools)), fmt.Sprintf("in profile %q", h.Profile().Source))
 			})
 		}),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -51,18 +52,18 @@ type watchedUpdate struct {
 
 func (a *invocation) watchResources(cx context.Context, server string, uris []string, read, asJSON bool) error {
 	uris = slices.Compact(slices.Sorted(slices.Values(uris)))
-	return a.withHost(cx, func(cx context.Context, h *host) error {
-		resources, ok := mcpresources.Key.Get(h.root)
+	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
+		resources, ok := mcpresources.Key.Get(h.Root())
 		if !ok {
 			return failure(fmt.Errorf("no mcpResources service at the root: the profile needs a %s row", resourcesPluginRowUse))
 		}
 		var scope *ctx.Scope // the client the root sees under server's name
-		if u, ok := mcpclient.LookupUpstream(h.root, server); ok {
+		if u, ok := mcpclient.LookupUpstream(h.Root(), server); ok {
 			scope = u.Scope()
 		}
 		updates := make(chan mcpclient.ResourceChange, watchBuffer)
 		var dropped atomic.Int64
-		stop, err := mcpclient.ResourceUpdatedEvent.On(h.root, func(u mcpclient.ResourceChange) error {
+		stop, err := mcpclient.ResourceUpdatedEvent.On(h.Root(), func(u mcpclient.ResourceChange) error {
 			if u.Server != server || (scope != nil && u.Scope != scope) || !slices.Contains(uris, u.URI) {
 				return nil
 			}
@@ -89,7 +90,7 @@ func (a *invocation) watchResources(cx context.Context, server string, uris []st
 			}
 		}()
 		for _, uri := range uris {
-			sub, err := resources.Subscribe(cx, h.root, server, uri)
+			sub, err := resources.Subscribe(cx, h.Root(), server, uri)
 			if err != nil {
 				if cx.Err() != nil {
 					return nil // interrupted while subscribing
@@ -114,7 +115,7 @@ func (a *invocation) watchResources(cx context.Context, server string, uris []st
 
 // printUpdate prints one update, and with read the resource's new contents, read through
 // the registry's read tool like `resources read`.
-func (a *invocation) printUpdate(cx context.Context, h *host, u mcpclient.ResourceChange, read, asJSON bool) error {
+func (a *invocation) printUpdate(cx context.Context, h *host.Host, u mcpclient.ResourceChange, read, asJSON bool) error {
 	w := watchedUpdate{Time: time.Now(), Server: u.Server, URI: u.URI}
 	var raw json.RawMessage
 	if read {
@@ -156,7 +157,7 @@ func (a *invocation) printUpdate(cx context.Context, h *host, u mcpclient.Resour
 
 // readForWatch reads the updated resource with the read tool, as an agent at the root
 // would; a failure is the tool's words.
-func (a *invocation) readForWatch(cx context.Context, h *host, u mcpclient.ResourceChange) (json.RawMessage, error) {
+func (a *invocation) readForWatch(cx context.Context, h *host.Host, u mcpclient.ResourceChange) (json.RawMessage, error) {
 	reg, err := toolRegistry(h)
 	if err != nil {
 		return nil, err
@@ -165,7 +166,7 @@ func (a *invocation) readForWatch(cx context.Context, h *host, u mcpclient.Resou
 	if err != nil {
 		return nil, err
 	}
-	res, err := reg.Execute(cx, h.root, toolReadResource, args, toolregistry.ExecOptions{})
+	res, err := reg.Execute(cx, h.Root(), toolReadResource, args, toolregistry.ExecOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
-package app
+package host
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -20,8 +21,18 @@ func TestStatusLine(t *testing.T) {
 		{mcpclient.Status{Server: "fs", Phase: mcpclient.PhaseFailed, Err: `mcp server "fs": connect: EOF`, StderrTail: "boom\nError: no access"},
 			"fs: failed: connect: EOF (stderr: Error: no access)"},
 	} {
-		if got := statusLine(tc.st); got != tc.want {
-			t.Errorf("statusLine(%+v) = %q, want %q", tc.st, got, tc.want)
+		if got := StatusLine(tc.st); got != tc.want {
+			t.Errorf("StatusLine(%+v) = %q, want %q", tc.st, got, tc.want)
 		}
+	}
+}
+
+// run's live status shows a server waiting for a login with the hint.
+func TestStatusLineNeedsAuth(t *testing.T) {
+	t.Parallel()
+	line := StatusLine(mcpclient.Status{Server: "hosted", Phase: mcpclient.PhaseNeedsAuth,
+		Err: `mcp server "hosted" needs authorization (not logged in): run ` + "`harness mcp login hosted`"})
+	if !strings.HasPrefix(line, "hosted: needs-auth: ") || !strings.Contains(line, "harness mcp login hosted") {
+		t.Fatalf("status line %q", line)
 	}
 }

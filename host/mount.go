@@ -1,4 +1,4 @@
-package app
+package host
 
 import (
 	"context"
@@ -129,7 +129,7 @@ func (m *mounts) failedUse(use string) error {
 // are mounted, so that the tools, prompt sections and resource providers
 // they register are visible inside that scope only. Mounting returns at
 // once: scopes load on their own goroutines (see ctx.Context.Plugin);
-// configurations were decoded up front by loadProfile.
+// configurations were decoded up front (Check).
 func mountRows(c *ctx.Context, catalog map[string]ctx.PluginDef, rows []profiles.Row, m *mounts) error {
 	for _, r := range rows {
 		if !r.Enabled {

@@ -1,0 +1,84 @@
+package host
+
+import (
+	"strings"
+
+	"github.com/cordisgo/harness/profiles"
+)
+
+// The agent commands' rows: a profile hosts an agent at its top level, its own or one with
+// the defaults added, with programmatic tool calling when asked for. The agent's own
+// wiring (a sampler before the clients connect) is agent.Prepare, for Options.BeforeMount.
+
+// WithAgentRow returns rows with a top-level agent row (added when the profile has none)
+// whose sessionsDir defaults to dir and whose permissions allow the patterns allow too.
+func WithAgentRow(rows []profiles.Row, dir string, allow []string) []profiles.Row {
+	out := append([]profiles.Row(nil), rows...)
+	at := -1
+	for i, r := range out {
+		if r.Enabled && r.Use == UseAgent {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		id := freeID(out, UseAgent)
+		out = append(out, profiles.Row{ID: id, Use: UseAgent, Enabled: true, Config: map[string]any{}, Path: "plugins." + id})
+		at = len(out) - 1
+	}
+	r := out[at]
+	cfg := make(map[string]any, len(r.Config)+1)
+	for k, v := range r.Config {
+		cfg[k] = v
+	}
+	if _, ok := cfg["sessionsDir"]; !ok && dir != "" {
+		cfg["sessionsDir"] = dir
+	}
+	if len(allow) > 0 {
+		perms := map[string]any{}
+		if p, ok := cfg["permissions"].(map[string]any); ok {
+			for k, v := range p {
+				perms[k] = v
+			}
+		}
+		var list []any
+		if l, ok := perms["allow"].([]any); ok {
+			list = append(list, l...)
+		}
+		for _, p := range allow {
+			list = append(list, p)
+		}
+		perms["allow"] = list
+		cfg["permissions"] = perms
+	}
+	r.Config = cfg
+	out[at] = r
+	return out
+}
+
+// WithPTCRow returns rows with a top-level ptc row (the PTC service and its declarations
+// section), added when the profile has none.
+func WithPTCRow(rows []profiles.Row) []profiles.Row {
+	for _, r := range rows {
+		if r.Enabled && r.Use == UsePTC {
+			return rows
+		}
+	}
+	id := freeID(rows, UsePTC)
+	return append(append([]profiles.Row(nil), rows...), profiles.Row{ID: id, Use: UsePTC, Enabled: true, Config: map[string]any{}, Path: "plugins." + id})
+}
+
+// freeID returns base, with '_' appended until no row of rows has that ID.
+func freeID(rows []profiles.Row, base string) string {
+	id := base
+	for taken := true; taken; {
+		taken = false
+		for _, r := range rows {
+			if strings.EqualFold(r.ID, id) {
+				id += "_"
+				taken = true
+			}
+		}
+	}
+	return id
+}

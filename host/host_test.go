@@ -1,0 +1,195 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
+	"github.com/cordisgo/harness/profiles"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// demoURL serves the demo MCP server over Streamable HTTP until the test ends.
+func demoURL(t *testing.T) string {
+	t.Helper()
+	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { closeSessions(); srv.Close() })
+	return srv.URL + "/mcp"
+}
+
+// load loads the profile document doc (named name) with the built-in catalog.
+func load(t *testing.T, name, doc string) *profiles.Profile {
+	t.Helper()
+	p, err := profiles.Load(profiles.LoadOptions{Name: name, Data: []byte(doc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// start starts p and closes it when the test ends.
+func start(t *testing.T, p *profiles.Profile, opts host.Options) *host.Host {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := host.Start(cx, p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return h
+}
+
+func clientRow(id, url string) string {
+	return "  " + id + ":\n    use: mcpclient\n    config: {serverName: " + id + ", transport: streamable-http, url: \"" + url + "\"}\n"
+}
+
+// TestCheck: every problem at once, placed in the profile or at the label of the row that
+// made it; strict adds what would fail at mount.
+func TestCheck(t *testing.T) {
+	p := load(t, "check.yaml", `plugins:
+  a: {use: mcpclient, config: {serverName: same, transport: stdio, command: x, bogus: 1}}
+  b: {use: mcpclient, config: {serverName: same, transport: stdio, command: y}}
+  c: {use: mcpclient, config: {serverName: same, transport: stdio, command: "${HOST_TEST_UNSET}"}}
+`)
+	p.Rows = append(p.Rows, profiles.Row{ID: "adhoc", Use: "mcpclient", Enabled: true, Path: "plugins.adhoc",
+		Config: map[string]any{"serverName": "adhoc", "transport": "nope"}})
+	labels := map[string]string{"plugins.adhoc": "--stdio adhoc=x"}
+	_, err := host.Check(p, host.CheckOptions{Labels: labels, LookupEnv: func(string) (string, bool) { return "", false }})
+	list := ctx.ConfigErrors(err)
+	if len(list) != 2 {
+		t.Fatalf("want 2 problems, got %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, `profile "check.yaml"`) || !strings.Contains(msg, "plugins.a.config.bogus") ||
+		!strings.Contains(msg, "--stdio adhoc=x") || !strings.Contains(msg, "plugins.adhoc.config.transport") {
+		t.Fatalf("problems not placed:\n%s", msg)
+	}
+	p.Rows = p.Rows[:3]
+	p.Rows[0].Config = map[string]any{"serverName": "same", "transport": "stdio", "command": "x"}
+	warnings, err := host.Check(p, host.CheckOptions{Strict: true, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err == nil || !strings.Contains(err.Error(), `serverName "same" is already used by plugins.a`) || len(ctx.ConfigErrors(err)) != 2 {
+		t.Fatalf("strict: %v", err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "HOST_TEST_UNSET") || !strings.Contains(warnings[0], "will fail to mount") {
+		t.Fatalf("warnings %q", warnings)
+	}
+}
+
+// TestOneShotLeavesHostRowsOut: without Hosting the remote and console rows do not mount
+// (a one-shot use never publishes an endpoint); nested rows of an agent scope do, in a
+// layer of their own.
+func TestOneShotLeavesHostRowsOut(t *testing.T) {
+	url := demoURL(t)
+	dir := t.TempDir()
+	p := load(t, "rows.yaml", `plugins:
+  tools: {use: toolregistry}
+  api: {use: remote, config: {endpointFile: "`+filepath.Join(dir, "endpoint.json")+`", tokenFile: "`+filepath.Join(dir, "token")+`"}}
+  coder:
+    plugins:
+      inner: {use: mcpclient, config: {serverName: inner, transport: streamable-http, url: "`+url+`"}}
+`)
+	var reports atomic.Int64
+	h := start(t, p, host.Options{OnStatus: func(mcpclient.Status) { reports.Add(1) }})
+	if _, err := os.Stat(filepath.Join(dir, "endpoint.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a one-shot host published an endpoint file: %v", err)
+	}
+	if len(h.Failed()) != 0 {
+		t.Fatalf("failed rows: %v", h.Failed())
+	}
+	if agents := h.Agents(); agents["coder"] == nil {
+		t.Fatalf("agents %v", agents)
+	}
+	if got := h.ServerList().Names(); !slices.Equal(got, []string{"inner"}) {
+		t.Fatalf("servers %v", got)
+	}
+	if reports.Load() == 0 || len(h.Board().NotReady()) != 0 {
+		t.Fatalf("%d reports, not ready %v", reports.Load(), h.Board().NotReady())
+	}
+}
+
+// TestRestartProfileClient: a profile's own client restarts and is followed until it
+// connects again; an unknown name lists the known ones.
+func TestRestartProfileClient(t *testing.T) {
+	p := load(t, "restart.yaml", "plugins:\n  tools: {use: toolregistry}\n"+clientRow("demo", demoURL(t)))
+	h := start(t, p, host.Options{})
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var seen []mcpmanager.State
+	v, err := h.Restart(cx, "demo", 10*time.Second, func(v mcpmanager.View) { seen = append(seen, v.Status) })
+	if err != nil || v.Status != mcpmanager.StateConnected || v.Source != host.SourceProfile {
+		t.Fatalf("restart: %+v, %v", v, err)
+	}
+	if len(seen) == 0 || seen[len(seen)-1] != mcpmanager.StateConnected {
+		t.Fatalf("progress %v", seen)
+	}
+	_, err = h.Restart(cx, "nosuch", time.Second, func(mcpmanager.View) {})
+	if ue, ok := errors.AsType[*host.UnknownServerError](err); !ok || !slices.Equal(ue.Known, []string{"demo"}) {
+		t.Fatalf("unknown server: %v", err)
+	}
+}
+
+// TestWatchAppliesEdits: an edited profile file is applied to the running tree: a new row
+// mounts, a removed one goes, and a file that does not load keeps the running rows.
+func TestWatchAppliesEdits(t *testing.T) {
+	url := demoURL(t)
+	path := filepath.Join(t.TempDir(), "watched.yaml")
+	write := func(doc string) {
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("plugins:\n  tools: {use: toolregistry}\n" + clientRow("one", url))
+	loadFile := func() (*profiles.Profile, error) { return profiles.Load(profiles.LoadOptions{Name: path}) }
+	p, err := loadFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, p, host.Options{})
+	stop := h.Watch(loadFile)
+	defer stop()
+
+	write("plugins:\n  tools: {use: toolregistry}\n" + clientRow("two", url))
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		sts, changed := h.Board().Watch()
+		var names []string
+		for _, st := range sts {
+			if st.Phase == mcpclient.PhaseConnected {
+				names = append(names, st.Server)
+			}
+		}
+		if slices.Equal(names, []string{"two"}) {
+			break
+		}
+		select {
+		case <-changed:
+		case <-cx.Done():
+			t.Fatalf("the edit was not applied: %v", sts)
+		}
+	}
+}
