@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/plugins/toolsearch"
 )
@@ -134,44 +132,13 @@ func wireBytes(tools []toolregistry.Info) int {
 	return len(b)
 }
 
-// registerFleet registers servers' tools as an MCP client would, plus the deferrer's
-// tool_search, and returns the root context, the registry and the deferrer.
-func registerFleet(t testing.TB, servers []toolsearch.Server) (*ctx.Context, *toolregistry.Registry, *toolsearch.Deferrer) {
-	t.Helper()
-	root := ctxtest.New(t)
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	reg, _ := toolregistry.Key.Get(root)
-	echo := func(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
-		return toolregistry.TextResult(call.Tool), nil
-	}
-	for _, s := range servers {
-		set, err := reg.NewSet(root, s.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tools []toolregistry.Tool
-		for _, tl := range s.Tools {
-			tools = append(tools, toolregistry.Tool{Name: "mcp__" + s.Name + "__" + tl.Name, Description: tl.Description,
-				Parameters: tl.InputSchema, Execute: echo, Meta: map[string]string{"server": s.Name, "mcpTool": tl.Name}})
-		}
-		if err := set.Replace(tools); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d := toolsearch.NewDeferrer(reg, toolsearch.DeferOptions{Session: sessionOf})
-	if _, err := reg.Register(root, d.Tool()); err != nil {
-		t.Fatal(err)
-	}
-	return root, reg, d
-}
-
 // TestRequestBytes measures the tool definitions a 10-turn session sends with 1,260 tools
 // visible: every turn the model searches once (three hits loaded) and then calls a found
 // tool, so a turn is two requests. It prints bytes per request next to sending every
 // schema, and checks the bound: the first request's definitions are at most 3 %
 // of all schemas.
 func TestRequestBytes(t *testing.T) {
-	root, reg, d := registerFleet(t, largeFleet(t))
+	root, reg, d := registerFleet(t, largeFleet(t), toolsearch.DeferOptions{})
 	visible := reg.List(root)
 	all := wireBytes(slices.DeleteFunc(slices.Clone(visible), func(i toolregistry.Info) bool { return i.Name == toolsearch.SearchToolName }))
 	qs := queries(t)

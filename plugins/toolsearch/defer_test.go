@@ -27,21 +27,31 @@ func sessionOf(cx context.Context) (any, bool) {
 	return s, ok
 }
 
-// fleet mounts a registry with the catalog's tools registered as an MCP client would
-// (public names, Meta server and mcpTool), a local tool "now", and the deferrer's
-// tool_search; it returns the root context, the registry and the deferrer.
+// fleet mounts a registry with the catalog's tools, a local tool "now", and the deferrer's
+// tool_search (see registerFleet).
 func fleet(t *testing.T, o toolsearch.DeferOptions) (*ctx.Context, *toolregistry.Registry, *toolsearch.Deferrer) {
 	t.Helper()
-	root := ctxtest.New(t)
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	reg, _ := toolregistry.Key.Get(root)
 	servers, err := toolsearch.ReadCatalog("testdata/catalog.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	echo := func(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
-		return toolregistry.TextResult(call.Tool + " " + string(call.Args)), nil
-	}
+	return registerFleet(t, servers, o, toolregistry.Tool{Name: "now", Description: "The current time.", Execute: echo})
+}
+
+// echo answers a call with the tool's name and its arguments.
+func echo(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
+	return toolregistry.TextResult(call.Tool + " " + string(call.Args)), nil
+}
+
+// registerFleet mounts a registry with servers' tools registered as an MCP client would
+// (public names, Meta server and mcpTool; each one an echo), then the tools extra, then the
+// deferrer's tool_search made with o; it returns the root context, the registry and the
+// deferrer.
+func registerFleet(t testing.TB, servers []toolsearch.Server, o toolsearch.DeferOptions, extra ...toolregistry.Tool) (*ctx.Context, *toolregistry.Registry, *toolsearch.Deferrer) {
+	t.Helper()
+	root := ctxtest.New(t)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
+	reg, _ := toolregistry.Key.Get(root)
 	for _, s := range servers {
 		set, err := reg.NewSet(root, s.Name)
 		if err != nil {
@@ -56,8 +66,10 @@ func fleet(t *testing.T, o toolsearch.DeferOptions) (*ctx.Context, *toolregistry
 			t.Fatal(err)
 		}
 	}
-	if _, err := reg.Register(root, toolregistry.Tool{Name: "now", Description: "The current time.", Execute: echo}); err != nil {
-		t.Fatal(err)
+	for _, tl := range extra {
+		if _, err := reg.Register(root, tl); err != nil {
+			t.Fatal(err)
+		}
 	}
 	o.Session = sessionOf
 	d := toolsearch.NewDeferrer(reg, o)
