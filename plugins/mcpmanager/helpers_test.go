@@ -321,6 +321,21 @@ func (f *fakeClients) count(m map[string]int, name string) int {
 }
 
 // fakeEntry renders a settings entry the fake client accepts.
+// fakeHost is newHost with o's settings listing one fake server (fakeEntry) per name and its
+// client hook set to fc's fakes, once every named server is connected.
+func fakeHost(t *testing.T, fc *fakeClients, o hostOptions, names ...string) *host {
+	t.Helper()
+	settings := "servers:\n"
+	for _, n := range names {
+		settings += fakeEntry(n, "")
+	}
+	o.settings = &settings
+	o.hooks = &hooks{client: fc.def}
+	h := newHost(t, o)
+	h.waitStatus(StateConnected, names...)
+	return h
+}
+
 func fakeEntry(name, extra string) string {
 	s := fmt.Sprintf("  %s:\n    transport: stdio\n    command: /bin/true\n", name)
 	for _, line := range strings.Split(strings.TrimRight(extra, "\n"), "\n") {

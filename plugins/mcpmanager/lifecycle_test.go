@@ -230,9 +230,7 @@ func TestCleanupIncompleteGate(t *testing.T) {
 	t.Parallel()
 	fc := newFakeClients()
 	fc.incomplete["gate"] = true
-	settings := "servers:\n" + fakeEntry("gate", "") + fakeEntry("fine", "")
-	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
-	h.waitStatus(StateConnected, "gate", "fine")
+	h := fakeHost(t, fc, hostOptions{}, "gate", "fine")
 
 	err := h.m.Restart(ctxtest.Wait(t), "gate")
 	if !errors.Is(err, ErrCleanupIncomplete) || !errors.Is(err, ErrConflict) {
@@ -285,10 +283,7 @@ func TestCleanupIncompleteGate(t *testing.T) {
 // generation could not be closed) blocks its name at once.
 func TestCleanupIncompleteReportedLive(t *testing.T) {
 	t.Parallel()
-	fc := newFakeClients()
-	settings := "servers:\n" + fakeEntry("a", "")
-	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
-	h.waitStatus(StateConnected, "a")
+	h := fakeHost(t, newFakeClients(), hostOptions{}, "a")
 	h.m.mu.Lock()
 	scope := h.m.records["a"].inst.scope
 	h.m.mu.Unlock()
@@ -310,10 +305,7 @@ func TestCleanupIncompleteReportedLive(t *testing.T) {
 // logged, a stuck one delays only later events, while operations and watch streams go on.
 func TestStatusListenersIsolated(t *testing.T) {
 	t.Parallel()
-	fc := newFakeClients()
-	settings := "servers:\n" + fakeEntry("a", "")
-	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
-	h.waitStatus(StateConnected, "a")
+	h := fakeHost(t, newFakeClients(), hostOptions{}, "a")
 	release := make(chan struct{})
 	stuck := make(chan struct{}, 1)
 	ctxtest.MountActive(t, h.root, ctx.Define(ctx.Meta{Name: "listeners"}, func(c *ctx.Context, _ struct{}) error {
@@ -362,10 +354,7 @@ func TestStatusListenersIsolated(t *testing.T) {
 // latest; cancelling ends only that stream; the manager's disposal ends them all.
 func TestWatch(t *testing.T) {
 	t.Parallel()
-	fc := newFakeClients()
-	settings := "servers:\n" + fakeEntry("a", "")
-	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
-	h.waitStatus(StateConnected, "a")
+	h := fakeHost(t, newFakeClients(), hostOptions{}, "a")
 
 	cx1, cancel1 := context.WithCancel(context.Background())
 	defer cancel1()
@@ -470,9 +459,7 @@ func TestUnloadDisposesInParallel(t *testing.T) {
 			t.Error("the instances were disposed one after another")
 		}
 	}
-	settings := "servers:\n" + fakeEntry("a", "") + fakeEntry("b", "") + fakeEntry("c", "")
-	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
-	h.waitStatus(StateConnected, names...)
+	h := fakeHost(t, fc, hostOptions{}, names...)
 	if err := h.scope.Dispose(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +479,5 @@ func TestStartIndependentOfStatusListeners(t *testing.T) {
 		_, err := ctx.StatusChanged.On(c, func(ctx.StatusChange) error { return errors.New("listener refuses") })
 		return err
 	})
-	settings := "servers:\n" + fakeEntry("a", "")
-	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}, before: bad})
-	h.waitStatus(StateConnected, "a")
+	fakeHost(t, fc, hostOptions{before: bad}, "a")
 }

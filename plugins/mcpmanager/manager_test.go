@@ -259,9 +259,7 @@ func TestAllowedTools(t *testing.T) {
 func TestReenable(t *testing.T) {
 	t.Parallel()
 	fc := newFakeClients()
-	settings := "servers:\n" + fakeEntry("a", "")
-	h := newHost(t, hostOptions{settings: &settings, hooks: &hooks{client: fc.def}})
-	h.waitStatus(StateConnected, "a")
+	h := fakeHost(t, fc, hostOptions{}, "a")
 	h.write("servers:\n" + fakeEntry("a", "enabled: false\nargs: [changed]"))
 	h.waitStatus(StateDisabled, "a")
 	if fc.count(fc.live, "a") != 0 || fc.count(fc.mounted, "a") != 1 {
