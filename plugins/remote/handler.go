@@ -177,6 +177,17 @@ func (h *handler) lookup(w http.ResponseWriter, name, kind string) (ctx.RemoteMe
 	return m, true
 }
 
+// request finds the method called name of the given kind and reads its parameters,
+// answering the error if either fails.
+func (h *handler) request(w http.ResponseWriter, r *http.Request, name, kind string) (ctx.RemoteMethod, json.RawMessage, bool) {
+	m, ok := h.lookup(w, name, kind)
+	if !ok {
+		return m, nil, false
+	}
+	params, ok := h.params(w, r)
+	return m, params, ok
+}
+
 // find returns the method of c's tree called name, of the given kind, or the error (404)
 // that says why not.
 func find(c *ctx.Context, name, kind string) (ctx.RemoteMethod, *Error) {
@@ -226,11 +237,7 @@ func (h *handler) params(w http.ResponseWriter, r *http.Request) (json.RawMessag
 }
 
 func (h *handler) call(w http.ResponseWriter, r *http.Request, name string) {
-	m, ok := h.lookup(w, name, KindCall)
-	if !ok {
-		return
-	}
-	params, ok := h.params(w, r)
+	m, params, ok := h.request(w, r, name, KindCall)
 	if !ok {
 		return
 	}
@@ -273,20 +280,12 @@ func failure(log *slog.Logger, rcx context.Context, name string, err error) (*Er
 }
 
 func (h *handler) stream(w http.ResponseWriter, r *http.Request, name string) {
-	m, ok := h.lookup(w, name, KindStream)
-	if !ok {
-		return
-	}
-	params, ok := h.params(w, r)
+	m, params, ok := h.request(w, r, name, KindStream)
 	if !ok {
 		return
 	}
 	rcx := r.Context()
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	ev := &eventWriter{w: w, rc: http.NewResponseController(w)}
+	ev := startEvents(w)
 	if err := ev.flush(); err != nil {
 		return
 	}
@@ -304,6 +303,15 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, name string) {
 	e, _ := h.failure(rcx, name, err)
 	body, _ := json.Marshal(errorBody{e})
 	_ = ev.writeLocked("error", body)
+}
+
+// startEvents answers 200 with an event stream (unbuffered by proxies) and returns its writer.
+func startEvents(w http.ResponseWriter) *eventWriter {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &eventWriter{w: w, rc: http.NewResponseController(w)}
 }
 
 // eventWriter writes server-sent events; send is safe for concurrent use and fails once

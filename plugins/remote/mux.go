@@ -118,11 +118,7 @@ func (h *handler) muxStream(w http.ResponseWriter, r *http.Request) {
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	rcx := r.Context()
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	ev := &eventWriter{w: w, rc: http.NewResponseController(w)}
+	ev := startEvents(w)
 	// The methods' parent ends after the mux is unlisted, so that a method seeing its end
 	// implies the mux is gone.
 	bcx, cancelAll := context.WithCancel(context.WithoutCancel(rcx))

@@ -501,6 +501,17 @@ func TestErrors(t *testing.T) {
 
 func TestClientDisconnectCancelsStream(t *testing.T) {
 	h := newHost(t, nil)
+	methodCancelled := func(when string) {
+		t.Helper()
+		select {
+		case cause := <-h.svc.cancelled:
+			if !errors.Is(cause, context.Canceled) {
+				t.Fatalf("method's ctx ended with %v", cause)
+			}
+		case <-ctxtest.Wait(t).Done():
+			t.Fatal("the method's context was not cancelled when " + when)
+		}
+	}
 	stop := errors.New("seen enough")
 	err := h.client.Stream(ctxtest.Wait(t), "svc/hang", nil, func(v json.RawMessage) error {
 		if string(v) != `"ready"` {
@@ -511,14 +522,7 @@ func TestClientDisconnectCancelsStream(t *testing.T) {
 	if !errors.Is(err, stop) {
 		t.Fatalf("stream: %v", err)
 	}
-	select {
-	case cause := <-h.svc.cancelled:
-		if !errors.Is(cause, context.Canceled) {
-			t.Fatalf("method's ctx ended with %v", cause)
-		}
-	case <-ctxtest.Wait(t).Done():
-		t.Fatal("the method's context was not cancelled when the client left")
-	}
+	methodCancelled("the client left")
 
 	// Cancelling the client's context has the same effect.
 	cx, cancel := context.WithCancel(ctxtest.Wait(t))
@@ -526,14 +530,7 @@ func TestClientDisconnectCancelsStream(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("stream after cancel: %v", err)
 	}
-	select {
-	case cause := <-h.svc.cancelled:
-		if !errors.Is(cause, context.Canceled) {
-			t.Fatalf("method's ctx ended with %v", cause)
-		}
-	case <-ctxtest.Wait(t).Done():
-		t.Fatal("the method's context was not cancelled when the client's context was")
-	}
+	methodCancelled("the client's context was")
 }
 
 func TestUnload(t *testing.T) {
