@@ -48,41 +48,48 @@ var rules = map[string]rule{
 	"profiles":                    {project: []string{"ctx", "internal/redact", "internal/yamlnode", "plugins/mcpclient/serverdoc"}},
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
 	// never the other way.
-	"host":                      {project: []string{"ctx", "plugins", "profiles", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
-	"internal/demoserver":       {},
-	"internal/archtest":         {},
-	"internal/gcpolicy":         {stdOnly: true},
-	"internal/doccheck":         {stdOnly: true},
-	"internal/docexample":       {project: []string{""}},
-	"internal/grammartest":      {stdOnly: true},
-	"internal/jsoncheck":        {},
-	"internal/jsonstr":          {stdOnly: true},
-	"internal/loopback":         {project: []string{"internal/atomicfile"}, stdOnly: true},
-	"internal/atomicfile":       {stdOnly: true},
-	"internal/npmci":            {stdOnly: true},
-	"internal/oauthtest":        {project: []string{"internal/npmci"}},
-	"internal/procpolicy":       {stdOnly: true},
-	"internal/redact":           {stdOnly: true},
-	"internal/suggest":          {stdOnly: true},
-	"internal/termsafe":         {stdOnly: true},
-	"internal/yamlnode":         {},
-	"internal/filewatch":        {},
-	"internal/termform":         {project: []string{"ctx", "plugins/elicitation", "internal/termsafe"}},
-	"internal/ptytest":          {},
-	"internal/mcptest":          {project: []string{"ctx", "ctx/ctxtest"}},
-	"internal/modeltest":        {stdOnly: true},
-	"internal/mcptest/demotree": {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
-	"internal/interop":          {project: []string{""}},
-	"internal/ptcinterop":       {project: []string{""}},
-	"internal/conformance":      {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpauth", "plugins/elicitation", "plugins/gateway"}},
-	"internal/gatewayinterop":   {project: []string{""}},
-	"internal/faults":           {project: []string{""}},
-	"bench":                     {project: []string{""}},
-	"cmd":                       {project: []string{""}},
+	"host": {project: []string{"ctx", "plugins", "profiles", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
+	// internal/: the ground floor, leaf libraries that everything may import. They import
+	// the standard library, third-party modules and each other, never ctx, plugins/,
+	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).
+	"internal/demoserver":  {},
+	"internal/archtest":    {},
+	"internal/gcpolicy":    {stdOnly: true},
+	"internal/doccheck":    {stdOnly: true},
+	"internal/grammartest": {stdOnly: true},
+	"internal/jsoncheck":   {},
+	"internal/jsonstr":     {stdOnly: true},
+	"internal/loopback":    {project: []string{"internal/atomicfile"}, stdOnly: true},
+	"internal/atomicfile":  {stdOnly: true},
+	"internal/npmci":       {stdOnly: true},
+	"internal/oauthtest":   {project: []string{"internal/npmci"}},
+	"internal/procpolicy":  {stdOnly: true},
+	"internal/redact":      {stdOnly: true},
+	"internal/suggest":     {stdOnly: true},
+	"internal/termsafe":    {stdOnly: true},
+	"internal/yamlnode":    {},
+	"internal/filewatch":   {},
+	"internal/ptytest":     {},
+	"internal/modeltest":   {stdOnly: true},
+	// The binary's own packages, which nothing outside cmd/harness imports.
+	"cmd/harness/internal/termform": {project: []string{"ctx", "plugins/elicitation", "internal/termsafe"}},
+	// testkit/: rigs that tests import (only _test.go files may import them).
+	"testkit/mcptest":  {project: []string{"ctx", "ctx/ctxtest"}},
+	"testkit/demotree": {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
+	// tests/: the integration suites that run the plugins against other implementations.
+	"tests/interop":        {project: []string{""}},
+	"tests/ptcinterop":     {project: []string{""}},
+	"tests/conformance":    {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpauth", "plugins/elicitation", "plugins/gateway"}},
+	"tests/gatewayinterop": {project: []string{""}},
+	"tests/faults":         {project: []string{""}},
+	// examples/: the examples of docs/plugins.md (one of them a binary built on cmd/harness/app).
+	"examples": {project: []string{""}},
+	"bench":    {project: []string{""}},
+	"cmd":      {project: []string{""}},
 }
 
-// testOnly is the package (with the packages below it) only _test.go files may import.
-const testOnly = module + "/internal/mcptest"
+// testOnly is the folder whose packages only _test.go files may import.
+const testOnly = module + "/testkit"
 
 // shellOnly are the third-party modules the design reserves for the binary.
 var shellOnly = []string{"go.uber.org/fx", "github.com/lmittmann/tint", "github.com/spf13/cobra", "github.com/spf13/pflag"}
@@ -149,7 +156,7 @@ func TestImportRules(t *testing.T) {
 			imp, _ := strconv.Unquote(spec.Path.Value)
 			switch {
 			case isStd(imp):
-			case (imp == testOnly || strings.HasPrefix(imp, testOnly+"/")) && rel != "internal/mcptest" && !strings.HasPrefix(rel, "internal/mcptest/"):
+			case (imp == testOnly || strings.HasPrefix(imp, testOnly+"/")) && rel != "testkit" && !strings.HasPrefix(rel, "testkit/"):
 				t.Errorf("%s: %s imports %s, which only tests may import", rel, filepath.Base(path), imp)
 			case imp == module || strings.HasPrefix(imp, module+"/"):
 				target := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
@@ -177,5 +184,42 @@ func TestImportRules(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(top, "go.mod")); err != nil {
 		t.Fatalf("not at the module root: %v", err)
+	}
+}
+
+// TestGroundFloor checks that internal/ stays the ground floor of the house: every file
+// under it (tests included) imports only the standard library, third-party modules and
+// other packages of internal/, so that no import runs back up from internal/ to ctx,
+// plugins/, profiles, cmd/ or the rigs, suites and examples built on them.
+func TestGroundFloor(t *testing.T) {
+	checked := 0
+	_, err := walkGoFiles(func(top, path string) error {
+		rel, _ := filepath.Rel(top, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if rel != "internal" && !strings.HasPrefix(rel, "internal/") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			if imp != module && !strings.HasPrefix(imp, module+"/") {
+				continue // the standard library or a third-party module
+			}
+			target := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			if !strings.HasPrefix(target, "internal/") {
+				t.Errorf("%s: %s imports %s, but internal/ is the ground floor: its packages import only the standard library, third-party modules and other internal/ packages. Move the package that needs %s out of internal/ (cmd/harness/internal, testkit/, tests/ or examples/), or cut the import", rel, filepath.Base(path), target, target)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no Go files under internal/ checked")
 	}
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/internal/mcptest/demotree"
 	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/testkit/demotree"
 )
 
 // A tree with one MCP server, served by a gateway over Streamable HTTP: a downstream client

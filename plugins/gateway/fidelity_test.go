@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // multiSelect is a form with a titled multi-select (SEP-1330) and a titled single choice,

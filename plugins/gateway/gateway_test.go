@@ -15,10 +15,10 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/demoserver"
-	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // TestMain serves the stdio test server when the binary is started as one (mcptest.Stdio).

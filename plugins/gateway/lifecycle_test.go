@@ -15,9 +15,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // hangServer is an upstream whose tool hang answers only when its request is cancelled:

@@ -6,8 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/internal/mcptest/demotree"
 	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/testkit/demotree"
 )
 
 // Prepare runs before the fleet's clients connect, so that they offer elicitation to their

@@ -9,8 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/internal/demoserver"
-	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // The search route with the go-sdk client: a session starts with tool_search and

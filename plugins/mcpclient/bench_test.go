@@ -18,7 +18,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 
-	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // The performance bar: a trivial tool (echo) called (a) with a raw go-sdk

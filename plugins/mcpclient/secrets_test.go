@@ -6,7 +6,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
 
-	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // Values listed in Config.Secrets (the manager passes the values its templates resolved)

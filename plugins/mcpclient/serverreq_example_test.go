@@ -9,10 +9,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/internal/mcptest"
-	"github.com/cordisgo/harness/internal/mcptest/demotree"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/demotree"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // A server with roots configured asks for them during a call: a call made with WithRoots

@@ -9,8 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/mcpresources"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // subEnv mounts the resource service and a client "s" of srv with protocol (""

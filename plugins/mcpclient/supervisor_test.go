@@ -17,7 +17,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 
-	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 func phasesEqual(got []Phase, want ...Phase) bool { return slices.Equal(got, want) }

@@ -17,7 +17,7 @@ import (
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 
-	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // rawTool adds a tool with a raw handler (no schema inference) to srv.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // stdioConfig runs this test binary as a stdio server in the given mode.

@@ -13,7 +13,7 @@ import (
 
 	harnessctx "github.com/cordisgo/harness/ctx"
 
-	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the SDK's concurrent log writes.

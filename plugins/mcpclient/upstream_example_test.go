@@ -6,8 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/internal/mcptest/demotree"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/testkit/demotree"
 )
 
 // A gateway finds the clients visible from its scope and uses their live sessions for

@@ -3,7 +3,7 @@ package mcpmanager
 import (
 	"testing"
 
-	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // TestMain serves the stdio test server when the binary is started as one (mcptest.Stdio).

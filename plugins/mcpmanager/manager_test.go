@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // Port of manager.spec "mounts enabled servers from the initial document and reports

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // remoteClient mounts the remote plugin in h's tree and returns a client with its token.

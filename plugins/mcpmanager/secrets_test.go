@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/cordisgo/harness/internal/mcptest"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // Secrets resolved from ${secret:…} and ${VAR} reach the server and nothing else: no view,

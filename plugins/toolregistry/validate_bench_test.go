@@ -14,7 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // BenchmarkValidationPaired measures what the argument validator costs on a stdio tool

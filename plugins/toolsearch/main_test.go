@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/cordisgo/harness/internal/mcptest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 func TestMain(m *testing.M) { mcptest.Main(m) }

@@ -15,11 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/cmd/harness/internal/termform"
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/gcpolicy"
 	"github.com/cordisgo/harness/internal/procpolicy"
-	"github.com/cordisgo/harness/internal/termform"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/profiles"
 )

@@ -6,8 +6,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/cordisgo/harness/cmd/harness/internal/termform"
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/internal/termform"
 	"github.com/cordisgo/harness/plugins/elicitation"
 	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/cordisgo/harness/profiles"

@@ -1,0 +1,303 @@
+//go:build unix
+
+// Package gatewayinterop tests the harness's MCP gateway (plugins/gateway) with third-party
+// components from npm, pinned in package.json and package-lock.json here: the official
+// TypeScript SDK client and the MCP Inspector CLI as downstream clients, and
+// @modelcontextprotocol/server-everything as an upstream server next to the demo server.
+package gatewayinterop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/internal/npmci"
+	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const installHint = "install them with `npm ci --prefix tests/gatewayinterop --no-audit --no-fund` (needs node and npm)"
+
+const token = "interop-token"
+
+// need returns the absolute path of an installed package file, or skips (fails under $CI).
+func need(t *testing.T, rel string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("node_modules", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := npmci.Ensure(".", filepath.Join("node_modules", rel)); err != nil {
+		unavailable(t, rel+" is not installed and installing it failed: "+err.Error()+"; "+installHint)
+	}
+	return p
+}
+
+func unavailable(t *testing.T, msg string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+func node(t *testing.T) string {
+	t.Helper()
+	n, err := exec.LookPath("node")
+	if err != nil {
+		unavailable(t, "node is not in PATH")
+	}
+	return n
+}
+
+// gatewayURL serves a tree with the demo server (Streamable HTTP, in process) and
+// server-everything (stdio, node) behind a gateway, and returns its base URL.
+func gatewayURL(t *testing.T) string {
+	t.Helper()
+	nodeBin := node(t)
+	everything := need(t, "@modelcontextprotocol/server-everything/dist/index.js")
+
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
+	mount := func(def ctx.PluginDef, cfg any) {
+		s, err := root.Plugin(def, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mount(toolregistry.Plugin, nil)
+	// As harness serve does: the clients then offer elicitation and sampling, which the
+	// gateway forwards to the calling session.
+	if err := gateway.Prepare(root); err != nil {
+		t.Fatal(err)
+	}
+	dh, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
+	demo := httptest.NewServer(dh)
+	t.Cleanup(func() { closeSessions(); demo.Close() })
+	var cfg mcpclient.Config
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.URL, cfg.FailOnStartupError = "demo", mcpclient.TransportStreamableHTTP, demo.URL+"/mcp", true
+	mount(mcpclient.Plugin, cfg)
+	cfg = mcpclient.Config{}
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.Command, cfg.Args, cfg.FailOnStartupError = "everything", mcpclient.TransportStdio, nodeBin, []string{everything, "stdio"}, true
+	mount(mcpclient.Plugin, cfg)
+
+	gw, err := gateway.New(root, gateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { _ = gw.Close(); srv.Close() })
+	return srv.URL
+}
+
+type tsOut struct {
+	Server   struct{ Name string } `json:"server"`
+	Results  []json.RawMessage     `json:"results"`
+	Requests []json.RawMessage     `json:"requests"` // the server requests it answered
+}
+
+// ts runs the TypeScript SDK client with ops against url.
+func ts(t *testing.T, url string, ops ...any) tsOut {
+	t.Helper()
+	return tsAnswering(t, url, nil, ops...)
+}
+
+// tsAnswering runs the TypeScript SDK client with ops against url, answering server
+// requests as answers says (see client.mjs).
+func tsAnswering(t *testing.T, url string, answers map[string]any, ops ...any) tsOut {
+	t.Helper()
+	b, _ := json.Marshal(ops)
+	cx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	args := []string{"client.mjs", url, token, string(b)}
+	if answers != nil {
+		a, _ := json.Marshal(answers)
+		args = append(args, string(a))
+	}
+	cmd := exec.CommandContext(cx, node(t), args...)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("client.mjs %s: %v\n%s", url, err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var o tsOut
+	if err := json.Unmarshal(out, &o); err != nil {
+		t.Fatalf("client.mjs output %s: %v", out, err)
+	}
+	return o
+}
+
+func op(method string, params any) []any { return []any{method, params} }
+
+func contains(t *testing.T, what string, raw json.RawMessage, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(string(raw), s) {
+			t.Errorf("%s lacks %s: %.600s", what, s, raw)
+		}
+	}
+}
+
+func TestTypeScriptClient(t *testing.T) {
+	need(t, "@modelcontextprotocol/sdk/package.json")
+	base := gatewayURL(t)
+
+	agg := ts(t, base+"/mcp",
+		op("tools/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "mcp__demo__echo", "arguments": map[string]any{"text": "from ts"}}),
+		op("tools/call", map[string]any{"name": "mcp__everything__echo", "arguments": map[string]any{"message": "to everything"}}),
+		op("resources/read", map[string]any{"uri": "demo://readme"}),
+		op("prompts/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "mcp__demo__echo", "arguments": map[string]any{"text": 7}}),
+	)
+	contains(t, "aggregated tools/list", agg.Results[0], `"mcp__demo__echo"`, `"mcp__everything__echo"`)
+	contains(t, "demo echo", agg.Results[1], `"from ts"`)
+	contains(t, "everything echo", agg.Results[2], `to everything`)
+	contains(t, "resources/read", agg.Results[3], `harness-demo`)
+	contains(t, "prompts/list", agg.Results[4], `"mcp__everything__`)
+	contains(t, "invalid arguments", agg.Results[5], `"isError":true`)
+
+	ev := ts(t, base+"/mcp/servers/everything",
+		op("tools/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "raw"}}),
+		op("prompts/list", map[string]any{}),
+		op("resources/templates/list", map[string]any{}),
+	)
+	if ev.Server.Name == "harness-gateway" || ev.Server.Name == "" {
+		t.Errorf("per-server route reports server %q, want the upstream's identity", ev.Server.Name)
+	}
+	contains(t, "per-server tools/list", ev.Results[0], `"name":"echo"`)
+	if strings.Contains(string(ev.Results[0]), "mcp__") {
+		t.Errorf("per-server route lists public names: %.300s", ev.Results[0])
+	}
+	contains(t, "per-server echo", ev.Results[1], `raw`)
+	contains(t, "per-server prompts", ev.Results[2], `"prompts":[{`)
+	contains(t, "per-server templates", ev.Results[3], `"resourceTemplates":[{`)
+
+	demo := ts(t, base+"/mcp/servers/demo", op("resources/templates/list", map[string]any{}), op("resources/read", map[string]any{"uri": "demo://notes/9"}))
+	contains(t, "demo templates", demo.Results[0], `demo://notes/{id}`)
+	contains(t, "demo template read", demo.Results[1], `demo://notes/9`)
+}
+
+// TestInspectorCLI drives the routes with the MCP Inspector's CLI
+// (@modelcontextprotocol/inspector-cli).
+func TestInspectorCLI(t *testing.T) {
+	entry := need(t, "@modelcontextprotocol/inspector-cli/build/index.js")
+	base := gatewayURL(t)
+	inspect := func(url string, args ...string) string {
+		t.Helper()
+		cx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(cx, node(t), append([]string{entry, url, "--transport", "http", "--header", "Authorization: Bearer " + token}, args...)...)
+		// The CLI reads its own package.json through a path relative to the working
+		// directory: run it from its build directory.
+		cmd.Dir = filepath.Dir(entry)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("inspector %s %v: %v\n%s", url, args, err, out)
+		}
+		return string(out)
+	}
+	if out := inspect(base+"/mcp", "--method", "tools/call", "--tool-name", "mcp__demo__echo", "--tool-arg", "text=inspected"); !strings.Contains(out, `"inspected"`) {
+		t.Errorf("aggregated tools/call: %s", out)
+	}
+	if out := inspect(base+"/mcp/servers/everything", "--method", "tools/list"); !strings.Contains(out, `"echo"`) || strings.Contains(out, "mcp__everything__") {
+		t.Errorf("per-server tools/list: %.400s", out)
+	}
+	if out := inspect(base+"/mcp/servers/demo", "--method", "resources/read", "--uri", "demo://config.json"); !strings.Contains(out, "demo://config.json") {
+		t.Errorf("per-server resources/read: %.400s", out)
+	}
+	if out := inspect(base+"/mcp", "--method", "prompts/list"); !strings.Contains(out, "mcp__everything__") {
+		t.Errorf("aggregated prompts/list: %.400s", out)
+	}
+}
+
+// TestTypeScriptClientAnswersServerRequests: server-everything's trigger-elicitation-request
+// and trigger-sampling-request, and the demo server's ask (an input request upstream, on
+// 2026-07-28), reach the TypeScript SDK client that made the call, on the per-server and
+// aggregated routes; a TypeScript client without the capabilities is never asked: the
+// server is told decline.
+func TestTypeScriptClientAnswersServerRequests(t *testing.T) {
+	need(t, "@modelcontextprotocol/sdk/package.json")
+	base := gatewayURL(t)
+	answers := map[string]any{
+		"elicit": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada from ts", "age": 36}},
+		"sample": map[string]any{"model": "ts-model", "role": "assistant", "content": map[string]any{"type": "text", "text": "sampled by ts"}},
+	}
+	ev := tsAnswering(t, base+"/mcp/servers/everything", answers,
+		op("tools/call", map[string]any{"name": "trigger-elicitation-request", "arguments": map[string]any{}}),
+		op("tools/call", map[string]any{"name": "trigger-sampling-request", "arguments": map[string]any{"prompt": "hi", "maxTokens": 5}}),
+	)
+	contains(t, "everything's elicitation", ev.Results[0], `Name: Ada from ts`)
+	contains(t, "everything's sampling", ev.Results[1], `sampled by ts`, `ts-model`)
+	if len(ev.Requests) != 2 {
+		t.Fatalf("the client answered %d server requests, want 2", len(ev.Requests))
+	}
+	contains(t, "the elicitation as sent", ev.Requests[0], `"elicitation/create"`, `Your full, legal name`)
+	contains(t, "the sampling request as sent", ev.Requests[1], `"sampling/createMessage"`, `context: hi`)
+
+	agg := tsAnswering(t, base+"/mcp", answers,
+		op("tools/call", map[string]any{"name": "mcp__demo__ask", "arguments": map[string]any{}}),
+		op("tools/call", map[string]any{"name": "mcp__everything__trigger-elicitation-request", "arguments": map[string]any{}}),
+	)
+	contains(t, "demo ask", agg.Results[0], `accept: age=36`, `name=Ada from ts`)
+	contains(t, "aggregated everything", agg.Results[1], `Name: Ada from ts`)
+
+	none := ts(t, base+"/mcp", op("tools/call", map[string]any{"name": "mcp__demo__ask", "arguments": map[string]any{}}))
+	contains(t, "ask without the capability", none.Results[0], `"text":"decline"`)
+	if len(none.Requests) != 0 {
+		t.Fatalf("a client without the capability was asked: %s", none.Requests)
+	}
+}
+
+// TestTypeScriptClientSearch: the search route with the TypeScript SDK client: tool_search
+// adds the found tool to the session's list (tools/list_changed) with its schema, and the
+// client calls it directly and through call_tool.
+func TestTypeScriptClientSearch(t *testing.T) {
+	need(t, "@modelcontextprotocol/sdk/package.json")
+	base := gatewayURL(t)
+	out := ts(t, base+gateway.PathSearch,
+		op("tools/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "tool_search", "arguments": map[string]any{"query": "echo a message back", "server": "everything", "limit": 1}}),
+		op("wait/tools-changed", map[string]any{}),
+		op("tools/list", map[string]any{}),
+		op("tools/call", map[string]any{"name": "mcp__everything__echo", "arguments": map[string]any{"message": "found and called"}}),
+		op("tools/call", map[string]any{"name": gateway.CallToolName, "arguments": map[string]any{"name": "mcp__demo__add", "arguments": map[string]any{"a": 2, "b": 40}}}),
+	)
+	contains(t, "first tools/list", out.Results[0], `"tool_search"`, `"call_tool"`)
+	if strings.Contains(string(out.Results[0]), "mcp__everything__echo") {
+		t.Errorf("the first list shows a tool before any search: %.400s", out.Results[0])
+	}
+	contains(t, "tool_search", out.Results[1], `mcp__everything__echo`)
+	contains(t, "tools/list_changed", out.Results[2], `"toolsChanged"`)
+	contains(t, "tools/list after the search", out.Results[3], `"mcp__everything__echo"`, `"message"`)
+	contains(t, "the found tool", out.Results[4], `found and called`)
+	contains(t, "call_tool", out.Results[5], `42`)
+}
