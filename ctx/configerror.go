@@ -214,6 +214,14 @@ func (p *Problems) Add(key, format string, args ...any) {
 	p.list = append(p.list, &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
+// Require records the problem "required: WHAT" at key when value is empty: the check of a
+// required string, such as a remote method's server or session parameter.
+func (p *Problems) Require(key, value, what string) {
+	if value == "" {
+		p.Add(key, "required: %s", what)
+	}
+}
+
 // AddError records the problems of err (see [ConfigErrors]) under the key path prefix.
 func (p *Problems) AddError(prefix string, err error) {
 	for _, e := range ConfigErrors(err) {

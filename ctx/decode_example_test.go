@@ -47,6 +47,25 @@ func ExampleDecode() {
 	// key "retries": must not be negative, got -1
 }
 
+// Require checks the required strings of a remote method's parameters: each one missing is
+// a problem at its key.
+func ExampleProblems_Require() {
+	validate := func(server, uri string) error {
+		var p ctx.Problems
+		p.Require("server", server, "the MCP server's name")
+		p.Require("uri", uri, "the resource's URI")
+		return p.Err()
+	}
+	fmt.Println(validate("docs", "docs://guide"))
+	fmt.Println(validate("docs", ""))
+	fmt.Println(validate("", ""))
+	// Output:
+	// <nil>
+	// key "uri": required: the resource's URI
+	// key "server": required: the MCP server's name
+	// key "uri": required: the resource's URI
+}
+
 // PlaceConfigErrors moves the problems of a decoded value into the document they came
 // from: its name, the key path of the value in it, and the lines.
 func ExamplePlaceConfigErrors() {

@@ -104,10 +104,9 @@ func (p EventsParams) Validate() error { return requireSession(p.Session) }
 func (p ApproveParams) Validate() error { return requireSession(p.Session) }
 
 func requireSession(id string) error {
-	if id == "" {
-		return &ctx.ConfigError{Key: "session", Msg: "required: the session's id"}
-	}
-	return nil
+	var p ctx.Problems
+	p.Require("session", id, "the session's id")
+	return p.Err()
 }
 
 // remoteError carries a remote API error code, keeping the agent's error for errors.Is.

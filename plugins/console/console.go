@@ -151,9 +151,7 @@ type Instructions struct {
 // Validate requires a tool and a ref of at most 64 bytes.
 func (p CallParams) Validate() error {
 	var probs ctx.Problems
-	if p.Tool == "" {
-		probs.Add("tool", "required: the tool's public name")
-	}
+	probs.Require("tool", p.Tool, "the tool's public name")
 	if len(p.Ref) > 64 {
 		probs.Add("ref", "longer than 64 bytes")
 	}

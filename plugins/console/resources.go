@@ -32,12 +32,8 @@ type ResourceUpdate struct {
 // Validate requires the server and the URI.
 func (p SubscribeParams) Validate() error {
 	var probs ctx.Problems
-	if p.Server == "" {
-		probs.Add("server", "required: the MCP server's name")
-	}
-	if p.URI == "" {
-		probs.Add("uri", "required: the resource's URI")
-	}
+	probs.Require("server", p.Server, "the MCP server's name")
+	probs.Require("uri", p.URI, "the resource's URI")
 	return probs.Err()
 }
 

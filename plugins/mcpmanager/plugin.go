@@ -262,10 +262,9 @@ func (p EnabledParams) Validate() error { return requireName(p.Name) }
 
 // requireName is the check of every method's parameters: a server name is required.
 func requireName(name string) error {
-	if name == "" {
-		return &ctx.ConfigError{Key: "name", Msg: "required: the server's name"}
-	}
-	return nil
+	var p ctx.Problems
+	p.Require("name", name, "the server's name")
+	return p.Err()
 }
 
 // live fails once the manager is stopping.

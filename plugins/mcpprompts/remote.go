@@ -47,24 +47,16 @@ type Change struct {
 // Validate requires the server and the prompt.
 func (p GetParams) Validate() error {
 	var probs ctx.Problems
-	if p.Server == "" {
-		probs.Add("server", "required: the MCP server's name")
-	}
-	if p.Name == "" {
-		probs.Add("name", "required: the prompt's name")
-	}
+	probs.Require("server", p.Server, "the MCP server's name")
+	probs.Require("name", p.Name, "the prompt's name")
 	return probs.Err()
 }
 
 // Validate requires the server and the argument.
 func (r CompleteRequest) Validate() error {
 	var probs ctx.Problems
-	if r.Server == "" {
-		probs.Add("server", "required: the MCP server's name")
-	}
-	if r.Argument == "" {
-		probs.Add("argument", "required: the argument's name")
-	}
+	probs.Require("server", r.Server, "the MCP server's name")
+	probs.Require("argument", r.Argument, "the argument's name")
 	return probs.Err()
 }
 
