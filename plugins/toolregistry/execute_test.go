@@ -283,8 +283,10 @@ func TestDefaultTimeout(t *testing.T) {
 	}
 }
 
-func TestCancelDuringExecution(t *testing.T) {
-	root, reg := newRegistry(t, nil)
+// registerBlock registers a tool "block" that runs until its call ends, and returns a
+// channel closed when its (one) call has started.
+func registerBlock(t *testing.T, root *ctx.Context, reg *toolregistry.Registry) <-chan struct{} {
+	t.Helper()
 	started := make(chan struct{})
 	if _, err := reg.Register(root, toolregistry.Tool{Name: "block",
 		Execute: func(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
@@ -293,6 +295,12 @@ func TestCancelDuringExecution(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
+	return started
+}
+
+func TestCancelDuringExecution(t *testing.T) {
+	root, reg := newRegistry(t, nil)
+	started := registerBlock(t, root, reg)
 	cx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type outcome struct {
@@ -315,14 +323,7 @@ func TestCancelDuringExecution(t *testing.T) {
 
 func TestCallerUnloadCancels(t *testing.T) {
 	root, reg := newRegistry(t, nil)
-	started := make(chan struct{})
-	if _, err := reg.Register(root, toolregistry.Tool{Name: "block",
-		Execute: func(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
-			close(started)
-			return blockUntilDone(cx, call)
-		}}); err != nil {
-		t.Fatal(err)
-	}
+	started := registerBlock(t, root, reg)
 	agent := ctxtest.MountActive(t, root, plugin("agent", func(*ctx.Context, *toolregistry.Registry) error { return nil }), nil)
 	c := scopeCtx(t, agent)
 	done := make(chan error, 1)
