@@ -119,6 +119,18 @@ func MountActive(t testing.TB, c *ctx.Context, def ctx.PluginDef, config any) *c
 	return s
 }
 
+// MountService mounts def as [MountActive] does and returns the service it provides under
+// key, as c sees it; it fails the test if there is none.
+func MountService[T any](t testing.TB, c *ctx.Context, def ctx.PluginDef, config any, key ctx.Key[T]) T {
+	t.Helper()
+	MountActive(t, c, def, config)
+	v, ok := key.Get(c)
+	if !ok {
+		t.Fatalf("ctxtest: %s provides no %s service", def.Name(), key.Name())
+	}
+	return v
+}
+
 // RequireState fails the test unless s is in state want.
 func RequireState(t testing.TB, s *ctx.Scope, want ctx.State) {
 	t.Helper()

@@ -88,3 +88,16 @@ func TestCleanDispose(t *testing.T) {
 		t.Fatalf("reported %q %q", f.errors, f.logs)
 	}
 }
+
+// MountService returns the service the mounted plugin provides, as the context sees it.
+func TestMountService(t *testing.T) {
+	key := ctx.NewKey[string]("greeting")
+	def := ctx.Define(ctx.Meta{Name: "greeter"}, func(c *ctx.Context, _ struct{}) error {
+		_, err := key.Provide(c, "hello")
+		return err
+	})
+	root := ctxtest.New(t)
+	if got := ctxtest.MountService(t, root, def, nil, key); got != "hello" {
+		t.Fatalf("service %q", got)
+	}
+}

@@ -97,11 +97,7 @@ func newTree(t *testing.T) *tree {
 	t.Helper()
 	root := ctxtest.New(t)
 	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	ctxtest.MountActive(t, root, mcpprompts.Plugin, nil)
-	svc, ok := mcpprompts.Key.Get(root)
-	if !ok {
-		t.Fatal("mcpPrompts service not provided")
-	}
+	svc := ctxtest.MountService(t, root, mcpprompts.Plugin, nil, mcpprompts.Key)
 	return &tree{root: root, svc: svc}
 }
 

@@ -27,12 +27,7 @@ func isolate(t *testing.T) string {
 func service(t *testing.T, cfg any) *model.Service {
 	t.Helper()
 	root := ctxtest.New(t)
-	ctxtest.MountActive(t, root, model.Plugin, cfg)
-	s, ok := model.Key.Get(root)
-	if !ok {
-		t.Fatal("no model service")
-	}
-	return s
+	return ctxtest.MountService(t, root, model.Plugin, cfg, model.Key)
 }
 
 func ask(t *testing.T, s *model.Service, name string) (*model.Response, error) {

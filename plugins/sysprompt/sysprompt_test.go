@@ -19,12 +19,7 @@ import (
 // mountService mounts the plugin on root and returns the service it provides.
 func mountService(t *testing.T, root *ctx.Context, cfg any) *sysprompt.Service {
 	t.Helper()
-	ctxtest.MountActive(t, root, sysprompt.Plugin, cfg)
-	svc, ok := sysprompt.Key.Get(root)
-	if !ok {
-		t.Fatal("systemPrompt not provided")
-	}
-	return svc
+	return ctxtest.MountService(t, root, sysprompt.Plugin, cfg, sysprompt.Key)
 }
 
 // sections is a plugin that registers secs through its own context; own puts them into its

@@ -21,8 +21,7 @@ func noop(context.Context, *toolregistry.Call) (*toolregistry.Result, error) { r
 func benchRegistry(b *testing.B, tools ...toolregistry.Tool) (*ctx.Context, *toolregistry.Registry) {
 	b.Helper()
 	root := ctxtest.New(b)
-	ctxtest.MountActive(b, root, toolregistry.Plugin, nil)
-	reg, _ := toolregistry.Key.Get(root)
+	reg := ctxtest.MountService(b, root, toolregistry.Plugin, nil, toolregistry.Key)
 	for _, tl := range append(tools, toolregistry.Tool{Name: "noop", Execute: noop}) {
 		if _, err := reg.Register(root, tl); err != nil {
 			b.Fatal(err)

@@ -569,8 +569,7 @@ func TestToolErrorFormatting(t *testing.T) {
 
 func TestListenerErrorsAreLogged(t *testing.T) {
 	root, log := ctxtest.NewLogged(t)
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	reg, _ := toolregistry.Key.Get(root)
+	reg := ctxtest.MountService(t, root, toolregistry.Plugin, nil, toolregistry.Key)
 	if _, err := toolregistry.Changed.On(root, func(toolregistry.Change) error { return errors.New("changed listener") }); err != nil {
 		t.Fatal(err)
 	}

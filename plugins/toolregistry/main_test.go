@@ -17,11 +17,7 @@ func TestMain(m *testing.M) { mcptest.Main(m) }
 func newRegistry(t *testing.T, config any) (*ctx.Context, *toolregistry.Registry) {
 	t.Helper()
 	root := ctxtest.New(t)
-	ctxtest.MountActive(t, root, toolregistry.Plugin, config)
-	reg, ok := toolregistry.Key.Get(root)
-	if !ok {
-		t.Fatal("tools service not provided")
-	}
+	reg := ctxtest.MountService(t, root, toolregistry.Plugin, config, toolregistry.Key)
 	return root, reg
 }
 

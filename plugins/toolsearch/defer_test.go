@@ -50,8 +50,7 @@ func echo(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, err
 func registerFleet(t testing.TB, servers []toolsearch.Server, o toolsearch.DeferOptions, extra ...toolregistry.Tool) (*ctx.Context, *toolregistry.Registry, *toolsearch.Deferrer) {
 	t.Helper()
 	root := ctxtest.New(t)
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	reg, _ := toolregistry.Key.Get(root)
+	reg := ctxtest.MountService(t, root, toolregistry.Plugin, nil, toolregistry.Key)
 	for _, s := range servers {
 		set, err := reg.NewSet(root, s.Name)
 		if err != nil {
