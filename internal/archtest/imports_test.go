@@ -39,8 +39,11 @@ var rules = map[string]rule{
 	// Server documents sit on top of the client's configuration types; the client never
 	// imports them back.
 	"plugins/mcpclient/serverdoc": {project: []string{"ctx", "plugins/mcpclient", "internal/yamlnode", "internal/atomicfile"}},
+	// The ${…} references and the secrets they read, below the client (and the model
+	// service, which needs only them).
+	"plugins/mcpclient/refs": {project: []string{"ctx", "internal/redact", "internal/yamlnode"}},
 	"plugins/remote":              {project: []string{"ctx", "internal/loopback"}},
-	"plugins/model":               {project: []string{"ctx", "plugins/mcpclient", "internal/suggest", "internal/jsonstr"}},
+	"plugins/model":               {project: []string{"ctx", "plugins/mcpclient/refs", "internal/suggest", "internal/jsonstr"}},
 	"plugins/ptc":                 {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
 	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/toolsearch", "plugins/sysprompt", "plugins/ptc", "plugins/sampling", "plugins/elicitation", "plugins/remote", "internal/redact", "internal/suggest"}},
 	"plugins/gateway":             {project: []string{"ctx", "plugins/toolregistry", "plugins/toolsearch", "plugins/mcpclient", "plugins/mcpcatalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling", "internal/loopback"}},

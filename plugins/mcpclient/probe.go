@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/plugins/mcpclient/refs"
 )
 
 // ProbeStage is how far a probe got. A failed probe names the stage that failed; a
@@ -146,7 +147,7 @@ func Probe(pcx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 	}
 	if !cfg.Expanded && cfg.HasReferences() {
 		// A profile row: resolve it as a mount would (environment, default credentials).
-		x, err := cfg.Expand(&Resolver{Secrets: defaultCredentials})
+		x, err := cfg.Expand(&refs.Resolver{Secrets: refs.DefaultCredentials})
 		if err != nil {
 			res.Err = fmt.Sprintf("mcp server %q: %v", cfg.ServerName, err)
 			return finish()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpclient/refs"
 )
 
 // vault is a credentials provider with one secret.
@@ -14,7 +15,7 @@ func (v vault) Lookup(name string) (string, error) {
 	if s, ok := v[name]; ok {
 		return s, nil
 	}
-	return "", mcpclient.ErrSecretNotFound
+	return "", refs.ErrSecretNotFound
 }
 
 // Expand resolves the references of a configuration; the configuration as written keeps
@@ -25,16 +26,16 @@ func ExampleConfig_Expand() {
 		URL:     "https://${EV_HOST:-ev.example.com}/mcp",
 		Headers: map[string]string{"Authorization": "Bearer ${secret:evtoken}"},
 	}
-	r := &mcpclient.Resolver{
+	r := &refs.Resolver{
 		LookupEnv: func(string) (string, bool) { return "", false },
-		Secrets:   func() (mcpclient.Credentials, error) { return vault{"evtoken": "ev-0123456789"}, nil },
+		Secrets:   func() (refs.Credentials, error) { return vault{"evtoken": "ev-0123456789"}, nil },
 	}
 	resolved, err := cfg.Expand(r)
 	fmt.Println(resolved.URL, resolved.Headers["Authorization"], err)
 	fmt.Println(cfg.Redacted().Headers["Authorization"])
 
 	_, err = mcpclient.Config{ServerName: "x", Transport: mcpclient.TransportStdio, Command: "${MISSING_CMD}"}.Expand(r)
-	fmt.Println(err, errors.Is(err, mcpclient.ErrMissingVariable))
+	fmt.Println(err, errors.Is(err, refs.ErrMissingVariable))
 	// Output:
 	// https://ev.example.com/mcp Bearer ev-0123456789 <nil>
 	// Bearer ${secret:evtoken}

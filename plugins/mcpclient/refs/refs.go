@@ -1,19 +1,25 @@
-package mcpclient
+// Package refs owns the ${…} references of server configurations and API keys, and the
+// secrets they read: the template syntax, the [Resolver] that expands references and records
+// what it substituted (for scrubbing), and the [Credentials] providers behind
+// ${secret:NAME} (the [CredentialsKey] service, or a [FileCredentials] file).
+//
+// The MCP client expands a server configuration's fields with it (mcpclient.Config.Expand),
+// the MCP manager its entries, the model service its API keys.
+package refs
 
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/redact"
 )
 
-// A template is a string field of a server configuration (command, args, env, cwd, url,
-// headers) with ${…} references in it. The syntax, the same in profiles, the MCP manager's
+// A template is a string with ${…} references in it (a server configuration's command, args,
+// env, cwd, url and headers; a model's API key and base URL). The syntax, the same in profiles, the MCP manager's
 // settings file and the CLI:
 //
 //	${VAR}            the environment variable VAR (an error if it is unset)
@@ -172,6 +178,11 @@ type Resolver struct {
 	sensitive []string
 }
 
+// Sensitive returns the substituted values that must be masked wherever they show up: the
+// secrets, and the values of variables with secret-looking names (GITHUB_TOKEN, API_KEY, …),
+// in order.
+func (r *Resolver) Sensitive() []string { return slices.Clone(r.sensitive) }
+
 // Substituted returns every value substituted so far, in order.
 func (r *Resolver) Substituted() []string { return slices.Clone(r.substituted) }
 
@@ -186,6 +197,13 @@ func (r *Resolver) Expand(s string) (string, error) {
 		return "", err
 	}
 	return r.expand(t)
+}
+
+// Check returns the error of the first malformed reference in s (naming the reference, never
+// a value), or nil.
+func Check(s string) error {
+	_, err := parseTemplate(s)
+	return err
 }
 
 // ErrMissingVariable is matched (errors.Is) by the error of a ${VAR} reference to an unset
@@ -223,7 +241,7 @@ func (r *Resolver) expand(t template) (string, error) {
 				return "", fmt.Errorf("${%s}: %w (set it, or write ${%s:-default})", p.text, ErrMissingVariable, p.text)
 			}
 			r.substituted = append(r.substituted, v)
-			if secretName(p.text) {
+			if redact.SecretName(p.text) {
 				r.sensitive = append(r.sensitive, v)
 			}
 			b.WriteString(v)
@@ -255,135 +273,3 @@ func (r *Resolver) expand(t template) (string, error) {
 // HasReferences reports whether s holds a ${…} reference (or a $${ escape): whether
 // expanding it can change it.
 func HasReferences(s string) bool { return strings.Contains(s, "${") }
-
-// templateFields calls f with the key path and value of every template-capable field of
-// c, in key order within each group: command, args, env, cwd, url, headers.
-func (c *Config) templateFields(f func(key string, v *string)) {
-	f("command", &c.Command)
-	for i := range c.Args {
-		f(fmt.Sprintf("args[%d]", i), &c.Args[i])
-	}
-	for _, k := range sortedKeys(c.Env) {
-		v := c.Env[k]
-		f("env."+k, &v)
-		if v != c.Env[k] { // a read-only walk (HasReferences) must not write shared maps
-			c.Env[k] = v
-		}
-	}
-	f("cwd", &c.Cwd)
-	f("url", &c.URL)
-	for _, k := range sortedKeys(c.Headers) {
-		v := c.Headers[k]
-		f("headers."+k, &v)
-		if v != c.Headers[k] {
-			c.Headers[k] = v
-		}
-	}
-	c.OAuth.templateFields(f)
-}
-
-// HasReferences reports whether any template-capable field of c (command, args, env, cwd,
-// url, headers) holds a reference.
-func (c Config) HasReferences() bool {
-	found := false
-	c.templateFields(func(_ string, v *string) { found = found || HasReferences(*v) })
-	return found
-}
-
-// CheckReferences returns a problem ([*ctx.ConfigError]) for every malformed reference in
-// the template-capable fields of c, or nil.
-func (c Config) CheckReferences() error {
-	var p ctx.Problems
-	c.checkReferences(&p)
-	return p.Err()
-}
-
-// checkReferences records a problem for every malformed reference in c.
-func (c Config) checkReferences(p *ctx.Problems) {
-	c.Env, c.Headers = maps.Clone(c.Env), maps.Clone(c.Headers)
-	c.templateFields(func(key string, v *string) {
-		if !HasReferences(*v) {
-			return
-		}
-		if _, err := parseTemplate(*v); err != nil {
-			p.Add(key, "%v", err)
-		}
-	})
-}
-
-// Expand returns c with the references of its template-capable fields (command, args,
-// env, cwd, url, headers) resolved by r, and the sensitive substituted values (secrets,
-// and variables with secret-looking names such as GITHUB_TOKEN) added to Secrets so that
-// the client masks them wherever they show up. c itself is not changed (its maps and slices are copied).
-// Problems are [*ctx.ConfigError] values naming the key and the reference, never a value;
-// the result is not validated.
-func (c Config) Expand(r *Resolver) (Config, error) {
-	out := c
-	out.Args = slices.Clone(c.Args)
-	out.Env = maps.Clone(c.Env)
-	out.Headers = maps.Clone(c.Headers)
-	var p ctx.Problems
-	out.templateFields(func(key string, v *string) {
-		if !HasReferences(*v) {
-			return
-		}
-		x, err := r.Expand(*v)
-		if err != nil {
-			p.AddError(key, &ctx.ConfigError{Msg: err.Error(), Err: err})
-			return
-		}
-		*v = x
-	})
-	out.Secrets = append(slices.Clone(c.Secrets), r.sensitive...)
-	return out, p.Err()
-}
-
-// expandAtMount resolves the references of a configuration mounted directly (from a
-// profile row): variables from the process environment, secrets from the credentials
-// service or the default credentials file. The scope's configuration keeps the references
-// as written; only the running client sees the values. The resolved configuration is
-// validated again.
-func expandAtMount(c *ctx.Context, cfg Config) (Config, error) {
-	if cfg.Expanded || !cfg.HasReferences() {
-		return cfg, nil
-	}
-	r := &Resolver{Secrets: func() (Credentials, error) { return credentialsFor(c) }}
-	x, err := cfg.Expand(r)
-	if err != nil {
-		return cfg, fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
-	}
-	x.Expanded = true
-	if err := x.Validate(); err != nil {
-		// Validation quotes few values (a redacted URL at most); mask the substitutions anyway.
-		return cfg, fmt.Errorf("mcp server %q: resolved configuration: %s", cfg.ServerName, secretScrubber(x).Replace(err.Error()))
-	}
-	return x, nil
-}
-
-// CredentialsFor returns the credentials that ${secret:NAME} references read at c's scope:
-// the [CredentialsKey] service when one is provided, else the default credentials file when
-// it exists (else an error wrapping [ErrNoCredentials]). Other plugins that expand
-// references (the model service's API keys) resolve through it, as the clients do.
-func CredentialsFor(c *ctx.Context) (Credentials, error) { return credentialsFor(c) }
-
-// credentialsFor returns the credentials service when one is provided, else the default
-// credentials file when it exists.
-func credentialsFor(c *ctx.Context) (Credentials, error) {
-	if cr, ok := CredentialsKey.Get(c); ok && cr != nil {
-		return cr, nil
-	}
-	return defaultCredentials()
-}
-
-// defaultCredentials returns the default credentials file when it exists.
-func defaultCredentials() (Credentials, error) {
-	path, err := DefaultCredentialsFile()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoCredentials, err)
-	}
-	fc := NewFileCredentials(path)
-	if err := fc.Available(); err != nil {
-		return nil, err
-	}
-	return fc, nil
-}

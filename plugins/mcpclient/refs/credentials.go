@@ -1,4 +1,4 @@
-package mcpclient
+package refs
 
 import (
 	"errors"
@@ -153,6 +153,31 @@ func parseCredentials(path string, data []byte) (map[string]string, error) {
 		out[k.Value] = v.Value
 	}
 	return out, nil
+}
+
+// CredentialsFor returns the credentials that ${secret:NAME} references read at c's scope:
+// the [CredentialsKey] service when one is provided, else the default credentials file when
+// it exists (else an error wrapping [ErrNoCredentials]). The MCP clients and the model
+// service's API keys resolve through it.
+func CredentialsFor(c *ctx.Context) (Credentials, error) {
+	if cr, ok := CredentialsKey.Get(c); ok && cr != nil {
+		return cr, nil
+	}
+	return DefaultCredentials()
+}
+
+// DefaultCredentials returns a [FileCredentials] on [DefaultCredentialsFile] when that file
+// exists, else an error wrapping [ErrNoCredentials].
+func DefaultCredentials() (Credentials, error) {
+	path, err := DefaultCredentialsFile()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoCredentials, err)
+	}
+	fc := NewFileCredentials(path)
+	if err := fc.Available(); err != nil {
+		return nil, err
+	}
+	return fc, nil
 }
 
 // pathErr drops the operation and path of a *fs.PathError (the path is said already).
