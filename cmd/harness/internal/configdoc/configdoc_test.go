@@ -1,4 +1,4 @@
-package app
+package configdoc
 
 import (
 	"bytes"
@@ -15,11 +15,11 @@ var update = flag.Bool("update", false, "rewrite docs/configuration.md")
 // TestConfigurationDoc keeps docs/configuration.md equal to what the code generates, so the
 // catalog cannot drift from the config types.
 func TestConfigurationDoc(t *testing.T) {
-	root, err := filepath.Abs("../../..")
+	root, err := filepath.Abs("../../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ConfigurationDoc(root, host.Catalog())
+	got, err := Render(root, host.Catalog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +32,9 @@ func TestConfigurationDoc(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (generate it with: go test ./cmd/harness/app -run TestConfigurationDoc -update)", err)
+		t.Fatalf("%v (generate it with: go test ./cmd/harness/internal/configdoc -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("docs/configuration.md is out of date: run go test ./cmd/harness/app -run TestConfigurationDoc -update")
+		t.Fatal("docs/configuration.md is out of date: run go test ./cmd/harness/internal/configdoc -update")
 	}
 }
