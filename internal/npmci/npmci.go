@@ -3,7 +3,9 @@
 // `npm ci` there once, when a file the installation makes is missing, so that `go test
 // ./...` on a fresh machine runs those suites instead of skipping them. Test binaries that
 // go test runs in parallel on the same directory are serialised by a lock file: the first
-// installs, the others wait and find the packages.
+// installs, the others wait and find the packages. Suite is what those suites share on top
+// of it: finding node and the installed files, checking the pinned versions, and the skip
+// (or, when $CI is set, the failure) when something is missing.
 //
 // Ensure is safe for concurrent use, across processes too.
 package npmci

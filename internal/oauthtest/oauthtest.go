@@ -32,8 +32,8 @@ import (
 	"github.com/cordisgo/harness/internal/npmci"
 )
 
-// installHint says how to install the provider.
-const installHint = "install it with `npm ci --prefix internal/oauthtest/oidc --no-audit --no-fund` from the repository root (needs node and npm)"
+// oidcPackages is the npm package of oidc-provider, pinned in oidc/ next to this file.
+var oidcPackages = npmci.Suite{Name: "authorization", Dir: dir(), Prefix: "internal/oauthtest/oidc"}
 
 // Client is a static client of the provider, in oidc-provider's metadata format
 // (snake_case keys as in RFC 7591).
@@ -88,33 +88,18 @@ func dir() string {
 	return filepath.Join(filepath.Dir(file), "oidc")
 }
 
-// unavailable skips t with reason, or fails it under CI=true so CI cannot pass by skipping.
-func unavailable(t testing.TB, reason string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("authorization server unavailable in CI: %s", reason)
-	}
-	t.Skipf("SKIPPING: authorization server unavailable: %s", reason)
-}
-
 // Start runs oidc-provider with cfg and waits until it prints that it is ready. It is
 // stopped when t ends.
 func Start(t testing.TB, cfg Config) *Provider {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		unavailable(t, "node is not in PATH ("+err.Error()+"); "+installHint)
-	}
-	d := dir()
-	if err := npmci.Ensure(d, filepath.Join("node_modules", "oidc-provider", "package.json")); err != nil {
-		unavailable(t, "oidc-provider is not installed in internal/oauthtest/oidc/node_modules and installing it failed: "+err.Error()+"; "+installHint)
-	}
+	node := oidcPackages.Node(t)
+	oidcPackages.File(t, "oidc-provider/package.json")
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, "server.mjs")
-	cmd.Dir = d
+	cmd.Dir = oidcPackages.Dir
 	cmd.Env = append(os.Environ(), "OIDC_CONFIG="+string(b), "NODE_ENV=test")
 	var stderr strings.Builder
 	cmd.Stderr = &lockedWriter{w: &stderr}

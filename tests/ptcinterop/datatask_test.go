@@ -128,7 +128,7 @@ func quoteJS(s string) string {
 // runDataTask runs the task in mode and returns the answer and the bytes sent to the model.
 func runDataTask(t *testing.T, mode string, lines int) (answer string, bytes, requests int, want []string) {
 	t.Helper()
-	fsEntry := bin(t, "@modelcontextprotocol/server-filesystem/dist/index.js")
+	fsEntry := suite.File(t, "@modelcontextprotocol/server-filesystem/dist/index.js")
 	dir, want := dataDir(t, lines)
 	dir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -141,7 +141,7 @@ func runDataTask(t *testing.T, mode string, lines int) (answer string, bytes, re
 	}
 
 	cfg := clientConfig("fs", mcpclient.TransportStdio)
-	cfg.Command, cfg.Args = node(t), []string{fsEntry, dir}
+	cfg.Command, cfg.Args = suite.Node(t), []string{fsEntry, dir}
 	root, _ := fleet(t, readTool, cfg)
 	if _, err := model.Key.Provide(root, model.NewService(map[string]model.Model{"test": chat}, "test")); err != nil {
 		t.Fatal(err)

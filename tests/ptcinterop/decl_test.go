@@ -76,9 +76,9 @@ func clientConfig(name, transport string) mcpclient.Config {
 // The declarations of every tool of server-everything and of the demo server type-check
 // with tsc (strict), together with a program that uses them as the model would.
 func TestDeclarationsTypeCheck(t *testing.T) {
-	tsc := bin(t, "typescript/bin/tsc")
-	everything := bin(t, "@modelcontextprotocol/server-everything/dist/index.js")
-	nodeBin := node(t)
+	tsc := suite.File(t, "typescript/bin/tsc")
+	everything := suite.File(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	nodeBin := suite.Node(t)
 
 	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
 	srv := httptest.NewServer(h)
