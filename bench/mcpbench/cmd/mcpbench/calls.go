@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"runtime/pprof"
 	"time"
 
 	"github.com/cordisgo/harness/bench/mcpbench"
-	"github.com/cordisgo/harness/internal/gcpolicy"
-	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -28,9 +25,8 @@ type callsResult struct {
 }
 
 func runCalls(cx context.Context, args []string) error {
-	fs := flag.NewFlagSet("calls", flag.ContinueOnError)
+	fs := newHarnessFlags("calls", "the harness binary; `PATH demo-server` is the server")
 	client := fs.String("client", mcpbench.ClientHarness, "client: harness (Registry.Execute through mcpclient, with the binary's GC and GOMAXPROCS policies), harness-gogc100 (the same with Go's defaults) or gosdk (bare ClientSession.CallTool)")
-	harness := fs.String("harness", "", "the harness binary; `PATH demo-server` is the server")
 	conc := fs.Int("c", 1, "concurrent calls")
 	n := fs.Int("n", 5000, "timed calls")
 	warmup := fs.Int("warmup", 500, "untimed calls first")
@@ -39,23 +35,19 @@ func runCalls(cx context.Context, args []string) error {
 	history := fs.Int("history", -1, "harness only: the registry's historySize (-1: its default)")
 	stall := fs.Duration("stall", 0, "diagnose a call in flight for longer than this: dump the client's goroutines and SIGQUIT the server (0: off)")
 	serverStderr := fs.String("server-stderr", "", "append the server's stderr to `FILE` (for -stall's server dump)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := needHarness(*harness); err != nil {
+	harness, err := fs.parse(args)
+	if err != nil {
 		return err
 	}
 	if *client == mcpbench.ClientHarness {
-		defer gcpolicy.Start().Stop()
-		defer procpolicy.Apply()()
+		defer asTheBinary()()
 	}
-	server := mcpbench.HarnessServer(*harness)
+	server := mcpbench.HarnessServer(harness)
 	if *serverStderr != "" {
 		server = serverWithStderr(server, *serverStderr)
 	}
 	connectcx, cancel := context.WithTimeout(cx, time.Minute)
 	var c mcpbench.Client
-	var err error
 	if *client != mcpbench.ClientGoSDK && *history >= 0 {
 		var o toolregistry.Config
 		o.Default()

@@ -22,6 +22,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/cordisgo/harness/internal/gcpolicy"
+	"github.com/cordisgo/harness/internal/procpolicy"
 )
 
 func main() {
@@ -82,6 +85,38 @@ func emit(v any) error {
 	}
 	_, err = fmt.Println(string(b))
 	return err
+}
+
+// harnessFlags is the flag set of a measurement, with the -harness flag every one takes.
+type harnessFlags struct {
+	*flag.FlagSet
+	harness *string
+}
+
+// newHarnessFlags returns the flag set of the command name, its -harness flag described by
+// usage.
+func newHarnessFlags(name, usage string) harnessFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	return harnessFlags{FlagSet: fs, harness: fs.String("harness", "", usage)}
+}
+
+// parse parses args and returns the checked -harness path.
+func (f harnessFlags) parse(args []string) (string, error) {
+	if err := f.Parse(args); err != nil {
+		return "", err
+	}
+	return *f.harness, needHarness(*f.harness)
+}
+
+// asTheBinary runs this process with the harness binary's runtime policies (its GC and
+// GOMAXPROCS) and returns what restores Go's defaults.
+func asTheBinary() (restore func()) {
+	gc := gcpolicy.Start()
+	undo := procpolicy.Apply()
+	return func() {
+		undo()
+		gc.Stop()
+	}
 }
 
 // needHarness checks the -harness flag.

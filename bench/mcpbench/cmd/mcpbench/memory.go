@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os/exec"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/bench/mcpbench"
-	"github.com/cordisgo/harness/internal/gcpolicy"
-	"github.com/cordisgo/harness/internal/procpolicy"
 )
 
 // rssResult is the JSON line of `mcpbench rss` and `mcpbench rss-run`; bench/ts/calls.mjs
@@ -30,24 +27,20 @@ type rssResult struct {
 // runRSS mounts N servers in this process, waits until all are connected and their tools
 // registered, and reports this process's own peak RSS (the servers are other processes).
 func runRSS(cx context.Context, args []string) error {
-	fs := flag.NewFlagSet("rss", flag.ContinueOnError)
-	harness := fs.String("harness", "", "the harness binary; `PATH demo-server` is the server")
+	fs := newHarnessFlags("rss", "the harness binary; `PATH demo-server` is the server")
 	servers := fs.Int("servers", 1, "how many stdio servers to connect")
-	if err := fs.Parse(args); err != nil {
+	harness, err := fs.parse(args)
+	if err != nil {
 		return err
 	}
-	if err := needHarness(*harness); err != nil {
-		return err
-	}
-	defer gcpolicy.Start().Stop() // the host runs as the harness binary does
-	defer procpolicy.Apply()()
+	defer asTheBinary()() // the host runs as the harness binary does
 	waitcx, cancel := context.WithTimeout(cx, 2*time.Minute)
 	defer cancel()
 	h, err := mcpbench.NewHost(waitcx, mcpbench.Logger())
 	if err != nil {
 		return err
 	}
-	err = h.MountAll(waitcx, *servers, true, mcpbench.HarnessServer(*harness))
+	err = h.MountAll(waitcx, *servers, true, mcpbench.HarnessServer(harness))
 	var mem mcpbench.Memory
 	if err == nil {
 		mem, err = mcpbench.ReadMemory(0)
@@ -73,24 +66,21 @@ const connected = ": connected ("
 // waits until it says it is running with every server connected, reads its peak RSS from
 // /proc and interrupts it.
 func runRSSRun(cx context.Context, args []string) error {
-	fs := flag.NewFlagSet("rss-run", flag.ContinueOnError)
-	harness := fs.String("harness", "", "the harness binary: the host, and `PATH demo-server` is the server")
+	fs := newHarnessFlags("rss-run", "the harness binary: the host, and `PATH demo-server` is the server")
 	servers := fs.Int("servers", 1, "how many stdio servers to connect")
-	if err := fs.Parse(args); err != nil {
+	harness, err := fs.parse(args)
+	if err != nil {
 		return err
 	}
-	if err := needHarness(*harness); err != nil {
-		return err
-	}
-	if strings.ContainsAny(*harness, " \t\n'\"\\") {
+	if strings.ContainsAny(harness, " \t\n'\"\\") {
 		return errors.New("-harness: the path must not need quoting (it is passed in a --stdio command line)")
 	}
 	argv := []string{"-p", "cli", "--log-level", "info"}
 	for i := range *servers {
-		argv = append(argv, "--stdio", mcpbench.ServerName(i)+"="+*harness+" demo-server")
+		argv = append(argv, "--stdio", mcpbench.ServerName(i)+"="+harness+" demo-server")
 	}
 	argv = append(argv, "run")
-	cmd := exec.Command(*harness, argv...)
+	cmd := exec.Command(harness, argv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return err

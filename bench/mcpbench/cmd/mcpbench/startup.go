@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/cordisgo/harness/bench/mcpbench"
-	"github.com/cordisgo/harness/internal/gcpolicy"
-	"github.com/cordisgo/harness/internal/procpolicy"
 )
 
 // startupResult is the JSON line of `mcpbench startup`. Times are medians over the rounds,
@@ -31,20 +28,16 @@ type startupResult struct {
 }
 
 func runStartup(cx context.Context, args []string) error {
-	fs := flag.NewFlagSet("startup", flag.ContinueOnError)
-	harness := fs.String("harness", "", "the harness binary; `PATH demo-server` is the server")
+	fs := newHarnessFlags("startup", "the harness binary; `PATH demo-server` is the server")
 	servers := fs.Int("servers", 20, "servers per parallel or sequential round")
 	rounds := fs.Int("rounds", 7, "timed rounds of each kind (interleaved); medians are reported")
 	warmup := fs.Int("warmup", 1, "untimed rounds of each kind first")
-	if err := fs.Parse(args); err != nil {
+	harness, err := fs.parse(args)
+	if err != nil {
 		return err
 	}
-	if err := needHarness(*harness); err != nil {
-		return err
-	}
-	defer gcpolicy.Start().Stop() // the host runs as the harness binary does
-	defer procpolicy.Apply()()
-	srv := mcpbench.HarnessServer(*harness)
+	defer asTheBinary()() // the host runs as the harness binary does
+	srv := mcpbench.HarnessServer(harness)
 	logger := mcpbench.Logger()
 	res := startupResult{Kind: "startup", Servers: *servers, Rounds: *rounds}
 	var oneCPU, parCPU, parHost []float64
