@@ -3,10 +3,10 @@ package ptc_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/ptc"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -20,15 +20,8 @@ type env struct {
 
 func newEnv(t testing.TB, limits ptc.Limits, tools ...toolregistry.Tool) *env {
 	t.Helper()
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	if _, err := root.Plugin(toolregistry.Plugin, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := root.Settle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	reg, _ := toolregistry.Key.Get(root)
+	root := ctxtest.New(t)
+	reg := ctxtest.MountService(t, root, toolregistry.Plugin, nil, toolregistry.Key)
 	for _, tl := range tools {
 		if _, err := reg.Register(root, tl); err != nil {
 			t.Fatal(err)
