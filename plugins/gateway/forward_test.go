@@ -191,12 +191,7 @@ func (a *asker) connectLatest(t *testing.T, srv *mcp.Server, roots ...string) *m
 // connectLatestWith is connectLatest with opts (its elicitation and sampling handlers are a's).
 func (a *asker) connectLatestWith(t *testing.T, srv *mcp.Server, opts *mcp.ClientOptions, roots ...string) *mcp.ClientSession {
 	t.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ss.Close() })
+	ct := mcptest.InMemory(t, srv)
 	o := *opts
 	o.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		a.elicited.Add(1)

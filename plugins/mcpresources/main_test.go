@@ -19,6 +19,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -169,20 +170,12 @@ type demoProvider struct {
 func connectDemo(t *testing.T) *demoProvider {
 	t.Helper()
 	cx := ctxtest.Wait(t)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := demoserver.New(demoserver.Options{PageSize: 2}).Connect(cx, st, nil)
-	if err != nil {
-		t.Fatalf("server connect: %v", err)
-	}
+	ct := mcptest.InMemory(t, demoserver.New(demoserver.Options{PageSize: 2}))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpresources-test", Version: "0"}, nil).Connect(cx, ct, nil)
 	if err != nil {
-		_ = ss.Close()
 		t.Fatalf("client connect: %v", err)
 	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		_ = ss.Wait()
-	})
+	t.Cleanup(func() { _ = cs.Close() })
 	return &demoProvider{cs: cs}
 }
 
