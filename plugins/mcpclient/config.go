@@ -31,38 +31,38 @@ const (
 // Defaults applied by [Config.Default]. Each one is justified where it is
 // declared so the configuration catalogue can quote it.
 const (
-	// DefaultToolCallTimeoutMs bounds one tools/call. A minute matches the
+	// defaultToolCallTimeoutMs bounds one tools/call. A minute matches the
 	// reference harness and the MCP TypeScript SDK's request timeout: long
 	// enough for builds and searches, short enough that a wedged server
 	// does not stall a turn indefinitely.
-	DefaultToolCallTimeoutMs = 60_000
-	// DefaultStartupTimeoutMs bounds connect plus first discovery. A cold
+	defaultToolCallTimeoutMs = 60_000
+	// defaultStartupTimeoutMs bounds connect plus first discovery. A cold
 	// `npx -y` has to download and install the package before the server
 	// can answer initialize; 30 s (the common peer default) is not always
 	// enough on a slow network, 60 s is.
-	DefaultStartupTimeoutMs = 60_000
-	// DefaultMaxInstructionBytes caps the attributed server instructions
+	defaultStartupTimeoutMs = 60_000
+	// defaultMaxInstructionBytes caps the attributed server instructions
 	// (UTF-8 bytes): generous for real servers, small enough that one
 	// server cannot flood the system prompt.
-	DefaultMaxInstructionBytes = 32_768
-	// DefaultMaxOutputBytes caps the model-facing projection of one tool
+	defaultMaxInstructionBytes = 32_768
+	// defaultMaxOutputBytes caps the model-facing projection of one tool
 	// result: about 25k tokens, the order of magnitude peers settle on
 	// (Claude Code warns at 10k tokens and caps at 25k).
-	DefaultMaxOutputBytes = 100_000
-	// DefaultReconnectInitialDelayMs is the first backoff step: short
+	defaultMaxOutputBytes = 100_000
+	// defaultReconnectInitialDelayMs is the first backoff step: short
 	// enough that a crashed-and-restarted server is back almost at once,
 	// long enough not to spin on a server that dies during startup.
-	DefaultReconnectInitialDelayMs = 500
-	// DefaultReconnectMaxDelayMs caps exponential backoff at 30 s, the
+	defaultReconnectInitialDelayMs = 500
+	// defaultReconnectMaxDelayMs caps exponential backoff at 30 s, the
 	// usual ceiling for interactive tools (the SDK's own SSE reconnect uses
 	// the same cap).
-	DefaultReconnectMaxDelayMs = 30_000
-	// DefaultReconnectMaxAttempts: with doubling from 500 ms capped at 30 s,
+	defaultReconnectMaxDelayMs = 30_000
+	// defaultReconnectMaxAttempts: with doubling from 500 ms capped at 30 s,
 	// 10 attempts span about two and a half minutes — enough to ride out a
 	// server redeploy or a short network outage, short enough that a dead
 	// server is reported failed while the user still cares. It matches the
 	// reference harness (dsh-mcp-spec §3.2).
-	DefaultReconnectMaxAttempts = 10
+	defaultReconnectMaxAttempts = 10
 
 	// maxMillis is the largest accepted millisecond value (2^31-1, the
 	// reference harness's bound); it also keeps durations far from overflow.
@@ -85,15 +85,15 @@ const (
 	InheritNone = "none"
 )
 
-// MaxServerNameLen is the longest [Config.ServerName] accepted.
-const MaxServerNameLen = 32
+// maxServerNameLen is the longest [Config.ServerName] accepted.
+const maxServerNameLen = 32
 
 // ValidServerName reports whether name is a valid [Config.ServerName]: it matches
 // ^[A-Za-z0-9_-]{1,32}$. (A hand-written check: compiling that regular expression, with
 // its counted repetition, cost every process that links this package about half a
 // millisecond at start.)
 func ValidServerName(name string) bool {
-	return len(name) <= MaxServerNameLen && toolregistry.ValidName(name)
+	return len(name) <= maxServerNameLen && toolregistry.ValidName(name)
 }
 
 // Config is the configuration of one MCP server connection, with camelCase keys. Decode it
@@ -204,17 +204,17 @@ type InheritEnv struct {
 // decoding so decoded fields override the defaults (nested objects such
 // as reconnect merge key by key).
 func (c *Config) Default() {
-	c.ToolCallTimeoutMs = DefaultToolCallTimeoutMs
-	c.StartupTimeoutMs = DefaultStartupTimeoutMs
+	c.ToolCallTimeoutMs = defaultToolCallTimeoutMs
+	c.StartupTimeoutMs = defaultStartupTimeoutMs
 	c.FailOnStartupError = false
 	c.Reconnect = ReconnectConfig{
 		Enabled:        true,
-		InitialDelayMs: DefaultReconnectInitialDelayMs,
-		MaxDelayMs:     DefaultReconnectMaxDelayMs,
-		MaxAttempts:    DefaultReconnectMaxAttempts,
+		InitialDelayMs: defaultReconnectInitialDelayMs,
+		MaxDelayMs:     defaultReconnectMaxDelayMs,
+		MaxAttempts:    defaultReconnectMaxAttempts,
 	}
-	c.MaxInstructionBytes = DefaultMaxInstructionBytes
-	c.MaxOutputBytes = DefaultMaxOutputBytes
+	c.MaxInstructionBytes = defaultMaxInstructionBytes
+	c.MaxOutputBytes = defaultMaxOutputBytes
 	c.InheritEnv = InheritEnv{Mode: InheritScrubbed}
 	c.defaultProtocol()
 }

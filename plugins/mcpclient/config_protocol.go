@@ -14,23 +14,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DefaultMaxToolCallMs is the absolute cap of one tools/call or resources/read that keeps
+// defaultMaxToolCallMs is the absolute cap of one tools/call or resources/read that keeps
 // reporting progress: ten minutes, long enough for a build or an indexing run that says how
 // far it got, short enough that a server reporting progress for ever cannot hold a turn.
-const DefaultMaxToolCallMs = 600_000
+const defaultMaxToolCallMs = 600_000
 
-// LogLevels are the values of [Config.LogLevel] (the MCP logging levels, RFC 5424 order).
-var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+// logLevels are the values of [Config.LogLevel] (the MCP logging levels, RFC 5424 order).
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
-// DefaultElicitationTimeoutMs is how long a server's question waits for an answer: ten
+// defaultElicitationTimeoutMs is how long a server's question waits for an answer: ten
 // minutes, as long as a call may run at all by default.
-const DefaultElicitationTimeoutMs = 600_000
+const defaultElicitationTimeoutMs = 600_000
 
 // defaultProtocol fills the defaults of the protocol settings (maxToolCallMs,
 // elicitationTimeoutMs).
 func (c *Config) defaultProtocol() {
-	c.MaxToolCallMs = DefaultMaxToolCallMs
-	c.ElicitationTimeoutMs = DefaultElicitationTimeoutMs
+	c.MaxToolCallMs = defaultMaxToolCallMs
+	c.ElicitationTimeoutMs = defaultElicitationTimeoutMs
 }
 
 // validateProtocol checks maxToolCallMs, elicitationTimeoutMs, logLevel and roots.
@@ -42,8 +42,8 @@ func (c Config) validateProtocol(v *validator) {
 			v.addf(fmt.Sprintf("roots[%d]", i), "%v", err)
 		}
 	}
-	if c.LogLevel != "" && !slices.Contains(LogLevels, c.LogLevel) {
-		v.addf("logLevel", "expected one of %s, got %q", strings.Join(LogLevels, ", "), c.LogLevel)
+	if c.LogLevel != "" && !slices.Contains(logLevels, c.LogLevel) {
+		v.addf("logLevel", "expected one of %s, got %q", strings.Join(logLevels, ", "), c.LogLevel)
 	}
 }
 

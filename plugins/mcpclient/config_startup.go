@@ -15,10 +15,10 @@ const (
 	StartupLazy = "lazy"
 )
 
-// DefaultIdleTimeoutMs is how long a lazy server may go without a call before it is
+// defaultIdleTimeoutMs is how long a lazy server may go without a call before it is
 // stopped: ten minutes, long enough that a conversation that uses a server keeps it, short
 // enough that a fleet of rarely used servers does not keep fifty processes alive.
-const DefaultIdleTimeoutMs = 600_000
+const defaultIdleTimeoutMs = 600_000
 
 // validateStartup checks startup and idleTimeoutMs.
 func (c Config) validateStartup(v *validator) {
@@ -44,7 +44,7 @@ func (c Config) lazyPolicy(store *mcpcatalog.Store) (lazy bool, idle time.Durati
 		idle = store.IdleTimeout()
 	}
 	if idle == 0 {
-		idle = millis(DefaultIdleTimeoutMs)
+		idle = millis(defaultIdleTimeoutMs)
 	}
 	return startup == StartupLazy, idle
 }

@@ -251,5 +251,5 @@ func TestConfigRedacted(t *testing.T) {
 }
 
 func TestValidServerNameGrammar(t *testing.T) {
-	grammartest.Compare(t, `^[A-Za-z0-9_-]{1,32}$`, ValidServerName, "zAZ09_-.:/ \x00é", MaxServerNameLen)
+	grammartest.Compare(t, `^[A-Za-z0-9_-]{1,32}$`, ValidServerName, "zAZ09_-.:/ \x00é", maxServerNameLen)
 }

@@ -49,7 +49,7 @@
 // refreshed; a server that asks for a login puts the client in [PhaseNeedsAuth], which spends
 // no reconnect budget and ends as soon as a login for the same server URL and client is
 // stored in this process (`harness mcp login`, through the running host), or at the next
-// re-check of the store ([DefaultNeedsAuthRecheck]) for one stored elsewhere. Tokens live in
+// re-check of the store (every 30 s) for one stored elsewhere. Tokens live in
 // [CredentialsStore]; see docs/authorization.md.
 //
 // Tools: each tool is registered as mcp__<serverName>__<tool> ([PublicToolName]: sanitised,
@@ -63,7 +63,7 @@
 //
 // Calls: the registry validates the arguments against the schema and bounds the call with
 // toolCallTimeoutMs; cancellation reaches the server as notifications/cancelled. Results go
-// through [AdaptResult]: canonical MCP JSON in Result.Raw, structured content validated
+// through the result adapter (adapter.go): canonical MCP JSON in Result.Raw, structured content validated
 // against the tool's output schema, model content block by block (images as attachments,
 // other rich content as explicit diagnostics), capped at maxOutputBytes. A result with
 // isError is a tool error carrying the server's text.

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// MaxToolNameLen is the longest public tool name model APIs accept.
-const MaxToolNameLen = 64
+// maxToolNameLen is the longest public tool name model APIs accept.
+const maxToolNameLen = 64
 
 // toolHashLen is the number of hex digits of the identity hash appended to
 // a public name that had to be changed or cut.
@@ -51,12 +51,12 @@ func PublicToolName(server, raw string) string {
 		}
 	}
 	normalized := b.String() // ASCII only: byte and rune indices agree
-	if !changed && len(normalized) <= MaxToolNameLen {
+	if !changed && len(normalized) <= maxToolNameLen {
 		return normalized
 	}
 	sum := sha256.Sum256([]byte(server + "\x00" + raw))
 	hash := hex.EncodeToString(sum[:])[:toolHashLen]
-	keep := min(len(normalized), MaxToolNameLen-toolHashLen-1)
+	keep := min(len(normalized), maxToolNameLen-toolHashLen-1)
 	return normalized[:keep] + "_" + hash
 }
 

@@ -94,8 +94,8 @@ func FuzzPublicToolName(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, server, raw string) {
 		got := PublicToolName(server, raw)
-		if len(got) > MaxToolNameLen {
-			t.Fatalf("len %d > %d: %q", len(got), MaxToolNameLen, got)
+		if len(got) > maxToolNameLen {
+			t.Fatalf("len %d > %d: %q", len(got), maxToolNameLen, got)
 		}
 		if !publicNamePattern.MatchString(got) {
 			t.Fatalf("invalid charset: %q", got)
@@ -104,7 +104,7 @@ func FuzzPublicToolName(f *testing.F) {
 			t.Fatalf("not deterministic: %q then %q", got, again)
 		}
 		joined := "mcp__" + server + "__" + raw
-		clean := len(joined) <= MaxToolNameLen && strings.IndexFunc(joined, func(r rune) bool { return !isToolNameRune(r) }) < 0
+		clean := len(joined) <= maxToolNameLen && strings.IndexFunc(joined, func(r rune) bool { return !isToolNameRune(r) }) < 0
 		if clean && got != joined {
 			t.Fatalf("clean name %q changed to %q", joined, got)
 		}

@@ -36,8 +36,8 @@ const (
 
 // Probe defaults, used when [ProbeOptions] leaves a field zero.
 const (
-	DefaultProbeMaxTools            = 200
-	DefaultProbeMaxDescriptionBytes = 1024
+	defaultProbeMaxTools            = 200
+	defaultProbeMaxDescriptionBytes = 1024
 )
 
 // ProbeOptions bounds a probe. The zero value uses the defaults. It is a plain value.
@@ -160,10 +160,10 @@ func Probe(pcx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 		return finish()
 	}
 	if opts.MaxTools <= 0 {
-		opts.MaxTools = DefaultProbeMaxTools
+		opts.MaxTools = defaultProbeMaxTools
 	}
 	if opts.MaxDescriptionBytes <= 0 {
-		opts.MaxDescriptionBytes = DefaultProbeMaxDescriptionBytes
+		opts.MaxDescriptionBytes = defaultProbeMaxDescriptionBytes
 	}
 
 	var (

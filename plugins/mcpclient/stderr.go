@@ -6,9 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultStderrTailBytes is how much of a stdio server's stderr is kept
+// defaultStderrTailBytes is how much of a stdio server's stderr is kept
 // for errors and status.
-const DefaultStderrTailBytes = 8 << 10
+const defaultStderrTailBytes = 8 << 10
 
 // tailBuffer is an io.Writer that keeps the last max bytes written to it.
 // Writes never fail and never block on a reader; memory is bounded by max.
@@ -23,10 +23,10 @@ type tailBuffer struct {
 }
 
 // newTailBuffer returns a buffer keeping the last max bytes
-// (DefaultStderrTailBytes when max <= 0).
+// (defaultStderrTailBytes when max <= 0).
 func newTailBuffer(max int) *tailBuffer {
 	if max <= 0 {
-		max = DefaultStderrTailBytes
+		max = defaultStderrTailBytes
 	}
 	return &tailBuffer{max: max}
 }

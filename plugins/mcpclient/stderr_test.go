@@ -44,9 +44,9 @@ func TestTailBuffer(t *testing.T) {
 
 func TestTailBufferDefaultSize(t *testing.T) {
 	b := newTailBuffer(0)
-	_, _ = b.Write(bytes.Repeat([]byte("x"), 3*DefaultStderrTailBytes))
-	if got, _ := b.bytes(); len(got) != DefaultStderrTailBytes {
-		t.Fatalf("kept %d bytes, want %d", len(got), DefaultStderrTailBytes)
+	_, _ = b.Write(bytes.Repeat([]byte("x"), 3*defaultStderrTailBytes))
+	if got, _ := b.bytes(); len(got) != defaultStderrTailBytes {
+		t.Fatalf("kept %d bytes, want %d", len(got), defaultStderrTailBytes)
 	}
 }
 

@@ -245,17 +245,17 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 	return s
 }
 
-// DefaultNeedsAuthRecheck is how often a client waiting for a login re-reads the
+// defaultNeedsAuthRecheck is how often a client waiting for a login re-reads the
 // credentials store and tries again, for logins stored by another process: one
 // unauthenticated request per half minute costs the server nothing, and a login done with
 // `mcp login --local` is picked up while the user is still looking.
-const DefaultNeedsAuthRecheck = 30 * time.Second
+const defaultNeedsAuthRecheck = 30 * time.Second
 
 func (s *supervisor) needsAuthRecheck() time.Duration {
 	if s.opts.authRecheck > 0 {
 		return s.opts.authRecheck
 	}
-	return DefaultNeedsAuthRecheck
+	return defaultNeedsAuthRecheck
 }
 
 // authChanged returns the channel closed at the next stored login for this server (nil,

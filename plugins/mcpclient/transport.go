@@ -70,7 +70,7 @@ type dialOptions struct {
 	// (nil: os.Environ()); goos selects the allow-list ("": runtime.GOOS).
 	parentEnv []string
 	goos      string
-	// stderrTailBytes caps the stderr ring (0: DefaultStderrTailBytes).
+	// stderrTailBytes caps the stderr ring (0: defaultStderrTailBytes).
 	stderrTailBytes int
 	// terminateDuration is how long the SDK waits after closing stdin before
 	// it signals the child (0: 2s). killGrace is how long the group gets
