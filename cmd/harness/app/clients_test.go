@@ -24,10 +24,10 @@ func TestManagementPageHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := cl.BaseURL + "/#token=" + cl.Token
-	if !strings.Contains(h.stderr.String(), "management page: "+want+"\n") {
-		t.Fatalf("run did not print the page URL:\n%s", h.stderr.String())
+	if !strings.Contains(h.String(), "management page: "+want+"\n") {
+		t.Fatalf("run did not print the page URL:\n%s", h.String())
 	}
-	if n := strings.Count(h.stderr.String(), cl.Token); n != 1 {
+	if n := strings.Count(h.String(), cl.Token); n != 1 {
 		t.Fatalf("the token appears %d times on stderr, want once (in the page URL)", n)
 	}
 	run(t, f.env, "open", "--print").expect(t, ExitOK, want+"\n", "")

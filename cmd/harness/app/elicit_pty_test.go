@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,23 +33,10 @@ type terminalRun struct {
 // environment and flags; done waits for its exit status.
 func askOnTerminalCmd(t *testing.T, env []string, args string, flags ...string) (r terminalRun, done func() int) {
 	t.Helper()
-	s := ptytest.Open(t)
 	cmd := harnessCmd(t, append(flags, "tools", "call", "mcp__demo__ask", args)...)
 	cmd.Env = append(cmd.Env, env...)
-	s.Start(cmd)
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return terminalRun{s, cmd}, func() int {
-		err := cmd.Wait()
-		if _, ok := errors.AsType[*exec.ExitError](err); err != nil && !ok {
-			t.Fatal(err)
-		}
-		return cmd.ProcessState.ExitCode()
-	}
+	s, exit := startOnTerminal(t, cmd)
+	return terminalRun{s, cmd}, exit
 }
 
 // askOnTerminal is askOnTerminalCmd for the screen only; exits waits for the exit status and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,38 +16,11 @@ import (
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
-// liveHost is a `run` of the harness in this process, until the test ends.
-type liveHost struct {
-	env    []string
-	stderr *watchWriter
-}
-
 // startHost runs `harness -p profile run` in process with env, waits until it runs, and
-// stops it when the test ends.
-func startHost(t *testing.T, env []string, profile string) *liveHost {
+// stops it when the test ends; it returns the host's stderr.
+func startHost(t *testing.T, env []string, profile string) *watchWriter {
 	t.Helper()
-	cx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	stderr := &watchWriter{want: []string{"running; interrupt to stop"}, seen: func() { close(ready) }}
-	done := make(chan int, 1)
-	go func() {
-		done <- testOptions().Run(cx, []string{"-p", profile, "run"}, strings.NewReader(""), io.Discard, stderr, env)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != ExitOK {
-			t.Errorf("run exited %d:\n%s", code, stderr.String())
-		}
-	})
-	select {
-	case <-ready:
-	case code := <-done:
-		done <- code
-		t.Fatalf("run exited %d before running:\n%s", code, stderr.String())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("run did not start:\n%s", stderr.String())
-	}
-	return &liveHost{env: env, stderr: stderr}
+	return startRun(t, env, "-p", profile, "run")
 }
 
 // hostFixture is a profile with the manager (one HTTP server, "managed", and two that fail),

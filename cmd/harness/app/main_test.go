@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,29 @@ func runWith(t *testing.T, cx context.Context, o Options, stdin string, env []st
 	var stdout, stderr bytes.Buffer
 	code := o.Run(cx, args, strings.NewReader(stdin), &stdout, &stderr, env)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// startInProcess runs `harness ARGS` in process with env and stdin, its stdout discarded,
+// until cx is done, and returns once its stderr shows want: the channel the exit status
+// comes on, and the stderr. A command that exits first, or shows nothing in 20 s, fails
+// the test.
+func startInProcess(t *testing.T, cx context.Context, env []string, stdin, want string, args ...string) (<-chan int, *watchWriter) {
+	t.Helper()
+	ready := make(chan struct{})
+	stderr := &watchWriter{want: []string{want}, seen: func() { close(ready) }}
+	done := make(chan int, 1)
+	go func() {
+		done <- testOptions().Run(cx, args, strings.NewReader(stdin), io.Discard, stderr, env)
+	}()
+	select {
+	case <-ready:
+	case code := <-done:
+		done <- code
+		t.Fatalf("%v exited %d before showing %q:\n%s", args, code, want, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%v did not show %q:\n%s", args, want, stderr.String())
+	}
+	return done, stderr
 }
 
 // writeFile writes content to name in dir and returns its path.

@@ -126,15 +126,12 @@ func TestSettingsLayersAndHotReload(t *testing.T) {
 
 	// A running host picks an added server up by its hot reload.
 	host := startHost(t, env, "web")
-	host.stderr.mu.Lock()
-	added := make(chan struct{})
-	host.stderr.want, host.stderr.seen = []string{"added: connected (8 tools)"}, func() { close(added) }
-	host.stderr.mu.Unlock()
+	added := host.waitFor("added: connected (8 tools)")
 	run(t, env, "mcp", "add", "added", "--url", demoURL(t)).expect(t, ExitOK, "added: added to "+user, "")
 	select {
 	case <-added:
 	case <-t.Context().Done():
-		t.Fatalf("the host did not start the added server:\n%s", host.stderr.String())
+		t.Fatalf("the host did not start the added server:\n%s", host.String())
 	}
 	run(t, env, "mcp", "list").expect(t, ExitOK, "added  connected", "answering for the host")
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,26 +16,14 @@ import (
 func startRun(t *testing.T, env []string, args ...string) *watchWriter {
 	t.Helper()
 	cx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	stderr := &watchWriter{want: []string{"running; interrupt to stop"}, seen: func() { close(ready) }}
-	done := make(chan int, 1)
-	go func() {
-		done <- testOptions().Run(cx, args, strings.NewReader(""), io.Discard, stderr, env)
-	}()
+	t.Cleanup(cancel) // also when it does not start
+	done, stderr := startInProcess(t, cx, env, "", "running; interrupt to stop", args...)
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != ExitOK {
 			t.Errorf("%v exited %d:\n%s", args, code, stderr.String())
 		}
 	})
-	select {
-	case <-ready:
-	case code := <-done:
-		done <- code
-		t.Fatalf("%v exited %d before running:\n%s", args, code, stderr.String())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%v did not start:\n%s", args, stderr.String())
-	}
 	return stderr
 }
 

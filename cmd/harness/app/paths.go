@@ -1,7 +1,7 @@
 package app
 
 import (
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,33 +11,49 @@ import (
 // the process's own in the binary), so that every path the commands default to follows the
 // environment they were given.
 func (a *invocation) userConfigDir() (string, error) {
+	return a.userDir(userDirLayout{windows: "AppData", darwin: "Library/Application Support", plan9: "lib",
+		xdg: "XDG_CONFIG_HOME", dot: ".config", what: "configuration", fallback: os.UserConfigDir})
+}
+
+// userDirLayout says where a platform keeps one of the user's directories: the variable
+// that names it on Windows, its path under $HOME on Darwin, under $home on Plan 9, and
+// else the XDG variable and its default under $HOME.
+type userDirLayout struct {
+	windows, darwin, plan9, xdg, dot string
+	what                             string // "configuration", "cache": for the error
+	fallback                         func() (string, error)
+}
+
+// userDir is the directory of layout d in the invocation's environment; with no
+// environment, the process's (d.fallback).
+func (a *invocation) userDir(d userDirLayout) (string, error) {
 	get := func(k string) string { v, _ := lookupEnv(a.env, k); return v }
 	var dir string
 	switch runtime.GOOS {
 	case "windows":
-		dir = get("AppData")
+		dir = get(d.windows)
 	case "darwin", "ios":
 		if home := get("HOME"); home != "" {
-			dir = filepath.Join(home, "Library", "Application Support")
+			dir = filepath.Join(home, filepath.FromSlash(d.darwin))
 		}
 	case "plan9":
 		if home := get("home"); home != "" {
-			dir = filepath.Join(home, "lib")
+			dir = filepath.Join(home, filepath.FromSlash(d.plan9))
 		}
 	default:
-		dir = get("XDG_CONFIG_HOME")
+		dir = get(d.xdg)
 		if dir == "" || !filepath.IsAbs(dir) {
 			dir = ""
 			if home := get("HOME"); home != "" {
-				dir = filepath.Join(home, ".config")
+				dir = filepath.Join(home, d.dot)
 			}
 		}
 	}
 	if dir == "" {
 		if a.env == nil {
-			return os.UserConfigDir()
+			return d.fallback()
 		}
-		return "", errors.New("no user configuration directory: neither $XDG_CONFIG_HOME nor $HOME is set")
+		return "", fmt.Errorf("no user %s directory: neither $%s nor $HOME is set", d.what, d.xdg)
 	}
 	return dir, nil
 }
@@ -68,35 +84,8 @@ func (a *invocation) endpointFile(flag string) (string, error) {
 // userCacheDir is os.UserCacheDir computed from the invocation's environment, as
 // userConfigDir is.
 func (a *invocation) userCacheDir() (string, error) {
-	get := func(k string) string { v, _ := lookupEnv(a.env, k); return v }
-	var dir string
-	switch runtime.GOOS {
-	case "windows":
-		dir = get("LocalAppData")
-	case "darwin", "ios":
-		if home := get("HOME"); home != "" {
-			dir = filepath.Join(home, "Library", "Caches")
-		}
-	case "plan9":
-		if home := get("home"); home != "" {
-			dir = filepath.Join(home, "lib", "cache")
-		}
-	default:
-		dir = get("XDG_CACHE_HOME")
-		if dir == "" || !filepath.IsAbs(dir) {
-			dir = ""
-			if home := get("HOME"); home != "" {
-				dir = filepath.Join(home, ".cache")
-			}
-		}
-	}
-	if dir == "" {
-		if a.env == nil {
-			return os.UserCacheDir()
-		}
-		return "", errors.New("no user cache directory: neither $XDG_CACHE_HOME nor $HOME is set")
-	}
-	return dir, nil
+	return a.userDir(userDirLayout{windows: "LocalAppData", darwin: "Library/Caches", plan9: "lib/cache",
+		xdg: "XDG_CACHE_HOME", dot: ".cache", what: "cache", fallback: os.UserCacheDir})
 }
 
 // catalogDir is the MCP catalog cache: mcp-catalog in the harness directory of the user's

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,31 +20,6 @@ func TestServeRefusals(t *testing.T) {
 	r.expect(t, ExitUsage, "", "refused on an address that is not loopback")
 	r = run(t, nil, "serve", "--token-file", filepath.Join(t.TempDir(), "missing"), "--endpoint-file", filepath.Join(t.TempDir(), "gw.json"))
 	r.expect(t, ExitUsage, "", "--token-file")
-}
-
-// lineWatch is a stderr that closes seen when a line containing want is written.
-type lineWatch struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	want string
-	seen chan struct{}
-	once sync.Once
-}
-
-func (w *lineWatch) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if strings.Contains(w.buf.String(), w.want) {
-		w.once.Do(func() { close(w.seen) })
-	}
-	return len(p), nil
-}
-
-func (w *lineWatch) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 type bearerRT struct{ tok string }
@@ -104,22 +77,10 @@ func TestServeHTTP(t *testing.T) {
 	}
 }
 
-// startServe runs serve with args until c is done and waits for it to listen.
-func startServe(t *testing.T, cx context.Context, args ...string) (<-chan int, *lineWatch) {
+// startServe runs serve with args until cx is done and waits for it to listen.
+func startServe(t *testing.T, cx context.Context, args ...string) (<-chan int, *watchWriter) {
 	t.Helper()
-	stderr := &lineWatch{want: "gateway listening", seen: make(chan struct{})}
-	code := make(chan int, 1)
-	go func() {
-		code <- testOptions().Run(cx, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, stderr, testEnv(t))
-	}()
-	select {
-	case <-stderr.seen:
-	case rc := <-code:
-		t.Fatalf("serve exited %d:\n%s", rc, stderr.String())
-	case <-cx.Done():
-		t.Fatalf("serve did not start:\n%s", stderr.String())
-	}
-	return code, stderr
+	return startInProcess(t, cx, testEnv(t), "", "gateway listening", append([]string{"serve"}, args...)...)
 }
 
 // readEndpoint reads an endpoint file.
@@ -211,7 +172,7 @@ func TestServeStdio(t *testing.T) {
 	defer cancel()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &lineWatch{want: "\x00", seen: make(chan struct{})}
+	stderr := &watchWriter{}
 	code := make(chan int, 1)
 	go func() {
 		rc := testOptions().Run(cx, []string{"serve", "--stdio"}, inR, outW, stderr, testEnv(t))
