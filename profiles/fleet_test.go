@@ -1,7 +1,6 @@
 package profiles_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,9 +13,7 @@ import (
 func TestFleetKey(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.yaml")
-	if err := os.WriteFile(file, []byte("extends: cli\nfleet: {startup: lazy, idleTimeoutMs: 300000}\nplugins: {}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	write(t, dir, "p.yaml", "extends: cli\nfleet: {startup: lazy, idleTimeoutMs: 300000}\nplugins: {}\n")
 	p, err := profiles.Load(profiles.LoadOptions{Name: file})
 	if err != nil || p.Fleet != (profiles.Fleet{Startup: "lazy", IdleTimeoutMs: 300000}) {
 		t.Fatalf("Load = %+v, %v", p, err)
@@ -35,9 +32,7 @@ func TestFleetKey(t *testing.T) {
 		{"fleet: {lazy: true}\nplugins: {}\n", `key "fleet.lazy": unknown key: expected startup or idleTimeoutMs`},
 		{"fleet: lazy\nplugins: {}\n", `key "fleet": expected a mapping`},
 	} {
-		if err := os.WriteFile(file, []byte(tc.doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		write(t, dir, "p.yaml", tc.doc)
 		if _, err := profiles.Load(profiles.LoadOptions{Name: file}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.doc, err, tc.want)
 		}

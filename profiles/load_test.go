@@ -362,9 +362,7 @@ func TestLoadKeepsDateLikeStrings(t *testing.T) {
 func TestElicitationKey(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.yaml")
-	if err := os.WriteFile(file, []byte("extends: cli\nelicitation: defaults\nplugins: {}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	write(t, dir, "p.yaml", "extends: cli\nelicitation: defaults\nplugins: {}\n")
 	p, err := profiles.Load(profiles.LoadOptions{Name: file})
 	if err != nil || p.Elicitation != "defaults" {
 		t.Fatalf("Load = %+v, %v", p, err)
