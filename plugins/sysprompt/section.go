@@ -54,15 +54,17 @@ func (e *SectionError) Error() string {
 func (e *SectionError) Unwrap() error { return e.Err }
 
 // validName reports whether name matches [A-Za-z0-9_:./-]{1,128}.
-func validName(name string) bool {
+func validName(name string) bool { return nameOf(name, "_:./-") }
+
+// nameOf reports whether name is 1 to 128 bytes, each an ASCII letter or digit or one of
+// punct.
+func nameOf(name, punct string) bool {
 	if len(name) == 0 || len(name) > 128 {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
-		switch b := name[i]; {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		case b == '_', b == ':', b == '.', b == '/', b == '-':
-		default:
+		b := name[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte(punct, b) >= 0) {
 			return false
 		}
 	}

@@ -69,20 +69,8 @@ func hasRefs(segs []segment) bool {
 	return false
 }
 
-func validVar(name string) bool {
-	if len(name) == 0 || len(name) > 128 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		switch b := name[i]; {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		case b == '_', b == '.', b == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// validVar reports whether name matches [A-Za-z0-9_.-]{1,128}.
+func validVar(name string) bool { return nameOf(name, "_.-") }
 
 // missingVar reports a reference to a variable that is not set.
 type missingVar struct{ name string }
