@@ -170,6 +170,20 @@ func ReserveServer() *Server {
 	return &Server{httpSrv: hs, URL: base + "/mcp", MetadataURL: base + "/.well-known/oauth-protected-resource/mcp"}
 }
 
+// StartProtected starts a provider that knows the MCP server's introspector client and
+// serves a [Server] behind it whose tokens must carry the scope mcp:read: a server that
+// needs a login, the setup of most login tests.
+func StartProtected(t testing.TB) (*Provider, *Server) {
+	t.Helper()
+	srv := ReserveServer()
+	p := Start(t, Config{
+		Clients:   []Client{IntrospectorClient()},
+		Resources: map[string]Resource{srv.URL: {Scope: "mcp:read"}},
+	})
+	NewServer(t, p, srv, ServerOptions{Scopes: []string{"mcp:read"}})
+	return p, srv
+}
+
 // RequireScopes changes the scopes every token must carry (a 403 insufficient_scope
 // otherwise, naming them).
 func (s *Server) RequireScopes(scopes ...string) { s.required.Store(&scopes) }

@@ -16,12 +16,7 @@ import (
 // it) and the live instance connects without a restart; mcpManager/logout forgets the
 // token. No token appears in the views or the remote answers.
 func TestRemoteLoginAndLogout(t *testing.T) {
-	srv := oauthtest.ReserveServer()
-	p := oauthtest.Start(t, oauthtest.Config{
-		Clients:   []oauthtest.Client{oauthtest.IntrospectorClient()},
-		Resources: map[string]oauthtest.Resource{srv.URL: {Scope: "mcp:read"}},
-	})
-	oauthtest.NewServer(t, p, srv, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	_, srv := oauthtest.StartProtected(t)
 	store := mcpauth.NewFileStore(t.TempDir() + "/credentials.json")
 	mcpclient.SetCredentialsStore(store)
 	t.Cleanup(func() { mcpclient.SetCredentialsStore(nil) })

@@ -34,12 +34,7 @@ const fillAndSubmit = `(() => {
 // tab, where the user logs in and consents, and the row turns connected without a
 // restart.
 func TestLogin(t *testing.T) {
-	hosted := oauthtest.ReserveServer()
-	p := oauthtest.Start(t, oauthtest.Config{
-		Clients:   []oauthtest.Client{oauthtest.IntrospectorClient()},
-		Resources: map[string]oauthtest.Resource{hosted.URL: {Scope: "mcp:read"}},
-	})
-	oauthtest.NewServer(t, p, hosted, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	_, hosted := oauthtest.StartProtected(t)
 	mcpclient.SetCredentialsStore(mcpauth.NewFileStore(t.TempDir() + "/credentials.json"))
 	t.Cleanup(func() { mcpclient.SetCredentialsStore(nil) })
 
