@@ -33,11 +33,7 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return a.withHost(cmd.Context(), func(cx context.Context, h *host.Host) error {
-			reg, err := toolRegistry(h)
-			if err != nil {
-				return err
-			}
+		return a.withRegistry(cmd.Context(), func(cx context.Context, h *host.Host, reg *toolregistry.Registry) error {
 			if _, ok := reg.Lookup(h.Root(), tool); !ok {
 				return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
 			}

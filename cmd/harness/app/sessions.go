@@ -71,13 +71,9 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 		Short: "Print a stored session's conversation (--json: its event log)",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: action(func(_ *cobra.Command, argv []string) error {
-			st, err := a.sessionStore()
+			_, events, err := a.readSession(argv[0])
 			if err != nil {
 				return err
-			}
-			events, err := st.Read(argv[0])
-			if err != nil {
-				return sessionError(st, argv[0], err)
 			}
 			if showJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -109,13 +105,9 @@ the agent works on the task with it. Output and exit status as harness ask.`,
 			if f.agent != "" {
 				return usageErrorf("sessions resume: --agent: a session keeps its agent")
 			}
-			st, err := a.sessionStore()
+			st, events, err := a.readSession(argv[0])
 			if err != nil {
 				return err
-			}
-			events, err := st.Read(argv[0])
-			if err != nil {
-				return sessionError(st, argv[0], err)
 			}
 			after := events[len(events)-1].Seq
 			return a.withAgent(cmd.Context(), f, func(cx context.Context, svc *agent.Service) error {
@@ -133,6 +125,19 @@ the agent works on the task with it. Output and exit status as harness ask.`,
 	}
 	f.add(resume)
 	return group("sessions", "List, show and resume agent sessions", list, show, resume)
+}
+
+// readSession reads the events of the stored session id from the session store.
+func (a *invocation) readSession(id string) (*agent.Store, []agent.Event, error) {
+	st, err := a.sessionStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	events, err := st.Read(id)
+	if err != nil {
+		return nil, nil, sessionError(st, id, err)
+	}
+	return st, events, nil
 }
 
 // sessionStore is the store of the profile's top-level agent (its sessionsDir), else of

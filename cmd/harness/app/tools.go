@@ -24,6 +24,18 @@ func toolRegistry(h *host.Host) (*toolregistry.Registry, error) {
 	return reg, nil
 }
 
+// withRegistry is withHost for the commands that work with the tools visible at the root:
+// fn gets the host's tool registry too (a profile without one is an error).
+func (a *invocation) withRegistry(cx context.Context, fn func(context.Context, *host.Host, *toolregistry.Registry) error) error {
+	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
+		reg, err := toolRegistry(h)
+		if err != nil {
+			return err
+		}
+		return fn(cx, h, reg)
+	})
+}
+
 func (a *invocation) toolsCommand() *cobra.Command {
 	var listJSON, callJSON bool
 	list := &cobra.Command{
@@ -31,11 +43,7 @@ func (a *invocation) toolsCommand() *cobra.Command {
 		Short: "List the tools visible at the root: name, server, description",
 		Args:  args(cobra.NoArgs),
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			return a.withHost(cmd.Context(), func(_ context.Context, h *host.Host) error {
-				reg, err := toolRegistry(h)
-				if err != nil {
-					return err
-				}
+			return a.withRegistry(cmd.Context(), func(_ context.Context, h *host.Host, reg *toolregistry.Registry) error {
 				tools := reg.List(h.Root())
 				if listJSON {
 					if tools == nil {
@@ -66,11 +74,7 @@ there; --local runs it in this process.`,
 			if err != nil {
 				return err
 			}
-			return a.withHost(cmd.Context(), func(cx context.Context, h *host.Host) error {
-				reg, err := toolRegistry(h)
-				if err != nil {
-					return err
-				}
+			return a.withRegistry(cmd.Context(), func(cx context.Context, h *host.Host, reg *toolregistry.Registry) error {
 				h.Logger().Debug("calling tool", "tool", name)
 				res, terr := reg.Execute(cx, h.Root(), name, raw, toolregistry.ExecOptions{})
 				if callJSON {
@@ -149,18 +153,27 @@ func canonicalCall(res *toolregistry.Result, terr error) any {
 
 // writeToolTable prints tools as aligned columns.
 func writeToolTable(a *invocation, tools []toolregistry.Info) error {
-	if len(tools) == 0 {
-		fmt.Fprintln(a.stderr, "no tools")
+	rows := make([][]string, 0, len(tools))
+	for _, t := range tools {
+		rows = append(rows, []string{t.Name, dash(t.Meta["server"]), summary(t.Description, 72)})
+	}
+	return writeColumns(a, "no tools", []string{"NAME", "SERVER", "DESCRIPTION"}, rows)
+}
+
+// writeColumns prints rows under header as aligned columns, each cell shown safe (servers'
+// text), or empty on stderr when there are none.
+func writeColumns(a *invocation, empty string, header []string, rows [][]string) error {
+	if len(rows) == 0 {
+		fmt.Fprintln(a.stderr, empty)
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSERVER\tDESCRIPTION")
-	for _, t := range tools {
-		server := t.Meta["server"]
-		if server == "" {
-			server = "-"
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		for i := range r {
+			r[i] = termsafe.Line(r[i])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(t.Name), termsafe.Line(server), termsafe.Line(summary(t.Description, 72)))
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
 }

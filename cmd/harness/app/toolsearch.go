@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/internal/termsafe"
 
 	"github.com/spf13/cobra"
 
@@ -79,11 +77,7 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 				}
 				return search(servers, fmt.Sprintf("in catalog %s", catalog))
 			}
-			return a.withHost(cmd.Context(), func(_ context.Context, h *host.Host) error {
-				reg, err := toolRegistry(h)
-				if err != nil {
-					return err
-				}
+			return a.withRegistry(cmd.Context(), func(_ context.Context, h *host.Host, reg *toolregistry.Registry) error {
 				tools := reg.List(h.Root())
 				return search(toolsearch.FromRegistry(tools, serverInstructions(h.Root(), tools)), fmt.Sprintf("in profile %q", h.Profile().Source))
 			})
@@ -100,20 +94,11 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 
 // writeHits prints search hits as aligned columns.
 func writeHits(a *invocation, hits []toolsearch.Hit) error {
-	if len(hits) == 0 {
-		fmt.Fprintln(a.stderr, "no tool matches")
-		return nil
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCORE\tNAME\tSERVER/TOOL\tPURPOSE")
+	rows := make([][]string, 0, len(hits))
 	for _, h := range hits {
-		server := h.Server
-		if server == "" {
-			server = "-"
-		}
-		fmt.Fprintf(tw, "%.2f\t%s\t%s/%s\t%s\n", h.Score, termsafe.Line(h.PublicName), termsafe.Line(server), termsafe.Line(h.Name), termsafe.Line(summary(h.Purpose, 72)))
+		rows = append(rows, []string{fmt.Sprintf("%.2f", h.Score), h.PublicName, dash(h.Server) + "/" + h.Name, summary(h.Purpose, 72)})
 	}
-	return tw.Flush()
+	return writeColumns(a, "no tool matches", []string{"SCORE", "NAME", "SERVER/TOOL", "PURPOSE"}, rows)
 }
 
 // serverInstructions returns the instructions of the MCP servers of tools, as their clients
