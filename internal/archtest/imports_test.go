@@ -42,13 +42,16 @@ var rules = map[string]rule{
 	// The ${…} references and the secrets they read, below the client (and the model
 	// service, which needs only them).
 	"plugins/mcpclient/refs": {project: []string{"ctx", "internal/redact", "internal/yamlnode"}},
-	"plugins/remote":         {project: []string{"ctx", "internal/loopback"}},
-	"plugins/model":          {project: []string{"ctx", "plugins/mcpclient/refs", "internal/suggest", "internal/jsonstr"}},
-	"plugins/ptc":            {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
-	"plugins/agent":          {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/toolsearch", "plugins/sysprompt", "plugins/ptc", "plugins/sampling", "plugins/elicitation", "plugins/remote", "internal/redact", "internal/suggest"}},
-	"plugins/gateway":        {project: []string{"ctx", "plugins/toolregistry", "plugins/toolsearch", "plugins/mcpclient", "plugins/mcpcatalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling", "internal/loopback"}},
-	"plugins/console":        {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
-	"profiles":               {project: []string{"ctx", "internal/redact", "internal/yamlnode", "plugins/mcpclient/serverdoc"}},
+	// A stdio server's process (group, stderr ring, environment), below the client's
+	// sessions; it imports nothing of the project.
+	"plugins/mcpclient/transport": {},
+	"plugins/remote":              {project: []string{"ctx", "internal/loopback"}},
+	"plugins/model":               {project: []string{"ctx", "plugins/mcpclient/refs", "internal/suggest", "internal/jsonstr"}},
+	"plugins/ptc":                 {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
+	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/toolsearch", "plugins/sysprompt", "plugins/ptc", "plugins/sampling", "plugins/elicitation", "plugins/remote", "internal/redact", "internal/suggest"}},
+	"plugins/gateway":             {project: []string{"ctx", "plugins/toolregistry", "plugins/toolsearch", "plugins/mcpclient", "plugins/mcpcatalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling", "internal/loopback"}},
+	"plugins/console":             {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
+	"profiles":                    {project: []string{"ctx", "internal/redact", "internal/yamlnode", "plugins/mcpclient/serverdoc"}},
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
 	// never the other way.
 	"host": {project: []string{"ctx", "plugins", "profiles", "internal/filewatch", "internal/suggest", "internal/termsafe"}},

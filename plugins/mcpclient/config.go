@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/redact"
+	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -69,20 +70,20 @@ const (
 	maxMillis = 2_147_483_647
 )
 
-// Environment inheritance modes for [InheritEnv.Mode].
+// Environment inheritance modes for [InheritEnv.Mode] (the values of [transport.Inherit]).
 const (
 	// InheritScrubbed (the default) passes the harness's whole environment except the
-	// names that look like credentials (see [Scrubbed]): KUBECONFIG, HTTPS_PROXY,
+	// names that look like credentials (see [transport.Scrubbed]): KUBECONFIG, HTTPS_PROXY,
 	// AWS_PROFILE or a server's data path reach the server, API keys and tokens do not.
-	InheritScrubbed = "scrubbed"
+	InheritScrubbed = transport.InheritScrubbed
 	// InheritMinimal passes an allow-list of harmless variables (PATH, HOME,
-	// locale, temp dir, …; see [MinimalEnvNames]).
-	InheritMinimal = "minimal"
+	// locale, temp dir, …; see [transport.MinimalEnvNames]).
+	InheritMinimal = transport.InheritMinimal
 	// InheritAll passes the harness's whole environment. It leaks every
 	// secret the harness holds; use only for trusted servers.
-	InheritAll = "all"
+	InheritAll = transport.InheritAll
 	// InheritNone passes nothing but [InheritEnv.Extra] and [Config.Env].
-	InheritNone = "none"
+	InheritNone = transport.InheritNone
 )
 
 // maxServerNameLen is the longest [Config.ServerName] accepted.
@@ -187,8 +188,8 @@ type ReconnectConfig struct {
 //
 //	inheritEnv: {mode: minimal, extra: [HTTPS_PROXY, NODE_OPTIONS]}
 //
-// Mode is "scrubbed" (default: everything but the names [Scrubbed] reports),
-// "minimal" ([MinimalEnvNames] only), "all" (everything, including secrets)
+// Mode is "scrubbed" (default: everything but the names [transport.Scrubbed] reports),
+// "minimal" ([transport.MinimalEnvNames] only), "all" (everything, including secrets)
 // or "none" (nothing). Extra names further variables to pass through in any
 // mode when they are set in the harness's environment (a credential-shaped
 // name included).

@@ -51,11 +51,3 @@ func ExampleValidServerName() {
 	fmt.Println(mcpclient.ValidServerName("github"), mcpclient.ValidServerName("my server"))
 	// Output: true false
 }
-
-// ExampleKillProcessGroups: a host that must exit at once (a second interrupt) kills the
-// process groups of the stdio servers that may still run, so that none outlives it.
-func ExampleKillProcessGroups() {
-	n := mcpclient.KillProcessGroups()
-	fmt.Println(n, "server process groups killed")
-	// Output: 0 server process groups killed
-}

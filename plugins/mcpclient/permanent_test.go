@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 )
 
 // TestPermanentStartFailures: a server that can never start fails at once with the cause,
@@ -107,7 +109,7 @@ func TestMissingScript(t *testing.T) {
 		var c Config
 		c.Default()
 		c.Transport, c.Command, c.Args, c.Cwd = TransportStdio, tc.command, tc.args, dir
-		err := missingScript(c)
+		err := transport.MissingScript(c.Command, c.Args, c.Cwd)
 		if (err != nil) != tc.refused || (err != nil && !permanent(err)) {
 			t.Errorf("%s %v: %v, want refused %v (permanent)", tc.command, tc.args, err, tc.refused)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 )
 
 // TransportLegacySSE is reported by a connection that fell back to the
@@ -23,31 +24,14 @@ import (
 const TransportLegacySSE = "sse"
 
 // ErrCleanupIncomplete means a stdio server's process group could not be
-// confirmed gone after close (or after a failed connect). A supervisor
-// must not start another process for the same server while it is
-// unresolved: two generations would overlap.
-var ErrCleanupIncomplete = errors.New("mcp server process group could not be confirmed gone")
+// confirmed gone after close (or after a failed connect), or a session did not end after
+// its close. A supervisor must not start another process for the same server while it is
+// unresolved: two generations would overlap. It is [transport.ErrCleanupIncomplete].
+var ErrCleanupIncomplete = transport.ErrCleanupIncomplete
 
-// Shutdown timing. The SDK closes stdin and waits terminateDuration before
-// it signals the direct child; then the whole group gets SIGTERM, killGrace
-// to exit, SIGKILL, and killWait to disappear.
-const (
-	defaultTerminateDuration = 2 * time.Second
-	defaultKillGrace         = 2 * time.Second
-	killWait                 = 2 * time.Second
-	// reapWait bounds waiting for the SDK's close (which reaps the leader)
-	// after the group was killed.
-	reapWait = 2 * time.Second
-	// drainWait bounds waiting for stderr EOF once the group is gone; a
-	// process that escaped the group may still hold the pipe.
-	drainWait = time.Second
-	// cmdWaitDelay is exec.Cmd.WaitDelay: Wait never blocks longer than
-	// this on I/O after the process exited.
-	cmdWaitDelay = 2 * time.Second
-	// errorTailBytes caps the stderr excerpt embedded in error messages;
-	// StderrTail has the whole buffer.
-	errorTailBytes = 1 << 10
-)
+// errorTailBytes caps the stderr excerpt embedded in error messages;
+// StderrTail has the whole buffer.
+const errorTailBytes = 1 << 10
 
 // dialOptions are the caller-side hooks and knobs of dial. The zero value
 // is valid: every field has a documented default.
@@ -70,7 +54,7 @@ type dialOptions struct {
 	// (nil: os.Environ()); goos selects the allow-list ("": runtime.GOOS).
 	parentEnv []string
 	goos      string
-	// stderrTailBytes caps the stderr ring (0: defaultStderrTailBytes).
+	// stderrTailBytes caps the stderr ring (0: 8 KiB).
 	stderrTailBytes int
 	// terminateDuration is how long the SDK waits after closing stdin before
 	// it signals the child (0: 2s). killGrace is how long the group gets
@@ -119,13 +103,6 @@ func (o dialOptions) implementation() *mcp.Implementation {
 		version = bi.Main.Version
 	}
 	return &mcp.Implementation{Name: "cordisgo-harness", Version: version}
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // dial connects to the server described by cfg (which must have passed
@@ -236,8 +213,8 @@ type connection struct {
 	kind     string
 	session  *mcp.ClientSession
 	info     initInfo
-	stderr   *tailBuffer // nil unless stdio
-	pgid     int         // 0 unless stdio
+	stderr   *transport.TailBuffer // nil unless stdio
+	pgid     int                   // 0 unless stdio
 	shutdown func(context.Context) error
 
 	done     chan struct{}
@@ -311,7 +288,7 @@ func (c *connection) Close(cx context.Context) error {
 	err := c.shutdown(cx)
 	select {
 	case <-c.done:
-	case <-time.After(reapWait):
+	case <-time.After(transport.ReapWait):
 		err = errors.Join(err, fmt.Errorf("mcp server %q: session did not end after close: %w", c.server, ErrCleanupIncomplete))
 	}
 	c.closeErr = err
@@ -358,7 +335,7 @@ func errorTail(s string) string {
 	if len(s) <= errorTailBytes {
 		return s
 	}
-	b := newTailBuffer(errorTailBytes)
+	b := transport.NewTailBuffer(errorTailBytes)
 	_, _ = b.Write([]byte(s))
 	return "…" + b.Tail()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cordisgo/harness/internal/gcpolicy"
 	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -96,7 +97,7 @@ func Main(opts Options) int {
 		}
 		// The second ends a shutdown that takes too long at once, but never leaves a
 		// server behind: every server's process group is killed first.
-		n := mcpclient.KillProcessGroups()
+		n := transport.KillProcessGroups()
 		termform.Restore() // a terminal form's mode (no echo) must not outlive the process
 		fmt.Fprintf(os.Stderr, "%s: second signal: killed %d MCP server process group%s; exiting without a clean shutdown\n",
 			opts.prog(), n, plural(n))

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package mcpclient
+package transport
 
 // onlyZombiesInGroup cannot inspect other processes portably here, so a
 // group that still answers kill(-pgid, 0) is never called gone.

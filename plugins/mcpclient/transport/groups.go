@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import "sync"
 
@@ -6,16 +6,16 @@ import "sync"
 // added once the server started, removed once its group is confirmed gone.
 var liveGroups = struct {
 	mu sync.Mutex
-	m  map[*stdioProcess]struct{}
-}{m: map[*stdioProcess]struct{}{}}
+	m  map[*Process]struct{}
+}{m: map[*Process]struct{}{}}
 
-func trackGroup(p *stdioProcess) {
+func trackGroup(p *Process) {
 	liveGroups.mu.Lock()
 	liveGroups.m[p] = struct{}{}
 	liveGroups.mu.Unlock()
 }
 
-func untrackGroup(p *stdioProcess) {
+func untrackGroup(p *Process) {
 	liveGroups.mu.Lock()
 	delete(liveGroups.m, p)
 	liveGroups.mu.Unlock()

@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func TestTailBuffer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newTailBuffer(tt.max)
+			b := NewTailBuffer(tt.max)
 			for _, w := range tt.writes {
 				if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write(%q) = %d, %v", w, n, err)
@@ -43,7 +43,7 @@ func TestTailBuffer(t *testing.T) {
 }
 
 func TestTailBufferDefaultSize(t *testing.T) {
-	b := newTailBuffer(0)
+	b := NewTailBuffer(0)
 	_, _ = b.Write(bytes.Repeat([]byte("x"), 3*defaultStderrTailBytes))
 	if got, _ := b.bytes(); len(got) != defaultStderrTailBytes {
 		t.Fatalf("kept %d bytes, want %d", len(got), defaultStderrTailBytes)
@@ -56,7 +56,7 @@ func TestTailBufferMatchesNaive(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
 		max := 1 + r.IntN(40)
-		b := newTailBuffer(max)
+		b := NewTailBuffer(max)
 		var all []byte
 		for range r.IntN(20) {
 			p := make([]byte, r.IntN(2*max))
@@ -78,7 +78,7 @@ func TestTailBufferMatchesNaive(t *testing.T) {
 }
 
 func TestTailBufferConcurrent(t *testing.T) {
-	b := newTailBuffer(256)
+	b := NewTailBuffer(256)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {

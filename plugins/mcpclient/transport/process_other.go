@@ -1,6 +1,6 @@
 //go:build !unix
 
-package mcpclient
+package transport
 
 import "os/exec"
 
@@ -10,8 +10,8 @@ import "os/exec"
 
 func startInOwnGroup(*exec.Cmd) {}
 
-func terminateGroup(p *stdioProcess) { _ = p.cmd.Process.Kill() }
+func terminateGroup(p *Process) { _ = p.cmd.Process.Kill() }
 
-func killGroup(p *stdioProcess) { _ = p.cmd.Process.Kill() }
+func killGroup(p *Process) { _ = p.cmd.Process.Kill() }
 
-func groupGone(p *stdioProcess) bool { return p.reaped.Load() }
+func groupGone(p *Process) bool { return p.reaped.Load() }

@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 // for errors and status.
 const defaultStderrTailBytes = 8 << 10
 
-// tailBuffer is an io.Writer that keeps the last max bytes written to it.
+// TailBuffer is an io.Writer that keeps the last max bytes written to it.
 // Writes never fail and never block on a reader; memory is bounded by max.
 // All methods are safe for concurrent use.
-type tailBuffer struct {
+type TailBuffer struct {
 	mu      sync.Mutex
 	buf     []byte // ring storage, len(buf) == max once allocated
 	start   int    // index of the oldest byte
@@ -22,18 +22,18 @@ type tailBuffer struct {
 	max     int
 }
 
-// newTailBuffer returns a buffer keeping the last max bytes
+// NewTailBuffer returns a buffer keeping the last max bytes
 // (defaultStderrTailBytes when max <= 0).
-func newTailBuffer(max int) *tailBuffer {
+func NewTailBuffer(max int) *TailBuffer {
 	if max <= 0 {
 		max = defaultStderrTailBytes
 	}
-	return &tailBuffer{max: max}
+	return &TailBuffer{max: max}
 }
 
 // Write appends p, discarding the oldest bytes beyond the capacity. It
 // always reports len(p), nil.
-func (b *tailBuffer) Write(p []byte) (int, error) {
+func (b *TailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	written := len(p)
@@ -60,7 +60,7 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 
 // bytes returns a copy of the held bytes in order and whether older
 // bytes were discarded.
-func (b *tailBuffer) bytes() ([]byte, bool) {
+func (b *TailBuffer) bytes() ([]byte, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make([]byte, 0, b.n)
@@ -80,7 +80,7 @@ func (b *tailBuffer) bytes() ([]byte, bool) {
 // Tail returns the held text. When older output was discarded, it starts
 // after the first newline so the first line is not a fragment (unless the
 // only newline ends the text), and never starts inside a UTF-8 sequence.
-func (b *tailBuffer) Tail() string {
+func (b *TailBuffer) Tail() string {
 	data, dropped := b.bytes()
 	if dropped {
 		if i := bytes.IndexByte(data, '\n'); i >= 0 && i+1 < len(data) {

@@ -1,4 +1,4 @@
-package mcpclient
+package transport
 
 import (
 	"io/fs"
@@ -20,16 +20,17 @@ var interpreters = map[string]bool{
 // may be a module name or a subcommand: `python -m server`, `bun run x`).
 var scriptExtensions = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".py", ".rb", ".pl", ".php", ".sh"}
 
-// missingScript returns an *fs.PathError when cfg runs an interpreter (node, python, …)
-// whose script argument — the first argument that is not a flag, with a script's extension
-// — does not exist, relative to cfg.Cwd; nil otherwise (including when the interpreter
-// reads its program from a flag: `node -e`, `python -m`, `python -c`).
-func missingScript(cfg Config) error {
-	base := strings.TrimSuffix(strings.ToLower(filepath.Base(cfg.Command)), ".exe")
+// MissingScript returns an *fs.PathError when command is an interpreter (node, python, …)
+// whose script argument — the first of args that is not a flag, with a script's extension
+// — does not exist, relative to dir; nil otherwise (including when the interpreter reads
+// its program from a flag: `node -e`, `python -m`, `python -c`). [NewProcess] checks it: a
+// missing script is a permanent failure, like a missing executable.
+func MissingScript(command string, args []string, dir string) error {
+	base := strings.TrimSuffix(strings.ToLower(filepath.Base(command)), ".exe")
 	if !interpreters[base] {
 		return nil
 	}
-	for _, arg := range cfg.Args {
+	for _, arg := range args {
 		if strings.HasPrefix(arg, "-") {
 			switch arg {
 			case "-e", "--eval", "-p", "--print", "-m", "-c", "-":
@@ -41,8 +42,8 @@ func missingScript(cfg Config) error {
 			return nil
 		}
 		path := arg
-		if !filepath.IsAbs(path) && cfg.Cwd != "" {
-			path = filepath.Join(cfg.Cwd, path)
+		if !filepath.IsAbs(path) && dir != "" {
+			path = filepath.Join(dir, path)
 		}
 		if _, err := os.Stat(path); err != nil && os.IsNotExist(err) {
 			return &fs.PathError{Op: "run " + base + " script", Path: arg, Err: fs.ErrNotExist}

@@ -1,9 +1,36 @@
-package mcpclient
+package transport
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
+
+// Environment inheritance modes for [Inherit.Mode].
+const (
+	// InheritScrubbed (the default) passes the parent's whole environment except the
+	// names that look like credentials (see [Scrubbed]): KUBECONFIG, HTTPS_PROXY,
+	// AWS_PROFILE or a server's data path reach the server, API keys and tokens do not.
+	InheritScrubbed = "scrubbed"
+	// InheritMinimal passes an allow-list of harmless variables (PATH, HOME,
+	// locale, temp dir, …; see [MinimalEnvNames]).
+	InheritMinimal = "minimal"
+	// InheritAll passes the parent's whole environment. It leaks every
+	// secret the parent holds; use only for trusted servers.
+	InheritAll = "all"
+	// InheritNone passes nothing but [Inherit.Extra] and the explicit variables.
+	InheritNone = "none"
+)
+
+// Inherit decides which variables of the parent's environment a stdio child inherits
+// before its explicit variables are applied on top (the client's inheritEnv key). It is a
+// plain value.
+type Inherit struct {
+	// Mode is InheritScrubbed ("" too), InheritMinimal, InheritAll or InheritNone.
+	Mode string
+	// Extra names further variables passed through in any mode when the parent has them.
+	Extra []string
+}
 
 // unixMinimalEnv is what a stdio server needs to find programs, its home
 // and temp directories, and to pick a locale and time zone. Nothing here
@@ -23,7 +50,7 @@ var windowsMinimalEnv = []string{
 }
 
 // MinimalEnvNames returns the variables a stdio server inherits in the
-// "minimal" [InheritEnv] mode on the given GOOS (runtime.GOOS in
+// "minimal" mode ([InheritMinimal]) on the given GOOS (runtime.GOOS in
 // production). The result is a fresh slice.
 func MinimalEnvNames(goos string) []string {
 	if goos == "windows" {
@@ -38,7 +65,7 @@ var scrubbedWords = []string{"KEY", "PASSWORD", "SECRET", "TOKEN"}
 
 const scrubbedPrefix = "HARNESS_"
 
-// Scrubbed reports whether the "scrubbed" [InheritEnv] mode keeps the variable called name
+// Scrubbed reports whether the "scrubbed" mode ([InheritScrubbed]) keeps the variable called name
 // from a stdio server: its name contains KEY, PASSWORD, SECRET or TOKEN in any case
 // (GITHUB_TOKEN, OPENAI_API_KEY, db_password, MonkeyPath), or starts with HARNESS_ in any
 // case (the harness's own settings and overlays).
@@ -60,7 +87,7 @@ func Scrubbed(name string) bool {
 // inherit, then explicit on top. Names compare case-insensitively on
 // Windows, exactly elsewhere. The result is sorted by name so it is
 // deterministic; malformed parent entries (no '=') are skipped.
-func buildEnv(parent []string, goos string, inherit InheritEnv, explicit map[string]string) []string {
+func buildEnv(parent []string, goos string, inherit Inherit, explicit map[string]string) []string {
 	fold := func(name string) string { return name }
 	if goos == "windows" {
 		fold = strings.ToUpper
@@ -98,7 +125,7 @@ func buildEnv(parent []string, goos string, inherit InheritEnv, explicit map[str
 			vars[key] = entry{name, value}
 		}
 	}
-	for _, name := range sortedKeys(explicit) { // sorted: deterministic if names fold alike
+	for _, name := range slices.Sorted(maps.Keys(explicit)) { // sorted: deterministic if names fold alike
 		vars[fold(name)] = entry{name, explicit[name]}
 	}
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpclient
+package transport
 
 import (
 	"errors"
@@ -19,16 +19,16 @@ func startInOwnGroup(cmd *exec.Cmd) {
 }
 
 // terminateGroup asks every member of the group to exit (SIGTERM).
-func terminateGroup(p *stdioProcess) { _ = syscall.Kill(-p.pgid, syscall.SIGTERM) }
+func terminateGroup(p *Process) { _ = syscall.Kill(-p.pgid, syscall.SIGTERM) }
 
 // killGroup kills every member of the group (SIGKILL).
-func killGroup(p *stdioProcess) { _ = syscall.Kill(-p.pgid, syscall.SIGKILL) }
+func killGroup(p *Process) { _ = syscall.Kill(-p.pgid, syscall.SIGKILL) }
 
 // groupGone reports whether no live process remains in the group:
 // kill(-pgid, 0) fails with ESRCH, or every remaining member is a zombie
 // (already dead; under a PID 1 that does not reap orphans, killed
 // grandchildren stay zombies forever and must not count as survivors).
-func groupGone(p *stdioProcess) bool {
+func groupGone(p *Process) bool {
 	err := syscall.Kill(-p.pgid, 0)
 	if errors.Is(err, syscall.ESRCH) {
 		return true
