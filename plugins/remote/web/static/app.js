@@ -888,6 +888,20 @@
       })));
   }
 
+  // cardHead is the head of a tool's or prompt's card: its name (and title), and the button
+  // (data-action action, labelled label) that shows and hides its form, focusing the form's
+  // first field matching focus when shown.
+  function cardHead(name, title, form, action, label, focus) {
+    return el("div", { class: "tool-head" },
+      el("h3", { class: "mono" }, name, title ? el("span", { class: "tag" }, " · " + title) : null),
+      el("button", { type: "button", dataset: { action }, "aria-expanded": "false",
+        onclick: (e) => {
+          form.hidden = !form.hidden;
+          e.target.setAttribute("aria-expanded", String(!form.hidden));
+          if (!form.hidden) { const f = form.querySelector(focus); if (f) f.focus(); }
+        } }, label));
+  }
+
   function toolCard(t) {
     const schema = t.parameters || {};
     const card = el("article", { class: "tool", dataset: { tool: t.name,
@@ -895,14 +909,7 @@
     const form = callForm(t, schema);
     form.hidden = true;
     card.append(...[
-      el("div", { class: "tool-head" },
-        el("h3", { class: "mono" }, t.name, t.title ? el("span", { class: "tag" }, " · " + t.title) : null),
-        el("button", { type: "button", dataset: { action: "open-call" }, "aria-expanded": "false",
-          onclick: (e) => {
-            form.hidden = !form.hidden;
-            e.target.setAttribute("aria-expanded", String(!form.hidden));
-            if (!form.hidden) { const f = form.querySelector("input, select, textarea"); if (f) f.focus(); }
-          } }, "Call…")),
+      cardHead(t.name, t.title, form, "open-call", "Call…", "input, select, textarea"),
       t.description ? el("p", { class: "desc" }, t.description) : null,
       schemaTable(schema),
       el("details", {}, el("summary", {}, "Input schema (JSON)"), el("pre", {}, JSON.stringify(schema, null, 2))),
@@ -1296,14 +1303,7 @@
     form.hidden = true;
     const args = p.arguments || [];
     return el("article", { class: "tool", dataset: { prompt: p.name } },
-      el("div", { class: "tool-head" },
-        el("h3", { class: "mono" }, p.name, p.title ? el("span", { class: "tag" }, " · " + p.title) : null),
-        el("button", { type: "button", dataset: { action: "open-prompt" }, "aria-expanded": "false",
-          onclick: (e) => {
-            form.hidden = !form.hidden;
-            e.target.setAttribute("aria-expanded", String(!form.hidden));
-            if (!form.hidden) { const f = form.querySelector("input"); if (f) f.focus(); }
-          } }, "Get…")),
+      cardHead(p.name, p.title, form, "open-prompt", "Get…", "input"),
       p.description ? el("p", { class: "desc" }, p.description) : null,
       args.length ? el("table", { class: "schema" },
         el("thead", {}, el("tr", {}, el("th", {}, "Argument"), el("th", {}, "Description"))),
