@@ -131,6 +131,32 @@ func MountService[T any](t testing.TB, c *ctx.Context, def ctx.PluginDef, config
 	return v
 }
 
+// Layer defines a plugin called name whose scope is a layer ([ctx.Context.Layered]) with
+// children mounted in it without configuration: an agent scope, for tests of what a layer
+// sees.
+func Layer(name string, children ...ctx.PluginDef) ctx.PluginDef {
+	return ctx.Define(ctx.Meta{Name: name}, func(c *ctx.Context, _ struct{}) error {
+		layer := c.Layered()
+		for _, ch := range children {
+			if _, err := layer.Plugin(ch, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Only returns the one scope of def in c's tree; it fails the test unless there is exactly
+// one.
+func Only(t testing.TB, c *ctx.Context, def ctx.PluginDef) *ctx.Scope {
+	t.Helper()
+	ss := c.Registry().Scopes(def)
+	if len(ss) != 1 {
+		t.Fatalf("ctxtest: %d scopes of %s, want 1", len(ss), def.Name())
+	}
+	return ss[0]
+}
+
 // RequireState fails the test unless s is in state want.
 func RequireState(t testing.TB, s *ctx.Scope, want ctx.State) {
 	t.Helper()

@@ -101,3 +101,18 @@ func TestMountService(t *testing.T) {
 		t.Fatalf("service %q", got)
 	}
 }
+
+// Layer mounts its children in a layer of its own; Only finds the one scope of a definition.
+func TestLayerAndOnly(t *testing.T) {
+	root := ctxtest.New(t)
+	leaf := ctx.Define(ctx.Meta{Name: "leaf"}, func(*ctx.Context, struct{}) error { return nil })
+	agent := ctxtest.Layer("agent", leaf)
+	ctxtest.MountActive(t, root, agent, nil)
+	s := ctxtest.Only(t, root, leaf)
+	if s.Parent() != ctxtest.Only(t, root, agent) || s.State() != ctx.Active {
+		t.Fatalf("leaf %s under %s, %v", s, s.Parent(), s.State())
+	}
+	if s.Context().Layer() == root.Layer() {
+		t.Fatal("the leaf is in the root's layer")
+	}
+}

@@ -117,29 +117,6 @@ func server(name string, p mcpresources.Provider) ctx.PluginDef {
 		})
 }
 
-// agent defines an agent scope: a layer of its own with children mounted in it.
-func agent(name string, children ...ctx.PluginDef) ctx.PluginDef {
-	return ctx.Define(ctx.Meta{Name: name}, func(c *ctx.Context, _ struct{}) error {
-		lc := c.Layered()
-		for _, ch := range children {
-			if _, err := lc.Plugin(ch, nil); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// only returns the single live scope of def.
-func only(t *testing.T, root *ctx.Context, def ctx.PluginDef) *ctx.Scope {
-	t.Helper()
-	ss := root.Registry().Scopes(def)
-	if len(ss) != 1 {
-		t.Fatalf("%d scopes of %s, want 1", len(ss), def.Name())
-	}
-	return ss[0]
-}
-
 // active returns the current context of s, failing unless it is active.
 func active(t *testing.T, s *ctx.Scope) *ctx.Context {
 	t.Helper()

@@ -63,12 +63,12 @@ func TestPromptSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := agent("a", server("docs", &tagProvider{tag: "docs"}), server("alpha", &tagProvider{tag: "alpha"}))
-	b := agent("b")
+	a := ctxtest.Layer("a", server("docs", &tagProvider{tag: "docs"}), server("alpha", &tagProvider{tag: "alpha"}))
+	b := ctxtest.Layer("b")
 	ctxtest.Mount(t, e.root, a, nil)
 	ctxtest.Mount(t, e.root, b, nil)
 	ctxtest.Settle(t, e.root)
-	ac, bc := active(t, only(t, e.root, a)), active(t, only(t, e.root, b))
+	ac, bc := active(t, ctxtest.Only(t, e.root, a)), active(t, ctxtest.Only(t, e.root, b))
 
 	requireSection(t, e.prompt, e.root, `["demo"]`)
 	requireSection(t, e.prompt, ac, `["alpha","demo","docs"]`)
@@ -102,7 +102,7 @@ func TestPromptSection(t *testing.T) {
 		t.Fatalf("prompt changes %+v, want the root layer's section removed", ev)
 	}
 
-	if err := only(t, e.root, a).Dispose(ctxtest.Wait(t)); err != nil {
+	if err := ctxtest.Only(t, e.root, a).Dispose(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
 	ctxtest.Settle(t, e.root)
@@ -117,10 +117,10 @@ func TestPromptServiceComesLater(t *testing.T) {
 	if _, err := e.svc.Register(e.root, "demo", &tagProvider{tag: "demo"}); err != nil {
 		t.Fatal(err)
 	}
-	a := agent("a", server("docs", &tagProvider{tag: "docs"}))
+	a := ctxtest.Layer("a", server("docs", &tagProvider{tag: "docs"}))
 	ctxtest.Mount(t, e.root, a, nil)
 	ctxtest.Settle(t, e.root)
-	ac := active(t, only(t, e.root, a))
+	ac := active(t, ctxtest.Only(t, e.root, a))
 
 	for range 2 { // mounted, removed, mounted again
 		s := ctxtest.MountActive(t, e.root, sysprompt.Plugin, nil)
@@ -136,7 +136,7 @@ func TestPromptServiceComesLater(t *testing.T) {
 		}
 		ctxtest.Settle(t, e.root)
 		// The sections left with the service: nothing of them stays in the layers' effects.
-		for _, sc := range []*ctx.Scope{e.root.Scope(), only(t, e.root, a)} {
+		for _, sc := range []*ctx.Scope{e.root.Scope(), ctxtest.Only(t, e.root, a)} {
 			for _, fx := range sc.Effects() {
 				if strings.HasPrefix(fx.Label, "systemPrompt:") {
 					t.Fatalf("%s keeps the effect %q after the prompt service went", sc, fx.Label)

@@ -144,17 +144,17 @@ func TestDuplicateServer(t *testing.T) {
 
 	// Another layer may reuse the name; two clients side by side in one agent may not.
 	first, second := server("docs", &tagProvider{tag: "agent"}), server("docs", &tagProvider{tag: "again"})
-	ag := agent("agent", first, second)
+	ag := ctxtest.Layer("agent", first, second)
 	ctxtest.Mount(t, e.root, ag, nil)
 	ctxtest.Settle(t, e.root)
-	a := active(t, only(t, e.root, ag))
-	states := []ctx.State{only(t, e.root, first).State(), only(t, e.root, second).State()}
+	a := active(t, ctxtest.Only(t, e.root, ag))
+	states := []ctx.State{ctxtest.Only(t, e.root, first).State(), ctxtest.Only(t, e.root, second).State()}
 	slices.Sort(states)
 	if !slices.Equal(states, []ctx.State{ctx.Active, ctx.Failed}) {
 		t.Fatalf("two servers named docs in one agent: states %v, want one active and one failed", states)
 	}
 	for _, def := range []ctx.PluginDef{first, second} {
-		if s := only(t, e.root, def); s.State() == ctx.Failed && !errors.Is(s.Err(), mcpresources.ErrDuplicateServer) {
+		if s := ctxtest.Only(t, e.root, def); s.State() == ctx.Failed && !errors.Is(s.Err(), mcpresources.ErrDuplicateServer) {
 			t.Fatalf("failed scope's error: %v", s.Err())
 		}
 	}
@@ -171,10 +171,10 @@ func TestDisposalOrder(t *testing.T) {
 	e := newEnv(t, false)
 	one, two := &tagProvider{tag: "one"}, &tagProvider{tag: "two"}
 	s1, s2 := server("one", one), server("two", two)
-	ag := agent("agent", s1, s2)
+	ag := ctxtest.Layer("agent", s1, s2)
 	ctxtest.Mount(t, e.root, ag, nil)
 	ctxtest.Settle(t, e.root)
-	agScope := only(t, e.root, ag)
+	agScope := ctxtest.Only(t, e.root, ag)
 	a := active(t, agScope)
 	e.requireTools(t, a, true)
 	e.requireTools(t, e.root, false)
@@ -187,7 +187,7 @@ func TestDisposalOrder(t *testing.T) {
 
 	// Unloading either client leaves the tools to the other, whichever registered first.
 	for _, def := range []ctx.PluginDef{s1, s2} {
-		if err := only(t, e.root, def).Dispose(ctxtest.Wait(t)); err != nil {
+		if err := ctxtest.Only(t, e.root, def).Dispose(ctxtest.Wait(t)); err != nil {
 			t.Fatal(err)
 		}
 		ctxtest.Settle(t, e.root)
@@ -332,10 +332,10 @@ func TestServiceUnload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ag := agent("agent", server("docs", &tagProvider{tag: "docs"}))
+	ag := ctxtest.Layer("agent", server("docs", &tagProvider{tag: "docs"}))
 	ctxtest.Mount(t, e.root, ag, nil)
 	ctxtest.Settle(t, e.root)
-	agScope := only(t, e.root, ag)
+	agScope := ctxtest.Only(t, e.root, ag)
 	e.requireTools(t, active(t, agScope), true)
 
 	if err := e.resources.Dispose(ctxtest.Wait(t)); err != nil {
@@ -366,7 +366,7 @@ func TestServiceUnload(t *testing.T) {
 func TestConcurrentRegistration(t *testing.T) {
 	e := newEnv(t, false)
 	const n = 16
-	ag := agent("agent")
+	ag := ctxtest.Layer("agent")
 	agScope := ctxtest.MountActive(t, e.root, ag, nil)
 	layers := []*ctx.Context{e.root, agScope.Context().Layered()}
 	var wg sync.WaitGroup

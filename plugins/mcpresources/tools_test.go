@@ -199,7 +199,7 @@ func TestUnknownServerFailsBeforeRequest(t *testing.T) {
 	if _, err := e.svc.Register(e.root, "demo", demo); err != nil {
 		t.Fatal(err)
 	}
-	ag := agent("agent", server("docs", docs))
+	ag := ctxtest.Layer("agent", server("docs", docs))
 	ctxtest.Mount(t, e.root, ag, nil)
 	ctxtest.Settle(t, e.root)
 
@@ -237,11 +237,11 @@ func TestUnknownServerFailsBeforeRequest(t *testing.T) {
 
 	// With nothing visible the error says so.
 	e2 := newEnv(t, false)
-	ag2 := agent("lonely", server("docs", docs))
+	ag2 := ctxtest.Layer("lonely", server("docs", docs))
 	ctxtest.Mount(t, e2.root, ag2, nil)
-	sib := ctxtest.Mount(t, e2.root, agent("sibling"), nil)
+	sib := ctxtest.Mount(t, e2.root, ctxtest.Layer("sibling"), nil)
 	ctxtest.Settle(t, e2.root)
-	lonely := active(t, only(t, e2.root, ag2))
+	lonely := active(t, ctxtest.Only(t, e2.root, ag2))
 	e2.requireTools(t, active(t, sib), false) // the sibling agent has no resource tools at all
 	_, err := e2.call(t, lonely, mcpresources.ToolList, `{"server":"demo"}`)
 	if te := toolError(t, err); !strings.Contains(te.Msg, `MCP resource server "demo" is unavailable in this agent's scope ("lonely"); visible servers: ["docs"]`) {
@@ -258,20 +258,20 @@ func TestScopedVisibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	shadow := server("global", &tagProvider{tag: "a-global"})
-	inner := agent("inner")
-	a := agent("a", server("docs", &tagProvider{tag: "a-docs"}), shadow, inner)
-	b := agent("b")
-	c := agent("c", server("other", &tagProvider{tag: "c-other"}))
+	inner := ctxtest.Layer("inner")
+	a := ctxtest.Layer("a", server("docs", &tagProvider{tag: "a-docs"}), shadow, inner)
+	b := ctxtest.Layer("b")
+	c := ctxtest.Layer("c", server("other", &tagProvider{tag: "c-other"}))
 	for _, def := range []ctx.PluginDef{a, b, c} {
 		ctxtest.Mount(t, e.root, def, nil)
 	}
 	ctxtest.Settle(t, e.root)
 	scopes := map[string]*ctx.Context{
 		"root":  e.root,
-		"a":     active(t, only(t, e.root, a)),
-		"inner": active(t, only(t, e.root, inner)),
-		"b":     active(t, only(t, e.root, b)),
-		"c":     active(t, only(t, e.root, c)),
+		"a":     active(t, ctxtest.Only(t, e.root, a)),
+		"inner": active(t, ctxtest.Only(t, e.root, inner)),
+		"b":     active(t, ctxtest.Only(t, e.root, b)),
+		"c":     active(t, ctxtest.Only(t, e.root, c)),
 	}
 	for name, want := range map[string][]string{
 		"root":  {"global"},
@@ -297,14 +297,14 @@ func TestScopedVisibility(t *testing.T) {
 		}
 	}
 	// Each layer with providers has its own tools; b has none and uses the root's.
-	for name, want := range map[string]*ctx.Scope{"a": only(t, e.root, a), "inner": only(t, e.root, a), "b": e.root.Scope(), "c": only(t, e.root, c)} {
+	for name, want := range map[string]*ctx.Scope{"a": ctxtest.Only(t, e.root, a), "inner": ctxtest.Only(t, e.root, a), "b": e.root.Scope(), "c": ctxtest.Only(t, e.root, c)} {
 		if in, _ := e.reg.Lookup(scopes[name], mcpresources.ToolList); in.Scope != want {
 			t.Errorf("the tool seen from %s lives in %v, want %v", name, in.Scope, want)
 		}
 	}
 
 	// When the agent's own "global" goes, the root's takes over for it.
-	if err := only(t, e.root, shadow).Dispose(ctxtest.Wait(t)); err != nil {
+	if err := ctxtest.Only(t, e.root, shadow).Dispose(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
 	ctxtest.Settle(t, e.root)
@@ -315,16 +315,16 @@ func TestScopedVisibility(t *testing.T) {
 
 func TestAgentOnlyTools(t *testing.T) {
 	e := newEnv(t, false)
-	inner := agent("inner")
-	a := agent("a", server("docs", &tagProvider{tag: "docs"}), inner)
-	b := agent("b")
+	inner := ctxtest.Layer("inner")
+	a := ctxtest.Layer("a", server("docs", &tagProvider{tag: "docs"}), inner)
+	b := ctxtest.Layer("b")
 	ctxtest.Mount(t, e.root, a, nil)
 	ctxtest.Mount(t, e.root, b, nil)
 	ctxtest.Settle(t, e.root)
 	e.requireTools(t, e.root, false)
-	e.requireTools(t, active(t, only(t, e.root, b)), false)
-	e.requireTools(t, active(t, only(t, e.root, a)), true)
-	in := active(t, only(t, e.root, inner))
+	e.requireTools(t, active(t, ctxtest.Only(t, e.root, b)), false)
+	e.requireTools(t, active(t, ctxtest.Only(t, e.root, a)), true)
+	in := active(t, ctxtest.Only(t, e.root, inner))
 	e.requireTools(t, in, true)
 	if got := e.answeredBy(t, in, "docs"); got != "docs" {
 		t.Fatalf("docs from inner answered by %s", got)
@@ -384,10 +384,10 @@ func TestInvalidProviderResult(t *testing.T) {
 func TestCallerInfo(t *testing.T) {
 	e := newEnv(t, false)
 	p := connectDemo(t)
-	ag := agent("reviewer", server("demo", p))
+	ag := ctxtest.Layer("reviewer", server("demo", p))
 	ctxtest.Mount(t, e.root, ag, nil)
 	ctxtest.Settle(t, e.root)
-	a := active(t, only(t, e.root, ag))
+	a := active(t, ctxtest.Only(t, e.root, ag))
 	_, err := e.reg.Execute(ctxtest.Wait(t), a, mcpresources.ToolRead, json.RawMessage(`{"server":"demo","uri":"demo://readme"}`), toolregistry.ExecOptions{CallID: "call-7"})
 	if err != nil {
 		t.Fatal(err)

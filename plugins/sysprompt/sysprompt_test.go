@@ -40,11 +40,6 @@ func sections(name string, own bool, secs ...sysprompt.Section) ctx.PluginDef {
 	})
 }
 
-// group is an agent scope: a plugin that mounts children in its own scope.
-func group(name string, children ...ctx.PluginDef) ctx.PluginDef {
-	return ctx.Define(ctx.Meta{Name: name}, func(c *ctx.Context, _ struct{}) error { return mountAll(c.Layered(), children...) })
-}
-
 func mountAll(c *ctx.Context, children ...ctx.PluginDef) error {
 	for _, ch := range children {
 		if _, err := c.Plugin(ch, nil); err != nil {
@@ -345,7 +340,7 @@ func TestShadowingNearestWins(t *testing.T) {
 	svc := mountService(t, root, nil)
 	ctxtest.MountActive(t, root, sections("global", false, static("rules", 5, "global rules"), static("other", 6, "other")), nil)
 	inner := sections("inner", false, static("rules", 1, "agent rules"))
-	agentDef := group("agent", inner)
+	agentDef := ctxtest.Layer("agent", inner)
 	agent := ctxtest.MountActive(t, root, agentDef, nil)
 	ctxtest.Settle(t, root)
 
@@ -374,7 +369,7 @@ func TestScopedVisibility(t *testing.T) {
 	mcpA := sections("mcpA", false, static("mcp:a", 3100, "tools of A"))
 	mcpA2 := sections("mcpA2", false, static("mcp:a2", 3100, "tools of A2"), static("g", 0, "global, as A2 sees it"))
 	personaA := sections("personaA", true, static("persona", 100, "I am agent A's helper"))
-	agentA2 := group("agentA2", mcpA2)
+	agentA2 := ctxtest.Layer("agentA2", mcpA2)
 	// Agent A's own plugin adds a section for its subtree only, then mounts its rows.
 	agentA := ctx.Define(ctx.Meta{Name: "agentA", Inject: []ctx.Dependency{sysprompt.Key}}, func(c *ctx.Context, _ struct{}) error {
 		agent := c.Layered()
@@ -384,7 +379,7 @@ func TestScopedVisibility(t *testing.T) {
 		return mountAll(agent, mcpA, personaA, agentA2)
 	})
 	mcpB := sections("mcpB", false, static("mcp:b", 3100, "tools of B"))
-	agentB := group("agentB", mcpB)
+	agentB := ctxtest.Layer("agentB", mcpB)
 
 	ctxtest.MountActive(t, root, global, nil)
 	a := ctxtest.MountActive(t, root, agentA, nil)
@@ -598,7 +593,7 @@ func TestRenderSeesCallerAndVars(t *testing.T) {
 		mu.Unlock()
 		return fmt.Sprintf("caller=%s lang=%s", a.Caller.Scope().Name(), a.Vars["lang"]), nil
 	}}), nil)
-	agent := ctxtest.MountActive(t, root, group("agent"), nil)
+	agent := ctxtest.MountActive(t, root, ctxtest.Layer("agent"), nil)
 	for _, c := range []*ctx.Context{root, agent.Context()} {
 		p := assemble(t, svc, c, map[string]string{"lang": "go"})
 		if want := "caller=" + c.Scope().Name() + " lang=go"; p.Text != want {
@@ -742,7 +737,7 @@ func TestInterpolatedPreamble(t *testing.T) {
 func TestConcurrentAssembleAndChanges(t *testing.T) {
 	root := ctxtest.New(t)
 	svc := mountService(t, root, nil)
-	agent := ctxtest.MountActive(t, root, group("agent"), nil)
+	agent := ctxtest.MountActive(t, root, ctxtest.Layer("agent"), nil)
 	h, err := svc.Set(root, static("live", 0, "v0"))
 	if err != nil {
 		t.Fatal(err)
@@ -850,8 +845,8 @@ func optional(name string) ctx.PluginDef {
 
 func TestOptionalUserFollowsService(t *testing.T) {
 	root := ctxtest.New(t)
-	a := ctxtest.MountActive(t, root, group("agentA", optional("shared")), nil)
-	b := ctxtest.MountActive(t, root, group("agentB"), nil)
+	a := ctxtest.MountActive(t, root, ctxtest.Layer("agentA", optional("shared")), nil)
+	b := ctxtest.MountActive(t, root, ctxtest.Layer("agentB"), nil)
 	ctxtest.Settle(t, root)
 	// Mounted after its users: their sub-scopes load when it appears.
 	prompt := ctxtest.MountActive(t, root, sysprompt.Plugin, nil)

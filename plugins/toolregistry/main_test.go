@@ -100,13 +100,3 @@ func scopeCtx(t *testing.T, s *ctx.Scope) *ctx.Context {
 	}
 	return c
 }
-
-// childScope returns the single child scope of def mounted in the tree.
-func childScope(t *testing.T, root *ctx.Context, def ctx.PluginDef) *ctx.Scope {
-	t.Helper()
-	ss := root.Registry().Scopes(def)
-	if len(ss) != 1 {
-		t.Fatalf("%d scopes of %s, want 1", len(ss), def.Name())
-	}
-	return ss[0]
-}

@@ -72,7 +72,7 @@ func TestOutputCap(t *testing.T) {
 
 func TestHistory(t *testing.T) {
 	root, reg := newRegistry(t, map[string]any{"historySize": 3})
-	s := childScope(t, root, toolregistry.Plugin)
+	s := ctxtest.Only(t, root, toolregistry.Plugin)
 	if _, err := reg.Register(root, reply("t", "")); err != nil {
 		t.Fatal(err)
 	}

@@ -195,7 +195,7 @@ func TestLayers(t *testing.T) {
 	ctxtest.Settle(t, root)
 	record(root)
 	close(layers)
-	agentScope := childScope(t, root, ag)
+	agentScope := ctxtest.Only(t, root, ag)
 	want := map[string][]*ctx.Scope{
 		"root":       {root.Scope()},
 		"sub":        {root.Scope(), root.Scope()}, // the plugin and its Inject sub-scope
@@ -245,12 +245,12 @@ func TestScopedVisibility(t *testing.T) {
 	ctxtest.Settle(t, root)
 	scopes := map[string]*ctx.Context{
 		"root":        root,
-		"server":      scopeCtx(t, childScope(t, root, server)),
-		"agent":       scopeCtx(t, childScope(t, root, ag)),
-		"agent-tools": scopeCtx(t, childScope(t, root, agentTools)),
-		"inner":       scopeCtx(t, childScope(t, root, inner)),
-		"inner-tools": scopeCtx(t, childScope(t, root, innerTools)),
-		"sibling":     scopeCtx(t, childScope(t, root, sibling)),
+		"server":      scopeCtx(t, ctxtest.Only(t, root, server)),
+		"agent":       scopeCtx(t, ctxtest.Only(t, root, ag)),
+		"agent-tools": scopeCtx(t, ctxtest.Only(t, root, agentTools)),
+		"inner":       scopeCtx(t, ctxtest.Only(t, root, inner)),
+		"inner-tools": scopeCtx(t, ctxtest.Only(t, root, innerTools)),
+		"sibling":     scopeCtx(t, ctxtest.Only(t, root, sibling)),
 	}
 	atRoot := map[string]string{"shared": "root", "global": "server", "mine": "", "theirs": "", "deep": ""}
 	inAgent := map[string]string{"shared": "agent", "global": "server", "mine": "agent", "theirs": "", "deep": ""}
@@ -551,7 +551,7 @@ func TestRestrictNestedAndDisposal(t *testing.T) {
 	})
 	ctxtest.Mount(t, root, outer, nil)
 	ctxtest.Settle(t, root)
-	oc, ic := scopeCtx(t, childScope(t, root, outer)), scopeCtx(t, childScope(t, root, inner))
+	oc, ic := scopeCtx(t, ctxtest.Only(t, root, outer)), scopeCtx(t, ctxtest.Only(t, root, inner))
 	if got := names(reg.List(oc)); !slices.Equal(got, []string{"c"}) {
 		t.Fatalf("outer lists %v", got)
 	}
