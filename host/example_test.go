@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"time"
 
 	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -17,10 +15,8 @@ import (
 // status of its MCP servers read, the host's remote methods called in process, the tree
 // disposed.
 func Example() {
-	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer closeSessions()
+	url, stop := serveDemo() // the demo MCP server over Streamable HTTP
+	defer stop()
 	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	doc := `
@@ -28,7 +24,7 @@ plugins:
   tools: {use: toolregistry}
   demo:
     use: mcpclient
-    config: {serverName: demo, transport: streamable-http, url: "` + srv.URL + `/mcp"}
+    config: {serverName: demo, transport: streamable-http, url: "` + url + `"}
 `
 	if err := runProfile(cx, doc); err != nil {
 		fmt.Println(err)

@@ -25,13 +25,18 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// demoURL serves the demo MCP server over Streamable HTTP until the test ends.
-func demoURL(t *testing.T) string {
-	t.Helper()
+// serveDemo serves the demo MCP server over Streamable HTTP at url until stop is called.
+func serveDemo() (url string, stop func()) {
 	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
 	srv := httptest.NewServer(h)
-	t.Cleanup(func() { closeSessions(); srv.Close() })
-	return srv.URL + "/mcp"
+	return srv.URL + "/mcp", func() { closeSessions(); srv.Close() }
+}
+
+// demoURL serves the demo MCP server over Streamable HTTP until the test ends.
+func demoURL(t *testing.T) string {
+	url, stop := serveDemo()
+	t.Cleanup(stop)
+	return url
 }
 
 // load loads the profile document doc (named name) with the built-in catalog.
