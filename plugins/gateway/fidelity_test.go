@@ -97,9 +97,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 // the invalid-params code and the name asked for. (A per-server route passes what its
 // server answers, as a direct connection would.)
 func TestCompletionErrorCodes(t *testing.T) {
-	root := newTree(t)
-	mountHTTP(t, root, "demo", demoUpstream(t))
-	f := serveGateway(t, root, gateway.Options{})
+	f := demoFleet(t)
 	for _, path := range []string{"/mcp"} {
 		cs := connect(t, f.url+path, nil)
 		_, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "no_such_prompt"},

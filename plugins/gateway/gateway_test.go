@@ -71,6 +71,15 @@ func mountConfig(t *testing.T, c *ctx.Context, cfg mcpclient.Config) *ctx.Scope 
 	return mount(t, c, mcpclient.Plugin, cfg)
 }
 
+// demoFleet is a fleet of one client, of the demo server ("demo"), served by a gateway with
+// the default options.
+func demoFleet(t *testing.T) *fleet {
+	t.Helper()
+	root := newTree(t)
+	mountHTTP(t, root, "demo", demoUpstream(t))
+	return serveGateway(t, root, gateway.Options{})
+}
+
 func serveGateway(t *testing.T, root *ctx.Context, opts gateway.Options) *fleet {
 	t.Helper()
 	gw, err := gateway.New(root, opts)
@@ -158,9 +167,7 @@ func text(res *mcp.CallToolResult) string {
 }
 
 func TestAggregatedRoute(t *testing.T) {
-	root := newTree(t)
-	mountHTTP(t, root, "demo", demoUpstream(t))
-	f := serveGateway(t, root, gateway.Options{})
+	f := demoFleet(t)
 	changed := make(chan string, 1)
 	cs := connect(t, f.url+"/mcp", changed)
 	waitTools(t, cs, changed, "mcp__demo__echo")
@@ -254,9 +261,7 @@ func TestPolicyApplies(t *testing.T) {
 }
 
 func TestServerRoute(t *testing.T) {
-	root := newTree(t)
-	mountHTTP(t, root, "demo", demoUpstream(t))
-	f := serveGateway(t, root, gateway.Options{})
+	f := demoFleet(t)
 	changed := make(chan string, 1)
 	cs := connect(t, f.url+"/mcp/servers/demo", changed)
 	if got := cs.InitializeResult().ServerInfo.Name; got != "" && got == "" {
@@ -278,9 +283,7 @@ func TestServerRoute(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
-	root := newTree(t)
-	mountHTTP(t, root, "demo", demoUpstream(t))
-	f := serveGateway(t, root, gateway.Options{})
+	f := demoFleet(t)
 	for _, tc := range []struct {
 		name, path, host, origin, auth string
 		want                           int

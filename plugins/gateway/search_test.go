@@ -18,9 +18,7 @@ import (
 // real schemas and says so with tools/list_changed; they are called directly, or through
 // call_tool; another session's list is its own.
 func TestSearchRoute(t *testing.T) {
-	root := newTree(t)
-	mountHTTP(t, root, "demo", demoUpstream(t))
-	f := serveGateway(t, root, gateway.Options{})
+	f := demoFleet(t)
 
 	changed := make(chan string, 1)
 	cs := connect(t, f.url+gateway.PathSearch, changed)

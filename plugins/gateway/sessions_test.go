@@ -19,9 +19,8 @@ import (
 // (SessionsEvent, the gateway/sessions stream) and keeps an ended session, with no token,
 // session id or argument value anywhere.
 func TestSessions(t *testing.T) {
-	root := newTree(t)
-	mountHTTP(t, root, "demo", demoUpstream(t))
-	f := serveGateway(t, root, gateway.Options{})
+	f := demoFleet(t)
+	root := f.root
 	stop, err := f.gw.ExposeRemote(root)
 	if err != nil {
 		t.Fatal(err)

@@ -12,9 +12,7 @@ import (
 // TestRouteSuffix: a per-server route also answers under a path ending in /mcp, for
 // clients that guess the transport from the URL; other paths under it are still 404.
 func TestRouteSuffix(t *testing.T) {
-	root := newTree(t)
-	mountHTTP(t, root, "demo", demoUpstream(t))
-	f := serveGateway(t, root, gateway.Options{})
+	f := demoFleet(t)
 	cs := connect(t, f.url+gateway.PathServers+"demo"+gateway.PathSuffix, nil)
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "suffixed"}})
 	if err != nil || res.IsError || text(res) != "suffixed" {
