@@ -71,6 +71,20 @@ func mountConfig(t *testing.T, c *ctx.Context, cfg mcpclient.Config) *ctx.Scope 
 	return mount(t, c, mcpclient.Plugin, cfg)
 }
 
+// subscribable serves a test server that accepts resource subscriptions over HTTP, and
+// returns it with the configuration of a client of it called name on protocol 2025-11-25
+// (where resources/unsubscribe is a request: its absence is observable).
+func subscribable(t *testing.T, name string) (*mcptest.Subscribable, mcpclient.Config) {
+	t.Helper()
+	up := mcptest.NewSubscribable(true)
+	h := mcptest.NewHTTP(t, func() *mcp.Server { return up.Server })
+	var cfg mcpclient.Config
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.URL = name, mcpclient.TransportStreamableHTTP, h.URL()
+	cfg.ProtocolVersion = "2025-11-25"
+	return up, cfg
+}
+
 // demoFleet is a fleet of one client, of the demo server ("demo"), served by a gateway with
 // the default options.
 func demoFleet(t *testing.T) *fleet {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/gateway"
-	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -161,13 +160,8 @@ func (a abandoning) RoundTrip(r *http.Request) (*http.Response, error) {
 // goroutines nor the heap have grown from before the sessions.
 func TestAbandonedSessionsReaped(t *testing.T) {
 	const n = 1000
-	up := mcptest.NewSubscribable(true)
-	hu := mcptest.NewHTTP(t, func() *mcp.Server { return up.Server })
+	up, cfg := subscribable(t, "up")
 	root := newTree(t)
-	var cfg mcpclient.Config
-	cfg.Default()
-	cfg.ServerName, cfg.Transport, cfg.URL = "up", mcpclient.TransportStreamableHTTP, hu.URL()
-	cfg.ProtocolVersion = "2025-11-25"
 	mountConfig(t, root, cfg)
 	gw, err := gateway.New(root, gateway.Options{})
 	if err != nil {
@@ -284,14 +278,9 @@ func liveHeap() int64 {
 // watchers and requests are effects of the scope. The call is cancelled upstream.
 func TestDisposedScopeLeavesNoGoroutine(t *testing.T) {
 	url, started, cancelled := hangServer(t)
-	sub := mcptest.NewSubscribable(true)
-	hs := mcptest.NewHTTP(t, func() *mcp.Server { return sub.Server })
+	sub, cfg := subscribable(t, "sub")
 	root := newTree(t)
 	mountHTTP(t, root, "up", url)
-	var cfg mcpclient.Config
-	cfg.Default()
-	cfg.ServerName, cfg.Transport, cfg.URL = "sub", mcpclient.TransportStreamableHTTP, hs.URL()
-	cfg.ProtocolVersion = "2025-11-25"
 	mountConfig(t, root, cfg)
 	baseline := goleak.IgnoreCurrent()
 

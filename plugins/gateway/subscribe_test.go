@@ -8,8 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/plugins/gateway"
-	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // watcher is a downstream go-sdk session on protocol that reports the URIs of the
@@ -57,13 +55,8 @@ func (w *watcher) next(t *testing.T) string {
 // an unsubscribe or the end of a session releases exactly that session's reference, and
 // updates reach only the sessions subscribed to their URI.
 func TestSubscriptionsPerSession(t *testing.T) {
-	up := mcptest.NewSubscribable(true)
-	h := mcptest.NewHTTP(t, func() *mcp.Server { return up.Server })
+	up, cfg := subscribable(t, "up") // resources/unsubscribe is a request on 2025-11-25: its absence is observable
 	root := newTree(t)
-	var cfg mcpclient.Config
-	cfg.Default()
-	cfg.ServerName, cfg.Transport, cfg.URL = "up", mcpclient.TransportStreamableHTTP, h.URL()
-	cfg.ProtocolVersion = "2025-11-25" // resources/unsubscribe is a request: its absence is observable
 	mountConfig(t, root, cfg)
 	f := serveGateway(t, root, gateway.Options{})
 
