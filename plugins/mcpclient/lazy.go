@@ -233,6 +233,23 @@ func (s *supervisor) acquire(cx context.Context) (func(), error) {
 	return s.lazy.acquire(cx)
 }
 
+// liveGeneration acquires the server for a request (starting a lazy one) and returns its
+// live generation, with the release to call once the request is done; with no live
+// generation it releases at once and fails with the client's unavailable error.
+func (s *supervisor) liveGeneration(cx context.Context) (*generation, func(), error) {
+	release, err := s.acquire(cx)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := s.live.Load()
+	if g == nil {
+		err := s.unavailable()
+		release()
+		return nil, nil, err
+	}
+	return g, release, nil
+}
+
 // startLazy is the activation of a lazy client: with a usable cached entry it registers
 // the cached tools and instructions and reports [PhaseLazy] without starting anything (it
 // reports true); otherwise it starts the server, as an eager client does, to fill the

@@ -21,15 +21,11 @@ type resourceProvider struct{ s *supervisor }
 // lists nothing and refuses reads.
 func (p resourceProvider) Request(cx context.Context, req mcpresources.Request, _ mcpresources.CallerInfo) (json.RawMessage, error) {
 	s := p.s
-	release, err := s.acquire(cx)
+	g, release, err := s.liveGeneration(cx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	g := s.live.Load()
-	if g == nil {
-		return nil, s.unavailable()
-	}
 	pcx := cx
 	timeout, key := s.cfg.ToolCallTimeout(), "toolCallTimeoutMs"
 	if req.Method == mcpresources.MethodRead {

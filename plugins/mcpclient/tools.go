@@ -213,15 +213,11 @@ func usableSchema(v any) (json.RawMessage, error) {
 // turns ctx's end into notifications/cancelled for the server.
 func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
 	s := t.s
-	release, err := s.acquire(cx)
+	g, release, err := s.liveGeneration(cx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	g := s.live.Load()
-	if g == nil {
-		return nil, s.unavailable()
-	}
 	if !g.track(call) {
 		return nil, s.unavailable()
 	}

@@ -91,15 +91,11 @@ func (u *Upstream) Session() *mcp.ClientSession {
 // caller ([WithOrigin], elicitation.WithResponder, sampling.WithSampler). p is not modified.
 func (u *Upstream) ReadResource(cx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	s := u.s
-	release, err := s.acquire(cx)
+	g, release, err := s.liveGeneration(cx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	g := s.live.Load()
-	if g == nil {
-		return nil, s.unavailable()
-	}
 	pcx := cx
 	cx, cancel := context.WithTimeout(cx, s.cfg.MaxToolCall())
 	defer cancel()
