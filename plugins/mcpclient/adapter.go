@@ -50,7 +50,12 @@ func adaptResult(tool string, res *mcp.CallToolResult, store *toolregistry.Attac
 			return adaptText(res, text, maxOutputBytes)
 		}
 	}
-	out := &toolregistry.Result{IsError: res.IsError, Raw: canonicalJSON(res)}
+	return adaptBlocks(tool, res, store, maxOutputBytes, canonicalJSON(res))
+}
+
+// adaptBlocks is adaptResult past its fast path, with raw as the canonical JSON.
+func adaptBlocks(tool string, res *mcp.CallToolResult, store *toolregistry.Attachments, maxOutputBytes int, raw json.RawMessage) *toolregistry.Result {
+	out := &toolregistry.Result{IsError: res.IsError, Raw: raw}
 	if res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			out.Structured = b

@@ -14,20 +14,8 @@ import (
 // always json.Marshal's and the result is built field by field. It is the baseline the
 // hand encoder (appendPlainText, adaptText) is measured against in BenchmarkAdapt.
 func adaptResultJSON(tool string, res *mcp.CallToolResult, store *toolregistry.Attachments, maxOutputBytes int) *toolregistry.Result {
-	out := &toolregistry.Result{IsError: res.IsError}
-	if raw, err := json.Marshal(res); err == nil {
-		out.Raw = raw
-	}
-	if res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			out.Structured = b
-		}
-	}
-	out.Content = project(tool, res, store, out.Structured)
-	if maxOutputBytes > 0 {
-		out.Content = capContent(out.Content, maxOutputBytes)
-	}
-	return out
+	raw, _ := json.Marshal(res) // nil on error, as canonicalJSON
+	return adaptBlocks(tool, res, store, maxOutputBytes, raw)
 }
 
 // adaptCases are representative tools/call results: a short text (the echo of most tools),
