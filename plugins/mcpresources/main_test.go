@@ -64,6 +64,17 @@ func newEnv(t *testing.T, withPrompt bool) *env {
 }
 
 // call executes tool from c with JSON arguments.
+// register registers p as server's provider in the root's layer, failing the test if it is
+// refused.
+func (e *env) register(t *testing.T, server string, p mcpresources.Provider) ctx.Disposer {
+	t.Helper()
+	d, err := e.svc.Register(e.root, server, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func (e *env) call(t *testing.T, c *ctx.Context, tool, args string) (*toolregistry.Result, error) {
 	t.Helper()
 	res, err := e.reg.Execute(ctxtest.Wait(t), c, tool, json.RawMessage(args), toolregistry.ExecOptions{})

@@ -59,10 +59,7 @@ func requireSection(t *testing.T, sp *sysprompt.Service, c *ctx.Context, servers
 func TestPromptSection(t *testing.T) {
 	e := newEnv(t, true)
 	changes := ctxtest.Record(t, e.root, sysprompt.Changed)
-	d, err := e.svc.Register(e.root, "demo", &tagProvider{tag: "demo"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := e.register(t, "demo", &tagProvider{tag: "demo"})
 	a := ctxtest.Layer("a", server("docs", &tagProvider{tag: "docs"}), server("alpha", &tagProvider{tag: "alpha"}))
 	b := ctxtest.Layer("b")
 	ctxtest.Mount(t, e.root, a, nil)
@@ -114,9 +111,7 @@ func TestPromptSection(t *testing.T) {
 
 func TestPromptServiceComesLater(t *testing.T) {
 	e := newEnv(t, false)
-	if _, err := e.svc.Register(e.root, "demo", &tagProvider{tag: "demo"}); err != nil {
-		t.Fatal(err)
-	}
+	e.register(t, "demo", &tagProvider{tag: "demo"})
 	a := ctxtest.Layer("a", server("docs", &tagProvider{tag: "docs"}))
 	ctxtest.Mount(t, e.root, a, nil)
 	ctxtest.Settle(t, e.root)

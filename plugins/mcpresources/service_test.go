@@ -41,10 +41,7 @@ func TestToolsFollowProviders(t *testing.T) {
 	changes := ctxtest.Record(t, e.root, toolregistry.Changed)
 	p := &tagProvider{tag: "a"}
 
-	d1, err := e.svc.Register(e.root, "a", p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d1 := e.register(t, "a", p)
 	e.requireTools(t, e.root, true)
 	want := map[string]string{
 		mcpresources.ToolList:      string(mcpresources.ListParameters),
@@ -61,10 +58,7 @@ func TestToolsFollowProviders(t *testing.T) {
 		t.Fatalf("changes after the first provider: %+v, want one adding the three tools", ev)
 	}
 
-	d2, err := e.svc.Register(e.root, "b", &tagProvider{tag: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d2 := e.register(t, "b", &tagProvider{tag: "b"})
 	if n := len(changes.Events()); n != 1 {
 		t.Fatalf("a second provider changed the tools (%d changes)", n)
 	}
@@ -130,11 +124,8 @@ func TestRegisterValidation(t *testing.T) {
 
 func TestDuplicateServer(t *testing.T) {
 	e := newEnv(t, false)
-	d, err := e.svc.Register(e.root, "docs", &tagProvider{tag: "first"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.svc.Register(e.root, "docs", &tagProvider{tag: "second"})
+	d := e.register(t, "docs", &tagProvider{tag: "first"})
+	_, err := e.svc.Register(e.root, "docs", &tagProvider{tag: "second"})
 	if !errors.Is(err, mcpresources.ErrDuplicateServer) || !strings.Contains(err.Error(), `MCP resource server "docs" is already registered in this scope`) {
 		t.Fatalf("duplicate: %v", err)
 	}
@@ -241,10 +232,7 @@ func TestDisposalOrder(t *testing.T) {
 		t.Fatalf("Servers at the root = %v", got)
 	}
 	// Registering at the root still works: the agent's layer left nothing behind.
-	d, err := e.svc.Register(e.root, "three", &tagProvider{tag: "root"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := e.register(t, "three", &tagProvider{tag: "root"})
 	e.requireTools(t, e.root, true)
 	dispose(t, d)
 }
@@ -328,10 +316,7 @@ func TestSharedToolConflictRollsBack(t *testing.T) {
 
 func TestServiceUnload(t *testing.T) {
 	e := newEnv(t, false)
-	d, err := e.svc.Register(e.root, "global", &tagProvider{tag: "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := e.register(t, "global", &tagProvider{tag: "g"})
 	ag := ctxtest.Layer("agent", server("docs", &tagProvider{tag: "docs"}))
 	ctxtest.Mount(t, e.root, ag, nil)
 	ctxtest.Settle(t, e.root)

@@ -66,9 +66,7 @@ func requireCanonical(t *testing.T, res *toolregistry.Result, p *demoProvider) {
 func TestListPagination(t *testing.T) {
 	e := newEnv(t, false)
 	p := connectDemo(t)
-	if _, err := e.svc.Register(e.root, "demo", p); err != nil {
-		t.Fatal(err)
-	}
+	e.register(t, "demo", p)
 
 	var uris []string
 	cursor := ""
@@ -142,9 +140,7 @@ func must[T any](v T, err error) T {
 func TestReadTextAndBlob(t *testing.T) {
 	e := newEnv(t, false)
 	p := connectDemo(t)
-	if _, err := e.svc.Register(e.root, "demo", p); err != nil {
-		t.Fatal(err)
-	}
+	e.register(t, "demo", p)
 
 	res := e.mustCall(t, e.root, mcpresources.ToolRead, `{"server":"demo","uri":"demo://readme"}`)
 	requireCanonical(t, res, p)
@@ -196,9 +192,7 @@ func TestReadTextAndBlob(t *testing.T) {
 func TestUnknownServerFailsBeforeRequest(t *testing.T) {
 	e := newEnv(t, false)
 	demo, docs := &tagProvider{tag: "demo"}, &tagProvider{tag: "docs"}
-	if _, err := e.svc.Register(e.root, "demo", demo); err != nil {
-		t.Fatal(err)
-	}
+	e.register(t, "demo", demo)
 	ag := ctxtest.Layer("agent", server("docs", docs))
 	ctxtest.Mount(t, e.root, ag, nil)
 	ctxtest.Settle(t, e.root)
@@ -254,9 +248,7 @@ func TestUnknownServerFailsBeforeRequest(t *testing.T) {
 
 func TestScopedVisibility(t *testing.T) {
 	e := newEnv(t, false)
-	if _, err := e.svc.Register(e.root, "global", &tagProvider{tag: "root"}); err != nil {
-		t.Fatal(err)
-	}
+	e.register(t, "global", &tagProvider{tag: "root"})
 	shadow := server("global", &tagProvider{tag: "a-global"})
 	inner := ctxtest.Layer("inner")
 	a := ctxtest.Layer("a", server("docs", &tagProvider{tag: "a-docs"}), shadow, inner)
@@ -334,13 +326,9 @@ func TestAgentOnlyTools(t *testing.T) {
 func TestProviderErrors(t *testing.T) {
 	e := newEnv(t, false)
 	p := connectDemo(t)
-	if _, err := e.svc.Register(e.root, "demo", p); err != nil {
-		t.Fatal(err)
-	}
+	e.register(t, "demo", p)
 	down := &tagProvider{tag: "down", err: errors.New("mcp-client(down): server is disconnected")}
-	if _, err := e.svc.Register(e.root, "down", down); err != nil {
-		t.Fatal(err)
-	}
+	e.register(t, "down", down)
 	_, err := e.call(t, e.root, mcpresources.ToolList, `{"server":"down"}`)
 	te := toolError(t, err)
 	if te.Code != toolregistry.CodeToolError || te.Msg != `MCP resource server "down": resources/list failed: mcp-client(down): server is disconnected` {
@@ -371,9 +359,7 @@ func TestInvalidProviderResult(t *testing.T) {
 	e := newEnv(t, false)
 	for name, raw := range map[string]string{"empty": ``, "broken": `{"contents":[`, "trailing": `{} {}`} {
 		p := rawProvider(raw)
-		if _, err := e.svc.Register(e.root, name, p); err != nil {
-			t.Fatal(err)
-		}
+		e.register(t, name, p)
 		_, err := e.call(t, e.root, mcpresources.ToolList, `{"server":"`+name+`"}`)
 		if te := toolError(t, err); !strings.Contains(te.Msg, `MCP resource server "`+name+`": resources/list returned an invalid result`) {
 			t.Fatalf("%s: %v", name, err)
