@@ -38,9 +38,10 @@
 //
 // # Behaviour
 //
-// Transports: a stdio server runs in its own process group with a minimal environment; its
-// stderr goes to a bounded ring shown in errors and status, and closing terminates the whole
-// group (gracefully, then by force). Streamable HTTP sends the headers on every request, has
+// Transports (plugins/mcpclient/transport): a stdio server runs in its own process group with
+// the environment inheritEnv admits (credential-shaped names scrubbed by default); its stderr
+// goes to a bounded ring shown in errors and status, and closing terminates the whole group
+// (gracefully, then by force). Streamable HTTP sends the headers on every request, has
 // no client-wide timeout, and falls back to the legacy HTTP+SSE transport when the server
 // rejects Streamable HTTP. The client advertises no capabilities (no roots).
 //
