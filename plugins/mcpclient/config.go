@@ -70,22 +70,6 @@ const (
 	maxMillis = 2_147_483_647
 )
 
-// Environment inheritance modes for [InheritEnv.Mode] (the values of [transport.Inherit]).
-const (
-	// InheritScrubbed (the default) passes the harness's whole environment except the
-	// names that look like credentials (see [transport.Scrubbed]): KUBECONFIG, HTTPS_PROXY,
-	// AWS_PROFILE or a server's data path reach the server, API keys and tokens do not.
-	InheritScrubbed = transport.InheritScrubbed
-	// InheritMinimal passes an allow-list of harmless variables (PATH, HOME,
-	// locale, temp dir, …; see [transport.MinimalEnvNames]).
-	InheritMinimal = transport.InheritMinimal
-	// InheritAll passes the harness's whole environment. It leaks every
-	// secret the harness holds; use only for trusted servers.
-	InheritAll = transport.InheritAll
-	// InheritNone passes nothing but [InheritEnv.Extra] and [Config.Env].
-	InheritNone = transport.InheritNone
-)
-
 // maxServerNameLen is the longest [Config.ServerName] accepted.
 const maxServerNameLen = 32
 
@@ -188,11 +172,11 @@ type ReconnectConfig struct {
 //
 //	inheritEnv: {mode: minimal, extra: [HTTPS_PROXY, NODE_OPTIONS]}
 //
-// Mode is "scrubbed" (default: everything but the names [transport.Scrubbed] reports),
-// "minimal" ([transport.MinimalEnvNames] only), "all" (everything, including secrets)
-// or "none" (nothing). Extra names further variables to pass through in any
-// mode when they are set in the harness's environment (a credential-shaped
-// name included).
+// Mode is one of the modes of [transport.Inherit]: "scrubbed" (the default: everything but
+// the names [transport.Scrubbed] reports), "minimal" ([transport.MinimalEnvNames] only),
+// "all" (everything, including secrets) or "none" (nothing). Extra names further variables
+// to pass through in any mode when they are set in the harness's environment (a
+// credential-shaped name included).
 // It is a plain value.
 type InheritEnv struct {
 	// Mode is "scrubbed" (everything except names containing KEY, PASSWORD, SECRET or TOKEN in any case, and HARNESS_*), "minimal" (PATH, HOME, locale and the like), "all" (everything, secrets included) or "none" (default "scrubbed").
@@ -216,7 +200,7 @@ func (c *Config) Default() {
 	}
 	c.MaxInstructionBytes = defaultMaxInstructionBytes
 	c.MaxOutputBytes = defaultMaxOutputBytes
-	c.InheritEnv = InheritEnv{Mode: InheritScrubbed}
+	c.InheritEnv = InheritEnv{Mode: transport.InheritScrubbed}
 	c.defaultProtocol()
 }
 

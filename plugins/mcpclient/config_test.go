@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/grammartest"
+	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 )
 
 // decodeConfig mirrors how the plugin decodes: defaults, then strict JSON.
@@ -34,7 +35,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	want := Config{
 		ServerName: "gh", Transport: "stdio", Command: "npx",
-		InheritEnv:        InheritEnv{Mode: InheritScrubbed},
+		InheritEnv:        InheritEnv{Mode: transport.InheritScrubbed},
 		ToolCallTimeoutMs: 60000, MaxToolCallMs: 600000, ElicitationTimeoutMs: 600000, StartupTimeoutMs: 60000,
 		Reconnect:           ReconnectConfig{Enabled: true, InitialDelayMs: 500, MaxDelayMs: 30000, MaxAttempts: 10},
 		MaxInstructionBytes: 32768, MaxOutputBytes: 100000,

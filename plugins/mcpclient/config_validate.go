@@ -11,6 +11,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 )
 
 // Interface guards: the configuration has defaults and validates itself.
@@ -86,9 +87,9 @@ func (c Config) validateStdio(v *validator) {
 		v.addf("cwd", "must not contain NUL")
 	}
 	switch c.InheritEnv.Mode {
-	case InheritScrubbed, InheritMinimal, InheritAll, InheritNone:
+	case transport.InheritScrubbed, transport.InheritMinimal, transport.InheritAll, transport.InheritNone:
 	default:
-		v.addf("inheritEnv.mode", "expected %q, %q, %q or %q, got %q", InheritScrubbed, InheritMinimal, InheritAll, InheritNone, c.InheritEnv.Mode)
+		v.addf("inheritEnv.mode", "expected %q, %q, %q or %q, got %q", transport.InheritScrubbed, transport.InheritMinimal, transport.InheritAll, transport.InheritNone, c.InheritEnv.Mode)
 	}
 	for i, name := range c.InheritEnv.Extra {
 		if !validEnvName(name) {

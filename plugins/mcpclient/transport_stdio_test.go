@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -252,15 +253,15 @@ func TestStdioEnvironment(t *testing.T) {
 		inherit InheritEnv
 		want    map[string]string
 	}{
-		{"scrubbed", InheritEnv{Mode: InheritScrubbed},
+		{"scrubbed", InheritEnv{Mode: transport.InheritScrubbed},
 			map[string]string{"HARNESS_TEST_SECRET": "unset", "FOO": "set:explicit", "HOME": "set:/home/parent", "EXTRA_ONE": "set:1"}},
-		{"minimal", InheritEnv{Mode: InheritMinimal},
+		{"minimal", InheritEnv{Mode: transport.InheritMinimal},
 			map[string]string{"HARNESS_TEST_SECRET": "unset", "FOO": "set:explicit", "HOME": "set:/home/parent", "EXTRA_ONE": "unset"}},
-		{"minimal plus extra", InheritEnv{Mode: InheritMinimal, Extra: []string{"EXTRA_ONE"}},
+		{"minimal plus extra", InheritEnv{Mode: transport.InheritMinimal, Extra: []string{"EXTRA_ONE"}},
 			map[string]string{"HARNESS_TEST_SECRET": "unset", "EXTRA_ONE": "set:1"}},
-		{"all", InheritEnv{Mode: InheritAll},
+		{"all", InheritEnv{Mode: transport.InheritAll},
 			map[string]string{"HARNESS_TEST_SECRET": "set:hunter2", "FOO": "set:explicit"}},
-		{"none", InheritEnv{Mode: InheritNone},
+		{"none", InheritEnv{Mode: transport.InheritNone},
 			map[string]string{"HOME": "unset", "PATH": "unset", "FOO": "set:explicit"}},
 	}
 	for _, tt := range tests {
