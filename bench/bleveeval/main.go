@@ -3,8 +3,8 @@
 // Command bleveeval measures bleve (github.com/blevesearch/bleve/v2), a maintained search
 // library, on the tool-search evaluation set beside plugins/toolsearch's own ranker: Recall@1,
 // Recall@5 and MRR (over the first 10 hits) on the dev half, the held-out half and all tasks,
-// as TestRetrieval measures them, plus the wall time to build each index (315 tools) and of
-// the median search.
+// scored by package searcheval as TestRetrieval scores them, plus the wall time to build
+// each index (315 tools) and of the median search.
 //
 // bleve is not a dependency of the harness: this file is left out of the harness module
 // (build tag ignore, which go mod tidy honours too), and bench/bleveeval.sh runs it as a
@@ -16,12 +16,10 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -34,72 +32,8 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/cordisgo/harness/plugins/toolsearch"
+	"github.com/cordisgo/harness/plugins/toolsearch/searcheval"
 )
-
-// task is one line of tasks.tsv: the expected tools (server/name, any of them counts) and
-// the query; odd-numbered tasks are the held-out half.
-type task struct {
-	expect  []string
-	query   string
-	heldOut bool
-}
-
-func readTasks(path string) ([]task, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []task
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		s := sc.Text()
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		cols := strings.Split(s, "\t")
-		if len(cols) != 3 {
-			return nil, fmt.Errorf("%s:%d: want 3 tab-separated columns, got %d", path, line, len(cols))
-		}
-		out = append(out, task{expect: strings.Fields(cols[1]), query: cols[2], heldOut: len(out)%2 == 1})
-	}
-	return out, sc.Err()
-}
-
-// metrics are one ranker's scores over a set of tasks.
-type metrics struct {
-	n           int
-	r1, r5, mrr float64
-}
-
-// evaluate scores search (which returns server/name ids, best first) over tasks.
-func evaluate(tasks []task, search func(string) []string) metrics {
-	var m metrics
-	for _, tk := range tasks {
-		rank := 0
-		for i, id := range search(tk.query) {
-			if i < 10 && slices.Contains(tk.expect, id) {
-				rank = i + 1
-				break
-			}
-		}
-		m.n++
-		switch {
-		case rank == 1:
-			m.r1++
-			fallthrough
-		case rank >= 1 && rank <= 5:
-			m.r5++
-		}
-		if rank > 0 {
-			m.mrr += 1 / float64(rank)
-		}
-	}
-	if m.n > 0 {
-		m.r1, m.r5, m.mrr = m.r1/float64(m.n), m.r5/float64(m.n), m.mrr/float64(m.n)
-	}
-	return m
-}
 
 // splitIdents writes identifiers as words: "getFileContents" and "get_file-contents" both
 // become "get File Contents"/"get file contents", so that bleve's analyzers see the words.
@@ -273,7 +207,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tasks, err := readTasks(*tasksPath)
+	tasks, err := searcheval.ReadTasks(*tasksPath)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -319,15 +253,13 @@ func main() {
 				times = append(times, time.Since(start))
 				return ids
 			}
-			var sub []task
-			for _, tk := range tasks {
-				if part == "all" || tk.heldOut == (part == "held-out") {
-					sub = append(sub, tk)
-				}
+			sub := tasks
+			if part != "all" {
+				sub = searcheval.Split(tasks, part == "held-out")
 			}
-			m := evaluate(sub, timed)
+			m := searcheval.Evaluate(sub, timed, nil)
 			slices.Sort(times)
-			fmt.Printf("%-40s %-9s %4d  %.3f  %.3f  %.3f  %7.1fms  %10.2fms\n", r.name, part, m.n, m.r1, m.r5, m.mrr,
+			fmt.Printf("%-40s %-9s %4d  %.3f  %.3f  %.3f  %7.1fms  %10.2fms\n", r.name, part, m.N, m.R1, m.R5, m.MRR,
 				float64(r.build.Microseconds())/1000, float64(times[len(times)/2].Microseconds())/1000)
 		}
 	}

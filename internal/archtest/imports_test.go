@@ -51,7 +51,12 @@ var rules = map[string]rule{
 	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/toolsearch", "plugins/sysprompt", "plugins/ptc", "plugins/sampling", "plugins/elicitation", "plugins/remote", "internal/redact", "internal/suggest"}},
 	"plugins/gateway":             {project: []string{"ctx", "plugins/toolregistry", "plugins/toolsearch", "plugins/mcpclient", "plugins/mcpcatalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling", "internal/loopback"}},
 	"plugins/console":             {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
-	"profiles":                    {project: []string{"ctx", "internal/redact", "internal/yamlnode", "plugins/mcpclient/serverdoc"}},
+
+	// The tool-search evaluation set's format and scores, for the retrieval test and
+	// bench/bleveeval.
+	"plugins/toolsearch/searcheval": {stdOnly: true},
+
+	"profiles": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "plugins/mcpclient/serverdoc"}},
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
 	// never the other way.
 	"host": {project: []string{"ctx", "plugins", "profiles", "internal/filewatch", "internal/suggest", "internal/termsafe"}},

@@ -1,7 +1,6 @@
 package toolsearch
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
 	"math"
@@ -10,37 +9,17 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/cordisgo/harness/plugins/toolsearch/searcheval"
 )
 
-// task is one retrieval task of testdata/tasks.tsv.
-type task struct {
-	kind    string
-	query   string
-	expect  []string // server/name
-	heldOut bool
-}
-
-func loadTasks(t testing.TB) []task {
+func loadTasks(t testing.TB) []searcheval.Task {
 	t.Helper()
-	f, err := os.Open("testdata/tasks.tsv")
+	tasks, err := searcheval.ReadTasks("testdata/tasks.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = f.Close() }()
-	var out []task
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		s := sc.Text()
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		cols := strings.Split(s, "\t")
-		if len(cols) != 3 {
-			t.Fatalf("testdata/tasks.tsv:%d: want 3 tab-separated columns, got %d", line, len(cols))
-		}
-		out = append(out, task{kind: cols[0], expect: strings.Fields(cols[1]), query: cols[2], heldOut: len(out)%2 == 1})
-	}
-	return out
+	return tasks
 }
 
 func loadCatalog(t testing.TB) []Server {
@@ -50,51 +29,6 @@ func loadCatalog(t testing.TB) []Server {
 		t.Fatal(err)
 	}
 	return servers
-}
-
-// metrics are the retrieval scores of one ranker over a set of tasks.
-type metrics struct {
-	n           int
-	r1, r5, mrr float64
-}
-
-func (m metrics) String() string {
-	return fmt.Sprintf("%4d  %.3f  %.3f  %.3f", m.n, m.r1, m.r5, m.mrr)
-}
-
-// evaluate scores search over tasks: a task counts at rank r when the r-th hit is one of
-// its expected tools (MRR over the first 10 hits).
-func evaluate(tasks []task, search func(q string) []Hit, failures func(task, []Hit)) metrics {
-	var m metrics
-	for _, tk := range tasks {
-		hits := search(tk.query)
-		rank := 0
-		for i, h := range hits {
-			if slices.Contains(tk.expect, h.Server+"/"+h.Name) {
-				rank = i + 1
-				break
-			}
-		}
-		m.n++
-		if rank == 1 {
-			m.r1++
-		}
-		if rank >= 1 && rank <= 5 {
-			m.r5++
-		}
-		if rank > 0 {
-			m.mrr += 1 / float64(rank)
-		}
-		if (rank == 0 || rank > 5) && failures != nil {
-			failures(tk, hits)
-		}
-	}
-	if m.n > 0 {
-		m.r1 /= float64(m.n)
-		m.r5 /= float64(m.n)
-		m.mrr /= float64(m.n)
-	}
-	return m
 }
 
 // bm25 is the baseline: plain Okapi BM25 (k1 1.2, b 0.75) over one text per tool (server,
@@ -188,75 +122,69 @@ func TestRetrieval(t *testing.T) {
 	}
 	ix := New(servers)
 	base := newBM25(servers)
-	rankers := []struct {
-		name   string
-		search func(string) []Hit
-	}{
-		{"toolsearch", func(q string) []Hit { return ix.Search(q, SearchOptions{Limit: 10}) }},
-		{"bm25", func(q string) []Hit { return base.search(q, 10) }},
-	}
-	split := func(held bool) []task {
-		var out []task
-		for _, tk := range tasks {
-			if tk.heldOut == held {
-				out = append(out, tk)
-			}
+	ids := func(hits []Hit) []string {
+		out := make([]string, len(hits))
+		for i, h := range hits {
+			out[i] = h.Server + "/" + h.Name
 		}
 		return out
 	}
-	var fail func(task, []Hit)
+	rankers := []struct {
+		name   string
+		search func(string) []string
+	}{
+		{"toolsearch", func(q string) []string { return ids(ix.Search(q, SearchOptions{Limit: 10})) }},
+		{"bm25", func(q string) []string { return ids(base.search(q, 10)) }},
+	}
+	var fail func(searcheval.Task, []string)
 	if os.Getenv("TOOLSEARCH_FAILURES") != "" {
-		fail = func(tk task, hits []Hit) {
-			if tk.heldOut {
+		fail = func(tk searcheval.Task, got []string) {
+			if tk.HeldOut {
 				return
 			}
-			var got []string
-			for _, h := range hits[:min(5, len(hits))] {
-				got = append(got, h.Server+"/"+h.Name)
-			}
-			t.Logf("miss [%s] %q want %v got %v", tk.kind, tk.query, tk.expect, got)
+			t.Logf("miss [%s] %q want %v got %v", tk.Kind, tk.Query, tk.Expect, got[:min(5, len(got))])
 		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools from %d servers, %d tasks\n", tools, len(servers), len(tasks))
 	fmt.Fprintf(&b, "%-11s %-9s %4s  %-5s  %-5s  %-5s\n", "ranker", "tasks", "n", "R@1", "R@5", "MRR")
-	results := map[string]metrics{}
+	results := map[string]searcheval.Metrics{}
 	for _, r := range rankers {
 		for _, part := range []struct {
 			name  string
-			tasks []task
-		}{{"dev", split(false)}, {"held-out", split(true)}, {"all", tasks}} {
+			tasks []searcheval.Task
+		}{{"dev", searcheval.Split(tasks, false)}, {"held-out", searcheval.Split(tasks, true)}, {"all", tasks}} {
 			f := fail
 			if r.name != "toolsearch" || part.name != "dev" {
 				f = nil
 			}
-			m := evaluate(part.tasks, r.search, f)
+			m := searcheval.Evaluate(part.tasks, r.search, f)
 			results[r.name+"/"+part.name] = m
 			fmt.Fprintf(&b, "%-11s %-9s %s\n", r.name, part.name, m)
 		}
 	}
 	kinds := []string{}
 	for _, tk := range tasks {
-		if !slices.Contains(kinds, tk.kind) {
-			kinds = append(kinds, tk.kind)
+		if !slices.Contains(kinds, tk.Kind) {
+			kinds = append(kinds, tk.Kind)
 		}
 	}
 	fmt.Fprintf(&b, "by kind (all tasks): R@5 toolsearch / bm25\n")
 	for _, k := range kinds {
-		var sub []task
+		var sub []searcheval.Task
 		for _, tk := range tasks {
-			if tk.kind == k {
+			if tk.Kind == k {
 				sub = append(sub, tk)
 			}
 		}
-		a, c := evaluate(sub, rankers[0].search, nil), evaluate(sub, rankers[1].search, nil)
-		fmt.Fprintf(&b, "  %-7s %3d  %.3f / %.3f   MRR %.3f / %.3f\n", k, len(sub), a.r5, c.r5, a.mrr, c.mrr)
+		a, c := searcheval.Evaluate(sub, rankers[0].search, nil), searcheval.Evaluate(sub, rankers[1].search, nil)
+		fmt.Fprintf(&b, "  %-7s %3d  %.3f / %.3f   MRR %.3f / %.3f\n", k, len(sub), a.R5, c.R5, a.MRR, c.MRR)
 	}
 	t.Log("\n" + b.String())
 	for _, part := range []string{"dev", "held-out"} {
 		m := results["toolsearch/"+part]
-		if m.r5 < 0.75 || m.mrr < 0.65 {
-			t.Errorf("%s half: Recall@5 %.3f, MRR %.3f; want at least 0.75 and 0.65", part, m.r5, m.mrr)
+		if m.R5 < 0.75 || m.MRR < 0.65 {
+			t.Errorf("%s half: Recall@5 %.3f, MRR %.3f; want at least 0.75 and 0.65", part, m.R5, m.MRR)
 		}
 	}
 }
