@@ -105,19 +105,30 @@ func ReadEndpoint(path string) (baseURL, token string, err error) {
 	return strings.TrimRight(ep.URL, "/"), token, nil
 }
 
+// post sends params to the method through the endpoint kind ("call" or "stream") and
+// returns the host's answer when it is a 200; any other is read as its *[Error].
+func (c *Client) post(cx context.Context, kind, method string, params any) (*http.Response, error) {
+	resp, err := c.do(cx, http.MethodPost, kind, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, readError(resp)
+	}
+	return resp, nil
+}
+
 // Call calls the request/response method (such as "mcpManager/list") with params encoded
 // as JSON (nil sends no body, which the host reads as null; use [json.RawMessage] for
 // encoded JSON) and decodes the result into result, unless result is nil. An error
 // answered by the host is an *[Error].
 func (c *Client) Call(cx context.Context, method string, params, result any) error {
-	resp, err := c.do(cx, http.MethodPost, "call", method, params)
+	resp, err := c.post(cx, "call", method, params)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return readError(resp)
-	}
 	var body struct {
 		Result json.RawMessage `json:"result"`
 	}
@@ -143,14 +154,11 @@ func (c *Client) Call(cx context.Context, method string, params, result any) err
 func (c *Client) Stream(cx context.Context, method string, params any, fn func(json.RawMessage) error) error {
 	cx, cancel := context.WithCancel(cx)
 	defer cancel()
-	resp, err := c.do(cx, http.MethodPost, "stream", method, params)
+	resp, err := c.post(cx, "stream", method, params)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return readError(resp)
-	}
 	br := bufio.NewReader(resp.Body)
 	var event string
 	var data bytes.Buffer

@@ -64,13 +64,19 @@ type Local struct {
 // NewLocal returns a caller of the methods exposed in c's tree.
 func NewLocal(c *ctx.Context) *Local { return &Local{c: c, log: c.Logger()} }
 
-// Call calls method in process; see [Client.Call].
-func (l *Local) Call(cx context.Context, method string, params, result any) error {
-	m, e := find(l.c, method, KindCall)
+// prepare finds the method of the given kind and encodes its parameters.
+func (l *Local) prepare(method, kind string, params any) (ctx.RemoteMethod, json.RawMessage, error) {
+	m, e := find(l.c, method, kind)
 	if e != nil {
-		return e
+		return m, nil, e
 	}
 	raw, err := encodeParams(method, params)
+	return m, raw, err
+}
+
+// Call calls method in process; see [Client.Call].
+func (l *Local) Call(cx context.Context, method string, params, result any) error {
+	m, raw, err := l.prepare(method, KindCall, params)
 	if err != nil {
 		return err
 	}
@@ -96,11 +102,7 @@ func (l *Local) Call(cx context.Context, method string, params, result any) erro
 // Stream calls the stream method in process; see [Client.Stream]. The values reach fn in
 // order, one at a time.
 func (l *Local) Stream(cx context.Context, method string, params any, fn func(json.RawMessage) error) error {
-	m, e := find(l.c, method, KindStream)
-	if e != nil {
-		return e
-	}
-	raw, err := encodeParams(method, params)
+	m, raw, err := l.prepare(method, KindStream, params)
 	if err != nil {
 		return err
 	}
@@ -142,7 +144,7 @@ func (l *Local) Stream(cx context.Context, method string, params any, fn func(js
 	case outer.Err() != nil:
 		return outer.Err()
 	}
-	e, _ = failure(l.log, cx, method, err)
+	e, _ := failure(l.log, cx, method, err)
 	return e
 }
 
