@@ -9,6 +9,7 @@ import (
 	"github.com/cordisgo/harness/internal/oauthtest"
 	"github.com/cordisgo/harness/plugins/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // A hosted server behind a real authorization server: the manager shows needs-auth (with
@@ -33,11 +34,7 @@ func TestRemoteLoginAndLogout(t *testing.T) {
 	cl := h.remoteClient()
 	cx := ctxtest.Wait(t)
 	var events []LoginEvent
-	err := cl.Stream(cx, "mcpManager/login", LoginParams{Name: "hosted", NoBrowser: true}, func(raw json.RawMessage) error {
-		var ev LoginEvent
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return err
-		}
+	err := remote.Stream(cx, cl, "mcpManager/login", LoginParams{Name: "hosted", NoBrowser: true}, func(ev LoginEvent) error {
 		events = append(events, ev)
 		if ev.URL != "" {
 			go func() { _ = oauthtest.Browse(cx, ev.URL) }()

@@ -11,6 +11,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -33,11 +34,7 @@ func TestRemoteProgress(t *testing.T) {
 		vals := make(chan CallProgress, 1024)
 		errc := make(chan error, 1)
 		go func() {
-			errc <- cl.Stream(scx, "mcpManager/progress", nil, func(m json.RawMessage) error {
-				var p CallProgress
-				if err := json.Unmarshal(m, &p); err != nil {
-					return err
-				}
+			errc <- remote.Stream[any](scx, cl, "mcpManager/progress", nil, func(p CallProgress) error {
 				vals <- p
 				return nil
 			})
