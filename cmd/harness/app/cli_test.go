@@ -373,11 +373,11 @@ func TestToolCallInterrupted(t *testing.T) {
 func TestRunUntilInterrupted(t *testing.T) {
 	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  mine:\n    use: testtools\n")
 	cx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	r := runWith(t, cx, testOptions(), "", nil, "-p", p, "run")
-	r.expect(t, ExitOK, "", "running")
-	if !strings.Contains(r.stderr, "shutting down") {
-		t.Errorf("run logs:\n%s", r.stderr)
+	defer cancel()
+	done, stderr := startInProcess(t, cx, testEnv(t), "", "running; interrupt to stop", "-p", p, "run")
+	cancel() // the interrupt, once it runs
+	if code := <-done; code != ExitOK || !strings.Contains(stderr.String(), "shutting down") {
+		t.Errorf("run exited %d; logs:\n%s", code, stderr.String())
 	}
 }
 
@@ -386,11 +386,14 @@ func TestRunWithRemoteAPI(t *testing.T) {
 	p := writeFile(t, dir, "p.yaml", "extends: cli\n") // cli has the remote API
 	token := filepath.Join(dir, "remote.token")
 	cx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(500*time.Millisecond, cancel)
-	r := runWith(t, cx, testOptions(), "", nil, "-p", p, "--set", "plugins.remote.config.tokenFile="+token, "run")
-	r.expect(t, ExitOK, "", "remote API listening")
-	if !strings.Contains(r.stderr, "url=http://127.0.0.1:") {
-		t.Errorf("no URL in the logs:\n%s", r.stderr)
+	defer cancel()
+	done, stderr := startInProcess(t, cx, testEnv(t), "", "running; interrupt to stop", "-p", p, "--set", "plugins.remote.config.tokenFile="+token, "run")
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Errorf("run exited %d:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "url=http://127.0.0.1:") {
+		t.Errorf("no URL in the logs:\n%s", stderr.String())
 	}
 }
 
