@@ -68,9 +68,7 @@ type RestartParams struct {
 // Validate requires a name and a timeout that is not negative.
 func (p RestartParams) Validate() error {
 	var probs ctx.Problems
-	if p.Name == "" {
-		probs.Add("name", "required: the server's name")
-	}
+	probs.Require("name", p.Name, "the server's name")
 	if p.TimeoutMs < 0 {
 		probs.Add("timeoutMs", "expected a number of milliseconds ≥ 0")
 	}
