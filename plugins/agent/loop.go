@@ -131,7 +131,10 @@ func (s *Session) runTurn(cx context.Context, text string) (*TurnEnd, error) {
 				}
 				return finish(StopCancelled, nil)
 			}
-			return finish(StopError, fmt.Errorf("model %s: %w", s.modelName, err))
+			if !strings.Contains(err.Error(), "model "+s.modelName) { // the model's errors name it already
+				err = fmt.Errorf("model %s: %w", s.modelName, err)
+			}
+			return finish(StopError, err)
 		}
 		msg := resp.Message
 		msg.Role = model.RoleAssistant

@@ -114,7 +114,7 @@ func TestAskExitStatus(t *testing.T) {
 	r := run(t, nil, "-p", p, "ask", "loop")
 	r.expect(t, ExitIncomplete, "partial", "max_steps")
 
-	run(t, []string{"DEEPSEEK_API_KEY=", "HOME=" + t.TempDir()}, "ask", "no key").expect(t, ExitFailure, "", "no API key for model flash")
+	run(t, []string{"DEEPSEEK_API_KEY=", "HOME=" + t.TempDir()}, "ask", "no key").expect(t, ExitFailure, "", "harness: no API key for model flash")
 	run(t, nil, "-p", p, "ask").expect(t, ExitUsage, "", "a task is required")
 	run(t, nil, "-p", p, "ask", "--agent", "nobody", "x").expect(t, ExitUsage, "", "unknown agent")
 }
