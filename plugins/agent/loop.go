@@ -131,10 +131,7 @@ func (s *Session) runTurn(cx context.Context, text string) (*TurnEnd, error) {
 				}
 				return finish(StopCancelled, nil)
 			}
-			if !strings.Contains(err.Error(), "model "+s.modelName) { // the model's errors name it already
-				err = fmt.Errorf("model %s: %w", s.modelName, err)
-			}
-			return finish(StopError, err)
+			return finish(StopError, err) // a model's errors name it (model.Model)
 		}
 		msg := resp.Message
 		msg.Role = model.RoleAssistant

@@ -319,7 +319,7 @@ func (c *Chat) Generate(cx context.Context, req *Request, on func(Delta)) (*Resp
 	}
 	body, err := encodeRequest((*bp)[:0], req, w)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("model %s: %w", c.cfg.Name, err)
 	}
 	defer func() { *bp = body[:0]; c.bufs.Put(bp) }()
 

@@ -202,6 +202,7 @@ type Model interface {
 	// request the provider refused (an *APIError), a stream cut before its end (never a
 	// silently shortened answer), or cx's error once cx is done. Retryable failures (429,
 	// 500, 503, a failure before the first byte) are retried with backoff inside Generate,
-	// each reported to on as a DeltaRetry.
+	// each reported to on as a DeltaRetry. Its errors other than cx's name the model (its
+	// configured name), so callers show them as they are.
 	Generate(cx context.Context, req *Request, on func(Delta)) (*Response, error)
 }
