@@ -1,6 +1,8 @@
 package archtest
 
 import (
+	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -115,9 +117,51 @@ func ruleFor(rel string) (rule, bool) {
 	return rules[best], found
 }
 
-// walkGoFiles calls fn for every .go file of the module (test files included), skipping
-// hidden directories, node_modules and testdata, and returns the module's root.
-func walkGoFiles(fn func(top, path string) error) (string, error) {
+// goFile is one parsed .go file of the module, as walkGoFiles hands it over.
+type goFile struct {
+	top  string // the module's root
+	path string // the file's path
+	rel  string // its package's folder, relative to top, with slashes
+	fset *token.FileSet
+	f    *ast.File
+}
+
+// imports returns the paths the file imports, unquoted.
+func (g goFile) imports() []string {
+	out := make([]string, len(g.f.Imports))
+	for i, spec := range g.f.Imports {
+		out[i], _ = strconv.Unquote(spec.Path.Value)
+	}
+	return out
+}
+
+// importName returns the name under which the file imports path ("" when it does not,
+// or imports it as _ or .).
+func (g goFile) importName(path string) string {
+	for _, spec := range g.f.Imports {
+		if p, _ := strconv.Unquote(spec.Path.Value); p != path {
+			continue
+		}
+		if spec.Name == nil {
+			return path[strings.LastIndex(path, "/")+1:]
+		}
+		if n := spec.Name.Name; n != "_" && n != "." {
+			return n
+		}
+	}
+	return ""
+}
+
+// line returns the file's path relative to the module's root and the line of pos.
+func (g goFile) line(pos token.Pos) string {
+	rel, _ := filepath.Rel(g.top, g.path)
+	return fmt.Sprintf("%s:%d", filepath.ToSlash(rel), g.fset.Position(pos).Line)
+}
+
+// walkGoFiles parses, with mode, every .go file of the module (test files included) that
+// keep accepts (nil: all), skipping hidden directories, node_modules and testdata, and
+// calls fn with it. It returns the module's root.
+func walkGoFiles(mode parser.Mode, keep func(rel, path string) bool, fn func(goFile) error) (string, error) {
 	top, err := filepath.Abs("../..")
 	if err != nil {
 		return "", err
@@ -136,7 +180,17 @@ func walkGoFiles(fn func(top, path string) error) (string, error) {
 		if !strings.HasSuffix(path, ".go") {
 			return nil
 		}
-		return fn(top, path)
+		rel, _ := filepath.Rel(top, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if keep != nil && !keep(rel, path) {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, mode)
+		if err != nil {
+			return err
+		}
+		return fn(goFile{top: top, path: path, rel: rel, fset: fset, f: f})
 	})
 }
 
@@ -147,24 +201,16 @@ func isStd(path string) bool {
 
 func TestImportRules(t *testing.T) {
 	checked := 0
-	top, err := walkGoFiles(func(top, path string) error {
-		if strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(top, filepath.Dir(path))
-		rel = filepath.ToSlash(rel)
+	notTest := func(_, path string) bool { return !strings.HasSuffix(path, "_test.go") }
+	top, err := walkGoFiles(parser.ImportsOnly, notTest, func(g goFile) error {
+		rel, path := g.rel, g.path
 		r, ok := ruleFor(rel)
 		if !ok {
 			t.Errorf("%s: package %q has no import rule; add one to rules and docs/design.md", path, rel)
 			return nil
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
 		checked++
-		for _, spec := range f.Imports {
-			imp, _ := strconv.Unquote(spec.Path.Value)
+		for _, imp := range g.imports() {
 			switch {
 			case isStd(imp):
 			case (imp == testOnly || strings.HasPrefix(imp, testOnly+"/")) && rel != "testkit" && !strings.HasPrefix(rel, "testkit/"):
@@ -204,25 +250,16 @@ func TestImportRules(t *testing.T) {
 // plugins/, profiles, cmd/ or the rigs, suites and examples built on them.
 func TestGroundFloor(t *testing.T) {
 	checked := 0
-	_, err := walkGoFiles(func(top, path string) error {
-		rel, _ := filepath.Rel(top, filepath.Dir(path))
-		rel = filepath.ToSlash(rel)
-		if rel != "internal" && !strings.HasPrefix(rel, "internal/") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
+	underInternal := func(rel, _ string) bool { return rel == "internal" || strings.HasPrefix(rel, "internal/") }
+	_, err := walkGoFiles(parser.ImportsOnly, underInternal, func(g goFile) error {
 		checked++
-		for _, spec := range f.Imports {
-			imp, _ := strconv.Unquote(spec.Path.Value)
+		for _, imp := range g.imports() {
 			if imp != module && !strings.HasPrefix(imp, module+"/") {
 				continue // the standard library or a third-party module
 			}
 			target := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
 			if !strings.HasPrefix(target, "internal/") {
-				t.Errorf("%s: %s imports %s, but internal/ is the ground floor: its packages import only the standard library, third-party modules and other internal/ packages. Move the package that needs %s out of internal/ (cmd/harness/internal, testkit/, tests/ or examples/), or cut the import", rel, filepath.Base(path), target, target)
+				t.Errorf("%s: %s imports %s, but internal/ is the ground floor: its packages import only the standard library, third-party modules and other internal/ packages. Move the package that needs %s out of internal/ (cmd/harness/internal, testkit/, tests/ or examples/), or cut the import", g.rel, filepath.Base(g.path), target, target)
 			}
 		}
 		return nil

@@ -4,9 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -20,21 +18,15 @@ import (
 // ([TestContextVariableNames]). Test files are checked too.
 func TestCtxNameIsThePackage(t *testing.T) {
 	checked := 0
-	_, err := walkGoFiles(func(top, path string) error {
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		name := ctxImportName(f)
+	_, err := walkGoFiles(parser.SkipObjectResolution, nil, func(g goFile) error {
+		name := g.importName(module + "/ctx")
 		if name == "" {
 			return nil
 		}
 		checked++
-		rel, _ := filepath.Rel(top, path)
-		for _, id := range shadowingDecls(f, name) {
-			t.Errorf("%s:%d: %q is declared here, but in a file that imports the ctx package %q means the package: name a *ctx.Context c (or after its role) and a context.Context cx (docs/plugins.md, \"Naming\")",
-				filepath.ToSlash(rel), fset.Position(id.Pos()).Line, id.Name, name)
+		for _, id := range shadowingDecls(g.f, name) {
+			t.Errorf("%s: %q is declared here, but in a file that imports the ctx package %q means the package: name a *ctx.Context c (or after its role) and a context.Context cx (docs/plugins.md, \"Naming\")",
+				g.line(id.Pos()), id.Name, name)
 		}
 		return nil
 	})
@@ -44,22 +36,6 @@ func TestCtxNameIsThePackage(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no file importing the ctx package checked")
 	}
-}
-
-// ctxImportName returns the name under which f imports the ctx package, or "".
-func ctxImportName(f *ast.File) string {
-	for _, spec := range f.Imports {
-		if p, _ := strconv.Unquote(spec.Path.Value); p != module+"/ctx" {
-			continue
-		}
-		if spec.Name == nil {
-			return "ctx"
-		}
-		if n := spec.Name.Name; n != "_" && n != "." {
-			return n
-		}
-	}
-	return ""
 }
 
 // shadowingDecls returns the identifiers called name that f declares inside functions with
@@ -131,30 +107,17 @@ func shadowingDecls(f *ast.File, name string) []*ast.Ident {
 func TestContextVariableNames(t *testing.T) {
 	good := regexp.MustCompile(`^(_|[a-z]*cx[0-9]?)$`)
 	checked := 0
-	_, err := walkGoFiles(func(top, path string) error {
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		pkg := ""
-		for _, spec := range f.Imports {
-			if p, _ := strconv.Unquote(spec.Path.Value); p == "context" {
-				pkg = "context"
-				if spec.Name != nil {
-					pkg = spec.Name.Name
-				}
-			}
-		}
+	_, err := walkGoFiles(parser.SkipObjectResolution, nil, func(g goFile) error {
+		f := g.f
+		pkg := g.importName("context")
 		if pkg == "" {
 			return nil
 		}
 		checked++
-		rel, _ := filepath.Rel(top, path)
 		bad := func(id *ast.Ident) {
 			if !good.MatchString(id.Name) {
-				t.Errorf("%s:%d: the context.Context %q: call it cx (or a short prefix and cx where a function holds several: rcx, pcx, runcx; docs/design.md, \"Code style\")",
-					filepath.ToSlash(rel), fset.Position(id.Pos()).Line, id.Name)
+				t.Errorf("%s: the context.Context %q: call it cx (or a short prefix and cx where a function holds several: rcx, pcx, runcx; docs/design.md, \"Code style\")",
+					g.line(id.Pos()), id.Name)
 			}
 		}
 		isContext := func(e ast.Expr) bool {
