@@ -44,6 +44,17 @@ func dispose(t *testing.T, s *ctx.Scope) {
 	}
 }
 
+// mountCached mounts a lazy server once so that it fills the catalog and stops when idle,
+// unloads it, and mounts it again: it comes up lazy, from the cache, without starting.
+func (e *env) mountCached(t *testing.T, cfg Config, h *hooks) {
+	t.Helper()
+	sc := e.mount(nil, cfg, h)
+	e.st.waitPhase(t, cfg.ServerName, PhaseIdle)
+	dispose(t, sc)
+	e.mount(nil, cfg, h)
+	e.st.waitPhase(t, cfg.ServerName, PhaseLazy)
+}
+
 // The whole life of a lazy server: without a cache it starts once to fill it and stops
 // when idle; mounted again it registers the cached tools without starting; the first call
 // starts it; idle stops it again, keeping the tools; the next call starts it again.
@@ -142,11 +153,7 @@ func testLazyConcurrentFirstCalls(t *testing.T) {
 	ms := newMemServer(demo())
 	cfg := lazyConfig("srv", 1_000)
 	h := &hooks{dial: ms.dial, jitter: noJitter}
-	sc := e.mount(nil, cfg, h)
-	e.st.waitPhase(t, "srv", PhaseIdle)
-	dispose(t, sc)
-	e.mount(nil, cfg, h)
-	e.st.waitPhase(t, "srv", PhaseLazy)
+	e.mountCached(t, cfg, h)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
@@ -171,11 +178,7 @@ func testLazyStartFailure(t *testing.T) {
 	cfg := lazyConfig("srv", 1_000)
 	cfg.Reconnect.Enabled = false
 	h := &hooks{dial: ms.dial, jitter: noJitter}
-	sc := e.mount(nil, cfg, h)
-	e.st.waitPhase(t, "srv", PhaseIdle)
-	dispose(t, sc)
-	e.mount(nil, cfg, h)
-	e.st.waitPhase(t, "srv", PhaseLazy)
+	e.mountCached(t, cfg, h)
 
 	ms.failNext.Store(1)
 	_, err := e.call(nil, "mcp__srv__echo", `{"text":"x"}`)

@@ -33,6 +33,18 @@ func oauthConfig(url string) Config {
 	return c
 }
 
+// login logs in to cfg's server as a person would (oauthtest.Browse plays the browser),
+// storing the token in store, and returns the Authorizer that did it.
+func login(cx context.Context, t *testing.T, cfg Config, store mcpauth.Store) *mcpauth.Authorizer {
+	t.Helper()
+	opts := cfg.AuthOptions(store)
+	opts.OpenURL = oauthtest.Browse
+	a, err := mcpauth.New(opts)
+	must(t, err)
+	must(t, a.Login(cx))
+	return a
+}
+
 // A server that needs a login reports needs-auth (with the login hint), spends no
 // reconnect budget, and connects as soon as a login is stored in this process (the path of
 // `mcp login` through a running host), without a restart. No token reaches a status.
@@ -56,19 +68,15 @@ func TestNeedsAuthThenLoginWithoutRestart(t *testing.T) {
 		t.Fatalf("tools before login: %v", names)
 	}
 
-	opts := cfg.AuthOptions(store)
-	opts.OpenURL = oauthtest.Browse
-	login, err := mcpauth.New(opts)
-	must(t, err)
 	lcx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
 	defer cancel()
-	must(t, login.Login(lcx))
+	a := login(lcx, t, cfg, store)
 	e.st.waitPhase(t, "hosted", PhaseConnected)
 	res := e.mustCall(nil, PublicToolName("hosted", "whoami"), "")
 	if !strings.Contains(res.Text(), "user=alice") {
 		t.Fatalf("whoami = %q", res.Text())
 	}
-	rec, _ := store.Load(lcx, login.Key())
+	rec, _ := store.Load(lcx, a.Key())
 	b, _ := json.Marshal(e.st.all())
 	for _, secret := range []string{rec.Token.AccessToken, rec.Token.RefreshToken} {
 		if strings.Contains(string(b), secret) || strings.Contains(e.log.String(), secret) {
@@ -88,16 +96,12 @@ func TestProbeAuthorizeStage(t *testing.T) {
 	if res.Stage != ProbeAuthorize || !strings.Contains(res.Err, "harness mcp login hosted") {
 		t.Fatalf("probe without login: stage %q err %q", res.Stage, res.Err)
 	}
-	opts := cfg.AuthOptions(store)
-	opts.OpenURL = oauthtest.Browse
-	login, err := mcpauth.New(opts)
-	must(t, err)
-	must(t, login.Login(pcx))
+	a := login(pcx, t, cfg, store)
 	res = Probe(pcx, cfg, ProbeOptions{Credentials: store})
 	if !res.OK() || len(res.Tools) != 1 {
 		t.Fatalf("probe after login: %+v", res)
 	}
-	rec, _ := store.Load(pcx, login.Key())
+	rec, _ := store.Load(pcx, a.Key())
 	b, _ := json.Marshal(res)
 	if strings.Contains(string(b), rec.Token.AccessToken) {
 		t.Fatal("the probe result carries the token")
@@ -145,16 +149,12 @@ func TestNeedsAuthFindsLoginOfAnotherProcess(t *testing.T) {
 	e.st.waitPhase(t, "hosted", PhaseNeedsAuth)
 
 	other := &mcpauth.MemoryStore{} // "another process": its own store and Authorizer
-	opts := cfg.AuthOptions(other)
-	opts.OpenURL = oauthtest.Browse
-	login, err := mcpauth.New(opts)
-	must(t, err)
 	lcx, cancel := context.WithTimeout(context.Background(), ctxtest.Timeout)
 	defer cancel()
-	must(t, login.Login(lcx))
-	rec, err := other.Load(lcx, login.Key())
+	a := login(lcx, t, cfg, other)
+	rec, err := other.Load(lcx, a.Key())
 	must(t, err)
-	must(t, mcpauth.Save(lcx, store, login.Key(), rec)) // the shared file, written elsewhere
+	must(t, mcpauth.Save(lcx, store, a.Key(), rec)) // the shared file, written elsewhere
 
 	e.st.waitPhase(t, "hosted", PhaseConnected)
 	n := 0
