@@ -34,23 +34,14 @@ func (e *UnknownServerError) Error() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "; known: %s", strings.Join(known, ", "))
-	if s := didYouMean(e.Name, known); s != "" {
-		fmt.Fprintf(&b, " (did you mean %q?)", s)
+	if p := suggest.Phrase(suggest.Closest(e.Name, known, suggest.Options{Max: 1})); p != "" {
+		fmt.Fprintf(&b, " (%s)", p)
 	}
 	return b.String()
 }
 
 // RemoteCode makes the remote API answer not_found.
 func (e *UnknownServerError) RemoteCode() remote.Code { return remote.CodeNotFound }
-
-// didYouMean returns the name of names closest to name, if one is close enough to be a
-// likely typo, or "".
-func didYouMean(name string, names []string) string {
-	if best := suggest.Closest(name, names, suggest.Options{Max: 1}); len(best) > 0 {
-		return best[0]
-	}
-	return ""
-}
 
 // RestartTimeoutError is a restart whose server neither connected nor failed in time. Its
 // remote code is timeout.

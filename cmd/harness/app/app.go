@@ -127,12 +127,12 @@ func (a *invocation) run(cx context.Context, args []string) int {
 	root.SetIn(a.stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(cx)
+	cmd, err := root.ExecuteContextC(cx)
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, silentFailure) {
 		errorf(stderr, a.prog, "%v", err)
 		if code == ExitUsage && wantsHint(err) {
-			errorf(stderr, a.prog, "run '%s --help' for usage", a.prog)
+			errorf(stderr, a.prog, "run '%s --help' for usage", cmd.CommandPath())
 		}
 	}
 	return code

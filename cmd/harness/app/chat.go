@@ -90,7 +90,7 @@ process too. A host without an agent is said in one line, and chat works in proc
   harness chat --model pro --allow 'demo/*'
   harness chat --mode ptc
   harness chat --resume 20261203-100000-abcdef`,
-		Args: args(cobra.NoArgs),
+		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			newIO := func(cx context.Context) *chatIO {
 				term := &chatIO{lines: make(chan string), out: a.stdout, styled: isTerminal(a.stdout)}
@@ -326,7 +326,8 @@ func (ch *chat) command(line string) (done bool, err error) {
 			ch.io.printf("%-40s %s\n", termsafe.String(t.Name), ch.io.dim(termsafe.String(desc)))
 		}
 	default:
-		ch.io.printf("unknown command /%s (/help lists them)\n", termsafe.String(name))
+		known := []string{"/exit", "/quit", "/help", "/reasoning", "/clear", "/resume", "/model", "/tools"}
+		ch.io.printf("unknown command /%s%s (/help lists them)\n", termsafe.String(name), nearest("/"+name, known))
 	}
 	return false, nil
 }

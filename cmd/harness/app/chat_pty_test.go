@@ -110,6 +110,9 @@ func TestChatOnTerminal(t *testing.T) {
 	s, cmd, exit := chatOnTerminal(t, m.srv)
 	s.Expect("harness chat · the main agent · model ")
 	s.Expect("> ")
+	s.Type("/modle\r")
+	s.Expect(`unknown command /modle (did you mean "/model"?) (/help lists them)`)
+	s.Expect("> ")
 	m.approve(s)
 	m.cancelAndLeave(t, s, cmd)
 	if code := exit(); code != ExitOK {

@@ -31,30 +31,34 @@ func TestUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
+		cmd  string // the command the usage hint names
 	}{
-		{nil, "a command is required"},
-		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"--frobnicate", "version"}, "unknown flag: --frobnicate"},
-		{[]string{"version", "extra"}, "harness version: unknown command \"extra\""},
-		{[]string{"-p"}, "flag needs an argument"},
-		{[]string{"--startup-timeout", "soon", "version"}, "invalid argument \"soon\""},
-		{[]string{"--log-level", "loud", "version"}, `--log-level "loud": expected debug, info, warn or error`},
-		{[]string{"--log-format", "xml", "version"}, `--log-format "xml": expected text or json`},
-		{[]string{"profile"}, "harness profile: expected a subcommand: check, show"},
-		{[]string{"profile", "show", "extra"}, "unknown command"},
-		{[]string{"mcp"}, "expected a subcommand"},
-		{[]string{"mcp", "import"}, "accepts 1 arg(s), received 0"},
-		{[]string{"tools", "call"}, "accepts between 1 and 2 arg(s), received 0"},
-		{[]string{"tools", "call", "not a name"}, `"not a name" is not a tool name`},
-		{[]string{"tools", "call", "greet", "{bad"}, "arguments must be a JSON object"},
-		{[]string{"tools", "call", "greet", "[1]"}, "arguments must be a JSON object"},
-		{[]string{"tools", "list", "--jsn"}, "unknown flag: --jsn"},
+		{nil, "harness: expected a command: ask, chat, demo-server, mcp, open, profile, prompt, prompts, resources, run, serve, sessions, tools, version\n", "harness"},
+		{[]string{"frobnicate"}, `harness: unknown command "frobnicate"; expected one of: ask, chat, `, "harness"},
+		{[]string{"tols"}, `harness: unknown command "tols" (did you mean "tools"?); expected one of: `, "harness"},
+		{[]string{"mcp", "lst"}, `harness: mcp: unknown command "lst" (did you mean "list"?); expected one of: add, `, "harness mcp"},
+		{[]string{"--frobnicate", "version"}, "harness: unknown flag: --frobnicate\n", "harness"},
+		{[]string{"--profle", "x", "version"}, `harness: unknown flag: --profle (did you mean "--profile"?)`, "harness version"},
+		{[]string{"version", "extra"}, `harness: version: takes no arguments, got "extra"`, "harness version"},
+		{[]string{"-p"}, "flag needs an argument", "harness"},
+		{[]string{"--startup-timeout", "soon", "version"}, "invalid argument \"soon\"", "harness version"},
+		{[]string{"--log-level", "loud", "version"}, `--log-level "loud": expected debug, info, warn or error`, "harness version"},
+		{[]string{"--log-format", "xml", "version"}, `--log-format "xml": expected text or json`, "harness version"},
+		{[]string{"profile"}, "harness: profile: expected a subcommand: check, show", "harness profile"},
+		{[]string{"profile", "show", "extra"}, `harness: profile show: takes no arguments, got "extra"`, "harness profile show"},
+		{[]string{"mcp"}, "harness: mcp: expected a subcommand: add, ", "harness mcp"},
+		{[]string{"mcp", "import"}, "accepts 1 arg(s), received 0", "harness mcp import"},
+		{[]string{"tools", "call"}, "accepts between 1 and 2 arg(s), received 0", "harness tools call"},
+		{[]string{"tools", "call", "not a name"}, `"not a name" is not a tool name`, "harness tools call"},
+		{[]string{"tools", "call", "greet", "{bad"}, "arguments must be a JSON object", "harness tools call"},
+		{[]string{"tools", "call", "greet", "[1]"}, "arguments must be a JSON object", "harness tools call"},
+		{[]string{"tools", "list", "--jsn"}, `unknown flag: --jsn (did you mean "--json"?)`, "harness tools list"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := run(t, nil, tc.args...)
 			r.expect(t, ExitUsage, "", tc.want)
-			if !strings.Contains(r.stderr, "--help") {
-				t.Errorf("no usage hint in %q", r.stderr)
+			if hint := "harness: run '" + tc.cmd + " --help' for usage\n"; !strings.HasSuffix(r.stderr, hint) {
+				t.Errorf("stderr %q does not end with the usage hint %q", r.stderr, hint)
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout = %q, want nothing", r.stdout)

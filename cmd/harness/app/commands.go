@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/internal/procpolicy"
@@ -54,9 +55,8 @@ turn stopped before the model finished (ask, sessions resume).`,
 			_, err = a.elicitationPolicy(nil) // a usage error, before anything runs
 			return err
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageErrorf("a command is required")
-		},
+		Args: subcommandArgs,
+		RunE: expectSubcommand,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.flags.name, "profile", "p", "", "built-in profile `NAME` or profile file PATH (default \"default\")")
@@ -69,7 +69,7 @@ turn stopped before the model finished (ask, sessions resume).`,
 	pf.StringVar(&a.elicitation, "elicitation", "", "who answers MCP servers' questions: `POLICY` ask (a form on the terminal; decline without one), defaults (forms accepted with their defaults) or decline (servers are not offered elicitation); default $"+elicitationEnv+", else the profile's elicitation key, else ask")
 	pf.DurationVar(&a.startupTimeout, "startup-timeout", defaultStartupTimeout, "how long to wait for plugins and servers to start")
 	pf.DurationVar(&a.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "how long to wait for a clean shutdown")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErrorf("%v", err) })
+	root.SetFlagErrorFunc(flagError)
 
 	root.AddCommand(
 		a.runCommand(),
@@ -109,15 +109,79 @@ func commandPath(cmd *cobra.Command) string {
 	return path
 }
 
-// args wraps a cobra argument check so that its complaint is a usage
-// error.
+// args wraps a cobra argument check so that its complaint is a usage error that names
+// the command.
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return usageErrorf("%s: %v", cmd.CommandPath(), err)
+			return usageErrorf("%s%v", pathPrefix(cmd), err)
 		}
 		return nil
 	}
+}
+
+// flagError is the error of a command line whose flags do not parse; an unknown flag
+// gets the nearest flag of the command as a suggestion.
+func flagError(cmd *cobra.Command, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, "--"+f.Name)
+			}
+		})
+		return usageErrorf("%v%s", err, nearest("--"+name, names))
+	}
+	return usageErrorf("%v", err)
+}
+
+// noArgs is the argument check of a command that takes none.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("%stakes no arguments, got %q", pathPrefix(cmd), args[0])
+	}
+	return nil
+}
+
+// pathPrefix is "PATH: " for a command below the root ("mcp list: "), "" for the root:
+// the program's name already starts every error line.
+func pathPrefix(cmd *cobra.Command) string {
+	if p := commandPath(cmd); p != "" {
+		return p + ": "
+	}
+	return ""
+}
+
+// subcommands lists the names of cmd's subcommands a user can run.
+func subcommands(cmd *cobra.Command) []string {
+	var names []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() && s.Name() != "help" {
+			names = append(names, s.Name())
+		}
+	}
+	return names
+}
+
+// subcommandArgs is the argument check of a command that only holds subcommands (the
+// root among them): an argument is a subcommand that does not exist, and the error
+// suggests the nearest names.
+func subcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	names := subcommands(cmd)
+	return usageErrorf("%sunknown command %q%s; expected one of: %s", pathPrefix(cmd), args[0], nearest(args[0], names), strings.Join(names, ", "))
+}
+
+// expectSubcommand is the action of a command that only holds subcommands, run without
+// one: a usage error naming them.
+func expectSubcommand(cmd *cobra.Command, _ []string) error {
+	what := "subcommand"
+	if !cmd.HasParent() {
+		what = "command"
+	}
+	return usageErrorf("%sexpected a %s: %s", pathPrefix(cmd), what, strings.Join(subcommands(cmd), ", "))
 }
 
 // group is a command that only holds subcommands; run bare, it is a usage
@@ -126,14 +190,8 @@ func group(use, short string, subs ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
-		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var names []string
-			for _, s := range cmd.Commands() {
-				names = append(names, s.Name())
-			}
-			return usageErrorf("%s: expected a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", "))
-		},
+		Args:  subcommandArgs,
+		RunE:  expectSubcommand,
 	}
 	cmd.AddCommand(subs...)
 	return cmd
@@ -143,7 +201,7 @@ func (a *invocation) profileCommand() *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show",
 		Short: "Print the merged profile as YAML, secrets redacted",
-		Args:  args(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: action(func(*cobra.Command, []string) error {
 			p, err := a.loadProfile()
 			if err != nil {
@@ -160,7 +218,7 @@ func (a *invocation) profileCommand() *cobra.Command {
 	check := &cobra.Command{
 		Use:   "check",
 		Short: "Validate the merged profile and every plugin configuration in it",
-		Args:  args(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: action(func(*cobra.Command, []string) error {
 			p, err := a.loadProfileChecked(true)
 			if err != nil {
@@ -239,7 +297,7 @@ func (a *invocation) demoServerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo-server",
 		Short: "Serve the embedded demo MCP server (stdio, or Streamable HTTP with --http)",
-		Args:  args(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			opts := demoserver.Options{Logger: a.logger, Hostile: hostile}
 			if hostile {
@@ -282,7 +340,7 @@ func (a *invocation) versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the harness version",
-		Args:  args(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: action(func(*cobra.Command, []string) error {
 			fmt.Fprintln(a.stdout, versionLine(a.prog, a.version))
 			return nil

@@ -146,11 +146,7 @@ func printClientConfig(w io.Writer, client, url, token string) error {
 	if client == "all" {
 		names = clientNames()
 	} else if _, ok := clientConfigs[client]; !ok {
-		msg := fmt.Sprintf("--print-client-config %q: unknown client; known: %s, all", client, strings.Join(clientNames(), ", "))
-		if s := didYouMean(client, clientNames()); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		return usageErrorf("serve: %s", msg)
+		return usageErrorf("serve: --print-client-config %q: unknown client; known: %s, all%s", client, strings.Join(clientNames(), ", "), nearest(client, clientNames()))
 	}
 	for i, n := range names {
 		where, text := clientConfigs[n](url, token)

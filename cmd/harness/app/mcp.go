@@ -40,7 +40,7 @@ func (a *invocation) mcpManageCommands() []*cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the MCP servers and their status (a running host's, or the profile's in process)",
-		Args:  args(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			return a.mcpList(cmd.Context(), f)
 		}),

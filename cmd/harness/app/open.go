@@ -56,7 +56,7 @@ endpoint file is --endpoint (default: the remote plugin's default endpoint
 file). The page's URL carries the host's token in its fragment; the page
 trades it for a session cookie and removes it from the address bar. --print
 prints the URL instead (for a browser on another machine, or none at all).`,
-		Args: args(cobra.NoArgs),
+		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			u, err := a.pageURL(endpoint)
 			if err != nil {

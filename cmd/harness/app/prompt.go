@@ -26,7 +26,7 @@ func (a *invocation) promptCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prompt",
 		Short: "Print the system prompt assembled at the root (--json: its sections with their owners)",
-		Args:  args(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			vm := make(map[string]string, len(vars))
 			for _, v := range vars {

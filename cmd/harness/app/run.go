@@ -38,7 +38,7 @@ signal kills the harness.`,
 		Example: `  harness run                      # the default profile: the page's URL is printed
   harness run --gateway --open     # the gateway on 127.0.0.1:8931 as well, the page in the browser
   harness -p my.yaml run           # another profile`,
-		Args: args(cobra.NoArgs),
+		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			if !withGateway {
 				if changed := gf.changed(cmd); changed != "" {

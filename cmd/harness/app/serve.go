@@ -103,7 +103,7 @@ from the profile.`,
   harness serve --print-client-config all      # every known client's entry
   harness serve --rotate-token                 # a new token (clients need the new one)
   harness serve --stdio                        # for clients that launch a command`,
-		Args: args(cobra.NoArgs),
+		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			if search && !stdio {
 				return usageErrorf("serve: --search is for --stdio (over HTTP the search route is %s)", gateway.PathSearch)

@@ -24,7 +24,7 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the stored agent sessions, newest first",
-		Args:  args(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: action(func(*cobra.Command, []string) error {
 			st, err := a.sessionStore()
 			if err != nil {

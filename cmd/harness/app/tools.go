@@ -41,7 +41,7 @@ func (a *invocation) toolsCommand() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the tools visible at the root: name, server, description",
-		Args:  args(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			return a.withRegistry(cmd.Context(), func(_ context.Context, h *host.Host, reg *toolregistry.Registry) error {
 				tools := reg.List(h.Root())
