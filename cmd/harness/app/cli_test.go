@@ -236,8 +236,10 @@ func TestProfileCheck(t *testing.T) {
 			if r.stdout != "" {
 				t.Errorf("stdout = %q, want nothing", r.stdout)
 			}
-			// Every other command that needs the profile refuses it the same way.
-			if r2 := run(t, tc.env, append(append([]string{"-p", p}, tc.args...), "tools", "list")...); r2.code != ExitUsage || r2.stderr != r.stderr {
+			// Every other command that needs the profile refuses it the same way (its usage
+			// hint names it).
+			r2 := run(t, tc.env, append(append([]string{"-p", p}, tc.args...), "tools", "list")...)
+			if r2.code != ExitUsage || strings.Replace(r2.stderr, "'harness tools list --help'", "'harness profile check --help'", 1) != r.stderr {
 				t.Errorf("tools list: exit %d, stderr %q; want %d, %q", r2.code, r2.stderr, ExitUsage, r.stderr)
 			}
 		})
