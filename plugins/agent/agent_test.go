@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,6 +181,34 @@ func TestSubagentDepth(t *testing.T) {
 // TestResume: a session whose process died mid-step (a call without a result, a torn last
 // line) resumes with a valid history: the open call gets an aborted result, and the first
 // request after the resume repeats the old request's prefix byte for byte.
+// A session closed before its first message leaves nothing in the store; one with a turn
+// stays.
+func TestUnusedSessionNotKept(t *testing.T) {
+	e := newEnv(t, envOptions{model: modeltest.Options{Replies: []modeltest.Reply{{Content: "hi"}}}})
+	s := e.start(agent.StartOptions{})
+	dir := s.Dir()
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("a started session has no directory: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("an unused session's directory after Close: %v", err)
+	}
+	if list, _ := e.svc.Store().List(); len(list) != 0 {
+		t.Fatalf("sessions listed: %+v", list)
+	}
+	used := e.start(agent.StartOptions{})
+	e.send(used, "hello")
+	if err := used.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(used.Dir()); err != nil {
+		t.Fatalf("a session with a turn was removed: %v", err)
+	}
+}
+
 func TestResume(t *testing.T) {
 	e := newEnv(t, envOptions{model: modeltest.Options{Replies: []modeltest.Reply{
 		{Reasoning: "r1", ToolCalls: []modeltest.ToolCall{{ID: "e1", Name: "mcp__demo__echo", Arguments: `{"text":"one"}`}}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -44,6 +45,7 @@ type Session struct {
 	header    Header
 	log       *logFile
 	dir       string // the session's directory ("" when not stored)
+	created   bool   // this Session made dir: Close removes it when no turn was sent
 	history   []model.Message
 	events    []Event
 	seq       int64
@@ -99,7 +101,7 @@ func (svc *Service) start(d *agentDef, opts StartOptions, parent *Session, depth
 		if s.log, err = svc.store.create(s.header.ID); err != nil {
 			return nil, err
 		}
-		s.dir = svc.store.SessionDir(s.header.ID)
+		s.dir, s.created = svc.store.SessionDir(s.header.ID), true
 	}
 	h := s.header
 	s.emit(Event{Type: EventSession, Header: &h})
@@ -399,7 +401,8 @@ func (s *Session) Cancel() {
 }
 
 // Close cancels the turn in flight, waits for it to end, ends the subscriptions and
-// closes the log. It is idempotent.
+// closes the log; the log of a session started (not resumed) here that never had a turn is
+// removed. It is idempotent.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -425,15 +428,22 @@ func (s *Session) Close() error {
 	}
 	lf := s.log
 	s.log = nil
+	unused := s.created && s.turn == 0 // started and left without a message
 	s.mu.Unlock()
 	s.svc.remove(s)
 	if d, err := s.def(); err == nil {
 		d.deferrer.End(s)
 	}
-	if lf != nil {
-		return lf.close()
+	if lf == nil {
+		return nil
 	}
-	return nil
+	err := lf.close()
+	if unused {
+		// A session nobody wrote to is not kept: `harness chat` opened and left at once
+		// lists nothing.
+		err = errors.Join(err, os.RemoveAll(s.dir))
+	}
+	return err
 }
 
 // Send runs one turn: it adds text as the user's message and lets the model work until

@@ -301,13 +301,27 @@ func (c *Chat) wireFor(req *Request) wire {
 	return w
 }
 
+// Interface guards: a Chat is a Model that can check its key without a request.
+var (
+	_ Model   = (*Chat)(nil)
+	_ Checker = (*Chat)(nil)
+)
+
+// Check reports a missing API key: the error every Generate would return. See [Checker].
+func (c *Chat) Check() error {
+	if c.cfg.APIKey != "" {
+		return nil
+	}
+	if c.cfg.KeyError != nil {
+		return c.cfg.KeyError
+	}
+	return fmt.Errorf("%w for model %s: set apiKey in its configuration", ErrNoAPIKey, c.cfg.Name)
+}
+
 // Generate sends req, streams the answer to on and returns it assembled. See [Model].
 func (c *Chat) Generate(cx context.Context, req *Request, on func(Delta)) (*Response, error) {
-	if c.cfg.APIKey == "" {
-		if c.cfg.KeyError != nil {
-			return nil, c.cfg.KeyError
-		}
-		return nil, fmt.Errorf("%w for model %s: set apiKey in its configuration", ErrNoAPIKey, c.cfg.Name)
+	if err := c.Check(); err != nil {
+		return nil, err
 	}
 	w := c.wireFor(req)
 	if err := c.check(req, &w); err != nil {

@@ -206,3 +206,12 @@ type Model interface {
 	// configured name), so callers show them as they are.
 	Generate(cx context.Context, req *Request, on func(Delta)) (*Response, error)
 }
+
+// Checker is implemented by a [Model] that can tell, without a request, that it cannot
+// answer (a [Chat] without an API key), so that a chat says so when it opens rather than
+// after the first message. Check is safe for concurrent use.
+type Checker interface {
+	// Check returns why the model cannot answer now (an error naming the model), or nil. It
+	// sends nothing.
+	Check() error
+}

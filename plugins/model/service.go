@@ -72,6 +72,19 @@ func (s *Service) Get(name string) (Model, error) {
 	return nil, fmt.Errorf("model: unknown model %q; configured: %v", name, names)
 }
 
+// Check returns why the model called name ("" the default) cannot answer now, without a
+// request: an unknown name, or the [Checker] error of a model that implements it.
+func (s *Service) Check(name string) error {
+	m, err := s.Get(name)
+	if err != nil {
+		return err
+	}
+	if c, ok := m.(Checker); ok {
+		return c.Check()
+	}
+	return nil
+}
+
 // Default returns the default model's name ("" when there is none).
 func (s *Service) Default() string {
 	s.mu.RLock()

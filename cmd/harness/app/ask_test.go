@@ -115,6 +115,21 @@ func TestAskExitStatus(t *testing.T) {
 	r.expect(t, ExitIncomplete, "partial", "max_steps")
 
 	run(t, []string{"DEEPSEEK_API_KEY=", "HOME=" + t.TempDir()}, "ask", "no key").expect(t, ExitFailure, "", "harness: no API key for model flash")
+
+	// chat says it at once, and a turn shows the error once; a chat left without a
+	// message keeps no session.
+	home := t.TempDir()
+	noKey := []string{"DEEPSEEK_API_KEY=", "HOME=" + home, "XDG_STATE_HOME="}
+	r = runWith(t, t.Context(), testOptions(), "hello\n", noKey, "chat")
+	r.expect(t, ExitOK, "warning: no API key for model flash: set DEEPSEEK_API_KEY", "")
+	if n := strings.Count(r.stdout, "error: no API key"); n != 1 {
+		t.Errorf("the turn's error is shown %d times:\n%s", n, r.stdout)
+	}
+	runWith(t, t.Context(), testOptions(), "", noKey, "chat").expect(t, ExitOK, "warning: no API key", "")
+	r = run(t, noKey, "sessions", "list", "--json")
+	if n := strings.Count(r.stdout, `"id"`); n != 1 {
+		t.Errorf("%d sessions listed, want the one with a message:\n%s", n, r.stdout)
+	}
 	run(t, nil, "-p", p, "ask").expect(t, ExitUsage, "", "a task is required")
 	run(t, nil, "-p", p, "ask", "--agent", "nobody", "x").expect(t, ExitUsage, "", "unknown agent")
 }

@@ -192,6 +192,11 @@ func (ch *chat) use(s *agent.Session) {
 	ch.close()
 	ch.s = s
 	ch.banner(s.Agent(), s.Model(), s.ID())
+	if ms, ok := model.Key.Get(ch.a.agentHost.Root()); ok {
+		if err := ms.Check(s.Model()); err != nil {
+			ch.io.printf("%s\n", termsafe.String("warning: "+err.Error()+" (/model switches models)"))
+		}
+	}
 }
 
 // banner introduces the session in use.
@@ -363,20 +368,21 @@ func (ch *chat) turn(cx context.Context, text string) error {
 		sub.Close()
 		res <- result{end, err}
 	}()
-	ch.show(cx, sub.Next)
+	shown := ch.show(cx, sub.Next)
 	r := <-res
 	switch {
 	case errors.Is(r.err, agent.ErrCancelled):
 		ch.io.printf("\n%s\n", ch.io.dim("(cancelled)"))
-	case r.err != nil && cx.Err() == nil:
+	case r.err != nil && cx.Err() == nil && !shown: // an error event shows it once
 		ch.io.printf("\n%s\n", termsafe.String("error: "+r.err.Error()))
 	}
 	return nil
 }
 
 // show prints the events of a turn until sub is closed: the answer streamed, reasoning
-// dimmed, a line per tool call, approvals asked on the terminal.
-func (ch *chat) show(cx context.Context, next func(context.Context) (agent.Event, error)) {
+// dimmed, a line per tool call, approvals asked on the terminal. It reports whether it
+// printed an error of the turn.
+func (ch *chat) show(cx context.Context, next func(context.Context) (agent.Event, error)) (shownErr bool) {
 	inReasoning, midLine := false, false
 	// Reasoning is dimmed as a whole: the style starts with its first piece and ends with
 	// it, so the pieces between are plain text.
@@ -397,7 +403,7 @@ func (ch *chat) show(cx context.Context, next func(context.Context) (agent.Event
 		ev, err := next(cx)
 		if err != nil {
 			endLine()
-			return
+			return shownErr
 		}
 		who := ""
 		if ev.Agent != "" {
@@ -439,6 +445,7 @@ func (ch *chat) show(cx context.Context, next func(context.Context) (agent.Event
 		case agent.EventError:
 			endLine()
 			ch.io.printf("%s\n", termsafe.String("error: "+ev.Error))
+			shownErr = shownErr || ev.Agent == ""
 		case agent.EventTurnEnd:
 			endLine()
 			if e := ev.End; e != nil && ev.Agent == "" {
