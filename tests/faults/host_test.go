@@ -5,6 +5,7 @@ package faults
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -64,7 +65,7 @@ func TestHostSIGTERMWith20ServersStarting(t *testing.T) {
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
-			<-exited
+			t.Logf("harness killed at clean-up: %v", <-exited)
 		}
 	})
 	go func() {
@@ -104,7 +105,12 @@ func TestHostSIGTERMWith20ServersStarting(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-exited:
+	case err := <-exited:
+		// Wait reports a non-zero status as an *exec.ExitError (checked below); any other
+		// error means the process could not be waited for.
+		if _, status := errors.AsType[*exec.ExitError](err); err != nil && !status {
+			t.Fatalf("waiting for the harness: %v", err)
+		}
 	case <-time.After(hostGrace + 5*time.Second):
 		t.Fatalf("the harness did not exit within %v of SIGTERM (grace period %v)", hostGrace+5*time.Second, hostGrace)
 	}

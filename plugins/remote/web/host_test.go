@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -105,8 +106,7 @@ func startHost(t *testing.T) *host {
 			}
 		case <-time.After(30 * time.Second):
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-			t.Errorf("harness run did not stop on interrupt:\n%s", h.log())
+			t.Errorf("harness run did not stop on interrupt (killed: %v):\n%s", <-done, h.log())
 		}
 	})
 	select {
@@ -208,7 +208,9 @@ func TestHostPage(t *testing.T) {
 		}()
 		run(t, b, until(`!!document.querySelector('`+row+` .gw-inflight li[data-target="slow"]')`, 20*time.Second))
 		cancel()
-		<-done
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("the cancelled call ended with %v, want the cancellation", err)
+		}
 		run(t, b, until(`!!document.querySelector('#gateway-sessions tr.gw-calls tr[data-target="slow"][data-status="cancelled"]')`+
 			` && !document.querySelector('`+row+` .gw-inflight')`, 20*time.Second))
 	})
