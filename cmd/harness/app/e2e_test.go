@@ -152,6 +152,23 @@ func TestDefaultResources(t *testing.T) {
 		t.Errorf("empty protocol fields in --json:\n%s", r.stdout)
 	}
 	run(t, nil, "resources", "templates", "demo").expect(t, ExitOK, "demo://notes/{id}  note  text/plain", "")
+	// Without SERVER: every server's, with a SERVER column; --cursor needs a server.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := []string{"--stdio", "second='" + self + "' demo-server", "--env", testMainEnv + "=1"}
+	r = run(t, nil, append(two, "resources", "list")...)
+	r.expect(t, ExitOK, "SERVER  URI ", "")
+	for _, want := range []string{"demo    demo://readme ", "second  demo://readme "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("resources list of every server lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = run(t, nil, append(two, "resources", "templates", "--json")...)
+	r.expect(t, ExitOK, `"server": "second"`, "")
+	r.expect(t, ExitOK, `"uriTemplate": "demo://notes/{id}"`, "")
+	run(t, nil, "resources", "list", "--cursor", "x").expect(t, ExitUsage, "", "resources list: --cursor continues one server's listing: name the SERVER")
 	// read writes the text itself: `> file` gives the file.
 	r = run(t, nil, "resources", "read", "demo", "demo://readme")
 	r.expect(t, ExitOK, "embedded demo MCP server", "")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -58,21 +59,30 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 			return a.printResources(tool, res.Raw, output)
 		})
 	}
+	listing := func(tool string) func(cmd *cobra.Command, argv []string) error {
+		return func(cmd *cobra.Command, argv []string) error {
+			if len(argv) == 1 {
+				return call(cmd, tool, withCursor(map[string]string{"server": argv[0]}, cursor))
+			}
+			if cursor != "" {
+				return usageErrorf("%s--cursor continues one server's listing: name the SERVER", pathPrefix(cmd))
+			}
+			return a.withRegistry(cmd.Context(), func(cx context.Context, h *host.Host, reg *toolregistry.Registry) error {
+				return a.listEveryServer(cx, h, reg, tool, asJSON)
+			})
+		}
+	}
 	list := &cobra.Command{
-		Use:   "list SERVER",
-		Short: "List a server's resources (URI, name, MIME type, size)",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			return call(cmd, toolListResources, withCursor(map[string]string{"server": argv[0]}, cursor))
-		}),
+		Use:   "list [SERVER]",
+		Short: "List the resources of the MCP servers (or of one): URI, name, MIME type, size",
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE:  action(listing(toolListResources)),
 	}
 	templates := &cobra.Command{
-		Use:   "templates SERVER",
-		Short: "List a server's resource templates",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			return call(cmd, toolListTemplates, withCursor(map[string]string{"server": argv[0]}, cursor))
-		}),
+		Use:   "templates [SERVER]",
+		Short: "List the resource templates of the MCP servers (or of one)",
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE:  action(listing(toolListTemplates)),
 	}
 	read := &cobra.Command{
 		Use:   "read SERVER URI",
@@ -90,6 +100,85 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 		c.Flags().BoolVar(&asJSON, "json", false, "print the canonical result as JSON")
 	}
 	return group("resources", "List, read and watch MCP server resources", list, templates, read, a.watchCommand())
+}
+
+// listEveryServer runs a listing tool for every server with resources visible at the root
+// and prints one table with a SERVER column (or, with asJSON, {"resources" or
+// "resourceTemplates": [... each with its "server"], "errors": [{"server", "error"}]}). A
+// server that fails is reported and the others are listed; only first pages are shown, with
+// the command that continues a longer one.
+func (a *invocation) listEveryServer(cx context.Context, h *host.Host, reg *toolregistry.Registry, tool string, asJSON bool) error {
+	if _, ok := reg.Lookup(h.Root(), tool); !ok {
+		return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
+	}
+	svc, ok := mcpresources.Key.Get(h.Root())
+	if !ok {
+		return fmt.Errorf("no %s service at the root: the profile needs a %s row", mcpresources.Key.Name(), resourcesPluginRowUse)
+	}
+	key, cmd, none := "resources", "list", "no resources"
+	if tool == toolListTemplates {
+		key, cmd, none = "resourceTemplates", "templates", "no resource templates"
+	}
+	type serverError struct {
+		Server string `json:"server"`
+		Error  string `json:"error"`
+	}
+	items, errs := []map[string]any{}, []serverError{}
+	for _, server := range svc.Servers(h.Root()) {
+		raw, _ := json.Marshal(map[string]string{"server": server})
+		res, terr := reg.Execute(cx, h.Root(), tool, raw, toolregistry.ExecOptions{})
+		if terr != nil {
+			errs = append(errs, serverError{server, terr.Error()})
+			continue
+		}
+		var page map[string]json.RawMessage
+		if err := json.Unmarshal(res.Raw, &page); err != nil {
+			return fmt.Errorf("reading the %s result of %q: %w", tool, server, err)
+		}
+		var listed []map[string]any
+		var next string
+		_ = json.Unmarshal(page[key], &listed)
+		_ = json.Unmarshal(page["nextCursor"], &next)
+		for _, it := range listed {
+			it["server"] = server
+			items = append(items, it)
+		}
+		if next != "" && !asJSON {
+			errorf(a.stderr, a.prog, "%s has more: harness resources %s %s --cursor %s", server, cmd, server, next)
+		}
+	}
+	if asJSON {
+		return writeJSON(a, map[string]any{key: items, "errors": errs})
+	}
+	for _, e := range errs {
+		errorf(a.stderr, a.prog, "%s: %s", e.Server, e.Error)
+	}
+	str := func(m map[string]any, k string) string {
+		v, _ := m[k].(string)
+		return dash(v)
+	}
+	if len(items) == 0 {
+		fmt.Fprintln(a.stderr, none)
+		return nil
+	}
+	var rows [][]string
+	if key == "resources" {
+		rows = [][]string{{"SERVER", "URI", "NAME", "MIME TYPE", "SIZE"}}
+		for _, it := range items {
+			size := "-"
+			if n, ok := it["size"].(float64); ok {
+				size = byteSize(int64(n))
+			}
+			rows = append(rows, []string{str(it, "server"), str(it, "uri"), str(it, "name"), str(it, "mimeType"), size})
+		}
+	} else {
+		rows = [][]string{{"SERVER", "URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"}}
+		for _, it := range items {
+			d, _ := it["description"].(string)
+			rows = append(rows, []string{str(it, "server"), str(it, "uriTemplate"), str(it, "name"), str(it, "mimeType"), host.JoinLines(d)})
+		}
+	}
+	return a.printTable(rows)
 }
 
 func withCursor(m map[string]string, cursor string) map[string]string {
