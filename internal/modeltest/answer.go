@@ -33,9 +33,14 @@ func tokens(n int) int { return (n + 3) / 4 }
 // accepted request, and records them.
 func (s *Server) usage(idx int, p *parsed, c *Call, r *Reply) *wireUsage {
 	s.mu.Lock()
+	// The newest prompts first: in a conversation the previous request's prompt is usually
+	// a whole prefix of this one, and an earlier prompt no longer than the best match so far
+	// cannot beat it, so a growing history costs one comparison, not one per request.
 	best := 0
-	for _, earlier := range s.prompts {
-		best = max(best, CommonPrefix(earlier, p.prompt))
+	for i := len(s.prompts) - 1; i >= 0; i-- {
+		if earlier := s.prompts[i]; min(len(earlier), len(p.prompt)) > best {
+			best = max(best, CommonPrefix(earlier, p.prompt))
+		}
 	}
 	s.prompts = append(s.prompts, p.prompt)
 	s.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // deser starts DeepSeek's deserialisation errors (serde's wording, without its trailing
@@ -75,16 +76,12 @@ func kind(raw json.RawMessage) byte {
 	return t[0]
 }
 
-// object decodes a JSON object into its raw members.
+// object decodes a JSON object of the body into its raw members.
 func object(path string, raw json.RawMessage, expected string) (map[string]json.RawMessage, string) {
 	if kind(raw) != '{' {
 		return nil, typeErr(path, raw, expected)
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, deser + path + ": " + err.Error()
-	}
-	return m, ""
+	return members(raw), ""
 }
 
 // str reads an optional string member (absent or null: ok false).
@@ -96,11 +93,7 @@ func str(m map[string]json.RawMessage, key, path string) (string, bool, string) 
 	if kind(raw) != '"' {
 		return "", false, typeErr(join(path, key), raw, "a string")
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false, deser + join(path, key) + ": " + err.Error()
-	}
-	return s, true, ""
+	return unquote(bytes.TrimSpace(raw)), true, ""
 }
 
 // required reads a required string member.
@@ -118,16 +111,12 @@ func required(m map[string]json.RawMessage, key, path string) (string, string) {
 	return s, ""
 }
 
-// sequence decodes a JSON array into its raw elements.
+// sequence decodes a JSON array of the body into its raw elements.
 func sequence(path string, raw json.RawMessage) ([]json.RawMessage, string) {
 	if kind(raw) != '[' {
 		return nil, typeErr(path, raw, "a sequence")
 	}
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, deser + path + ": " + err.Error()
-	}
-	return list, ""
+	return elements(raw), ""
 }
 
 // variant is serde's error for an enum tag at path that is none of the allowed ones.
@@ -179,7 +168,7 @@ func prefix(path string) string {
 // then the model (M1, M2) and the semantic rules (O1, T1–T3, T5, T6, P1, P2, R1, O3, O4).
 // It returns the parsed request (nil when the body is not an object) and the error message
 // of the first broken rule ("" when none).
-func parse(body []byte, models map[string]bool) (*parsed, string) {
+func parse(body []byte, models map[string]bool, known *memo) (*parsed, string) {
 	if !json.Valid(body) {
 		var v any
 		err := json.Unmarshal(body, &v)
@@ -211,10 +200,17 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 	if e != "" {
 		return p, e
 	}
+	if len(msgs) > 0 {
+		c.Messages = make([]Message, 0, len(msgs))
+	}
 	for i, raw := range msgs {
-		m, e := parseMessage(fmt.Sprintf("messages[%d]", i), raw)
-		if e != "" {
-			return p, e
+		m, ok := known.message(raw)
+		if !ok {
+			m, e = parseMessage(fmt.Sprintf("messages[%d]", i), raw)
+			if e != "" {
+				return p, e
+			}
+			known.remember(raw, m)
 		}
 		c.Messages = append(c.Messages, m)
 	}
@@ -439,6 +435,11 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 	}
 
 	// The prompt the prefix cache compares: leading system messages, tools, the rest.
+	size := len(rawTools)
+	for _, raw := range msgs {
+		size += len(raw)
+	}
+	p.prompt = make([]byte, 0, size)
 	i := 0
 	for i < len(msgs) && c.Messages[i].Role == "system" {
 		p.prompt = append(p.prompt, msgs[i]...)
@@ -451,6 +452,47 @@ func parse(body []byte, models map[string]bool) (*parsed, string) {
 		p.prompt = append(p.prompt, msgs[i]...)
 	}
 	return p, ""
+}
+
+// memo remembers the messages that passed the rules, by their raw JSON: a conversation sends
+// its whole history back on every request, and each message is parsed once, not once per
+// request. A nil memo remembers nothing. It is safe for concurrent use.
+type memo struct {
+	mu   sync.Mutex
+	msgs map[string]Message
+}
+
+// message returns a copy of the message parsed from raw before, if any.
+func (k *memo) message(raw json.RawMessage) (Message, bool) {
+	if k == nil {
+		return Message{}, false
+	}
+	k.mu.Lock()
+	m, ok := k.msgs[string(raw)]
+	k.mu.Unlock()
+	if ok {
+		// The copy shares nothing a caller could change with the remembered message.
+		m.ToolCalls = slices.Clone(m.ToolCalls)
+		if m.Reasoning != nil {
+			r := *m.Reasoning
+			m.Reasoning = &r
+		}
+	}
+	return m, ok
+}
+
+// remember records the message parsed from raw.
+func (k *memo) remember(raw json.RawMessage, m Message) {
+	if k == nil {
+		return
+	}
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	k.mu.Lock()
+	if k.msgs == nil {
+		k.msgs = map[string]Message{}
+	}
+	k.msgs[string(raw)] = m
+	k.mu.Unlock()
 }
 
 // parseMessage deserialises one message (D2–D5).
@@ -485,10 +527,10 @@ func parseMessage(path string, raw json.RawMessage) (Message, string) {
 			m.Content = text
 		}
 		if rawR, ok := obj["reasoning_content"]; ok && !isNull(rawR) {
-			var s string
-			if kind(rawR) != '"' || json.Unmarshal(rawR, &s) != nil {
+			if kind(rawR) != '"' {
 				return m, typeErr(path+".reasoning_content", rawR, "a string")
 			}
+			s := unquote(bytes.TrimSpace(rawR))
 			m.Reasoning = &s
 		}
 		if rawT, ok := obj["tool_calls"]; ok && !isNull(rawT) {
@@ -529,7 +571,7 @@ func parseMessage(path string, raw json.RawMessage) (Message, string) {
 		if kind(rawC) != '"' {
 			return m, deser + path + ": invalid type: " + describe(rawC) + ", expected a string"
 		}
-		_ = json.Unmarshal(rawC, &m.Content)
+		m.Content = unquote(bytes.TrimSpace(rawC))
 		id, e := required(obj, "tool_call_id", path)
 		if e != "" {
 			return m, e
@@ -545,8 +587,7 @@ func parseMessage(path string, raw json.RawMessage) (Message, string) {
 func textContent(raw json.RawMessage) (string, bool) {
 	switch kind(raw) {
 	case '"':
-		var s string
-		return s, json.Unmarshal(raw, &s) == nil
+		return unquote(bytes.TrimSpace(raw)), true
 	case '[':
 		var parts []map[string]json.RawMessage
 		if json.Unmarshal(raw, &parts) != nil {
