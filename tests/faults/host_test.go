@@ -124,6 +124,9 @@ func TestHostSIGTERMWith20ServersStarting(t *testing.T) {
 	if code != app.ExitFailure {
 		t.Errorf("exit status %d after SIGTERM during start-up, want %d", code, app.ExitFailure)
 	}
+	if !strings.Contains(tail.String(), "harness: interrupted during start-up") {
+		t.Errorf("the harness did not say it was interrupted during start-up:\n%s", tail.String())
+	}
 	if strings.Contains(tail.String(), "panic") || strings.Contains(tail.String(), "goroutine ") {
 		t.Errorf("the harness crashed:\n%s", tail.String())
 	}

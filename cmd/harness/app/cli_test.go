@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -384,6 +385,36 @@ func TestRunUntilInterrupted(t *testing.T) {
 	cancel() // the interrupt, once it runs
 	if code := <-done; code != ExitOK || !strings.Contains(stderr.String(), "shutting down") {
 		t.Errorf("run exited %d; logs:\n%s", code, stderr.String())
+	}
+}
+
+// TestInterruptedDuringStart: run and serve interrupted while a server is still starting
+// (the demo server told to wait a minute before serving) exit with status 1 and say they
+// were interrupted, not what fx made of it ("starting: context canceled").
+func TestInterruptedDuringStart(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := writeFile(t, t.TempDir(), "p.yaml", fmt.Sprintf(`extends: cli
+plugins:
+  slow:
+    use: mcpclient
+    config: {serverName: slow, transport: stdio, command: %q, args: [demo-server, --start-delay, 60s]}
+`, self))
+	for _, command := range [][]string{{"run"}, {"serve", "--addr", "127.0.0.1:0"}} {
+		t.Run(command[0], func(t *testing.T) {
+			cx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			args := append([]string{"-p", p}, command...)
+			done, stderr := startInProcess(t, cx, testEnv(t), "", "slow: connecting", args...)
+			cancel() // the interrupt, while the host waits for slow
+			code := <-done
+			out := stderr.String()
+			if code != ExitFailure || !strings.Contains(out, "harness: interrupted during start-up") || strings.Contains(out, "context canceled") {
+				t.Errorf("%v exited %d, want %d and only that it was interrupted during start-up:\n%s", args, code, ExitFailure, out)
+			}
+		})
 	}
 }
 

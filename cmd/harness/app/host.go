@@ -14,6 +14,10 @@ import (
 	"github.com/cordisgo/harness/profiles"
 )
 
+// errInterruptedStart is the error of a command interrupted (SIGINT, SIGTERM: its context
+// cancelled) while its host was starting, whether the start was under way or had just ended.
+var errInterruptedStart = errors.New("interrupted during start-up")
+
 // withHost is the application shell of every command that needs the scope
 // tree. It builds an fx app that supplies the invocation, provides the
 // logger, the profile and the root scope, and ties the root's lifetime to
@@ -76,6 +80,12 @@ func (a *invocation) withHost(cx context.Context, fn func(context.Context, *host
 		if derr := root.Scope().Dispose(scx); derr != nil {
 			a.logger.Error("shutdown incomplete", "err", derr)
 		}
+		if cx.Err() != nil {
+			// The interrupt ended the start: what fx reports of it (the start hook's
+			// context cancelled) says nothing to a person.
+			a.logger.Debug("start ended by the interrupt", "err", err)
+			return failure(errInterruptedStart)
+		}
 		return failure(fmt.Errorf("starting: %w", err))
 	}
 	defer func() {
@@ -89,7 +99,7 @@ func (a *invocation) withHost(cx context.Context, fn func(context.Context, *host
 		}
 	}()
 	if cx.Err() != nil {
-		return failure(errors.New("interrupted during start-up"))
+		return failure(errInterruptedStart)
 	}
 	// Exposed by every command: a long-running host serves them to other processes, and a
 	// one-shot command calls them in process (remote.Local), the same way.
