@@ -122,6 +122,7 @@ func TestAskExitStatus(t *testing.T) {
 	noKey := []string{"DEEPSEEK_API_KEY=", "HOME=" + home, "XDG_STATE_HOME="}
 	r = runWith(t, t.Context(), testOptions(), "hello\n", noKey, "chat")
 	r.expect(t, ExitOK, "warning: no API key for model flash: set DEEPSEEK_API_KEY", "")
+	r.expect(t, ExitOK, "error · 1 step · 0 prompt tokens", "")
 	if n := strings.Count(r.stdout, "error: no API key"); n != 1 {
 		t.Errorf("the turn's error is shown %d times:\n%s", n, r.stdout)
 	}

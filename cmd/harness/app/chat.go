@@ -449,8 +449,8 @@ func (ch *chat) show(cx context.Context, next func(context.Context) (agent.Event
 		case agent.EventTurnEnd:
 			endLine()
 			if e := ev.End; e != nil && ev.Agent == "" {
-				note := fmt.Sprintf("%d steps · %d prompt tokens (%d cached) · %d completion tokens",
-					e.Steps, e.Usage.PromptTokens, e.Usage.CacheHitTokens, e.Usage.CompletionTokens)
+				note := fmt.Sprintf("%d step%s · %d prompt tokens (%d cached) · %d completion tokens",
+					e.Steps, plural(e.Steps), e.Usage.PromptTokens, e.Usage.CacheHitTokens, e.Usage.CompletionTokens)
 				if e.Reason != agent.StopDone {
 					note = string(e.Reason) + " · " + note
 				}
