@@ -129,8 +129,19 @@ func (m *Manager) applySettings(entries []*entry, missing bool, data []byte) {
 		}
 	}
 	m.dirtyLocked()
-	if len(added)+len(removed)+len(changed) > 0 || missing {
-		m.log.Info("settings file applied", "file", m.cfg.settingsPath, "project_file", m.cfg.projectPath, "servers", len(entries),
-			"added", strings.Join(added, ","), "removed", strings.Join(removed, ","), "changed", strings.Join(changed, ","), "missing", missing)
+	switch {
+	case len(added)+len(removed)+len(changed) > 0:
+		attrs := []any{"file", m.cfg.settingsPath, "project_file", m.cfg.projectPath, "servers", len(entries)}
+		for _, g := range []struct {
+			key   string
+			names []string
+		}{{"added", added}, {"removed", removed}, {"changed", changed}} {
+			if len(g.names) > 0 {
+				attrs = append(attrs, g.key, strings.Join(g.names, ","))
+			}
+		}
+		m.log.Info("settings file applied", attrs...)
+	case missing:
+		m.log.Info("no MCP settings file yet; harness mcp add writes one", "file", m.cfg.settingsPath, "project_file", m.cfg.projectPath)
 	}
 }
