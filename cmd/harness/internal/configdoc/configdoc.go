@@ -27,7 +27,11 @@ const modulePath = "github.com/cordisgo/harness"
 // types, defaults and descriptions. Types and defaults come from the config types
 // themselves (ctx.PluginDef.NewConfig); descriptions are the fields' doc comments, read from
 // the Go source under repoRoot. A test keeps the committed file equal to this output.
+//
+// Render is safe for concurrent use: it keeps no state between calls (each call parses the
+// packages it needs once, into a cache of its own).
 func Render(repoRoot string, catalog map[string]ctx.PluginDef) ([]byte, error) {
+	src := &sourceReader{root: repoRoot, byPkg: map[string]*sourceDocs{}}
 	var b bytes.Buffer
 	b.WriteString(`# Configuration catalog
 
@@ -59,14 +63,14 @@ never shown: dumps and views print the reference as written.
 		cfg := def.NewConfig()
 		t := reflect.TypeOf(cfg).Elem()
 		fmt.Fprintf(&b, "## `%s`\n\n", name)
-		docs, err := structDocs(repoRoot, t)
+		docs, err := src.structDocs(t)
 		if err != nil {
 			return nil, err
 		}
 		if pkgDoc := docs.typeDoc[t.Name()]; pkgDoc != "" {
 			fmt.Fprintf(&b, "%s\n\n", pkgDoc)
 		}
-		rows := fieldRows(t, reflect.ValueOf(cfg).Elem(), "", docs)
+		rows := src.fieldRows(t, reflect.ValueOf(cfg).Elem(), "", docs)
 		if len(rows) == 0 {
 			b.WriteString("No configuration keys.\n\n")
 			continue
@@ -102,7 +106,7 @@ type docRow struct{ key, typ, def, doc string }
 
 // fieldRows lists the keys of struct type t (value v holds the defaults), descending into
 // nested structs with dotted keys.
-func fieldRows(t reflect.Type, v reflect.Value, prefix string, docs *sourceDocs) []docRow {
+func (src *sourceReader) fieldRows(t reflect.Type, v reflect.Value, prefix string, docs *sourceDocs) []docRow {
 	var rows []docRow
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -122,11 +126,7 @@ func fieldRows(t reflect.Type, v reflect.Value, prefix string, docs *sourceDocs)
 		fv := v.Field(i)
 		if ft.Kind() == reflect.Struct && ft.PkgPath() != "" && ft.String() != "time.Duration" {
 			rows = append(rows, docRow{key: key, typ: "object", def: "", doc: doc})
-			sub, _ := structDocs(docs.root, ft)
-			if sub == nil {
-				sub = docs
-			}
-			rows = append(rows, fieldRows(ft, fv, key+".", sub)...)
+			rows = append(rows, src.fieldRows(ft, fv, key+".", src.docsOr(ft, docs))...)
 			continue
 		}
 		if ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct && ft.Elem().PkgPath() != "" {
@@ -134,11 +134,7 @@ func fieldRows(t reflect.Type, v reflect.Value, prefix string, docs *sourceDocs)
 			// key.<name>.
 			rows = append(rows, docRow{key: key, typ: ctx.KindName(ft), def: defaultText(fv), doc: doc})
 			et := ft.Elem()
-			sub, _ := structDocs(docs.root, et)
-			if sub == nil {
-				sub = docs
-			}
-			rows = append(rows, fieldRows(et, reflect.New(et).Elem(), key+".<name>.", sub)...)
+			rows = append(rows, src.fieldRows(et, reflect.New(et).Elem(), key+".<name>.", src.docsOr(et, docs))...)
 			continue
 		}
 		rows = append(rows, docRow{key: key, typ: ctx.KindName(ft), def: defaultText(fv), doc: doc})
@@ -165,28 +161,40 @@ func defaultText(v reflect.Value) string {
 
 // sourceDocs holds the doc comments of one package's types and struct fields.
 type sourceDocs struct {
-	root     string
 	typeDoc  map[string]string // type name → first paragraph of its doc comment
 	fieldDoc map[string]string // "Type.Field" → its doc comment, one line
 }
 
-var docCache = map[string]*sourceDocs{}
+// sourceReader reads doc comments from the Go source under root, each package once. It
+// belongs to one Render call and is not safe for concurrent use.
+type sourceReader struct {
+	root  string
+	byPkg map[string]*sourceDocs // import path → its docs, parsed once per Render
+}
 
-// structDocs parses the package that declares t.
-func structDocs(root string, t reflect.Type) (*sourceDocs, error) {
+// docsOr returns the docs of t's package, or fallback when its source cannot be read.
+func (src *sourceReader) docsOr(t reflect.Type, fallback *sourceDocs) *sourceDocs {
+	if d, err := src.structDocs(t); err == nil {
+		return d
+	}
+	return fallback
+}
+
+// structDocs parses the package that declares t (outside this module: no docs).
+func (src *sourceReader) structDocs(t reflect.Type) (*sourceDocs, error) {
 	pkg := t.PkgPath()
 	if !strings.HasPrefix(pkg, modulePath) {
-		return &sourceDocs{root: root, typeDoc: map[string]string{}, fieldDoc: map[string]string{}}, nil
+		return &sourceDocs{typeDoc: map[string]string{}, fieldDoc: map[string]string{}}, nil
 	}
-	if d, ok := docCache[pkg]; ok {
+	if d, ok := src.byPkg[pkg]; ok {
 		return d, nil
 	}
-	dir := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(pkg, modulePath), "/")))
+	dir := filepath.Join(src.root, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(pkg, modulePath), "/")))
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("config docs for %s: %w", pkg, err)
 	}
-	d := &sourceDocs{root: root, typeDoc: map[string]string{}, fieldDoc: map[string]string{}}
+	d := &sourceDocs{typeDoc: map[string]string{}, fieldDoc: map[string]string{}}
 	fset := token.NewFileSet()
 	for _, e := range entries {
 		n := e.Name()
@@ -230,7 +238,7 @@ func structDocs(root string, t reflect.Type) (*sourceDocs, error) {
 			}
 		}
 	}
-	docCache[pkg] = d
+	src.byPkg[pkg] = d
 	return d, nil
 }
 

@@ -5,12 +5,37 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/cordisgo/harness/host"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/configuration.md")
+
+// TestRenderConcurrent: Render keeps no state between calls, so calls at once (the race
+// detector watching) render the same file. It runs first, before any other Render.
+func TestRenderConcurrent(t *testing.T) {
+	root, err := filepath.Abs("../../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [2][]byte
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Go(func() {
+			b, err := Render(root, host.Catalog())
+			if err != nil {
+				t.Error(err)
+			}
+			out[i] = b
+		})
+	}
+	wg.Wait()
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("two Render calls at once rendered different files")
+	}
+}
 
 // TestConfigurationDoc keeps docs/configuration.md equal to what the code generates, so the
 // catalog cannot drift from the config types.
