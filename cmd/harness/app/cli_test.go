@@ -49,7 +49,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"profile", "show", "extra"}, `harness: profile show: takes no arguments, got "extra"`, "harness profile show"},
 		{[]string{"mcp"}, "harness: mcp: expected a subcommand: add, ", "harness mcp"},
 		{[]string{"mcp", "import"}, "accepts 1 arg(s), received 0", "harness mcp import"},
-		{[]string{"tools", "call"}, "accepts between 1 and 2 arg(s), received 0", "harness tools call"},
+		{[]string{"tools", "call"}, "harness: tools call: accepts between 1 and 2 arg(s), received 0 (usage: harness tools call NAME [JSON])\n", "harness tools call"},
 		{[]string{"tools", "call", "not a name"}, `"not a name" is not a tool name`, "harness tools call"},
 		{[]string{"tools", "call", "greet", "{bad"}, "arguments must be a JSON object", "harness tools call"},
 		{[]string{"tools", "call", "greet", "[1]"}, "arguments must be a JSON object", "harness tools call"},

@@ -114,7 +114,7 @@ func commandPath(cmd *cobra.Command) string {
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return usageErrorf("%s%v", pathPrefix(cmd), err)
+			return usageErrorf("%s%v (usage: %s)", pathPrefix(cmd), err, strings.TrimSuffix(cmd.UseLine(), " [flags]"))
 		}
 		return nil
 	}
