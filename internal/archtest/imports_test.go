@@ -32,25 +32,25 @@ var rules = map[string]rule{
 	"plugins/toolsearch":   {project: []string{"ctx", "plugins/toolregistry", "internal/suggest"}},
 	"plugins/mcpresources": {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
 	"plugins/mcpprompts":   {project: []string{"ctx", "plugins/mcpclient", "plugins/remote", "internal/suggest"}},
-	"plugins/mcpauth":      {project: []string{"internal/atomicfile"}},
+	"plugins/mcpauth":      {project: []string{"internal/atomicfile", "internal/userdirs"}},
 	"plugins/elicitation":  {project: []string{"ctx", "internal/redact"}},
 	"plugins/sampling":     {project: []string{"ctx"}},
-	"plugins/mcpcatalog":   {project: []string{"ctx", "internal/atomicfile"}},
-	"plugins/mcpclient":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpcatalog", "plugins/mcpauth", "plugins/elicitation", "plugins/sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr"}},
+	"plugins/mcpcatalog":   {project: []string{"ctx", "internal/atomicfile", "internal/userdirs"}},
+	"plugins/mcpclient":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpcatalog", "plugins/mcpauth", "plugins/elicitation", "plugins/sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/userdirs"}},
 	"plugins/mcpmanager":   {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "internal/filewatch", "internal/atomicfile"}},
 	// Server documents sit on top of the client's configuration types; the client never
 	// imports them back.
 	"plugins/mcpclient/serverdoc": {project: []string{"ctx", "plugins/mcpclient", "internal/yamlnode", "internal/atomicfile"}},
 	// The ${…} references and the secrets they read, below the client (and the model
 	// service, which needs only them).
-	"plugins/mcpclient/refs": {project: []string{"ctx", "internal/redact", "internal/yamlnode"}},
+	"plugins/mcpclient/refs": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "internal/userdirs"}},
 	// A stdio server's process (group, stderr ring, environment), below the client's
 	// sessions; it imports nothing of the project.
 	"plugins/mcpclient/transport": {},
-	"plugins/remote":              {project: []string{"ctx", "internal/loopback"}},
+	"plugins/remote":              {project: []string{"ctx", "internal/loopback", "internal/userdirs"}},
 	"plugins/model":               {project: []string{"ctx", "plugins/mcpclient/refs", "internal/suggest", "internal/jsonstr"}},
 	"plugins/ptc":                 {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
-	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/toolsearch", "plugins/sysprompt", "plugins/ptc", "plugins/sampling", "plugins/elicitation", "plugins/remote", "internal/redact", "internal/suggest"}},
+	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/toolsearch", "plugins/sysprompt", "plugins/ptc", "plugins/sampling", "plugins/elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}},
 	"plugins/gateway":             {project: []string{"ctx", "plugins/toolregistry", "plugins/toolsearch", "plugins/mcpclient", "plugins/mcpcatalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling", "internal/loopback"}},
 	"plugins/console":             {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
 
@@ -80,6 +80,7 @@ var rules = map[string]rule{
 	"internal/redact":      {stdOnly: true},
 	"internal/suggest":     {stdOnly: true},
 	"internal/termsafe":    {stdOnly: true},
+	"internal/userdirs":    {stdOnly: true},
 	"internal/yamlnode":    {},
 	"internal/filewatch":   {},
 	"internal/ptytest":     {},

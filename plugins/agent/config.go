@@ -2,12 +2,11 @@ package agent
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/userdirs"
 	"github.com/cordisgo/harness/plugins/toolsearch"
 )
 
@@ -172,34 +171,15 @@ func checkPatterns(p *ctx.Problems, key string, pats []string) {
 
 func (o *Permissions) allowReadOnly() bool { return o.AllowReadOnly == nil || *o.AllowReadOnly }
 
-// DefaultSessionsDir returns the directory session logs go to by default:
-// $XDG_STATE_HOME/harness/sessions, else ~/.local/state/harness/sessions (on macOS
-// ~/Library/Application Support/harness/sessions, on Windows %LocalAppData%). getenv reads
-// the environment (os.Getenv when nil), so a command can resolve it for the environment it
-// was given.
+// DefaultSessionsDir returns the directory session logs go to by default: harness/sessions
+// in the user's state directory (userdirs.Env.State): $XDG_STATE_HOME/harness/sessions,
+// else ~/.local/state/harness/sessions (on macOS ~/Library/Application
+// Support/harness/sessions, on Windows %LocalAppData%). getenv reads the environment
+// (os.Getenv when nil), so a command can resolve it for the environment it was given.
 func DefaultSessionsDir(getenv func(string) string) (string, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	var dir string
-	switch runtime.GOOS {
-	case "windows":
-		dir = getenv("LocalAppData")
-	case "darwin", "ios":
-		if home := getenv("HOME"); home != "" {
-			dir = filepath.Join(home, "Library", "Application Support")
-		}
-	default:
-		dir = getenv("XDG_STATE_HOME")
-		if dir == "" || !filepath.IsAbs(dir) {
-			dir = ""
-			if home := getenv("HOME"); home != "" {
-				dir = filepath.Join(home, ".local", "state")
-			}
-		}
-	}
-	if dir == "" {
-		return "", fmt.Errorf("agent: no state directory for sessions: neither $XDG_STATE_HOME nor $HOME is set")
+	dir, err := userdirs.Env{Getenv: getenv}.State()
+	if err != nil {
+		return "", fmt.Errorf("agent: no state directory for sessions: %w", err)
 	}
 	return filepath.Join(dir, "harness", "sessions"), nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/atomicfile"
+	"github.com/cordisgo/harness/internal/userdirs"
 )
 
 // Key identifies a stored credential: the MCP server's canonical URL (the RFC 8707
@@ -170,16 +171,15 @@ func Delete(cx context.Context, s Store, key Key) error {
 }
 
 // DefaultStorePath is the credentials file: $XDG_STATE_HOME/harness/credentials.json,
-// else ~/.local/state/harness/credentials.json.
+// else ~/.local/state/harness/credentials.json, on every system (userdirs.Env.XDGState:
+// macOS and Windows too, not their own state directories), read from the process's
+// environment.
 func DefaultStorePath() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "harness", "credentials.json"), nil
-	}
-	home, err := os.UserHomeDir()
+	dir, err := userdirs.Env{}.XDGState()
 	if err != nil {
 		return "", fmt.Errorf("credentials store: no state directory: %w", err)
 	}
-	return filepath.Join(home, ".local", "state", "harness", "credentials.json"), nil
+	return filepath.Join(dir, "harness", "credentials.json"), nil
 }
 
 // FileStore is a [Store] in one JSON file, mode 0600 in a 0700 directory. Every Update

@@ -46,6 +46,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/atomicfile"
+	"github.com/cordisgo/harness/internal/userdirs"
 )
 
 // File is a catalog document: servers by name. It is a plain value.
@@ -111,10 +112,11 @@ type Store struct {
 	log  *slog.Logger
 }
 
-// DefaultDir returns mcp-catalog in the harness directory of the user's cache directory
-// ($XDG_CACHE_HOME/harness/mcp-catalog on Linux).
+// DefaultDir returns mcp-catalog in the harness directory of the user's cache directory in
+// the process's environment (userdirs.Env.Cache: $XDG_CACHE_HOME/harness/mcp-catalog or
+// ~/.cache/harness/mcp-catalog on Linux).
 func DefaultDir() (string, error) {
-	dir, err := os.UserCacheDir()
+	dir, err := userdirs.Env{}.Cache()
 	if err != nil {
 		return "", fmt.Errorf("mcpcatalog: %w", err)
 	}

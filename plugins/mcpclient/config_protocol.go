@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/userdirs"
 )
 
 // defaultMaxToolCallMs is the absolute cap of one tools/call or resources/read that keeps
@@ -84,7 +85,7 @@ func rootURI(root string) (string, error) {
 	}
 	dir := root
 	if rest, ok := strings.CutPrefix(root, "~/"); ok || root == "~" {
-		home, err := os.UserHomeDir()
+		home, err := userdirs.Env{}.Home()
 		if err != nil {
 			return "", fmt.Errorf("%q: %w", root, err)
 		}

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/userdirs"
 )
 
 // Defaults applied by [Config.Default].
@@ -111,10 +111,11 @@ func (c Config) files() (token, endpoint string, err error) {
 }
 
 // DefaultTokenFile returns the default token file: remote.token in the "harness"
-// directory of [os.UserConfigDir] (on Linux $XDG_CONFIG_HOME/harness/remote.token or
-// ~/.config/harness/remote.token).
+// directory of the user's configuration directory in the process's environment
+// (userdirs.Env.Config: on Linux $XDG_CONFIG_HOME/harness/remote.token or
+// ~/.config/harness/remote.token), where the CLI looks for the endpoint file beside it.
 func DefaultTokenFile() (string, error) {
-	dir, err := os.UserConfigDir()
+	dir, err := userdirs.Env{}.Config()
 	if err != nil {
 		return "", fmt.Errorf("no default location for tokenFile (set it explicitly): %w", err)
 	}

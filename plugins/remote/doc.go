@@ -16,8 +16,9 @@
 // rename) with mode 0600, creating their directory with mode 0700:
 //
 //   - the token file ([Config.TokenFile]; by default [DefaultTokenFile], i.e.
-//     remote.token under the "harness" directory of [os.UserConfigDir]): the token and a
-//     newline;
+//     remote.token under the "harness" directory of the user's configuration directory, as
+//     [os.UserConfigDir] finds it but for a relative $XDG_CONFIG_HOME, which is ignored):
+//     the token and a newline;
 //   - the endpoint file ([Config.EndpointFile]; by default [EndpointFileFor] the token
 //     file, i.e. remote.endpoint.json next to it): the JSON object [Endpoint],
 //     {"url": "http://127.0.0.1:43117", "pid": 4242, "tokenFile": "/…/remote.token"}.

@@ -168,11 +168,7 @@ func (a *invocation) withAgent(cx context.Context, f agentFlags, fn func(context
 
 // sessionsDir is agent.DefaultSessionsDir in the invocation's environment.
 func (a *invocation) sessionsDir() (string, error) {
-	get := func(k string) string { v, _ := lookupEnv(a.env, k); return v }
-	if a.env == nil {
-		get = os.Getenv
-	}
-	return agent.DefaultSessionsDir(get)
+	return agent.DefaultSessionsDir(a.getenv)
 }
 
 // runTurn sends task to s and prints the outcome: the answer (or with --json the events

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/userdirs"
 	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
@@ -55,10 +56,11 @@ func NewFileCredentials(path string) *FileCredentials { return &FileCredentials{
 // Path returns the file the provider reads.
 func (f *FileCredentials) Path() string { return f.path }
 
-// DefaultCredentialsFile returns credentials.yaml in the "harness" directory of
-// [os.UserConfigDir] (on Linux ~/.config/harness/credentials.yaml).
+// DefaultCredentialsFile returns credentials.yaml in the "harness" directory of the user's
+// configuration directory in the process's environment (userdirs.Env.Config: on Linux
+// $XDG_CONFIG_HOME/harness/credentials.yaml or ~/.config/harness/credentials.yaml).
 func DefaultCredentialsFile() (string, error) {
-	dir, err := os.UserConfigDir()
+	dir, err := userdirs.Env{}.Config()
 	if err != nil {
 		return "", fmt.Errorf("no default location for credentialsFile (set it explicitly): %w", err)
 	}
