@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command gwbench measures MCP gateways side by side: the same upstream stdio server (the
 // harness demo server, tool echo), the same downstream client (a go-sdk Streamable HTTP
 // session), for
@@ -12,6 +14,7 @@
 // For each: calls/s and p50/p99 at concurrency 1 and 16 (one session, concurrent calls;
 // medians over rounds, interleaved), the peak RSS of the gateway process tree, and the
 // processes it runs with 10 downstream sessions open. bench/gwbench.sh builds and runs it.
+// It runs on unix (process groups; the memory and process counts read Linux's /proc).
 //
 // Usage: gwbench run -harness PATH [-rounds 3] [-calls 2000]
 //

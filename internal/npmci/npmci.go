@@ -7,7 +7,8 @@
 // of it: finding node and the installed files, checking the pinned versions, and the skip
 // (or, when $CI is set, the failure) when something is missing.
 //
-// Ensure is safe for concurrent use, across processes too.
+// Ensure is safe for concurrent use, across processes too. The lock is a flock, on unix only:
+// elsewhere Ensure finds installed packages but installs none (npm ci --prefix DIR does).
 package npmci
 
 import (
@@ -18,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 )
 
 // ErrNoNode is matched by the error of Ensure when node or npm is not in PATH.
@@ -43,10 +43,11 @@ func Ensure(dir, marker string) error {
 		return fmt.Errorf("lock file: %w", err)
 	}
 	defer func() { _ = lock.Close() }()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	unlock, err := lockFile(lock)
+	if err != nil {
 		return fmt.Errorf("locking %s: %w", lock.Name(), err)
 	}
-	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }() // closing the file releases it too
+	defer unlock() // closing the file releases it too
 	if _, err := os.Stat(path); err == nil {
 		return nil // installed by another test binary while this one waited
 	}

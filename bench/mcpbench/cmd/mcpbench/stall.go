@@ -4,12 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/cordisgo/harness/bench/mcpbench"
@@ -76,27 +72,7 @@ func (w *stallWatch) check(now time.Time) {
 	}
 	fmt.Fprintf(os.Stderr, "mcpbench: a call has been in flight for %v; goroutines of the client follow, and the server is sent SIGQUIT\n", now.Sub(oldest).Round(time.Millisecond))
 	_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
-	for _, pid := range childPIDs() {
-		_ = syscall.Kill(pid, syscall.SIGQUIT)
-	}
-}
-
-// childPIDs lists this process's children (Linux: /proc/self/task/*/children).
-func childPIDs() []int {
-	files, _ := filepath.Glob("/proc/self/task/*/children")
-	var pids []int
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, field := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(field); err == nil {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids
+	quitChildren()
 }
 
 // serverWithStderr runs s with its stderr appended to file, through sh (which execs it, so
