@@ -90,6 +90,7 @@ var rules = map[string]rule{
 	// testkit/: rigs that tests import (only _test.go files may import them).
 	"testkit/mcptest":  {project: []string{"ctx", "ctx/ctxtest"}},
 	"testkit/demotree": {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
+	"testkit/regtest":  {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
 	// tests/: the integration suites that run the plugins against other implementations.
 	"tests/interop":        {project: []string{""}},
 	"tests/ptcinterop":     {project: []string{""}},

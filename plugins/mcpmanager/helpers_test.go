@@ -19,6 +19,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/mcptest"
+	"github.com/cordisgo/harness/testkit/regtest"
 )
 
 // host is a tree with the tools service and the manager mounted, and a settings file in a
@@ -172,21 +173,7 @@ func (h *host) tools() []string {
 	if !ok {
 		return nil
 	}
-	var out []string
-	for _, in := range reg.List(h.root) {
-		out = append(out, in.Name)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// publicTools returns the public names of server's tools.
-func publicTools(server string, tools ...string) []string {
-	out := make([]string, len(tools))
-	for i, name := range tools {
-		out[i] = mcpclient.PublicToolName(server, name)
-	}
-	return out
+	return regtest.Names(reg, h.root, "")
 }
 
 // stdioEntry renders a settings entry for the test server (indented under servers:).

@@ -12,6 +12,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/mcptest"
+	"github.com/cordisgo/harness/testkit/regtest"
 )
 
 // Port of manager.spec "mounts enabled servers from the initial document and reports
@@ -33,7 +34,7 @@ func TestMountOnBoot(t *testing.T) {
 	if a.Source != SourceSettings || !a.Enabled || a.Transport != mcpclient.TransportStdio || a.Starts != 1 {
 		t.Fatalf("alpha: %s", dump(a))
 	}
-	if !slices.Equal(a.Tools, publicTools("alpha", mcptest.StdioTools...)) {
+	if !slices.Equal(a.Tools, regtest.PublicTools("alpha", mcptest.StdioTools...)) {
 		t.Fatalf("alpha tools %v", a.Tools)
 	}
 	if a.ServerInfo == nil || a.ServerInfo.Name != "mcpm-test" || a.ServerInfo.Version != "0.0.7" ||
@@ -225,7 +226,7 @@ func TestAllowedTools(t *testing.T) {
 	for name, want := range map[string][]string{
 		"s":   {"mcp__s__echo"},
 		"web": {"mcp__web__whoami"},
-		"all": publicTools("all", mcptest.StdioTools...),
+		"all": regtest.PublicTools("all", mcptest.StdioTools...),
 	} {
 		if v, _ := find(snap, name); !slices.Equal(v.Tools, want) {
 			t.Fatalf("%s tools %v, want %v", name, v.Tools, want)

@@ -16,6 +16,7 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 
 	"github.com/cordisgo/harness/testkit/mcptest"
+	"github.com/cordisgo/harness/testkit/regtest"
 )
 
 // killFailBound is how soon after its server is killed a call must fail. It is the one
@@ -306,7 +307,7 @@ func TestListChangedStorm(t *testing.T) {
 	if lists < 1 || lists > 5 {
 		t.Errorf("%d tools/list after 1000 tools/list_changed, want 1 to 5", lists)
 	}
-	want := publicTools("s", append(slices.Clone(mcptest.StdioTools), stormed)...)
+	want := regtest.PublicTools("s", append(slices.Clone(mcptest.StdioTools), stormed)...)
 	slices.Sort(want)
 	if got := f.tools("mcp__s__"); !slices.Equal(got, want) {
 		t.Errorf("final tools %v, want %v", got, want)

@@ -24,6 +24,7 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 
 	"github.com/cordisgo/harness/testkit/mcptest"
+	"github.com/cordisgo/harness/testkit/regtest"
 )
 
 // waitBound bounds every wait of the suite that is not itself the subject of an assertion:
@@ -268,25 +269,7 @@ func (f *fixture) mustCall(tool, args string) string {
 }
 
 // tools returns the names of the registered tools with the prefix.
-func (f *fixture) tools(prefix string) []string {
-	var out []string
-	for _, in := range f.reg.List(f.root) {
-		if strings.HasPrefix(in.Name, prefix) {
-			out = append(out, in.Name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// publicTools returns the public names of server's tools.
-func publicTools(server string, tools ...string) []string {
-	out := make([]string, len(tools))
-	for i, name := range tools {
-		out[i] = mcpclient.PublicToolName(server, name)
-	}
-	return out
-}
+func (f *fixture) tools(prefix string) []string { return regtest.Names(f.reg, f.root, prefix) }
 
 // within waits for done, failing the test after d.
 func within(t *testing.T, d time.Duration, what string, done <-chan struct{}) {

@@ -20,6 +20,7 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 
 	"github.com/cordisgo/harness/testkit/mcptest"
+	"github.com/cordisgo/harness/testkit/regtest"
 )
 
 // raceBound bounds the racing phase of scenario 7: past it, something is deadlocked.
@@ -182,12 +183,8 @@ func TestSettingsEditsRaceRestartsAndProbes(t *testing.T) {
 	if !ok {
 		t.Fatal("no tools service")
 	}
-	var tools []string
-	for _, in := range reg.List(root) {
-		tools = append(tools, in.Name)
-	}
-	slices.Sort(tools)
-	want := append(publicTools("a", mcptest.StdioTools...), publicTools("d", mcptest.StdioTools...)...)
+	tools := regtest.Names(reg, root, "")
+	want := append(regtest.PublicTools("a", mcptest.StdioTools...), regtest.PublicTools("d", mcptest.StdioTools...)...)
 	if !slices.Equal(tools, want) {
 		t.Errorf("registered tools %v, want %v", tools, want)
 	}
