@@ -88,13 +88,14 @@ var rules = map[string]rule{
 	// The binary's own packages, which nothing outside cmd/harness imports.
 	"cmd/harness/internal/termform": {project: []string{"ctx", "plugins/elicitation", "internal/termsafe"}},
 	// testkit/: rigs that tests import (only _test.go files may import them).
-	"testkit/mcptest":  {project: []string{"ctx", "ctx/ctxtest"}},
-	"testkit/demotree": {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
-	"testkit/regtest":  {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
+	"testkit/mcptest":     {project: []string{"ctx", "ctx/ctxtest"}},
+	"testkit/demotree":    {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
+	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
+	"testkit/gatewaytest": {project: []string{"ctx", "plugins/gateway"}},
 	// tests/: the integration suites that run the plugins against other implementations.
 	"tests/interop":        {project: []string{""}},
 	"tests/ptcinterop":     {project: []string{""}},
-	"tests/conformance":    {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpauth", "plugins/elicitation", "plugins/gateway"}},
+	"tests/conformance":    {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpauth", "plugins/elicitation", "plugins/gateway", "testkit/gatewaytest"}},
 	"tests/gatewayinterop": {project: []string{""}},
 	"tests/faults":         {project: []string{""}},
 	// examples/: the examples of docs/plugins.md (one of them a binary built on cmd/harness/app).

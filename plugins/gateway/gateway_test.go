@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/cordisgo/harness/plugins/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/gatewaytest"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -96,17 +96,8 @@ func demoFleet(t *testing.T) *fleet {
 
 func serveGateway(t *testing.T, root *ctx.Context, opts gateway.Options) *fleet {
 	t.Helper()
-	gw, err := gateway.New(root, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { _ = gw.Close(); srv.Close() })
-	return &fleet{root: root, gw: gw, url: srv.URL}
+	gw, url := gatewaytest.Serve(t, root, opts, gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
+	return &fleet{root: root, gw: gw, url: url}
 }
 
 type bearer struct{ tok string }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/cordisgo/harness/plugins/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/gatewaytest"
 )
 
 // gatewayOwned are the server scenarios that fail on the per-server route because of known
@@ -175,17 +175,8 @@ func gatewayRoute(t *testing.T, bin string) string {
 	if err := up.Wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(root, gateway.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := gw.Handler(gateway.HTTPOptions{NoAuth: true, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { _ = gw.Close(); srv.Close() })
-	return srv.URL + "/mcp/servers/conf"
+	_, url := gatewaytest.Serve(t, root, gateway.Options{}, gateway.HTTPOptions{NoAuth: true, Addr: "127.0.0.1:0"})
+	return url + "/mcp/servers/conf"
 }
 
 // passesAlone runs scenario once more against url and reports whether it passes with want

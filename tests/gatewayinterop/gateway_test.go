@@ -26,6 +26,7 @@ import (
 	"github.com/cordisgo/harness/plugins/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/gatewaytest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -71,17 +72,8 @@ func gatewayURL(t *testing.T) string {
 	cfg.ServerName, cfg.Transport, cfg.Command, cfg.Args, cfg.FailOnStartupError = "everything", mcpclient.TransportStdio, nodeBin, []string{everything, "stdio"}, true
 	mount(mcpclient.Plugin, cfg)
 
-	gw, err := gateway.New(root, gateway.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { _ = gw.Close(); srv.Close() })
-	return srv.URL
+	_, url := gatewaytest.Serve(t, root, gateway.Options{}, gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
+	return url
 }
 
 type tsOut struct {
