@@ -207,6 +207,18 @@ func TestUnusedSessionNotKept(t *testing.T) {
 	if _, err := os.Stat(used.Dir()); err != nil {
 		t.Fatalf("a session with a turn was removed: %v", err)
 	}
+	// "last" names it, and resumes it.
+	if id, err := e.svc.Store().Resolve(agent.LastSession); err != nil || id != used.ID() {
+		t.Fatalf("Resolve(last) = %q, %v; want %q", id, err, used.ID())
+	}
+	r, err := e.svc.Resume(agent.LastSession, agent.StartOptions{})
+	if err != nil || r.ID() != used.ID() {
+		t.Fatalf("Resume(last): %v", err)
+	}
+	_ = r.Close()
+	if _, err := agent.OpenStore(t.TempDir()).Resolve(agent.LastSession); !errors.Is(err, agent.ErrUnknownSession) {
+		t.Fatalf("Resolve(last) of an empty store: %v", err)
+	}
 }
 
 func TestResume(t *testing.T) {

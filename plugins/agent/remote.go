@@ -182,10 +182,14 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 		},
 		func() (ctx.Disposer, error) {
 			return ctx.ExposeRemote(c, MethodOpen, func(_ context.Context, p OpenParams) (SessionInfo, error) {
-				if ss, ok := svc.Lookup(p.Session); ok {
+				id, err := svc.Store().Resolve(p.Session)
+				if err != nil {
+					return SessionInfo{}, remoteCode(err)
+				}
+				if ss, ok := svc.Lookup(id); ok {
 					return ss.Info(), nil
 				}
-				ss, err := svc.Resume(p.Session, StartOptions{Model: p.Model, Interactive: true})
+				ss, err := svc.Resume(id, StartOptions{Model: p.Model, Interactive: true})
 				if err != nil {
 					return SessionInfo{}, remoteCode(err)
 				}

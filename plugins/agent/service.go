@@ -347,8 +347,13 @@ func (s *Service) Start(opts StartOptions) (*Session, error) {
 // Resume reopens the session id from the store: the history is rebuilt from its log (a
 // torn last line is dropped; calls left without a result get an aborted one) and the
 // session goes on logging into the same file. opts.Agent is ignored (the log's agent is
-// used); opts.Model overrides the model the session was started with.
+// used); opts.Model overrides the model the session was started with. id may be
+// [LastSession].
 func (s *Service) Resume(id string, opts StartOptions) (*Session, error) {
+	id, err := s.store.Resolve(id)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	if _, ok := s.live[id]; ok {
 		s.mu.Unlock()

@@ -249,6 +249,33 @@ func (s *Store) List() ([]SessionInfo, error) {
 	return out, nil
 }
 
+// LastSession is the id that names the most recently updated top-level session of a store
+// (not a subagent's): `harness chat --resume last`, `sessions show last`.
+const LastSession = "last"
+
+// Resolve returns the session id names: LastSession is the most recently updated
+// top-level session (an [ErrUnknownSession] when the store has none); any other id is
+// returned as it is.
+func (s *Store) Resolve(id string) (string, error) {
+	if id != LastSession {
+		return id, nil
+	}
+	infos, err := s.List()
+	if err != nil {
+		return "", err
+	}
+	best := -1
+	for i, in := range infos {
+		if in.Parent == "" && in.Err == "" && (best < 0 || in.Updated.After(infos[best].Updated)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", fmt.Errorf("%w: %q: no stored session yet", ErrUnknownSession, id)
+	}
+	return infos[best].ID, nil
+}
+
 // Info summarizes session id.
 func (s *Store) Info(id string) (SessionInfo, error) {
 	if _, _, err := s.read(id); err != nil {

@@ -99,6 +99,8 @@ func TestAskWithDemoServer(t *testing.T) {
 
 	srv.Push(modeltest.Reply{Content: "resumed fine"})
 	run(t, nil, "-p", p, "sessions", "resume", first.ID, "and", "now?").expect(t, ExitOK, "resumed fine", "")
+	// "last" is the session updated last: the first one, just resumed.
+	run(t, nil, "-p", p, "sessions", "show", "last").expect(t, ExitOK, "> and now?", "")
 	reqs := srv.Accepted()
 	last := reqs[len(reqs)-1]
 	if n := modeltest.CommonPrefix(reqs[1].Prompt, last.Prompt); n != len(reqs[1].Prompt) {
@@ -127,6 +129,7 @@ func TestAskExitStatus(t *testing.T) {
 		t.Errorf("the turn's error is shown %d times:\n%s", n, r.stdout)
 	}
 	runWith(t, t.Context(), testOptions(), "", noKey, "chat").expect(t, ExitOK, "warning: no API key", "")
+	run(t, []string{"HOME=" + t.TempDir(), "XDG_STATE_HOME="}, "sessions", "show", "last").expect(t, ExitUsage, "", "harness: no stored session in ")
 	r = run(t, noKey, "sessions", "list", "--json")
 	if n := strings.Count(r.stdout, `"id"`); n != 1 {
 		t.Errorf("%d sessions listed, want the one with a message:\n%s", n, r.stdout)

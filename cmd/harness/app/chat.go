@@ -77,7 +77,7 @@ told); at the prompt, Ctrl-C or Ctrl-D (or /exit) leaves. Commands:
   /model [NAME]     the models of the profile, or switch to NAME (a new session)
   /reasoning        show or hide the model's reasoning
   /clear            start a new session
-  /resume ID        continue a stored session (harness sessions list)
+  /resume ID|last   continue a stored session (harness sessions list), or the latest
   /exit             leave
 
 Sessions are logged like those of harness ask: harness sessions list|show|resume.
@@ -139,7 +139,7 @@ process too. A host without an agent is said in one line, and chat works in proc
 	}
 	f.add(cmd)
 	a.hostFlags(cmd)
-	cmd.Flags().StringVar(&resume, "resume", "", "continue the stored session `ID`")
+	cmd.Flags().StringVar(&resume, "resume", "", "continue the stored session `ID` (last: the most recent one)")
 	cmd.Flags().BoolVar(&noReasoning, "no-reasoning", false, "hide the model's reasoning")
 	return cmd
 }

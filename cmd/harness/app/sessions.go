@@ -67,7 +67,7 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 	list.Flags().BoolVar(&listJSON, "json", false, "print the sessions as JSON")
 
 	show := &cobra.Command{
-		Use:   "show ID",
+		Use:   "show ID|last",
 		Short: "Print a stored session's conversation (--json: its event log)",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: action(func(_ *cobra.Command, argv []string) error {
@@ -91,7 +91,7 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 
 	var f agentFlags
 	resume := &cobra.Command{
-		Use:   "resume ID TASK...",
+		Use:   "resume ID|last TASK...",
 		Short: "Reopen a stored session and give its agent one more task (as harness ask)",
 		Long: `Reopen a stored session: its history is rebuilt from the log (a torn last line,
 left by a crash, is dropped; calls left without a result get an aborted one) and
@@ -114,7 +114,7 @@ the agent works on the task with it. Output and exit status as harness ask.`,
 				if svc.Store().Dir() != st.Dir() {
 					return failure(fmt.Errorf("the agent stores sessions in %s, not %s", svc.Store().Dir(), st.Dir()))
 				}
-				s, err := svc.Resume(argv[0], agent.StartOptions{Model: f.model})
+				s, err := svc.Resume(events[0].Header.ID, agent.StartOptions{Model: f.model})
 				if err != nil {
 					return agentError(err)
 				}
@@ -127,17 +127,21 @@ the agent works on the task with it. Output and exit status as harness ask.`,
 	return group("sessions", "List, show and resume agent sessions", list, show, resume)
 }
 
-// readSession reads the events of the stored session id from the session store.
+// readSession reads the events of the stored session id (or agent.LastSession) from the
+// session store.
 func (a *invocation) readSession(id string) (*agent.Store, []agent.Event, error) {
 	st, err := a.sessionStore()
 	if err != nil {
 		return nil, nil, err
 	}
-	events, err := st.Read(id)
-	if err != nil {
-		return nil, nil, sessionError(st, id, err)
+	resolved, err := st.Resolve(id)
+	if err == nil {
+		var events []agent.Event
+		if events, err = st.Read(resolved); err == nil {
+			return st, events, nil
+		}
 	}
-	return st, events, nil
+	return nil, nil, sessionError(st, id, err)
 }
 
 // sessionStore is the store of the profile's top-level agent (its sessionsDir), else of
@@ -166,6 +170,9 @@ func (a *invocation) sessionStore() (*agent.Store, error) {
 func sessionError(st *agent.Store, id string, err error) error {
 	if !errors.Is(err, agent.ErrUnknownSession) {
 		return failure(err)
+	}
+	if id == agent.LastSession {
+		return usageErrorf("no stored session in %s yet", st.Dir())
 	}
 	infos, _ := st.List()
 	ids := make([]string, 0, len(infos))
