@@ -151,8 +151,8 @@ func (a *invocation) withAgent(cx context.Context, f agentFlags, fn func(context
 		a.beforeMount = agent.Prepare // servers may sample from the agent's model from the start
 	}
 	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		if _, ok := model.Key.Get(h.Root()); !ok {
-			return failure(fmt.Errorf("profile %q mounts no model service (a row with use: model); see docs/agent.md", h.Profile().Source))
+		if _, err := rootService(h, model.Key, "model service", "model"); err != nil {
+			return failure(fmt.Errorf("%w; see docs/agent.md", err))
 		}
 		svc, ok := agent.Key.Get(h.Root())
 		if !ok {

@@ -18,6 +18,16 @@ import (
 // cancelled) while its host was starting, whether the start was under way or had just ended.
 var errInterruptedStart = errors.New("interrupted during start-up")
 
+// rootService returns the service key provides at a started host's root, or an error that
+// names the service (what) and the plugin of the profile row that would mount it (use).
+func rootService[T any](h *host.Host, key ctx.Key[T], what, use string) (T, error) {
+	svc, ok := key.Get(h.Root())
+	if !ok {
+		return svc, fmt.Errorf("profile %q mounts no %s (a row with use: %s)", h.Profile().Source, what, use)
+	}
+	return svc, nil
+}
+
 // withHost is the application shell of every command that needs the scope
 // tree. It builds an fx app that supplies the invocation, provides the
 // logger, the profile and the root scope, and ties the root's lifetime to

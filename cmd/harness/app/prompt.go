@@ -37,9 +37,9 @@ func (a *invocation) promptCommand() *cobra.Command {
 				vm[k] = val
 			}
 			return a.withHost(cmd.Context(), func(_ context.Context, h *host.Host) error {
-				svc, ok := sysprompt.Key.Get(h.Root())
-				if !ok {
-					return fmt.Errorf("profile %q mounts no system prompt (a row with use: sysprompt)", h.Profile().Source)
+				svc, err := rootService(h, sysprompt.Key, "system prompt", "sysprompt")
+				if err != nil {
+					return err
 				}
 				p, err := svc.Assemble(h.Root(), vm)
 				if err != nil {

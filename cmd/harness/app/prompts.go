@@ -18,11 +18,7 @@ import (
 
 // promptsService returns the prompts service of a started host.
 func promptsService(h *host.Host) (*mcpprompts.Service, error) {
-	s, ok := mcpprompts.Key.Get(h.Root())
-	if !ok {
-		return nil, fmt.Errorf("profile %q mounts no prompts service (a row with use: mcpprompts)", h.Profile().Source)
-	}
-	return s, nil
+	return rootService(h, mcpprompts.Key, "prompts service", "mcpprompts")
 }
 
 func (a *invocation) promptsCommand() *cobra.Command {

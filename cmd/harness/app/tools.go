@@ -17,11 +17,7 @@ import (
 
 // toolRegistry returns the tools service of a started host.
 func toolRegistry(h *host.Host) (*toolregistry.Registry, error) {
-	reg, ok := toolregistry.Key.Get(h.Root())
-	if !ok {
-		return nil, fmt.Errorf("profile %q mounts no tool registry (a row with use: toolregistry)", h.Profile().Source)
-	}
-	return reg, nil
+	return rootService(h, toolregistry.Key, "tool registry", "toolregistry")
 }
 
 // withRegistry is withHost for the commands that work with the tools visible at the root:
