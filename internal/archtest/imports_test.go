@@ -92,6 +92,7 @@ var rules = map[string]rule{
 	"testkit/demotree":    {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
 	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
 	"testkit/gatewaytest": {project: []string{"ctx", "plugins/gateway"}},
+	"testkit/proctest":    {stdOnly: true},
 	// tests/: the integration suites that run the plugins against other implementations.
 	"tests/interop":        {project: []string{""}},
 	"tests/ptcinterop":     {project: []string{""}},

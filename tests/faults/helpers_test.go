@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 
 	"github.com/cordisgo/harness/testkit/mcptest"
+	"github.com/cordisgo/harness/testkit/proctest"
 	"github.com/cordisgo/harness/testkit/regtest"
 )
 
@@ -53,9 +53,9 @@ func checkLeaks(t *testing.T) *leakCheck {
 		lc.mu.Lock()
 		pgids := maps2slice(lc.pgids)
 		lc.mu.Unlock()
-		for _, p := range processes(t) {
-			if slices.Contains(pgids, p.pgrp) {
-				t.Errorf("process %d (%s) of server process group %d survived", p.pid, p.comm, p.pgrp)
+		for _, p := range proctest.List(t) {
+			if slices.Contains(pgids, p.PGID) {
+				t.Errorf("process %d (%s) of server process group %d survived", p.PID, p.Comm, p.PGID)
 			}
 		}
 		// Descriptors are closed by the goroutines that own them, which goleak waits
@@ -109,48 +109,6 @@ func listFDs() string {
 		fmt.Fprintf(&b, "  %s -> %s\n", e.Name(), target)
 	}
 	return b.String()
-}
-
-// proc is one live process as /proc/<pid>/stat shows it.
-type proc struct {
-	pid, ppid, pgrp int
-	comm            string
-}
-
-// processes lists the live processes (zombies excluded: they are gone, only not yet reaped).
-func processes(t *testing.T) []proc {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []proc
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// "pid (comm) state ppid pgrp ..."; comm may contain anything, so split after the
-		// last ')'.
-		s := string(raw)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		f := strings.Fields(s[end+1:])
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		p := proc{pid: pid, comm: s[open+1 : end]}
-		p.ppid, _ = strconv.Atoi(f[1])
-		p.pgrp, _ = strconv.Atoi(f[2])
-		out = append(out, p)
-	}
-	return out
 }
 
 // ---- status reports ---------------------------------------------------------------------

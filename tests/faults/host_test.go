@@ -3,11 +3,9 @@
 package faults
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/cmd/harness/app"
+	"github.com/cordisgo/harness/testkit/proctest"
 )
 
 // hostGrace is the harness's --shutdown-timeout in this scenario: its grace period.
@@ -40,63 +39,35 @@ func TestHostSIGTERMWith20ServersStarting(t *testing.T) {
 	args = append(args, "tools", "list")
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), harnessEnv+"=1")
-	cmd.Stdout = io.Discard
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var tail strings.Builder // stderr lines that are not log records: panics, fatal errors
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		for sc.Scan() {
-			var rec map[string]any
-			if json.Unmarshal(sc.Bytes(), &rec) != nil {
-				tail.WriteString(sc.Text() + "\n")
-			}
-		}
-	}()
-	exited := make(chan error, 1)
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			t.Logf("harness killed at clean-up: %v", <-exited)
+	exited := proctest.Start(t, cmd, func(line []byte) {
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) != nil {
+			tail.Write(line)
+			tail.WriteByte('\n')
 		}
 	})
-	go func() {
-		<-readDone // read stderr to its end before Wait closes it
-		exited <- cmd.Wait()
-	}()
 
 	// The servers are started when 20 process-group leaders run below the harness (the
 	// client logs "mcp server started" only once a server answered). They are all
 	// mid-startup: each waits a minute before serving.
-	var below []proc
+	var below []proctest.Proc
 	deadline := time.Now().Add(waitBound)
 	for leaders := 0; leaders < servers; {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d of %d servers started within %v", leaders, servers, waitBound)
 		}
 		time.Sleep(20 * time.Millisecond)
-		below, leaders = below[:0], 0
-		all := processes(t)
-		for _, p := range all {
-			if descendsFrom(all, p, cmd.Process.Pid) {
-				below = append(below, p)
-				if p.pgrp == p.pid {
-					leaders++
-				}
+		below, leaders = proctest.Descendants(proctest.List(t), cmd.Process.Pid), 0
+		for _, p := range below {
+			if p.PGID == p.PID {
+				leaders++
 			}
 		}
 	}
 	for _, p := range below {
-		if p.pgrp != cmd.Process.Pid {
-			lc.addGroup(p.pgrp)
+		if p.PGID != cmd.Process.Pid {
+			lc.addGroup(p.PGID)
 		}
 	}
 
@@ -131,27 +102,13 @@ func TestHostSIGTERMWith20ServersStarting(t *testing.T) {
 		t.Errorf("the harness crashed:\n%s", tail.String())
 	}
 	// Every child is gone when the harness has exited, not merely later.
-	now := processes(t)
+	now := proctest.List(t)
 	for _, b := range below {
 		for _, p := range now {
-			if p.pid == b.pid && p.pgrp == b.pgrp {
-				t.Errorf("process %d (%s), started below the harness, survived it", p.pid, p.comm)
+			if p.PID == b.PID && p.PGID == b.PGID {
+				t.Errorf("process %d (%s), started below the harness, survived it", p.PID, p.Comm)
 			}
 		}
 	}
 	t.Logf("%d processes below the harness; exit status %d %v after SIGTERM", len(below), code, took.Round(time.Millisecond))
-}
-
-// descendsFrom reports whether p's parent chain reaches pid.
-func descendsFrom(all []proc, p proc, pid int) bool {
-	byPid := make(map[int]proc, len(all))
-	for _, q := range all {
-		byPid[q.pid] = q
-	}
-	for q, ok := p, true; ok && q.ppid > 1; q, ok = byPid[q.ppid] {
-		if q.ppid == pid {
-			return true
-		}
-	}
-	return false
 }

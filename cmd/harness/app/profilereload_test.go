@@ -5,11 +5,12 @@ package app
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordisgo/harness/testkit/proctest"
 )
 
 // reloadMark is the environment variable that tells the demo servers of
@@ -20,28 +21,17 @@ const reloadMark = "HOTRELOAD_MARK"
 // reloadMark=mark, or 0.
 func childByMark(t *testing.T, mark string) int {
 	t.Helper()
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dirs {
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if err != nil {
+	for _, p := range proctest.List(t) {
+		if p.PPID != os.Getpid() {
 			continue
 		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[0] == "Z" || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join(d, "environ"))
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/environ")
 		if err != nil {
 			continue
 		}
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			if string(kv) == reloadMark+"="+mark {
-				pid, _ := strconv.Atoi(filepath.Base(d))
-				return pid
+				return p.PID
 			}
 		}
 	}

@@ -5,7 +5,6 @@ package app
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cordisgo/harness/testkit/proctest"
 )
 
 // These tests run the test binary as the harness in a subprocess, send it
@@ -40,32 +41,16 @@ type harnessProc struct {
 func startHarness(t *testing.T, args ...string) *harnessProc {
 	t.Helper()
 	cmd := harnessCmd(t, append([]string{"--log-format", "json", "--log-level", "debug"}, args...)...)
-	cmd.Stdout = io.Discard
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	h := &harnessProc{cmd: cmd, logs: make(chan map[string]any, 1024), done: make(chan struct{})}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		defer close(h.logs)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var rec map[string]any
-			if json.Unmarshal(sc.Bytes(), &rec) != nil {
-				continue
-			}
+	exited := proctest.Start(t, cmd, func(line []byte) {
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) == nil {
 			h.logs <- rec // waitLog or a drain (terminate, cleanup) reads it
 		}
-	}()
+	})
 	go func() {
-		<-read // Wait closes the pipe: read it to the end first
-		h.err = cmd.Wait()
+		h.err = <-exited
+		close(h.logs)
 		close(h.done)
 	}()
 	t.Cleanup(func() {
@@ -115,75 +100,18 @@ func drain(logs <-chan map[string]any) {
 	}
 }
 
-// procInfo is one process as /proc/PID/stat describes it.
-type procInfo struct {
-	pid, ppid, pgrp int
-	state           string
-	start           uint64 // start time in clock ticks since boot: tells a reused pid apart
-}
-
-// processes reads every live (non-zombie) process from /proc.
-func processes(t *testing.T) map[int]procInfo {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int]procInfo{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
-		// majflt cmajflt utime stime cutime cstime priority nice threads
-		// itrealvalue starttime ...; comm may hold spaces and parentheses.
-		s := string(b)
-		rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(rest) < 20 {
-			continue
-		}
-		p := procInfo{pid: pid, state: rest[0]}
-		p.ppid, _ = strconv.Atoi(rest[1])
-		p.pgrp, _ = strconv.Atoi(rest[2])
-		p.start, _ = strconv.ParseUint(rest[19], 10, 64)
-		if p.state != "Z" && p.state != "X" {
-			out[pid] = p
-		}
-	}
-	return out
-}
-
-// descendants returns the live processes whose parent chain leads to pid.
-func descendants(all map[int]procInfo, pid int) []procInfo {
-	var out []procInfo
-	for _, p := range all {
-		for q, ok := p, true; ok && q.ppid > 1; q, ok = all[q.ppid] {
-			if q.ppid == pid {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
-}
-
 // checkNoSurvivors fails the test if a process recorded while the harness
 // ran, or any process in one of the recorded process groups, is still
 // alive.
-func checkNoSurvivors(t *testing.T, recorded []procInfo, pgids map[int]bool) {
+func checkNoSurvivors(t *testing.T, recorded []proctest.Proc, pgids map[int]bool) {
 	t.Helper()
-	for _, p := range processes(t) {
-		if pgids[p.pgrp] {
-			t.Errorf("process %d (group %d) survived the harness", p.pid, p.pgrp)
+	for _, p := range proctest.List(t) {
+		if pgids[p.PGID] {
+			t.Errorf("process %d (group %d) survived the harness", p.PID, p.PGID)
 		}
 		for _, r := range recorded {
-			if r.pid == p.pid && r.start == p.start {
-				t.Errorf("process %d, started by the harness, survived it", p.pid)
+			if r.PID == p.PID && r.Start == p.Start {
+				t.Errorf("process %d, started by the harness, survived it", p.PID)
 			}
 		}
 	}
@@ -191,13 +119,13 @@ func checkNoSurvivors(t *testing.T, recorded []procInfo, pgids map[int]bool) {
 
 // snapshot records the harness's descendants and their process groups, and
 // the server pids the log named.
-func snapshot(t *testing.T, h *harnessProc, serverPids ...int) ([]procInfo, map[int]bool) {
+func snapshot(t *testing.T, h *harnessProc, serverPids ...int) ([]proctest.Proc, map[int]bool) {
 	t.Helper()
-	recorded := descendants(processes(t), h.cmd.Process.Pid)
+	recorded := proctest.Descendants(proctest.List(t), h.cmd.Process.Pid)
 	pgids := map[int]bool{}
 	for _, p := range recorded {
-		if p.pgrp != h.cmd.Process.Pid && p.pgrp != os.Getpid() {
-			pgids[p.pgrp] = true
+		if p.PGID != h.cmd.Process.Pid && p.PGID != os.Getpid() {
+			pgids[p.PGID] = true
 		}
 	}
 	for _, pid := range serverPids {
