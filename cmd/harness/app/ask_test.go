@@ -129,7 +129,9 @@ func TestAskExitStatus(t *testing.T) {
 		t.Errorf("the turn's error is shown %d times:\n%s", n, r.stdout)
 	}
 	runWith(t, t.Context(), testOptions(), "", noKey, "chat").expect(t, ExitOK, "warning: no API key", "")
-	run(t, []string{"HOME=" + t.TempDir(), "XDG_STATE_HOME="}, "sessions", "show", "last").expect(t, ExitUsage, "", "harness: no stored session in ")
+	empty := []string{"HOME=" + t.TempDir(), "XDG_STATE_HOME="}
+	run(t, empty, "sessions", "show", "last").expect(t, ExitUsage, "", "harness: no stored session in ")
+	run(t, empty, "chat", "--resume", "last").expect(t, ExitUsage, "", "harness: no stored session in ")
 	r = run(t, noKey, "sessions", "list", "--json")
 	if n := strings.Count(r.stdout, `"id"`); n != 1 {
 		t.Errorf("%d sessions listed, want the one with a message:\n%s", n, r.stdout)

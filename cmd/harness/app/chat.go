@@ -126,7 +126,9 @@ process too. A host without an agent is said in one line, and chat works in proc
 			return a.withAgent(cmd.Context(), f, func(cx context.Context, svc *agent.Service) error {
 				ch := &chat{a: a, svc: svc, io: newIO(cx), f: f, reasoning: !noReasoning}
 				if resume != "" {
-					if err := ch.resume(resume); err != nil {
+					if err := ch.resume(resume); errors.Is(err, agent.ErrUnknownSession) {
+						return sessionError(svc.Store(), resume, err) // the store and a did-you-mean
+					} else if err != nil {
 						return agentError(err)
 					}
 				} else if err := ch.start(); err != nil {
