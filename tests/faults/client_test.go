@@ -124,21 +124,19 @@ func TestInitializeNeverAnswered(t *testing.T) {
 	f := newFixture(t)
 	began := time.Now()
 	f.mount(f.stdio("i", mcptest.Hang, map[string]any{
-		"startupTimeoutMs": 500,
+		"startupTimeoutMs": 2000, // room for the process to start on a loaded machine
 		"reconnect":        map[string]any{"enabled": false},
 	}))
 	st := f.st.waitPhase(t, "i", mcpclient.PhaseFailed)
 	took := time.Since(began)
-	if !strings.Contains(st.Err, "startup timed out after 500ms (startupTimeoutMs)") ||
+	if !strings.Contains(st.Err, "startup timed out after 2s (startupTimeoutMs)") ||
 		!strings.Contains(st.Err, "reconnect is disabled") {
 		t.Errorf("failed status does not say why: %q", st.Err)
 	}
-	if took < 500*time.Millisecond || took > 500*time.Millisecond+5*time.Second {
-		t.Errorf("startup ended after %v, want about its 500ms timeout", took)
+	if took < 2*time.Second || took > 2*time.Second+5*time.Second {
+		t.Errorf("startup ended after %v, want about its 2s timeout", took)
 	}
-	if f.ev.Count(0, "initialize") == 0 {
-		t.Error("the server never saw initialize")
-	}
+	f.ev.Wait(t, 0, "initialize") // it was sent and read, never answered
 	if tools := f.tools("mcp__i__"); len(tools) != 0 {
 		t.Errorf("tools of a server that never initialized: %v", tools)
 	}
