@@ -15,8 +15,9 @@ import (
 	"github.com/cordisgo/harness/plugins/sampling"
 )
 
-// Plugin answers for the MCP clients mounted in its layer and below. Mount it before them:
-// a client advertises elicitation and sampling when it connects.
+// Plugin answers for the MCP clients mounted in its layer and below. Mount it, and let it
+// load (Settle), before them: a client advertises elicitation and sampling when it
+// connects, and scopes load on their own goroutines.
 var Plugin = ctx.Define(ctx.Meta{Name: "answer"}, func(c *ctx.Context, _ struct{}) error {
 	if _, err := elicitation.Provide(c, "answer", Responder{Name: "Grace"}); err != nil {
 		return err

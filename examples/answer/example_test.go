@@ -28,6 +28,7 @@ func Example() {
 	defer func() { _ = root.Scope().Dispose(context.Background()) }()
 	_, _ = root.Plugin(toolregistry.Plugin, nil)
 	_, _ = root.Plugin(answer.Plugin, struct{}{})
+	_ = root.Settle(context.Background()) // the responder is there before the client connects
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.URL = "demo", mcpclient.TransportStreamableHTTP, srv.URL
