@@ -42,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordisgo/harness/internal/procfs"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -427,43 +428,18 @@ func sessions(url, tok, tool string, n, pid int) (procs, rssKB, gatewayKB int, e
 
 // descendants returns pid and every process below it.
 func descendants(pid int) []int {
-	parent := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 {
-			pp, _ := strconv.Atoi(f[1])
-			parent[pp] = append(parent[pp], p)
-		}
-	}
+	all, _ := procfs.List()
 	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		out = append(out, parent[out[i]]...)
+	for _, p := range procfs.Descendants(all, pid) {
+		out = append(out, p.PID)
 	}
 	return out
 }
 
+// hwm is the peak resident set of pid in kB (0 once it is gone).
 func hwm(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return kb
-		}
-	}
-	return 0
+	kb, _ := procfs.StatusKB(pid, "VmHWM")
+	return int(kb)
 }
 
 func median(ss []stats) stats {

@@ -46,7 +46,7 @@ var rules = map[string]rule{
 	"plugins/mcpclient/refs": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "internal/userdirs"}},
 	// A stdio server's process (group, stderr ring, environment), below the client's
 	// sessions; it imports nothing of the project.
-	"plugins/mcpclient/transport": {},
+	"plugins/mcpclient/transport": {project: []string{"internal/procfs"}},
 	"plugins/remote":              {project: []string{"ctx", "internal/loopback", "internal/userdirs"}},
 	"plugins/model":               {project: []string{"ctx", "plugins/mcpclient/refs", "internal/suggest", "internal/jsonstr"}},
 	"plugins/ptc":                 {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
@@ -81,6 +81,7 @@ var rules = map[string]rule{
 	"internal/suggest":     {stdOnly: true},
 	"internal/termsafe":    {stdOnly: true},
 	"internal/userdirs":    {stdOnly: true},
+	"internal/procfs":      {stdOnly: true},
 	"internal/yamlnode":    {},
 	"internal/filewatch":   {},
 	"internal/ptytest":     {},
@@ -92,7 +93,7 @@ var rules = map[string]rule{
 	"testkit/demotree":    {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
 	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
 	"testkit/gatewaytest": {project: []string{"ctx", "plugins/gateway"}},
-	"testkit/proctest":    {stdOnly: true},
+	"testkit/proctest":    {project: []string{"internal/procfs"}, stdOnly: true},
 	// tests/: the integration suites that run the plugins against other implementations.
 	"tests/interop":        {project: []string{""}},
 	"tests/ptcinterop":     {project: []string{""}},

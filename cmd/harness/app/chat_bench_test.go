@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/internal/procfs"
 )
 
 // chatProcess starts harness chat in its own process on the default profile (the demo
@@ -67,21 +68,11 @@ func readUntil(b *testing.B, r *bufio.Reader, s string) {
 // statusKiB reads a field of /proc/PID/status, in KiB.
 func statusKiB(b *testing.B, pid int, field string) int64 {
 	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := procfs.StatusKB(pid, field)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				b.Fatalf("%s %q: %v", field, rest, err)
-			}
-			return n
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return n
 }
 
 // BenchmarkChatSession is a 200-turn session of harness chat in its own process: each turn a
@@ -122,8 +113,8 @@ func BenchmarkChatSession(b *testing.B) {
 		// The process's own high-water mark (VmHWM), not wait4's Maxrss: a child started with
 		// vfork records its parent's resident set at exec as its own maxrss, so Maxrss would
 		// report this benchmark's memory, not harness chat's.
-		anon, file = statusKiB(b, pid, "RssAnon:"), statusKiB(b, pid, "RssFile:")
-		peak = max(peak, statusKiB(b, pid, "VmHWM:"))
+		anon, file = statusKiB(b, pid, "RssAnon"), statusKiB(b, pid, "RssFile")
+		peak = max(peak, statusKiB(b, pid, "VmHWM"))
 		wait()
 	}
 	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
