@@ -42,8 +42,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cordisgo/harness/internal/procfs"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/procfs"
 )
 
 func main() {
