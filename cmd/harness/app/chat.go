@@ -268,7 +268,7 @@ func (ch *chat) command(line string) (done bool, err error) {
 	case "exit", "quit":
 		return true, nil
 	case "help":
-		ch.io.printf("/tools  /model [NAME]  /reasoning  /clear  /resume ID  /exit\n")
+		ch.io.printf("%s\n", strings.Join(chatCommands, "  "))
 	case "reasoning":
 		ch.reasoning = !ch.reasoning
 		ch.io.printf("reasoning %s\n", map[bool]string{true: "shown", false: "hidden"}[ch.reasoning])
@@ -333,11 +333,18 @@ func (ch *chat) command(line string) (done bool, err error) {
 			ch.io.printf("%-40s %s\n", termsafe.String(t.Name), ch.io.dim(termsafe.String(desc)))
 		}
 	default:
-		known := []string{"/exit", "/quit", "/help", "/reasoning", "/clear", "/resume", "/model", "/tools"}
+		known := []string{"/quit", "/help"}
+		for _, c := range chatCommands {
+			known = append(known, strings.Fields(c)[0])
+		}
 		ch.io.printf("unknown command /%s%s (/help lists them)\n", termsafe.String(name), nearest("/"+name, known))
 	}
 	return false, nil
 }
+
+// chatCommands are the slash commands /help lists, with their arguments (/quit and /help
+// work too).
+var chatCommands = []string{"/tools", "/model [NAME]", "/reasoning", "/clear", "/resume ID|last", "/exit"}
 
 // turn sends text and shows the turn as it happens; Ctrl-C cancels it.
 func (ch *chat) turn(cx context.Context, text string) error {

@@ -35,8 +35,8 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 			return err
 		}
 		return a.withRegistry(cmd.Context(), func(cx context.Context, h *host.Host, reg *toolregistry.Registry) error {
-			if _, ok := reg.Lookup(h.Root(), tool); !ok {
-				return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
+			if err := needResourceTool(h, reg, tool); err != nil {
+				return err
 			}
 			res, terr := reg.Execute(cx, h.Root(), tool, raw, toolregistry.ExecOptions{})
 			switch {
@@ -102,28 +102,105 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 	return group("resources", "List, read and watch MCP server resources", list, templates, read, a.watchCommand())
 }
 
+// needResourceTool is the error of a profile whose root has no tool (a resource tool).
+func needResourceTool(h *host.Host, reg *toolregistry.Registry, tool string) error {
+	if _, ok := reg.Lookup(h.Root(), tool); !ok {
+		return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
+	}
+	return nil
+}
+
+// resourceListing is a listing tool's protocol result, as the tables read it.
+type resourceListing struct {
+	Resources []struct {
+		URI      string `json:"uri"`
+		Name     string `json:"name"`
+		MIMEType string `json:"mimeType"`
+		Size     *int64 `json:"size"`
+	} `json:"resources"`
+	ResourceTemplates []struct {
+		URITemplate string `json:"uriTemplate"`
+		Name        string `json:"name"`
+		MIMEType    string `json:"mimeType"`
+		Description string `json:"description"`
+	} `json:"resourceTemplates"`
+	NextCursor string `json:"nextCursor"`
+}
+
+// listingTable is the table of a listing tool's results: one server's, or with server
+// names (servers[i] for pages[i]) a SERVER column first. It is nil when nothing is listed.
+func listingTable(tool string, pages []resourceListing, servers []string) [][]string {
+	var rows [][]string
+	for i, l := range pages {
+		var cells [][]string
+		if tool == toolListTemplates {
+			for _, r := range l.ResourceTemplates {
+				cells = append(cells, []string{r.URITemplate, dash(r.Name), dash(r.MIMEType), host.JoinLines(r.Description)})
+			}
+		} else {
+			for _, r := range l.Resources {
+				size := "-"
+				if r.Size != nil {
+					size = byteSize(*r.Size)
+				}
+				cells = append(cells, []string{r.URI, dash(r.Name), dash(r.MIMEType), size})
+			}
+		}
+		for _, c := range cells {
+			if servers != nil {
+				c = append([]string{servers[i]}, c...)
+			}
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	header := []string{"URI", "NAME", "MIME TYPE", "SIZE"}
+	if tool == toolListTemplates {
+		header = []string{"URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"}
+	}
+	if servers != nil {
+		header = append([]string{"SERVER"}, header...)
+	}
+	return append([][]string{header}, rows...)
+}
+
+// nothingListed is what a listing with no rows says.
+func nothingListed(tool string) string {
+	if tool == toolListTemplates {
+		return "no resource templates"
+	}
+	return "no resources"
+}
+
 // listEveryServer runs a listing tool for every server with resources visible at the root
 // and prints one table with a SERVER column (or, with asJSON, {"resources" or
 // "resourceTemplates": [... each with its "server"], "errors": [{"server", "error"}]}). A
 // server that fails is reported and the others are listed; only first pages are shown, with
 // the command that continues a longer one.
 func (a *invocation) listEveryServer(cx context.Context, h *host.Host, reg *toolregistry.Registry, tool string, asJSON bool) error {
-	if _, ok := reg.Lookup(h.Root(), tool); !ok {
-		return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
+	if err := needResourceTool(h, reg, tool); err != nil {
+		return err
 	}
-	svc, ok := mcpresources.Key.Get(h.Root())
-	if !ok {
-		return fmt.Errorf("no %s service at the root: the profile needs a %s row", mcpresources.Key.Name(), resourcesPluginRowUse)
+	svc, err := rootService(h, mcpresources.Key, "resources service", resourcesPluginRowUse)
+	if err != nil {
+		return err
 	}
-	key, cmd, none := "resources", "list", "no resources"
+	key, cmd := "resources", "list"
 	if tool == toolListTemplates {
-		key, cmd, none = "resourceTemplates", "templates", "no resource templates"
+		key, cmd = "resourceTemplates", "templates"
 	}
 	type serverError struct {
 		Server string `json:"server"`
 		Error  string `json:"error"`
 	}
-	items, errs := []map[string]any{}, []serverError{}
+	var (
+		errs    = []serverError{}
+		items   = []map[string]any{} // with asJSON
+		pages   []resourceListing    // without
+		servers []string
+	)
 	for _, server := range svc.Servers(h.Root()) {
 		raw, _ := json.Marshal(map[string]string{"server": server})
 		res, terr := reg.Execute(cx, h.Root(), tool, raw, toolregistry.ExecOptions{})
@@ -131,20 +208,26 @@ func (a *invocation) listEveryServer(cx context.Context, h *host.Host, reg *tool
 			errs = append(errs, serverError{server, terr.Error()})
 			continue
 		}
-		var page map[string]json.RawMessage
-		if err := json.Unmarshal(res.Raw, &page); err != nil {
+		if asJSON {
+			var page map[string]json.RawMessage
+			var listed []map[string]any
+			if err := json.Unmarshal(res.Raw, &page); err != nil {
+				return fmt.Errorf("reading the %s result of %q: %w", tool, server, err)
+			}
+			_ = json.Unmarshal(page[key], &listed)
+			for _, it := range listed {
+				it["server"] = server
+				items = append(items, it)
+			}
+			continue
+		}
+		var l resourceListing
+		if err := json.Unmarshal(res.Raw, &l); err != nil {
 			return fmt.Errorf("reading the %s result of %q: %w", tool, server, err)
 		}
-		var listed []map[string]any
-		var next string
-		_ = json.Unmarshal(page[key], &listed)
-		_ = json.Unmarshal(page["nextCursor"], &next)
-		for _, it := range listed {
-			it["server"] = server
-			items = append(items, it)
-		}
-		if next != "" && !asJSON {
-			errorf(a.stderr, a.prog, "%s has more: harness resources %s %s --cursor %s", server, cmd, server, next)
+		pages, servers = append(pages, l), append(servers, server)
+		if l.NextCursor != "" {
+			errorf(a.stderr, a.prog, "%s has more: harness resources %s %s --cursor %s", server, cmd, server, l.NextCursor)
 		}
 	}
 	if asJSON {
@@ -153,30 +236,10 @@ func (a *invocation) listEveryServer(cx context.Context, h *host.Host, reg *tool
 	for _, e := range errs {
 		errorf(a.stderr, a.prog, "%s: %s", e.Server, e.Error)
 	}
-	str := func(m map[string]any, k string) string {
-		v, _ := m[k].(string)
-		return dash(v)
-	}
-	if len(items) == 0 {
-		fmt.Fprintln(a.stderr, none)
+	rows := listingTable(tool, pages, servers)
+	if rows == nil {
+		fmt.Fprintln(a.stderr, nothingListed(tool))
 		return nil
-	}
-	var rows [][]string
-	if key == "resources" {
-		rows = [][]string{{"SERVER", "URI", "NAME", "MIME TYPE", "SIZE"}}
-		for _, it := range items {
-			size := "-"
-			if n, ok := it["size"].(float64); ok {
-				size = byteSize(int64(n))
-			}
-			rows = append(rows, []string{str(it, "server"), str(it, "uri"), str(it, "name"), str(it, "mimeType"), size})
-		}
-	} else {
-		rows = [][]string{{"SERVER", "URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"}}
-		for _, it := range items {
-			d, _ := it["description"].(string)
-			rows = append(rows, []string{str(it, "server"), str(it, "uriTemplate"), str(it, "name"), str(it, "mimeType"), host.JoinLines(d)})
-		}
 	}
 	return a.printTable(rows)
 }
@@ -192,69 +255,34 @@ func withCursor(m map[string]string, cursor string) map[string]string {
 // listings, the contents themselves for a read (text to stdout as it is, so that `> file`
 // gives the file; binary contents to --output FILE, described otherwise).
 func (a *invocation) printResources(tool string, raw json.RawMessage, output string) error {
+	if tool == toolListResources || tool == toolListTemplates {
+		var l resourceListing
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return fmt.Errorf("reading the %s result: %w", tool, err)
+		}
+		rows := listingTable(tool, []resourceListing{l}, nil)
+		if rows == nil {
+			fmt.Fprintln(a.stderr, nothingListed(tool))
+			return nil
+		}
+		if err := a.printTable(rows); err != nil {
+			return err
+		}
+		if l.NextCursor != "" {
+			errorf(a.stderr, a.prog, "more: continue with --cursor %s", l.NextCursor)
+		}
+		return nil
+	}
 	var res struct {
-		Resources []struct {
-			URI      string `json:"uri"`
-			Name     string `json:"name"`
-			Title    string `json:"title"`
-			MIMEType string `json:"mimeType"`
-			Size     *int64 `json:"size"`
-		} `json:"resources"`
-		ResourceTemplates []struct {
-			URITemplate string `json:"uriTemplate"`
-			Name        string `json:"name"`
-			MIMEType    string `json:"mimeType"`
-			Description string `json:"description"`
-		} `json:"resourceTemplates"`
 		Contents []struct {
 			URI      string  `json:"uri"`
 			MIMEType string  `json:"mimeType"`
 			Text     *string `json:"text"`
 			Blob     []byte  `json:"blob"`
 		} `json:"contents"`
-		NextCursor string `json:"nextCursor"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("reading the %s result: %w", tool, err)
-	}
-	more := func() {
-		if res.NextCursor != "" {
-			errorf(a.stderr, a.prog, "more: continue with --cursor %s", res.NextCursor)
-		}
-	}
-	switch tool {
-	case toolListResources:
-		if len(res.Resources) == 0 {
-			fmt.Fprintln(a.stderr, "no resources")
-			return nil
-		}
-		rows := [][]string{{"URI", "NAME", "MIME TYPE", "SIZE"}}
-		for _, r := range res.Resources {
-			size := "-"
-			if r.Size != nil {
-				size = byteSize(*r.Size)
-			}
-			rows = append(rows, []string{r.URI, dash(r.Name), dash(r.MIMEType), size})
-		}
-		if err := a.printTable(rows); err != nil {
-			return err
-		}
-		more()
-		return nil
-	case toolListTemplates:
-		if len(res.ResourceTemplates) == 0 {
-			fmt.Fprintln(a.stderr, "no resource templates")
-			return nil
-		}
-		rows := [][]string{{"URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"}}
-		for _, r := range res.ResourceTemplates {
-			rows = append(rows, []string{r.URITemplate, dash(r.Name), dash(r.MIMEType), host.JoinLines(r.Description)})
-		}
-		if err := a.printTable(rows); err != nil {
-			return err
-		}
-		more()
-		return nil
 	}
 	var out []byte
 	for _, c := range res.Contents {
