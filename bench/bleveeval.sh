@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tool search against bleve: runs bench/bleveeval/main.go, which indexes the evaluation
-# catalog (plugins/toolsearch/testdata) with bleve and with plugins/toolsearch and prints
+# catalog (toolsearch/testdata) with bleve and with toolsearch and prints
 # Recall@1, Recall@5 and MRR of each on the dev half, the held-out half and all tasks, as
 # docs/tool-search.md reports them.
 #
@@ -24,4 +24,4 @@ go mod edit -require="github.com/blevesearch/bleve/v2@$bleve_version" \
   -require=github.com/cordisgo/harness@v0.0.0 -replace="github.com/cordisgo/harness=$root"
 go mod tidy >/dev/null
 go vet .
-go run . -catalog "$root/plugins/toolsearch/testdata/catalog.json" -tasks "$root/plugins/toolsearch/testdata/tasks.tsv" "$@"
+go run . -catalog "$root/toolsearch/testdata/catalog.json" -tasks "$root/toolsearch/testdata/tasks.tsv" "$@"

@@ -7,10 +7,10 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // CheckOptions configure Check.
@@ -115,13 +115,13 @@ func (ck *checker) row(r profiles.Row, names map[string]string) {
 // unsetVariables warns about every ${VAR} reference of cfg (without a default) to a
 // variable that is not set: the server would fail to mount.
 func (ck *checker) unsetVariables(r profiles.Row, cfg mcpclient.Config) {
-	res := &refs.Resolver{
+	res := &secrets.Resolver{
 		LookupEnv: ck.opts.LookupEnv,
-		Secrets:   func() (refs.Credentials, error) { return nil, refs.ErrNoCredentials },
+		Secrets:   func() (secrets.Credentials, error) { return nil, secrets.ErrNoCredentials },
 	}
 	_, err := cfg.Expand(res)
 	for _, e := range ctx.ConfigErrors(err) {
-		if errors.Is(e, refs.ErrMissingVariable) {
+		if errors.Is(e, secrets.ErrMissingVariable) {
 			ck.warnings = append(ck.warnings, fmt.Sprintf("%s: warning: key %q: %s: the server will fail to mount",
 				ck.where(r), r.Path+".config."+e.Key, e.Msg))
 		}

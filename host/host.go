@@ -9,11 +9,11 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/console"
-	"github.com/cordisgo/harness/plugins/mcpcatalog"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 	"github.com/cordisgo/harness/plugins/remote"
-	"github.com/cordisgo/harness/plugins/toolsearch"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/toolsearch"
 )
 
 // DefaultShutdownTimeout bounds the disposal of one row that a profile reload removes or
@@ -36,7 +36,7 @@ type Options struct {
 	// connect). Without it those rows are left out: a one-shot use never takes a running
 	// host's endpoint over.
 	Hosting bool
-	// CatalogDir is the directory of the MCP catalog cache (package mcpcatalog), where the
+	// CatalogDir is the directory of the MCP catalog cache (package plugins/mcpclient/catalog), where the
 	// clients keep their servers' lists and lazy servers find their cached tools; "" means
 	// none (lazy servers then start once at mount).
 	CatalogDir string
@@ -208,10 +208,10 @@ func (h *Host) provideCatalog() {
 		return
 	}
 	p := h.profile
-	store, err := mcpcatalog.Open(mcpcatalog.Options{Dir: h.opts.CatalogDir, Logger: h.logger, Startup: p.Fleet.Startup,
+	store, err := catalog.Open(catalog.Options{Dir: h.opts.CatalogDir, Logger: h.logger, Startup: p.Fleet.Startup,
 		IdleTimeout: time.Duration(p.Fleet.IdleTimeoutMs) * time.Millisecond})
 	if err == nil {
-		_, err = mcpcatalog.Key.Provide(h.root, store)
+		_, err = catalog.Key.Provide(h.root, store)
 	}
 	if err != nil {
 		h.logger.Debug("no MCP catalog cache", "err", err)

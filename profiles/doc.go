@@ -83,7 +83,7 @@
 // nothing else: an mcpclient row's command, args, env, cwd, url and headers
 // may hold ${VAR}, ${VAR:-default} and ${secret:NAME} references, which the
 // client resolves when it mounts (the same implementation as the MCP
-// manager's settings file; see plugins/mcpclient/refs). They are never written
+// manager's settings file; see secrets). They are never written
 // back: Profile.Rows, dumps and views show them as written.
 //
 // # Built-in profiles

@@ -36,7 +36,7 @@ type Profile struct {
 }
 
 // ElicitationPolicies are the values of a profile's elicitation key, the policies of the
-// elicitation service (plugins/elicitation.Policy): decline (nobody answers; servers are not
+// elicitation service (elicitation.Policy): decline (nobody answers; servers are not
 // offered elicitation), defaults (forms answered with their defaults), ask (a person answers,
 // on the binary's terminal when it has one).
 var ElicitationPolicies = []string{"decline", "defaults", "ask"}

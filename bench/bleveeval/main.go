@@ -1,7 +1,7 @@
 //go:build ignore
 
 // Command bleveeval measures bleve (github.com/blevesearch/bleve/v2), a maintained search
-// library, on the tool-search evaluation set beside plugins/toolsearch's own ranker: Recall@1,
+// library, on the tool-search evaluation set beside toolsearch's own ranker: Recall@1,
 // Recall@5 and MRR (over the first 10 hits) on the dev half, the held-out half and all tasks,
 // scored by package searcheval as TestRetrieval scores them, plus the wall time to build
 // each index (315 tools) and of the median search.
@@ -31,8 +31,8 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 
-	"github.com/cordisgo/harness/plugins/toolsearch"
-	"github.com/cordisgo/harness/plugins/toolsearch/searcheval"
+	"github.com/cordisgo/harness/toolsearch"
+	"github.com/cordisgo/harness/toolsearch/searcheval"
 )
 
 // splitIdents writes identifiers as words: "getFileContents" and "get_file-contents" both
@@ -199,8 +199,8 @@ func bleveSearch(ix bleve.Index, q string, tuned bool) []string {
 }
 
 func main() {
-	catalog := flag.String("catalog", "plugins/toolsearch/testdata/catalog.json", "the evaluation catalog")
-	tasksPath := flag.String("tasks", "plugins/toolsearch/testdata/tasks.tsv", "the evaluation tasks")
+	catalog := flag.String("catalog", "toolsearch/testdata/catalog.json", "the evaluation catalog")
+	tasksPath := flag.String("tasks", "toolsearch/testdata/tasks.tsv", "the evaluation tasks")
 	flag.Parse()
 	log.SetFlags(0)
 	servers, err := toolsearch.ReadCatalog(*catalog)

@@ -5,7 +5,7 @@
 // It reads a JSON list of servers on standard input, each {"name", "command", "args", "env"},
 // starts each over stdio with the go-sdk client, drains tools/list and writes the catalog to
 // standard output (sorted keys). A server that fails is reported on standard error and left
-// out. It is how plugins/toolsearch/testdata/catalog.json was made (see the SOURCES file
+// out. It is how toolsearch/testdata/catalog.json was made (see the SOURCES file
 // beside it).
 package main
 

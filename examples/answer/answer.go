@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/elicitation"
-	"github.com/cordisgo/harness/plugins/sampling"
+	"github.com/cordisgo/harness/elicitation"
+	"github.com/cordisgo/harness/sampling"
 )
 
 // Plugin answers for the MCP clients mounted in its layer and below. Mount it, and let it

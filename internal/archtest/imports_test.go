@@ -25,43 +25,43 @@ type rule struct {
 
 // rules mirrors docs/design.md. The longest matching prefix applies.
 var rules = map[string]rule{
-	"ctx":                  {project: []string{"internal/suggest"}, stdOnly: true},
-	"ctx/ctxtest":          {project: []string{"ctx", "internal/suggest"}, stdOnly: true},
-	"plugins/toolregistry": {project: []string{"ctx", "internal/jsoncheck", "internal/suggest"}},
-	"plugins/sysprompt":    {project: []string{"ctx"}, stdOnly: true},
-	"plugins/toolsearch":   {project: []string{"ctx", "plugins/toolregistry", "internal/suggest"}},
-	"plugins/mcpresources": {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
-	"plugins/mcpprompts":   {project: []string{"ctx", "plugins/mcpclient", "plugins/remote", "internal/suggest"}},
-	"plugins/mcpauth":      {project: []string{"internal/atomicfile", "internal/userdirs"}},
-	"plugins/elicitation":  {project: []string{"ctx", "internal/redact"}},
-	"plugins/sampling":     {project: []string{"ctx"}},
-	"plugins/mcpcatalog":   {project: []string{"ctx", "internal/atomicfile", "internal/userdirs"}},
-	"plugins/mcpclient":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpcatalog", "plugins/mcpauth", "plugins/elicitation", "plugins/sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/userdirs"}},
-	"plugins/mcpmanager":   {project: []string{"ctx", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "plugins/mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "internal/filewatch", "internal/atomicfile"}},
+	"ctx":                       {project: []string{"internal/suggest"}, stdOnly: true},
+	"ctx/ctxtest":               {project: []string{"ctx", "internal/suggest"}, stdOnly: true},
+	"plugins/toolregistry":      {project: []string{"ctx", "internal/jsoncheck", "internal/suggest"}},
+	"plugins/sysprompt":         {project: []string{"ctx"}, stdOnly: true},
+	"toolsearch":                {project: []string{"ctx", "plugins/toolregistry", "internal/suggest"}},
+	"plugins/mcpresources":      {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
+	"plugins/mcpprompts":        {project: []string{"ctx", "plugins/mcpclient", "plugins/remote", "internal/suggest"}},
+	"mcpauth":                   {project: []string{"internal/atomicfile", "internal/userdirs"}},
+	"elicitation":               {project: []string{"ctx", "internal/redact"}},
+	"sampling":                  {project: []string{"ctx"}},
+	"plugins/mcpclient/catalog": {project: []string{"ctx", "internal/atomicfile", "internal/userdirs"}},
+	"plugins/mcpclient":         {project: []string{"ctx", "secrets", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpclient/catalog", "mcpauth", "elicitation", "sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/userdirs"}},
+	"plugins/mcpmanager":        {project: []string{"ctx", "secrets", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "internal/filewatch", "internal/atomicfile"}},
 	// Server documents sit on top of the client's configuration types; the client never
 	// imports them back.
 	"plugins/mcpclient/serverdoc": {project: []string{"ctx", "plugins/mcpclient", "internal/yamlnode", "internal/atomicfile"}},
 	// The ${…} references and the secrets they read, below the client (and the model
 	// service, which needs only them).
-	"plugins/mcpclient/refs": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "internal/userdirs"}},
+	"secrets": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "internal/userdirs"}},
 	// A stdio server's process (group, stderr ring, environment), below the client's
 	// sessions; it imports nothing of the project.
 	"plugins/mcpclient/transport": {project: []string{"internal/procfs"}},
 	"plugins/remote":              {project: []string{"ctx", "internal/loopback", "internal/userdirs"}},
-	"plugins/model":               {project: []string{"ctx", "plugins/mcpclient/refs", "internal/suggest", "internal/jsonstr"}},
+	"plugins/model":               {project: []string{"ctx", "secrets", "internal/suggest", "internal/jsonstr"}},
 	"plugins/ptc":                 {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
-	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "plugins/toolsearch", "plugins/sysprompt", "plugins/ptc", "plugins/sampling", "plugins/elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}},
-	"plugins/gateway":             {project: []string{"ctx", "plugins/toolregistry", "plugins/toolsearch", "plugins/mcpclient", "plugins/mcpcatalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/elicitation", "plugins/sampling", "internal/loopback"}},
-	"plugins/console":             {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "plugins/elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
+	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}},
+	"gateway":                     {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "elicitation", "sampling", "internal/loopback"}},
+	"plugins/console":             {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
 
 	// The tool-search evaluation set's format and scores, for the retrieval test and
 	// bench/bleveeval.
-	"plugins/toolsearch/searcheval": {stdOnly: true},
+	"toolsearch/searcheval": {stdOnly: true},
 
 	"profiles": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "plugins/mcpclient/serverdoc"}},
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
 	// never the other way.
-	"host": {project: []string{"ctx", "plugins", "profiles", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
+	"host": {project: []string{"ctx", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
 	// internal/: the ground floor, leaf libraries that everything may import. They import
 	// the standard library, third-party modules and each other, never ctx, plugins/,
 	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).
@@ -87,17 +87,17 @@ var rules = map[string]rule{
 	"internal/ptytest":     {},
 	"internal/modeltest":   {stdOnly: true},
 	// The binary's own packages, which nothing outside cmd/harness imports.
-	"cmd/harness/internal/termform": {project: []string{"ctx", "plugins/elicitation", "internal/termsafe"}},
+	"cmd/harness/internal/termform": {project: []string{"ctx", "elicitation", "internal/termsafe"}},
 	// testkit/: rigs that tests import (only _test.go files may import them).
 	"testkit/mcptest":     {project: []string{"ctx", "ctx/ctxtest"}},
 	"testkit/demotree":    {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
 	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
-	"testkit/gatewaytest": {project: []string{"ctx", "plugins/gateway"}},
+	"testkit/gatewaytest": {project: []string{"ctx", "gateway"}},
 	"testkit/proctest":    {project: []string{"internal/procfs"}, stdOnly: true},
 	// tests/: the integration suites that run the plugins against other implementations.
 	"tests/interop":        {project: []string{""}},
 	"tests/ptcinterop":     {project: []string{""}},
-	"tests/conformance":    {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "plugins/mcpauth", "plugins/elicitation", "plugins/gateway", "testkit/gatewaytest"}},
+	"tests/conformance":    {project: []string{"ctx", "plugins/toolregistry", "plugins/mcpclient", "mcpauth", "elicitation", "gateway", "testkit/gatewaytest"}},
 	"tests/gatewayinterop": {project: []string{""}},
 	"tests/faults":         {project: []string{""}},
 	// examples/: the examples of docs/plugins.md (one of them a binary built on cmd/harness/app).

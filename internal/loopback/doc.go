@@ -1,5 +1,5 @@
 // Package loopback is the one guarded front door of the harness's local HTTP servers, the
-// remote API (plugins/remote) and the MCP gateway (plugins/gateway):
+// remote API (plugins/remote) and the MCP gateway (gateway):
 //
 //   - where they listen: [Listen] on the loopback unless configured otherwise ("localhost"
 //     is 127.0.0.1, so a listener never depends on the resolver), [IsLoopback] and

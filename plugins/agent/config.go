@@ -7,7 +7,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/userdirs"
-	"github.com/cordisgo/harness/plugins/toolsearch"
+	"github.com/cordisgo/harness/toolsearch"
 )
 
 // Interface guards: the plugin's configuration has defaults and validates itself.

@@ -12,7 +12,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"github.com/cordisgo/harness/plugins/toolsearch"
+	"github.com/cordisgo/harness/toolsearch"
 )
 
 // With more tools visible than deferTools.maxTools, a request carries the always-loaded

@@ -11,9 +11,9 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/model"
-	"github.com/cordisgo/harness/plugins/sampling"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/sampling"
 )
 
 // ToolsRequest is what the [Tools] chain decides on: which function definitions one model

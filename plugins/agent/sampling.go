@@ -10,8 +10,8 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/model"
-	"github.com/cordisgo/harness/plugins/sampling"
 	"github.com/cordisgo/harness/plugins/sysprompt"
+	"github.com/cordisgo/harness/sampling"
 )
 
 type mcpResult = mcp.CreateMessageResult //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)

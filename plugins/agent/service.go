@@ -13,9 +13,9 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/plugins/model"
-	"github.com/cordisgo/harness/plugins/sampling"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"github.com/cordisgo/harness/plugins/toolsearch"
+	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/toolsearch"
 )
 
 // Key is the agent service: start, resume and list sessions. The agent plugin mounted at

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/plugins/model"
-	"github.com/cordisgo/harness/plugins/sampling"
+	"github.com/cordisgo/harness/sampling"
 )
 
 // sessKey is the context value that carries the session a tool call runs for.

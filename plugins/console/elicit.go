@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/console"
-	"github.com/cordisgo/harness/plugins/elicitation"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )

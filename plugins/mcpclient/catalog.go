@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/mcpcatalog"
+	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -24,14 +24,14 @@ const maxCatalogPages = 10
 // server offers (again after the server says they changed). A snapshot not written yet when
 // the client unloads (a short command) is written then, without them. It is safe for
 // concurrent use.
-type catalog struct {
-	store  *mcpcatalog.Store
+type catalogCache struct {
+	store  *catalog.Store
 	hash   string
 	writer *ctx.Worker
 
 	mu      sync.Mutex
-	latest  *mcpcatalog.Server // the newest snapshot (nil before the first discovery)
-	written bool               // latest has been written
+	latest  *catalog.Server // the newest snapshot (nil before the first discovery)
+	written bool            // latest has been written
 }
 
 // configHash is the catalog identity of cfg: what decides the lists a server answers with
@@ -41,7 +41,7 @@ func configHash(cfg Config) (string, error) {
 	hashed := func(m map[string]string) map[string]string {
 		out := make(map[string]string, len(m))
 		for k, v := range m {
-			out[k] = mcpcatalog.SecretHash(v)
+			out[k] = catalog.SecretHash(v)
 		}
 		return out
 	}
@@ -49,7 +49,7 @@ func configHash(cfg Config) (string, error) {
 	if cfg.AllowedTools != nil {
 		allowed = slices.Sorted(slices.Values(*cfg.AllowedTools))
 	}
-	return mcpcatalog.Hash(struct {
+	return catalog.Hash(struct {
 		Server     string            `json:"server"`
 		Transport  string            `json:"transport"`
 		Command    string            `json:"command,omitempty"`
@@ -69,9 +69,9 @@ func configHash(cfg Config) (string, error) {
 	}{
 		Server: cfg.ServerName, Transport: cfg.Transport, Command: cfg.Command, Args: cfg.Args,
 		Env: hashed(cfg.Env), Cwd: cfg.Cwd, InheritEnv: cfg.InheritEnv,
-		URL: mcpcatalog.SecretHash(cfg.URL), Headers: hashed(cfg.Headers),
+		URL: catalog.SecretHash(cfg.URL), Headers: hashed(cfg.Headers),
 		OAuthID:   cfg.OAuth.ClientID,
-		OAuthKeys: []string{mcpcatalog.SecretHash(cfg.OAuth.ClientSecret), mcpcatalog.SecretHash(cfg.OAuth.IdPClientSecret)},
+		OAuthKeys: []string{catalog.SecretHash(cfg.OAuth.ClientSecret), catalog.SecretHash(cfg.OAuth.IdPClientSecret)},
 		Allowed:   allowed, AllowAll: cfg.AllowedTools == nil,
 		Denied: slices.Sorted(slices.Values(cfg.DeniedTools)), Protocol: cfg.ProtocolVersion, Roots: cfg.Roots,
 	})
@@ -80,8 +80,8 @@ func configHash(cfg Config) (string, error) {
 // attachCatalog connects s to the catalog service when c sees one: the writer that keeps
 // s's entry current, and, for a lazy client, the entry cached for s's configuration, if any
 // (nil otherwise).
-func attachCatalog(c *ctx.Context, s *supervisor) (*mcpcatalog.Server, error) {
-	store, ok := mcpcatalog.Key.Get(c)
+func attachCatalog(c *ctx.Context, s *supervisor) (*catalog.Server, error) {
+	store, ok := catalog.Key.Get(c)
 	if !ok || store == nil {
 		return nil, nil
 	}
@@ -89,7 +89,7 @@ func attachCatalog(c *ctx.Context, s *supervisor) (*mcpcatalog.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat := &catalog{store: store, hash: hash}
+	cat := &catalogCache{store: store, hash: hash}
 	// Registered before the runs and the writer, so it runs after them at unload.
 	if _, err := c.Defer("mcpclient:catalog", func(context.Context) error {
 		s.flushCatalog()
@@ -108,7 +108,7 @@ func attachCatalog(c *ctx.Context, s *supervisor) (*mcpcatalog.Server, error) {
 	}
 	entry, err := store.Load(s.cfg.ServerName, hash)
 	if err != nil {
-		if !errors.Is(err, mcpcatalog.ErrNotCached) {
+		if !errors.Is(err, catalog.ErrNotCached) {
 			s.log.Warn("ignoring an unusable catalog cache file", "err", err)
 		}
 		return nil, nil
@@ -117,7 +117,7 @@ func attachCatalog(c *ctx.Context, s *supervisor) (*mcpcatalog.Server, error) {
 }
 
 // storeOrNil returns the catalog's store, nil without a catalog.
-func (cat *catalog) storeOrNil() *mcpcatalog.Store {
+func (cat *catalogCache) storeOrNil() *catalog.Store {
 	if cat == nil {
 		return nil
 	}
@@ -131,7 +131,7 @@ func (s *supervisor) listed(g *generation, tools []*mcp.Tool) {
 		return
 	}
 	info := g.conn.Info()
-	e := &mcpcatalog.Server{
+	e := &catalog.Server{
 		ConfigHash:      s.cat.hash,
 		ProtocolVersion: info.ProtocolVersion,
 		Instructions:    info.Instructions,
@@ -264,7 +264,7 @@ func drain[T any](cx context.Context, page func(cursor string) ([]*T, string, er
 
 // cachedTools builds the registry definitions of a cached entry's tools, as a discovery
 // of the same list would (the filters applied again, names that collide left out).
-func (s *supervisor) cachedTools(e *mcpcatalog.Server) ([]toolregistry.Tool, error) {
+func (s *supervisor) cachedTools(e *catalog.Server) ([]toolregistry.Tool, error) {
 	publics := make(map[string]string, len(e.Tools))
 	tools := make([]toolregistry.Tool, 0, len(e.Tools))
 	for _, t := range e.Tools {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/demoserver"
-	"github.com/cordisgo/harness/plugins/mcpcatalog"
+	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 )
 
 // The catalog entry follows the server: the first discovery writes its tools, resources,
@@ -25,7 +25,7 @@ func testCatalogRefresh(t *testing.T) {
 	synctest.Wait() // the catalog writer has written the entry
 	hash, err := configHash(cfg)
 	must(t, err)
-	load := func() *mcpcatalog.Server {
+	load := func() *catalog.Server {
 		t.Helper()
 		entry, err := store.Load("srv", hash)
 		if err != nil {
@@ -33,7 +33,7 @@ func testCatalogRefresh(t *testing.T) {
 		}
 		return entry
 	}
-	tools := func(entry *mcpcatalog.Server) []string {
+	tools := func(entry *catalog.Server) []string {
 		var out []string
 		for _, tl := range entry.Tools {
 			out = append(out, tl.Name)

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/cordisgo/harness/internal/redact"
-	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/mcpauth"
 )
 
 // OAuthConfig is the authorization of a streamable-http entry. Its zero value is what most

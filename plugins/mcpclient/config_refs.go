@@ -6,11 +6,11 @@ import (
 	"slices"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // The ${…} references of a server configuration: which fields may hold them, their check
-// at decode, their expansion (by a [refs.Resolver]) at mount or by the MCP manager.
+// at decode, their expansion (by a [secrets.Resolver]) at mount or by the MCP manager.
 
 // templateFields calls f with the key path and value of every template-capable field of
 // c, in key order within each group: command, args, env, cwd, url, headers.
@@ -42,7 +42,7 @@ func (c *Config) templateFields(f func(key string, v *string)) {
 // url, headers) holds a reference.
 func (c Config) HasReferences() bool {
 	found := false
-	c.templateFields(func(_ string, v *string) { found = found || refs.HasReferences(*v) })
+	c.templateFields(func(_ string, v *string) { found = found || secrets.HasReferences(*v) })
 	return found
 }
 
@@ -58,10 +58,10 @@ func (c Config) CheckReferences() error {
 func (c Config) checkReferences(p *ctx.Problems) {
 	c.Env, c.Headers = maps.Clone(c.Env), maps.Clone(c.Headers)
 	c.templateFields(func(key string, v *string) {
-		if !refs.HasReferences(*v) {
+		if !secrets.HasReferences(*v) {
 			return
 		}
-		if err := refs.Check(*v); err != nil {
+		if err := secrets.Check(*v); err != nil {
 			p.Add(key, "%v", err)
 		}
 	})
@@ -73,14 +73,14 @@ func (c Config) checkReferences(p *ctx.Problems) {
 // the client masks them wherever they show up. c itself is not changed (its maps and slices are copied).
 // Problems are [*ctx.ConfigError] values naming the key and the reference, never a value;
 // the result is not validated.
-func (c Config) Expand(r *refs.Resolver) (Config, error) {
+func (c Config) Expand(r *secrets.Resolver) (Config, error) {
 	out := c
 	out.Args = slices.Clone(c.Args)
 	out.Env = maps.Clone(c.Env)
 	out.Headers = maps.Clone(c.Headers)
 	var p ctx.Problems
 	out.templateFields(func(key string, v *string) {
-		if !refs.HasReferences(*v) {
+		if !secrets.HasReferences(*v) {
 			return
 		}
 		x, err := r.Expand(*v)
@@ -103,7 +103,7 @@ func expandAtMount(c *ctx.Context, cfg Config) (Config, error) {
 	if cfg.Expanded || !cfg.HasReferences() {
 		return cfg, nil
 	}
-	r := &refs.Resolver{Secrets: func() (refs.Credentials, error) { return refs.CredentialsFor(c) }}
+	r := &secrets.Resolver{Secrets: func() (secrets.Credentials, error) { return secrets.CredentialsFor(c) }}
 	x, err := cfg.Expand(r)
 	if err != nil {
 		return cfg, fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)

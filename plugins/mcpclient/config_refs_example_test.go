@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // vault is a credentials provider with one secret.
@@ -15,7 +15,7 @@ func (v vault) Lookup(name string) (string, error) {
 	if s, ok := v[name]; ok {
 		return s, nil
 	}
-	return "", refs.ErrSecretNotFound
+	return "", secrets.ErrSecretNotFound
 }
 
 // Expand resolves the references of a configuration; the configuration as written keeps
@@ -26,16 +26,16 @@ func ExampleConfig_Expand() {
 		URL:     "https://${EV_HOST:-ev.example.com}/mcp",
 		Headers: map[string]string{"Authorization": "Bearer ${secret:evtoken}"},
 	}
-	r := &refs.Resolver{
+	r := &secrets.Resolver{
 		LookupEnv: func(string) (string, bool) { return "", false },
-		Secrets:   func() (refs.Credentials, error) { return vault{"evtoken": "ev-0123456789"}, nil },
+		Secrets:   func() (secrets.Credentials, error) { return vault{"evtoken": "ev-0123456789"}, nil },
 	}
 	resolved, err := cfg.Expand(r)
 	fmt.Println(resolved.URL, resolved.Headers["Authorization"], err)
 	fmt.Println(cfg.Redacted().Headers["Authorization"])
 
 	_, err = mcpclient.Config{ServerName: "x", Transport: mcpclient.TransportStdio, Command: "${MISSING_CMD}"}.Expand(r)
-	fmt.Println(err, errors.Is(err, refs.ErrMissingVariable))
+	fmt.Println(err, errors.Is(err, secrets.ErrMissingVariable))
 	// Output:
 	// https://ev.example.com/mcp Bearer ev-0123456789 <nil>
 	// Bearer ${secret:evtoken}

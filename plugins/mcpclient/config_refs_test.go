@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 type credFunc func(string) (string, error)
@@ -22,11 +22,11 @@ func TestExpandAtMount(t *testing.T) {
 	t.Setenv("HARNESS_TEST_DIR", "/srv/data")
 	t.Setenv("HARNESS_TEST_API_TOKEN", "tok-from-env-123456")
 	e := newEnv(t)
-	if _, err := refs.CredentialsKey.Provide(e.root, refs.Credentials(credFunc(func(name string) (string, error) {
+	if _, err := secrets.CredentialsKey.Provide(e.root, secrets.Credentials(credFunc(func(name string) (string, error) {
 		if name == "ev" {
 			return "ev-secret-value-987", nil
 		}
-		return "", refs.ErrSecretNotFound
+		return "", secrets.ErrSecretNotFound
 	}))); err != nil {
 		t.Fatal(err)
 	}

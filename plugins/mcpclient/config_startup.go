@@ -3,7 +3,7 @@ package mcpclient
 import (
 	"time"
 
-	"github.com/cordisgo/harness/plugins/mcpcatalog"
+	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 )
 
 // Values of [Config.Startup].
@@ -34,7 +34,7 @@ func (c Config) validateStartup(v *validator) {
 
 // lazyPolicy is the startup a client follows: lazy or not, and its idle timeout, from the
 // entry's own settings, else the fleet's (the catalog service's), else the defaults.
-func (c Config) lazyPolicy(store *mcpcatalog.Store) (lazy bool, idle time.Duration) {
+func (c Config) lazyPolicy(store *catalog.Store) (lazy bool, idle time.Duration) {
 	startup := c.Startup
 	if startup == "" && store != nil {
 		startup = store.Startup()

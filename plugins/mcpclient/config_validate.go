@@ -10,8 +10,8 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/redact"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
 	"github.com/cordisgo/harness/plugins/mcpclient/transport"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // Interface guards: the configuration has defaults and validates itself.
@@ -25,7 +25,7 @@ var (
 // every problem names its key.
 //
 // Unless [Config.Expanded] is set, the template-capable fields may hold ${…} references
-// (see [refs.Resolver]): their syntax is checked here, and checks of what they stand for (a
+// (see [secrets.Resolver]): their syntax is checked here, and checks of what they stand for (a
 // URL's scheme, say) run again on the resolved configuration when the client mounts.
 func (c Config) Validate() error {
 	v := validator{}
@@ -107,7 +107,7 @@ func (c Config) validateStdio(v *validator) {
 func (c Config) validateHTTP(v *validator) {
 	if c.URL == "" {
 		v.addf("url", "required for transport %q", TransportStreamableHTTP)
-	} else if c.Expanded || !refs.HasReferences(c.URL) { // a URL with references is checked once resolved
+	} else if c.Expanded || !secrets.HasReferences(c.URL) { // a URL with references is checked once resolved
 		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			// Quote the redacted form: a URL may carry credentials.
 			v.addf("url", "expected an http or https URL, got %q", redactURL(c.URL))

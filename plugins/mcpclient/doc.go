@@ -45,7 +45,7 @@
 // no client-wide timeout, and falls back to the legacy HTTP+SSE transport when the server
 // rejects Streamable HTTP. The client advertises no capabilities (no roots).
 //
-// Authorization: every HTTP entry's requests go through a plugins/mcpauth authorizer (unless
+// Authorization: every HTTP entry's requests go through a mcpauth authorizer (unless
 // oauth.disabled or a static Authorization header): the stored OAuth token is sent and
 // refreshed; a server that asks for a login puts the client in [PhaseNeedsAuth], which spends
 // no reconnect budget and ends as soon as a login for the same server URL and client is

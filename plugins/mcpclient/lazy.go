@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/mcpcatalog"
+	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 )
 
 // lazyRunner starts and stops the supervisor of a lazy server (startup: lazy): a run of the
@@ -255,7 +255,7 @@ func (s *supervisor) liveGeneration(cx context.Context) (*generation, func(), er
 // reports true); otherwise it starts the server, as an eager client does, to fill the
 // catalog (and reports false: apply waits for the first attempt). The idle worker stops it
 // later either way.
-func (s *supervisor) startLazy(entry *mcpcatalog.Server) bool {
+func (s *supervisor) startLazy(entry *catalog.Server) bool {
 	if entry != nil {
 		tools, err := s.cachedTools(entry)
 		if err == nil {

@@ -13,18 +13,18 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/cordisgo/harness/plugins/mcpcatalog"
+	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 )
 
 // newCatalogEnv is an env with a catalog store in a temporary directory at its root (made
 // first, so that it is removed after the tree is disposed).
-func newCatalogEnv(t *testing.T) (*env, string, *mcpcatalog.Store) {
+func newCatalogEnv(t *testing.T) (*env, string, *catalog.Store) {
 	t.Helper()
 	dir := t.TempDir()
 	e := newEnv(t)
-	store, err := mcpcatalog.Open(mcpcatalog.Options{Dir: dir})
+	store, err := catalog.Open(catalog.Options{Dir: dir})
 	must(t, err)
-	if _, err := mcpcatalog.Key.Provide(e.root, store); err != nil {
+	if _, err := catalog.Key.Provide(e.root, store); err != nil {
 		t.Fatal(err)
 	}
 	return e, dir, store

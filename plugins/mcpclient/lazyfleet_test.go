@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/mcpcatalog"
+	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
@@ -30,7 +30,7 @@ type lazyFleet struct {
 	reg   *toolregistry.Registry
 	ev    *mcptest.Events
 	cfgs  []Config
-	store *mcpcatalog.Store
+	store *catalog.Store
 }
 
 func newLazyFleet(t testing.TB, n int, startup string) *lazyFleet {
@@ -38,7 +38,7 @@ func newLazyFleet(t testing.TB, n int, startup string) *lazyFleet {
 	dir := t.TempDir()
 	f := &lazyFleet{ev: mcptest.NewEvents(t, nil)}
 	var err error
-	if f.store, err = mcpcatalog.Open(mcpcatalog.Options{Dir: dir}); err != nil {
+	if f.store, err = catalog.Open(catalog.Options{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	cached := make([]*mcp.Tool, 0, len(mcptest.StdioTools))
@@ -56,7 +56,7 @@ func newLazyFleet(t testing.TB, n int, startup string) *lazyFleet {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.store.Save(cfg.ServerName, &mcpcatalog.Server{ConfigHash: hash, Tools: cached}); err != nil {
+		if err := f.store.Save(cfg.ServerName, &catalog.Server{ConfigHash: hash, Tools: cached}); err != nil {
 			t.Fatal(err)
 		}
 		f.cfgs = append(f.cfgs, cfg)
@@ -66,7 +66,7 @@ func newLazyFleet(t testing.TB, n int, startup string) *lazyFleet {
 	if _, err := f.root.Plugin(toolregistry.Plugin, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mcpcatalog.Key.Provide(f.root, f.store); err != nil {
+	if _, err := catalog.Key.Provide(f.root, f.store); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.root.Settle(context.Background()); err != nil {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/oauthtest"
-	"github.com/cordisgo/harness/plugins/mcpauth"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/mcpauth"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // oauthEnv is a real authorization server (oidc-provider) and a go-sdk MCP server behind
@@ -113,7 +113,7 @@ func TestProbeAuthorizeStage(t *testing.T) {
 func TestOAuthConfigReferencesAndRedaction(t *testing.T) {
 	cfg := oauthConfig("https://mcp.example.com/mcp")
 	cfg.OAuth = OAuthConfig{Grant: mcpauth.GrantClientCredentials, ClientID: "svc", ClientSecret: "${SVC_SECRET}"}
-	out, err := cfg.Expand(&refs.Resolver{LookupEnv: func(k string) (string, bool) {
+	out, err := cfg.Expand(&secrets.Resolver{LookupEnv: func(k string) (string, bool) {
 		return "s3cr3t-value-from-env", k == "SVC_SECRET"
 	}})
 	must(t, err)

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cordisgo/harness/plugins/mcpauth"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/mcpauth"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // ProbeStage is how far a probe got. A failed probe names the stage that failed; a
@@ -147,7 +147,7 @@ func Probe(pcx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 	}
 	if !cfg.Expanded && cfg.HasReferences() {
 		// A profile row: resolve it as a mount would (environment, default credentials).
-		x, err := cfg.Expand(&refs.Resolver{Secrets: refs.DefaultCredentials})
+		x, err := cfg.Expand(&secrets.Resolver{Secrets: secrets.DefaultCredentials})
 		if err != nil {
 			res.Err = fmt.Sprintf("mcp server %q: %v", cfg.ServerName, err)
 			return finish()

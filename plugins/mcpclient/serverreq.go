@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/plugins/elicitation"
-	"github.com/cordisgo/harness/plugins/sampling"
+	"github.com/cordisgo/harness/elicitation"
+	"github.com/cordisgo/harness/sampling"
 )
 
 // originKey carries the identity of whoever made a call (WithOrigin).

@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/elicitation"
-	"github.com/cordisgo/harness/plugins/sampling"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/sampling"
 )
 
 // askServer has tools that send requests back to the client: "ask" elicits a name and an age

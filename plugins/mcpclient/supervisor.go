@@ -18,7 +18,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/redact"
-	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -196,8 +196,8 @@ type supervisor struct {
 	readyOnce sync.Once
 	startErr  error // the first attempt's error; written before ready is closed
 
-	cat  *catalog    // the catalog cache entry kept current (catalog.go); nil without one
-	lazy *lazyRunner // starts and stops a lazy server's runs (lazy.go); nil when eager
+	cat  *catalogCache // the catalog cache entry kept current (catalog.go); nil without one
+	lazy *lazyRunner   // starts and stops a lazy server's runs (lazy.go); nil when eager
 
 	live   atomic.Pointer[generation] // nil while not connected
 	tokens atomic.Uint64              // the last progress token issued (newToken)

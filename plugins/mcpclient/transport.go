@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // Defaults applied by [Config.Default].
@@ -95,7 +95,7 @@ func (c *Config) resolvePaths() error {
 		}
 		c.credentialsPath = p
 	default:
-		if p, err := refs.DefaultCredentialsFile(); err == nil {
+		if p, err := secrets.DefaultCredentialsFile(); err == nil {
 			c.credentialsPath = p
 		}
 	}

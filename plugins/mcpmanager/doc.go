@@ -44,7 +44,7 @@
 // The string fields command, args, env values, cwd, url and header values may contain
 // references, resolved each time the server is mounted or probed (never when the file is
 // read, and never shown: views show the entry as written). The syntax and the resolution
-// are the client's ([refs.Resolver] in plugins/mcpclient/refs, [mcpclient.Config.Expand]),
+// are the client's ([refs.Resolver] in secrets, [mcpclient.Config.Expand]),
 // the same for a profile's mcpclient rows:
 //
 //	${VAR}             the environment variable VAR; an error if it is unset

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // entry is one server definition, from the settings file or a registration: an
@@ -62,7 +62,7 @@ type resolved struct {
 // [mcpclient.Config.Expand]) and validates the result. Errors name the server and the key
 // path, never a value; the returned scrubber knows the substituted values even when
 // resolution fails part way.
-func (e *entry) resolve(r *refs.Resolver) (*resolved, error) {
+func (e *entry) resolve(r *secrets.Resolver) (*resolved, error) {
 	cfg, err := e.cfg.Expand(r)
 	if err != nil {
 		return &resolved{scrub: newScrubber(e.cfg, r)}, fmt.Errorf("mcp server %q: %w", e.name, err)
@@ -93,7 +93,7 @@ type scrubber struct {
 	vals []string // the masked values, longest first
 }
 
-func newScrubber(cfg mcpclient.Config, r *refs.Resolver) *scrubber {
+func newScrubber(cfg mcpclient.Config, r *secrets.Resolver) *scrubber {
 	seen := make(map[string]bool)
 	var vals []string
 	addv := func(v string, min int) {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/cordisgo/harness/plugins/mcpcatalog"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/mcptest"
 	"github.com/cordisgo/harness/testkit/regtest"
@@ -72,11 +72,11 @@ func newHost(t *testing.T, o hostOptions) *host {
 		ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 	}
 	if o.catalog {
-		store, err := mcpcatalog.Open(mcpcatalog.Options{Dir: filepath.Join(dir, "catalog")})
+		store, err := catalog.Open(catalog.Options{Dir: filepath.Join(dir, "catalog")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mcpcatalog.Key.Provide(root, store); err != nil {
+		if _, err := catalog.Key.Provide(root, store); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // DefaultLoginTimeout bounds a login: long enough to sign in (and pass a second factor)
@@ -52,9 +52,9 @@ func (m *Manager) authorizerFor(name string, openURL func(context.Context, strin
 	if !ok {
 		return nil, errorf(CodeNotFound, name, "no configured or registered server has this name")
 	}
-	res, err := d.e.resolve(&refs.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials})
+	res, err := d.e.resolve(&secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials})
 	if err != nil {
-		if errors.Is(err, refs.ErrNoCredentials) {
+		if errors.Is(err, secrets.ErrNoCredentials) {
 			return nil, errorf(CodeUnavailable, name, "%v", err)
 		}
 		msg := err.Error()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/oauthtest"
-	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/remote"
 )

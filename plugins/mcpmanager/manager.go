@@ -15,7 +15,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // disposeTimeout bounds the disposal of one client instance. The client bounds its own
@@ -43,7 +43,7 @@ type Manager struct {
 	log     *slog.Logger
 	cfg     Config
 	hk      hooks
-	creds   *refs.FileCredentials
+	creds   *secrets.FileCredentials
 	pub     *ctx.Worker // builds and offers snapshots, queues events (publish.go)
 	emitter *ctx.Worker // dispatches queued StatusEvents
 	events  *eventQueue
@@ -172,7 +172,7 @@ func newManager(c *ctx.Context, cfg Config, hk hooks) *Manager {
 		sent:     make(map[viewKey]View),
 	}
 	if cfg.credentialsPath != "" {
-		m.creds = refs.NewFileCredentials(cfg.credentialsPath)
+		m.creds = secrets.NewFileCredentials(cfg.credentialsPath)
 	}
 	m.sstatus.File = cfg.settingsPath
 	m.sstatus.ProjectFile = cfg.projectPath
@@ -347,7 +347,7 @@ func (m *Manager) work(runcx context.Context, rec *record) {
 // mount resolves d and mounts a client for it as a child scope whose configuration is the
 // resolved entry, then records the instance.
 func (m *Manager) mount(rec *record, d desired) {
-	r := &refs.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
+	r := &secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
 	res, err := d.e.resolve(r)
 	var scope *ctx.Scope
 	if err == nil {
@@ -402,7 +402,7 @@ func (inst *instance) updatable(d desired) bool {
 // update hands inst's client the new configuration d (a change of roots alone). When the
 // client cannot take it, the next step replaces the instance.
 func (m *Manager) update(rec *record, inst *instance, d desired) {
-	r := &refs.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
+	r := &secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
 	res, err := d.e.resolve(r)
 	if err == nil {
 		err = inst.scope.Update(res.cfg)
@@ -468,14 +468,14 @@ func (m *Manager) closeGoneLocked(reg *registration) {
 	delete(m.open, reg)
 }
 
-// credentials returns the credentials provider: the refs.CredentialsKey service if one is
+// credentials returns the credentials provider: the secrets.CredentialsKey service if one is
 // provided, else the manager's file.
-func (m *Manager) credentials() (refs.Credentials, error) {
-	if cr, ok := refs.CredentialsKey.Get(m.c); ok && cr != nil {
+func (m *Manager) credentials() (secrets.Credentials, error) {
+	if cr, ok := secrets.CredentialsKey.Get(m.c); ok && cr != nil {
 		return cr, nil
 	}
 	if m.creds == nil {
-		return nil, fmt.Errorf("%w: no %s service and no credentials file", refs.ErrNoCredentials, refs.CredentialsKey.Name())
+		return nil, fmt.Errorf("%w: no %s service and no credentials file", secrets.ErrNoCredentials, secrets.CredentialsKey.Name())
 	}
 	if err := m.creds.Available(); err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // ProbeResolve is the stage a probe fails at when the entry's templates cannot be resolved
@@ -164,11 +164,11 @@ func (m *Manager) probe(pcx context.Context, name string, d desired, opts ProbeO
 
 	out := ProbeResult{Name: name, Source: d.src}
 	start := time.Now()
-	r := &refs.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
+	r := &secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
 	res, err := d.e.resolve(r)
 	out.Resolve = time.Since(start)
 	if err != nil {
-		if errors.Is(err, refs.ErrNoCredentials) {
+		if errors.Is(err, secrets.ErrNoCredentials) {
 			return ProbeResult{}, errorf(CodeUnavailable, name, "%v", err)
 		}
 		out.Stage = ProbeResolve

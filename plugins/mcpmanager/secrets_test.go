@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -138,7 +138,7 @@ func TestMissingCredentialsProvider(t *testing.T) {
 		t.Fatalf("probe without a provider: %v", err)
 	}
 	// Providing the credentials service and restarting resolves it.
-	if _, err := refs.CredentialsKey.Provide(h.root, refs.Credentials(credFunc(func(string) (string, error) { return "x", nil }))); err != nil {
+	if _, err := secrets.CredentialsKey.Provide(h.root, secrets.Credentials(credFunc(func(string) (string, error) { return "x", nil }))); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.m.Restart(ctxtest.Wait(t), "needs"); err != nil {

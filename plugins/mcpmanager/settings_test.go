@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 func TestParseSettings(t *testing.T) {
@@ -68,9 +68,9 @@ func TestResolveScrubsAndNamesKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"PATHPART": "mcp", "PLAIN": "some-plain-header"}
-	r := &refs.Resolver{
+	r := &secrets.Resolver{
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-		Secrets: func() (refs.Credentials, error) {
+		Secrets: func() (secrets.Credentials, error) {
 			return credFunc(func(string) (string, error) { return "ghp_0123456789", nil }), nil
 		},
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/suggest"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // Plugin provides the model service ([Key]): the named models of its configuration
@@ -106,7 +106,7 @@ func (c Config) Validate() error {
 		if m.MaxRetries < -1 {
 			p.Add(key+".maxRetries", "must be -1 (never) or more, got %d", m.MaxRetries)
 		}
-		if refs.HasReferences(m.BaseURL) {
+		if secrets.HasReferences(m.BaseURL) {
 			p.Add(key+".baseURL", "references are not expanded here; write the URL")
 		}
 		// The rest is NewChat's: a retired id, a bad URL, an unknown effort.
@@ -190,8 +190,8 @@ func newConfigured(c *ctx.Context, name string, m ModelConfig, lookupEnv func(st
 // clients; a DeepSeek model without one reads DEEPSEEK_API_KEY, then the secret "deepseek".
 // Errors name references, never values.
 func resolveKey(c *ctx.Context, name, configured string, deepseek bool, lookupEnv func(string) (string, bool)) (string, error) {
-	resolver := func() *refs.Resolver {
-		return &refs.Resolver{LookupEnv: lookupEnv, Secrets: func() (refs.Credentials, error) { return refs.CredentialsFor(c) }}
+	resolver := func() *secrets.Resolver {
+		return &secrets.Resolver{LookupEnv: lookupEnv, Secrets: func() (secrets.Credentials, error) { return secrets.CredentialsFor(c) }}
 	}
 	if configured != "" {
 		key, err := resolver().Expand(configured)
@@ -214,7 +214,7 @@ func resolveKey(c *ctx.Context, name, configured string, deepseek bool, lookupEn
 		return key, nil
 	}
 	why := ""
-	if err != nil && !errors.Is(err, refs.ErrNoCredentials) && !errors.Is(err, refs.ErrSecretNotFound) {
+	if err != nil && !errors.Is(err, secrets.ErrNoCredentials) && !errors.Is(err, secrets.ErrSecretNotFound) {
 		why = " (" + err.Error() + ")"
 	}
 	return "", fmt.Errorf("%w for model %s: set %s, or the secret %q in the credentials file, or apiKey in its configuration%s", ErrNoAPIKey, name, EnvDeepSeekKey, SecretDeepSeek, why)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/gateway"
 )
 
 // Serve makes a gateway over root with opts and serves its routes (handler options httpOpts)

@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/elicitation"
-	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/elicitation"
+	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/gateway"
+	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/gatewaytest"

@@ -1,6 +1,6 @@
 //go:build unix
 
-// Package gatewayinterop tests the harness's MCP gateway (plugins/gateway) with third-party
+// Package gatewayinterop tests the harness's MCP gateway (gateway) with third-party
 // components from npm, pinned in package.json and package-lock.json here: the official
 // TypeScript SDK client and the MCP Inspector CLI as downstream clients, and
 // @modelcontextprotocol/server-everything as an upstream server next to the demo server.
@@ -21,9 +21,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/internal/npmci"
-	"github.com/cordisgo/harness/plugins/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/gatewaytest"

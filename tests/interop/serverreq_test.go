@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
-	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/sampling"
+	"github.com/cordisgo/harness/sampling"
 )
 
 // The reference server's triggers of server requests, registered only for clients that

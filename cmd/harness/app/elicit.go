@@ -8,8 +8,8 @@ import (
 
 	"github.com/cordisgo/harness/cmd/harness/internal/termform"
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/elicitation"
-	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/elicitation"
+	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/profiles"
 )
 

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/internal/ptytest"
-	"github.com/cordisgo/harness/plugins/elicitation"
 )
 
 // These tests run the harness (the test binary re-executed) in a pseudo-terminal, as a

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/profiles"
 )
 

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/internal/loopback"
-	"github.com/cordisgo/harness/plugins/gateway"
 )
 
 // gatewayTokenFileName is the file in harnessDir that keeps the gateway's bearer token

@@ -8,12 +8,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/mcpclient/refs"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // loginFlags are the flags of mcp login and logout.
@@ -197,7 +197,7 @@ func (a *invocation) profileAuthorizer(p *profiles.Profile, name string, open fu
 	if err != nil {
 		return nil, err
 	}
-	cfg, err = cfg.Expand(&refs.Resolver{LookupEnv: func(k string) (string, bool) { return lookupEnv(a.env, k) }})
+	cfg, err = cfg.Expand(&secrets.Resolver{LookupEnv: func(k string) (string, bool) { return lookupEnv(a.env, k) }})
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: %w", name, err)
 	}

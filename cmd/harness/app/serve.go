@@ -17,9 +17,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/loopback"
-	"github.com/cordisgo/harness/plugins/gateway"
 )
 
 // defaultServeAddr is where serve listens without --addr: loopback, a fixed port so that

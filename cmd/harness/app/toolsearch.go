@@ -12,7 +12,7 @@ import (
 
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"github.com/cordisgo/harness/plugins/toolsearch"
+	"github.com/cordisgo/harness/toolsearch"
 )
 
 // toolsSearchCommand is `tools search QUERY`: the tool search index over the live fleet, or

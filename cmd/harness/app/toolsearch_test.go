@@ -7,7 +7,7 @@ import (
 )
 
 func TestToolsSearchCatalog(t *testing.T) {
-	catalog := "../../../plugins/toolsearch/testdata/catalog.json"
+	catalog := "../../../toolsearch/testdata/catalog.json"
 	r := run(t, nil, "tools", "search", "--catalog", catalog, "--json", "--schemas", "1", "crete", "a", "pul", "request", "on", "github")
 	r.expect(t, ExitOK, "", "")
 	var hits []struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cordisgo/harness/internal/oauthtest"
-	"github.com/cordisgo/harness/plugins/mcpauth"
+	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/cordisgo/harness/cmd/harness/internal/termform"
-	"github.com/cordisgo/harness/plugins/elicitation"
+	"github.com/cordisgo/harness/elicitation"
 )
 
 // A responder on a terminal (here a pseudo-terminal, whose keyboard the example types on):

@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/internal/termsafe"
-	"github.com/cordisgo/harness/plugins/elicitation"
 )
 
 // ErrNotTerminal is returned by New when its input is not a terminal the form can read.

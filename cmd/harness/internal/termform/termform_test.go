@@ -15,8 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/internal/ptytest"
-	"github.com/cordisgo/harness/plugins/elicitation"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,0 +1,153 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/gateway"
+	"github.com/cordisgo/harness/testkit/mcptest"
+)
+
+// multiSelect is a form with a titled multi-select (SEP-1330) and a titled single choice,
+// as a server sends it.
+const multiSelect = `{"type":"object","properties":{` +
+	`"colours":{"type":"array","title":"Colours","description":"Pick some","minItems":1,"maxItems":2,` +
+	`"items":{"anyOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"},{"const":"b","title":"Blue"}]},"default":["r"]},` +
+	`"size":{"type":"string","title":"Size","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]}},` +
+	`"required":["colours"]}`
+
+// formServer asks its caller multiSelect in its tool pick, and answers with the action and
+// content it got, as JSON.
+func formServer(t *testing.T) string {
+	t.Helper()
+	h := mcptest.NewHTTP(t, func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "forms", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "pick"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(cx, &mcp.ElicitParams{Message: "Pick", RequestedSchema: json.RawMessage(multiSelect)})
+			if err != nil {
+				return nil, nil, err
+			}
+			b, _ := json.Marshal(map[string]any{"action": res.Action, "content": res.Content})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
+		return s
+	})
+	return h.URL()
+}
+
+// TestElicitationPassesThrough: a form reaches the downstream session as the server sent it
+// (the titled multi-select included), and the session's answer reaches the server as given:
+// an accept with a field the form does not have stays an accept with that field.
+func TestElicitationPassesThrough(t *testing.T) {
+	root := newTree(t)
+	if err := gateway.Prepare(root); err != nil { // before the client connects: it offers elicitation
+		t.Fatal(err)
+	}
+	mountHTTP(t, root, "forms", formServer(t))
+	f := serveGateway(t, root, gateway.Options{})
+	for _, rt := range []struct{ path, tool string }{{"/mcp", "mcp__forms__pick"}, {"/mcp/servers/forms", "pick"}} {
+		var got json.RawMessage
+		c := mcp.NewClient(&mcp.Implementation{Name: "picker", Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				got, _ = json.Marshal(r.Params.RequestedSchema)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"colours": []any{"g", "b"}, "size": "l", "extra": "kept"}}, nil
+			},
+		})
+		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + rt.path, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: rt.tool})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %s", rt.path, err, text(res))
+		}
+		if !jsonEqual(t, got, []byte(multiSelect)) {
+			t.Errorf("%s: the session was shown\n%s\nwant the server's\n%s", rt.path, got, multiSelect)
+		}
+		want := `{"action":"accept","content":{"colours":["g","b"],"extra":"kept","size":"l"}}`
+		if !jsonEqual(t, []byte(text(res)), []byte(want)) {
+			t.Errorf("%s: the server got %s, want %s", rt.path, text(res), want)
+		}
+		_ = cs.Close()
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
+// TestCompletionErrorCodes: completions the gateway cannot route are JSON-RPC errors with
+// the invalid-params code and the name asked for. (A per-server route passes what its
+// server answers, as a direct connection would.)
+func TestCompletionErrorCodes(t *testing.T) {
+	f := demoFleet(t)
+	for _, path := range []string{"/mcp"} {
+		cs := connect(t, f.url+path, nil)
+		_, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "no_such_prompt"},
+			Argument: mcp.CompleteParamsArgument{Name: "x", Value: ""}})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, "no_such_prompt") {
+			t.Errorf("%s: completion of an unknown prompt: %v, want code %d naming it", path, err, jsonrpc.CodeInvalidParams)
+		}
+	}
+}
+
+// On protocol 2026-07-28 sessions (input requests in results), resource reads and prompts
+// put their server requests to the calling session as tool calls do, and the progress a
+// server reports after an input round reaches the session with its token.
+func TestRoundsReadsPromptsProgress(t *testing.T) {
+	f := newAskFleet(t, nil)
+	for _, rt := range f.servers(t) {
+		t.Run(rt.name, func(t *testing.T) {
+			a, b := &asker{name: "alice"}, &asker{name: "bob"}
+			progress := make(chan *mcp.ProgressNotificationParams, 4)
+			as := a.connectLatestWith(t, rt.srv, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+					progress <- r.Params
+					f.progressed <- struct{}{}
+				},
+			})
+			b.connectLatest(t, rt.srv)
+			if v := as.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+				t.Fatalf("protocol %s, want input requests", v)
+			}
+			res, err := as.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ask://me"})
+			if err != nil || res.Contents[0].Text != `accept {"name":"alice"}` {
+				t.Fatalf("read: %v %+v", err, res)
+			}
+			pr, err := as.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: rt.prefix + "whoami"})
+			if err != nil || pr.Messages[0].Content.(*mcp.TextContent).Text != `accept {"name":"alice"}` {
+				t.Fatalf("prompt: %v %+v", err, pr)
+			}
+			p := &mcp.CallToolParams{Name: rt.prefix + "steps"}
+			p.SetProgressToken("steps-1")
+			cr, err := as.CallTool(t.Context(), p)
+			if err != nil || text(cr) != `accept {"name":"alice"}` {
+				t.Fatalf("steps: %v %+v", err, cr)
+			}
+			if got := <-progress; got.ProgressToken != "steps-1" || got.Message != "asked" {
+				t.Fatalf("progress %+v", got)
+			}
+			if a.elicited.Load() != 3 || b.elicited.Load() != 0 {
+				t.Fatalf("elicitations: alice %d, bob %d", a.elicited.Load(), b.elicited.Load())
+			}
+		})
+	}
+}

@@ -1,0 +1,323 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/elicitation"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/sampling"
+)
+
+// preparedName is the name of the gateway's responder and sampler in their layer.
+const preparedName = "gateway"
+
+// Prepare provides, in c's layer, the gateway's elicitation responder (form and URL modes)
+// and sampler. Both pass every request that is not directed to a downstream session
+// ([elicitation.ErrPass], [sampling.ErrPass]), so that the host's own responders still
+// answer those; they are there so that the MCP clients mounted in c's layer and below
+// advertise elicitation and sampling to their servers, which a client decides when it
+// connects. Call Prepare before the fleet's clients connect (harness serve calls it before
+// it mounts the profile); [New] calls it too, and then only the connections made after it
+// advertise the capabilities. Prepare is idempotent per layer; its effects go with c's scope.
+func Prepare(c *ctx.Context) error {
+	_, err := prepare(c)
+	return err
+}
+
+// prepare is Prepare; fresh reports that it provided something (it had not run in c's layer).
+func prepare(c *ctx.Context) (fresh bool, err error) {
+	_, err = elicitation.Provide(c, preparedName, passResponder{})
+	switch {
+	case err == nil:
+		fresh = true
+	case !errors.Is(err, ctx.ErrDuplicateName):
+		return false, fmt.Errorf("gateway: providing the elicitation responder: %w", err)
+	}
+	_, err = sampling.Provide(c, preparedName, sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		return nil, sampling.ErrPass
+	}))
+	switch {
+	case err == nil:
+		fresh = true
+	case !errors.Is(err, ctx.ErrDuplicateName):
+		return false, fmt.Errorf("gateway: providing the sampler: %w", err)
+	}
+	return fresh, nil
+}
+
+// read forwards a downstream resources/read to u for the session that sent it: with a
+// gateway progress token in place of the session's (mapped back by forwardProgress), and
+// the server requests it causes directed to that session.
+func (g *Gateway) read(cx context.Context, u *mcpclient.Upstream, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if inRounds(req.Session) {
+		return g.readInRounds(cx, u, req)
+	}
+	p := *req.Params
+	meta, forget := g.progressMeta(req.Session, req.Params.GetProgressToken())
+	defer forget()
+	if meta != nil {
+		p.Meta = withMeta(req.Params.Meta, meta)
+	}
+	cx, end := g.forCaller(cx, req.Session)
+	defer end()
+	return u.ReadResource(cx, &p)
+}
+
+// track returns the context of a request forwarded to u for the downstream session ss
+// (prompts/get, completion/complete), in view of u's server requests until done is called.
+func (g *Gateway) track(cx context.Context, ss *mcp.ServerSession, u *mcpclient.Upstream) (_ context.Context, done func()) {
+	cx, end := g.forCaller(cx, ss)
+	untrack := u.Track(cx)
+	return cx, func() {
+		untrack()
+		end()
+	}
+}
+
+// passResponder is the gateway's scoped responder: it only makes the capability advertised.
+type passResponder struct{}
+
+func (passResponder) Supports(elicitation.Mode) bool { return true }
+
+func (passResponder) Elicit(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+	return nil, elicitation.ErrPass
+}
+
+// forCaller returns the context of a request the gateway forwards upstream for the
+// downstream session ss: the server requests it causes (elicitation, sampling, roots/list)
+// are directed to ss, and to no other session (mcpclient.WithOrigin). end must be called
+// when the request ends: a server request still waiting on ss when ss has no request in
+// flight any more is cancelled then (servers do not always tell).
+func (g *Gateway) forCaller(cx context.Context, ss *mcp.ServerSession) (_ context.Context, end func()) {
+	if ss == nil {
+		return cx, func() {}
+	}
+	d := &downstream{g: g, ss: ss}
+	cx = mcpclient.WithOrigin(cx, ss)
+	cx = elicitation.WithResponder(cx, d)
+	cx = sampling.WithSampler(cx, d)
+	return mcpclient.WithRoots(cx, d.roots), g.begin(ss)
+}
+
+// activity is one downstream session's requests in flight through the gateway; idle is
+// closed when the last one ends.
+type activity struct {
+	n    int
+	idle chan struct{}
+}
+
+// begin counts a request of ss in flight until end is called.
+func (g *Gateway) begin(ss *mcp.ServerSession) (end func()) {
+	g.activeMu.Lock()
+	a := g.active[ss]
+	if a == nil {
+		a = &activity{idle: make(chan struct{})}
+		g.active[ss] = a
+	}
+	a.n++
+	g.activeMu.Unlock()
+	return func() {
+		g.activeMu.Lock()
+		defer g.activeMu.Unlock()
+		if a.n--; a.n == 0 {
+			close(a.idle)
+			delete(g.active, ss)
+		}
+	}
+}
+
+// idle returns a channel closed when ss has no request in flight through the gateway.
+func (g *Gateway) idle(ss *mcp.ServerSession) <-chan struct{} {
+	g.activeMu.Lock()
+	defer g.activeMu.Unlock()
+	if a := g.active[ss]; a != nil {
+		return a.idle
+	}
+	return closed
+}
+
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// errCallsEnded is the cause of a server request to a downstream session cancelled because
+// the session's calls ended.
+var errCallsEnded = errors.New("gateway: the downstream session's calls ended")
+
+// downstream answers the server requests caused by one downstream session's calls by
+// asking that session's client, when the client can be asked: it advertised the capability
+// and its session was initialized with a protocol version that allows requests from the
+// server (before 2026-07-28, which replaces them by input requests in results: rounds.go
+// bridges those for tool calls). Otherwise it passes, and the host's own responders answer
+// (or nobody: decline).
+type downstream struct {
+	g  *Gateway
+	ss *mcp.ServerSession
+}
+
+// serverRequestsAllowedBefore is the first protocol version in which a server may not send
+// requests of its own while it serves one (SEP-2322).
+const serverRequestsAllowedBefore = "2026-07-28"
+
+// caps returns the client capabilities of the session when it can be sent requests, else nil.
+func (d *downstream) caps() *mcp.ClientCapabilities {
+	ip := d.ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.ProtocolVersion >= serverRequestsAllowedBefore {
+		return nil
+	}
+	return ip.Capabilities
+}
+
+// Supports is true for both modes: Elicit passes what the session's client cannot show.
+func (d *downstream) Supports(elicitation.Mode) bool { return true }
+
+// Elicit asks the downstream session's client.
+func (d *downstream) Elicit(cx context.Context, r *elicitation.Request) (*elicitation.Response, error) {
+	caps := d.caps()
+	if caps == nil {
+		return nil, elicitation.ErrPass
+	}
+	p, ok := elicitParams(caps, r)
+	if !ok {
+		return nil, elicitation.ErrPass
+	}
+	rcx, cancel := d.related(cx)
+	defer cancel()
+	if r.Mode == elicitation.ModeURL && r.ID != "" {
+		d.g.awaitCompletion(r.Server, r.ID, d.ss)
+	}
+	res, err := d.ss.Elicit(rcx, p)
+	if err != nil {
+		d.g.forgetCompletion(r.Server, r.ID)
+		if cx.Err() != nil {
+			return nil, context.Cause(cx)
+		}
+		return nil, fmt.Errorf("gateway: downstream session %s: elicitation/create: %w", d.ss.ID(), err)
+	}
+	if res.Action != string(elicitation.Accept) {
+		d.g.forgetCompletion(r.Server, r.ID)
+	}
+	return &elicitation.Response{Action: elicitation.Action(res.Action), Content: res.Content, Relayed: true}, nil
+}
+
+// elicitParams is r as an elicitation/create to a client with caps; false when the client
+// cannot show it.
+func elicitParams(caps *mcp.ClientCapabilities, r *elicitation.Request) (*mcp.ElicitParams, bool) {
+	e := caps.Elicitation
+	if e == nil {
+		return nil, false
+	}
+	p := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
+	switch r.Mode {
+	case elicitation.ModeURL:
+		if e.URL == nil {
+			return nil, false
+		}
+		p.URL, p.ElicitationID = r.URL, r.ID
+	default:
+		if e.Form == nil && e.URL != nil { // neither: form, as the SDK assumes
+			return nil, false
+		}
+		p.RequestedSchema = r.Schema
+		if p.RequestedSchema == nil {
+			p.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+	}
+	return p, true
+}
+
+// CreateMessage asks the downstream session's client for a completion.
+func (d *downstream) CreateMessage(cx context.Context, r *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+	caps := d.caps()
+	if caps == nil || caps.Sampling == nil { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		return nil, sampling.ErrPass
+	}
+	rcx, cancel := d.related(cx)
+	defer cancel()
+	res, err := d.ss.CreateMessage(rcx, r.Params) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+	if err != nil {
+		if cx.Err() != nil {
+			return nil, context.Cause(cx)
+		}
+		return nil, fmt.Errorf("gateway: downstream session %s: sampling/createMessage: %w", d.ss.ID(), err)
+	}
+	return res, nil
+}
+
+// roots lists the downstream session's roots, when its client has some.
+func (d *downstream) roots(cx context.Context) ([]*mcp.Root, error) { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+	caps := d.caps()
+	if caps == nil || caps.RootsV2 == nil { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+		return nil, mcpclient.ErrNoRoots
+	}
+	res, err := d.ss.ListRoots(cx, nil) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+	if err != nil {
+		if cx.Err() != nil {
+			return nil, context.Cause(cx)
+		}
+		return nil, fmt.Errorf("gateway: downstream session %s: roots/list: %w", d.ss.ID(), err)
+	}
+	if len(res.Roots) == 0 {
+		return nil, mcpclient.ErrNoRoots // clients such as go-sdk's offer roots and list none
+	}
+	return res.Roots, nil
+}
+
+// related returns the context of a request to the downstream session: it ends with cx, or
+// when the session has no request in flight through the gateway any more (the upstream
+// server may not send notifications/cancelled for its own request when the call that caused
+// it is cancelled). The request goes on the session's standalone stream, not on the stream
+// of the call that caused it: the go-sdk drops a notifications/cancelled written to the
+// stream of a request that has completed, so a cancelled question would stay on screen.
+func (d *downstream) related(cx context.Context) (context.Context, context.CancelFunc) {
+	rcx, cancel := context.WithCancelCause(cx)
+	idle := d.g.idle(d.ss)
+	if _, err := d.g.life.Go("gateway:request:"+d.ss.ID(), func(runcx context.Context) error {
+		select {
+		case <-idle:
+			cancel(errCallsEnded)
+		case <-rcx.Done():
+		case <-runcx.Done():
+			cancel(errClosed)
+		}
+		return nil
+	}); err != nil {
+		cancel(errClosed)
+	}
+	return rcx, func() { cancel(context.Canceled) }
+}
+
+// completionKey names a URL-mode elicitation: the server it came from and its ID.
+type completionKey struct{ server, id string }
+
+// awaitCompletion remembers that the URL-mode elicitation id of server was shown to ss, so
+// that the server's notifications/elicitation/complete reaches ss.
+func (g *Gateway) awaitCompletion(server, id string, ss *mcp.ServerSession) {
+	g.completions.Store(completionKey{server, id}, ss)
+}
+
+func (g *Gateway) forgetCompletion(server, id string) {
+	if id != "" {
+		g.completions.Delete(completionKey{server, id})
+	}
+}
+
+// completed forwards a server's notifications/elicitation/complete to the session that was
+// shown the URL.
+func (g *Gateway) completed(c elicitation.Completion) {
+	v, ok := g.completions.LoadAndDelete(completionKey{c.Server, c.ID})
+	if !ok {
+		return
+	}
+	cx, cancel := context.WithTimeout(g.life, time.Second)
+	defer cancel()
+	_ = v.(*mcp.ServerSession).NotifyElicitationComplete(cx, &mcp.ElicitationCompleteParams{ElicitationID: c.ID})
+}

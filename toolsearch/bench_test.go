@@ -1,0 +1,178 @@
+package toolsearch_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/toolsearch"
+)
+
+// largeFleet is the evaluation catalog four times over (each copy's servers renamed
+// "name", "name-2", …): 1,260 real tools, every one with three near-duplicates.
+func largeFleet(tb testing.TB) []toolsearch.Server {
+	tb.Helper()
+	servers, err := toolsearch.ReadCatalog("testdata/catalog.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []toolsearch.Server
+	for copyN := 1; copyN <= 4; copyN++ {
+		for _, s := range servers {
+			if copyN > 1 {
+				s.Name = fmt.Sprintf("%s-%d", s.Name, copyN)
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// queries are the evaluation tasks' queries.
+func queries(tb testing.TB) []string {
+	tb.Helper()
+	data, err := readFile("testdata/tasks.tsv")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(data, "\n") {
+		if cols := strings.Split(line, "\t"); len(cols) == 3 && !strings.HasPrefix(line, "#") {
+			out = append(out, cols[2])
+		}
+	}
+	return out
+}
+
+func toolCount(servers []toolsearch.Server) int {
+	n := 0
+	for _, s := range servers {
+		n += len(s.Tools)
+	}
+	return n
+}
+
+// BenchmarkBuild indexes 1,260 tools.
+func BenchmarkBuild(b *testing.B) {
+	servers := largeFleet(b)
+	b.ReportMetric(float64(toolCount(servers)), "tools")
+	b.ReportAllocs()
+	for b.Loop() {
+		toolsearch.New(servers)
+	}
+}
+
+// BenchmarkSearch runs the evaluation's queries over 1,260 tools, one query per op, and
+// reports the 50th and 99th percentile of one search in wall time and (on Linux) in the
+// thread's CPU time, which a loaded machine does not inflate.
+func BenchmarkSearch(b *testing.B) {
+	servers := largeFleet(b)
+	ix := toolsearch.New(servers)
+	qs := queries(b)
+	var wall, cpu []time.Duration
+	i := 0
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	for b.Loop() {
+		start, startCPU := time.Now(), threadCPU()
+		ix.Search(qs[i%len(qs)], toolsearch.SearchOptions{Limit: 5, Schemas: 3})
+		cpu = append(cpu, threadCPU()-startCPU)
+		wall = append(wall, time.Since(start))
+		i++
+	}
+	slices.Sort(wall)
+	slices.Sort(cpu)
+	b.ReportMetric(float64(wall[len(wall)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(wall[len(wall)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(cpu[len(cpu)*99/100].Microseconds()), "p99-cpu-µs")
+}
+
+// BenchmarkBuildCPU indexes 1,260 tools; cpu-ms/op is the thread's CPU time (Linux),
+// which leaves out the garbage collector's work on other threads.
+func BenchmarkBuildCPU(b *testing.B) {
+	servers := largeFleet(b)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cpu time.Duration
+	for b.Loop() {
+		start := threadCPU()
+		toolsearch.New(servers)
+		cpu += threadCPU() - start
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+}
+
+// wireTool is a tool definition as an OpenAI-compatible request carries it.
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+func wireBytes(tools []toolregistry.Info) int {
+	defs := make([]wireTool, len(tools))
+	for i, t := range tools {
+		defs[i].Type = "function"
+		defs[i].Function.Name, defs[i].Function.Description, defs[i].Function.Parameters = t.Name, t.Description, t.Parameters
+	}
+	b, err := json.Marshal(defs)
+	if err != nil {
+		panic(err)
+	}
+	return len(b)
+}
+
+// TestRequestBytes measures the tool definitions a 10-turn session sends with 1,260 tools
+// visible: every turn the model searches once (three hits loaded) and then calls a found
+// tool, so a turn is two requests. It prints bytes per request next to sending every
+// schema, and checks the issue's bound: the first request's definitions are at most 3 %
+// of all schemas.
+func TestRequestBytes(t *testing.T) {
+	root, reg, d := registerFleet(t, largeFleet(t), toolsearch.DeferOptions{})
+	visible := reg.List(root)
+	all := wireBytes(slices.DeleteFunc(slices.Clone(visible), func(i toolregistry.Info) bool { return i.Name == toolsearch.SearchToolName }))
+	qs := queries(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tools visible; all schemas: %d bytes per request\n", len(visible)-1, all)
+	fmt.Fprintf(&b, "turn  request  tools  bytes  share-of-all  tool_search-result-bytes\n")
+	total, results := 0, 0
+	var first int
+	for turn := 1; turn <= 10; turn++ {
+		before := d.Choose("bench", reg.List(root), 1_000_000)
+		n := wireBytes(before)
+		if turn == 1 {
+			first = n
+		}
+		total += n
+		fmt.Fprintf(&b, "%4d  %7d  %5d  %5d  %11.2f%%\n", turn, 1, len(before), n, 100*float64(n)/float64(all))
+		args, _ := json.Marshal(map[string]any{"query": qs[turn*7], "limit": 3})
+		res, err := reg.Execute(withSession(context.Background(), "bench"), root, toolsearch.SearchToolName, args, toolregistry.ExecOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results += len(res.Text())
+		after := d.Choose("bench", reg.List(root), 1_000_000)
+		if !slices.EqualFunc(after[:len(before)], before, func(a, b toolregistry.Info) bool { return a.Name == b.Name }) {
+			t.Fatal("the loaded tools did not extend the previous request's tools")
+		}
+		n = wireBytes(after)
+		total += n
+		fmt.Fprintf(&b, "%4d  %7d  %5d  %5d  %11.2f%%  %d\n", turn, 2, len(after), n, 100*float64(n)/float64(all), len(res.Text()))
+	}
+	fmt.Fprintf(&b, "20 requests: %d bytes of tool definitions (+%d bytes of tool_search results) vs %d with all schemas: %.1f %%\n",
+		total, results, 20*all, 100*float64(total+results)/float64(20*all))
+	t.Log("\n" + b.String())
+	if share := float64(first) / float64(all); share > 0.03 {
+		t.Errorf("first request's tool definitions: %d bytes, %.2f %% of all schemas (%d); want at most 3 %%", first, 100*share, all)
+	}
+}

@@ -1,0 +1,232 @@
+package toolsearch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/toolsearch"
+)
+
+type sessionKey struct{}
+
+// withSession is how an agent tells tool_search whose call it runs.
+func withSession(cx context.Context, s string) context.Context {
+	return context.WithValue(cx, sessionKey{}, s)
+}
+
+func sessionOf(cx context.Context) (any, bool) {
+	s, ok := cx.Value(sessionKey{}).(string)
+	return s, ok
+}
+
+// fleet mounts a registry with the catalog's tools, a local tool "now", and the deferrer's
+// tool_search (see registerFleet).
+func fleet(t *testing.T, o toolsearch.DeferOptions) (*ctx.Context, *toolregistry.Registry, *toolsearch.Deferrer) {
+	t.Helper()
+	servers, err := toolsearch.ReadCatalog("testdata/catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return registerFleet(t, servers, o, toolregistry.Tool{Name: "now", Description: "The current time.", Execute: echo})
+}
+
+// echo answers a call with the tool's name and its arguments.
+func echo(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
+	return toolregistry.TextResult(call.Tool + " " + string(call.Args)), nil
+}
+
+// registerFleet mounts a registry with servers' tools registered as an MCP client would
+// (public names, Meta server and mcpTool; each one an echo), then the tools extra, then the
+// deferrer's tool_search made with o; it returns the root context, the registry and the
+// deferrer.
+func registerFleet(t testing.TB, servers []toolsearch.Server, o toolsearch.DeferOptions, extra ...toolregistry.Tool) (*ctx.Context, *toolregistry.Registry, *toolsearch.Deferrer) {
+	t.Helper()
+	root := ctxtest.New(t)
+	reg := ctxtest.MountService(t, root, toolregistry.Plugin, nil, toolregistry.Key)
+	for _, s := range servers {
+		set, err := reg.NewSet(root, s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tools []toolregistry.Tool
+		for _, tl := range s.Tools {
+			tools = append(tools, toolregistry.Tool{Name: "mcp__" + s.Name + "__" + tl.Name, Description: tl.Description,
+				Parameters: tl.InputSchema, Execute: echo, Meta: map[string]string{"server": s.Name, "mcpTool": tl.Name}})
+		}
+		if err := set.Replace(tools); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tl := range extra {
+		if _, err := reg.Register(root, tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Session = sessionOf
+	d := toolsearch.NewDeferrer(reg, o)
+	if _, err := reg.Register(root, d.Tool()); err != nil {
+		t.Fatal(err)
+	}
+	return root, reg, d
+}
+
+func names(tools []toolregistry.Info) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
+	}
+	return out
+}
+
+func TestBelowThresholdNothingChanges(t *testing.T) {
+	root, reg, d := fleet(t, toolsearch.DeferOptions{MaxTools: 1000, ContextShare: -1})
+	visible := reg.List(root)
+	got := d.Choose("s1", visible, 1_000_000)
+	want := slices.DeleteFunc(slices.Clone(visible), func(i toolregistry.Info) bool { return i.Name == toolsearch.SearchToolName })
+	if !slices.EqualFunc(got, want, func(a, b toolregistry.Info) bool { return a.Name == b.Name }) {
+		t.Fatalf("below the threshold Choose changed the tools: %d of %d", len(got), len(want))
+	}
+}
+
+func TestDeferredToolsAreFoundLoadedAndCallable(t *testing.T) {
+	root, reg, d := fleet(t, toolsearch.DeferOptions{})
+	visible := reg.List(root)
+	if len(visible) < 300 {
+		t.Fatalf("only %d tools visible", len(visible))
+	}
+	first := d.Choose("s1", visible, 128_000)
+	if got := names(first); !slices.Equal(got, []string{"now", toolsearch.SearchToolName}) {
+		t.Fatalf("first request's tools = %v, want the local tool and tool_search", got)
+	}
+
+	search := func(session, query string) *toolregistry.Result {
+		t.Helper()
+		args, _ := json.Marshal(map[string]any{"query": query, "limit": 3})
+		res, err := reg.Execute(withSession(context.Background(), session), root, toolsearch.SearchToolName, args, toolregistry.ExecOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := search("s1", "open a bug report on the GitHub repo")
+	text := res.Text()
+	if !strings.Contains(text, "mcp__github__create_issue (server github, tool create_issue)") || !strings.Contains(text, "input schema: {") {
+		t.Fatalf("tool_search result lacks the hit or its schema:\n%s", text)
+	}
+	second := d.Choose("s1", reg.List(root), 128_000)
+	if !slices.Equal(names(second[:2]), names(first)) || !slices.Contains(names(second), "mcp__github__create_issue") {
+		t.Fatalf("second request's tools = %v; want the first request's, then the found tools", names(second))
+	}
+	// the loaded definition is the registry's, schema bytes and all
+	i := slices.IndexFunc(second, func(x toolregistry.Info) bool { return x.Name == "mcp__github__create_issue" })
+	want, _ := reg.Lookup(root, "mcp__github__create_issue")
+	if string(second[i].Parameters) != string(want.Parameters) {
+		t.Fatal("a loaded tool's schema differs from the registered one")
+	}
+	search("s1", "take a screenshot of the page with playwright")
+	third := d.Choose("s1", reg.List(root), 128_000)
+	if !slices.Equal(names(third[:len(second)]), names(second)) || len(third) <= len(second) {
+		t.Fatalf("a later search reordered the tools: %v then %v", names(second), names(third))
+	}
+	// searching again for a loaded tool loads nothing twice
+	search("s1", "open a bug report on the GitHub repo")
+	if again := d.Choose("s1", reg.List(root), 128_000); !slices.Equal(names(again), names(third)) {
+		t.Fatalf("a repeated search changed the tools: %v", names(again))
+	}
+	// another session is untouched
+	if other := d.Choose("s2", reg.List(root), 128_000); len(other) != 2 {
+		t.Fatalf("session s2 got %v", names(other))
+	}
+	// the found tool is called through the native path, its schema checked
+	if _, err := reg.Execute(context.Background(), root, "mcp__github__create_issue", json.RawMessage(`{"owner": 1}`), toolregistry.ExecOptions{}); err == nil {
+		t.Fatal("arguments against the schema were accepted")
+	} else if te := (*toolregistry.ToolError)(nil); !errors.As(err, &te) {
+		t.Fatalf("err = %v, want a *ToolError", err)
+	}
+	d.End("s1")
+	if got := d.Loaded("s1"); got != nil {
+		t.Fatalf("after End: %v", got)
+	}
+}
+
+// The servers' instructions (DeferOptions.Instructions) are ranked with their tools, and a
+// change of them builds the index again.
+func TestDeferredSearchRanksInstructions(t *testing.T) {
+	instructions := map[string]string{"memory": "Remember the user's zebrafish notes here."}
+	var mu sync.Mutex
+	root, reg, _ := fleet(t, toolsearch.DeferOptions{Instructions: func(server string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return instructions[server]
+	}})
+	search := func(session string) string {
+		t.Helper()
+		res, err := reg.Execute(withSession(context.Background(), session), root, toolsearch.SearchToolName,
+			json.RawMessage(`{"query": "zebrafish", "limit": 3}`), toolregistry.ExecOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Text()
+	}
+	if got := search("s1"); !strings.Contains(got, "(server memory, tool ") {
+		t.Fatalf("a search for a word of memory's instructions found:\n%s", got)
+	}
+	mu.Lock()
+	instructions = map[string]string{"postgres": "Zebrafish tables live in this database."}
+	mu.Unlock()
+	if got := search("s2"); !strings.Contains(got, "(server postgres, tool ") || strings.Contains(got, "(server memory,") {
+		t.Fatalf("after the instructions changed the search found:\n%s", got)
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	root, reg, _ := fleet(t, toolsearch.DeferOptions{})
+	visible := reg.List(root)
+	bytes := 0
+	for _, v := range visible {
+		bytes += toolsearch.DefinitionBytes(v)
+	}
+	tokens := bytes / toolsearch.BytesPerToken
+	for _, tc := range []struct {
+		name   string
+		o      toolsearch.DeferOptions
+		window int
+		want   bool
+	}{
+		{"count", toolsearch.DeferOptions{MaxTools: 10, ContextShare: -1}, 0, true},
+		{"count not reached", toolsearch.DeferOptions{MaxTools: 10000, ContextShare: -1}, 0, false},
+		{"share of a small window", toolsearch.DeferOptions{MaxTools: -1}, tokens * 5, true},           // 20 % > 10 %
+		{"share of a large window", toolsearch.DeferOptions{MaxTools: -1}, tokens * 20, false},         // 5 %
+		{"custom share", toolsearch.DeferOptions{MaxTools: -1, ContextShare: 0.04}, tokens * 20, true}, // 5 % > 4 %
+		{"unknown window", toolsearch.DeferOptions{MaxTools: -1}, 0, false},
+	} {
+		d := toolsearch.NewDeferrer(reg, tc.o)
+		if got := d.Exceeds(visible, tc.window); got != tc.want {
+			t.Errorf("%s: Exceeds = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestAlwaysLoad(t *testing.T) {
+	root, reg, d := fleet(t, toolsearch.DeferOptions{AlwaysLoad: []string{"memory", "github/*_issue", "mcp__slack__slack_post_message"}})
+	got := names(d.Choose("s", reg.List(root), 0))
+	for _, want := range []string{"mcp__memory__read_graph", "mcp__github__create_issue", "mcp__github__update_issue", "mcp__slack__slack_post_message", "now", toolsearch.SearchToolName} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%s is not always loaded: %v", want, got)
+		}
+	}
+	if slices.Contains(got, "mcp__github__create_pull_request") {
+		t.Errorf("github/create_pull_request loaded: %v", got)
+	}
+	if got[len(got)-1] != toolsearch.SearchToolName {
+		t.Errorf("tool_search is not after the always-loaded tools: %v", got)
+	}
+}

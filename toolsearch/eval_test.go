@@ -1,0 +1,190 @@
+package toolsearch
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/cordisgo/harness/toolsearch/searcheval"
+)
+
+func loadTasks(t testing.TB) []searcheval.Task {
+	t.Helper()
+	tasks, err := searcheval.ReadTasks("testdata/tasks.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}
+
+func loadCatalog(t testing.TB) []Server {
+	t.Helper()
+	servers, err := ReadCatalog("testdata/catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return servers
+}
+
+// bm25 is the baseline: plain Okapi BM25 (k1 1.2, b 0.75) over one text per tool (server,
+// name, title, description, parameter names and descriptions), lowercased and cut at
+// anything that is not a letter or digit; no stemming, stop words, synonyms or n-grams.
+type bm25 struct {
+	docs []doc
+	tf   []map[string]int
+	len  []int
+	avg  float64
+	df   map[string]int
+}
+
+func newBM25(servers []Server) *bm25 {
+	b := &bm25{df: map[string]int{}}
+	total := 0
+	for _, s := range servers {
+		for _, t := range s.Tools {
+			toks := plainTokens(strings.Join([]string{s.Name, t.Name, t.Title, t.Description, paramText(t.InputSchema)}, " "))
+			tf := map[string]int{}
+			for _, w := range toks {
+				if tf[w] == 0 {
+					b.df[w]++
+				}
+				tf[w]++
+			}
+			b.docs = append(b.docs, doc{server: s.Name, tool: t})
+			b.tf = append(b.tf, tf)
+			b.len = append(b.len, len(toks))
+			total += len(toks)
+		}
+	}
+	b.avg = float64(total) / float64(max(1, len(b.docs)))
+	return b
+}
+
+func plainTokens(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+func (b *bm25) search(q string, limit int) []Hit {
+	type sc struct {
+		d int
+		s float64
+	}
+	n := float64(len(b.docs))
+	var out []sc
+	qs := plainTokens(q)
+	for d, tf := range b.tf {
+		var s float64
+		for _, w := range qs {
+			f := float64(tf[w])
+			if f == 0 {
+				continue
+			}
+			df := float64(b.df[w])
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			s += idf * f * 2.2 / (f + 1.2*(0.25+0.75*float64(b.len[d])/b.avg))
+		}
+		if s > 0 {
+			out = append(out, sc{d, s})
+		}
+	}
+	slices.SortFunc(out, func(x, y sc) int {
+		if c := cmp.Compare(y.s, x.s); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.d, y.d)
+	})
+	hits := make([]Hit, 0, limit)
+	for i := 0; i < len(out) && i < limit; i++ {
+		d := b.docs[out[i].d]
+		hits = append(hits, Hit{Server: d.server, Name: d.tool.Name, Score: out[i].s})
+	}
+	return hits
+}
+
+// TestRetrieval measures Recall@1, Recall@5 and MRR of the index and of the BM25 baseline
+// on the evaluation set, on the dev half, the held-out half and both, and per kind of
+// task; it fails when the index falls below the targets. TOOLSEARCH_FAILURES=1
+// prints the dev half's misses.
+func TestRetrieval(t *testing.T) {
+	servers := loadCatalog(t)
+	tasks := loadTasks(t)
+	tools := 0
+	for _, s := range servers {
+		tools += len(s.Tools)
+	}
+	if tools < 300 || len(tasks) < 200 {
+		t.Fatalf("evaluation set too small: %d tools, %d tasks", tools, len(tasks))
+	}
+	ix := New(servers)
+	base := newBM25(servers)
+	ids := func(hits []Hit) []string {
+		out := make([]string, len(hits))
+		for i, h := range hits {
+			out[i] = h.Server + "/" + h.Name
+		}
+		return out
+	}
+	rankers := []struct {
+		name   string
+		search func(string) []string
+	}{
+		{"toolsearch", func(q string) []string { return ids(ix.Search(q, SearchOptions{Limit: 10})) }},
+		{"bm25", func(q string) []string { return ids(base.search(q, 10)) }},
+	}
+	var fail func(searcheval.Task, []string)
+	if os.Getenv("TOOLSEARCH_FAILURES") != "" {
+		fail = func(tk searcheval.Task, got []string) {
+			if tk.HeldOut {
+				return
+			}
+			t.Logf("miss [%s] %q want %v got %v", tk.Kind, tk.Query, tk.Expect, got[:min(5, len(got))])
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tools from %d servers, %d tasks\n", tools, len(servers), len(tasks))
+	fmt.Fprintf(&b, "%-11s %-9s %4s  %-5s  %-5s  %-5s\n", "ranker", "tasks", "n", "R@1", "R@5", "MRR")
+	results := map[string]searcheval.Metrics{}
+	for _, r := range rankers {
+		for _, part := range []struct {
+			name  string
+			tasks []searcheval.Task
+		}{{"dev", searcheval.Split(tasks, false)}, {"held-out", searcheval.Split(tasks, true)}, {"all", tasks}} {
+			f := fail
+			if r.name != "toolsearch" || part.name != "dev" {
+				f = nil
+			}
+			m := searcheval.Evaluate(part.tasks, r.search, f)
+			results[r.name+"/"+part.name] = m
+			fmt.Fprintf(&b, "%-11s %-9s %s\n", r.name, part.name, m)
+		}
+	}
+	kinds := []string{}
+	for _, tk := range tasks {
+		if !slices.Contains(kinds, tk.Kind) {
+			kinds = append(kinds, tk.Kind)
+		}
+	}
+	fmt.Fprintf(&b, "by kind (all tasks): R@5 toolsearch / bm25\n")
+	for _, k := range kinds {
+		var sub []searcheval.Task
+		for _, tk := range tasks {
+			if tk.Kind == k {
+				sub = append(sub, tk)
+			}
+		}
+		a, c := searcheval.Evaluate(sub, rankers[0].search, nil), searcheval.Evaluate(sub, rankers[1].search, nil)
+		fmt.Fprintf(&b, "  %-7s %3d  %.3f / %.3f   MRR %.3f / %.3f\n", k, len(sub), a.R5, c.R5, a.MRR, c.MRR)
+	}
+	t.Log("\n" + b.String())
+	for _, part := range []string{"dev", "held-out"} {
+		m := results["toolsearch/"+part]
+		if m.R5 < 0.75 || m.MRR < 0.65 {
+			t.Errorf("%s half: Recall@5 %.3f, MRR %.3f; want at least 0.75 and 0.65", part, m.R5, m.MRR)
+		}
+	}
+}
