@@ -125,8 +125,9 @@ func decodeParams[P any](method string, raw json.RawMessage) (P, error) {
 // [Decode] (defaults, unknown keys refused with a did-you-mean, P's Validate), before fn
 // runs; a refusal is a [*ParamsError] naming the method and the key. fn's result R is
 // what the transport encodes as JSON. Clients decode the answer into the same R (in
-// plugins/remote, remote.Call[P, R]), so a method's parameter and result types, exported
-// next to the service, are its whole wire contract.
+// plugins/remote, a remote.Method[P, R] declares the method once for both sides), so a
+// method's parameter and result types, exported next to the service, are its whole wire
+// contract.
 //
 // Use struct{} for a method without parameters (null and {} are accepted).
 func ExposeRemote[P, R any](c *Context, name string, fn func(context.Context, P) (R, error)) (Disposer, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // What the gateway tells of its downstream sessions (the management page's "Gateway
@@ -344,13 +345,13 @@ func (b *sessionBook) close() {
 // MethodSessions is the remote method [Gateway.ExposeRemote] serves: a stream of
 // [SessionsSnapshot], the current one at once, then one after each change (coalesced
 // while the client reads).
-const MethodSessions = "gateway/sessions"
+var MethodSessions = remote.NewStreamMethod[struct{}, SessionsSnapshot]("gateway/sessions")
 
 // ExposeRemote makes the gateway's sessions a remote method of c's tree ([MethodSessions]),
 // for the management page, as an effect of c's scope: the returned disposer removes it.
 // The stream ends when the gateway closes.
 func (g *Gateway) ExposeRemote(c *ctx.Context) (ctx.Disposer, error) {
-	return ctx.ExposeRemoteStream(c, MethodSessions, g.streamSessions)
+	return MethodSessions.Expose(c, g.streamSessions)
 }
 
 var errGatewayClosed = errors.New("gateway: closed")

@@ -26,7 +26,7 @@ func TestSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = stop(context.Background()) }()
-	m, ok := root.RemoteMethod(gateway.MethodSessions)
+	m, ok := root.RemoteMethod(gateway.MethodSessions.Name())
 	if !ok || m.Stream == nil {
 		t.Fatal("no gateway/sessions stream")
 	}

@@ -12,22 +12,25 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // The host's own remote methods (ExposeAPI), next to the manager's: they answer for every
 // MCP server of the host, the manager's and the profile's own client rows alike. Each is
-// typed (ctx.ExposeRemote): the types named here are the whole contract, and clients call
-// the methods with them (remote.Call, remote.Stream), over the remote API of a running host
-// or in process (remote.Local).
-const (
-	MethodInfo    = "harness/host"       // struct{} → Info
-	MethodList    = "harness/mcpList"    // struct{} → ServerList
-	MethodProbe   = "harness/mcpProbe"   // mcpmanager.NameParams → mcpmanager.ProbeResult
-	MethodRestart = "harness/mcpRestart" // RestartParams → stream of RestartEvent
+// declared once here with its parameters and answer, and clients call it through the same
+// value, over the remote API of a running host or in process (remote.Local).
+var (
+	// MethodInfo answers which process and profile the host is.
+	MethodInfo = remote.NewMethod[struct{}, Info]("harness/host")
+	// MethodList answers the host's servers.
+	MethodList = remote.NewMethod[struct{}, ServerList]("harness/mcpList")
+	// MethodProbe probes one server afresh.
+	MethodProbe = remote.NewMethod[mcpmanager.NameParams, mcpmanager.ProbeResult]("harness/mcpProbe")
+	// MethodRestart restarts one server and streams its status until the outcome.
+	MethodRestart = remote.NewStreamMethod[RestartParams, RestartEvent]("harness/mcpRestart")
 	// MethodClients streams the profile's own MCP clients (the rows the manager does not
-	// list) as []mcpmanager.View, again after every status report, for the management
-	// page. Mount exposes it.
-	MethodClients = "harness/clients"
+	// list), again after every status report, for the management page. Mount exposes it.
+	MethodClients = remote.NewStreamMethod[struct{}, []mcpmanager.View]("harness/clients")
 )
 
 // DefaultRestartTimeout bounds a restart's wait for the outcome when RestartParams gives
@@ -89,22 +92,22 @@ type RestartEvent struct {
 func (h *Host) ExposeAPI() error {
 	for _, expose := range []func() (ctx.Disposer, error){
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(h.root, MethodInfo, func(context.Context, struct{}) (Info, error) {
+			return MethodInfo.Expose(h.root, func(context.Context, struct{}) (Info, error) {
 				return Info{PID: os.Getpid(), Profile: h.profile.Name, Source: h.profile.Source}, nil
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(h.root, MethodList, func(cx context.Context, _ struct{}) (ServerList, error) {
+			return MethodList.Expose(h.root, func(cx context.Context, _ struct{}) (ServerList, error) {
 				return h.ServerList(), nil
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(h.root, MethodProbe, func(cx context.Context, p mcpmanager.NameParams) (mcpmanager.ProbeResult, error) {
+			return MethodProbe.Expose(h.root, func(cx context.Context, p mcpmanager.NameParams) (mcpmanager.ProbeResult, error) {
 				return h.Probe(cx, p.Name)
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemoteStream(h.root, MethodRestart, func(cx context.Context, p RestartParams, send func(RestartEvent) error) error {
+			return MethodRestart.Expose(h.root, func(cx context.Context, p RestartParams, send func(RestartEvent) error) error {
 				timeout := DefaultRestartTimeout
 				if p.TimeoutMs > 0 {
 					timeout = time.Duration(p.TimeoutMs) * time.Millisecond

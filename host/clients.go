@@ -14,7 +14,7 @@ import (
 // views (as the manager's, mcpmanager.View), again after every status report, until the
 // caller leaves. Configurations are sent redacted.
 func exposeClients(root *ctx.Context, b *StatusBoard) error {
-	_, err := ctx.ExposeRemoteStream(root, MethodClients, func(rcx context.Context, _ struct{}, send func([]mcpmanager.View) error) error {
+	_, err := MethodClients.Expose(root, func(rcx context.Context, _ struct{}, send func([]mcpmanager.View) error) error {
 		since := map[*ctx.Scope]struct {
 			phase mcpclient.Phase
 			at    time.Time

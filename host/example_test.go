@@ -59,7 +59,7 @@ func runProfile(cx context.Context, doc string) error {
 	if err := h.ExposeAPI(); err != nil {
 		return err
 	}
-	list, err := remote.Call[struct{}, host.ServerList](cx, remote.NewLocal(h.Root()), host.MethodList, struct{}{})
+	list, err := host.MethodList.Call(cx, remote.NewLocal(h.Root()), struct{}{})
 	if err != nil {
 		return err
 	}

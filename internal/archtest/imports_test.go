@@ -51,7 +51,7 @@ var rules = map[string]rule{
 	"plugins/model":               {project: []string{"ctx", "secrets", "internal/suggest", "internal/jsonstr"}},
 	"plugins/ptc":                 {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
 	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}},
-	"gateway":                     {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "elicitation", "sampling", "internal/loopback"}},
+	"gateway":                     {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback"}},
 	"plugins/console":             {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
 
 	// The tool-search evaluation set's format and scores, for the retrieval test and

@@ -28,18 +28,18 @@ import (
 // host's shutdown. Sessions started remotely are interactive: the policy's "ask" waits for
 // agent/approve (from any page following the session) instead of refusing.
 
-// The agent's remote method names. The types of each one's parameters and answer (in the
-// table above) are its whole contract, shared with clients (remote.Call).
-const (
-	MethodAgents   = "agent/agents"
-	MethodSessions = "agent/sessions"
-	MethodStart    = "agent/start"
-	MethodOpen     = "agent/open"
-	MethodSend     = "agent/send"
-	MethodEvents   = "agent/events"
-	MethodCancel   = "agent/cancel"
-	MethodApprove  = "agent/approve"
-	MethodClose    = "agent/close"
+// The agent's remote methods, each declared once with its parameters and answer (the
+// table above): the agent serves them and clients call them through these values.
+var (
+	MethodAgents   = remote.NewMethod[struct{}, []AgentInfo]("agent/agents")
+	MethodSessions = remote.NewMethod[struct{}, SessionList]("agent/sessions")
+	MethodStart    = remote.NewMethod[StartParams, SessionInfo]("agent/start")
+	MethodOpen     = remote.NewMethod[OpenParams, SessionInfo]("agent/open")
+	MethodSend     = remote.NewMethod[SendParams, struct{}]("agent/send")
+	MethodEvents   = remote.NewStreamMethod[EventsParams, Event]("agent/events")
+	MethodCancel   = remote.NewMethod[SessionParams, struct{}]("agent/cancel")
+	MethodApprove  = remote.NewMethod[ApproveParams, struct{}]("agent/approve")
+	MethodClose    = remote.NewMethod[SessionParams, struct{}]("agent/close")
 )
 
 // StartParams are the parameters of agent/start: the agent ("" the main one) and the model
@@ -139,7 +139,7 @@ func remoteCode(err error) error {
 }
 
 // exposeRemote exposes the agent/* methods of svc as effects of c (the main agent's scope).
-// Their parameters are decoded strictly, once ([ctx.ExposeRemote]).
+// Their parameters are decoded strictly, once ([remote.Method.Expose]).
 func exposeRemote(c *ctx.Context, svc *Service) error {
 	session := func(id string) (*Session, error) {
 		ss, ok := svc.Lookup(id)
@@ -151,12 +151,12 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 	none := struct{}{}
 	for _, expose := range []func() (ctx.Disposer, error){
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodAgents, func(context.Context, struct{}) ([]AgentInfo, error) {
+			return MethodAgents.Expose(c, func(context.Context, struct{}) ([]AgentInfo, error) {
 				return svc.Agents(), nil
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodSessions, func(context.Context, struct{}) (SessionList, error) {
+			return MethodSessions.Expose(c, func(context.Context, struct{}) (SessionList, error) {
 				open := []SessionInfo{}
 				for _, ss := range svc.Open() {
 					open = append(open, ss.Info())
@@ -172,7 +172,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodStart, func(_ context.Context, p StartParams) (SessionInfo, error) {
+			return MethodStart.Expose(c, func(_ context.Context, p StartParams) (SessionInfo, error) {
 				ss, err := svc.Start(StartOptions{Agent: p.Agent, Model: p.Model, Interactive: true})
 				if err != nil {
 					return SessionInfo{}, remoteCode(err)
@@ -181,7 +181,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodOpen, func(_ context.Context, p OpenParams) (SessionInfo, error) {
+			return MethodOpen.Expose(c, func(_ context.Context, p OpenParams) (SessionInfo, error) {
 				id, err := svc.Store().Resolve(p.Session)
 				if err != nil {
 					return SessionInfo{}, remoteCode(err)
@@ -197,7 +197,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodSend, func(_ context.Context, p SendParams) (struct{}, error) {
+			return MethodSend.Expose(c, func(_ context.Context, p SendParams) (struct{}, error) {
 				ss, err := session(p.Session)
 				if err != nil {
 					return none, err
@@ -223,7 +223,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodCancel, func(_ context.Context, p SessionParams) (struct{}, error) {
+			return MethodCancel.Expose(c, func(_ context.Context, p SessionParams) (struct{}, error) {
 				ss, err := session(p.Session)
 				if err != nil {
 					return none, err
@@ -233,7 +233,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodApprove, func(_ context.Context, p ApproveParams) (struct{}, error) {
+			return MethodApprove.Expose(c, func(_ context.Context, p ApproveParams) (struct{}, error) {
 				ss, err := session(p.Session)
 				if err != nil {
 					return none, err
@@ -247,7 +247,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodClose, func(_ context.Context, p SessionParams) (struct{}, error) {
+			return MethodClose.Expose(c, func(_ context.Context, p SessionParams) (struct{}, error) {
 				ss, err := session(p.Session)
 				if err != nil {
 					return none, err
@@ -256,7 +256,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemoteStream(c, MethodEvents, func(cx context.Context, p EventsParams, send func(Event) error) error {
+			return MethodEvents.Expose(c, func(cx context.Context, p EventsParams, send func(Event) error) error {
 				ss, err := session(p.Session)
 				if err != nil {
 					return err

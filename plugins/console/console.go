@@ -64,6 +64,22 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
+// The console's remote methods, each declared once with its parameters and answer.
+var (
+	// MethodTools lists the tools, those of one server when asked.
+	MethodTools = remote.NewMethod[ServerParams, []Tool]("console/tools")
+	// MethodCallTool calls a tool through the tools service's pipeline.
+	MethodCallTool = remote.NewMethod[CallParams, CallResult]("console/callTool")
+	// MethodInstructions answers a server's instructions.
+	MethodInstructions = remote.NewMethod[ServerParams, Instructions]("console/instructions")
+	// MethodSubscribe streams a resource's updates.
+	MethodSubscribe = remote.NewStreamMethod[SubscribeParams, ResourceUpdate]("console/subscribe")
+	// MethodElicitations streams the servers' questions, pending and done.
+	MethodElicitations = remote.NewStreamMethod[struct{}, Elicitation]("console/elicitations")
+	// MethodAnswer answers a question.
+	MethodAnswer = remote.NewMethod[AnswerParams, AnswerResult]("console/answer")
+)
+
 // Plugin exposes the console/* remote methods. It has no configuration.
 var Plugin = ctx.Define(ctx.Meta{Name: "console", Inject: []ctx.Dependency{toolregistry.Key}}, apply)
 
@@ -167,10 +183,10 @@ type service struct {
 func apply(c *ctx.Context, _ struct{}) error {
 	s := &service{c: c, reg: toolregistry.Key.Use(c)}
 	for _, expose := range []func() (ctx.Disposer, error){
-		func() (ctx.Disposer, error) { return ctx.ExposeRemote(c, "console/tools", s.tools) },
-		func() (ctx.Disposer, error) { return ctx.ExposeRemote(c, "console/callTool", s.callTool) },
-		func() (ctx.Disposer, error) { return ctx.ExposeRemote(c, "console/instructions", s.instructions) },
-		func() (ctx.Disposer, error) { return ctx.ExposeRemoteStream(c, "console/subscribe", s.subscribe) },
+		func() (ctx.Disposer, error) { return MethodTools.Expose(c, s.tools) },
+		func() (ctx.Disposer, error) { return MethodCallTool.Expose(c, s.callTool) },
+		func() (ctx.Disposer, error) { return MethodInstructions.Expose(c, s.instructions) },
+		func() (ctx.Disposer, error) { return MethodSubscribe.Expose(c, s.subscribe) },
 	} {
 		if _, err := expose(); err != nil {
 			return err

@@ -276,9 +276,9 @@ func provideResponder(c *ctx.Context) error {
 	if _, err := c.Defer("console:elicitations", p.close); err != nil {
 		return err
 	}
-	if _, err := ctx.ExposeRemoteStream(c, "console/elicitations", p.stream); err != nil {
+	if _, err := MethodElicitations.Expose(c, p.stream); err != nil {
 		return err
 	}
-	_, err := ctx.ExposeRemote(c, "console/answer", p.answer)
+	_, err := MethodAnswer.Expose(c, p.answer)
 	return err
 }

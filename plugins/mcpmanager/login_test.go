@@ -9,7 +9,6 @@ import (
 	"github.com/cordisgo/harness/internal/oauthtest"
 	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // A hosted server behind a real authorization server: the manager shows needs-auth (with
@@ -34,7 +33,7 @@ func TestRemoteLoginAndLogout(t *testing.T) {
 	cl := h.remoteClient()
 	cx := ctxtest.Wait(t)
 	var events []LoginEvent
-	err := remote.Stream(cx, cl, "mcpManager/login", LoginParams{Name: "hosted", NoBrowser: true}, func(ev LoginEvent) error {
+	err := MethodLogin.Call(cx, cl, LoginParams{Name: "hosted", NoBrowser: true}, func(ev LoginEvent) error {
 		events = append(events, ev)
 		if ev.URL != "" {
 			go func() { _ = oauthtest.Browse(cx, ev.URL) }()

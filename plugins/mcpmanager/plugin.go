@@ -7,6 +7,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/filewatch"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // Key is the mcpManager service: the running [Manager].
@@ -92,26 +93,26 @@ func apply(c *ctx.Context, cfg Config) error {
 	return err
 }
 
-// The manager's remote methods, with their parameters and results: the types below (and
-// [Snapshot], [ProbeResult], [EnabledResult], [LoginEvent], [CallProgress]) are each
-// method's whole contract; clients call them with the same types (remote.Call).
-const (
+// The manager's remote methods, each declared once with its parameters and answer (the
+// types below, and [Snapshot], [ProbeResult], [EnabledResult], [LoginEvent],
+// [CallProgress]): the manager serves them and clients call them through these values.
+var (
 	// MethodList answers [ListResult]; no parameters.
-	MethodList = "mcpManager/list"
+	MethodList = remote.NewMethod[struct{}, ListResult]("mcpManager/list")
 	// MethodWatch streams a [Snapshot] per change; no parameters.
-	MethodWatch = "mcpManager/watch"
-	// MethodRestart takes [NameParams] and answers [RestartResult].
-	MethodRestart = "mcpManager/restart"
-	// MethodLogin takes [LoginParams] and streams [LoginEvent]s.
-	MethodLogin = "mcpManager/login"
-	// MethodLogout takes [NameParams] and answers a [LoginEvent].
-	MethodLogout = "mcpManager/logout"
-	// MethodProbe takes [ProbeParams] and answers a [ProbeResult].
-	MethodProbe = "mcpManager/probe"
-	// MethodSetEnabled takes [EnabledParams] and answers an [EnabledResult].
-	MethodSetEnabled = "mcpManager/setEnabled"
+	MethodWatch = remote.NewStreamMethod[struct{}, Snapshot]("mcpManager/watch")
+	// MethodRestart answers the server's view once the new instance is mounted.
+	MethodRestart = remote.NewMethod[NameParams, RestartResult]("mcpManager/restart")
+	// MethodLogin streams a login's [LoginEvent]s.
+	MethodLogin = remote.NewStreamMethod[LoginParams, LoginEvent]("mcpManager/login")
+	// MethodLogout answers a [LoginEvent].
+	MethodLogout = remote.NewMethod[NameParams, LoginEvent]("mcpManager/logout")
+	// MethodProbe answers a [ProbeResult].
+	MethodProbe = remote.NewMethod[ProbeParams, ProbeResult]("mcpManager/probe")
+	// MethodSetEnabled answers an [EnabledResult].
+	MethodSetEnabled = remote.NewMethod[EnabledParams, EnabledResult]("mcpManager/setEnabled")
 	// MethodProgress streams the [CallProgress] of tool calls; no parameters.
-	MethodProgress = "mcpManager/progress"
+	MethodProgress = remote.NewStreamMethod[struct{}, CallProgress]("mcpManager/progress")
 )
 
 // Remote parameters and results; plain values.
@@ -146,11 +147,11 @@ type (
 
 // exposeRemote marks list, watch, restart, probe, login, logout and setEnabled as remote
 // methods mcpManager/*, typed: their parameters are decoded strictly once
-// ([ctx.ExposeRemote]), and clients call them with the same types (remote.Call).
+// ([ctx.ExposeRemote]), and clients call them through the same declarations.
 func (m *Manager) exposeRemote(c *ctx.Context) error {
 	expose := []func() (ctx.Disposer, error){
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodList, func(context.Context, struct{}) (ListResult, error) {
+			return MethodList.Expose(c, func(context.Context, struct{}) (ListResult, error) {
 				if err := m.live(); err != nil {
 					return ListResult{}, err
 				}
@@ -158,7 +159,7 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemoteStream(c, MethodWatch, func(rcx context.Context, _ struct{}, send func(Snapshot) error) error {
+			return MethodWatch.Expose(c, func(rcx context.Context, _ struct{}, send func(Snapshot) error) error {
 				if err := m.live(); err != nil {
 					return err
 				}
@@ -174,7 +175,7 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodRestart, func(rcx context.Context, p NameParams) (RestartResult, error) {
+			return MethodRestart.Expose(c, func(rcx context.Context, p NameParams) (RestartResult, error) {
 				if err := m.Restart(rcx, p.Name); err != nil {
 					return RestartResult{}, err
 				}
@@ -187,10 +188,10 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemoteStream(c, MethodLogin, m.loginStream)
+			return MethodLogin.Expose(c, m.loginStream)
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodLogout, func(rcx context.Context, p NameParams) (LoginEvent, error) {
+			return MethodLogout.Expose(c, func(rcx context.Context, p NameParams) (LoginEvent, error) {
 				if err := m.Logout(rcx, p.Name); err != nil {
 					return LoginEvent{}, err
 				}
@@ -198,12 +199,12 @@ func (m *Manager) exposeRemote(c *ctx.Context) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodProbe, func(rcx context.Context, p ProbeParams) (ProbeResult, error) {
+			return MethodProbe.Expose(c, func(rcx context.Context, p ProbeParams) (ProbeResult, error) {
 				return m.Probe(rcx, p.Name, p.Options)
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodSetEnabled, func(_ context.Context, p EnabledParams) (EnabledResult, error) {
+			return MethodSetEnabled.Expose(c, func(_ context.Context, p EnabledParams) (EnabledResult, error) {
 				return m.SetEnabled(p.Name, p.Enabled)
 			})
 		},

@@ -214,6 +214,6 @@ func exposeProgress(c *ctx.Context) error {
 	if _, err := mcpclient.StatusEvent.On(c, h.onStatus); err != nil {
 		return err
 	}
-	_, err := ctx.ExposeRemoteStream(c, MethodProgress, h.stream)
+	_, err := MethodProgress.Expose(c, h.stream)
 	return err
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -34,7 +33,7 @@ func TestRemoteProgress(t *testing.T) {
 		vals := make(chan CallProgress, 1024)
 		errc := make(chan error, 1)
 		go func() {
-			errc <- remote.Stream[any](scx, cl, "mcpManager/progress", nil, func(p CallProgress) error {
+			errc <- MethodProgress.Call(scx, cl, struct{}{}, func(p CallProgress) error {
 				vals <- p
 				return nil
 			})

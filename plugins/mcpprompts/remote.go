@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // ListParams are the parameters of the prompts/list remote method. It is a plain value.
@@ -60,16 +61,16 @@ func (r CompleteRequest) Validate() error {
 	return probs.Err()
 }
 
-// The service's remote methods; the types named are each one's whole contract.
-const (
-	// MethodList takes [ListParams] and answers a [Listing].
-	MethodList = "prompts/list"
-	// MethodGet takes [GetParams] and answers the prompt ([mcp.GetPromptResult]).
-	MethodGet = "prompts/get"
-	// MethodComplete takes a [CompleteRequest] and answers [mcp.CompletionResultDetails].
-	MethodComplete = "prompts/complete"
+// The service's remote methods, each declared once with its parameters and answer.
+var (
+	// MethodList answers a [Listing].
+	MethodList = remote.NewMethod[ListParams, Listing]("prompts/list")
+	// MethodGet answers the prompt.
+	MethodGet = remote.NewMethod[GetParams, *mcp.GetPromptResult]("prompts/get")
+	// MethodComplete answers a completion.
+	MethodComplete = remote.NewMethod[CompleteRequest, mcp.CompletionResultDetails]("prompts/complete")
 	// MethodWatch streams [Change]s; no parameters.
-	MethodWatch = "prompts/watch"
+	MethodWatch = remote.NewStreamMethod[struct{}, Change]("prompts/watch")
 )
 
 // exposeRemote marks the service's remote methods, which see what c's scope sees. Their
@@ -77,18 +78,18 @@ const (
 func (s *Service) exposeRemote(c *ctx.Context) error {
 	for _, expose := range []func() (ctx.Disposer, error){
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodList, func(rcx context.Context, p ListParams) (Listing, error) {
+			return MethodList.Expose(c, func(rcx context.Context, p ListParams) (Listing, error) {
 				return s.remoteList(rcx, c, p)
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodGet, func(rcx context.Context, p GetParams) (*mcp.GetPromptResult, error) {
+			return MethodGet.Expose(c, func(rcx context.Context, p GetParams) (*mcp.GetPromptResult, error) {
 				return s.Get(rcx, c, p.Server, p.Name, p.Arguments)
 			})
 		},
-		func() (ctx.Disposer, error) { return ctx.ExposeRemoteStream(c, MethodWatch, s.watch(c)) },
+		func() (ctx.Disposer, error) { return MethodWatch.Expose(c, s.watch(c)) },
 		func() (ctx.Disposer, error) {
-			return ctx.ExposeRemote(c, MethodComplete, func(rcx context.Context, p CompleteRequest) (mcp.CompletionResultDetails, error) {
+			return MethodComplete.Expose(c, func(rcx context.Context, p CompleteRequest) (mcp.CompletionResultDetails, error) {
 				return s.Complete(rcx, c, p)
 			})
 		},

@@ -97,11 +97,12 @@
 //
 // # Typed methods
 //
-// Services expose methods typed, with [ctx.ExposeRemote][P, R] and [ctx.ExposeRemoteStream]:
-// the parameters are decoded into P once, strictly (an unknown key is refused, named, as
-// bad_request), and clients call them with the same types through [Call] and [Stream], over
-// a [Caller]: a [*Client] for a running host, a [*Local] for the tree in this process (the
-// same JSON round trip and the same errors). See docs/remote.md.
+// A method is declared once, with its name and both types, as a [Method] (or a
+// [StreamMethod]) in the package that serves it. The service exposes it with
+// [Method.Expose] (on [ctx.ExposeRemote][P, R]: the parameters are decoded into P once,
+// strictly, an unknown key refused, named, as bad_request), and clients call it with
+// [Method.Call] over a [Caller]: a [*Client] for a running host, a [*Local] for the tree in
+// this process (the same JSON round trip and the same errors). See docs/remote.md.
 //
 // # Errors
 //

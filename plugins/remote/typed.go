@@ -12,8 +12,10 @@ import (
 )
 
 // Caller calls remote methods: a [*Client] calls a running host over HTTP, a [*Local] the
-// methods of a tree in this process, through the same JSON encoding. [Call] and [Stream]
-// take either, so a command answers the same way with or without a host.
+// methods of a tree in this process, through the same JSON encoding. A [Method] or a
+// [StreamMethod] calls through either, so a command answers the same way with or without a
+// host. Call and Stream take the method's name untyped: they are the transport under the
+// typed declarations, which every caller should use.
 type Caller interface {
 	// Call calls a request/response method, as [Client.Call].
 	Call(cx context.Context, method string, params, result any) error
@@ -26,25 +28,70 @@ var (
 	_ Caller = (*Local)(nil)
 )
 
-// Call calls the request/response method exposed with [ctx.ExposeRemote][P, R] and decodes
-// its answer into R: the same Go types on both sides are the method's whole contract. The
-// host decodes P strictly (an unknown key is a bad_request *[Error] naming it); the answer
-// is decoded leniently, so a newer host may add fields. An error answered by the host is
-// an *[Error].
-func Call[P, R any](cx context.Context, cl Caller, method string, params P) (R, error) {
+// Method declares a request/response remote method once: its name, the type of its
+// parameters P and of its answer R. The package that serves the method declares it as a
+// package-level value,
+//
+//	var MethodList = remote.NewMethod[struct{}, ListResult]("mcpManager/list")
+//
+// serves it with [Method.Expose] and callers call it with [Method.Call], so the name and
+// both types are written once and a wrong pair does not compile. A Method is a plain value,
+// safe to share.
+type Method[P, R any] struct{ name string }
+
+// NewMethod declares the method called name ("service/method", checked when it is
+// exposed).
+func NewMethod[P, R any](name string) Method[P, R] { return Method[P, R]{name: name} }
+
+// Name is the method's name, such as "mcpManager/list".
+func (m Method[P, R]) Name() string { return m.name }
+
+// String is the method's name.
+func (m Method[P, R]) String() string { return m.name }
+
+// Expose serves fn as the method in c's tree, as an effect of c's scope ([ctx.ExposeRemote]:
+// the parameters are decoded into P once, strictly, before fn runs).
+func (m Method[P, R]) Expose(c *ctx.Context, fn func(context.Context, P) (R, error)) (ctx.Disposer, error) {
+	return ctx.ExposeRemote(c, m.name, fn)
+}
+
+// Call calls the method through cl and decodes its answer into R. The host decodes P
+// strictly (an unknown key is a bad_request *[Error] naming it); the answer is decoded
+// leniently, so a newer host may add fields. An error answered by the host is an *[Error].
+func (m Method[P, R]) Call(cx context.Context, cl Caller, params P) (R, error) {
 	var r R
-	err := cl.Call(cx, method, params, &r)
+	err := cl.Call(cx, m.name, params, &r)
 	return r, err
 }
 
-// Stream calls the stream method exposed with [ctx.ExposeRemoteStream][P, V] and passes
-// each value, decoded into V, to fn, in order. It returns as [Client.Stream] does; a value
-// that does not decode as V ends the stream with that error.
-func Stream[P, V any](cx context.Context, cl Caller, method string, params P, fn func(V) error) error {
-	return cl.Stream(cx, method, params, func(raw json.RawMessage) error {
+// StreamMethod declares a stream remote method once: its name, the type of its parameters
+// P and of each value V it sends. It is declared, served ([StreamMethod.Expose]) and called
+// ([StreamMethod.Call]) like a [Method]. A StreamMethod is a plain value, safe to share.
+type StreamMethod[P, V any] struct{ name string }
+
+// NewStreamMethod declares the stream method called name.
+func NewStreamMethod[P, V any](name string) StreamMethod[P, V] { return StreamMethod[P, V]{name: name} }
+
+// Name is the method's name, such as "mcpManager/watch".
+func (m StreamMethod[P, V]) Name() string { return m.name }
+
+// String is the method's name.
+func (m StreamMethod[P, V]) String() string { return m.name }
+
+// Expose serves fn as the stream method in c's tree, as an effect of c's scope
+// ([ctx.ExposeRemoteStream]).
+func (m StreamMethod[P, V]) Expose(c *ctx.Context, fn func(context.Context, P, func(V) error) error) (ctx.Disposer, error) {
+	return ctx.ExposeRemoteStream(c, m.name, fn)
+}
+
+// Call calls the stream method through cl and passes each value, decoded into V, to fn, in
+// order. It returns as [Client.Stream] does; a value that does not decode as V ends the
+// stream with that error.
+func (m StreamMethod[P, V]) Call(cx context.Context, cl Caller, params P, fn func(V) error) error {
+	return cl.Stream(cx, m.name, params, func(raw json.RawMessage) error {
 		var v V
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Errorf("remote: a value of %s: %w", method, err)
+			return fmt.Errorf("remote: a value of %s: %w", m.name, err)
 		}
 		return fn(v)
 	})

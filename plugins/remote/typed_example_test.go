@@ -20,16 +20,20 @@ type GreetResult struct {
 	Greeting string `json:"greeting"`
 }
 
-func ExampleCall() {
+// MethodGreet declares greeter/greet once: its name and both types. The service serves
+// it with Expose and clients call it with Call, so a wrong pair does not compile.
+var MethodGreet = remote.NewMethod[GreetParams, GreetResult]("greeter/greet")
+
+func ExampleMethod() {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
 	defer func() { _ = root.Scope().Dispose(context.Background()) }()
-	_, _ = ctx.ExposeRemote(root, "greeter/greet", func(_ context.Context, p GreetParams) (GreetResult, error) {
+	_, _ = MethodGreet.Expose(root, func(_ context.Context, p GreetParams) (GreetResult, error) {
 		return GreetResult{Greeting: "hello, " + p.Name}, nil
 	})
 
 	// The same call goes to a running host with a *remote.Client (remote.Discover).
 	var cl remote.Caller = remote.NewLocal(root)
-	r, err := remote.Call[GreetParams, GreetResult](context.Background(), cl, "greeter/greet", GreetParams{Name: "ada"})
+	r, err := MethodGreet.Call(context.Background(), cl, GreetParams{Name: "ada"})
 	fmt.Println(r.Greeting, err)
 
 	// Parameters are decoded strictly: an unknown key is refused, named.

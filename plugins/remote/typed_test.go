@@ -31,8 +31,14 @@ type AddResult struct {
 	Sum int `json:"sum"`
 }
 
+// The typed test methods, declared once for the plugin that serves them and the callers.
+var (
+	methodAdd  = remote.NewMethod[AddParams, AddResult]("typed/add")
+	methodUpto = remote.NewStreamMethod[AddParams, AddResult]("typed/upto")
+)
+
 var typedPlugin = ctx.Define(ctx.Meta{Name: "typed"}, func(c *ctx.Context, _ struct{}) error {
-	if _, err := ctx.ExposeRemote(c, "typed/add", func(_ context.Context, p AddParams) (AddResult, error) {
+	if _, err := methodAdd.Expose(c, func(_ context.Context, p AddParams) (AddResult, error) {
 		if p.A == 13 {
 			return AddResult{}, remote.Errorf(remote.CodeConflict, "unlucky")
 		}
@@ -40,7 +46,7 @@ var typedPlugin = ctx.Define(ctx.Meta{Name: "typed"}, func(c *ctx.Context, _ str
 	}); err != nil {
 		return err
 	}
-	_, err := ctx.ExposeRemoteStream(c, "typed/upto", func(_ context.Context, p AddParams, send func(AddResult) error) error {
+	_, err := methodUpto.Expose(c, func(_ context.Context, p AddParams, send func(AddResult) error) error {
 		for i := p.A; i <= p.B; i++ {
 			if err := send(AddResult{Sum: i}); err != nil {
 				return err
@@ -60,12 +66,12 @@ func TestTypedMethods(t *testing.T) {
 	callers := map[string]remote.Caller{"http": h.client, "local": remote.NewLocal(h.root)}
 	for name, cl := range callers {
 		t.Run(name, func(t *testing.T) {
-			r, err := remote.Call[AddParams, AddResult](cx, cl, "typed/add", AddParams{A: 2, B: 3})
+			r, err := methodAdd.Call(cx, cl, AddParams{A: 2, B: 3})
 			if err != nil || r.Sum != 5 {
 				t.Fatalf("add: %+v %v", r, err)
 			}
 			var sums []int
-			err = remote.Stream(cx, cl, "typed/upto", AddParams{A: 1, B: 3}, func(r AddResult) error {
+			err = methodUpto.Call(cx, cl, AddParams{A: 1, B: 3}, func(r AddResult) error {
 				sums = append(sums, r.Sum)
 				return nil
 			})
@@ -96,7 +102,7 @@ func TestTypedMethods(t *testing.T) {
 			_ = wantRemoteError(t, cl.Call(cx, "typed/none", nil, nil), http.StatusNotFound, remote.CodeNotFound)
 			_ = wantRemoteError(t, cl.Call(cx, "typed/upto", nil, nil), http.StatusNotFound, remote.CodeNotFound)
 			stop := errors.New("enough")
-			if err := remote.Stream(cx, cl, "typed/upto", AddParams{A: 1, B: 9}, func(AddResult) error { return stop }); !errors.Is(err, stop) {
+			if err := methodUpto.Call(cx, cl, AddParams{A: 1, B: 9}, func(AddResult) error { return stop }); !errors.Is(err, stop) {
 				t.Fatalf("stream ended by fn: %v", err)
 			}
 		})

@@ -25,7 +25,7 @@ func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*runnin
 		return nil, err
 	}
 	switch {
-	case !rh.methods[agent.MethodStart]:
+	case !rh.serves(agent.MethodStart.Name()):
 		errorf(a.stderr, a.prog, "%s has no agent (its profile mounts no model or agent); working in process", rh)
 		return nil, nil
 	case f.mode != "":
@@ -44,9 +44,9 @@ func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*runnin
 // Interrupting cancels the turn on the host.
 func (a *invocation) askOnHost(pcx context.Context, rh *runningHost, f agentFlags, task string) error {
 	cl := rh.cl
-	info, err := remote.Call[agent.StartParams, agent.SessionInfo](pcx, cl, agent.MethodStart, agent.StartParams{Agent: f.agent, Model: f.model})
+	info, err := agent.MethodStart.Call(pcx, cl, agent.StartParams{Agent: f.agent, Model: f.model})
 	if err != nil {
-		return a.agentHostError(pcx, rh, agent.MethodStart, err)
+		return a.agentHostError(pcx, rh, agent.MethodStart.Name(), err)
 	}
 	bg := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(pcx), hostAnswerTimeout)
@@ -54,18 +54,18 @@ func (a *invocation) askOnHost(pcx context.Context, rh *runningHost, f agentFlag
 	defer func() {
 		cx, cancel := bg()
 		defer cancel()
-		_, _ = remote.Call[agent.SessionParams, struct{}](cx, cl, agent.MethodClose, agent.SessionParams{Session: info.ID})
+		_, _ = agent.MethodClose.Call(cx, cl, agent.SessionParams{Session: info.ID})
 	}()
 	enc := json.NewEncoder(a.stdout)
 	var end *agent.TurnEnd
 	var turnErr, sendErr error
 	sent := false
-	err = remote.Stream(pcx, cl, agent.MethodEvents, agent.EventsParams{Session: info.ID}, func(ev agent.Event) error {
+	err = agent.MethodEvents.Call(pcx, cl, agent.EventsParams{Session: info.ID}, func(ev agent.Event) error {
 		if !sent {
 			// The stream is open (its first event is the session's header): the task is sent
 			// now, so that none of the turn's live events (--json shows them) passes before.
 			sent = true
-			if _, sendErr = remote.Call[agent.SendParams, struct{}](pcx, cl, agent.MethodSend, agent.SendParams{Session: info.ID, Text: task}); sendErr != nil {
+			if _, sendErr = agent.MethodSend.Call(pcx, cl, agent.SendParams{Session: info.ID, Text: task}); sendErr != nil {
 				return sendErr
 			}
 		}
@@ -78,7 +78,7 @@ func (a *invocation) askOnHost(pcx context.Context, rh *runningHost, f agentFlag
 			defer cancel()
 			answer := agent.ApproveParams{Session: info.ID, ID: ev.Approval.ID, Answer: agent.Answer{Decision: agent.DecisionDeny,
 				Reason: "nobody to ask (harness ask); run harness chat to approve calls, or ask --local --allow PATTERN"}}
-			if _, err := remote.Call[agent.ApproveParams, struct{}](cx, cl, agent.MethodApprove, answer); err != nil && !errors.Is(err, context.Canceled) {
+			if _, err := agent.MethodApprove.Call(cx, cl, answer); err != nil && !errors.Is(err, context.Canceled) {
 				errorf(a.stderr, a.prog, "refusing %s: %v", ev.Approval.Tool, err)
 			}
 		case ev.Type == agent.EventError && ev.Agent == "":
@@ -92,11 +92,11 @@ func (a *invocation) askOnHost(pcx context.Context, rh *runningHost, f agentFlag
 	switch {
 	case errors.Is(err, errTurnOver):
 	case sendErr != nil:
-		return a.agentHostError(pcx, rh, agent.MethodSend, sendErr)
+		return a.agentHostError(pcx, rh, agent.MethodSend.Name(), sendErr)
 	case pcx.Err() != nil:
 		cx, cancel := bg()
 		defer cancel()
-		_, _ = remote.Call[agent.SessionParams, struct{}](cx, cl, agent.MethodCancel, agent.SessionParams{Session: info.ID})
+		_, _ = agent.MethodCancel.Call(cx, cl, agent.SessionParams{Session: info.ID})
 		return failure(errors.New("interrupted"))
 	case err != nil:
 		return failure(rh.explain(pcx, "", err))
@@ -127,10 +127,10 @@ func (a *invocation) agentHostError(cx context.Context, rh *runningHost, method 
 
 // hostSession starts (agent/start, agent.StartParams) or opens (agent/open, chat --resume
 // and /resume, agent.OpenParams) a session on the host and makes it the chat's.
-func hostSession[P any](ch *chat, method string, params P) error {
+func hostSession[P any](ch *chat, method remote.Method[P, agent.SessionInfo], params P) error {
 	cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
 	defer cancel()
-	info, err := remote.Call[P, agent.SessionInfo](cx, ch.host.cl, method, params)
+	info, err := method.Call(cx, ch.host.cl, params)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", ch.host, method, err)
 	}
@@ -144,7 +144,7 @@ func hostSession[P any](ch *chat, method string, params P) error {
 func (ch *chat) hostTools() {
 	cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
 	defer cancel()
-	err := remote.Stream(cx, ch.host.cl, methodHostExec, execParams{Args: []string{"tools", "list"}}, func(ev execEvent) error {
+	err := methodHostExec.Call(cx, ch.host.cl, execParams{Args: []string{"tools", "list"}}, func(ev execEvent) error {
 		ch.io.printf("%s", termsafe.String(ev.Stdout))
 		return nil
 	})
@@ -160,7 +160,7 @@ func (ch *chat) answer(pcx context.Context, id string, ans agent.Answer) error {
 	}
 	cx, cancel := context.WithTimeout(context.WithoutCancel(pcx), hostAnswerTimeout)
 	defer cancel()
-	_, err := remote.Call[agent.ApproveParams, struct{}](cx, ch.host.cl, agent.MethodApprove, agent.ApproveParams{Session: ch.ss.ID, ID: id, Answer: ans})
+	_, err := agent.MethodApprove.Call(cx, ch.host.cl, agent.ApproveParams{Session: ch.ss.ID, ID: id, Answer: ans})
 	return err
 }
 
@@ -178,7 +178,7 @@ func (ch *chat) hostTurn(pcx context.Context, text string) error {
 		cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
 		defer cancel()
 		interrupted.Store(true)
-		_, err := remote.Call[agent.SessionParams, struct{}](cx, cl, agent.MethodCancel, agent.SessionParams{Session: id})
+		_, err := agent.MethodCancel.Call(cx, cl, agent.SessionParams{Session: id})
 		return err == nil
 	}
 	interruptHook.Store(&hook)
@@ -189,7 +189,7 @@ func (ch *chat) hostTurn(pcx context.Context, text string) error {
 	done := make(chan error, 1)
 	go func() {
 		defer close(events)
-		done <- remote.Stream(scx, cl, agent.MethodEvents, agent.EventsParams{Session: id, After: after}, func(ev agent.Event) error {
+		done <- agent.MethodEvents.Call(scx, cl, agent.EventsParams{Session: id, After: after}, func(ev agent.Event) error {
 			select {
 			case events <- ev:
 			case <-scx.Done():
@@ -209,7 +209,7 @@ func (ch *chat) hostTurn(pcx context.Context, text string) error {
 	case <-pcx.Done():
 		return nil
 	}
-	if _, err := remote.Call[agent.SendParams, struct{}](pcx, cl, agent.MethodSend, agent.SendParams{Session: id, Text: text}); err != nil {
+	if _, err := agent.MethodSend.Call(pcx, cl, agent.SendParams{Session: id, Text: text}); err != nil {
 		ch.io.printf("%s\n", termsafe.String("error: "+err.Error()))
 		return nil
 	}

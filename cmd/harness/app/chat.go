@@ -16,7 +16,6 @@ import (
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
-	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -223,7 +222,7 @@ func (ch *chat) close() {
 	if ch.ss != nil {
 		cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
 		defer cancel()
-		_, _ = remote.Call[agent.SessionParams, struct{}](cx, ch.host.cl, agent.MethodClose, agent.SessionParams{Session: ch.ss.ID})
+		_, _ = agent.MethodClose.Call(cx, ch.host.cl, agent.SessionParams{Session: ch.ss.ID})
 		ch.ss = nil
 	}
 }

@@ -36,7 +36,7 @@ func TestManagementPageHost(t *testing.T) {
 	defer cancel()
 	var last []mcpmanager.View
 	errSeen := errors.New("seen")
-	err = cl.Stream(cx, host.MethodClients, nil, func(raw json.RawMessage) error {
+	err = cl.Stream(cx, host.MethodClients.Name(), nil, func(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &last); err != nil {
 			return err
 		}

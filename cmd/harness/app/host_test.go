@@ -141,7 +141,7 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	cx := ctxtest.Wait(t)
-	err = cl.Call(cx, host.MethodProbe, map[string]any{"nmae": "demo"}, nil)
+	err = cl.Call(cx, host.MethodProbe.Name(), map[string]any{"nmae": "demo"}, nil)
 	if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest ||
 		!strings.Contains(re.Message, `remote method "harness/mcpProbe": invalid params: key "nmae": unknown key (did you mean "name"?)`) {
 		t.Errorf("probe with a misspelt key: %v", err)
@@ -151,9 +151,9 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 		params any
 		want   string
 	}{
-		{host.MethodRestart, map[string]any{"name": "demo", "timeout": 5}, `key "timeout": unknown key: expected one of name, timeoutMs`},
-		{host.MethodRestart, map[string]any{"timeoutMs": -1}, `key "name": required`},
-		{methodHostExec, map[string]any{"argv": []string{"tools", "list"}}, `key "argv": unknown key`},
+		{host.MethodRestart.Name(), map[string]any{"name": "demo", "timeout": 5}, `key "timeout": unknown key: expected one of name, timeoutMs`},
+		{host.MethodRestart.Name(), map[string]any{"timeoutMs": -1}, `key "name": required`},
+		{methodHostExec.Name(), map[string]any{"argv": []string{"tools", "list"}}, `key "argv": unknown key`},
 	} {
 		err := cl.Stream(cx, tc.method, tc.params, func(json.RawMessage) error { return nil })
 		if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest || !strings.Contains(re.Message, tc.want) {

@@ -19,7 +19,7 @@ import (
 // fleet (forwardable) on the host's own tree, streaming its output (execEvent values, the
 // last one with the exit status): a command run while a host is running answers for it,
 // exactly as it would in process, without starting the fleet again.
-const methodHostExec = "harness/exec"
+var methodHostExec = remote.NewStreamMethod[execParams, execEvent]("harness/exec")
 
 // forwardable are the commands that answer for a running host through harness/exec, by
 // their path under the program name.
@@ -90,7 +90,7 @@ func (a *invocation) exposeHostAPI(h *host.Host) error {
 	if err := h.ExposeAPI(); err != nil {
 		return err
 	}
-	_, err := ctx.ExposeRemoteStream(h.Root(), methodHostExec, func(cx context.Context, p execParams, send func(execEvent) error) error {
+	_, err := methodHostExec.Expose(h.Root(), func(cx context.Context, p execParams, send func(execEvent) error) error {
 		return a.execOnHost(cx, h, p, send)
 	})
 	return err
@@ -121,7 +121,7 @@ func (a *invocation) forward(cx context.Context) (ok bool, err error) {
 	if err != nil || rh == nil {
 		return false, err
 	}
-	if !rh.methods[methodHostExec] {
+	if !rh.serves(methodHostExec.Name()) {
 		if a.fwd.host || a.fwd.endpoint != "" {
 			return false, failure(fmt.Errorf("%s cannot run %s (it does not serve %s); use --local to work in process", rh, a.cmdPath, methodHostExec))
 		}
@@ -137,7 +137,7 @@ func (a *invocation) forward(cx context.Context) (ok bool, err error) {
 		p.Stdin = string(b)
 	}
 	code := ExitFailure
-	err = remote.Stream(cx, rh.cl, methodHostExec, p, func(ev execEvent) error {
+	err = methodHostExec.Call(cx, rh.cl, p, func(ev execEvent) error {
 		if ev.Stdout != "" {
 			if _, err := io.WriteString(a.stdout, ev.Stdout); err != nil {
 				return err

@@ -11,7 +11,6 @@ import (
 	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
-	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
 	"github.com/cordisgo/harness/secrets"
 )
@@ -75,7 +74,7 @@ func (a *invocation) mcpLogin(cx context.Context, f loginFlags, name string) err
 	if rh != nil {
 		cl := rh.cl
 		// The host runs the flow, so its live client picks the token up at once.
-		err := remote.Stream(cx, cl, mcpmanager.MethodLogin, mcpmanager.LoginParams{Name: name, NoBrowser: f.noBrowser}, func(ev mcpmanager.LoginEvent) error {
+		err := mcpmanager.MethodLogin.Call(cx, cl, mcpmanager.LoginParams{Name: name, NoBrowser: f.noBrowser}, func(ev mcpmanager.LoginEvent) error {
 			if ev.URL != "" {
 				a.showURL(name, ev.URL, !f.noBrowser)
 			}
@@ -84,7 +83,7 @@ func (a *invocation) mcpLogin(cx context.Context, f loginFlags, name string) err
 			}
 			return nil
 		})
-		return hostError(cx, rh, mcpmanager.MethodLogin, name, err)
+		return hostError(cx, rh, mcpmanager.MethodLogin.Name(), name, err)
 	}
 	p, err := a.loadProfile()
 	if err != nil {
@@ -142,8 +141,8 @@ func (a *invocation) mcpLogout(cx context.Context, f loginFlags, name string) er
 		return err
 	}
 	if rh != nil {
-		_, err := remote.Call[mcpmanager.NameParams, mcpmanager.LoginEvent](cx, rh.cl, mcpmanager.MethodLogout, mcpmanager.NameParams{Name: name})
-		if err := hostError(cx, rh, mcpmanager.MethodLogout, name, err); err != nil {
+		_, err := mcpmanager.MethodLogout.Call(cx, rh.cl, mcpmanager.NameParams{Name: name})
+		if err := hostError(cx, rh, mcpmanager.MethodLogout.Name(), name, err); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "%s: logged out\n", name)
@@ -222,9 +221,8 @@ func hostError(cx context.Context, rh *runningHost, method, name string, err err
 	if err == nil {
 		return nil
 	}
-	if !rh.methods[method] {
-		_, merr := rh.method("do "+method, method)
-		return merr
+	if !rh.serves(method) {
+		return rh.lacks("do "+method, method)
 	}
 	return rh.explain(cx, name, err)
 }

@@ -141,8 +141,8 @@ func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*runningHost, er
 	for _, m := range ms {
 		rh.methods[m.Name] = true
 	}
-	if rh.methods[host.MethodInfo] {
-		if rh.info, err = remote.Call[struct{}, host.Info](cx, cl, host.MethodInfo, struct{}{}); err != nil {
+	if rh.serves(host.MethodInfo.Name()) {
+		if rh.info, err = host.MethodInfo.Call(cx, cl, struct{}{}); err != nil {
 			return nil, failure(fmt.Errorf("%s: %s: %w", rh, host.MethodInfo, err))
 		}
 	}
@@ -150,39 +150,34 @@ func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*runningHost, er
 	return rh, nil
 }
 
-// method picks the first of the methods the host serves, or fails naming what it lacks.
-func (rh *runningHost) method(what string, candidates ...string) (string, error) {
-	for _, m := range candidates {
-		if rh.methods[m] {
-			return m, nil
-		}
-	}
-	return "", failure(fmt.Errorf("%s cannot %s: it serves neither %s (it has no MCP server manager); use --local to work in process",
-		rh, what, strings.Join(candidates, " nor ")))
+// serves reports whether the host serves the method called name.
+func (rh *runningHost) serves(name string) bool { return rh.methods[name] }
+
+// lacks is the failure of a host that serves none of the methods named.
+func (rh *runningHost) lacks(what string, names ...string) error {
+	return failure(fmt.Errorf("%s cannot %s: it serves neither %s (it has no MCP server manager); use --local to work in process",
+		rh, what, strings.Join(names, " nor ")))
 }
 
 // list returns the host's server list (harness/mcpList, or the manager's own list from a
 // host that does not serve it).
 func (rh *runningHost) list(cx context.Context) (host.ServerList, error) {
-	m, err := rh.method("list its MCP servers", host.MethodList, mcpmanager.MethodList)
-	if err != nil {
-		return host.ServerList{}, err
+	var l host.ServerList
+	var err error
+	switch {
+	case rh.serves(host.MethodList.Name()):
+		l, err = host.MethodList.Call(cx, rh.cl, struct{}{})
+	case rh.serves(mcpmanager.MethodList.Name()):
+		var r mcpmanager.ListResult
+		r, err = mcpmanager.MethodList.Call(cx, rh.cl, struct{}{})
+		l = host.ServerList{Snapshot: r.Snapshot}
+	default:
+		return l, rh.lacks("list its MCP servers", host.MethodList.Name(), mcpmanager.MethodList.Name())
 	}
-	l, err := listFrom(cx, rh.cl, m)
 	if err != nil {
 		return host.ServerList{}, rh.explain(cx, "", err)
 	}
 	return l, nil
-}
-
-// listFrom calls the list method m on cl: harness/mcpList on a running host or in this
-// process (remote.Local), or mcpManager/list on a host that serves only the manager's.
-func listFrom(cx context.Context, cl remote.Caller, m string) (host.ServerList, error) {
-	if m == mcpmanager.MethodList {
-		r, err := remote.Call[struct{}, mcpmanager.ListResult](cx, cl, m, struct{}{})
-		return host.ServerList{Snapshot: r.Snapshot}, err
-	}
-	return remote.Call[struct{}, host.ServerList](cx, cl, m, struct{}{})
 }
 
 // explain words a host's refusal for people: an unknown server name lists the names the
@@ -217,7 +212,7 @@ func (a *invocation) mcpList(cx context.Context, f mcpFlags) error {
 	a.quietStartup = true // the list shows every status
 	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
 		// The same method a running host answers, called in process.
-		l, err := listFrom(cx, remote.NewLocal(h.Root()), host.MethodList)
+		l, err := host.MethodList.Call(cx, remote.NewLocal(h.Root()), struct{}{})
 		if err != nil {
 			return err
 		}
@@ -342,15 +337,14 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 		return err
 	}
 	if rh != nil {
-		m, err := rh.method("probe its MCP servers", host.MethodProbe, mcpmanager.MethodProbe)
-		if err != nil {
-			return err
-		}
 		var out mcpmanager.ProbeResult
-		if m == mcpmanager.MethodProbe {
-			out, err = remote.Call[mcpmanager.ProbeParams, mcpmanager.ProbeResult](cx, rh.cl, m, mcpmanager.ProbeParams{Name: name})
-		} else {
-			out, err = remote.Call[mcpmanager.NameParams, mcpmanager.ProbeResult](cx, rh.cl, m, mcpmanager.NameParams{Name: name})
+		switch {
+		case rh.serves(host.MethodProbe.Name()):
+			out, err = host.MethodProbe.Call(cx, rh.cl, mcpmanager.NameParams{Name: name})
+		case rh.serves(mcpmanager.MethodProbe.Name()):
+			out, err = mcpmanager.MethodProbe.Call(cx, rh.cl, mcpmanager.ProbeParams{Name: name})
+		default:
+			return rh.lacks("probe its MCP servers", host.MethodProbe.Name(), mcpmanager.MethodProbe.Name())
 		}
 		if err != nil {
 			return rh.explain(cx, name, err)
@@ -512,12 +506,11 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 // (harness/mcpRestart), or, from a host that does not serve it, asks the manager to
 // restart it and reports where it stands once mounted.
 func (a *invocation) restartOnHost(pcx context.Context, rh *runningHost, f mcpFlags, name string, progress func(mcpmanager.View)) error {
-	m, err := rh.method("restart its MCP servers", host.MethodRestart, mcpmanager.MethodRestart)
-	if err != nil {
-		return err
-	}
-	if m == mcpmanager.MethodRestart {
-		res, err := remote.Call[mcpmanager.NameParams, mcpmanager.RestartResult](pcx, rh.cl, m, mcpmanager.NameParams{Name: name})
+	if !rh.serves(host.MethodRestart.Name()) {
+		if !rh.serves(mcpmanager.MethodRestart.Name()) {
+			return rh.lacks("restart its MCP servers", host.MethodRestart.Name(), mcpmanager.MethodRestart.Name())
+		}
+		res, err := mcpmanager.MethodRestart.Call(pcx, rh.cl, mcpmanager.NameParams{Name: name})
 		if err != nil {
 			return rh.explain(pcx, name, err)
 		}
@@ -527,7 +520,7 @@ func (a *invocation) restartOnHost(pcx context.Context, rh *runningHost, f mcpFl
 	cx, cancel := context.WithTimeout(pcx, f.timeout+hostAnswerTimeout)
 	defer cancel()
 	var last host.RestartEvent
-	err = remote.Stream(cx, rh.cl, m, host.RestartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(ev host.RestartEvent) error {
+	err := host.MethodRestart.Call(cx, rh.cl, host.RestartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(ev host.RestartEvent) error {
 		last = ev
 		if !last.Done {
 			progress(last.Server)
