@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cordisgo/harness/internal/redact"
+	"github.com/cordisgo/harness/internal/schemawalk"
 )
 
 // Kind is a form field's type.
@@ -111,7 +112,9 @@ func ParseForm(schema any) (*Form, error) {
 			return nil, fmt.Errorf("requested schema: %q is required but not a property", r)
 		}
 	}
-	for _, name := range fieldOrder(&s) {
+	// The required fields first, in the order of "required", then the others by name (the
+	// server's property order does not survive: the SDK decodes the schema into a map).
+	for _, name := range schemawalk.Properties(&s) {
 		fd, err := parseField(name, s.Properties[name], slices.Contains(s.Required, name))
 		if err != nil {
 			return nil, fmt.Errorf("requested schema: property %q: %w", name, err)
@@ -123,26 +126,6 @@ func ParseForm(schema any) (*Form, error) {
 		return nil, fmt.Errorf("requested schema: %w", err)
 	}
 	return f, nil
-}
-
-// fieldOrder returns the order fields are asked in: the required ones in the order of
-// "required", then the others by name. (The server's property order does not survive: the
-// SDK decodes the requested schema into a map.)
-func fieldOrder(s *jsonschema.Schema) []string {
-	var out []string
-	for _, r := range s.Required {
-		if !slices.Contains(out, r) && s.Properties[r] != nil {
-			out = append(out, r)
-		}
-	}
-	rest := make([]string, 0, len(s.Properties))
-	for name, p := range s.Properties {
-		if p != nil && !slices.Contains(out, name) {
-			rest = append(rest, name)
-		}
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
 }
 
 func parseField(name string, p *jsonschema.Schema, required bool) (Field, error) {

@@ -3,90 +3,41 @@ package toolsearch
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cordisgo/harness/internal/schemawalk"
 )
 
-// refSchema and paramTextReference are the parameter text decoded with encoding/json (the
-// index's first implementation): the reference paramText must agree with wherever the
-// reference decodes the schema.
-type refSchema struct {
-	Description          string                `json:"description"`
-	Properties           map[string]*refSchema `json:"properties"`
-	Items                json.RawMessage       `json:"items"`
-	AnyOf                []*refSchema          `json:"anyOf"`
-	OneOf                []*refSchema          `json:"oneOf"`
-	AllOf                []*refSchema          `json:"allOf"`
-	Defs                 map[string]*refSchema `json:"$defs"`
-	Definitions          map[string]*refSchema `json:"definitions"`
-	AdditionalProperties json.RawMessage       `json:"additionalProperties"`
-}
-
+// paramTextReference is the parameter text read from the schema as jsonschema-go parses
+// it, walked by the module's one schema walker (internal/schemawalk): paramText must agree
+// with it wherever the schema parses. Only the keywords the index reads are walked.
 func paramTextReference(schema []byte) (string, bool) {
-	var n refSchema
-	if err := json.Unmarshal(schema, &n); err != nil {
+	root, err := schemawalk.Parse(schema)
+	if err != nil || len(bytes.TrimSpace(schema)) == 0 || bytes.TrimSpace(schema)[0] != '{' {
 		return "", false
 	}
+	indexed := map[string]bool{"properties": true, "items": true, "additionalProperties": true,
+		"anyOf": true, "oneOf": true, "allOf": true, "$defs": true, "definitions": true}
 	var b strings.Builder
-	ok := refWalk(&n, &b, 0)
-	return b.String(), ok
-}
-
-func refWalk(n *refSchema, b *strings.Builder, depth int) bool {
-	if n == nil || depth > 6 || b.Len() > maxParamText {
-		return true
-	}
-	ok := true
-	keys := make([]string, 0, len(n.Properties))
-	for k := range n.Properties {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		b.WriteString(k + " ")
-		if p := n.Properties[k]; p != nil {
-			if p.Description != "" {
-				b.WriteString(p.Description + " ")
-			}
-			ok = refWalk(p, b, depth+1) && ok
-		}
-	}
-	for _, raw := range []json.RawMessage{n.Items, n.AdditionalProperties} {
-		switch {
-		case len(raw) == 0:
-		case raw[0] == '{':
-			var c refSchema
-			if json.Unmarshal(raw, &c) != nil {
+	schemawalk.Walk(root, func(path []schemawalk.Step, s *jsonschema.Schema) bool {
+		if len(path) > 0 {
+			step := path[len(path)-1]
+			if !indexed[step.Keyword] {
 				return false
 			}
-			ok = refWalk(&c, b, depth+1) && ok
-		case raw[0] == '[':
-			var list []*refSchema
-			if json.Unmarshal(raw, &list) != nil {
-				return false
-			}
-			for _, c := range list {
-				ok = refWalk(c, b, depth+1) && ok
+			if step.Keyword == "properties" { // written by its parent, even below the depth bound
+				b.WriteString(step.Name + " ")
+				if s.Description != "" {
+					b.WriteString(s.Description + " ")
+				}
 			}
 		}
-	}
-	for _, list := range [][]*refSchema{n.AnyOf, n.OneOf, n.AllOf} {
-		for _, c := range list {
-			ok = refWalk(c, b, depth+1) && ok
-		}
-	}
-	for _, defs := range []map[string]*refSchema{n.Defs, n.Definitions} {
-		names := make([]string, 0, len(defs))
-		for k := range defs {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-		for _, k := range names {
-			ok = refWalk(defs[k], b, depth+1) && ok
-		}
-	}
-	return ok
+		return len(path) <= maxSchemaDepth && b.Len() <= maxParamText
+	})
+	return b.String(), true
 }
 
 // comparable reports whether the reference's answer for schema is the one paramText must

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cordisgo/harness/internal/schemawalk"
 )
 
 // Schema is a compiled JSON schema. jsonschema-go's resolved form is the authority: it
@@ -246,10 +248,8 @@ func buildCheck(s *jsonschema.Schema, depth int) *checkNode {
 	}
 	n.required = s.Required
 	if a := s.AdditionalProperties; a != nil {
-		others := *a
-		others.Not = nil
-		if a.Not != nil && reflect.ValueOf(*a.Not).IsZero() && reflect.ValueOf(others).IsZero() {
-			n.noAdditional = true // how jsonschema-go represents false
+		if schemawalk.IsFalse(a) {
+			n.noAdditional = true
 		} else if n.additional = buildCheck(a, depth+1); n.additional == nil {
 			return nil
 		}
@@ -401,6 +401,17 @@ func (n *checkNode) object(x map[string]any) bool {
 	return true
 }
 
+// SupportedDraft reports whether Compile accepts a schema whose $schema is uri: none
+// (""), draft 2020-12 or draft-07.
+func SupportedDraft(uri string) bool {
+	switch uri {
+	case "", "https://json-schema.org/draft/2020-12/schema",
+		"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#":
+		return true
+	}
+	return false
+}
+
 // Compile parses and resolves a JSON schema. trivial reports a schema that accepts
 // every JSON object (type object, annotations only), for which validation can be skipped
 // once the arguments are known to be an object.
@@ -413,10 +424,7 @@ func Compile(raw json.RawMessage) (out *Schema, trivial bool, err error) {
 	if err := json.Unmarshal(raw, s); err != nil {
 		return nil, false, err
 	}
-	switch s.Schema {
-	case "", "https://json-schema.org/draft/2020-12/schema",
-		"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#":
-	default:
+	if !SupportedDraft(s.Schema) {
 		return nil, false, fmt.Errorf("unsupported $schema %q (draft 2020-12 and draft-07 are supported)", s.Schema)
 	}
 	rs, err := s.Resolve(nil)

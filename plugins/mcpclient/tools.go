@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/internal/jsoncheck"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -172,10 +172,6 @@ func toolMeta(server string, t *mcp.Tool) map[string]string {
 	return meta
 }
 
-// supportedDrafts are the $schema values the tool registry compiles.
-var supportedDrafts = []string{"", "https://json-schema.org/draft/2020-12/schema",
-	"http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#"}
-
 // usableSchema returns v (a schema as the SDK decoded it) as JSON the tool registry can
 // compile: a JSON object that resolves. A $schema naming another draft is dropped (the
 // keywords servers use mean the same in the supported drafts).
@@ -191,7 +187,7 @@ func usableSchema(v any) (json.RawMessage, error) {
 	var draft string
 	if d, ok := keys["$schema"]; ok {
 		_ = json.Unmarshal(d, &draft)
-		if !slices.Contains(supportedDrafts, draft) {
+		if !jsoncheck.SupportedDraft(draft) {
 			delete(keys, "$schema")
 			if raw, err = json.Marshal(keys); err != nil {
 				return nil, err

@@ -3,9 +3,14 @@ package ptc
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cordisgo/harness/internal/schemawalk"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -131,51 +136,6 @@ func writeDoc(b *strings.Builder, indent string, lines []string) {
 	b.WriteString(indent + " */\n")
 }
 
-// schema is the part of JSON Schema the declarations read.
-type schema struct {
-	Ref                  string             `json:"$ref"`
-	Type                 json.RawMessage    `json:"type"`
-	Description          string             `json:"description"`
-	Format               string             `json:"format"`
-	Enum                 []json.RawMessage  `json:"enum"`
-	Const                json.RawMessage    `json:"const"`
-	Properties           map[string]*schema `json:"properties"`
-	Required             []string           `json:"required"`
-	AdditionalProperties json.RawMessage    `json:"additionalProperties"`
-	Items                json.RawMessage    `json:"items"`
-	PrefixItems          []*schema          `json:"prefixItems"`
-	AnyOf                []*schema          `json:"anyOf"`
-	OneOf                []*schema          `json:"oneOf"`
-	AllOf                []*schema          `json:"allOf"`
-	Nullable             bool               `json:"nullable"`
-	Default              json.RawMessage    `json:"default"`
-	Defs                 map[string]*schema `json:"$defs"`
-	Definitions          map[string]*schema `json:"definitions"`
-
-	Minimum          json.RawMessage `json:"minimum"`
-	Maximum          json.RawMessage `json:"maximum"`
-	ExclusiveMinimum json.RawMessage `json:"exclusiveMinimum"`
-	ExclusiveMaximum json.RawMessage `json:"exclusiveMaximum"`
-	MinLength        json.RawMessage `json:"minLength"`
-	MaxLength        json.RawMessage `json:"maxLength"`
-	Pattern          string          `json:"pattern"`
-	MinItems         json.RawMessage `json:"minItems"`
-	MaxItems         json.RawMessage `json:"maxItems"`
-
-	boolean *bool // the schema was true or false
-}
-
-func (s *schema) UnmarshalJSON(b []byte) error {
-	switch t := string(bytes.TrimSpace(b)); t {
-	case "true", "false":
-		v := t == "true"
-		*s = schema{boolean: &v}
-		return nil
-	}
-	type plain schema
-	return json.Unmarshal(b, (*plain)(s))
-}
-
 // maxDepth bounds the nesting the declarations spell out; deeper parts are unknown.
 const maxDepth = 12
 
@@ -188,74 +148,41 @@ const maxNodes = 1000
 
 // schemaWriter turns one tool's schema into TypeScript types.
 type schemaWriter struct {
-	root     *schema
+	root     *jsonschema.Schema
 	resolved map[string]bool // $refs being expanded (a cycle becomes unknown)
 	left     int             // the nodes the type may still spell out (maxNodes)
 }
 
+// newSchemaWriter reads raw; a schema that does not parse declares unknown.
 func newSchemaWriter(raw json.RawMessage) *schemaWriter {
-	w := &schemaWriter{root: &schema{}, resolved: map[string]bool{}, left: maxNodes}
+	w := &schemaWriter{root: &jsonschema.Schema{}, resolved: map[string]bool{}, left: maxNodes}
 	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, w.root); err != nil {
-			w.root = &schema{}
+		if s, err := schemawalk.Parse(raw); err == nil {
+			w.root = s
 		}
 	}
 	return w
 }
 
-// resolve follows a local $ref ("#/$defs/X", "#/definitions/X", "#").
-func (w *schemaWriter) resolve(ref string) *schema {
-	switch {
-	case ref == "#":
-		return w.root
-	case strings.HasPrefix(ref, "#/$defs/"):
-		return w.root.Defs[unescapePointer(ref[len("#/$defs/"):])]
-	case strings.HasPrefix(ref, "#/definitions/"):
-		return w.root.Definitions[unescapePointer(ref[len("#/definitions/"):])]
-	}
-	return nil
-}
-
-func unescapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-}
-
-// types returns the JSON types the schema allows ("" entries dropped).
-func (s *schema) types() []string {
-	if len(s.Type) == 0 {
-		return nil
-	}
-	var one string
-	if json.Unmarshal(s.Type, &one) == nil {
-		return []string{one}
-	}
-	var many []string
-	_ = json.Unmarshal(s.Type, &many)
-	return many
-}
-
 // typeOf renders the TypeScript type of s, indented for depth (object members at depth+1).
-func (w *schemaWriter) typeOf(s *schema, depth int) string {
+func (w *schemaWriter) typeOf(s *jsonschema.Schema, depth int) string {
 	t := w.bare(s, depth)
-	if s != nil && s.Nullable && t != "unknown" && !strings.HasSuffix(t, "| null") {
+	if s != nil && s.Extra["nullable"] == true && t != "unknown" && !strings.HasSuffix(t, "| null") {
 		t = union([]string{t, "null"})
 	}
 	return t
 }
 
-func (w *schemaWriter) bare(s *schema, depth int) string {
+func (w *schemaWriter) bare(s *jsonschema.Schema, depth int) string {
 	if s == nil || depth > maxDepth || w.left <= 0 {
 		return "unknown"
 	}
 	w.left--
-	if s.boolean != nil {
-		if *s.boolean {
-			return "unknown"
-		}
+	if schemawalk.IsFalse(s) {
 		return "never"
 	}
 	if s.Ref != "" {
-		target := w.resolve(s.Ref)
+		target := schemawalk.Ref(w.root, s.Ref)
 		if target == nil || w.resolved[s.Ref] {
 			return "unknown"
 		}
@@ -263,8 +190,8 @@ func (w *schemaWriter) bare(s *schema, depth int) string {
 		defer delete(w.resolved, s.Ref)
 		return w.typeOf(target, depth)
 	}
-	if len(s.Const) > 0 {
-		return literal(s.Const)
+	if s.Const != nil {
+		return literal(*s.Const)
 	}
 	if len(s.Enum) > 0 {
 		lits := make([]string, 0, len(s.Enum))
@@ -292,12 +219,12 @@ func (w *schemaWriter) bare(s *schema, depth int) string {
 		}
 		return strings.Join(ts, " & ")
 	}
-	types := s.types()
+	types := schemawalk.Types(s)
 	if len(types) == 0 {
 		switch {
-		case s.Properties != nil || len(s.AdditionalProperties) > 0:
+		case s.Properties != nil || s.AdditionalProperties != nil:
 			types = []string{"object"}
-		case len(s.Items) > 0 || s.PrefixItems != nil:
+		case s.Items != nil || s.ItemsArray != nil || s.PrefixItems != nil:
 			types = []string{"array"}
 		default:
 			return "unknown"
@@ -325,50 +252,34 @@ func (w *schemaWriter) bare(s *schema, depth int) string {
 	return union(ts)
 }
 
-func (w *schemaWriter) array(s *schema, depth int) string {
-	if len(s.PrefixItems) > 0 {
+func (w *schemaWriter) array(s *jsonschema.Schema, depth int) string {
+	tuple := s.PrefixItems
+	if len(tuple) == 0 {
+		tuple = s.ItemsArray // draft-07's items as a list
+	}
+	if len(tuple) > 0 || s.ItemsArray != nil {
 		var ts []string
-		for _, p := range s.PrefixItems {
+		for _, p := range tuple {
 			ts = append(ts, w.typeOf(p, depth))
 		}
 		return "[" + strings.Join(ts, ", ") + ", ...unknown[]]"
 	}
-	if len(s.Items) == 0 {
+	if s.Items == nil {
 		return "unknown[]"
 	}
-	var items []*schema
-	if bytes.HasPrefix(bytes.TrimSpace(s.Items), []byte("[")) { // draft-07 tuple
-		if json.Unmarshal(s.Items, &items) == nil {
-			var ts []string
-			for _, p := range items {
-				ts = append(ts, w.typeOf(p, depth))
-			}
-			return "[" + strings.Join(ts, ", ") + ", ...unknown[]]"
-		}
-		return "unknown[]"
-	}
-	item := &schema{}
-	if json.Unmarshal(s.Items, item) != nil {
-		return "unknown[]"
-	}
-	return paren(w.typeOf(item, depth)) + "[]"
+	return paren(w.typeOf(s.Items, depth)) + "[]"
 }
 
-func (w *schemaWriter) object(s *schema, depth int) string {
+func (w *schemaWriter) object(s *jsonschema.Schema, depth int) string {
 	var extra string // the index signature's type, "" for none
-	switch ap := bytes.TrimSpace(s.AdditionalProperties); {
-	case len(ap) == 0 || string(ap) == "true":
+	switch ap := s.AdditionalProperties; {
+	case ap == nil || reflect.ValueOf(*ap).IsZero(): // absent, true or {}: all the same
 		if len(s.Properties) == 0 {
 			extra = "unknown"
 		}
-	case string(ap) == "false":
+	case schemawalk.IsFalse(ap):
 	default:
-		sub := &schema{}
-		if json.Unmarshal(ap, sub) == nil {
-			extra = w.typeOf(sub, depth+1)
-		} else {
-			extra = "unknown"
-		}
+		extra = w.typeOf(ap, depth+1)
 	}
 	if len(s.Properties) == 0 {
 		if extra == "" {
@@ -379,27 +290,8 @@ func (w *schemaWriter) object(s *schema, depth int) string {
 	indent := strings.Repeat("  ", depth+1)
 	var b strings.Builder
 	b.WriteString("{\n")
-	names := slices.Sorted(func(yield func(string) bool) {
-		for k := range s.Properties {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	// Required properties first, in the schema's required order, then the others sorted.
-	var ordered []string
-	for _, r := range s.Required {
-		if _, ok := s.Properties[r]; ok && !slices.Contains(ordered, r) {
-			ordered = append(ordered, r)
-		}
-	}
-	for _, n := range names {
-		if !slices.Contains(ordered, n) {
-			ordered = append(ordered, n)
-		}
-	}
 	var memberTypes []string
-	for _, name := range ordered {
+	for _, name := range schemawalk.Properties(s) {
 		p := s.Properties[name]
 		writeDoc(&b, indent, propertyDoc(p))
 		opt := "?"
@@ -420,38 +312,43 @@ func (w *schemaWriter) object(s *schema, depth int) string {
 
 // propertyDoc is a property's doc comment: its description and the constraints the type
 // cannot say.
-func propertyDoc(p *schema) []string {
-	if p == nil {
-		return nil
-	}
+func propertyDoc(p *jsonschema.Schema) []string {
 	var lines []string
 	if d := strings.TrimSpace(p.Description); d != "" {
 		lines = append(lines, strings.Split(d, "\n")...)
 	}
-	if p.Ref != "" || p.boolean != nil {
+	if p.Ref != "" {
 		return lines
 	}
 	var tags []string
-	add := func(tag string, v json.RawMessage) {
-		if len(v) > 0 {
-			tags = append(tags, "@"+tag+" "+string(v))
+	number := func(tag string, v *float64) {
+		if v != nil {
+			b, _ := json.Marshal(*v)
+			tags = append(tags, "@"+tag+" "+string(b))
+		}
+	}
+	count := func(tag string, v *int) {
+		if v != nil {
+			tags = append(tags, "@"+tag+" "+strconv.Itoa(*v))
 		}
 	}
 	if p.Format != "" {
 		tags = append(tags, "@format "+p.Format)
 	}
-	add("minimum", p.Minimum)
-	add("maximum", p.Maximum)
-	add("exclusiveMinimum", p.ExclusiveMinimum)
-	add("exclusiveMaximum", p.ExclusiveMaximum)
-	add("minLength", p.MinLength)
-	add("maxLength", p.MaxLength)
+	number("minimum", p.Minimum)
+	number("maximum", p.Maximum)
+	number("exclusiveMinimum", p.ExclusiveMinimum)
+	number("exclusiveMaximum", p.ExclusiveMaximum)
+	count("minLength", p.MinLength)
+	count("maxLength", p.MaxLength)
 	if p.Pattern != "" {
 		tags = append(tags, "@pattern "+p.Pattern)
 	}
-	add("minItems", p.MinItems)
-	add("maxItems", p.MaxItems)
-	add("default", p.Default)
+	count("minItems", p.MinItems)
+	count("maxItems", p.MaxItems)
+	if len(p.Default) > 0 {
+		tags = append(tags, "@default "+string(p.Default))
+	}
 	return append(lines, tags...)
 }
 
@@ -478,13 +375,9 @@ func isIdentifier(s string) bool {
 	return true
 }
 
-// literal renders a JSON value as a TypeScript literal type.
-func literal(v json.RawMessage) string {
-	var x any
-	if json.Unmarshal(v, &x) != nil {
-		return "unknown"
-	}
-	switch x := x.(type) {
+// literal renders a JSON value (as encoding/json decodes it) as a TypeScript literal type.
+func literal(v any) string {
+	switch x := v.(type) {
 	case string:
 		return quote(x)
 	case nil:

@@ -44,6 +44,13 @@ func TestDeclarationTypes(t *testing.T) {
 		{"empty schema", `{}`, `args?: unknown`},
 		{"schema true", `true`, `args?: unknown`},
 		{"schema false", `false`, `args?: never`},
+		// A keyword of the wrong type makes the schema invalid as a whole, as jsonschema-go
+		// reads it (the registry's Compile refuses such a schema, so no listed tool has one).
+		{"array items invalid", `{"type":"array","items":7}`, `args?: unknown`},
+		{"draft-07 tuple invalid", `{"type":"array","items":[1,2]}`, `args?: unknown`},
+		{"additionalProperties invalid", `{"type":"object","properties":{"m":{"type":"number"}},"additionalProperties":3}`, `args?: unknown`},
+		{"additionalProperties {} is true", `{"type":"object","properties":{"m":{"type":"number"}},"additionalProperties":{}}`,
+			"args?: {\n    m?: number;\n  }"},
 
 		// Primitive types.
 		{"string", `{"type":"string"}`, `args?: string`},
@@ -90,12 +97,10 @@ func TestDeclarationTypes(t *testing.T) {
 		{"array of a union", `{"type":"array","items":{"type":["string","number"]}}`, `args?: (string | number)[]`},
 		{"array of arrays", `{"type":"array","items":{"type":"array","items":{"type":"boolean"}}}`, `args?: boolean[][]`},
 		{"array of anything", `{"type":"array","items":true}`, `args?: unknown[]`},
-		{"array items invalid", `{"type":"array","items":7}`, `args?: unknown[]`},
 		{"items imply an array", `{"items":{"type":"number"}}`, `args?: number[]`},
 		{"prefixItems tuple", `{"type":"array","prefixItems":[{"type":"string"},{"type":"number"}]}`, `args?: [string, number, ...unknown[]]`},
 		{"prefixItems imply an array", `{"prefixItems":[{"type":"boolean"}]}`, `args?: [boolean, ...unknown[]]`},
 		{"draft-07 tuple", `{"type":"array","items":[{"type":"string"},{"enum":[1,2]}]}`, `args?: [string, 1 | 2, ...unknown[]]`},
-		{"draft-07 tuple invalid", `{"type":"array","items":[1,2]}`, `args?: unknown[]`},
 
 		// Objects.
 		{"object without properties", `{"type":"object"}`, `args?: { [key: string]: unknown }`},
@@ -115,8 +120,6 @@ func TestDeclarationTypes(t *testing.T) {
 			"args?: {\n    m?: number;\n    [key: string]: number | string | undefined;\n  }"},
 		{"additionalProperties true with properties adds no index", `{"type":"object","properties":{"m":{"type":"number"}},"additionalProperties":true}`,
 			"args?: {\n    m?: number;\n  }"},
-		{"additionalProperties invalid", `{"type":"object","properties":{"m":{"type":"number"}},"additionalProperties":3}`,
-			"args?: {\n    m?: number;\n    [key: string]: unknown;\n  }"},
 		{"nullable object", `{"type":"object","properties":{"a":{"type":"string"}},"nullable":true}`, "args?: {\n    a?: string;\n  } | null"},
 		{"object or null", `{"type":["object","null"],"additionalProperties":{"type":"string"}}`, `args?: { [key: string]: string } | null`},
 

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cordisgo/harness/internal/schemawalk"
 )
 
 // ArgumentError explains, in plain words, why a call's arguments do not match the tool's
@@ -72,12 +74,12 @@ func explain(root, s *jsonschema.Schema, v any, path string, depth int) (arg, pr
 		return "", "", false
 	}
 	if s.Ref != "" {
-		return explain(root, local(root, s.Ref), v, path, depth+1)
+		return explain(root, schemawalk.Ref(root, s.Ref), v, path, depth+1)
 	}
-	if isFalse(s) {
+	if schemawalk.IsFalse(s) {
 		return path, "is not allowed", true
 	}
-	if want := schemaTypes(s); len(want) > 0 && !slices.ContainsFunc(want, func(t string) bool { return hasType(v, t) }) {
+	if want := schemawalk.Types(s); len(want) > 0 && !slices.ContainsFunc(want, func(t string) bool { return hasType(v, t) }) {
 		return path, "expected " + typeWords(want) + ", got " + describe(v), true
 	}
 	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return jsonEqual(e, v) }) {
@@ -112,7 +114,7 @@ func alternativesProblem(root *jsonschema.Schema, alts []*jsonschema.Schema, v a
 		if _, _, failed := explain(root, a, v, path, depth+1); !failed {
 			return ""
 		}
-		ts := schemaTypes(a)
+		ts := schemawalk.Types(a)
 		if len(ts) == 0 {
 			types = nil
 			break
@@ -123,20 +125,6 @@ func alternativesProblem(root *jsonschema.Schema, alts []*jsonschema.Schema, v a
 		return "matches none of the " + strconv.Itoa(len(alts)) + " allowed forms"
 	}
 	return "expected " + typeWords(slices.Compact(types)) + ", got " + describe(v)
-}
-
-// local returns the schema a reference within the document names ("#", "#/$defs/x",
-// "#/definitions/x"), or nil.
-func local(root *jsonschema.Schema, ref string) *jsonschema.Schema {
-	switch {
-	case ref == "#":
-		return root
-	case strings.HasPrefix(ref, "#/$defs/"):
-		return root.Defs[strings.TrimPrefix(ref, "#/$defs/")]
-	case strings.HasPrefix(ref, "#/definitions/"):
-		return root.Definitions[strings.TrimPrefix(ref, "#/definitions/")]
-	}
-	return nil
 }
 
 func numberProblem(s *jsonschema.Schema, x float64) string {
@@ -213,7 +201,7 @@ func objectProblem(root, s *jsonschema.Schema, x map[string]any, path string, de
 		if sub == nil {
 			continue
 		}
-		if isFalse(sub) && s.Properties[name] == nil {
+		if schemawalk.IsFalse(sub) && s.Properties[name] == nil {
 			if path == "" {
 				return "", "unexpected argument " + strconv.Quote(name) + expected(s), true
 			}
@@ -244,22 +232,6 @@ func join(path, name string) string {
 		return name
 	}
 	return path + "." + name
-}
-
-// isFalse reports the schema false (jsonschema-go's {"not":{}}), which nothing matches.
-func isFalse(s *jsonschema.Schema) bool {
-	if s.Not == nil {
-		return false
-	}
-	b, err := json.Marshal(s)
-	return err == nil && string(b) == "false"
-}
-
-func schemaTypes(s *jsonschema.Schema) []string {
-	if s.Type != "" {
-		return []string{s.Type}
-	}
-	return s.Types
 }
 
 // hasType reports whether v, a value as json.Unmarshal into an any makes it, is of the JSON
