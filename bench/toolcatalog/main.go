@@ -1,6 +1,7 @@
 // Command toolcatalog lists the tools of MCP servers and writes them as a tool-search catalog
 // (the format of docs/tool-search.md): {"servers": {"NAME": {"instructions": "…", "tools":
-// [Tool…]}}}, each Tool exactly as the server's tools/list returned it.
+// [Tool…]}}}, each Tool exactly as the server's tools/list returned it, with the server's
+// serverInfo (name, title, version) from its initialize result.
 //
 // It reads a JSON list of servers on standard input, each {"name", "command", "args", "env"},
 // starts each over stdio with the go-sdk client, drains tools/list and writes the catalog to
@@ -28,8 +29,9 @@ type server struct {
 }
 
 type entry struct {
-	Instructions string      `json:"instructions,omitempty"`
-	Tools        []*mcp.Tool `json:"tools"`
+	ServerInfo   *mcp.Implementation `json:"serverInfo,omitempty"`
+	Instructions string              `json:"instructions,omitempty"`
+	Tools        []*mcp.Tool         `json:"tools"`
 }
 
 func main() {
@@ -73,6 +75,7 @@ func list(s server) (*entry, error) {
 	e := &entry{Tools: []*mcp.Tool{}}
 	if r := session.InitializeResult(); r != nil {
 		e.Instructions = r.Instructions
+		e.ServerInfo = r.ServerInfo
 	}
 	for t, err := range session.Tools(cx, nil) {
 		if err != nil {

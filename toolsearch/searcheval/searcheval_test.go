@@ -39,6 +39,31 @@ func TestReadAndEvaluate(t *testing.T) {
 	if _, err := searcheval.ReadTasks(filepath.Join(t.TempDir(), "none.tsv")); err == nil {
 		t.Fatal("a missing file read")
 	}
+	// a task of two steps, answered for one step; a hit offered by two servers
+	doc = "multi\tfs/read fs/cat | chat/post\tread notes.txt and post it to #general\ndup\tfs2/read\tread a file\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err = searcheval.ReadTasksAs(path, true)
+	if err != nil || len(tasks) != 2 || !tasks[0].HeldOut || !tasks[1].HeldOut || len(tasks[0].Steps) != 2 ||
+		len(tasks[0].Expect) != 3 || tasks[1].Steps != nil {
+		t.Fatalf("tasks %+v, %v", tasks, err)
+	}
+	m = searcheval.Evaluate(tasks, func(q string) []string {
+		if q == "read a file" {
+			return []string{"fs/read fs2/read"}
+		}
+		return []string{"web/get", "fs/cat"}
+	}, nil)
+	if m.N != 2 || m.R1 != 0.5 || m.R5 != 1 || m.MultiN != 1 || m.Steps10 != 0.5 {
+		t.Fatalf("metrics %+v", m)
+	}
+	if err := os.WriteFile(path, []byte("multi\ta | \tq\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := searcheval.ReadTasks(path); err == nil {
+		t.Fatal("an empty step accepted")
+	}
 	if err := os.WriteFile(path, []byte("para\tonly two columns\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
