@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,7 +41,7 @@ type root struct {
 	logger     *slog.Logger
 	services   map[serviceKey]*impl
 	dependents map[string]map[*Scope]struct{}
-	listeners  map[*eventDesc][]*listener
+	listeners  atomic.Pointer[listenerTable] // written under mu, read without it (event.go)
 	runtimes   map[PluginDef]map[*Scope]struct{}
 	labels     map[string]*realm
 	remotes    map[string]*RemoteMethod
@@ -67,7 +68,6 @@ func New(opts Options) *Context {
 		logger:     logger,
 		services:   make(map[serviceKey]*impl),
 		dependents: make(map[string]map[*Scope]struct{}),
-		listeners:  make(map[*eventDesc][]*listener),
 		runtimes:   make(map[PluginDef]map[*Scope]struct{}),
 		labels:     make(map[string]*realm),
 		idle:       make(chan struct{}),

@@ -5,9 +5,21 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
-type eventDesc struct{ name string }
+// eventDesc identifies one declared event. id indexes each tree's table of listener lists.
+type eventDesc struct {
+	name string
+	id   int
+}
+
+// eventIDs numbers the declared events.
+var eventIDs atomic.Int64
+
+func newEventDesc(name string) *eventDesc {
+	return &eventDesc{name: name, id: int(eventIDs.Add(1) - 1)}
+}
 
 // listener is one registration. Immutable once published.
 type listener struct {
@@ -55,39 +67,63 @@ func (c *Context) listen(d *eventDesc, fn any, opts []ListenOption) (Disposer, e
 	n, err := c.attachLocked("on:"+d.name, func(context.Context) error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		old := r.listeners[d]
+		old := r.snapshot(d)
 		if i := slices.Index(old, l); i >= 0 {
 			next := make([]*listener, 0, len(old)-1)
-			next = append(append(next, old[:i]...), old[i+1:]...)
-			if len(next) == 0 {
-				delete(r.listeners, d)
-			} else {
-				r.listeners[d] = next
-			}
+			r.publishLocked(d, append(append(next, old[:i]...), old[i+1:]...))
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	old := r.listeners[d]
+	old := r.snapshot(d)
 	next := make([]*listener, 0, len(old)+1)
 	if o&Prepend != 0 {
 		next = append(append(next, l), old...)
 	} else {
 		next = append(append(next, old...), l)
 	}
-	r.listeners[d] = next
+	r.publishLocked(d, next)
 	return n.dispose, nil
 }
 
+// listenerTable holds a tree's listeners: per event (indexed by eventDesc.id), a slice that
+// is replaced, never modified. Both the table and the slices are copy-on-write under the
+// tree's lock, so that a dispatch reads its listeners with two atomic loads and no lock. A
+// lock, even a read lock, is a write to memory every core shares: a tool call dispatches
+// three events, and read locks on the tree's mutex kept the registry's call path from
+// scaling with cores (issue 39).
+type listenerTable []atomic.Pointer[[]*listener]
+
 // snapshot returns the listeners of d; filtering is the dispatcher's. The returned slice is
-// never modified afterwards (lists are copy-on-write).
+// never modified afterwards. It takes no lock.
 func (r *root) snapshot(d *eventDesc) []*listener {
-	r.mu.RLock()
-	ls := r.listeners[d]
-	r.mu.RUnlock()
-	return ls
+	t := r.listeners.Load()
+	if t == nil || d.id >= len(*t) {
+		return nil
+	}
+	if ls := (*t)[d.id].Load(); ls != nil {
+		return *ls
+	}
+	return nil
+}
+
+// publishLocked makes ls the listeners of d; r.mu is held. The table grows to the highest
+// event id listened to in the tree.
+func (r *root) publishLocked(d *eventDesc, ls []*listener) {
+	t := r.listeners.Load()
+	if t == nil || d.id >= len(*t) {
+		grown := make(listenerTable, d.id+1)
+		if t != nil {
+			for i := range *t {
+				grown[i].Store((*t)[i].Load())
+			}
+		}
+		t = &grown
+		r.listeners.Store(t)
+	}
+	(*t)[d.id].Store(&ls)
 }
 
 func admit(l *listener, src *Scope, cfg *dispatchConfig) bool {
@@ -117,7 +153,7 @@ type Event[A any] struct{ d *eventDesc }
 
 // NewEvent declares an event. Keep it in a package-level variable: the value, not the name,
 // identifies the event.
-func NewEvent[A any](name string) Event[A] { return Event[A]{&eventDesc{name}} }
+func NewEvent[A any](name string) Event[A] { return Event[A]{newEventDesc(name)} }
 
 // Name returns the event's name.
 func (e Event[A]) Name() string { return e.d.name }
@@ -224,7 +260,7 @@ func (e Event[A]) Parallel(c *Context, a A, opts ...DispatchOption) error {
 type Bail[A, R any] struct{ d *eventDesc }
 
 // NewBail declares a bail event.
-func NewBail[A, R any](name string) Bail[A, R] { return Bail[A, R]{&eventDesc{name}} }
+func NewBail[A, R any](name string) Bail[A, R] { return Bail[A, R]{newEventDesc(name)} }
 
 // Name returns the event's name.
 func (e Bail[A, R]) Name() string { return e.d.name }
@@ -267,7 +303,7 @@ func (e Bail[A, R]) Serial(c *Context, a A, opts ...DispatchOption) (R, bool, er
 type Chain[A, R any] struct{ d *eventDesc }
 
 // NewChain declares a waterfall event.
-func NewChain[A, R any](name string) Chain[A, R] { return Chain[A, R]{&eventDesc{name}} }
+func NewChain[A, R any](name string) Chain[A, R] { return Chain[A, R]{newEventDesc(name)} }
 
 // Name returns the event's name.
 func (e Chain[A, R]) Name() string { return e.d.name }

@@ -34,15 +34,30 @@ var ErrDuplicateName = errors.New("name already taken in this layer")
 // even through one Layers. Every change bumps [Layers.Version], which stamps derived views
 // (see [LayerCache]). An empty layer is forgotten: a Layers retains no disposed scope.
 //
-// A Layers is safe for concurrent use. Lookups take a read lock for one map lookup per
-// enclosing scope; no lock is held while the callbacks given to it run, so they may call
-// back into it.
+// A Layers is safe for concurrent use. [Layers.Get] takes no lock: it reads an immutable
+// copy of the values, rebuilt by the first Get after a change (a read lock, even
+// uncontended, writes a counter every core shares, and Get is on every tool call's path).
+// The other lookups take a read lock. No lock is held while the callbacks given to it run,
+// so they may call back into it.
 type Layers[T any] struct {
 	kind    string
 	mu      sync.RWMutex
 	byLayer map[*Scope]map[string]*slot[T] // guarded by mu
 	count   atomic.Int64                   // values in all layers; written under mu
-	version atomic.Uint64
+	version atomic.Uint64                  // bumped under mu after every change
+	view    atomic.Pointer[layersView[T]]  // what Get reads: set under a read lock, cleared under the write lock
+}
+
+// layersView is an immutable copy of a Layers' values.
+type layersView[T any] struct {
+	byLayer map[*Scope]map[string]Entry[T]
+}
+
+// changedLocked records a change: the version moves on and Get's copy is dropped (so no
+// disposed scope stays in it). l.mu is held for writing.
+func (l *Layers[T]) changedLocked() {
+	l.version.Add(1)
+	l.view.Store(nil)
 }
 
 // slot is one value in one layer. entry and owner are immutable; gone is guarded by
@@ -132,7 +147,7 @@ func (l *Layers[T]) Add(c *Context, name string, v T, removed func()) (Disposer,
 		return nil, &DuplicateError[T]{Kind: l.kind, Name: name, Layer: sl.entry.Layer, Existing: prev.entry.Value}
 	}
 	l.putLocked(sl)
-	l.version.Add(1)
+	l.changedLocked()
 	l.mu.Unlock()
 	return dispose, nil
 }
@@ -171,7 +186,7 @@ func (l *Layers[T]) take(sl *slot[T]) bool {
 		return false
 	}
 	l.deleteLocked(sl)
-	l.version.Add(1)
+	l.changedLocked()
 	return true
 }
 
@@ -210,7 +225,7 @@ func (l *Layers[T]) Replace(layer *Scope, owner any, vals map[string]T) (old map
 		l.putLocked(&slot[T]{entry: Entry[T]{Name: name, Value: vals[name], Layer: layer}, owner: owner})
 	}
 	if len(old) > 0 || len(vals) > 0 {
-		l.version.Add(1)
+		l.changedLocked()
 	}
 	return old, nil
 }
@@ -230,7 +245,7 @@ func (l *Layers[T]) RemoveFunc(layer *Scope, drop func(Entry[T]) bool) []Entry[T
 		}
 	}
 	if len(out) > 0 {
-		l.version.Add(1)
+		l.changedLocked()
 		sortEntries(out)
 	}
 	return out
@@ -239,16 +254,36 @@ func (l *Layers[T]) RemoveFunc(layer *Scope, drop func(Entry[T]) bool) []Entry[T
 // Get returns the value called name as seen from s: the one of the nearest layer at or above
 // s that holds the name.
 func (l *Layers[T]) Get(s *Scope, name string) (Entry[T], bool) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if len(l.byLayer) != 0 {
+	v := l.view.Load()
+	if v == nil {
+		v = l.rebuild()
+	}
+	if len(v.byLayer) != 0 {
 		for x := s; x != nil; x = x.parent {
-			if sl := l.byLayer[x][name]; sl != nil {
-				return sl.entry, true
+			if e, ok := v.byLayer[x][name]; ok {
+				return e, true
 			}
 		}
 	}
 	return Entry[T]{}, false
+}
+
+// rebuild copies the values into a new view for Get and publishes it. It holds the read
+// lock until the view is published, so a change (which clears the view under the write
+// lock) is never overwritten by a copy made before it.
+func (l *Layers[T]) rebuild() *layersView[T] {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	v := &layersView[T]{byLayer: make(map[*Scope]map[string]Entry[T], len(l.byLayer))}
+	for layer, m := range l.byLayer {
+		es := make(map[string]Entry[T], len(m))
+		for name, sl := range m {
+			es[name] = sl.entry
+		}
+		v.byLayer[layer] = es
+	}
+	l.view.Store(v)
+	return v
 }
 
 // Visible returns every value s sees, sorted by name: for each name, the value of the

@@ -175,7 +175,7 @@ func (c *Context) Plugin(def PluginDef, config any) (*Scope, error) {
 		r.runtimes[def] = set
 	}
 	set[s] = struct{}{}
-	if len(r.listeners[ScopeCreated.d]) > 0 {
+	if len(r.snapshot(ScopeCreated.d)) > 0 {
 		r.mu.Unlock()
 		ScopeCreated.emitInternal(r, s)
 		r.mu.Lock()

@@ -450,7 +450,7 @@ func (s *Scope) setStateLocked(st State) {
 		}
 	}
 	r := s.r
-	if len(r.listeners[StatusChanged.d]) == 0 {
+	if len(r.snapshot(StatusChanged.d)) == 0 {
 		return
 	}
 	r.mu.Unlock()
