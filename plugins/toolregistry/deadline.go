@@ -3,38 +3,9 @@ package toolregistry
 import (
 	"container/heap"
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 )
-
-// errTimeout is the cancellation cause of a call whose own timeout expired. It matches
-// context.DeadlineExceeded with errors.Is.
-var errTimeout = fmt.Errorf("toolregistry: tool timeout: %w", context.DeadlineExceeded)
-
-// callContext is the context a tool runs under when the registry enforces its timeout: a
-// cancelable context that reports the call's deadline, and context.DeadlineExceeded as its
-// error once the deadline has passed, as one made by context.WithTimeout would. Contexts
-// derived from it report context.Canceled, with errTimeout as their cause.
-type callContext struct {
-	context.Context // from context.WithCancelCause
-	cancel          context.CancelCauseFunc
-	deadline        time.Time
-	index           int // in deadlines.heap; -1 once out of it
-}
-
-// Deadline implements context.Context.
-func (c *callContext) Deadline() (time.Time, bool) { return c.deadline, true }
-
-// Err implements context.Context.
-func (c *callContext) Err() error {
-	err := c.Context.Err()
-	if err != nil && errors.Is(context.Cause(c.Context), errTimeout) {
-		return context.DeadlineExceeded
-	}
-	return err
-}
 
 // deadlines enforces the registry's per-call timeouts with one runtime timer. A timer per
 // call (context.WithTimeout) cost about 10 µs of CPU per call next to a stdio round trip of a
@@ -51,11 +22,11 @@ type deadlines struct {
 	armed time.Time // when the timer fires; zero when it is not armed
 }
 
-// start makes c (zero, or stopped) the context of a call under base that ends timeout from
-// now. The caller must call stop with it when the call returns.
+// start makes c (zero) the context of a call under bcx that ends timeout from now. The
+// caller must call stop with it when the call returns.
 func (d *deadlines) start(c *callContext, bcx context.Context, timeout time.Duration) {
-	innercx, cancel := context.WithCancelCause(bcx)
-	*c = callContext{Context: innercx, cancel: cancel, deadline: time.Now().Add(timeout)}
+	c.init(bcx)
+	c.deadline = time.Now().Add(timeout)
 	d.mu.Lock()
 	heap.Push(&d.heap, c)
 	if d.armed.IsZero() || c.deadline.Before(d.armed) {
@@ -71,7 +42,7 @@ func (d *deadlines) stop(c *callContext) {
 		heap.Remove(&d.heap, c.index)
 	}
 	d.mu.Unlock()
-	c.cancel(context.Canceled)
+	c.end(context.Canceled)
 }
 
 func (d *deadlines) armLocked(when time.Time) {
@@ -97,7 +68,7 @@ func (d *deadlines) fire() {
 	}
 	d.mu.Unlock()
 	for _, c := range expired {
-		c.cancel(errTimeout)
+		c.end(errTimeout)
 	}
 }
 

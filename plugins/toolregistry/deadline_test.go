@@ -78,3 +78,78 @@ func TestDeadlineSeenByTool(t *testing.T) {
 		}
 	})
 }
+
+// A tool that never waits on its context still sees the call end: the caller's
+// cancellation, the registry's timeout and Call.Cancel all show in Err, and a Done taken
+// afterwards is closed at once with the cause.
+func TestCallContextWithoutDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base, cancelBase := context.WithCancelCause(context.Background())
+		var d deadlines
+		c := new(callContext)
+		d.start(c, base, time.Second)
+		if c.Err() != nil || c.cause() != nil || c.std.Load() != nil {
+			t.Fatalf("a fresh call: err %v, cause %v, standard context made %v", c.Err(), c.cause(), c.std.Load() != nil)
+		}
+		gone := errors.New("caller gone")
+		cancelBase(gone)
+		if !errors.Is(c.Err(), context.Canceled) || !errors.Is(c.cause(), gone) {
+			t.Fatalf("caller cancelled: err %v, cause %v", c.Err(), c.cause())
+		}
+		<-c.Done()
+		if !errors.Is(context.Cause(c), gone) {
+			t.Fatalf("Done after the caller's end: cause %v", context.Cause(c))
+		}
+		d.stop(c)
+
+		c = new(callContext)
+		d.start(c, context.Background(), time.Second)
+		time.Sleep(time.Second) // synctest: the fake clock
+		synctest.Wait()
+		if !errors.Is(c.Err(), context.DeadlineExceeded) || !errors.Is(c.cause(), errTimeout) {
+			t.Fatalf("timed out: err %v, cause %v", c.Err(), c.cause())
+		}
+		child, cancelChild := context.WithCancel(c)
+		defer cancelChild()
+		<-child.Done()
+		if !errors.Is(context.Cause(child), errTimeout) {
+			t.Fatalf("derived after the timeout: cause %v", context.Cause(child))
+		}
+		d.stop(c)
+
+		c = new(callContext)
+		c.init(context.Background())
+		call := &Call{cc: c}
+		broken := errors.New("connection closed")
+		call.Cancel(broken)
+		call.Cancel(errors.New("second"))
+		if !errors.Is(c.Err(), context.Canceled) || !errors.Is(c.cause(), broken) {
+			t.Fatalf("Call.Cancel: err %v, cause %v", c.Err(), c.cause())
+		}
+		<-c.Done()
+		if !errors.Is(context.Cause(c), broken) {
+			t.Fatalf("Done after Call.Cancel: cause %v", context.Cause(c))
+		}
+	})
+}
+
+// A call that never waits on its context registers nothing with the caller's: the caller's
+// context has no child left, during the call or after it.
+func TestCallContextLazy(t *testing.T) {
+	var d deadlines
+	c := new(callContext)
+	d.start(c, context.Background(), time.Minute)
+	if c.std.Load() != nil {
+		t.Fatal("the standard context was made before anyone waited")
+	}
+	_ = c.Done()
+	if c.std.Load() == nil {
+		t.Fatal("Done made no standard context")
+	}
+	d.stop(c)
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("the call's end did not close Done")
+	}
+}

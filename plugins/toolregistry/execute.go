@@ -108,7 +108,8 @@ type run struct {
 	call Call
 	req  PolicyRequest
 	rec  Record
-	cx   callContext // the tool's context when the registry enforces its timeout
+	cx   callContext // the tool's context
+	lane *lane       // the processor's lane the call took at its start
 }
 
 func (x *run) current() (*Result, error) { return x.rec.Result, nil }
@@ -145,10 +146,10 @@ func (r *Registry) Execute(cx context.Context, c *ctx.Context, name string, args
 	x := &run{}
 	rec := &x.rec
 	rec.Started = time.Now()
+	x.lane = r.lanes.pick()
 	rec.CallID = opts.CallID
 	if rec.CallID == "" {
-		var b [24]byte
-		rec.CallID = string(strconv.AppendUint(append(b[:0], "call_"...), r.seq.Add(1), 10))
+		rec.CallID = r.lanes.callID(x.lane)
 	}
 	rec.Tool, rec.Args = name, args
 	rec.Scope = c.Scope()
@@ -198,7 +199,7 @@ func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Conf
 	}
 
 	x.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Attachments: r.store}
-	res, terr := dispatch(&r.timers, &x.cx, bcx, e, &x.call, o)
+	res, terr := dispatch(&x.lane.timers, &x.cx, bcx, e, &x.call, o)
 	if terr != nil {
 		return res, terr
 	}
@@ -303,7 +304,6 @@ func (r *Registry) approve(c *ctx.Context, bcx context.Context, req *PolicyReque
 
 // dispatch runs the tool under its timeout and classifies what it returned.
 func dispatch(dl *deadlines, cc *callContext, bcx context.Context, e *entry, call *Call, o *Config) (*Result, *ToolError) {
-	cx := bcx
 	timeout := e.timeout
 	if timeout == 0 {
 		timeout = o.defaultTimeout()
@@ -314,13 +314,12 @@ func dispatch(dl *deadlines, cc *callContext, bcx context.Context, e *entry, cal
 	if timeout > 0 && !deadlineBefore(bcx, timeout) {
 		dl.start(cc, bcx, timeout)
 		defer dl.stop(cc)
-		cx, call.cancel = cc, cc.cancel
 	} else {
-		var cancel context.CancelCauseFunc
-		cx, cancel = context.WithCancelCause(bcx)
-		defer cancel(context.Canceled)
-		call.cancel = cancel
+		cc.init(bcx)
+		defer cc.end(context.Canceled)
 	}
+	cx := context.Context(cc)
+	call.cc = cc
 	res, p, err := invoke(cx, e.tool.Execute, call)
 	name := call.Tool
 	if p != nil {
@@ -328,7 +327,7 @@ func dispatch(dl *deadlines, cc *callContext, bcx context.Context, e *entry, cal
 	}
 	if err != nil || (res != nil && res.IsError) {
 		switch {
-		case errors.Is(context.Cause(cx), errTimeout):
+		case errors.Is(cc.cause(), errTimeout):
 			if err == nil {
 				err = context.DeadlineExceeded
 			}
@@ -437,7 +436,7 @@ func (r *Registry) finish(c *ctx.Context, x *run, res *Result, terr *ToolError, 
 	res = capOutput(res, o.MaxOutputBytes)
 	rec.Result = res
 	rec.Duration = time.Since(rec.Started)
-	r.hist.add(rec)
+	x.lane.hist.add(rec)
 	if err := Executed.Emit(c, *rec); err != nil {
 		r.logger.Warn("tools/executed listener failed", "tool", rec.Tool, "err", err)
 	}

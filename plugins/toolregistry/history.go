@@ -45,12 +45,13 @@ const historyMaxBytes = 32 << 20
 // live in a ring that grows up to size and is then reused, so the history holds no slack
 // for the garbage collector to mark.
 type history struct {
-	mu    sync.Mutex
-	size  int      // capacity in records
-	ring  []Record // len(ring) <= size
-	head  int      // index of the oldest kept record in ring
-	n     int      // records kept
-	bytes int      // retained bytes of the kept records
+	mu       sync.Mutex
+	maxBytes int      // the bound on retained bytes; 0 means historyMaxBytes
+	size     int      // capacity in records
+	ring     []Record // len(ring) <= size
+	head     int      // index of the oldest kept record in ring
+	n        int      // records kept
+	bytes    int      // retained bytes of the kept records
 }
 
 // recordBytes estimates what a record retains beyond its fixed fields.
@@ -81,7 +82,11 @@ func (h *history) add(rec *Record) {
 	}
 	h.n++
 	h.bytes += recordBytes(rec)
-	for h.n > 1 && h.bytes > historyMaxBytes {
+	limit := h.maxBytes
+	if limit == 0 {
+		limit = historyMaxBytes
+	}
+	for h.n > 1 && h.bytes > limit {
 		h.dropOldest()
 	}
 }
@@ -127,4 +132,4 @@ func (h *history) resize(n int) {
 
 // History returns the recorded executions, oldest first (at most historySize of them, the
 // newest kept).
-func (r *Registry) History() []Record { return r.hist.records() }
+func (r *Registry) History() []Record { return r.lanes.records(r.options().HistorySize) }

@@ -27,7 +27,7 @@ func apply(c *ctx.Context, cfg Config) error {
 	// The configuration changes in place: nothing registered has to be redone.
 	if err := ctx.OnConfigUpdate(c, func(o Config) bool {
 		r.opts.Store(&o)
-		r.hist.resize(o.HistorySize)
+		r.lanes.resize(o.HistorySize)
 		r.store.setMax(o.AttachmentMaxBytes)
 		return true
 	}); err != nil {

@@ -18,16 +18,17 @@ import (
 // Registry is the tools service: scoped registrations, listings and the execution pipeline.
 // Get it with [Key] from a plugin that injects it; the [Plugin] provides it.
 //
-// A Registry is safe for concurrent use. Lookup and execution take a read lock for one map
-// lookup per scope level; listings are cached per scope until the next change; registrations
-// hold the write lock briefly. No lock is held while tools, listeners or the approver run.
+// A Registry is safe for concurrent use. Lookup and execution take no lock shared between
+// calls: the tool lookup reads an immutable copy ([ctx.Layers.Get]), and each call's ID,
+// deadline and history record go to the lane of the processor it runs on (lanes.go), so
+// concurrent calls scale with cores. Listings are cached per scope until the next change;
+// registrations hold the write lock briefly. No lock is held while tools, listeners or the
+// approver run.
 type Registry struct {
 	logger *slog.Logger
 	opts   atomic.Pointer[Config]
 	store  *Attachments
-	hist   history
-	seq    atomic.Uint64
-	timers deadlines
+	lanes  *lanes // call IDs, deadlines and the history, per processor
 
 	tools    *ctx.Layers[*entry] // the registered tools, by layer
 	masks    *ctx.Layers[*mask]  // the Restrict masks, by layer, under unique names
@@ -96,7 +97,7 @@ func newRegistry(logger *slog.Logger, o Config) *Registry {
 	}
 	r.opts.Store(&o)
 	r.store = newAttachments(o.AttachmentMaxBytes)
-	r.hist.resize(o.HistorySize)
+	r.lanes = newLanes(0, o.HistorySize)
 	return r
 }
 

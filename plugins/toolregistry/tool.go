@@ -63,7 +63,7 @@ type Call struct {
 	// Attachments is the registry's attachment store, for tools that return images.
 	Attachments *Attachments
 
-	cancel context.CancelCauseFunc // ends the context the tool runs under
+	cc *callContext // the context the tool runs under
 }
 
 // Cancel ends the context the tool runs under, with cause, as if the caller had cancelled
@@ -74,8 +74,8 @@ type Call struct {
 // Cancel is safe to call concurrently and more than once (the first cause wins); it is a
 // no-op after the call has returned, and on a Call the registry did not make.
 func (c *Call) Cancel(cause error) {
-	if c.cancel != nil {
-		c.cancel(cause)
+	if c.cc != nil {
+		c.cc.end(cause)
 	}
 }
 
