@@ -44,8 +44,8 @@ type stdContext struct {
 }
 
 // init readies c (zero) for a call under base.
-func (c *callContext) init(base context.Context) {
-	c.base, c.index = base, -1
+func (c *callContext) init(bcx context.Context) {
+	c.base, c.index = bcx, -1
 }
 
 // Deadline implements context.Context.

@@ -84,10 +84,10 @@ func TestDeadlineSeenByTool(t *testing.T) {
 // afterwards is closed at once with the cause.
 func TestCallContextWithoutDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base, cancelBase := context.WithCancelCause(context.Background())
+		bcx, cancelBase := context.WithCancelCause(context.Background())
 		var d deadlines
 		c := new(callContext)
-		d.start(c, base, time.Second)
+		d.start(c, bcx, time.Second)
 		if c.Err() != nil || c.cause() != nil || c.std.Load() != nil {
 			t.Fatalf("a fresh call: err %v, cause %v, standard context made %v", c.Err(), c.cause(), c.std.Load() != nil)
 		}
@@ -109,11 +109,11 @@ func TestCallContextWithoutDone(t *testing.T) {
 		if !errors.Is(c.Err(), context.DeadlineExceeded) || !errors.Is(c.cause(), errTimeout) {
 			t.Fatalf("timed out: err %v, cause %v", c.Err(), c.cause())
 		}
-		child, cancelChild := context.WithCancel(c)
+		childcx, cancelChild := context.WithCancel(c)
 		defer cancelChild()
-		<-child.Done()
-		if !errors.Is(context.Cause(child), errTimeout) {
-			t.Fatalf("derived after the timeout: cause %v", context.Cause(child))
+		<-childcx.Done()
+		if !errors.Is(context.Cause(childcx), errTimeout) {
+			t.Fatalf("derived after the timeout: cause %v", context.Cause(childcx))
 		}
 		d.stop(c)
 
