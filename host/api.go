@@ -86,11 +86,12 @@ type RestartEvent struct {
 }
 
 // ExposeAPI exposes the host's methods (MethodInfo, MethodList, MethodProbe,
-// MethodRestart) on its root: for other processes on a hosting host's remote API, and for
-// callers in this process (remote.Local), which call them the same way. They go with the
-// root.
+// MethodRestart, and those that answer for the root: MethodTools, MethodCallTool,
+// MethodPrompt, MethodResourceServers, MethodWatchResources) on its root: for other
+// processes on a hosting host's remote API, and for callers in this process
+// (remote.Local), which call them the same way. They go with the root.
 func (h *Host) ExposeAPI() error {
-	for _, expose := range []func() (ctx.Disposer, error){
+	for _, expose := range append(h.rootMethods(), []func() (ctx.Disposer, error){
 		func() (ctx.Disposer, error) {
 			return MethodInfo.Expose(h.root, func(context.Context, struct{}) (Info, error) {
 				return Info{PID: os.Getpid(), Profile: h.profile.Name, Source: h.profile.Source}, nil
@@ -119,7 +120,7 @@ func (h *Host) ExposeAPI() error {
 				return send(RestartEvent{Server: v, Done: true})
 			})
 		},
-	} {
+	}...) {
 		if _, err := expose(); err != nil {
 			return err
 		}

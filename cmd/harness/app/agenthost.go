@@ -140,19 +140,6 @@ func hostSession[P any](ch *chat, method remote.Method[P, agent.SessionInfo], pa
 	return nil
 }
 
-// hostTools lists the host's tools, as `tools list` run for the host (harness/exec) does.
-func (ch *chat) hostTools() {
-	cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
-	defer cancel()
-	err := methodHostExec.Call(cx, ch.host.cl, execParams{Args: []string{"tools", "list"}}, func(ev execEvent) error {
-		ch.io.printf("%s", termsafe.String(ev.Stdout))
-		return nil
-	})
-	if err != nil {
-		ch.io.printf("%s\n", termsafe.String(err.Error()))
-	}
-}
-
 // answer answers an approval of the session in use.
 func (ch *chat) answer(pcx context.Context, id string, ans agent.Answer) error {
 	if ch.host == nil {

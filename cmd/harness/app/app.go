@@ -188,16 +188,11 @@ type invocation struct {
 	// agent row when the profile has none.
 	adjustRows func([]profiles.Row) []profiles.Row
 
-	// args is the command line; cmdPath the command that runs ("tools list"). forwardOK
-	// is set for the commands that a running host runs for this process (forwardable,
-	// through harness/exec), fwd holds their --local, --host and --endpoint flags, and
-	// attached is the host when this invocation runs there: withHost then uses it instead
-	// of mounting the profile.
-	args      []string
-	cmdPath   string
-	forwardOK bool
-	fwd       mcpFlags
-	attached  *host.Host
+	// args is the command line; cmdPath the command that runs ("tools list"); fwd holds the
+	// --local, --host and --endpoint flags of the commands that answer for a running host.
+	args    []string
+	cmdPath string
+	fwd     mcpFlags
 }
 
 func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []string) *invocation {

@@ -151,7 +151,7 @@ func (a *invocation) withAgent(cx context.Context, f agentFlags, fn func(context
 		a.beforeMount = agent.Prepare // servers may sample from the agent's model from the start
 	}
 	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		if _, err := rootService(h, model.Key, "model service", "model"); err != nil {
+		if _, err := host.Service(h, model.Key, "model service", "model"); err != nil {
 			return failure(fmt.Errorf("%w; see docs/agent.md", err))
 		}
 		svc, ok := agent.Key.Get(h.Root())

@@ -13,10 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
-	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/plugins/remote"
 )
 
 // interruptHook, when set, gets SIGINT before the command's context does: Main calls it on
@@ -319,18 +320,7 @@ func (ch *chat) command(line string) (done bool, err error) {
 		ch.f = f
 		ch.use(s)
 	case "tools":
-		if ch.host != nil {
-			ch.hostTools()
-			break
-		}
-		reg, _ := toolregistry.Key.Get(ch.a.agentHost.Root())
-		if reg == nil {
-			break
-		}
-		for _, t := range reg.List(ch.a.agentHost.Root()) {
-			desc, _, _ := strings.Cut(t.Description, "\n")
-			ch.io.printf("%-40s %s\n", termsafe.String(t.Name), ch.io.dim(termsafe.String(desc)))
-		}
+		ch.tools()
 	default:
 		known := []string{"/quit", "/help"}
 		for _, c := range chatCommands {
@@ -339,6 +329,27 @@ func (ch *chat) command(line string) (done bool, err error) {
 		ch.io.printf("unknown command /%s%s (/help lists them)\n", termsafe.String(name), nearest("/"+name, known))
 	}
 	return false, nil
+}
+
+// tools lists the tools the agent's host sees at its root (host.MethodTools).
+func (ch *chat) tools() {
+	var cl remote.Caller
+	if ch.host != nil {
+		cl = ch.host.cl
+	} else {
+		cl = remote.NewLocal(ch.a.agentHost.Root())
+	}
+	cx, cancel := context.WithTimeout(context.Background(), hostAnswerTimeout)
+	defer cancel()
+	tools, err := host.MethodTools.Call(cx, cl, struct{}{})
+	if err != nil {
+		ch.io.printf("%s\n", termsafe.String(err.Error()))
+		return
+	}
+	for _, t := range tools {
+		desc, _, _ := strings.Cut(t.Description, "\n")
+		ch.io.printf("%-40s %s\n", termsafe.String(t.Name), ch.io.dim(termsafe.String(desc)))
+	}
 }
 
 // chatCommands are the slash commands /help lists, with their arguments (/quit and /help

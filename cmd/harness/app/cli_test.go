@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -446,7 +447,7 @@ plugins:
 	r := run(t, nil, "-p", p, "prompt", "--var", "who=json", "--json")
 	r.expect(t, ExitOK, `"text": "You are json."`, "")
 	var out struct {
-		Sections []promptSection
+		Sections []host.PromptSection
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Sections) != 1 || out.Sections[0].Owner == "" {
 		t.Errorf("prompt --json: %v\n%s", err, r.stdout)

@@ -48,10 +48,6 @@ turn stopped before the model finished (ask, sessions resume).`,
 			}
 			a.logger = l
 			a.cmdPath = commandPath(cmd)
-			a.forwardOK = slices.Contains(forwardable, a.cmdPath)
-			if a.attached != nil && !a.forwardOK {
-				return usageErrorf("%s: a running host runs only: %s", a.cmdPath, strings.Join(forwardable, ", "))
-			}
 			_, err = a.elicitationPolicy(nil) // a usage error, before anything runs
 			return err
 		},
@@ -92,11 +88,19 @@ turn stopped before the model finished (ask, sessions resume).`,
 	return root
 }
 
-// addHostFlags gives every forwardable command under cmd the flags that choose between a
-// running host and this process.
+// hostCommands are the commands that answer for a running host (withCaller), by their path
+// under the program name.
+var hostCommands = []string{
+	"tools list", "tools call",
+	"resources list", "resources templates", "resources read", "resources watch",
+	"prompts list", "prompts get", "prompt",
+}
+
+// addHostFlags gives every command of hostCommands under cmd the flags that choose between
+// a running host and this process.
 func (a *invocation) addHostFlags(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
-		if slices.Contains(forwardable, commandPath(sub)) {
+		if slices.Contains(hostCommands, commandPath(sub)) {
 			a.hostFlags(sub)
 		}
 		a.addHostFlags(sub)

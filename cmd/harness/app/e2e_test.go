@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/mcptest"
@@ -117,12 +118,12 @@ func TestDefaultPrompt(t *testing.T) {
 	r.expect(t, ExitOK, "", "")
 	var out struct {
 		Text     string
-		Sections []promptSection
+		Sections []host.PromptSection
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("prompt --json: %v\n%s", err, r.stdout)
 	}
-	var demo *promptSection
+	var demo *host.PromptSection
 	for i, s := range out.Sections {
 		if s.Name == "mcp:demo" {
 			demo = &out.Sections[i]

@@ -18,16 +18,6 @@ import (
 // cancelled) while its host was starting, whether the start was under way or had just ended.
 var errInterruptedStart = errors.New("interrupted during start-up")
 
-// rootService returns the service key provides at a started host's root, or an error that
-// names the service (what) and the plugin of the profile row that would mount it (use).
-func rootService[T any](h *host.Host, key ctx.Key[T], what, use string) (T, error) {
-	svc, ok := key.Get(h.Root())
-	if !ok {
-		return svc, fmt.Errorf("profile %q mounts no %s (a row with use: %s)", h.Profile().Source, what, use)
-	}
-	return svc, nil
-}
-
 // withHost is the application shell of every command that needs the scope
 // tree. It builds an fx app that supplies the invocation, provides the
 // logger, the profile and the root scope, and ties the root's lifetime to
@@ -39,16 +29,6 @@ func rootService[T any](h *host.Host, key ctx.Key[T], what, use string) (T, erro
 // Plugins never see it; the dynamic part of the application is the scope
 // tree, which package host mounts and serves.
 func (a *invocation) withHost(cx context.Context, fn func(context.Context, *host.Host) error) (err error) {
-	if a.attached != nil {
-		// Run by a host for another process (harness/exec): its tree is the profile.
-		if a.flags.explicitProfile() {
-			return usageErrorf("%s: the running host has its own profile: -p, --set, --stdio and --http are for this process (drop --host)", a.cmdPath)
-		}
-		return fn(cx, a.attached)
-	}
-	if ok, err := a.forward(cx); ok {
-		return err
-	}
 	var h *host.Host
 	var root *ctx.Context
 	app := fx.New(
@@ -113,7 +93,7 @@ func (a *invocation) withHost(cx context.Context, fn func(context.Context, *host
 	}
 	// Exposed by every command: a long-running host serves them to other processes, and a
 	// one-shot command calls them in process (remote.Local), the same way.
-	if err := a.exposeHostAPI(h); err != nil {
+	if err := h.ExposeAPI(); err != nil {
 		return failure(fmt.Errorf("exposing the host's methods: %w", err))
 	}
 	if !a.quietStartup {

@@ -153,7 +153,7 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 	}{
 		{host.MethodRestart.Name(), map[string]any{"name": "demo", "timeout": 5}, `key "timeout": unknown key: expected one of name, timeoutMs`},
 		{host.MethodRestart.Name(), map[string]any{"timeoutMs": -1}, `key "name": required`},
-		{methodHostExec.Name(), map[string]any{"argv": []string{"tools", "list"}}, `key "argv": unknown key`},
+		{host.MethodWatchResources.Name(), map[string]any{"server": "demo", "uri": "demo://readme"}, `key "uri": unknown key`},
 	} {
 		err := cl.Stream(cx, tc.method, tc.params, func(json.RawMessage) error { return nil })
 		if re, ok := errors.AsType[*remote.Error](err); !ok || re.Code != remote.CodeBadRequest || !strings.Contains(re.Message, tc.want) {

@@ -9,16 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
-	"github.com/cordisgo/harness/plugins/sysprompt"
 )
-
-// promptSection is one section of `prompt --json`.
-type promptSection struct {
-	Name  string `json:"name"`
-	Owner string `json:"owner"`
-	Order int    `json:"order"`
-	Text  string `json:"text"`
-}
 
 func (a *invocation) promptCommand() *cobra.Command {
 	var asJSON bool
@@ -36,14 +27,10 @@ func (a *invocation) promptCommand() *cobra.Command {
 				}
 				vm[k] = val
 			}
-			return a.withHost(cmd.Context(), func(_ context.Context, h *host.Host) error {
-				svc, err := rootService(h, sysprompt.Key, "system prompt", "sysprompt")
+			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+				p, err := host.MethodPrompt.Call(cx, c, host.PromptParams{Vars: vm})
 				if err != nil {
-					return err
-				}
-				p, err := svc.Assemble(h.Root(), vm)
-				if err != nil {
-					return err
+					return c.refused(cx, "", err)
 				}
 				if !asJSON {
 					if p.Text != "" {
@@ -51,14 +38,7 @@ func (a *invocation) promptCommand() *cobra.Command {
 					}
 					return nil
 				}
-				out := struct {
-					Text     string          `json:"text"`
-					Sections []promptSection `json:"sections"`
-				}{Text: p.Text, Sections: []promptSection{}}
-				for _, s := range p.Sections {
-					out.Sections = append(out.Sections, promptSection{Name: s.Name, Owner: s.Owner, Order: s.Order, Text: s.Text})
-				}
-				return writeJSON(a, out)
+				return writeJSON(a, p)
 			})
 		}),
 	}

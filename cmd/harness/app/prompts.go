@@ -16,9 +16,15 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpprompts"
 )
 
-// promptsService returns the prompts service of a started host.
-func promptsService(h *host.Host) (*mcpprompts.Service, error) {
-	return rootService(h, mcpprompts.Key, "prompts service", "mcpprompts")
+// withPrompts is withCaller for the prompts commands: a host whose profile mounts no
+// prompts service is an error that says so.
+func (a *invocation) withPrompts(cx context.Context, fn func(context.Context, *hostCaller) error) error {
+	return a.withCaller(cx, func(cx context.Context, c *hostCaller) error {
+		if !c.has(mcpprompts.MethodList.Name()) {
+			return failure(c.mountsNo("prompts service", "mcpprompts"))
+		}
+		return fn(cx, c)
+	})
 }
 
 func (a *invocation) promptsCommand() *cobra.Command {
@@ -36,25 +42,21 @@ server: a table with the arguments (<required> [optional]), or with --json
 			if len(argv) == 1 {
 				server = argv[0]
 			}
-			return a.withHost(cmd.Context(), func(cx context.Context, h *host.Host) error {
-				svc, err := promptsService(h)
+			return a.withPrompts(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+				l, err := mcpprompts.MethodList.Call(cx, c, mcpprompts.ListParams{Server: server})
 				if err != nil {
-					return err
-				}
-				ps, err := svc.List(cx, h.Root(), server)
-				if err != nil && server != "" {
-					return promptError(err)
+					return promptError(c.refused(cx, server, err))
 				}
 				if listJSON {
-					return writeJSON(a, mcpprompts.NewListing(ps, err))
+					return writeJSON(a, l)
 				}
-				for _, e := range mcpprompts.Errors(err) {
+				for _, e := range l.Errors {
 					// A server that did not connect was reported at start-up.
-					if !errors.Is(e, mcpprompts.ErrNotConnected) {
-						errorf(a.stderr, a.prog, "%v", e)
+					if !strings.Contains(e.Error, mcpprompts.ErrNotConnected.Error()) {
+						errorf(a.stderr, a.prog, "%s", e.Error)
 					}
 				}
-				return a.printPromptTable(ps)
+				return a.printPromptTable(l.Prompts)
 			})
 		}),
 	}
@@ -74,14 +76,10 @@ arguments are refused before the request (exit status 2).`,
 			if err != nil {
 				return err
 			}
-			return a.withHost(cmd.Context(), func(cx context.Context, h *host.Host) error {
-				svc, err := promptsService(h)
+			return a.withPrompts(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+				res, err := mcpprompts.MethodGet.Call(cx, c, mcpprompts.GetParams{Server: argv[0], Name: argv[1], Arguments: promptArgs})
 				if err != nil {
-					return err
-				}
-				res, err := svc.Get(cx, h.Root(), argv[0], argv[1], promptArgs)
-				if err != nil {
-					return promptError(err)
+					return promptError(c.refused(cx, argv[0], err))
 				}
 				if getJSON {
 					return writeJSON(a, res)
@@ -111,15 +109,16 @@ func parseArgFlags(flags []string) (map[string]string, error) {
 	return out, nil
 }
 
-// promptError maps the prompts service's errors to exit statuses: what it refused before
-// any request (unknown names, arguments) is a usage error.
+// promptError words the prompts service's refusals: a missing argument says how to give
+// one. What it refused before any request (unknown names, arguments) is a usage error
+// (hostCaller.refused).
 func promptError(err error) error {
+	ee, ok := errors.AsType[*exitError](err)
 	switch {
-	case errors.Is(err, mcpprompts.ErrMissingArgument):
-		return &exitError{code: ExitUsage, err: fmt.Errorf("%w; give it with --arg NAME=VALUE", err)}
-	case errors.Is(err, mcpprompts.ErrUnknownServer), errors.Is(err, mcpprompts.ErrUnknownPrompt),
-		errors.Is(err, mcpprompts.ErrUnknownArgument):
-		return &exitError{code: ExitUsage, err: err}
+	case ok && ee.code == ExitUsage && strings.Contains(err.Error(), "needs the argument"):
+		return &exitError{code: ExitUsage, err: fmt.Errorf("%w; give it with --arg NAME=VALUE", ee.err)}
+	case ok:
+		return err
 	}
 	return failure(err)
 }

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
-	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -34,12 +34,11 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return a.withRegistry(cmd.Context(), func(cx context.Context, h *host.Host, reg *toolregistry.Registry) error {
-			if err := needResourceTool(h, reg, tool); err != nil {
-				return err
-			}
-			res, terr := reg.Execute(cx, h.Root(), tool, raw, toolregistry.ExecOptions{})
+		return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+			res, terr, err := c.resourceTool(cx, tool, raw)
 			switch {
+			case err != nil:
+				return err
 			case terr != nil || res == nil || len(res.Raw) == 0:
 				// A refusal or a tool error: the registry's words.
 				if asJSON {
@@ -67,8 +66,8 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 			if cursor != "" {
 				return usageErrorf("%s--cursor continues one server's listing: name the SERVER", pathPrefix(cmd))
 			}
-			return a.withRegistry(cmd.Context(), func(cx context.Context, h *host.Host, reg *toolregistry.Registry) error {
-				return a.listEveryServer(cx, h, reg, tool, asJSON)
+			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+				return a.listEveryServer(cx, c, tool, asJSON)
 			})
 		}
 	}
@@ -102,12 +101,22 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 	return group("resources", "List, read and watch MCP server resources", list, templates, read, a.watchCommand())
 }
 
-// needResourceTool is the error of a profile whose root has no tool (a resource tool).
-func needResourceTool(h *host.Host, reg *toolregistry.Registry, tool string) error {
-	if _, ok := reg.Lookup(h.Root(), tool); !ok {
-		return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
+// resourceTool calls one of the resource tools at the host's root: the registry's result
+// and error, or the error of a host whose root has no such tool, or that refused the call.
+func (c *hostCaller) resourceTool(cx context.Context, tool string, args json.RawMessage) (*toolregistry.Result, error, error) {
+	out, err := host.MethodCallTool.Call(cx, c, host.CallParams{Tool: tool, Args: args})
+	switch {
+	case err != nil:
+		return nil, nil, c.refused(cx, "", err)
+	case out.Error != nil && out.Error.Code == toolregistry.CodeUnknownTool && out.Error.Tool == tool:
+		return nil, nil, noResourceTool(tool)
 	}
-	return nil
+	return out.Result, out.Err(), nil
+}
+
+// noResourceTool is the error of a profile whose root has no tool (a resource tool).
+func noResourceTool(tool string) error {
+	return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
 }
 
 // resourceListing is a listing tool's protocol result, as the tables read it.
@@ -179,13 +188,17 @@ func nothingListed(tool string) string {
 // "resourceTemplates": [... each with its "server"], "errors": [{"server", "error"}]}). A
 // server that fails is reported and the others are listed; only first pages are shown, with
 // the command that continues a longer one.
-func (a *invocation) listEveryServer(cx context.Context, h *host.Host, reg *toolregistry.Registry, tool string, asJSON bool) error {
-	if err := needResourceTool(h, reg, tool); err != nil {
-		return err
-	}
-	svc, err := rootService(h, mcpresources.Key, "resources service", resourcesPluginRowUse)
+func (a *invocation) listEveryServer(cx context.Context, c *hostCaller, tool string, asJSON bool) error {
+	tools, err := host.MethodTools.Call(cx, c, struct{}{})
 	if err != nil {
-		return err
+		return c.refused(cx, "", err)
+	}
+	if !slices.ContainsFunc(tools, func(t toolregistry.Info) bool { return t.Name == tool }) {
+		return noResourceTool(tool)
+	}
+	listed, err := host.MethodResourceServers.Call(cx, c, struct{}{})
+	if err != nil {
+		return c.refused(cx, "", err)
 	}
 	key, cmd := "resources", "list"
 	if tool == toolListTemplates {
@@ -201,9 +214,12 @@ func (a *invocation) listEveryServer(cx context.Context, h *host.Host, reg *tool
 		pages   []resourceListing    // without
 		servers []string
 	)
-	for _, server := range svc.Servers(h.Root()) {
+	for _, server := range listed {
 		raw, _ := json.Marshal(map[string]string{"server": server})
-		res, terr := reg.Execute(cx, h.Root(), tool, raw, toolregistry.ExecOptions{})
+		res, terr, err := c.resourceTool(cx, tool, raw)
+		if err != nil {
+			return err
+		}
 		if terr != nil {
 			errs = append(errs, serverError{server, terr.Error()})
 			continue

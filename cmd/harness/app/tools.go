@@ -15,23 +15,6 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
-// toolRegistry returns the tools service of a started host.
-func toolRegistry(h *host.Host) (*toolregistry.Registry, error) {
-	return rootService(h, toolregistry.Key, "tool registry", "toolregistry")
-}
-
-// withRegistry is withHost for the commands that work with the tools visible at the root:
-// fn gets the host's tool registry too (a profile without one is an error).
-func (a *invocation) withRegistry(cx context.Context, fn func(context.Context, *host.Host, *toolregistry.Registry) error) error {
-	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		reg, err := toolRegistry(h)
-		if err != nil {
-			return err
-		}
-		return fn(cx, h, reg)
-	})
-}
-
 func (a *invocation) toolsCommand() *cobra.Command {
 	var listJSON, callJSON bool
 	list := &cobra.Command{
@@ -39,8 +22,11 @@ func (a *invocation) toolsCommand() *cobra.Command {
 		Short: "List the tools visible at the root: name, server, description",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			return a.withRegistry(cmd.Context(), func(_ context.Context, h *host.Host, reg *toolregistry.Registry) error {
-				tools := reg.List(h.Root())
+			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+				tools, err := host.MethodTools.Call(cx, c, struct{}{})
+				if err != nil {
+					return c.refused(cx, "", err)
+				}
 				if listJSON {
 					if tools == nil {
 						tools = []toolregistry.Info{}
@@ -70,9 +56,12 @@ there; --local runs it in this process.`,
 			if err != nil {
 				return err
 			}
-			return a.withRegistry(cmd.Context(), func(cx context.Context, h *host.Host, reg *toolregistry.Registry) error {
-				h.Logger().Debug("calling tool", "tool", name)
-				res, terr := reg.Execute(cx, h.Root(), name, raw, toolregistry.ExecOptions{})
+			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+				out, err := host.MethodCallTool.Call(cx, c, host.CallParams{Tool: name, Args: raw})
+				if err != nil {
+					return c.refused(cx, "", err)
+				}
+				res, terr := out.Result, out.Err()
 				if callJSON {
 					if err := writeJSON(a, canonicalCall(res, terr)); err != nil {
 						return err

@@ -77,7 +77,11 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 				}
 				return search(servers, fmt.Sprintf("in catalog %s", catalog))
 			}
-			return a.withRegistry(cmd.Context(), func(_ context.Context, h *host.Host, reg *toolregistry.Registry) error {
+			return a.withHost(cmd.Context(), func(_ context.Context, h *host.Host) error {
+				reg, err := host.Service(h, toolregistry.Key, "tool registry", "toolregistry")
+				if err != nil {
+					return err
+				}
 				tools := reg.List(h.Root())
 				return search(toolsearch.FromRegistry(tools, serverInstructions(h.Root(), tools)), fmt.Sprintf("in profile %q", h.Profile().Source))
 			})

@@ -5,21 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/mcpresources"
-	"github.com/cordisgo/harness/plugins/toolregistry"
 )
-
-// watchBuffer is how many updates wait to be printed; beyond it, updates are counted as
-// dropped rather than holding the SDK's notification goroutine.
-const watchBuffer = 256
 
 // watchCommand is `resources watch SERVER URI…`.
 func (a *invocation) watchCommand() *cobra.Command {
@@ -51,75 +42,42 @@ type watchedUpdate struct {
 }
 
 func (a *invocation) watchResources(cx context.Context, server string, uris []string, read, asJSON bool) error {
-	uris = slices.Compact(slices.Sorted(slices.Values(uris)))
-	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		resources, ok := mcpresources.Key.Get(h.Root())
-		if !ok {
-			return failure(fmt.Errorf("no mcpResources service at the root: the profile needs a %s row", resourcesPluginRowUse))
+	return a.withCaller(cx, func(cx context.Context, c *hostCaller) error {
+		if !c.has(host.MethodWatchResources.Name()) {
+			return failure(c.mountsNo("mcpResources service", resourcesPluginRowUse))
 		}
-		var scope *ctx.Scope // the client the root sees under server's name
-		if u, ok := mcpclient.LookupUpstream(h.Root(), server); ok {
-			scope = u.Scope()
-		}
-		updates := make(chan mcpclient.ResourceChange, watchBuffer)
-		var dropped atomic.Int64
-		stop, err := mcpclient.ResourceUpdatedEvent.On(h.Root(), func(u mcpclient.ResourceChange) error {
-			if u.Server != server || (scope != nil && u.Scope != scope) || !slices.Contains(uris, u.URI) {
+		var dropped int64
+		err := host.MethodWatchResources.Call(cx, c, host.WatchParams{Server: server, URIs: uris}, func(u host.ResourceUpdate) error {
+			if u.Subscribed {
+				n := len(slices.Compact(slices.Sorted(slices.Values(uris))))
+				errorf(a.stderr, a.prog, "watching %d resource(s) of %s; Ctrl-C to stop", n, server)
 				return nil
 			}
-			select {
-			case updates <- u:
-			default:
-				if n := dropped.Add(1); n == 1 || n%100 == 0 {
+			if u.Dropped > dropped {
+				if n := u.Dropped; dropped == 0 || n/100 > dropped/100 {
 					errorf(a.stderr, a.prog, "%d updates dropped: printing does not keep up", n)
 				}
+				dropped = u.Dropped
 			}
-			return nil
+			return a.printUpdate(cx, c, u, read, asJSON)
 		})
-		if err != nil {
-			return err
+		switch {
+		case cx.Err() != nil:
+			return nil // interrupted: the host unsubscribes
+		case err != nil:
+			return failure(c.refused(cx, server, err))
 		}
-		defer func() { _ = stop(context.WithoutCancel(cx)) }()
-
-		var subs []mcpresources.Subscription
-		defer func() {
-			for i, s := range subs {
-				if err := s.Close(); err != nil {
-					errorf(a.stderr, a.prog, "unsubscribing %s: %v", uris[i], err)
-				}
-			}
-		}()
-		for _, uri := range uris {
-			sub, err := resources.Subscribe(cx, h.Root(), server, uri)
-			if err != nil {
-				if cx.Err() != nil {
-					return nil // interrupted while subscribing
-				}
-				return failure(err)
-			}
-			subs = append(subs, sub)
-		}
-		errorf(a.stderr, a.prog, "watching %d resource(s) of %s; Ctrl-C to stop", len(uris), server)
-		for {
-			select {
-			case <-cx.Done():
-				return nil
-			case u := <-updates:
-				if err := a.printUpdate(cx, h, u, read, asJSON); err != nil {
-					return err
-				}
-			}
-		}
+		return nil
 	})
 }
 
 // printUpdate prints one update, and with read the resource's new contents, read through
 // the registry's read tool like `resources read`.
-func (a *invocation) printUpdate(cx context.Context, h *host.Host, u mcpclient.ResourceChange, read, asJSON bool) error {
+func (a *invocation) printUpdate(cx context.Context, c *hostCaller, u host.ResourceUpdate, read, asJSON bool) error {
 	w := watchedUpdate{Time: time.Now(), Server: u.Server, URI: u.URI}
 	var raw json.RawMessage
 	if read {
-		res, err := a.readForWatch(cx, h, u)
+		res, err := a.readForWatch(cx, c, u)
 		switch {
 		case err != nil:
 			w.Error = err.Error()
@@ -157,20 +115,18 @@ func (a *invocation) printUpdate(cx context.Context, h *host.Host, u mcpclient.R
 
 // readForWatch reads the updated resource with the read tool, as an agent at the root
 // would; a failure is the tool's words.
-func (a *invocation) readForWatch(cx context.Context, h *host.Host, u mcpclient.ResourceChange) (json.RawMessage, error) {
-	reg, err := toolRegistry(h)
-	if err != nil {
-		return nil, err
-	}
+func (a *invocation) readForWatch(cx context.Context, c *hostCaller, u host.ResourceUpdate) (json.RawMessage, error) {
 	args, err := json.Marshal(map[string]string{"server": u.Server, "uri": u.URI})
 	if err != nil {
 		return nil, err
 	}
-	res, err := reg.Execute(cx, h.Root(), toolReadResource, args, toolregistry.ExecOptions{})
-	if err != nil {
+	res, terr, err := c.resourceTool(cx, toolReadResource, args)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if res == nil || len(res.Raw) == 0 {
+	case terr != nil:
+		return nil, terr
+	case res == nil || len(res.Raw) == 0:
 		return nil, fmt.Errorf("%s returned no result", toolReadResource)
 	}
 	return res.Raw, nil
