@@ -62,6 +62,10 @@ var rules = map[string]rule{
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
 	// never the other way.
 	"host": {project: []string{"ctx", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
+	// The turn driver (an agent's session over its remote methods, in process or on a host)
+	// and the terminal chat on it.
+	"turn":     {project: []string{"plugins/agent", "plugins/remote"}},
+	"termchat": {project: []string{"host", "turn", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
 	// internal/: the ground floor, leaf libraries that everything may import. They import
 	// the standard library, third-party modules and each other, never ctx, plugins/,
 	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).
@@ -95,6 +99,7 @@ var rules = map[string]rule{
 	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
 	"testkit/gatewaytest": {project: []string{"ctx", "gateway"}},
 	"testkit/proctest":    {project: []string{"internal/procfs"}, stdOnly: true},
+	"testkit/agenttest":   {project: []string{"ctx", "ctx/ctxtest", "internal/modeltest", "plugins/agent", "plugins/model", "plugins/sysprompt", "plugins/toolregistry"}},
 	// tests/: the integration suites that run the plugins against other implementations.
 	"tests/interop":        {project: []string{""}},
 	"tests/ptcinterop":     {project: []string{""}},

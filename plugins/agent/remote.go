@@ -15,7 +15,7 @@ import (
 //
 //	agent/agents     call   null           → []AgentInfo
 //	agent/sessions   call   null           → SessionList
-//	agent/start      call   StartParams    → SessionInfo (an interactive session)
+//	agent/start      call   StartParams    → SessionInfo (an interactive session, unless unattended)
 //	agent/open       call   OpenParams     → SessionInfo (a stored session resumed, or the open one)
 //	agent/send       call   SendParams     → {} (the turn runs in the host; follow agent/events)
 //	agent/events     stream EventsParams   → Event… (durable events after seq `after` replayed, then live ones; ends when the session closes)
@@ -42,11 +42,15 @@ var (
 	MethodClose    = remote.NewMethod[SessionParams, struct{}]("agent/close")
 )
 
-// StartParams are the parameters of agent/start: the agent ("" the main one) and the model
-// ("" the agent's).
+// StartParams are the parameters of agent/start: the agent ("" the main one), the model
+// ("" the agent's), the mode ("" the agent's; see [StartOptions.Mode]) and whether nobody
+// answers approvals (Unattended: calls that need one are refused, the model told why, as
+// harness ask does in process); sessions started remotely are interactive otherwise.
 type StartParams struct {
-	Agent string `json:"agent"`
-	Model string `json:"model"`
+	Agent      string `json:"agent"`
+	Model      string `json:"model"`
+	Mode       string `json:"mode,omitempty"`
+	Unattended bool   `json:"unattended,omitempty"`
 }
 
 // SessionParams name an open session: the parameters of agent/cancel and agent/close.
@@ -55,10 +59,13 @@ type SessionParams struct {
 }
 
 // OpenParams are the parameters of agent/open: a stored session resumed with the model
-// ("" its own), or the open one.
+// ("" its own), the mode and whether nobody answers approvals (as in [StartParams]), or
+// the open one.
 type OpenParams struct {
-	Session string `json:"session"`
-	Model   string `json:"model"`
+	Session    string `json:"session"`
+	Model      string `json:"model"`
+	Mode       string `json:"mode,omitempty"`
+	Unattended bool   `json:"unattended,omitempty"`
 }
 
 // SendParams are the parameters of agent/send: the text of the session's next turn.
@@ -173,7 +180,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 		},
 		func() (ctx.Disposer, error) {
 			return MethodStart.Expose(c, func(_ context.Context, p StartParams) (SessionInfo, error) {
-				ss, err := svc.Start(StartOptions{Agent: p.Agent, Model: p.Model, Interactive: true})
+				ss, err := svc.Start(StartOptions{Agent: p.Agent, Model: p.Model, Mode: p.Mode, Interactive: !p.Unattended})
 				if err != nil {
 					return SessionInfo{}, remoteCode(err)
 				}
@@ -189,7 +196,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 				if ss, ok := svc.Lookup(id); ok {
 					return ss.Info(), nil
 				}
-				ss, err := svc.Resume(id, StartOptions{Model: p.Model, Interactive: true})
+				ss, err := svc.Resume(id, StartOptions{Model: p.Model, Mode: p.Mode, Interactive: !p.Unattended})
 				if err != nil {
 					return SessionInfo{}, remoteCode(err)
 				}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -77,6 +78,7 @@ func Main(opts Options) int {
 	defer procpolicy.Apply()()
 	cx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	a := opts.newInvocation(os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -86,7 +88,7 @@ func Main(opts Options) int {
 			if !ok {
 				return
 			}
-			if sig == os.Interrupt && interrupted() {
+			if sig == os.Interrupt && a.interrupt.take() {
 				continue // harness chat cancelled its turn in flight
 			}
 			break
@@ -103,7 +105,7 @@ func Main(opts Options) int {
 			opts.prog(), n, plural(n))
 		os.Exit(ExitFailure)
 	}()
-	return opts.Run(cx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	return a.run(cx, os.Args[1:])
 }
 
 // Run runs one harness command line (args excludes the program name) and
@@ -155,6 +157,9 @@ type invocation struct {
 	term *termLines
 	// agentHost is the host of the agent commands (ask, chat), once withAgent started it.
 	agentHost *host.Host
+	// interrupt takes SIGINT before the command's context does (Main): harness chat cancels
+	// its turn in flight with it.
+	interrupt interrupter
 
 	flags           profileFlags
 	logFormat       string
@@ -223,6 +228,26 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 		a.self = abs
 	}
 	return a
+}
+
+// interrupter passes an interrupt (SIGINT) to the handler a command installed: when it
+// takes it (harness chat cancelled its turn), the command goes on; a signal it does not
+// take shuts the command down as usual, and a second one after that kills the servers and
+// exits. It is safe for concurrent use.
+type interrupter struct{ handler atomic.Pointer[func() bool] }
+
+// set installs handler until the returned function is called.
+func (i *interrupter) set(handler func() bool) (remove func()) {
+	i.handler.Store(&handler)
+	return func() { i.handler.CompareAndSwap(&handler, nil) }
+}
+
+// take gives an interrupt to the handler, and reports whether it took it.
+func (i *interrupter) take() bool {
+	if h := i.handler.Load(); h != nil {
+		return (*h)()
+	}
+	return false
 }
 
 // action adapts a command function for cobra: errors it returns that carry

@@ -15,7 +15,9 @@ import (
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/turn"
 )
 
 // ExitIncomplete: harness ask (or sessions resume) ended the turn before the model
@@ -73,15 +75,14 @@ limit, token budget, output limit).`,
 			if rh, err := a.runningAgentHost(cmd.Context(), f); err != nil {
 				return err
 			} else if rh != nil {
-				return a.askOnHost(cmd.Context(), rh, f, task)
+				return a.runTurn(cmd.Context(), rh, func(cx context.Context) (*turn.Session, error) {
+					return turn.Start(cx, rh.cl, agent.StartParams{Agent: f.agent, Model: f.model})
+				}, 0, task, f)
 			}
 			return a.withAgent(cmd.Context(), f, func(cx context.Context, svc *agent.Service) error {
-				s, err := svc.Start(agent.StartOptions{Agent: f.agent, Model: f.model, Mode: f.mode})
-				if err != nil {
-					return agentError(err)
-				}
-				defer func() { _ = s.Close() }()
-				return a.runTurn(cx, s, 0, task, f)
+				return a.runTurn(cx, nil, func(cx context.Context) (*turn.Session, error) {
+					return turn.Start(cx, remote.NewLocal(a.agentHost.Root()), agent.StartParams{Agent: f.agent, Model: f.model, Mode: f.mode, Unattended: true})
+				}, 0, task, f)
 			})
 		}),
 	}
@@ -119,7 +120,11 @@ func isTerminalReader(r io.Reader) bool {
 
 // agentError maps the agent's errors: an unknown agent or model is a usage error.
 func agentError(err error) error {
-	if errors.Is(err, agent.ErrUnknownAgent) || errors.Is(err, agent.ErrUnknownSession) || strings.Contains(err.Error(), "unknown model") {
+	if _, ok := errors.AsType[*exitError](err); ok {
+		return err
+	}
+	if errors.Is(err, agent.ErrUnknownAgent) || errors.Is(err, agent.ErrUnknownSession) || strings.Contains(err.Error(), "unknown model") ||
+		remote.CodeOf(err) == remote.CodeNotFound {
 		return usageErrorf("%v", err)
 	}
 	return failure(err)
@@ -171,19 +176,53 @@ func (a *invocation) sessionsDir() (string, error) {
 	return agent.DefaultSessionsDir(a.getenv)
 }
 
-// runTurn sends task to s and prints the outcome: the answer (or with --json the events
-// after the sequence number after) on stdout, one line per tool call on stderr when it is
-// a terminal.
-func (a *invocation) runTurn(cx context.Context, s *agent.Session, after int64, task string, f agentFlags) error {
-	sub := s.Subscribe(after)
-	printed := make(chan error, 1)
-	go func() { printed <- a.printEvents(cx, sub, f.json) }()
-	end, err := s.Send(cx, task)
-	sub.Close()
-	if perr := <-printed; perr != nil && err == nil {
-		err = perr
+// runTurn opens a session (open), sends task and prints the outcome: the answer (or with
+// --json the events after the sequence number after) on stdout, one line per tool call on
+// stderr when it is a terminal; the session is closed after. On a running host (rh set),
+// nobody is asked for approvals: a call the host's permissions would ask about is refused
+// here, the model told why (in process the session is unattended, and the agent refuses
+// it). An interrupt cancels the turn.
+func (a *invocation) runTurn(cx context.Context, rh *runningHost, open func(context.Context) (*turn.Session, error), after int64, task string, f agentFlags) error {
+	s, err := open(cx)
+	if err != nil {
+		if rh != nil {
+			return a.agentHostError(cx, rh, err)
+		}
+		return agentError(err)
 	}
-	return a.turnOutcome(end, err, s.ID(), f)
+	defer func() { _ = s.Close(cx) }()
+	enc := json.NewEncoder(a.stdout)
+	var printErr error
+	end, err := s.Run(cx, task, after, func(ev agent.Event) {
+		if printErr == nil {
+			printErr = a.printEvent(enc, ev, f.json)
+		}
+		if ev.Type == agent.EventApprovalAsked && ev.Approval != nil && ev.Agent == "" {
+			answer := agent.Answer{Decision: agent.DecisionDeny,
+				Reason: "nobody to ask (harness ask); run harness chat to approve calls, or ask --local --allow PATTERN"}
+			if err := s.Approve(cx, ev.Approval.ID, answer); err != nil && !errors.Is(err, context.Canceled) {
+				errorf(a.stderr, a.prog, "refusing %s: %v", ev.Approval.Tool, err)
+			}
+		}
+	})
+	if me, ok := errors.AsType[*turn.MethodError](err); ok && cx.Err() == nil {
+		if rh != nil && me.Method == agent.MethodSend.Name() {
+			return a.agentHostError(cx, rh, err)
+		}
+		if rh != nil {
+			return failure(rh.explain(cx, "", me.Err))
+		}
+		return agentError(err)
+	}
+	switch {
+	case cx.Err() != nil:
+		return failure(errors.New("interrupted"))
+	case errors.Is(err, turn.ErrEnded) && rh != nil:
+		return failure(fmt.Errorf("%s closed the session before the turn ended", rh))
+	case printErr != nil && err == nil:
+		err = printErr
+	}
+	return a.turnOutcome(end, err, s.Info().ID, f)
 }
 
 // turnOutcome prints a turn's answer (unless --json) and returns the command's error for
@@ -212,21 +251,6 @@ func (a *invocation) turnOutcome(end *agent.TurnEnd, err error, session string, 
 		return &exitError{code: ExitIncomplete, err: errors.New("")}
 	}
 	return nil
-}
-
-// printEvents writes the events of sub: every one as a JSON line with asJSON, else a line
-// per tool result on stderr when it is a terminal. It returns when sub is closed.
-func (a *invocation) printEvents(cx context.Context, sub *agent.Subscription, asJSON bool) error {
-	enc := json.NewEncoder(a.stdout)
-	for {
-		ev, err := sub.Next(cx)
-		if err != nil {
-			return nil
-		}
-		if err := a.printEvent(enc, ev, asJSON); err != nil {
-			return err
-		}
-	}
 }
 
 // printEvent writes one event of a turn: as a JSON line with asJSON, else a line for a tool

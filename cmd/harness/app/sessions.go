@@ -10,13 +10,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/internal/termsafe"
-
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/suggest"
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/turn"
 )
 
 func (a *invocation) sessionsCommand() *cobra.Command {
@@ -114,12 +115,9 @@ the agent works on the task with it. Output and exit status as harness ask.`,
 				if svc.Store().Dir() != st.Dir() {
 					return failure(fmt.Errorf("the agent stores sessions in %s, not %s", svc.Store().Dir(), st.Dir()))
 				}
-				s, err := svc.Resume(events[0].Header.ID, agent.StartOptions{Model: f.model})
-				if err != nil {
-					return agentError(err)
-				}
-				defer func() { _ = s.Close() }()
-				return a.runTurn(cx, s, after, task, f)
+				return a.runTurn(cx, nil, func(cx context.Context) (*turn.Session, error) {
+					return turn.Open(cx, remote.NewLocal(a.agentHost.Root()), agent.OpenParams{Session: events[0].Header.ID, Model: f.model, Unattended: true})
+				}, after, task, f)
 			})
 		}),
 	}

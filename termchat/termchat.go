@@ -1,0 +1,461 @@
+// Package termchat is the terminal chat with an agent (harness chat): each line typed is a
+// message, the model's answer streams as it arrives, its reasoning dimmed, each tool call
+// is one line with its outcome and time, approvals are asked on the terminal, and slash
+// commands switch sessions and models. It drives the agent through package turn, so the
+// same chat talks with the agent of a running host (a *remote.Client) or of a tree in this
+// process (a *remote.Local).
+//
+// # Concurrency
+//
+// [Run] owns its input and output until it returns; it starts one goroutine that reads
+// lines from [Options.In], which ends when the input does or when Run's context ends.
+// [Options.OnInterrupt]'s handler may be called from any goroutine.
+package termchat
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/internal/suggest"
+	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/turn"
+)
+
+// Options configure a chat.
+type Options struct {
+	// Caller reaches the agent's methods (agent/*) and the host's tools (harness/tools).
+	Caller remote.Caller
+	// In is what the person types, a message per line; Out is where the chat is shown.
+	In  io.Reader
+	Out io.Writer
+	// Styled marks Out as a terminal: reasoning and notes are dimmed with ANSI styles.
+	Styled bool
+	// Agent, Model and Mode are the session's agent, model and mode ("": the defaults).
+	Agent, Model, Mode string
+	// Resume opens this stored session (or agent.LastSession) instead of starting one.
+	Resume string
+	// HideReasoning hides the model's reasoning (/reasoning shows it again).
+	HideReasoning bool
+	// Where is said in the banner after the session, such as " · on the host (pid 42)".
+	Where string
+	// Models lists the models /model offers (in process: the profile's model service); nil
+	// says the host's models are the host's business.
+	Models func() []model.Info
+	// CheckModel warns about a session's model that cannot answer (no key); nil: none.
+	CheckModel func(name string) error
+	// OnInterrupt, if set, installs the handler of an interrupt (SIGINT) while a turn runs
+	// and returns the function that removes it: the handler cancels the turn and reports
+	// whether it took the interrupt.
+	OnInterrupt func(handler func() bool) (remove func())
+	// ResumeError words the error of the first Resume (a did-you-mean, say); nil: as is.
+	ResumeError func(id string, err error) error
+}
+
+// Commands are the slash commands /help lists, with their arguments (/quit and /help
+// work too).
+var Commands = []string{"/tools", "/model [NAME]", "/reasoning", "/clear", "/resume ID|last", "/exit"}
+
+// chat is one harness chat: the session in use and how it is shown.
+type chat struct {
+	o         Options
+	io        *lineIO
+	s         *turn.Session
+	reasoning bool
+}
+
+// lineIO is the chat's terminal: lines typed by the person (read by one goroutine, so
+// that an approval asked during a turn and the next message share the input), and the
+// output.
+type lineIO struct {
+	lines  chan string // closed at the end of the input
+	out    io.Writer
+	styled bool
+	mu     sync.Mutex
+}
+
+func (t *lineIO) printf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.out, format, args...)
+}
+
+// dim writes s dimmed (on a terminal).
+func (t *lineIO) dim(s string) string {
+	if !t.styled || s == "" {
+		return s
+	}
+	return "\x1b[2m" + s + "\x1b[0m"
+}
+
+// readLines reads in line by line into the returned channel, closed at the end of in or
+// when cx ends.
+func readLines(cx context.Context, in io.Reader) chan string {
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-cx.Done():
+				return
+			}
+		}
+	}()
+	return lines
+}
+
+// Run runs the chat until the input ends, /exit or cx's end. The error is that of the
+// session's start (or first resume): the chat itself reports every later failure on Out
+// and goes on.
+func Run(cx context.Context, o Options) error {
+	ch := &chat{o: o, reasoning: !o.HideReasoning}
+	ch.io = &lineIO{lines: readLines(cx, o.In), out: o.Out, styled: o.Styled}
+	if o.Resume != "" {
+		if err := ch.resume(cx, o.Resume); err != nil {
+			if o.ResumeError != nil {
+				return o.ResumeError(o.Resume, err)
+			}
+			return err
+		}
+	} else if err := ch.start(cx); err != nil {
+		return err
+	}
+	defer ch.close(cx)
+	return ch.loop(cx)
+}
+
+func (ch *chat) start(cx context.Context) error {
+	s, err := turn.Start(cx, ch.o.Caller, agent.StartParams{Agent: ch.o.Agent, Model: ch.o.Model, Mode: ch.o.Mode})
+	if err != nil {
+		return err
+	}
+	ch.use(cx, s)
+	return nil
+}
+
+func (ch *chat) resume(cx context.Context, id string) error {
+	s, err := turn.Open(cx, ch.o.Caller, agent.OpenParams{Session: id, Model: ch.o.Model, Mode: ch.o.Mode})
+	if err != nil {
+		return err
+	}
+	ch.use(cx, s)
+	ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("resumed: %d turns", s.Info().Turns)))
+	return nil
+}
+
+// use makes s the session in use, closing the one before.
+func (ch *chat) use(cx context.Context, s *turn.Session) {
+	ch.close(cx)
+	ch.s = s
+	info := s.Info()
+	who := "the main agent"
+	if info.Agent != "" {
+		who = "agent " + info.Agent
+	}
+	ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("harness chat · %s · model %s · session %s%s — /help for commands, Ctrl-C cancels a turn, Ctrl-D leaves",
+		who, termsafe.String(info.Model), info.ID, ch.o.Where)))
+	if ch.o.CheckModel != nil {
+		if err := ch.o.CheckModel(info.Model); err != nil {
+			ch.io.printf("%s\n", termsafe.String("warning: "+err.Error()+" (/model switches models)"))
+		}
+	}
+}
+
+// close closes the session in use, if any.
+func (ch *chat) close(cx context.Context) {
+	if ch.s != nil {
+		_ = ch.s.Close(cx)
+		ch.s = nil
+	}
+}
+
+// loop reads messages until the end of the input, /exit or cx's end.
+func (ch *chat) loop(cx context.Context) error {
+	for {
+		ch.io.printf("> ")
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-ch.io.lines:
+		case <-cx.Done():
+			ch.io.printf("\n")
+			return nil
+		}
+		if !ok {
+			ch.io.printf("\n")
+			return nil
+		}
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+			continue
+		case strings.HasPrefix(line, "/"):
+			if ch.command(cx, line) {
+				return nil
+			}
+			continue
+		}
+		ch.turn(cx, line)
+	}
+}
+
+// command runs a slash command; it reports whether the chat ends.
+func (ch *chat) command(cx context.Context, line string) (done bool) {
+	name, arg, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "exit", "quit":
+		return true
+	case "help":
+		ch.io.printf("%s\n", strings.Join(Commands, "  "))
+	case "reasoning":
+		ch.reasoning = !ch.reasoning
+		ch.io.printf("reasoning %s\n", map[bool]string{true: "shown", false: "hidden"}[ch.reasoning])
+	case "clear":
+		if err := ch.start(cx); err != nil {
+			ch.io.printf("%s\n", termsafe.String(err.Error()))
+		}
+	case "resume":
+		if arg == "" {
+			ch.io.printf("usage: /resume ID (harness sessions list shows them)\n")
+			break
+		}
+		if err := ch.resume(cx, arg); err != nil {
+			ch.io.printf("%s\n", termsafe.String(err.Error()))
+		}
+	case "model":
+		ch.model(cx, arg)
+	case "tools":
+		ch.tools(cx)
+	default:
+		known := []string{"/quit", "/help"}
+		for _, c := range Commands {
+			known = append(known, strings.Fields(c)[0])
+		}
+		hint := suggest.Phrase(suggest.Closest("/"+name, known, suggest.Options{Max: 1}))
+		if hint != "" {
+			hint = " (" + hint + ")"
+		}
+		ch.io.printf("unknown command /%s%s (/help lists them)\n", termsafe.String(name), hint)
+	}
+	return false
+}
+
+// model lists the models (no name), or starts a session with the model called name.
+func (ch *chat) model(cx context.Context, name string) {
+	current := ch.s.Info().Model
+	if name == "" {
+		if ch.o.Models == nil {
+			ch.io.printf("* %s (the host's models: harness profile show on the host's profile)\n", termsafe.String(current))
+			return
+		}
+		for _, m := range ch.o.Models() {
+			mark := " "
+			if m.Name == current {
+				mark = "*"
+			}
+			ch.io.printf("%s %s (%s %s)\n", mark, m.Name, m.Provider, m.ID)
+		}
+		return
+	}
+	s, err := turn.Start(cx, ch.o.Caller, agent.StartParams{Agent: ch.o.Agent, Model: name, Mode: ch.o.Mode})
+	if err != nil {
+		ch.io.printf("%s\n", termsafe.String(err.Error()))
+		return
+	}
+	ch.o.Model = name
+	ch.use(cx, s)
+}
+
+// tools lists the tools the agent's host sees at its root (host.MethodTools).
+func (ch *chat) tools(cx context.Context) {
+	cx, cancel := context.WithTimeout(cx, turn.AnswerTimeout)
+	defer cancel()
+	tools, err := host.MethodTools.Call(cx, ch.o.Caller, struct{}{})
+	if err != nil {
+		ch.io.printf("%s\n", termsafe.String(err.Error()))
+		return
+	}
+	for _, t := range tools {
+		desc, _, _ := strings.Cut(t.Description, "\n")
+		ch.io.printf("%-40s %s\n", termsafe.String(t.Name), ch.io.dim(termsafe.String(desc)))
+	}
+}
+
+// turn sends text and shows the turn as it happens; an interrupt cancels it.
+func (ch *chat) turn(cx context.Context, text string) {
+	s := ch.s
+	if ch.o.OnInterrupt != nil {
+		remove := ch.o.OnInterrupt(func() bool { return s.Cancel(cx) == nil })
+		defer remove()
+	}
+	v := &view{ch: ch}
+	end, err := s.Run(cx, text, 0, func(ev agent.Event) { v.show(cx, ev) })
+	v.endLine()
+	switch {
+	case errors.Is(err, agent.ErrCancelled):
+		ch.io.printf("\n%s\n", ch.io.dim("(cancelled)"))
+	case err != nil && cx.Err() == nil && (end == nil || !v.shownErr): // an error event shows it once
+		ch.io.printf("\n%s\n", termsafe.String("error: "+err.Error()))
+	}
+}
+
+// view shows the events of one turn: the answer streamed, reasoning dimmed, a line per
+// tool call, approvals asked on the terminal.
+type view struct {
+	ch                   *chat
+	inReasoning, midLine bool
+	shownErr             bool // an error of the turn was shown
+}
+
+// endReasoning ends the dimmed reasoning: the style starts with its first piece and ends
+// with it, so the pieces between are plain text.
+func (v *view) endReasoning() {
+	if v.inReasoning && v.ch.io.styled {
+		v.ch.io.printf("\x1b[0m")
+	}
+	v.inReasoning = false
+}
+
+func (v *view) endLine() {
+	v.endReasoning()
+	if v.midLine {
+		v.ch.io.printf("\n")
+		v.midLine = false
+	}
+}
+
+func (v *view) show(cx context.Context, ev agent.Event) {
+	io := v.ch.io
+	who := ""
+	if ev.Agent != "" {
+		who = ev.Agent + ": "
+	}
+	switch ev.Type {
+	case agent.EventReasoningDelta:
+		if !v.ch.reasoning || ev.Agent != "" {
+			return
+		}
+		if !v.inReasoning && io.styled {
+			io.printf("\x1b[2m")
+		}
+		v.inReasoning, v.midLine = true, true
+		io.printf("%s", termsafe.String(ev.Text))
+	case agent.EventTextDelta:
+		if ev.Agent != "" {
+			return
+		}
+		if v.inReasoning {
+			v.endReasoning()
+			io.printf("\n")
+		}
+		v.midLine = !strings.HasSuffix(ev.Text, "\n")
+		io.printf("%s", termsafe.String(ev.Text))
+	case agent.EventRetry:
+		v.endLine()
+		io.printf("%s\n", io.dim("retrying: "+termsafe.String(ev.Error)))
+	case agent.EventToolResult:
+		if ev.Call == nil || ev.Result == nil {
+			return
+		}
+		v.endLine()
+		io.printf("  %s%s %s %s\n", who, termsafe.String(ev.Call.Tool), outcomeWord(ev.Result.Outcome),
+			io.dim(fmt.Sprintf("(%s)", time.Duration(ev.Result.Duration)*time.Millisecond)))
+	case agent.EventApprovalAsked:
+		v.endLine()
+		v.ch.approve(cx, ev)
+	case agent.EventError:
+		v.endLine()
+		io.printf("%s\n", termsafe.String("error: "+ev.Error))
+		v.shownErr = v.shownErr || ev.Agent == ""
+	case agent.EventTurnEnd:
+		v.endLine()
+		if e := ev.End; e != nil && ev.Agent == "" {
+			note := fmt.Sprintf("%d step%s · %d prompt tokens (%d cached) · %d completion tokens",
+				e.Steps, plural(e.Steps), e.Usage.PromptTokens, e.Usage.CacheHitTokens, e.Usage.CompletionTokens)
+			if e.Reason != agent.StopDone {
+				note = string(e.Reason) + " · " + note
+			}
+			io.printf("%s\n", io.dim(note))
+		}
+	}
+}
+
+func outcomeWord(o string) string {
+	if o == "ok" {
+		return "✓"
+	}
+	return "✗ " + o
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// approve asks the person about a call (or a server's sampling request) and answers.
+func (ch *chat) approve(cx context.Context, ev agent.Event) {
+	ap := ev.Approval
+	if ap == nil {
+		return
+	}
+	what := "run " + termsafe.String(ap.Tool)
+	if ap.Kind == "sampling" {
+		what = "let " + termsafe.String(ap.Server) + " use the model for a completion"
+	}
+	args := ""
+	if len(ap.Args) > 0 {
+		args = " " + termsafe.String(clipText(string(ap.Args), 200))
+	}
+	for {
+		ch.io.printf("Allow the agent to %s%s? [y]es, [a]lways this session, [n]o: ", what, args)
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-ch.io.lines:
+		case <-cx.Done():
+			return
+		}
+		decision := ""
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			decision = agent.DecisionAllow
+		case "a", "always":
+			decision = agent.DecisionAllowSession
+		case "n", "no", "":
+			decision = agent.DecisionDeny
+		}
+		if !ok {
+			decision = agent.DecisionDeny
+		}
+		if decision == "" {
+			continue
+		}
+		err := ch.s.Approve(cx, ap.ID, agent.Answer{Decision: decision, Reason: "the person said no"})
+		if err != nil && remote.CodeOf(err) != remote.CodeNotFound {
+			ch.io.printf("%s\n", termsafe.String(err.Error()))
+		}
+		return
+	}
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

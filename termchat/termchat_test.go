@@ -1,0 +1,55 @@
+package termchat_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/termchat"
+	"github.com/cordisgo/harness/testkit/agenttest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// A chat read from lines: a message answered after its approval, the tools, an unknown
+// command with a did-you-mean, a message refused ("n"), and /exit.
+func TestChat(t *testing.T) {
+	root := agenttest.New(t,
+		modeltest.Reply{Reasoning: "A note.", ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "note", Arguments: `{"text":"milk"}`}}},
+		modeltest.Reply{Content: "Noted: milk."},
+		modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "call_2", Name: "note", Arguments: `{"text":"eggs"}`}}},
+		modeltest.Reply{Content: "Not noted."},
+	)
+	// harness/tools is the host's: serve it the way a host does, from the root's registry.
+	if _, err := host.MethodTools.Expose(root, func(context.Context, struct{}) ([]toolregistry.Info, error) {
+		reg, _ := toolregistry.Key.Get(root)
+		return reg.List(root), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	in := strings.NewReader("note milk\ny\n/tools\n/tols\nnote eggs\nn\n/exit\n")
+	var out bytes.Buffer
+	if err := termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"harness chat · the main agent · model flash · session ",
+		"A note.", "Allow the agent to run note", "note ✓", "Noted: milk.",
+		"note                                     Writes a note down.",
+		`unknown command /tols (did you mean "/tools"?)`,
+		"note ✗ denied", "Not noted.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+// Package turn drives an agent's turns through the agent's remote methods (agent/*): a
+// session started or opened, a message sent, the turn's events followed until it ends,
+// approvals answered, the turn cancelled. It works over a remote.Caller, so the same code
+// drives the agent of a running host (a *remote.Client) and the agent of a tree in this
+// process (a *remote.Local): harness chat and harness ask use it both ways.
+//
+// # Concurrency
+//
+// A [Session] runs one turn at a time: [Session.Run] must not be called again before it
+// returns. [Session.Cancel], [Session.Approve] and [Session.Info] may be called from any
+// goroutine, during a turn too (an interrupt cancels it, an approval answers it).
+package turn
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/remote"
+)
+
+// AnswerTimeout bounds the calls a turn makes on the side (an approval's answer, a cancel,
+// a close), which must not wait for an interrupted command's context.
+const AnswerTimeout = 3 * time.Second
+
+// ErrEnded is the error of a turn whose session closed before the turn ended.
+var ErrEnded = errors.New("the session closed before the turn ended")
+
+// errTurnOver ends the events stream of a turn that has ended.
+var errTurnOver = errors.New("turn over")
+
+// MethodError is the refusal of one of the agent's methods (agent/start, agent/open,
+// agent/send, agent/events): Err is the host's error, Method the method's name. Its text is
+// the host's message (a *remote.Error's, without its code).
+type MethodError struct {
+	Method string
+	Err    error
+}
+
+func (e *MethodError) Error() string {
+	if re, ok := errors.AsType[*remote.Error](e.Err); ok {
+		return re.Message
+	}
+	return e.Err.Error()
+}
+func (e *MethodError) Unwrap() error { return e.Err }
+
+// Session is one agent session, reached through a remote.Caller.
+type Session struct {
+	cl remote.Caller
+
+	mu   sync.Mutex
+	info agent.SessionInfo
+	seq  int64 // the last durable event of the session seen
+}
+
+// Start starts a session (agent/start).
+func Start(cx context.Context, cl remote.Caller, p agent.StartParams) (*Session, error) {
+	info, err := agent.MethodStart.Call(cx, cl, p)
+	if err != nil {
+		return nil, &MethodError{Method: agent.MethodStart.Name(), Err: err}
+	}
+	return &Session{cl: cl, info: info}, nil
+}
+
+// Open opens a stored session, or the open one (agent/open).
+func Open(cx context.Context, cl remote.Caller, p agent.OpenParams) (*Session, error) {
+	info, err := agent.MethodOpen.Call(cx, cl, p)
+	if err != nil {
+		return nil, &MethodError{Method: agent.MethodOpen.Name(), Err: err}
+	}
+	return &Session{cl: cl, info: info}, nil
+}
+
+// Info is the session as it was started or opened, its turns counted since.
+func (s *Session) Info() agent.SessionInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+// side is a context for a call on the side of cx: not cancelled with it, bounded.
+func side(cx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(cx), AnswerTimeout)
+}
+
+// Close closes the session (agent/close).
+func (s *Session) Close(cx context.Context) error {
+	cx, cancel := side(cx)
+	defer cancel()
+	_, err := agent.MethodClose.Call(cx, s.cl, agent.SessionParams{Session: s.info.ID})
+	return err
+}
+
+// Cancel cancels the turn in flight (agent/cancel).
+func (s *Session) Cancel(cx context.Context) error {
+	cx, cancel := side(cx)
+	defer cancel()
+	_, err := agent.MethodCancel.Call(cx, s.cl, agent.SessionParams{Session: s.info.ID})
+	return err
+}
+
+// Approve answers the session's approval id (agent/approve).
+func (s *Session) Approve(cx context.Context, id string, ans agent.Answer) error {
+	cx, cancel := side(cx)
+	defer cancel()
+	_, err := agent.MethodApprove.Call(cx, s.cl, agent.ApproveParams{Session: s.info.ID, ID: id, Answer: ans})
+	return err
+}
+
+// Run sends text as the session's next message and passes the turn's events to fn, in
+// order, on the caller's goroutine, until the main agent's turn ends: the events of the
+// session after sequence number after (0: from its start; the durable events up to after
+// are not passed again) and of this turn, live ones included. fn answers approvals itself
+// ([Session.Approve]) as it sees EventApprovalAsked.
+//
+// It returns how the turn ended and its error: agent.ErrCancelled for a cancelled turn,
+// the main agent's last error for a failed one. When cx ends first, the turn is cancelled
+// on the host and cx's error returned; a method the host refused is a *[MethodError].
+func (s *Session) Run(cx context.Context, text string, after int64, fn func(agent.Event)) (*agent.TurnEnd, error) {
+	s.mu.Lock()
+	id, earlier := s.info.ID, s.info.Turns
+	after = max(after, s.seq)
+	s.mu.Unlock()
+	// The stream is open before the message is sent, or the turn's first live events (the
+	// reasoning's and the answer's deltas) could pass before it: it starts at the event
+	// before the last one seen (or at the session's first), replayed, which says it is open.
+	events := make(chan agent.Event, 1)
+	scx, stop := context.WithCancel(cx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		defer close(events)
+		done <- agent.MethodEvents.Call(scx, s.cl, agent.EventsParams{Session: id, After: max(after-1, 0)}, func(ev agent.Event) error {
+			select {
+			case events <- ev:
+			case <-scx.Done():
+				return scx.Err()
+			}
+			if ev.Type == agent.EventTurnEnd && ev.Agent == "" && ev.Turn > earlier {
+				return errTurnOver
+			}
+			return nil
+		})
+	}()
+	// deliver passes the events this turn's caller has not seen: not the durable ones up
+	// to after, not those of earlier turns (a resumed session's).
+	deliver := func(ev agent.Event) {
+		s.mu.Lock()
+		s.seq = max(s.seq, ev.Seq)
+		s.mu.Unlock()
+		if (ev.Seq == 0 || ev.Seq > after) && (ev.Turn == 0 || ev.Turn > earlier) {
+			fn(ev)
+		}
+	}
+	select {
+	case ev, ok := <-events: // the stream is open
+		if ok {
+			deliver(ev)
+		}
+	case err := <-done:
+		return nil, &MethodError{Method: agent.MethodEvents.Name(), Err: err}
+	case <-cx.Done():
+		return nil, cx.Err()
+	}
+	if _, err := agent.MethodSend.Call(cx, s.cl, agent.SendParams{Session: id, Text: text}); err != nil {
+		if cx.Err() != nil {
+			return nil, cx.Err()
+		}
+		return nil, &MethodError{Method: agent.MethodSend.Name(), Err: err}
+	}
+	s.mu.Lock()
+	s.info.Turns++
+	s.mu.Unlock()
+	var end *agent.TurnEnd
+	var turnErr error
+	for ev := range events {
+		deliver(ev)
+		switch {
+		case ev.Agent != "":
+		case ev.Type == agent.EventError:
+			turnErr = errors.New(ev.Error)
+		case ev.Type == agent.EventTurnEnd && ev.End != nil && ev.Turn > earlier:
+			end = ev.End
+		}
+	}
+	err := <-done
+	switch {
+	case end != nil:
+	case cx.Err() != nil:
+		_ = s.Cancel(cx)
+		return nil, cx.Err()
+	case err != nil && !errors.Is(err, errTurnOver):
+		return nil, &MethodError{Method: agent.MethodEvents.Name(), Err: err}
+	default:
+		return nil, ErrEnded
+	}
+	switch end.Reason {
+	case agent.StopError:
+		if turnErr == nil {
+			turnErr = errors.New("the turn failed")
+		}
+	case agent.StopCancelled:
+		turnErr = agent.ErrCancelled
+	default:
+		turnErr = nil
+	}
+	return end, turnErr
+}
