@@ -81,4 +81,3 @@ process too. A host without an agent is said in one line, and chat works in proc
 	cmd.Flags().BoolVar(&noReasoning, "no-reasoning", false, "hide the model's reasoning")
 	return cmd
 }
-
