@@ -64,6 +64,7 @@ var rules = map[string]rule{
 	"host": {project: []string{"ctx", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
 	// The turn driver (an agent's session over its remote methods, in process or on a host)
 	// and the terminal chat on it.
+	"termform": {project: []string{"ctx", "elicitation", "internal/termsafe"}},
 	"turn":     {project: []string{"plugins/agent", "plugins/remote"}},
 	"termchat": {project: []string{"host", "turn", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
 	// internal/: the ground floor, leaf libraries that everything may import. They import
@@ -92,7 +93,6 @@ var rules = map[string]rule{
 	"internal/ptytest":     {},
 	"internal/modeltest":   {stdOnly: true},
 	// The binary's own packages, which nothing outside cmd/harness imports.
-	"cmd/harness/internal/termform": {project: []string{"ctx", "elicitation", "internal/termsafe"}},
 	// testkit/: rigs that tests import (only _test.go files may import them).
 	"testkit/mcptest":     {project: []string{"ctx", "ctx/ctxtest"}},
 	"testkit/demotree":    {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cordisgo/harness/cmd/harness/internal/termform"
+	"github.com/cordisgo/harness/termform"
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/gcpolicy"

@@ -6,7 +6,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/cordisgo/harness/cmd/harness/internal/termform"
+	"github.com/cordisgo/harness/termform"
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/mcpauth"

@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite docs/configuration.md")
 // TestRenderConcurrent: Render keeps no state between calls, so calls at once (the race
 // detector watching) render the same file. It runs first, before any other Render.
 func TestRenderConcurrent(t *testing.T) {
-	root, err := filepath.Abs("../../../..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestRenderConcurrent(t *testing.T) {
 // TestConfigurationDoc keeps docs/configuration.md equal to what the code generates, so the
 // catalog cannot drift from the config types.
 func TestConfigurationDoc(t *testing.T) {
-	root, err := filepath.Abs("../../../..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +57,9 @@ func TestConfigurationDoc(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (generate it with: go test ./cmd/harness/internal/configdoc -update)", err)
+		t.Fatalf("%v (generate it with: go test ./host/configdoc -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("docs/configuration.md is out of date: run go test ./cmd/harness/internal/configdoc -update")
+		t.Fatal("docs/configuration.md is out of date: run go test ./host/configdoc -update")
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/cordisgo/harness/cmd/harness/internal/termform"
+	"github.com/cordisgo/harness/termform"
 	"github.com/cordisgo/harness/elicitation"
 )
 
