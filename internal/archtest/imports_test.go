@@ -64,6 +64,7 @@ var rules = map[string]rule{
 	"host": {project: []string{"ctx", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
 	// The turn driver (an agent's session over its remote methods, in process or on a host)
 	// and the terminal chat on it.
+	"termui":   {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
 	"termform": {project: []string{"ctx", "elicitation", "internal/termsafe"}},
 	"turn":     {project: []string{"plugins/agent", "plugins/remote"}},
 	"termchat": {project: []string{"host", "turn", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
@@ -99,6 +100,7 @@ var rules = map[string]rule{
 	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
 	"testkit/gatewaytest": {project: []string{"ctx", "gateway"}},
 	"testkit/proctest":    {project: []string{"internal/procfs"}, stdOnly: true},
+	"testkit/screentest":  {stdOnly: true},
 	"testkit/agenttest":   {project: []string{"ctx", "ctx/ctxtest", "internal/modeltest", "plugins/agent", "plugins/model", "plugins/sysprompt", "plugins/toolregistry"}},
 	// tests/: the integration suites that run the plugins against other implementations.
 	"tests/interop":        {project: []string{""}},

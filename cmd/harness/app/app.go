@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cordisgo/harness/termform"
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/gcpolicy"
@@ -24,6 +23,8 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/termform"
+	"github.com/cordisgo/harness/termui"
 )
 
 // Options configure a harness binary. The zero value is the stock harness.
@@ -154,7 +155,7 @@ type invocation struct {
 	env            []string
 	// term is the live-line block of stderr (the progress bar, the start-up spinner), nil
 	// when stderr is not a terminal; on a terminal the logger writes through it.
-	term *termLines
+	term *termui.Lines
 	// agentHost is the host of the agent commands (ask, chat), once withAgent started it.
 	agentHost *host.Host
 	// interrupt takes SIGINT before the command's context does (Main): harness chat cancels
@@ -216,8 +217,8 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 	if a.prog == "" {
 		a.prog = "harness"
 	}
-	if isTerminal(stderr) {
-		a.term = newTermLines(stderr)
+	if termui.IsTerminal(stderr) {
+		a.term = termui.NewLines(stderr)
 	}
 	maps.Copy(a.catalog, o.Plugins)
 	if a.self == "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/termui"
 	"github.com/cordisgo/harness/turn"
 )
 
@@ -230,7 +231,7 @@ func (a *invocation) runTurn(cx context.Context, rh *runningHost, open func(cont
 func (a *invocation) turnOutcome(end *agent.TurnEnd, err error, session string, f agentFlags) error {
 	if !f.json && end != nil && end.Text != "" {
 		text := end.Text
-		if isTerminal(a.stdout) {
+		if termui.IsTerminal(a.stdout) {
 			text = termsafe.String(text)
 		}
 		fmt.Fprintln(a.stdout, strings.TrimRight(text, "\n"))

@@ -10,6 +10,7 @@ import (
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/termchat"
+	"github.com/cordisgo/harness/termui"
 )
 
 func (a *invocation) chatCommand() *cobra.Command {
@@ -46,7 +47,7 @@ process too. A host without an agent is said in one line, and chat works in proc
   harness chat --resume 20261203-100000-abcdef`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			o := termchat.Options{In: a.stdin, Out: a.stdout, Styled: isTerminal(a.stdout), Agent: f.agent, Model: f.model,
+			o := termchat.Options{In: a.stdin, Out: a.stdout, Styled: termui.IsTerminal(a.stdout), Agent: f.agent, Model: f.model,
 				Resume: resume, HideReasoning: noReasoning, OnInterrupt: a.interrupt.set}
 			if rh, err := a.runningAgentHost(cmd.Context(), f); err != nil {
 				return err

@@ -6,11 +6,12 @@ import (
 	"os"
 	"sync"
 
-	"github.com/cordisgo/harness/termform"
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/termform"
+	"github.com/cordisgo/harness/termui"
 )
 
 // elicitationEnv is the environment variable that sets the elicitation policy (below the
@@ -60,7 +61,7 @@ func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) er
 		return err
 	case elicitation.PolicyAsk:
 		in, ok := a.stdin.(*os.File)
-		if !ok || a.stdinIsProtocol || a.term == nil || !isTerminal(in) {
+		if !ok || a.stdinIsProtocol || a.term == nil || !termui.IsTerminal(in) {
 			if a.hosting || a.stdinIsProtocol {
 				return nil // the page and the gateway's sessions answer
 			}
@@ -69,7 +70,7 @@ func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) er
 			_, err := elicitation.Provide(root, "no-terminal", &noTerminal{a: a})
 			return err
 		}
-		r, err := termform.New(termform.Options{In: in, Out: a.stderr, Open: mcpauth.OpenBrowser, Hold: a.term.hold, Events: root})
+		r, err := termform.New(termform.Options{In: in, Out: a.stderr, Open: mcpauth.OpenBrowser, Hold: a.term.Hold, Events: root})
 		if err != nil {
 			a.logger.Debug("no terminal form for elicitations", "err", err)
 			return nil

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -57,30 +56,3 @@ func TestElicitationPolicyNames(t *testing.T) {
 	}
 }
 
-// TestTermLinesHold: while the elicitation form holds the terminal the live lines are off the
-// screen and their draws only recorded; log lines are written as they come; the last hold's
-// end draws the latest lines again.
-func TestTermLinesHold(t *testing.T) {
-	scr := newScreen()
-	term := &termLines{w: scr}
-	term.draw("[####....] demo/slow")
-	release := term.hold()
-	if got := scr.shows(); got != "" {
-		t.Fatalf("held, the screen shows %q", got)
-	}
-	inner := term.hold()
-	term.draw("[######..] demo/slow")
-	fmt.Fprint(scr, "Name [Ada] > ")
-	if _, err := term.Write([]byte("\nWARN something\n")); err != nil {
-		t.Fatal(err)
-	}
-	inner()
-	if got, want := scr.shows(), "Name [Ada] > \nWARN something\n"; got != want {
-		t.Fatalf("while held the screen shows %q, want %q", got, want)
-	}
-	release()
-	release()
-	if got, want := scr.shows(), "Name [Ada] > \nWARN something\n[######..] demo/slow"; got != want {
-		t.Fatalf("after the hold the screen shows %q, want %q", got, want)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/termui"
 )
 
 // errInterruptedStart is the error of a command interrupted (SIGINT, SIGTERM: its context
@@ -134,7 +135,7 @@ func (a *invocation) hostOptions(p *profiles.Profile) host.Options {
 // the servers' long requests, the invocation's elicitation responder (as p's policy says),
 // and the command's beforeMount.
 func (a *invocation) prepareRoot(root *ctx.Context, p *profiles.Profile) error {
-	if _, err := mcpclient.ProgressEvent.On(root, newProgressPrinter(a.stderr, a.term, a.prog).report); err != nil {
+	if _, err := mcpclient.ProgressEvent.On(root, termui.NewProgress(a.stderr, a.term, a.prog).Report); err != nil {
 		return err
 	}
 	if err := a.provideResponder(root, p); err != nil {
@@ -155,15 +156,15 @@ func (a *invocation) start(cx context.Context, h *host.Host) error {
 	if err := h.Mount(); err != nil {
 		return err
 	}
-	var spinner *startupSpinner
+	var spinner *termui.Spinner
 	if a.term != nil && !a.quietStartup {
 		// Which servers the command is waiting for; commands that show statuses themselves
 		// (quietStartup) go without.
-		spinner = startSpinner(h.Board(), a.term)
+		spinner = termui.StartSpinner(h.Board(), a.term)
 	}
 	h.Ready(cx)
 	if spinner != nil {
-		spinner.stop()
+		spinner.Stop()
 	}
 	return nil
 }

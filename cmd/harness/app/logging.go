@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/termui"
 )
 
 // Log formats accepted by --log-format.
@@ -106,23 +106,9 @@ func colour(w io.Writer, env []string) bool {
 	if v, _ := lookupEnv(env, "TERM"); v == "dumb" {
 		return false
 	}
-	return isTerminal(w)
+	return termui.IsTerminal(w)
 }
 
-// isTerminal reports whether w (or the writer a termLines draws on) is a
-// character device, which is what a terminal is to the process
-// (golang.org/x/term is not a dependency; this check needs only os).
-func isTerminal(w io.Writer) bool {
-	if t, ok := w.(*termLines); ok {
-		w = t.w
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
 
 // lookupEnv finds name in an environment list of KEY=VALUE entries; the
 // last entry wins, as in os/exec.

@@ -20,6 +20,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/termui"
 )
 
 // hostAnswerTimeout bounds the check that the host named by an endpoint
@@ -315,7 +316,7 @@ func (a *invocation) printTable(rows [][]string) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, pad, ' ', 0)
 	for _, r := range rows {
 		n := len(r) - 1
-		lines := wrapWords(r[n], lastWidth)
+		lines := termui.WrapWords(r[n], lastWidth)
 		fmt.Fprintf(tw, "%s\t%s\n", strings.Join(r[:n], "\t"), lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(tw, "%s%s\n", strings.Repeat("\t", n), l)
@@ -482,7 +483,7 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 	if f.timeout <= 0 {
 		return usageErrorf("mcp restart: --timeout %v: must be positive", f.timeout)
 	}
-	tty := isTerminal(a.stderr)
+	tty := termui.IsTerminal(a.stderr)
 	progress := func(v mcpmanager.View) {
 		if tty && !f.asJSON {
 			fmt.Fprintf(a.stderr, "%s\n", host.StatusLine(viewAsStatus(v)))

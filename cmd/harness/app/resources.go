@@ -14,6 +14,7 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/termui"
 )
 
 // The shared resource tools the mcpresources plugin registers; the
@@ -319,7 +320,7 @@ func (a *invocation) printResources(tool string, raw json.RawMessage, output str
 		errorf(a.stderr, a.prog, "wrote %s to %s", byteSize(int64(len(out))), output)
 		return nil
 	}
-	if isTerminal(a.stdout) {
+	if termui.IsTerminal(a.stdout) {
 		// On a terminal, the server's text is shown safe; redirected, it is the file as it is.
 		_, err := io.WriteString(a.stdout, termsafe.String(string(out)))
 		return err

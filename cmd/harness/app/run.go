@@ -16,6 +16,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/termui"
 )
 
 func (a *invocation) runCommand() *cobra.Command {
@@ -59,7 +60,7 @@ signal kills the harness.`,
 // remote API and the page published, the host's methods exposed; gw, if set, is called
 // once the tree is up and returns what to do at shutdown (the gateway's).
 func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(context.Context, *host.Host) (func(), error)) error {
-	printer := a.statusPrinter(isTerminal(a.stderr))
+	printer := a.statusPrinter(termui.IsTerminal(a.stderr))
 	// Every client's reports, except those of the manager's clients: the
 	// manager's views describe those (below).
 	a.liveStatus = func(st mcpclient.Status) {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package app
+package termui
 
 import (
 	"io"
@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// terminalColumns returns the width of the terminal w writes to, or 0 when w is not a
+// Width returns the width of the terminal w writes to, or 0 when w is not a
 // terminal.
-func terminalColumns(w io.Writer) int {
+func Width(w io.Writer) int {
 	f, ok := w.(*os.File)
 	if !ok {
 		return 0

@@ -1,4 +1,4 @@
-package app
+package termui
 
 import (
 	"fmt"
@@ -20,35 +20,35 @@ const (
 // spinnerFrames are the spinner's animation.
 var spinnerFrames = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
-// startupSpinner shows, on a terminal, the MCP servers a command is still waiting for while
+// Spinner shows, on a terminal, the MCP servers a command is still waiting for while
 // the profile starts (waitReady): every spinnerTick it draws one line per server that has
 // been connecting for spinnerDelay or more — "⠹ gh: reconnecting (attempt 2 of 10), 4.2s" —
 // in the terminal's live lines, drops the line of a server once it is connected or failed,
 // and clears them all when stopped. It reads the status board; it has no state shared with
 // its caller but the board and the lines, both safe for concurrent use.
-type startupSpinner struct {
+type Spinner struct {
 	board *host.StatusBoard
-	term  *termLines
+	term  *Lines
 	quit  chan struct{}
 	done  chan struct{}
 }
 
-// startSpinner starts the spinner of the servers on board, drawn on term.
-func startSpinner(board *host.StatusBoard, term *termLines) *startupSpinner {
-	s := &startupSpinner{board: board, term: term, quit: make(chan struct{}), done: make(chan struct{})}
+// StartSpinner starts the spinner of the servers on board, drawn on term.
+func StartSpinner(board *host.StatusBoard, term *Lines) *Spinner {
+	s := &Spinner{board: board, term: term, quit: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	return s
 }
 
-// stop clears the spinner's lines and returns once it has.
-func (s *startupSpinner) stop() {
+// Stop clears the spinner's lines and returns once it has.
+func (s *Spinner) Stop() {
 	close(s.quit)
 	<-s.done
 }
 
-func (s *startupSpinner) run() {
+func (s *Spinner) run() {
 	defer close(s.done)
-	defer s.term.clear()
+	defer s.term.Clear()
 	tick := time.NewTicker(spinnerTick)
 	defer tick.Stop()
 	since := map[*ctx.Scope]time.Time{} // when each client was first seen starting
@@ -58,7 +58,7 @@ func (s *startupSpinner) run() {
 			return
 		case <-tick.C:
 		}
-		s.term.draw(spinnerLines(s.board.Statuses(), since, time.Now(), spinnerFrames[frame%len(spinnerFrames)])...)
+		s.term.Draw(spinnerLines(s.board.Statuses(), since, time.Now(), spinnerFrames[frame%len(spinnerFrames)])...)
 	}
 }
 

@@ -1,0 +1,114 @@
+package termui
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Lines is the block of live lines at the bottom of a terminal: the progress bar
+// (Progress) and the start-up spinner (Spinner) draw there, each draw
+// replacing the block drawn before in place, and clear removes it. The cursor stays at the
+// end of the block's last line. Writes through it (the logger's, on a terminal) appear
+// above the block: it is cleared, the text written and the block drawn again. Lines are cut
+// to the terminal's width, since a wrapped line could not be redrawn in place. It is safe
+// for concurrent use.
+type Lines struct {
+	w io.Writer
+	// columns returns the terminal's width, or 0 when unknown (lines are not cut).
+	columns func() int
+
+	mu    sync.Mutex
+	lines []string // on screen, unless held
+	held  int      // holds in force (see hold): the block is off the screen
+}
+
+// Hold takes the block off the screen and keeps it off, draws only recorded, until the
+// returned function is called (once or more; it is idempotent): something else — the
+// elicitation form — owns the terminal meanwhile. The last hold's end draws the block again.
+func (t *Lines) Hold() func() {
+	t.mu.Lock()
+	if t.held == 0 && len(t.lines) > 0 {
+		fmt.Fprint(t.w, eraseLines(len(t.lines)))
+	}
+	t.held++
+	t.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.held--; t.held == 0 && len(t.lines) > 0 {
+				fmt.Fprint(t.w, strings.Join(t.lines, "\n"))
+			}
+		})
+	}
+}
+
+// NewLines returns the live-line block of the terminal w.
+func NewLines(w io.Writer) *Lines {
+	return &Lines{w: w, columns: func() int { return Width(w) }}
+}
+
+// Draw replaces the block with lines (none clears it).
+func (t *Lines) Draw(lines ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(lines) == 0 && len(t.lines) == 0 {
+		return
+	}
+	lines = slices.Clone(lines)
+	if n := t.width(); n > 0 {
+		for i, l := range lines {
+			lines[i] = cutColumns(l, n-1)
+		}
+	}
+	if t.held == 0 {
+		fmt.Fprint(t.w, eraseLines(max(1, len(t.lines)))+strings.Join(lines, "\n"))
+	}
+	t.lines = lines
+}
+
+// Clear removes the block.
+func (t *Lines) Clear() { t.Draw() }
+
+// Write writes p above the block.
+func (t *Lines) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 || t.held > 0 {
+		return t.w.Write(p)
+	}
+	if _, err := fmt.Fprint(t.w, eraseLines(len(t.lines))); err != nil {
+		return 0, err
+	}
+	n, err := t.w.Write(p)
+	if err == nil {
+		_, err = fmt.Fprint(t.w, strings.Join(t.lines, "\n"))
+	}
+	return n, err
+}
+
+func (t *Lines) width() int {
+	if t.columns == nil {
+		return 0
+	}
+	return t.columns()
+}
+
+// eraseLines clears the n lines ending at the cursor's line and leaves the cursor at the
+// start of the first.
+func eraseLines(n int) string {
+	return "\r\x1b[K" + strings.Repeat("\x1b[1A\x1b[K", n-1)
+}
+
+// cutColumns cuts s to n runes (a rune taken for a column), ending with "…" when cut.
+func cutColumns(s string, n int) string {
+	r := []rune(s)
+	if n < 1 || len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
