@@ -64,6 +64,7 @@ var rules = map[string]rule{
 	"host": {project: []string{"ctx", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
 	// The turn driver (an agent's session over its remote methods, in process or on a host)
 	// and the terminal chat on it.
+	"hostview": {project: []string{"host", "plugins/agent", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpresources", "plugins/toolregistry", "internal/termsafe", "termui"}},
 	"termui":   {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
 	"termform": {project: []string{"ctx", "elicitation", "internal/termsafe"}},
 	"turn":     {project: []string{"plugins/agent", "plugins/remote"}},

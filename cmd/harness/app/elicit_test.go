@@ -55,4 +55,3 @@ func TestElicitationPolicyNames(t *testing.T) {
 		}
 	}
 }
-

@@ -109,7 +109,6 @@ func colour(w io.Writer, env []string) bool {
 	return termui.IsTerminal(w)
 }
 
-
 // lookupEnv finds name in an environment list of KEY=VALUE entries; the
 // last entry wins, as in os/exec.
 func lookupEnv(env []string, name string) (string, bool) {

@@ -8,14 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
@@ -254,7 +252,7 @@ func (a *invocation) printList(l host.ServerList, asJSON bool) error {
 		if tail := host.LastLine(s.StderrTail); tail != "" && s.Error != "" && s.Status != mcpmanager.StateConnected && !strings.Contains(detail, tail) {
 			detail += " (stderr: " + tail + ")"
 		}
-		rows = append(rows, []string{s.Name, string(s.Status), dash(s.Transport), strconv.Itoa(len(s.Tools)), host.JoinLines(detail)})
+		rows = append(rows, []string{s.Name, string(s.Status), hostview.Dash(s.Transport), strconv.Itoa(len(s.Tools)), host.JoinLines(detail)})
 	}
 	if err := a.printTable(rows); err != nil {
 		return err
@@ -286,50 +284,6 @@ func (a *invocation) printSettingsFiles(st mcpmanager.SettingsStatus) {
 		}
 		fmt.Fprintf(a.stdout, "%s settings: %s%s\n", f.scope, f.path, note)
 	}
-}
-
-// printTable prints rows (the first is the header) as a table on stdout, every cell
-// whole: the last column is wrapped to the terminal's width (see outputWidth), its
-// continuation lines indented under it; off a terminal lines are not wrapped.
-func (a *invocation) printTable(rows [][]string) error {
-	const pad = 2
-	for _, r := range rows { // servers' text: nothing reaches the terminal as a control
-		for i := range r {
-			r[i] = termsafe.Line(r[i])
-		}
-	}
-	width := a.outputWidth(a.stdout)
-	offset := 0
-	if len(rows) > 0 {
-		for col := 0; col < len(rows[0])-1; col++ {
-			w := 0
-			for _, r := range rows {
-				w = max(w, utf8.RuneCountInString(r[col]))
-			}
-			offset += w + pad
-		}
-	}
-	lastWidth := 0
-	if width > 0 {
-		lastWidth = max(width-offset, 24) // narrower than that is not readable: let the terminal wrap
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, pad, ' ', 0)
-	for _, r := range rows {
-		n := len(r) - 1
-		lines := termui.WrapWords(r[n], lastWidth)
-		fmt.Fprintf(tw, "%s\t%s\n", strings.Join(r[:n], "\t"), lines[0])
-		for _, l := range lines[1:] {
-			fmt.Fprintf(tw, "%s%s\n", strings.Repeat("\t", n), l)
-		}
-	}
-	return tw.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error {
@@ -427,7 +381,7 @@ func (a *invocation) printProbe(out mcpmanager.ProbeResult, asJSON bool) error {
 			return err
 		}
 	} else {
-		a.printProbeText(out)
+		hostview.Probe(a.stdout, out)
 	}
 	switch {
 	case !out.OK():
@@ -441,44 +395,6 @@ func (a *invocation) printProbe(out mcpmanager.ProbeResult, asJSON bool) error {
 	return nil
 }
 
-// printProbeText prints a probe's outcome for people: a summary line, the
-// tools, and for a failure the error and the end of the server's stderr.
-func (a *invocation) printProbeText(out mcpmanager.ProbeResult) {
-	stdout := termsafe.Writer(a.stdout) // the server's names, errors and stderr
-	total := out.Timings.Total.Round(time.Millisecond)
-	if !out.OK() {
-		fmt.Fprintf(stdout, "%s: failed at %s after %v: %s\n", out.Name, out.Stage, total,
-			strings.TrimPrefix(host.JoinLines(out.Err), fmt.Sprintf("mcp server %q: ", out.Name)))
-		if tail := strings.TrimSpace(out.StderrTail); tail != "" {
-			fmt.Fprintf(stdout, "stderr:\n%s\n", tail)
-		}
-		return
-	}
-	server := strings.TrimSpace(out.ServerName + " " + out.ServerVersion)
-	fmt.Fprintf(stdout, "%s: ok in %v: %s over %s, protocol %s, %d tool%s", out.Name, total,
-		dash(server), out.Transport, out.ProtocolVersion, len(out.Tools), plural(len(out.Tools)))
-	if out.ToolsTruncated {
-		fmt.Fprint(stdout, " (more not listed)")
-	}
-	if out.InstructionBytes > 0 {
-		fmt.Fprintf(stdout, ", instructions (%d bytes)", out.InstructionBytes)
-	}
-	fmt.Fprintln(stdout)
-	if len(out.Tools) == 0 {
-		return
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tALLOWED\tDESCRIPTION")
-	for _, t := range out.Tools {
-		allowed := "yes"
-		if !t.Allowed {
-			allowed = "no"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(t.Name), allowed, termsafe.Line(summary(t.Description, 72)))
-	}
-	_ = tw.Flush()
-}
-
 func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) error {
 	if f.timeout <= 0 {
 		return usageErrorf("mcp restart: --timeout %v: must be positive", f.timeout)
@@ -486,7 +402,7 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 	tty := termui.IsTerminal(a.stderr)
 	progress := func(v mcpmanager.View) {
 		if tty && !f.asJSON {
-			fmt.Fprintf(a.stderr, "%s\n", host.StatusLine(viewAsStatus(v)))
+			fmt.Fprintf(a.stderr, "%s\n", host.StatusLine(hostview.ViewStatus(v)))
 		}
 	}
 	rh, err := a.findHost(cx, f)
@@ -553,18 +469,10 @@ func (a *invocation) printRestart(name string, v mcpmanager.View, err error, asJ
 	case err != nil:
 		return failure(err)
 	case v.Status != mcpmanager.StateConnected && !host.NotStarted(mcpclient.Phase(v.Status)):
-		return failure(fmt.Errorf("restarted, but mcp server %s", host.StatusLine(viewAsStatus(v))))
+		return failure(fmt.Errorf("restarted, but mcp server %s", host.StatusLine(hostview.ViewStatus(v))))
 	}
 	if !asJSON {
-		fmt.Fprintf(a.stdout, "%s: restarted: %s\n", name, strings.TrimPrefix(host.StatusLine(viewAsStatus(v)), v.Name+": "))
+		fmt.Fprintf(a.stdout, "%s: restarted: %s\n", name, strings.TrimPrefix(host.StatusLine(hostview.ViewStatus(v)), v.Name+": "))
 	}
 	return nil
-}
-
-// viewAsStatus is the client status a server view reads as (for statusLine).
-func viewAsStatus(v mcpmanager.View) mcpclient.Status {
-	return mcpclient.Status{
-		Server: v.Name, Phase: mcpclient.Phase(v.Status), Attempt: v.Attempt, MaxAttempts: v.MaxAttempts,
-		Err: v.Error, StderrTail: v.StderrTail, Tools: v.Tools,
-	}
 }

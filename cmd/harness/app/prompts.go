@@ -1,17 +1,15 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpprompts"
 )
@@ -84,7 +82,7 @@ arguments are refused before the request (exit status 2).`,
 				if getJSON {
 					return writeJSON(a, res)
 				}
-				return writePromptMessages(termsafe.Writer(a.stdout), res)
+				return hostview.PromptMessages(termsafe.Writer(a.stdout), res)
 			})
 		}),
 	}
@@ -144,72 +142,7 @@ func (a *invocation) printPromptTable(ps []mcpprompts.Prompt) error {
 		if desc == "" {
 			desc = p.Title
 		}
-		rows = append(rows, []string{p.Server, p.Name, dash(strings.Join(args, " ")), dash(host.JoinLines(desc))})
+		rows = append(rows, []string{p.Server, p.Name, hostview.Dash(strings.Join(args, " ")), hostview.Dash(host.JoinLines(desc))})
 	}
 	return a.printTable(rows)
-}
-
-// writePromptMessages prints a prompt's messages for people: a header line per message
-// with its role, then its content.
-func writePromptMessages(w io.Writer, res *mcp.GetPromptResult) error {
-	var b strings.Builder
-	for i, m := range res.Messages {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "--- %s ---\n", m.Role)
-		b.WriteString(describeContent(m.Content))
-		if !strings.HasSuffix(b.String(), "\n") {
-			b.WriteString("\n")
-		}
-	}
-	if len(res.Messages) == 0 {
-		b.WriteString("(no messages)\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// describeContent renders one content block: text as it is, binary data described.
-func describeContent(c mcp.Content) string {
-	switch c := c.(type) {
-	case *mcp.TextContent:
-		return c.Text
-	case *mcp.ImageContent:
-		return fmt.Sprintf("[image %s, %s]", dash(c.MIMEType), byteSize(int64(len(c.Data))))
-	case *mcp.AudioContent:
-		return fmt.Sprintf("[audio %s, %s]", dash(c.MIMEType), byteSize(int64(len(c.Data))))
-	case *mcp.EmbeddedResource:
-		r := c.Resource
-		if r == nil {
-			return "[resource without contents]"
-		}
-		if r.Blob != nil {
-			return fmt.Sprintf("[resource %s, %s, %s binary]", r.URI, dash(r.MIMEType), byteSize(int64(len(r.Blob))))
-		}
-		head := "[resource " + r.URI
-		if r.MIMEType != "" {
-			head += ", " + r.MIMEType
-		}
-		return head + "]\n" + r.Text
-	case *mcp.ResourceLink:
-		s := "[resource link " + c.URI
-		if name := cmp.Or(c.Title, c.Name); name != "" {
-			s += " " + fmt.Sprintf("%q", name)
-		}
-		if c.MIMEType != "" {
-			s += ", " + c.MIMEType
-		}
-		if c.Size != nil {
-			s += ", " + byteSize(*c.Size)
-		}
-		s += "]"
-		if c.Description != "" {
-			s += "\n" + c.Description
-		}
-		return s
-	case nil:
-		return "[empty content]"
-	}
-	return "[content of an unknown type]"
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/termui"
 )
@@ -21,9 +22,9 @@ import (
 // resources commands call them through the registry like a model would,
 // so they see exactly what an agent at the root sees.
 const (
-	toolListResources     = "list_mcp_resources"
-	toolListTemplates     = "list_mcp_resource_templates"
-	toolReadResource      = "read_mcp_resource"
+	toolListResources     = mcpresources.ToolList
+	toolListTemplates     = mcpresources.ToolTemplates
+	toolReadResource      = mcpresources.ToolRead
 	resourcesPluginRowUse = "mcpresources"
 )
 
@@ -43,7 +44,7 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 			case terr != nil || res == nil || len(res.Raw) == 0:
 				// A refusal or a tool error: the registry's words.
 				if asJSON {
-					if err := writeJSON(a, canonical(res)); err != nil {
+					if err := writeJSON(a, hostview.Canonical(res)); err != nil {
 						return err
 					}
 				} else if text := res.Text(); text != "" && terr == nil {
@@ -54,7 +55,7 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 				}
 				return nil
 			case asJSON:
-				return writeJSON(a, withoutEmpty(res.Raw))
+				return writeJSON(a, hostview.WithoutEmpty(res.Raw))
 			}
 			return a.printResources(tool, res.Raw, output)
 		})
@@ -120,70 +121,6 @@ func noResourceTool(tool string) error {
 	return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
 }
 
-// resourceListing is a listing tool's protocol result, as the tables read it.
-type resourceListing struct {
-	Resources []struct {
-		URI      string `json:"uri"`
-		Name     string `json:"name"`
-		MIMEType string `json:"mimeType"`
-		Size     *int64 `json:"size"`
-	} `json:"resources"`
-	ResourceTemplates []struct {
-		URITemplate string `json:"uriTemplate"`
-		Name        string `json:"name"`
-		MIMEType    string `json:"mimeType"`
-		Description string `json:"description"`
-	} `json:"resourceTemplates"`
-	NextCursor string `json:"nextCursor"`
-}
-
-// listingTable is the table of a listing tool's results: one server's, or with server
-// names (servers[i] for pages[i]) a SERVER column first. It is nil when nothing is listed.
-func listingTable(tool string, pages []resourceListing, servers []string) [][]string {
-	var rows [][]string
-	for i, l := range pages {
-		var cells [][]string
-		if tool == toolListTemplates {
-			for _, r := range l.ResourceTemplates {
-				cells = append(cells, []string{r.URITemplate, dash(r.Name), dash(r.MIMEType), host.JoinLines(r.Description)})
-			}
-		} else {
-			for _, r := range l.Resources {
-				size := "-"
-				if r.Size != nil {
-					size = byteSize(*r.Size)
-				}
-				cells = append(cells, []string{r.URI, dash(r.Name), dash(r.MIMEType), size})
-			}
-		}
-		for _, c := range cells {
-			if servers != nil {
-				c = append([]string{servers[i]}, c...)
-			}
-			rows = append(rows, c)
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	header := []string{"URI", "NAME", "MIME TYPE", "SIZE"}
-	if tool == toolListTemplates {
-		header = []string{"URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"}
-	}
-	if servers != nil {
-		header = append([]string{"SERVER"}, header...)
-	}
-	return append([][]string{header}, rows...)
-}
-
-// nothingListed is what a listing with no rows says.
-func nothingListed(tool string) string {
-	if tool == toolListTemplates {
-		return "no resource templates"
-	}
-	return "no resources"
-}
-
 // listEveryServer runs a listing tool for every server with resources visible at the root
 // and prints one table with a SERVER column (or, with asJSON, {"resources" or
 // "resourceTemplates": [... each with its "server"], "errors": [{"server", "error"}]}). A
@@ -212,7 +149,7 @@ func (a *invocation) listEveryServer(cx context.Context, c *hostCaller, tool str
 	var (
 		errs    = []serverError{}
 		items   = []map[string]any{} // with asJSON
-		pages   []resourceListing    // without
+		pages   []hostview.Listing   // without
 		servers []string
 	)
 	for _, server := range listed {
@@ -238,7 +175,7 @@ func (a *invocation) listEveryServer(cx context.Context, c *hostCaller, tool str
 			}
 			continue
 		}
-		var l resourceListing
+		var l hostview.Listing
 		if err := json.Unmarshal(res.Raw, &l); err != nil {
 			return fmt.Errorf("reading the %s result of %q: %w", tool, server, err)
 		}
@@ -253,9 +190,9 @@ func (a *invocation) listEveryServer(cx context.Context, c *hostCaller, tool str
 	for _, e := range errs {
 		errorf(a.stderr, a.prog, "%s: %s", e.Server, e.Error)
 	}
-	rows := listingTable(tool, pages, servers)
+	rows := hostview.ListingTable(tool, pages, servers)
 	if rows == nil {
-		fmt.Fprintln(a.stderr, nothingListed(tool))
+		fmt.Fprintln(a.stderr, hostview.NothingListed(tool))
 		return nil
 	}
 	return a.printTable(rows)
@@ -273,13 +210,13 @@ func withCursor(m map[string]string, cursor string) map[string]string {
 // gives the file; binary contents to --output FILE, described otherwise).
 func (a *invocation) printResources(tool string, raw json.RawMessage, output string) error {
 	if tool == toolListResources || tool == toolListTemplates {
-		var l resourceListing
+		var l hostview.Listing
 		if err := json.Unmarshal(raw, &l); err != nil {
 			return fmt.Errorf("reading the %s result: %w", tool, err)
 		}
-		rows := listingTable(tool, []resourceListing{l}, nil)
+		rows := hostview.ListingTable(tool, []hostview.Listing{l}, nil)
 		if rows == nil {
-			fmt.Fprintln(a.stderr, nothingListed(tool))
+			fmt.Fprintln(a.stderr, hostview.NothingListed(tool))
 			return nil
 		}
 		if err := a.printTable(rows); err != nil {
@@ -308,7 +245,7 @@ func (a *invocation) printResources(tool string, raw json.RawMessage, output str
 			out = append(out, *c.Text...)
 		case output == "":
 			errorf(a.stderr, a.prog, "%s: %s binary contents (%s) not written to the terminal; save them with --output FILE",
-				c.URI, dash(c.MIMEType), byteSize(int64(len(c.Blob))))
+				c.URI, hostview.Dash(c.MIMEType), hostview.ByteSize(int64(len(c.Blob))))
 		default:
 			out = append(out, c.Blob...)
 		}
@@ -317,7 +254,7 @@ func (a *invocation) printResources(tool string, raw json.RawMessage, output str
 		if err := os.WriteFile(output, out, 0o644); err != nil {
 			return fmt.Errorf("--output: %w", err)
 		}
-		errorf(a.stderr, a.prog, "wrote %s to %s", byteSize(int64(len(out))), output)
+		errorf(a.stderr, a.prog, "wrote %s to %s", hostview.ByteSize(int64(len(out))), output)
 		return nil
 	}
 	if termui.IsTerminal(a.stdout) {
@@ -327,68 +264,4 @@ func (a *invocation) printResources(tool string, raw json.RawMessage, output str
 	}
 	_, err := a.stdout.Write(out)
 	return err
-}
-
-// byteSize renders n bytes for people: 793 B, 12.4 KiB, 3.1 MiB.
-func byteSize(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1024*1024))
-}
-
-// withoutEmpty returns a protocol result without its empty fields (null, "", {}, [] and a
-// zero ttlMs), which are noise for people reading --json; everything else is kept as the
-// server sent it, in its order.
-func withoutEmpty(raw json.RawMessage) any {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return raw
-	}
-	var prune func(v any) any
-	prune = func(v any) any {
-		switch t := v.(type) {
-		case map[string]any:
-			for k, x := range t {
-				x = prune(x)
-				switch y := x.(type) {
-				case nil:
-					delete(t, k)
-					continue
-				case string:
-					if y == "" {
-						delete(t, k)
-						continue
-					}
-				case map[string]any:
-					if len(y) == 0 {
-						delete(t, k)
-						continue
-					}
-				case []any:
-					if len(y) == 0 && k != "resources" && k != "resourceTemplates" && k != "contents" {
-						delete(t, k)
-						continue
-					}
-				case json.Number:
-					if k == "ttlMs" && y.String() == "0" {
-						delete(t, k)
-						continue
-					}
-				}
-				t[k] = x
-			}
-		case []any:
-			for i := range t {
-				t[i] = prune(t[i])
-			}
-		}
-		return v
-	}
-	return prune(v)
 }

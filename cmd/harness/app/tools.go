@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -63,7 +62,7 @@ there; --local runs it in this process.`,
 				}
 				res, terr := out.Result, out.Err()
 				if callJSON {
-					if err := writeJSON(a, canonicalCall(res, terr)); err != nil {
+					if err := writeJSON(a, hostview.CanonicalCall(res, terr)); err != nil {
 						return err
 					}
 				} else if text := res.Text(); text != "" {
@@ -105,77 +104,18 @@ func (a *invocation) callArgs(argv []string) (string, json.RawMessage, error) {
 	return name, raw, nil
 }
 
-// canonical is the machine-readable form of a result: the tool's own
-// protocol JSON when it kept one (an MCP CallToolResult), else the
-// registry's result.
-func canonical(res *toolregistry.Result) any {
-	if res != nil && len(res.Raw) > 0 {
-		return res.Raw
-	}
-	return res
-}
-
-// canonicalCall is the --json form of a call's outcome: canonical(res),
-// and when the registry itself refused or failed the call (the result has
-// no protocol JSON of the tool's own), the registry's error under "error"
-// with its code, such as {"code": "invalid_arguments", ...}.
-func canonicalCall(res *toolregistry.Result, terr error) any {
-	var te *toolregistry.ToolError
-	if res == nil || len(res.Raw) > 0 || !errors.As(terr, &te) {
-		return canonical(res)
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return canonical(res)
-	}
-	var m map[string]any
-	if json.Unmarshal(b, &m) != nil || m == nil {
-		return canonical(res)
-	}
-	m["error"] = te
-	return m
-}
-
 // writeToolTable prints tools as aligned columns.
 func writeToolTable(a *invocation, tools []toolregistry.Info) error {
 	rows := make([][]string, 0, len(tools))
 	for _, t := range tools {
-		rows = append(rows, []string{t.Name, dash(t.Meta["server"]), summary(t.Description, 72)})
+		rows = append(rows, []string{t.Name, hostview.Dash(t.Meta["server"]), hostview.Summary(t.Description, 72)})
 	}
 	return writeColumns(a, "no tools", []string{"NAME", "SERVER", "DESCRIPTION"}, rows)
 }
 
-// writeColumns prints rows under header as aligned columns, each cell shown safe (servers'
-// text), or empty on stderr when there are none.
-func writeColumns(a *invocation, empty string, header []string, rows [][]string) error {
-	if len(rows) == 0 {
-		fmt.Fprintln(a.stderr, empty)
-		return nil
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, r := range rows {
-		for i := range r {
-			r[i] = termsafe.Line(r[i])
-		}
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	return tw.Flush()
-}
-
-// summary returns the first line of s, cut to at most n runes.
-func summary(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // writeJSON prints v as indented JSON on stdout, <, > and & as they are.
 func writeJSON(a *invocation, v any) error {
-	b, err := marshalJSON(v, "  ")
+	b, err := hostview.JSON(v, "  ")
 	if err != nil {
 		return errors.New("encoding JSON: " + err.Error())
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/toolsearch"
@@ -100,7 +101,7 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 func writeHits(a *invocation, hits []toolsearch.Hit) error {
 	rows := make([][]string, 0, len(hits))
 	for _, h := range hits {
-		rows = append(rows, []string{fmt.Sprintf("%.2f", h.Score), h.PublicName, dash(h.Server) + "/" + h.Name, summary(h.Purpose, 72)})
+		rows = append(rows, []string{fmt.Sprintf("%.2f", h.Score), h.PublicName, hostview.Dash(h.Server) + "/" + h.Name, hostview.Summary(h.Purpose, 72)})
 	}
 	return writeColumns(a, "no tool matches", []string{"SCORE", "NAME", "SERVER/TOOL", "PURPOSE"}, rows)
 }

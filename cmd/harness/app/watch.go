@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostview"
 )
 
 // watchCommand is `resources watch SERVER URI…`.
@@ -92,7 +93,7 @@ func (a *invocation) printUpdate(cx context.Context, c *hostCaller, u host.Resou
 		}
 	}
 	if asJSON {
-		b, err := marshalJSON(w, "")
+		b, err := hostview.JSON(w, "")
 		if err != nil {
 			return err
 		}

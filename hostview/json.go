@@ -1,16 +1,16 @@
-package app
+package hostview
 
 import (
 	"bytes"
 	"encoding/json"
 )
 
-// marshalJSON is json.Marshal (json.MarshalIndent with a non-empty indent) without HTML
+// JSON is json.Marshal (json.MarshalIndent with a non-empty indent) without HTML
 // escaping: <, > and & are printed as they are, also inside JSON that v embeds
 // (json.RawMessage from a host's answer or a server's result, escaped by whoever encoded
 // it). Everything the CLI prints as JSON, and the JSON settings files it writes, go
 // through it.
-func marshalJSON(v any, indent string) ([]byte, error) {
+func JSON(v any, indent string) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

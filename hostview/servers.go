@@ -1,0 +1,75 @@
+package hostview
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/mcpmanager"
+)
+
+// Dash is s, or "-" for an empty cell.
+func Dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ViewStatus is the client status a server view reads as (for host.StatusLine).
+func ViewStatus(v mcpmanager.View) mcpclient.Status {
+	return mcpclient.Status{
+		Server: v.Name, Phase: mcpclient.Phase(v.Status), Attempt: v.Attempt, MaxAttempts: v.MaxAttempts,
+		Err: v.Error, StderrTail: v.StderrTail, Tools: v.Tools,
+	}
+}
+
+// Probe prints a probe's outcome for people: a summary line, the
+// tools, and for a failure the error and the end of the server's stderr.
+func Probe(w io.Writer, out mcpmanager.ProbeResult) {
+	stdout := termsafe.Writer(w) // the server's names, errors and stderr
+	total := out.Timings.Total.Round(time.Millisecond)
+	if !out.OK() {
+		fmt.Fprintf(stdout, "%s: failed at %s after %v: %s\n", out.Name, out.Stage, total,
+			strings.TrimPrefix(host.JoinLines(out.Err), fmt.Sprintf("mcp server %q: ", out.Name)))
+		if tail := strings.TrimSpace(out.StderrTail); tail != "" {
+			fmt.Fprintf(stdout, "stderr:\n%s\n", tail)
+		}
+		return
+	}
+	server := strings.TrimSpace(out.ServerName + " " + out.ServerVersion)
+	fmt.Fprintf(stdout, "%s: ok in %v: %s over %s, protocol %s, %d tool%s", out.Name, total,
+		Dash(server), out.Transport, out.ProtocolVersion, len(out.Tools), plural(len(out.Tools)))
+	if out.ToolsTruncated {
+		fmt.Fprint(stdout, " (more not listed)")
+	}
+	if out.InstructionBytes > 0 {
+		fmt.Fprintf(stdout, ", instructions (%d bytes)", out.InstructionBytes)
+	}
+	fmt.Fprintln(stdout)
+	if len(out.Tools) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tALLOWED\tDESCRIPTION")
+	for _, t := range out.Tools {
+		allowed := "yes"
+		if !t.Allowed {
+			allowed = "no"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(t.Name), allowed, termsafe.Line(Summary(t.Description, 72)))
+	}
+	_ = tw.Flush()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,67 @@
+package hostview
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/plugins/agent"
+)
+
+// Transcript prints a session's events as a conversation.
+func Transcript(w io.Writer, events []agent.Event) error {
+	var b strings.Builder
+	for _, ev := range events {
+		who := ""
+		if ev.Agent != "" {
+			who = "[" + ev.Agent + "] "
+		}
+		switch ev.Type {
+		case agent.EventSession:
+			h := ev.Header
+			name := h.Agent
+			if name == "" {
+				name = "main"
+			}
+			if h.Resumed == 0 {
+				fmt.Fprintf(&b, "session %s · agent %s · model %s (%s) · %s\n", h.ID, name, h.Model, h.ModelID, h.Created.Local().Format(time.DateTime))
+				if h.Parent != "" {
+					fmt.Fprintf(&b, "subagent run of session %s\n", h.Parent)
+				}
+			} else {
+				fmt.Fprintf(&b, "\n(resumed, model %s)\n", h.Model)
+			}
+		case agent.EventUser:
+			fmt.Fprintf(&b, "\n> %s\n", strings.ReplaceAll(termsafe.String(ev.Text), "\n", "\n> "))
+		case agent.EventAssistant:
+			if ev.Message != nil && strings.TrimSpace(ev.Message.Content) != "" {
+				fmt.Fprintf(&b, "\n%s%s\n", who, termsafe.String(strings.TrimSpace(ev.Message.Content)))
+			}
+		case agent.EventToolResult:
+			if ev.Call != nil && ev.Result != nil {
+				args := ev.Call.Args
+				if len(args) > 120 {
+					args = args[:117] + "..."
+				}
+				line := fmt.Sprintf("  %s· %s %s → %s (%d ms)", who, ev.Call.Tool, args, ev.Result.Outcome, ev.Result.Duration)
+				fmt.Fprintln(&b, termsafe.String(line))
+			}
+		case agent.EventApprovalDecided:
+			if ev.Approval != nil {
+				fmt.Fprintln(&b, termsafe.String(fmt.Sprintf("  %s? %s %s: %s %s", who, ev.Approval.Kind, ev.Approval.Tool+ev.Approval.Server, ev.Approval.Decision, ev.Approval.Why)))
+			}
+		case agent.EventError:
+			fmt.Fprintln(&b, termsafe.String("  "+who+"error: "+ev.Error))
+		case agent.EventTurnEnd:
+			if ev.End != nil {
+				u := ev.End.Usage
+				fmt.Fprintf(&b, "  (%s%s after %d step%s; %d prompt tokens, %d cached; %d completion tokens)\n", who,
+					ev.End.Reason, ev.End.Steps, plural(ev.End.Steps), u.PromptTokens, u.CacheHitTokens, u.CompletionTokens)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
