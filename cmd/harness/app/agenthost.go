@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/turn"
 )
@@ -13,13 +14,13 @@ import (
 // --local, or a profile given on the command line), or a host without an agent, said in one
 // line, or a choice the host's agent cannot honour (--mode, --allow: its permissions are
 // its own), said in one line too.
-func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*runningHost, error) {
+func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*hostclient.Host, error) {
 	rh, err := a.findHost(cx, a.fwd)
 	if err != nil || rh == nil {
 		return nil, err
 	}
 	switch {
-	case !rh.serves(agent.MethodStart.Name()):
+	case !rh.Serves(agent.MethodStart.Name()):
 		errorf(a.stderr, a.prog, "%s has no agent (its profile mounts no model or agent); working in process", rh)
 		return nil, nil
 	case f.mode != "":
@@ -34,7 +35,7 @@ func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*runnin
 
 // agentHostError words a host's refusal of an agent method (a *turn.MethodError): an
 // unknown agent or model is a usage error, as in process.
-func (a *invocation) agentHostError(cx context.Context, rh *runningHost, err error) error {
+func (a *invocation) agentHostError(cx context.Context, rh *hostclient.Host, err error) error {
 	if cx.Err() != nil {
 		return failure(errors.New("interrupted"))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
@@ -77,7 +78,7 @@ limit, token budget, output limit).`,
 				return err
 			} else if rh != nil {
 				return a.runTurn(cmd.Context(), rh, func(cx context.Context) (*turn.Session, error) {
-					return turn.Start(cx, rh.cl, agent.StartParams{Agent: f.agent, Model: f.model})
+					return turn.Start(cx, rh.Client, agent.StartParams{Agent: f.agent, Model: f.model})
 				}, 0, task, f)
 			}
 			return a.withAgent(cmd.Context(), f, func(cx context.Context, svc *agent.Service) error {
@@ -183,7 +184,7 @@ func (a *invocation) sessionsDir() (string, error) {
 // nobody is asked for approvals: a call the host's permissions would ask about is refused
 // here, the model told why (in process the session is unattended, and the agent refuses
 // it). An interrupt cancels the turn.
-func (a *invocation) runTurn(cx context.Context, rh *runningHost, open func(context.Context) (*turn.Session, error), after int64, task string, f agentFlags) error {
+func (a *invocation) runTurn(cx context.Context, rh *hostclient.Host, open func(context.Context) (*turn.Session, error), after int64, task string, f agentFlags) error {
 	s, err := open(cx)
 	if err != nil {
 		if rh != nil {
@@ -211,7 +212,7 @@ func (a *invocation) runTurn(cx context.Context, rh *runningHost, open func(cont
 			return a.agentHostError(cx, rh, err)
 		}
 		if rh != nil {
-			return failure(rh.explain(cx, "", me.Err))
+			return failure(rh.Explain(cx, "", me.Err))
 		}
 		return agentError(err)
 	}

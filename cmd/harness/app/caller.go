@@ -7,39 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/plugins/remote"
 )
-
-// hostCaller is what the commands that answer for a host (tools, resources, prompts,
-// prompt) call: the running host's client (rh set), or this process's own tree
-// (remote.Local), through the same typed methods (host.MethodTools, …).
-type hostCaller struct {
-	remote.Caller
-	rh   *runningHost // nil in process
-	root *ctx.Context // the tree in process, nil on a running host
-	src  string       // the profile's source, for messages
-}
-
-// has reports whether the host serves the method called name.
-func (c *hostCaller) has(name string) bool {
-	if c.rh != nil {
-		return c.rh.serves(name)
-	}
-	_, ok := c.root.RemoteMethod(name)
-	return ok
-}
-
-// mountsNo is the error of a host whose profile mounts no service what (a row with use:
-// use would).
-func (c *hostCaller) mountsNo(what, use string) error {
-	err := fmt.Errorf("profile %q mounts no %s (a row with use: %s)", c.src, what, use)
-	if c.rh != nil {
-		return fmt.Errorf("%s: %w", c.rh, err)
-	}
-	return err
-}
 
 // hostFlags are the flags of a command that answers for a running host or this process.
 func (a *invocation) hostFlags(cmd *cobra.Command) {
@@ -52,14 +23,14 @@ func (a *invocation) hostFlags(cmd *cobra.Command) {
 
 // withCaller runs fn with the running host's caller when there is one (findHost) that
 // serves the host's methods, else with this process's tree, started for the command.
-func (a *invocation) withCaller(cx context.Context, fn func(context.Context, *hostCaller) error) error {
+func (a *invocation) withCaller(cx context.Context, fn func(context.Context, *hostclient.Caller) error) error {
 	rh, err := a.findHost(cx, a.fwd)
 	if err != nil {
 		return err
 	}
 	if rh != nil {
-		if rh.serves(host.MethodTools.Name()) {
-			return fn(cx, &hostCaller{Caller: rh.cl, rh: rh, src: rh.info.Profile})
+		if rh.Serves(host.MethodTools.Name()) {
+			return fn(cx, hostclient.Remote(rh))
 		}
 		if a.fwd.host || a.fwd.endpoint != "" {
 			return failure(fmt.Errorf("%s cannot run %s (it does not serve %s); use --local to work in process", rh, a.cmdPath, host.MethodTools))
@@ -67,24 +38,17 @@ func (a *invocation) withCaller(cx context.Context, fn func(context.Context, *ho
 		errorf(a.stderr, a.prog, "%s cannot run %s; working in process", rh, a.cmdPath)
 	}
 	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		return fn(cx, &hostCaller{Caller: remote.NewLocal(h.Root()), root: h.Root(), src: h.Profile().Source})
+		return fn(cx, hostclient.Local(h))
 	})
 }
 
-// refused words a method's error for people: on a running host, as rh.explain does (an
-// unknown server name lists the host's names); in process, the method's own message. What
-// the method refused as a wrong name or argument (not_found, bad_request) is a usage error.
-func (c *hostCaller) refused(cx context.Context, server string, err error) error {
-	re, ok := errors.AsType[*remote.Error](err)
-	switch {
-	case !ok:
-		return err
-	case c.rh != nil && (re.Code == remote.CodeNotFound || re.Code == remote.CodeBadRequest):
-		return &exitError{code: ExitUsage, err: c.rh.explain(cx, server, err)}
-	case c.rh != nil:
-		return c.rh.explain(cx, server, err)
-	case re.Code == remote.CodeNotFound || re.Code == remote.CodeBadRequest:
-		return &exitError{code: ExitUsage, err: errors.New(re.Message)}
+// refused words a method's error for people (hostclient.Caller.Explain); what the method
+// refused as a wrong name or argument (not_found, bad_request) is a usage error.
+func refused(cx context.Context, c *hostclient.Caller, server string, err error) error {
+	if code := remote.CodeOf(err); code == remote.CodeNotFound || code == remote.CodeBadRequest {
+		if _, ok := errors.AsType[*remote.Error](err); ok {
+			return &exitError{code: ExitUsage, err: c.Explain(cx, server, err)}
+		}
 	}
-	return errors.New(re.Message)
+	return c.Explain(cx, server, err)
 }

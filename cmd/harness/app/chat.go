@@ -52,7 +52,7 @@ process too. A host without an agent is said in one line, and chat works in proc
 			if rh, err := a.runningAgentHost(cmd.Context(), f); err != nil {
 				return err
 			} else if rh != nil {
-				o.Caller, o.Where = rh.cl, fmt.Sprintf(" · on the host (pid %d)", rh.info.PID)
+				o.Caller, o.Where = rh.Client, fmt.Sprintf(" · on the host (pid %d)", rh.Info.PID)
 				if err := termchat.Run(cmd.Context(), o); err != nil {
 					return a.agentHostError(cmd.Context(), rh, err)
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
@@ -72,7 +73,7 @@ func (a *invocation) mcpLogin(cx context.Context, f loginFlags, name string) err
 		return err
 	}
 	if rh != nil {
-		cl := rh.cl
+		cl := rh.Client
 		// The host runs the flow, so its live client picks the token up at once.
 		err := mcpmanager.MethodLogin.Call(cx, cl, mcpmanager.LoginParams{Name: name, NoBrowser: f.noBrowser}, func(ev mcpmanager.LoginEvent) error {
 			if ev.URL != "" {
@@ -141,7 +142,7 @@ func (a *invocation) mcpLogout(cx context.Context, f loginFlags, name string) er
 		return err
 	}
 	if rh != nil {
-		_, err := mcpmanager.MethodLogout.Call(cx, rh.cl, mcpmanager.NameParams{Name: name})
+		_, err := mcpmanager.MethodLogout.Call(cx, rh.Client, mcpmanager.NameParams{Name: name})
 		if err := hostError(cx, rh, mcpmanager.MethodLogout.Name(), name, err); err != nil {
 			return err
 		}
@@ -217,12 +218,12 @@ func (a *invocation) profileAuthorizer(p *profiles.Profile, name string, open fu
 // hostError words a running host's refusal of method for people: a host that does not
 // serve it (no manager), an unknown server name (with the names it has), or the host's
 // message.
-func hostError(cx context.Context, rh *runningHost, method, name string, err error) error {
+func hostError(cx context.Context, rh *hostclient.Host, method, name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if !rh.serves(method) {
-		return rh.lacks("do "+method, method)
+	if !rh.Serves(method) {
+		return failure(rh.Lacks("do "+method, method))
 	}
-	return rh.explain(cx, name, err)
+	return rh.Explain(cx, name, err)
 }

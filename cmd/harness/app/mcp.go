@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
@@ -20,10 +21,6 @@ import (
 	"github.com/cordisgo/harness/profiles"
 	"github.com/cordisgo/harness/termui"
 )
-
-// hostAnswerTimeout bounds the check that the host named by an endpoint
-// file is running.
-const hostAnswerTimeout = 3 * time.Second
 
 // mcpFlags are the flags of mcp list, probe and restart.
 type mcpFlags struct {
@@ -73,24 +70,6 @@ func (a *invocation) mcpManageCommands() []*cobra.Command {
 	return cmds
 }
 
-// runningHost is a host found through its endpoint file, that answers.
-type runningHost struct {
-	cl      *remote.Client
-	info    host.Info // zero when the host does not serve harness/host
-	methods map[string]bool
-}
-
-// String describes the host for messages: "the host at URL (pid N, profile P)".
-func (rh *runningHost) String() string {
-	switch {
-	case rh.info.PID == 0:
-		return "the host at " + rh.cl.BaseURL
-	case rh.info.Profile == "":
-		return fmt.Sprintf("the host at %s (pid %d)", rh.cl.BaseURL, rh.info.PID)
-	}
-	return fmt.Sprintf("the host at %s (pid %d, profile %s)", rh.cl.BaseURL, rh.info.PID, rh.info.Profile)
-}
-
 // explicitProfile reports whether the command line chose the profile itself (-p, --set,
 // --stdio, --http): then the commands answer for it, in process, unless --host is given.
 func (f profileFlags) explicitProfile() bool {
@@ -102,12 +81,12 @@ func (f profileFlags) explicitProfile() bool {
 // (without --host or --endpoint); when there is no endpoint file, or a stale one, or its
 // host does not answer (those two are noted on stderr). With --host or --endpoint, no
 // host is an error. When it returns a host it says so on stderr.
-func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*runningHost, error) {
+func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*hostclient.Host, error) {
 	wanted := f.host || f.endpoint != ""
 	if f.local || (!wanted && a.flags.explicitProfile()) {
 		return nil, nil
 	}
-	none := func(format string, args ...any) (*runningHost, error) {
+	none := func(format string, args ...any) (*hostclient.Host, error) {
 		msg := fmt.Sprintf(format, args...)
 		if wanted {
 			return nil, failure(fmt.Errorf("no running host: %s", msg))
@@ -119,7 +98,7 @@ func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*runningHost, er
 	if err != nil {
 		return none("no endpoint file to find a host by: %v", err)
 	}
-	cl, err := remote.Discover(file)
+	rh, err := hostclient.Dial(pcx, file)
 	switch {
 	case errors.Is(err, remote.ErrStaleEndpoint):
 		return none("ignoring %v", err)
@@ -127,73 +106,15 @@ func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*runningHost, er
 		return nil, nil
 	case errors.Is(err, os.ErrNotExist):
 		return none("the endpoint file %s does not exist", file)
+	case errors.Is(err, hostclient.ErrNoAnswer):
+		return none("%v", err)
+	case errors.As(err, new(*hostclient.InfoError)):
+		return nil, failure(err)
 	case err != nil:
 		return none("ignoring the endpoint file: %v", err)
 	}
-	cx, cancel := context.WithTimeout(pcx, hostAnswerTimeout)
-	defer cancel()
-	ms, err := cl.Methods(cx)
-	if err != nil {
-		return none("no running host answers at %s (%v)", cl.BaseURL, err)
-	}
-	rh := &runningHost{cl: cl, methods: map[string]bool{}}
-	for _, m := range ms {
-		rh.methods[m.Name] = true
-	}
-	if rh.serves(host.MethodInfo.Name()) {
-		if rh.info, err = host.MethodInfo.Call(cx, cl, struct{}{}); err != nil {
-			return nil, failure(fmt.Errorf("%s: %s: %w", rh, host.MethodInfo, err))
-		}
-	}
 	errorf(a.stderr, a.prog, "answering for %s; --local for this profile", rh)
 	return rh, nil
-}
-
-// serves reports whether the host serves the method called name.
-func (rh *runningHost) serves(name string) bool { return rh.methods[name] }
-
-// lacks is the failure of a host that serves none of the methods named.
-func (rh *runningHost) lacks(what string, names ...string) error {
-	return failure(fmt.Errorf("%s cannot %s: it serves neither %s (it has no MCP server manager); use --local to work in process",
-		rh, what, strings.Join(names, " nor ")))
-}
-
-// list returns the host's server list (harness/mcpList, or the manager's own list from a
-// host that does not serve it).
-func (rh *runningHost) list(cx context.Context) (host.ServerList, error) {
-	var l host.ServerList
-	var err error
-	switch {
-	case rh.serves(host.MethodList.Name()):
-		l, err = host.MethodList.Call(cx, rh.cl, struct{}{})
-	case rh.serves(mcpmanager.MethodList.Name()):
-		var r mcpmanager.ListResult
-		r, err = mcpmanager.MethodList.Call(cx, rh.cl, struct{}{})
-		l = host.ServerList{Snapshot: r.Snapshot}
-	default:
-		return l, rh.lacks("list its MCP servers", host.MethodList.Name(), mcpmanager.MethodList.Name())
-	}
-	if err != nil {
-		return host.ServerList{}, rh.explain(cx, "", err)
-	}
-	return l, nil
-}
-
-// explain words a host's refusal for people: an unknown server name lists the names the
-// host has; anything else names the host.
-func (rh *runningHost) explain(cx context.Context, name string, err error) error {
-	re, ok := errors.AsType[*remote.Error](err)
-	if ok && re.Code == remote.CodeNotFound && name != "" {
-		var known []string
-		if l, lerr := rh.list(cx); lerr == nil {
-			known = l.Names()
-		}
-		return &host.UnknownServerError{Name: name, Where: "on " + rh.String(), Known: known}
-	}
-	if ok {
-		return fmt.Errorf("%s: %s", rh, re.Message)
-	}
-	return fmt.Errorf("%s: %w", rh, err)
 }
 
 func (a *invocation) mcpList(cx context.Context, f mcpFlags) error {
@@ -202,7 +123,7 @@ func (a *invocation) mcpList(cx context.Context, f mcpFlags) error {
 		return err
 	}
 	if rh != nil {
-		l, err := rh.list(cx)
+		l, err := rh.List(cx)
 		if err != nil {
 			return err
 		}
@@ -294,15 +215,15 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 	if rh != nil {
 		var out mcpmanager.ProbeResult
 		switch {
-		case rh.serves(host.MethodProbe.Name()):
-			out, err = host.MethodProbe.Call(cx, rh.cl, mcpmanager.NameParams{Name: name})
-		case rh.serves(mcpmanager.MethodProbe.Name()):
-			out, err = mcpmanager.MethodProbe.Call(cx, rh.cl, mcpmanager.ProbeParams{Name: name})
+		case rh.Serves(host.MethodProbe.Name()):
+			out, err = host.MethodProbe.Call(cx, rh.Client, mcpmanager.NameParams{Name: name})
+		case rh.Serves(mcpmanager.MethodProbe.Name()):
+			out, err = mcpmanager.MethodProbe.Call(cx, rh.Client, mcpmanager.ProbeParams{Name: name})
 		default:
-			return rh.lacks("probe its MCP servers", host.MethodProbe.Name(), mcpmanager.MethodProbe.Name())
+			return failure(rh.Lacks("probe its MCP servers", host.MethodProbe.Name(), mcpmanager.MethodProbe.Name()))
 		}
 		if err != nil {
-			return rh.explain(cx, name, err)
+			return rh.Explain(cx, name, err)
 		}
 		return a.printProbe(out, f.asJSON)
 	}
@@ -422,22 +343,22 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 // restartOnHost restarts name on a running host and waits for the outcome there
 // (harness/mcpRestart), or, from a host that does not serve it, asks the manager to
 // restart it and reports where it stands once mounted.
-func (a *invocation) restartOnHost(pcx context.Context, rh *runningHost, f mcpFlags, name string, progress func(mcpmanager.View)) error {
-	if !rh.serves(host.MethodRestart.Name()) {
-		if !rh.serves(mcpmanager.MethodRestart.Name()) {
-			return rh.lacks("restart its MCP servers", host.MethodRestart.Name(), mcpmanager.MethodRestart.Name())
+func (a *invocation) restartOnHost(pcx context.Context, rh *hostclient.Host, f mcpFlags, name string, progress func(mcpmanager.View)) error {
+	if !rh.Serves(host.MethodRestart.Name()) {
+		if !rh.Serves(mcpmanager.MethodRestart.Name()) {
+			return failure(rh.Lacks("restart its MCP servers", host.MethodRestart.Name(), mcpmanager.MethodRestart.Name()))
 		}
-		res, err := mcpmanager.MethodRestart.Call(pcx, rh.cl, mcpmanager.NameParams{Name: name})
+		res, err := mcpmanager.MethodRestart.Call(pcx, rh.Client, mcpmanager.NameParams{Name: name})
 		if err != nil {
-			return rh.explain(pcx, name, err)
+			return rh.Explain(pcx, name, err)
 		}
 		return a.printRestart(name, res.Server, nil, f.asJSON)
 	}
 	// The host bounds its wait by the timeout; this side allows it a little longer to say so.
-	cx, cancel := context.WithTimeout(pcx, f.timeout+hostAnswerTimeout)
+	cx, cancel := context.WithTimeout(pcx, f.timeout+hostclient.AnswerTimeout)
 	defer cancel()
 	var last host.RestartEvent
-	err := host.MethodRestart.Call(cx, rh.cl, host.RestartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(ev host.RestartEvent) error {
+	err := host.MethodRestart.Call(cx, rh.Client, host.RestartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(ev host.RestartEvent) error {
 		last = ev
 		if !last.Done {
 			progress(last.Server)
@@ -448,7 +369,7 @@ func (a *invocation) restartOnHost(pcx context.Context, rh *runningHost, f mcpFl
 		if re, ok := errors.AsType[*remote.Error](err); ok && re.Code == remote.CodeTimeout {
 			return a.printRestart(name, last.Server, errors.New(re.Message), f.asJSON)
 		}
-		return rh.explain(pcx, name, err)
+		return rh.Explain(pcx, name, err)
 	}
 	return a.printRestart(name, last.Server, nil, f.asJSON)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/internal/shellwords"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
@@ -129,7 +130,7 @@ func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
 	}
 	for _, arg := range a.flags.stdio {
 		err := add("--stdio", arg, func(cmdline string, cfg mcpclient.Config) (mcpclient.Config, error) {
-			words, err := splitWords(cmdline)
+			words, err := shellwords.Split(cmdline)
 			if err != nil {
 				return cfg, fmt.Errorf("command line: %w", err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/internal/termsafe"
 )
 
@@ -27,10 +28,10 @@ func (a *invocation) promptCommand() *cobra.Command {
 				}
 				vm[k] = val
 			}
-			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostclient.Caller) error {
 				p, err := host.MethodPrompt.Call(cx, c, host.PromptParams{Vars: vm})
 				if err != nil {
-					return c.refused(cx, "", err)
+					return refused(cx, c, "", err)
 				}
 				if !asJSON {
 					if p.Text != "" {

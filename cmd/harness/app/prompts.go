@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpprompts"
@@ -16,10 +17,10 @@ import (
 
 // withPrompts is withCaller for the prompts commands: a host whose profile mounts no
 // prompts service is an error that says so.
-func (a *invocation) withPrompts(cx context.Context, fn func(context.Context, *hostCaller) error) error {
-	return a.withCaller(cx, func(cx context.Context, c *hostCaller) error {
-		if !c.has(mcpprompts.MethodList.Name()) {
-			return failure(c.mountsNo("prompts service", "mcpprompts"))
+func (a *invocation) withPrompts(cx context.Context, fn func(context.Context, *hostclient.Caller) error) error {
+	return a.withCaller(cx, func(cx context.Context, c *hostclient.Caller) error {
+		if !c.Has(mcpprompts.MethodList.Name()) {
+			return failure(c.MountsNo("prompts service", "mcpprompts"))
 		}
 		return fn(cx, c)
 	})
@@ -40,10 +41,10 @@ server: a table with the arguments (<required> [optional]), or with --json
 			if len(argv) == 1 {
 				server = argv[0]
 			}
-			return a.withPrompts(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+			return a.withPrompts(cmd.Context(), func(cx context.Context, c *hostclient.Caller) error {
 				l, err := mcpprompts.MethodList.Call(cx, c, mcpprompts.ListParams{Server: server})
 				if err != nil {
-					return promptError(c.refused(cx, server, err))
+					return promptError(refused(cx, c, server, err))
 				}
 				if listJSON {
 					return writeJSON(a, l)
@@ -74,10 +75,10 @@ arguments are refused before the request (exit status 2).`,
 			if err != nil {
 				return err
 			}
-			return a.withPrompts(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+			return a.withPrompts(cmd.Context(), func(cx context.Context, c *hostclient.Caller) error {
 				res, err := mcpprompts.MethodGet.Call(cx, c, mcpprompts.GetParams{Server: argv[0], Name: argv[1], Arguments: promptArgs})
 				if err != nil {
-					return promptError(c.refused(cx, argv[0], err))
+					return promptError(refused(cx, c, argv[0], err))
 				}
 				if getJSON {
 					return writeJSON(a, res)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpresources"
@@ -36,8 +37,8 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
-			res, terr, err := c.resourceTool(cx, tool, raw)
+		return a.withCaller(cmd.Context(), func(cx context.Context, c *hostclient.Caller) error {
+			res, terr, err := resourceTool(cx, c, tool, raw)
 			switch {
 			case err != nil:
 				return err
@@ -68,7 +69,7 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 			if cursor != "" {
 				return usageErrorf("%s--cursor continues one server's listing: name the SERVER", pathPrefix(cmd))
 			}
-			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostclient.Caller) error {
 				return a.listEveryServer(cx, c, tool, asJSON)
 			})
 		}
@@ -105,11 +106,11 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 
 // resourceTool calls one of the resource tools at the host's root: the registry's result
 // and error, or the error of a host whose root has no such tool, or that refused the call.
-func (c *hostCaller) resourceTool(cx context.Context, tool string, args json.RawMessage) (*toolregistry.Result, error, error) {
+func resourceTool(cx context.Context, c *hostclient.Caller, tool string, args json.RawMessage) (*toolregistry.Result, error, error) {
 	out, err := host.MethodCallTool.Call(cx, c, host.CallParams{Tool: tool, Args: args})
 	switch {
 	case err != nil:
-		return nil, nil, c.refused(cx, "", err)
+		return nil, nil, refused(cx, c, "", err)
 	case out.Error != nil && out.Error.Code == toolregistry.CodeUnknownTool && out.Error.Tool == tool:
 		return nil, nil, noResourceTool(tool)
 	}
@@ -126,17 +127,17 @@ func noResourceTool(tool string) error {
 // "resourceTemplates": [... each with its "server"], "errors": [{"server", "error"}]}). A
 // server that fails is reported and the others are listed; only first pages are shown, with
 // the command that continues a longer one.
-func (a *invocation) listEveryServer(cx context.Context, c *hostCaller, tool string, asJSON bool) error {
+func (a *invocation) listEveryServer(cx context.Context, c *hostclient.Caller, tool string, asJSON bool) error {
 	tools, err := host.MethodTools.Call(cx, c, struct{}{})
 	if err != nil {
-		return c.refused(cx, "", err)
+		return refused(cx, c, "", err)
 	}
 	if !slices.ContainsFunc(tools, func(t toolregistry.Info) bool { return t.Name == tool }) {
 		return noResourceTool(tool)
 	}
 	listed, err := host.MethodResourceServers.Call(cx, c, struct{}{})
 	if err != nil {
-		return c.refused(cx, "", err)
+		return refused(cx, c, "", err)
 	}
 	key, cmd := "resources", "list"
 	if tool == toolListTemplates {
@@ -154,7 +155,7 @@ func (a *invocation) listEveryServer(cx context.Context, c *hostCaller, tool str
 	)
 	for _, server := range listed {
 		raw, _ := json.Marshal(map[string]string{"server": server})
-		res, terr, err := c.resourceTool(cx, tool, raw)
+		res, terr, err := resourceTool(cx, c, tool, raw)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -21,10 +22,10 @@ func (a *invocation) toolsCommand() *cobra.Command {
 		Short: "List the tools visible at the root: name, server, description",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostclient.Caller) error {
 				tools, err := host.MethodTools.Call(cx, c, struct{}{})
 				if err != nil {
-					return c.refused(cx, "", err)
+					return refused(cx, c, "", err)
 				}
 				if listJSON {
 					if tools == nil {
@@ -55,10 +56,10 @@ there; --local runs it in this process.`,
 			if err != nil {
 				return err
 			}
-			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostCaller) error {
+			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostclient.Caller) error {
 				out, err := host.MethodCallTool.Call(cx, c, host.CallParams{Tool: name, Args: raw})
 				if err != nil {
-					return c.refused(cx, "", err)
+					return refused(cx, c, "", err)
 				}
 				res, terr := out.Result, out.Err()
 				if callJSON {

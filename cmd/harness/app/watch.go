@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
 )
 
@@ -43,9 +44,9 @@ type watchedUpdate struct {
 }
 
 func (a *invocation) watchResources(cx context.Context, server string, uris []string, read, asJSON bool) error {
-	return a.withCaller(cx, func(cx context.Context, c *hostCaller) error {
-		if !c.has(host.MethodWatchResources.Name()) {
-			return failure(c.mountsNo("mcpResources service", resourcesPluginRowUse))
+	return a.withCaller(cx, func(cx context.Context, c *hostclient.Caller) error {
+		if !c.Has(host.MethodWatchResources.Name()) {
+			return failure(c.MountsNo("mcpResources service", resourcesPluginRowUse))
 		}
 		var dropped int64
 		err := host.MethodWatchResources.Call(cx, c, host.WatchParams{Server: server, URIs: uris}, func(u host.ResourceUpdate) error {
@@ -66,7 +67,7 @@ func (a *invocation) watchResources(cx context.Context, server string, uris []st
 		case cx.Err() != nil:
 			return nil // interrupted: the host unsubscribes
 		case err != nil:
-			return failure(c.refused(cx, server, err))
+			return failure(refused(cx, c, server, err))
 		}
 		return nil
 	})
@@ -74,7 +75,7 @@ func (a *invocation) watchResources(cx context.Context, server string, uris []st
 
 // printUpdate prints one update, and with read the resource's new contents, read through
 // the registry's read tool like `resources read`.
-func (a *invocation) printUpdate(cx context.Context, c *hostCaller, u host.ResourceUpdate, read, asJSON bool) error {
+func (a *invocation) printUpdate(cx context.Context, c *hostclient.Caller, u host.ResourceUpdate, read, asJSON bool) error {
 	w := watchedUpdate{Time: time.Now(), Server: u.Server, URI: u.URI}
 	var raw json.RawMessage
 	if read {
@@ -116,12 +117,12 @@ func (a *invocation) printUpdate(cx context.Context, c *hostCaller, u host.Resou
 
 // readForWatch reads the updated resource with the read tool, as an agent at the root
 // would; a failure is the tool's words.
-func (a *invocation) readForWatch(cx context.Context, c *hostCaller, u host.ResourceUpdate) (json.RawMessage, error) {
+func (a *invocation) readForWatch(cx context.Context, c *hostclient.Caller, u host.ResourceUpdate) (json.RawMessage, error) {
 	args, err := json.Marshal(map[string]string{"server": u.Server, "uri": u.URI})
 	if err != nil {
 		return nil, err
 	}
-	res, terr, err := c.resourceTool(cx, toolReadResource, args)
+	res, terr, err := resourceTool(cx, c, toolReadResource, args)
 	switch {
 	case err != nil:
 		return nil, err

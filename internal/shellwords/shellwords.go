@@ -1,11 +1,13 @@
-package app
+// Package shellwords splits a command line into words as a POSIX shell would, without a
+// shell. Its functions are pure and safe for concurrent use.
+package shellwords
 
 import (
 	"errors"
 	"strings"
 )
 
-// splitWords splits a command line into words the way a POSIX shell
+// Split splits a command line into words the way a POSIX shell
 // tokenises one, but without running a shell: no variables, globs, pipes,
 // redirections or command substitution; every character that is not
 // quoting or white space is taken literally.
@@ -21,7 +23,7 @@ import (
 //     (” or "") is an empty word.
 //
 // An unterminated quote or a trailing backslash is an error.
-func splitWords(s string) ([]string, error) {
+func Split(s string) ([]string, error) {
 	var (
 		words  []string
 		cur    strings.Builder

@@ -1,4 +1,4 @@
-package app
+package shellwords
 
 import (
 	"slices"
@@ -43,16 +43,16 @@ func TestSplitWords(t *testing.T) {
 		{in: `"ends in backslash\"`, err: "unterminated double quote"},
 		{in: `trailing\`, err: "trailing backslash"},
 	} {
-		got, err := splitWords(tc.in)
+		got, err := Split(tc.in)
 		switch {
 		case tc.err != "":
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("splitWords(%q) = %q, %v; want error %q", tc.in, got, err, tc.err)
+				t.Errorf("Split(%q) = %q, %v; want error %q", tc.in, got, err, tc.err)
 			}
 		case err != nil:
-			t.Errorf("splitWords(%q): %v", tc.in, err)
+			t.Errorf("Split(%q): %v", tc.in, err)
 		case !slices.Equal(got, tc.want):
-			t.Errorf("splitWords(%q) = %q, want %q", tc.in, got, tc.want)
+			t.Errorf("Split(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -62,7 +62,7 @@ func FuzzSplitWords(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		words, err := splitWords(s)
+		words, err := Split(s)
 		if err != nil {
 			return
 		}
@@ -71,7 +71,7 @@ func FuzzSplitWords(f *testing.F) {
 		for _, w := range words {
 			b.WriteString("'" + strings.ReplaceAll(w, "'", `'\''`) + "' ")
 		}
-		again, err := splitWords(b.String())
+		again, err := Split(b.String())
 		if err != nil || !slices.Equal(words, again) {
 			t.Fatalf("re-quoted %q: got %q, %v; want %q", b.String(), again, err, words)
 		}
