@@ -64,6 +64,7 @@ var rules = map[string]rule{
 	"host": {project: []string{"ctx", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
 	// The turn driver (an agent's session over its remote methods, in process or on a host)
 	// and the terminal chat on it.
+	"host/adhoc": {project: []string{"ctx", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},
 	"hostclient": {project: []string{"ctx", "host", "plugins/mcpmanager", "plugins/remote"}},
 	"hostview":   {project: []string{"host", "plugins/agent", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpresources", "plugins/toolregistry", "internal/termsafe", "termui"}},
 	"termui":     {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},

@@ -1,16 +1,12 @@
 package app
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"os"
 	"strings"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/internal/shellwords"
-	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/host/adhoc"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -36,7 +32,12 @@ func (a *invocation) loadProfile() (*profiles.Profile, error) { return a.loadPro
 // serverName in one scope, and the settings file of an MCP manager row that
 // does not parse or validate.
 func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) {
-	sets, adhocSets := a.flags.splitAdhocSets()
+	env, err := parseKeyValues("--env", a.flags.env)
+	if err != nil {
+		return nil, err
+	}
+	af := adhoc.Flags{Stdio: a.flags.stdio, HTTP: a.flags.http, Env: env, Sets: a.flags.sets}
+	sets, adhocSets := af.SplitSets()
 	p, err := profiles.Load(profiles.LoadOptions{
 		Name:    a.flags.name,
 		Sets:    sets,
@@ -50,20 +51,24 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 	for _, w := range p.Warnings {
 		errorf(a.stderr, a.prog, "profile %q: warning: %s", p.Source, w)
 	}
-	adhoc, err := a.adhocRows(p)
+	if _, ok := a.catalog[host.UseClient]; !ok && len(af.Stdio)+len(af.HTTP) > 0 {
+		flag, arg, _ := strings.Cut(af.Label(0), " ")
+		return nil, usageErrorf("%s %q: this binary has no %s plugin", flag, arg, host.UseClient)
+	}
+	rows, err := af.Rows(p)
+	if err == nil {
+		err = adhoc.ApplySets(rows, adhocSets)
+	}
 	if err != nil {
-		return nil, err
+		return nil, usageErrorf("%v", err)
 	}
-	if err := applyAdhocSets(adhoc, adhocSets); err != nil {
-		return nil, err
-	}
-	a.addLoginCommands(adhoc, adhocSets)
-	p.Rows = append(p.Rows, adhoc...)
+	af.AddLoginCommands(a.prog, rows, adhocSets)
+	p.Rows = append(p.Rows, rows...)
 	a.addSelfEnv(p.Rows)
 	a.addSettingsDefaults(p.Rows)
 	labels := map[string]string{}
-	for i, r := range adhoc {
-		labels[r.Path] = adhocLabel(a.flags, i)
+	for i, r := range rows {
+		labels[r.Path] = af.Label(i)
 	}
 	warnings, err := host.Check(p, host.CheckOptions{Catalog: a.catalog, Labels: labels, Strict: strict, LookupEnv: a.lookupEnv})
 	for _, w := range warnings {
@@ -84,84 +89,6 @@ func (a *invocation) lookupEnv(name string) (string, bool) {
 	return lookupEnv(a.env, name)
 }
 
-// adhocLabel names the flag that made the i-th ad-hoc row.
-func adhocLabel(f profileFlags, i int) string {
-	if i < len(f.stdio) {
-		return "--stdio " + f.stdio[i]
-	}
-	return "--http " + f.http[i-len(f.stdio)]
-}
-
-// adhocRows turns --stdio and --http flags into mcpclient rows appended to
-// the profile's top level, in flag order (stdio first).
-func (a *invocation) adhocRows(p *profiles.Profile) ([]profiles.Row, error) {
-	taken := map[string]string{}
-	for _, r := range p.Rows {
-		taken[strings.ToLower(r.ID)] = fmt.Sprintf("the profile's row %q", r.ID)
-	}
-	var rows []profiles.Row
-	add := func(flag, arg string, config func(value string, cfg mcpclient.Config) (mcpclient.Config, error)) error {
-		name, value, ok := strings.Cut(arg, "=")
-		if !ok {
-			return usageErrorf("%s %q: expected NAME=%s", flag, arg, map[string]string{"--stdio": "CMDLINE", "--http": "URL"}[flag])
-		}
-		// Ad-hoc server names become row ids too, which the server name grammar satisfies.
-		if !mcpclient.ValidServerName(name) {
-			return usageErrorf("%s %q: server name %q must be 1 to 32 letters, digits, '-' or '_'", flag, arg, name)
-		}
-		if prev, dup := taken[strings.ToLower(name)]; dup {
-			return usageErrorf("%s %q: name %q is already used by %s", flag, arg, name, prev)
-		}
-		if _, ok := a.catalog[host.UseClient]; !ok {
-			return usageErrorf("%s %q: this binary has no %s plugin", flag, arg, host.UseClient)
-		}
-		var cfg mcpclient.Config
-		cfg.Default()
-		cfg.ServerName = name
-		cfg, err := config(value, cfg)
-		if err != nil {
-			return usageErrorf("%s %q: %v", flag, arg, err)
-		}
-		taken[strings.ToLower(name)] = flag + " " + name
-		rows = append(rows, profiles.Row{
-			ID: name, Use: host.UseClient, Enabled: true, Config: serverdoc.ConfigKeys(cfg), Path: "plugins." + name,
-		})
-		return nil
-	}
-	for _, arg := range a.flags.stdio {
-		err := add("--stdio", arg, func(cmdline string, cfg mcpclient.Config) (mcpclient.Config, error) {
-			words, err := shellwords.Split(cmdline)
-			if err != nil {
-				return cfg, fmt.Errorf("command line: %w", err)
-			}
-			if len(words) == 0 {
-				return cfg, errors.New("empty command line")
-			}
-			cfg.Transport, cfg.Command, cfg.Args = mcpclient.TransportStdio, words[0], words[1:]
-			if cfg.Env, err = parseKeyValues("--env", a.flags.env); err != nil {
-				return cfg, err
-			}
-			return cfg, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	for _, arg := range a.flags.http {
-		err := add("--http", arg, func(url string, cfg mcpclient.Config) (mcpclient.Config, error) {
-			if url == "" {
-				return cfg, errors.New("empty URL")
-			}
-			cfg.Transport, cfg.URL = mcpclient.TransportStreamableHTTP, url
-			return cfg, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return rows, nil
-}
-
 // addSelfEnv adds Options.SelfEnv to the env of every row, at any depth,
 // whose config runs the harness binary itself (command == Self).
 func (a *invocation) addSelfEnv(rows []profiles.Row) {
@@ -171,7 +98,7 @@ func (a *invocation) addSelfEnv(rows []profiles.Row) {
 	for i := range rows {
 		r := &rows[i]
 		a.addSelfEnv(r.Rows)
-		cfg, ok := clientConfig(r.Config)
+		cfg, ok := adhoc.ClientConfig(r.Config)
 		if !ok || cfg.Command == "" || cfg.Command != a.self {
 			continue
 		}
@@ -180,12 +107,4 @@ func (a *invocation) addSelfEnv(rows []profiles.Row) {
 		maps.Copy(after.Env, cfg.Env) // the profile's own entries win
 		r.Config = serverdoc.Patch(r.Config, cfg, after)
 	}
-}
-
-// clientConfig decodes a row's configuration as an MCP client's (defaults applied,
-// references as written); ok is false when it is not one.
-func clientConfig(raw map[string]any) (mcpclient.Config, bool) {
-	var cfg mcpclient.Config
-	cfg.Default()
-	return cfg, ctx.DecodeInto(raw, &cfg) == nil
 }
