@@ -10,8 +10,8 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/cordisgo/harness/termform"
 	"github.com/cordisgo/harness/elicitation"
+	"github.com/cordisgo/harness/termform"
 )
 
 // A responder on a terminal (here a pseudo-terminal, whose keyboard the example types on):

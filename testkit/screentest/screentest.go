@@ -13,10 +13,10 @@ import (
 // written. Changed is signalled (without blocking) on every write. It is safe for
 // concurrent use.
 type Screen struct {
-	mu      sync.Mutex
-	rows    []string // rows[len-1] is the cursor's row
-	col     int
-	raw     strings.Builder
+	mu   sync.Mutex
+	rows []string // rows[len-1] is the cursor's row
+	col  int
+	raw  strings.Builder
 	// Changed is signalled (without blocking) on every write.
 	Changed chan struct{}
 }
@@ -79,4 +79,3 @@ func (s *Screen) Written() string {
 	defer s.mu.Unlock()
 	return s.raw.String()
 }
-
