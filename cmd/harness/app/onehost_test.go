@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cordisgo/harness/hostgateway"
 )
 
 // startRun runs `harness ARGS` (a hosting command) in process with env until the test
@@ -78,7 +80,7 @@ func TestOneHost(t *testing.T) {
 	if strings.Contains(second.stderr, "connected") {
 		t.Errorf("the refused host mounted servers:\n%s", second.stderr)
 	}
-	var gw gatewayEndpoint
+	var gw hostgateway.Endpoint
 	b, err := os.ReadFile(filepath.Join(strings.TrimPrefix(env[1], "XDG_CONFIG_HOME="), "harness", "gateway.json"))
 	if err != nil || json.Unmarshal(b, &gw) != nil {
 		t.Fatalf("gateway endpoint file: %v %s", err, b)

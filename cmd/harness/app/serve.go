@@ -2,16 +2,10 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,19 +13,13 @@ import (
 
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostgateway"
 	"github.com/cordisgo/harness/internal/loopback"
 )
 
 // defaultServeAddr is where serve listens without --addr: loopback, a fixed port so that
 // client configurations can name it.
 const defaultServeAddr = "127.0.0.1:8931"
-
-// gatewayEndpoint is the content of the gateway's endpoint file.
-type gatewayEndpoint struct {
-	URL   string `json:"url"`
-	Token string `json:"token,omitempty"`
-	PID   int    `json:"pid"`
-}
 
 // gatewayFlags are the flags of the HTTP gateway (serve, and run --gateway).
 type gatewayFlags struct {
@@ -181,33 +169,21 @@ func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage
 	}
 	ln, err := loopback.Listen(opts.Addr)
 	if err != nil {
-		return failure(fmt.Errorf("serve: listening on %s: %w%s", opts.Addr, err, gatewayHolder(endpointFile, opts.Addr)))
+		return failure(fmt.Errorf("serve: listening on %s: %w%s", opts.Addr, err, hostgateway.Holder(endpointFile, opts.Addr)))
 	}
 	defer func() { _ = ln.Close() }()
 	// Before the fleet connects: its clients then offer elicitation and sampling,
 	// which the gateway forwards to the downstream session whose call caused them.
 	a.beforeMount = gateway.Prepare
 	return a.hostAndWait(cx, openPage, func(cx context.Context, h *host.Host) (func(), error) {
-		return a.serveHTTP(cx, h, ln, opts, endpointFile)
+		stop, err := hostgateway.Serve(cx, h, ln, opts, endpointFile, a.shutdownTimeout)
+		if oe, ok := errors.AsType[*hostgateway.OptionsError](err); ok {
+			return nil, usageErrorf("serve: %v", oe)
+		} else if err != nil {
+			return nil, failure(err)
+		}
+		return stop, nil
 	})
-}
-
-// gatewayHolder names the gateway whose endpoint file says it listens on addr, for the
-// error of an address in use ("" if none does).
-func gatewayHolder(endpointFile, addr string) string {
-	b, err := os.ReadFile(endpointFile)
-	if err != nil {
-		return ""
-	}
-	var e gatewayEndpoint
-	if json.Unmarshal(b, &e) != nil || e.PID == 0 {
-		return ""
-	}
-	_, port, _ := net.SplitHostPort(addr)
-	if port == "" || !strings.Contains(e.URL, ":"+port+"/") {
-		return ""
-	}
-	return fmt.Sprintf(" (the gateway of the host running as pid %d serves %s; stop it, or give this one another --addr)", e.PID, e.URL)
 }
 
 // gatewayEndpointFile is gateway.json next to the remote API's endpoint file of the
@@ -218,74 +194,4 @@ func (a *invocation) gatewayEndpointFile() (string, error) {
 		return "", err
 	}
 	return filepath.Join(filepath.Dir(f), "gateway.json"), nil
-}
-
-// serveHTTP serves the gateway on ln and writes the endpoint file; the function it
-// returns shuts both down.
-func (a *invocation) serveHTTP(cx context.Context, h *host.Host, ln net.Listener, opts gateway.HTTPOptions, endpointFile string) (func(), error) {
-	gw, err := gateway.New(h.Root(), gateway.Options{Logger: h.Logger(), Agents: h.Agents})
-	if err != nil {
-		return nil, failure(err)
-	}
-	handler, err := gw.Handler(opts)
-	if err != nil {
-		_ = gw.Close()
-		return nil, usageErrorf("serve: %v", err)
-	}
-	// A listener on every interface is named by its loopback address, which the gateway's
-	// Host check accepts.
-	url := "http://" + loopback.DialAddr(opts.Addr, ln.Addr()) + gateway.PathAggregated
-	if other, ok := loopback.Held(endpointFile); ok && other.URL != url {
-		// Another gateway is serving from this file (its URL holds its port, so two gateways
-		// in one process are told apart too): keep it, and write ours next to it.
-		held := endpointFile
-		endpointFile = siblingEndpointFile(endpointFile, ln.Addr())
-		h.Logger().Warn("the endpoint file belongs to another running gateway: writing this one's next to it",
-			"endpoint_file", held, "other_pid", other.PID, "other_url", other.URL)
-	}
-	ours, err := json.MarshalIndent(gatewayEndpoint{URL: url, Token: opts.Token, PID: os.Getpid()}, "", "  ")
-	if err == nil {
-		ours = append(ours, '\n')
-		err = loopback.WriteFile(endpointFile, ours)
-	}
-	if err != nil {
-		_ = gw.Close()
-		return nil, failure(fmt.Errorf("serve: endpoint file %s: %w", endpointFile, err))
-	}
-	// The page's Gateway sessions (gateway/sessions), beside the host's other remote methods.
-	unexpose, err := gw.ExposeRemote(h.Root())
-	if err != nil {
-		h.Logger().Warn("the gateway's sessions are not shown on the page", "err", err)
-		unexpose = func(context.Context) error { return nil }
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	h.Logger().Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth)
-	return func() {
-		scx, cancel := context.WithTimeout(context.WithoutCancel(cx), a.shutdownTimeout)
-		defer cancel()
-		_ = unexpose(scx)
-		if err := gw.Close(); err != nil { // ends the downstream sessions, whose streams would hold Shutdown
-			h.Logger().Warn("closing the gateway", "err", err)
-		}
-		if err := srv.Shutdown(scx); err != nil {
-			_ = srv.Close()
-		}
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			h.Logger().Error("gateway stopped", "err", err)
-		}
-		_ = loopback.RemoveFile(endpointFile, ours) // unless another gateway has written it since
-	}, nil
-}
-
-// siblingEndpointFile is the endpoint file of a gateway whose default one is held by
-// another: gateway-<port>.json next to it.
-func siblingEndpointFile(path string, ln net.Addr) string {
-	ext := filepath.Ext(path)
-	port := "0"
-	if a, ok := ln.(*net.TCPAddr); ok {
-		port = strconv.Itoa(a.Port)
-	}
-	return strings.TrimSuffix(path, ext) + "-" + port + ext
 }

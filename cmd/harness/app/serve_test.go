@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/hostgateway"
 )
 
 func TestServeRefusals(t *testing.T) {
@@ -42,7 +44,7 @@ func TestServeHTTP(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("endpoint file: %v %v", err, fi)
 	}
-	var e gatewayEndpoint
+	var e hostgateway.Endpoint
 	b, _ := os.ReadFile(ep)
 	if err := json.Unmarshal(b, &e); err != nil || e.Token == "" || !strings.HasSuffix(e.URL, "/mcp") {
 		t.Fatalf("endpoint file %s: %v", b, err)
@@ -84,9 +86,9 @@ func startServe(t *testing.T, cx context.Context, args ...string) (<-chan int, *
 }
 
 // readEndpoint reads an endpoint file.
-func readEndpoint(t *testing.T, path string) gatewayEndpoint {
+func readEndpoint(t *testing.T, path string) hostgateway.Endpoint {
 	t.Helper()
-	var e gatewayEndpoint
+	var e hostgateway.Endpoint
 	b, err := os.ReadFile(path)
 	if err == nil {
 		err = json.Unmarshal(b, &e)

@@ -1,0 +1,161 @@
+// Package hostgateway serves a host's tree as an MCP gateway over HTTP (package gateway)
+// the way harness serve and run --gateway do: on a listener taken before anything mounts,
+// with the endpoint file other processes find it by (gateway.json, or a sibling when a
+// running gateway holds it), the bearer token kept across restarts (gateway.token, mode
+// 0600), and the configuration other agents paste to reach it.
+//
+// # Concurrency
+//
+// [Serve] starts the HTTP server's goroutine and returns the function that stops it and
+// waits for it; everything else is a plain function.
+package hostgateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cordisgo/harness/gateway"
+	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/internal/loopback"
+)
+
+// OptionsError is the gateway's refusal of its HTTP options (a usage error).
+type OptionsError struct{ Err error }
+
+func (e *OptionsError) Error() string { return e.Err.Error() }
+func (e *OptionsError) Unwrap() error { return e.Err }
+
+// Endpoint is the content of the gateway's endpoint file.
+type Endpoint struct {
+	URL   string `json:"url"`
+	Token string `json:"token,omitempty"`
+	PID   int    `json:"pid"`
+}
+
+// Holder names the gateway whose endpoint file says it listens on addr, for the
+// error of an address in use ("" if none does).
+func Holder(endpointFile, addr string) string {
+	b, err := os.ReadFile(endpointFile)
+	if err != nil {
+		return ""
+	}
+	var e Endpoint
+	if json.Unmarshal(b, &e) != nil || e.PID == 0 {
+		return ""
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	if port == "" || !strings.Contains(e.URL, ":"+port+"/") {
+		return ""
+	}
+	return fmt.Sprintf(" (the gateway of the host running as pid %d serves %s; stop it, or give this one another --addr)", e.PID, e.URL)
+}
+
+// Serve serves h's tree as a gateway on ln and writes the endpoint file; the function it
+// returns shuts both down, within shutdownTimeout. Options the gateway refuses are an
+// *OptionsError.
+func Serve(cx context.Context, h *host.Host, ln net.Listener, opts gateway.HTTPOptions, endpointFile string, shutdownTimeout time.Duration) (func(), error) {
+	gw, err := gateway.New(h.Root(), gateway.Options{Logger: h.Logger(), Agents: h.Agents})
+	if err != nil {
+		return nil, err
+	}
+	handler, err := gw.Handler(opts)
+	if err != nil {
+		_ = gw.Close()
+		return nil, &OptionsError{Err: err}
+	}
+	// A listener on every interface is named by its loopback address, which the gateway's
+	// Host check accepts.
+	url := "http://" + loopback.DialAddr(opts.Addr, ln.Addr()) + gateway.PathAggregated
+	if other, ok := loopback.Held(endpointFile); ok && other.URL != url {
+		// Another gateway is serving from this file (its URL holds its port, so two gateways
+		// in one process are told apart too): keep it, and write ours next to it.
+		held := endpointFile
+		endpointFile = SiblingFile(endpointFile, ln.Addr())
+		h.Logger().Warn("the endpoint file belongs to another running gateway: writing this one's next to it",
+			"endpoint_file", held, "other_pid", other.PID, "other_url", other.URL)
+	}
+	ours, err := json.MarshalIndent(Endpoint{URL: url, Token: opts.Token, PID: os.Getpid()}, "", "  ")
+	if err == nil {
+		ours = append(ours, '\n')
+		err = loopback.WriteFile(endpointFile, ours)
+	}
+	if err != nil {
+		_ = gw.Close()
+		return nil, fmt.Errorf("serve: endpoint file %s: %w", endpointFile, err)
+	}
+	// The page's Gateway sessions (gateway/sessions), beside the host's other remote methods.
+	unexpose, err := gw.ExposeRemote(h.Root())
+	if err != nil {
+		h.Logger().Warn("the gateway's sessions are not shown on the page", "err", err)
+		unexpose = func(context.Context) error { return nil }
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	h.Logger().Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth)
+	return func() {
+		scx, cancel := context.WithTimeout(context.WithoutCancel(cx), shutdownTimeout)
+		defer cancel()
+		_ = unexpose(scx)
+		if err := gw.Close(); err != nil { // ends the downstream sessions, whose streams would hold Shutdown
+			h.Logger().Warn("closing the gateway", "err", err)
+		}
+		if err := srv.Shutdown(scx); err != nil {
+			_ = srv.Close()
+		}
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			h.Logger().Error("gateway stopped", "err", err)
+		}
+		_ = loopback.RemoveFile(endpointFile, ours) // unless another gateway has written it since
+	}, nil
+}
+
+// SiblingFile is the endpoint file of a gateway whose default one is held by
+// another: gateway-<port>.json next to it.
+func SiblingFile(path string, ln net.Addr) string {
+	ext := filepath.Ext(path)
+	port := "0"
+	if a, ok := ln.(*net.TCPAddr); ok {
+		port = strconv.Itoa(a.Port)
+	}
+	return strings.TrimSuffix(path, ext) + "-" + port + ext
+}
+
+// KeptToken reads the token kept in path, or writes a new one there (mode 0600,
+// atomically) when the file does not exist or rotate is set. A kept file that others can
+// read is refused: the token grants the whole fleet.
+func KeptToken(path string, rotate bool) (string, error) {
+	if !rotate {
+		fi, err := os.Stat(path)
+		switch {
+		case err == nil && fi.Mode().Perm()&0o077 != 0:
+			return "", fmt.Errorf("gateway token file %s has mode %04o: expected 0600 (chmod 600 it, or serve --rotate-token for a new one)", path, fi.Mode().Perm())
+		case err == nil:
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return "", fmt.Errorf("gateway token file: %w", err)
+			}
+			if tok := strings.TrimSpace(string(b)); tok != "" {
+				return tok, nil
+			}
+			// An empty file (a write cut short) gets a new token.
+		case !errors.Is(err, fs.ErrNotExist):
+			return "", fmt.Errorf("gateway token file: %w", err)
+		}
+	}
+	tok := gateway.NewToken()
+	if err := loopback.WriteFile(path, []byte(tok+"\n")); err != nil {
+		return "", fmt.Errorf("gateway token file %s: %w", path, err)
+	}
+	return tok, nil
+}
