@@ -59,7 +59,7 @@ func Dial(pcx context.Context, endpointFile string) (*Host, error) {
 	defer cancel()
 	ms, err := cl.Methods(cx)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s (%v)", ErrNoAnswer, cl.BaseURL, err)
+		return nil, fmt.Errorf("%w at %s (%w)", ErrNoAnswer, cl.BaseURL, err)
 	}
 	h := &Host{Client: cl, methods: map[string]bool{}}
 	for _, m := range ms {

@@ -85,7 +85,7 @@ func ApplySets(rows []profiles.Row, sets []string) error {
 		}
 		var v any
 		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
-			return fmt.Errorf("--set %q: VALUE: %v", s, err)
+			return fmt.Errorf("--set %q: VALUE: %w", s, err)
 		}
 		switch {
 		case len(parts) == 3 && parts[2] == "enabled":
@@ -97,7 +97,7 @@ func ApplySets(rows []profiles.Row, sets []string) error {
 		case len(parts) >= 4 && parts[2] == "config":
 			row.Config = maps.Clone(row.Config)
 			if err := setPath(row.Config, parts[3:], v); err != nil {
-				return fmt.Errorf("--set %q: %v", s, err)
+				return fmt.Errorf("--set %q: %w", s, err)
 			}
 		default:
 			return fmt.Errorf("--set %q: an ad-hoc server's row takes plugins.%s.enabled or plugins.%s.config.KEY", s, parts[1], parts[1])
@@ -211,7 +211,7 @@ func (f Flags) Rows(p *profiles.Profile) ([]profiles.Row, error) {
 		cfg.ServerName = name
 		cfg, err := config(value, cfg)
 		if err != nil {
-			return fmt.Errorf("%s %q: %v", flag, arg, err)
+			return fmt.Errorf("%s %q: %w", flag, arg, err)
 		}
 		taken[strings.ToLower(name)] = flag + " " + name
 		rows = append(rows, profiles.Row{
