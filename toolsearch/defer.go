@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -276,26 +277,33 @@ var seed = maphash.MakeSeed()
 
 // searchArgs are tool_search's arguments.
 type searchArgs struct {
-	Query  string `json:"query"`
-	Limit  int    `json:"limit"`
-	Server string `json:"server"`
+	Query   string   `json:"query"`
+	Queries []string `json:"queries"`
+	Limit   int      `json:"limit"`
+	Server  string   `json:"server"`
 }
+
+// MaxQueries caps the queries of one tool_search call.
+const MaxQueries = 8
 
 // searchSchema is tool_search's input schema.
 const searchSchema = `{"type":"object","properties":{` +
 	`"query":{"type":"string","description":"What you want to do, in words or tool-name fragments (any language)."},` +
-	`"limit":{"type":"integer","minimum":1,"maximum":10,"description":"How many tools to return (default 5)."},` +
+	`"queries":{"type":"array","items":{"type":"string"},"maxItems":8,"description":"Several needs at once, one query each (for example each step of a task); use instead of query."},` +
+	`"limit":{"type":"integer","minimum":1,"maximum":10,"description":"How many tools to return for each query (default 5)."},` +
 	`"server":{"type":"string","description":"Only tools of this MCP server."}},` +
-	`"required":["query"],"additionalProperties":false}`
+	`"additionalProperties":false}`
 
 // Tool returns the tool_search tool to register at the agent's scope. It searches the
-// deferred tools visible from the caller, loads the hits into the caller's session (so
-// they are sent, with their exact schemas, from the next request on) and returns them:
-// public name, server and raw name, purpose, score, and the schemas of the first hits.
+// deferred tools visible from the caller for one query or a list of them, loads the hits
+// into the caller's session (so they are sent, with their exact schemas, from the next
+// request on) and returns them: public name, server and raw name, purpose, the other servers
+// that offer the same tool, score, and the schemas of the first hits.
 func (d *Deferrer) Tool() toolregistry.Tool {
 	return toolregistry.Tool{
 		Name: SearchToolName,
-		Description: "Search the tools that are not loaded yet (MCP servers' tools) by what you want to do. " +
+		Description: "Search the tools that are not loaded yet (MCP servers' tools) by what you want to do; " +
+			"for a task of several steps, pass one query per step in queries. " +
 			"The tools found are loaded: from your next step on you can call them directly by the names returned, with their schemas.",
 		Parameters: json.RawMessage(searchSchema),
 		Execute:    d.execute,
@@ -304,13 +312,28 @@ func (d *Deferrer) Tool() toolregistry.Tool {
 	}
 }
 
+// QueryHits are the hits of one query of a search.
+type QueryHits struct {
+	Query string `json:"query"`
+	Hits  []Hit  `json:"tools"`
+}
+
 func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
 	var a searchArgs
 	if err := json.Unmarshal(call.Args, &a); err != nil {
 		return nil, fmt.Errorf("tool_search arguments: %w", err)
 	}
-	if strings.TrimSpace(a.Query) == "" {
-		return toolregistry.ErrorResult("query is empty: say what you want to do"), nil
+	var queries []string
+	for _, q := range append([]string{a.Query}, a.Queries...) {
+		if strings.TrimSpace(q) != "" && !slices.Contains(queries, q) {
+			queries = append(queries, q)
+		}
+	}
+	if len(queries) == 0 {
+		return toolregistry.ErrorResult("query is empty: say what you want to do (query, or queries: one per need)"), nil
+	}
+	if len(queries) > MaxQueries {
+		return toolregistry.ErrorResult(fmt.Sprintf("%d queries: at most %d in one call", len(queries), MaxQueries)), nil
 	}
 	limit := a.Limit
 	if limit <= 0 {
@@ -318,28 +341,68 @@ func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolre
 	}
 	limit = min(limit, MaxSearchLimit)
 	ix := d.index(d.reg.List(call.Caller))
-	hits := ix.Search(a.Query, SearchOptions{Limit: limit, Server: a.Server, Schemas: DefaultSchemaHits})
+	results := make([]QueryHits, len(queries))
+	var all []Hit
+	seen := map[string]bool{}
+	for i, q := range queries {
+		hits := ix.Search(q, SearchOptions{Limit: limit, Server: a.Server, Schemas: DefaultSchemaHits})
+		for j := range hits {
+			if seen[hits[j].PublicName] {
+				hits[j].InputSchema = nil // shown with an earlier query
+				continue
+			}
+			seen[hits[j].PublicName] = true
+			all = append(all, hits[j])
+		}
+		results[i] = QueryHits{Query: q, Hits: hits}
+	}
 	if d.opts.Session != nil {
 		if s, ok := d.opts.Session(cx); ok {
-			names := make([]string, len(hits))
-			for i, h := range hits {
+			names := make([]string, len(all))
+			for i, h := range all {
 				names[i] = h.PublicName
 			}
 			d.Load(s, names...)
 		}
 	}
-	structured, err := json.Marshal(map[string]any{"tools": hits})
+	doc := map[string]any{"tools": all}
+	if len(queries) > 1 {
+		doc["queries"] = results
+	}
+	structured, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
 	}
-	return &toolregistry.Result{Content: []toolregistry.Content{toolregistry.Text(FormatHits(a.Query, hits))}, Structured: structured}, nil
+	var text string
+	if len(queries) == 1 {
+		text = FormatHits(queries[0], results[0].Hits)
+	} else {
+		text = FormatQueryHits(results)
+	}
+	return &toolregistry.Result{Content: []toolregistry.Content{toolregistry.Text(text)}, Structured: structured}, nil
+}
+
+// FormatQueryHits renders the hits of several queries, one section per query as
+// [FormatHits] renders it; a tool found by an earlier query is named again without its
+// schema.
+func FormatQueryHits(results []QueryHits) string {
+	var b strings.Builder
+	for i, r := range results {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "For %q: ", r.Query)
+		b.WriteString(FormatHits(r.Query, r.Hits))
+	}
+	return b.String()
 }
 
 // maxShownSchema is the largest schema FormatHits shows inline.
 const maxShownSchema = 8 << 10
 
 // FormatHits renders hits as tool_search shows them to the model: one line per tool (its
-// public name, server and raw name, purpose), each schema (up to 8 KiB) on the line below its tool.
+// public name, server and raw name, the other servers that offer it, purpose), each schema
+// (up to 8 KiB) on the line below its tool.
 func FormatHits(query string, hits []Hit) string {
 	var b strings.Builder
 	if len(hits) == 0 {
@@ -348,7 +411,11 @@ func FormatHits(query string, hits []Hit) string {
 	}
 	fmt.Fprintf(&b, "%d tool(s) found and loaded; call them directly by name:\n", len(hits))
 	for i, h := range hits {
-		fmt.Fprintf(&b, "%d. %s (server %s, tool %s): %s\n", i+1, h.PublicName, h.Server, h.Name, h.Purpose)
+		also := ""
+		if len(h.Also) > 0 {
+			also = "; also on " + strings.Join(h.Also, ", ")
+		}
+		fmt.Fprintf(&b, "%d. %s (server %s, tool %s%s): %s\n", i+1, h.PublicName, h.Server, h.Name, also, h.Purpose)
 		switch {
 		case len(h.InputSchema) > maxShownSchema:
 			fmt.Fprintf(&b, "   input schema: %d bytes, in the tool's definition from your next step on\n", len(h.InputSchema))

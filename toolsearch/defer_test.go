@@ -230,3 +230,54 @@ func TestAlwaysLoad(t *testing.T) {
 		t.Errorf("tool_search is not after the always-loaded tools: %v", got)
 	}
 }
+
+// tool_search takes several queries at once: one section per query, every hit loaded, a tool
+// found twice shown once with its schema.
+func TestSearchSeveralQueries(t *testing.T) {
+	root, reg, d := fleet(t, toolsearch.DeferOptions{})
+	call := func(args string) (*toolregistry.Result, error) {
+		return reg.Execute(withSession(context.Background(), "s1"), root, toolsearch.SearchToolName, json.RawMessage(args), toolregistry.ExecOptions{})
+	}
+	res, err := call(`{"queries": ["open a bug report on the GitHub repo", "take a screenshot of the page with playwright", "file a GitHub issue"], "limit": 2}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Text()
+	for _, want := range []string{`For "open a bug report on the GitHub repo": `, `For "take a screenshot of the page with playwright": `,
+		"mcp__github__create_issue (server github", "mcp__playwright__browser_take_screenshot (server playwright"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("result lacks %q:\n%s", want, text)
+		}
+	}
+	var doc struct {
+		Tools   []toolsearch.Hit       `json:"tools"`
+		Queries []toolsearch.QueryHits `json:"queries"`
+	}
+	if err := json.Unmarshal(res.Structured, &doc); err != nil || len(doc.Queries) != 3 || len(doc.Tools) < 3 {
+		t.Fatalf("structured %s: %v", res.Structured, err)
+	}
+	// create_issue, found by the first and the third query, carries its schema once
+	schemas := 0
+	for _, q := range doc.Queries {
+		for _, h := range q.Hits {
+			if h.PublicName == "mcp__github__create_issue" && h.InputSchema != nil {
+				schemas++
+			}
+		}
+	}
+	if schemas != 1 {
+		t.Errorf("create_issue's schema shown %d times, want once: %s", schemas, res.Structured)
+	}
+	loaded := d.Loaded("s1")
+	for _, h := range doc.Tools {
+		if !slices.Contains(loaded, h.PublicName) {
+			t.Errorf("%s found but not loaded: %v", h.PublicName, loaded)
+		}
+	}
+	if _, err := call(`{"queries": []}`); err == nil || !strings.Contains(err.Error(), "query is empty") {
+		t.Errorf("no query: %v", err)
+	}
+	if _, err := call(`{"queries": ["a","b","c","d","e","f","g","h","i"]}`); err == nil || !strings.Contains(err.Error(), "at most 8") {
+		t.Errorf("nine queries: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cordisgo/harness/internal/suggest"
 )
@@ -43,6 +44,18 @@ const (
 	wGloss   = 0.8
 )
 
+// Weights of what a query's argument values bring in: the kind of value (a path, a URL),
+// which tools whose parameters take it match; a word the value hints at (a file's
+// extension, a URL's site); a word of a quoted text.
+const (
+	// wNamed is how much more a tool scores when its name or title has all of the query's
+	// words (in proportion to the share it has).
+	wNamed  = 2.0
+	wArg    = 0.6
+	wHint   = 0.6
+	wQuoted = 0.3
+)
+
 // Index ranks tools for a free-text query. Build it with [New]; it does not change
 // afterwards.
 //
@@ -54,9 +67,17 @@ type Index struct {
 	servers []serverSpan
 	lens    [][nFields]float32
 	avg     [nFields]float64
-	vocab   []string // sorted, for prefix lookups
-	byLen   map[int][]string
-	names   map[string][]int32 // lowercased raw and public names
+	vocab   []string // the terms of words (not of joined identifiers), sorted, for prefix lookups
+	// byLen holds the words of the index as written (lowercased, ASCII letters), by length,
+	// for typo corrections, and stemOf their terms: a typo is nearer the word as written
+	// than its stem ("stauts" is one swap from "status", whose stem is "status", and two
+	// edits from its own stem "staut").
+	byLen  map[int][]string
+	stemOf map[string]string
+	names  map[string][]int32 // lowercased raw and public names
+	// twin is, for each tool, the first tool of the index with the same raw name and
+	// description (itself when none came before): one tool offered by several servers.
+	twin []int32
 }
 
 // doc is one indexed tool.
@@ -197,6 +218,9 @@ type Hit struct {
 	Purpose string `json:"purpose,omitempty"`
 	// Score is the ranking score: higher is better; comparable within one search only.
 	Score float64 `json:"score"`
+	// Also names the other servers that offer the same tool (same raw name and description),
+	// which the search folds into this hit, in rank order.
+	Also []string `json:"also,omitempty"`
 	// InputSchema is the tool's schema, set on the first [SearchOptions.Schemas] hits.
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 }
@@ -228,6 +252,7 @@ func New(servers []Server) *Index {
 	ix.lens = make([][nFields]float32, 0, n)
 	tc := newTermCounts()
 	var sw schemaWalker
+	twins := map[[2]string]int32{}
 	for _, s := range servers {
 		sid := int32(len(ix.servers))
 		span := serverSpan{lo: int32(len(ix.docs))}
@@ -250,6 +275,13 @@ func New(servers []Server) *Index {
 			id := int32(len(ix.docs))
 			purpose := purposeOf("", t.Description)
 			ix.docs = append(ix.docs, doc{server: s.Name, tool: t, purpose: purpose})
+			key := [2]string{t.Name, t.Description}
+			if first, ok := twins[key]; ok {
+				ix.twin = append(ix.twin, first)
+			} else {
+				twins[key] = id
+				ix.twin = append(ix.twin, id)
+			}
 			if purpose == "" {
 				ix.docs[id].purpose = purposeOf(t.Title, "")
 			}
@@ -265,6 +297,14 @@ func New(servers []Server) *Index {
 			l[fPurpose] = float32(tc.text2(fPurpose, fDesc, t.Description[:first], false))
 			l[fDesc] = l[fPurpose] + float32(tc.text(fDesc, t.Description[first:], false))
 			l[fParams] = float32(tc.text(fParams, string(sw.text(t.InputSchema)), true))
+			// the kinds of value the parameters take count as terms of the parameter field
+			if kinds := paramKindsOf(sw.propNames); kinds != 0 {
+				for k := range nArgKinds {
+					if kinds&(1<<k) != 0 {
+						tc.emit(argTerms[k])
+					}
+				}
+			}
 			l[fServer] = float32(serverLen)
 			l[fInstr] = float32(instrLen)
 			ix.lens = append(ix.lens, l)
@@ -304,11 +344,23 @@ func New(servers []Server) *Index {
 			ix.spost[t] = sps
 		}
 	}
-	ix.vocab = slices.Clone(tc.terms) // every term has a posting
-	ix.byLen = map[int][]string{}
+	ix.byLen, ix.stemOf = map[int][]string{}, map[string]string{}
+	for raw, id := range tc.partIDs {
+		if id < 0 {
+			continue
+		}
+		w := strings.ToLower(raw)
+		if _, ok := ix.stemOf[w]; ok || !isASCIILetters(w) {
+			continue
+		}
+		ix.stemOf[w] = tc.terms[id]
+		ix.byLen[len(w)] = append(ix.byLen[len(w)], w)
+		ix.vocab = append(ix.vocab, tc.terms[id])
+	}
 	slices.Sort(ix.vocab)
-	for _, t := range ix.vocab {
-		ix.byLen[len(t)] = append(ix.byLen[len(t)], t)
+	ix.vocab = slices.Compact(ix.vocab)
+	for _, ws := range ix.byLen {
+		slices.Sort(ws) // a deterministic order of corrections
 	}
 	return ix
 }
@@ -373,54 +425,73 @@ type concept struct {
 	// bigram and its glossary word are one word in two scripts, and the script that is
 	// rarer in the fleet must not decide the ranking alone.
 	shared bool
+	// optional concepts add to a tool's score when matched but are not counted in the
+	// query's coverage: the words of argument values.
+	optional bool
 }
 
-// parse turns a query into concepts: one per distinct query word, with its synonyms, typo
-// corrections and prefix completions that occur in the index; and one per bigram of a CJK
-// run, with the English words of the glossary words that begin there. Concepts of which
-// nothing is indexed are left out.
+// parse turns a query into concepts: one per distinct word of the topic (the query
+// without its argument values, see [scanArgs]), with its synonyms, typo corrections and
+// prefix completions that occur in the index; one per bigram of a CJK run, with the
+// English words of the glossary words that begin there; one per kind of argument value
+// found (a path, a URL, …), which the tools that take such a value match; and optional
+// ones for the words the values carry (a quoted text's, a file's extension). Concepts of
+// which nothing is indexed are left out.
 func (ix *Index) parse(query string) []concept {
-	var terms []string
+	qa := scanArgs(query, func(s string) bool { _, ok := ix.names[s]; return ok })
 	seen := map[string]bool{}
-	words(query, func(t string) {
-		if !seen[t] {
-			seen[t] = true
-			terms = append(terms, t)
-		}
-	}, true, false)
-	out := make([]concept, 0, len(terms))
-	for _, t := range terms {
-		c := concept{alts: []alt{{t, wExact}}}
-		known := ix.known(t)
-		if !known {
-			c.alts = c.alts[:0]
-		}
-		for _, s := range synonyms[t] {
-			if ix.known(s) {
-				c.alts = append(c.alts, alt{s, wSynonym})
+	var out []concept
+	add := func(text string, w float64, optional bool) {
+		var terms, raws []string
+		term := func(t, raw string) {
+			if !seen[t] {
+				seen[t] = true
+				terms, raws = append(terms, t), append(raws, raw)
 			}
 		}
-		if !known && isASCIILetters(t) && len(t) >= 4 {
-			for _, v := range ix.near(t) {
-				c.alts = append(c.alts, alt{v, wTypo})
-				for _, s := range synonyms[v] {
-					if ix.known(s) {
-						c.alts = append(c.alts, alt{s, wTypo * wSynonym})
-					}
+		var tk tokenizer
+		tk.emitPart = func(raw string) {
+			if t := partTerm(raw); t != "" {
+				term(t, strings.ToLower(raw))
+			}
+		}
+		tk.words(text, func(t string) { term(t, t) }, true, false)
+		for i, t := range terms {
+			if c := ix.wordConcept(t, raws[i]); len(c.alts) > 0 {
+				for i := range c.alts {
+					c.alts[i].w *= w
 				}
+				c.optional = optional
+				out = append(out, c)
 			}
 		}
-		if len(t) >= 3 && isASCIILetters(t) {
-			for _, v := range ix.prefixed(t, 8) {
-				c.alts = append(c.alts, alt{v, wPrefix})
+	}
+	add(qa.rest, 1, false)
+	for _, h := range qa.hints {
+		add(h, wHint, true)
+	}
+	for _, q := range qa.quoted {
+		add(q, wQuoted, true)
+	}
+	var kindsSeen [nArgKinds]bool
+	for _, kinds := range qa.kinds {
+		var c concept
+		for _, k := range kinds {
+			if !kindsSeen[k] && ix.known(argTerms[k]) {
+				c.alts = append(c.alts, alt{argTerms[k], wArg})
 			}
+		}
+		for _, k := range kinds {
+			kindsSeen[k] = true
 		}
 		if len(c.alts) > 0 {
 			out = append(out, c)
 		}
 	}
+	query = qa.rest
 	eachCJKRun(query, func(run string) {
 		rs := []rune(run)
+		inWord := 0 // the characters left of the glossary word matched last
 		for k := range rs {
 			var c concept
 			if k+1 < len(rs) || len(rs) == 1 {
@@ -430,20 +501,32 @@ func (ix *Index) parse(query string) []concept {
 				}
 				seen[g] = true
 			}
-			rest := string(rs[k:])
-			for zh, en := range cjkGlossary {
-				if !strings.HasPrefix(rest, zh) {
-					continue
+			// the longest glossary word that begins here, unless inside the last one
+			var best *glossaryEntry
+			if inWord > 0 {
+				inWord--
+			} else {
+				rest := string(rs[k:])
+				for _, e := range glossaryByRune[rs[k]] {
+					g := &glossaryEntries[e]
+					if strings.HasPrefix(rest, g.word) && (best == nil || len(g.word) > len(best.word)) {
+						best = g
+					}
 				}
-				for _, w := range strings.Fields(en) {
-					w = stem(w)
-					if ix.known(w) && !seen["\x00"+w] {
-						seen["\x00"+w] = true
+			}
+			if best != nil {
+				inWord = utf8.RuneCountInString(best.word) - 1
+				for _, w := range best.terms {
+					if seen["\x00"+w] {
+						continue
+					}
+					seen["\x00"+w] = true
+					if ix.known(w) {
 						c.alts = append(c.alts, alt{w, wGloss})
-						for _, s := range synonyms[w] {
-							if ix.known(s) {
-								c.alts = append(c.alts, alt{s, wGloss * wSynonym})
-							}
+					}
+					for _, s := range synonyms[w] {
+						if ix.known(s) {
+							c.alts = append(c.alts, alt{s, wGloss * wSynonym})
 						}
 					}
 				}
@@ -455,6 +538,37 @@ func (ix *Index) parse(query string) []concept {
 		}
 	})
 	return out
+}
+
+// wordConcept returns the concept of one query word: the word itself when indexed, its
+// synonyms, its typo corrections when it is not indexed, and the longer words it begins.
+func (ix *Index) wordConcept(t, raw string) concept {
+	c := concept{alts: []alt{{t, wExact}}}
+	known := ix.known(t)
+	if !known {
+		c.alts = c.alts[:0]
+	}
+	for _, s := range synonyms[t] {
+		if ix.known(s) {
+			c.alts = append(c.alts, alt{s, wSynonym})
+		}
+	}
+	if !known && isASCIILetters(raw) && len(raw) >= 4 {
+		for _, v := range ix.near(raw) {
+			c.alts = append(c.alts, v)
+			for _, s := range synonyms[v.term] {
+				if ix.known(s) {
+					c.alts = append(c.alts, alt{s, v.w * wSynonym})
+				}
+			}
+		}
+	}
+	if len(t) >= 3 && isASCIILetters(t) {
+		for _, v := range ix.prefixed(t, 8) {
+			c.alts = append(c.alts, alt{v, wPrefix})
+		}
+	}
+	return c
 }
 
 // prefixed returns up to max indexed terms that begin with p and are longer than it.
@@ -469,23 +583,41 @@ func (ix *Index) prefixed(p string, max int) []string {
 	return out
 }
 
-// near returns the indexed terms within one edit (two for words of eight letters or more)
-// of t, an edit being an insertion, deletion, substitution or swap of neighbours.
-func (ix *Index) near(t string) []string {
+// near returns the terms of the indexed words nearest w, a word as written, within one edit
+// (two for words of eight letters or more), an edit being an insertion, deletion,
+// substitution or swap of neighbours; each with its weight as a correction: wTypo for the
+// most frequent of them, less for rarer ones (a typo is more likely of a common word).
+func (ix *Index) near(w string) []alt {
 	maxd := 1
-	if len(t) >= 8 {
+	if len(w) >= 8 {
 		maxd = 2
 	}
-	var out []string
-	for l := len(t) - maxd; l <= len(t)+maxd; l++ {
+	best := 2*maxd + 1
+	var out []alt
+	for l := len(w) - maxd; l <= len(w)+maxd; l++ {
 		for _, v := range ix.byLen[l] {
-			if v[0] != t[0] && (len(v) < 2 || len(t) < 2 || v[1] != t[1]) {
+			if v[0] != w[0] && (len(v) < 2 || len(w) < 2 || v[1] != w[1]) {
 				continue // typos rarely change the first letters
 			}
-			if suggest.Distance(t, v) <= 2*maxd { // suggest counts half edits
-				out = append(out, v)
+			d := suggest.Distance(w, v) // in half edits
+			if d > best {
+				continue
+			}
+			if d < best {
+				best, out = d, out[:0]
+			}
+			t := ix.stemOf[v]
+			if !slices.ContainsFunc(out, func(a alt) bool { return a.term == t }) {
+				out = append(out, alt{t, float64(ix.df(t))})
 			}
 		}
+	}
+	most := 0.0
+	for _, a := range out {
+		most = max(most, a.w)
+	}
+	for i := range out {
+		out[i].w = wTypo * math.Sqrt(out[i].w/most)
 	}
 	return out
 }
@@ -512,10 +644,14 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 	covered := make([]float64, n)
 	best := make([]float64, n)
 	tfw := make([]float64, n)
-	var touched, tfTouched []int32
+	named := make([]float64, n)    // concepts matched in the tool's name or title
+	bestName := make([]float64, n) // the current concept's best such match
+	var touched, tfTouched, nameTouched []int32
 	var nconcepts float64
 	for _, c := range concepts {
-		nconcepts++
+		if !c.optional {
+			nconcepts++
+		}
 		touched = touched[:0]
 		sharedIDF := math.Inf(1)
 		if c.shared {
@@ -549,6 +685,12 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 			}
 			for _, p := range ix.post[a.term] {
 				l := &ix.lens[p.doc]
+				if (p.tf[fName] > 0 || p.tf[fTitle] > 0) && a.w > bestName[p.doc] {
+					if bestName[p.doc] == 0 {
+						nameTouched = append(nameTouched, p.doc)
+					}
+					bestName[p.doc] = a.w
+				}
 				var w float64
 				for f, tf := range p.tf {
 					if tf == 0 {
@@ -575,9 +717,18 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 		}
 		for _, d := range touched {
 			total[d] += best[d]
-			covered[d]++
+			if !c.optional {
+				covered[d]++
+			}
 			best[d] = 0
 		}
+		for _, d := range nameTouched {
+			if !c.optional {
+				named[d] += min(1, bestName[d])
+			}
+			bestName[d] = 0
+		}
+		nameTouched = nameTouched[:0]
 	}
 	// exact names in the query: "mcp__github__create_issue", "read_text_file"
 	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
@@ -603,8 +754,11 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 		if o.Include != nil && !o.Include(dc.server, dc.tool.Name) {
 			continue
 		}
-		cov := covered[d] / nconcepts
-		cands = append(cands, scored{int32(d), total[d] * (0.35 + 0.65*cov*cov)})
+		cov, ncov := 1.0, 0.0
+		if nconcepts > 0 {
+			cov, ncov = covered[d]/nconcepts, named[d]/nconcepts
+		}
+		cands = append(cands, scored{int32(d), total[d] * (0.35 + 0.65*cov*cov) * (1 + wNamed*ncov)})
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -612,17 +766,26 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 		}
 		return cmp.Compare(a.doc, b.doc)
 	})
-	if len(cands) > limit {
-		cands = cands[:limit]
-	}
-	hits := make([]Hit, len(cands))
-	for i, c := range cands {
+	// one hit per tool: the twins of a tool already ranked fold into its hit
+	hits := make([]Hit, 0, min(limit, len(cands)))
+	at := map[int32]int{} // twin group → its hit
+	for _, c := range cands {
+		g := ix.twin[c.doc]
 		dc := &ix.docs[c.doc]
-		hits[i] = Hit{Server: dc.server, Name: dc.tool.Name, PublicName: dc.tool.PublicName, Purpose: dc.purpose,
-			Score: math.Round(c.score*1000) / 1000}
-		if i < o.Schemas {
-			hits[i].InputSchema = dc.tool.InputSchema
+		if i, ok := at[g]; ok {
+			hits[i].Also = append(hits[i].Also, dc.server)
+			continue
 		}
+		if len(hits) == limit {
+			continue // only twins of the hits can still fold in
+		}
+		at[g] = len(hits)
+		h := Hit{Server: dc.server, Name: dc.tool.Name, PublicName: dc.tool.PublicName, Purpose: dc.purpose,
+			Score: math.Round(c.score*1000) / 1000}
+		if len(hits) < o.Schemas {
+			h.InputSchema = dc.tool.InputSchema
+		}
+		hits = append(hits, h)
 	}
 	return hits
 }

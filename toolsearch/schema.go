@@ -75,6 +75,22 @@ func (w *schemaWalker) text(schema []byte) []byte {
 	return w.out
 }
 
+// propNames calls yield with the raw names of the properties of the schema [schemaWalker.text]
+// read last, and of its properties' own properties (escapes not decoded).
+func (w *schemaWalker) propNames(yield func(name []byte)) {
+	if w.bad || len(w.nodes) == 0 {
+		return
+	}
+	for _, p := range w.nodes[0].properties {
+		yield(p.name)
+		if p.child >= 0 {
+			for _, q := range w.nodes[p.child].properties {
+				yield(q.name)
+			}
+		}
+	}
+}
+
 // newNode returns the index of a fresh node, reusing an earlier schema's slices.
 func (w *schemaWalker) newNode() int32 {
 	id := len(w.nodes)

@@ -17,18 +17,7 @@ func isCJK(r rune) bool {
 		unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
 }
 
-// words splits text into the index's terms, in order: identifiers are cut at '_', '-', '.',
-// case changes (camelCase, HTTPServer) and letter/digit boundaries, then lowercased and
-// stemmed; English stop words are dropped; runs of CJK characters become overlapping
-// character bigrams (a lone character stays a unigram). emit gets each term; joined, when
-// set, also gets the concatenation of each identifier's parts ("readfile" for read_file)
-// when it has more than one. cjk false leaves CJK runs out (the query parses them itself).
-func words(text string, emit func(term string), joined, cjk bool) {
-	var tk tokenizer
-	tk.words(text, emit, joined, cjk)
-}
-
-// tokenizer is [words] with buffers reused from text to text and, for the index, a cache
+// tokenizer is [tokenizer.words] with buffers reused from text to text and, for the index, a cache
 // of the terms of identifier parts already seen and the glossary terms of CJK runs.
 //
 // A tokenizer is not safe for concurrent use.
@@ -50,6 +39,12 @@ type tokenizer struct {
 	glossary bool
 }
 
+// words splits text into the index's terms, in order: identifiers are cut at '_', '-', '.',
+// case changes (camelCase, HTTPServer) and letter/digit boundaries, then lowercased and
+// stemmed; English stop words are dropped; runs of CJK characters become overlapping
+// character bigrams (a lone character stays a unigram). emit gets each term; joined, when
+// set, also gets the concatenation of each identifier's parts ("readfile" for read_file)
+// when it has more than one. cjk false leaves CJK runs out (the query parses them itself).
 func (tk *tokenizer) words(text string, emit func(term string), joined, cjk bool) {
 	tk.parts, tk.run, tk.off = tk.parts[:0], tk.run[:0], tk.off[:0]
 	i := 0

@@ -3,10 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/internal/termsafe"
 
 	"github.com/spf13/cobra"
 
@@ -25,19 +27,30 @@ func (a *invocation) toolsSearchCommand() *cobra.Command {
 		server  string
 		limit   int
 		schemas int
+		queries []string
 	)
 	cmd := &cobra.Command{
-		Use:   "search QUERY...",
+		Use:   "search QUERY... | -q QUERY [-q QUERY]...",
 		Short: "Search the tools by what you want to do (the tool_search ranking)",
 		Long: `Rank the tools for a task written in words (any language; typos, identifiers and
 paraphrases are fine), best first: score, public name, server and tool name, purpose.
 With --catalog FILE the tools come from a catalog file ({"servers": {"NAME": {"tools":
 [Tool...]}}}, docs/tool-search.md) and nothing is started; otherwise from the profile's
 fleet. --json prints an array of hits: server, name (as its server lists it), publicName,
-purpose, score, and inputSchema for the first --schemas hits.`,
-		Args: args(cobra.MinimumNArgs(1)),
+purpose, score, the other servers that offer the same tool (also), and inputSchema for the
+first --schemas hits. Each -q QUERY is one need of several (the steps of a task), ranked on
+its own: one table per query, and with --json an array of {"query", "tools"}.`,
+		Args: args(func(cmd *cobra.Command, argv []string) error {
+			if len(queries) > 0 {
+				return nil
+			}
+			return cobra.MinimumNArgs(1)(cmd, argv)
+		}),
 		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			query := strings.Join(argv, " ")
+			all := slices.Clone(queries)
+			if len(argv) > 0 {
+				all = append(all, strings.Join(argv, " "))
+			}
 			if limit < 1 {
 				return usageErrorf("tools search: --limit must be at least 1, got %d", limit)
 			}
@@ -54,14 +67,33 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 						return &host.UnknownServerError{Name: server, Where: where, Known: names}
 					}
 				}
-				hits := toolsearch.New(servers).Search(query, opts)
-				if asJSON {
-					if hits == nil {
-						hits = []toolsearch.Hit{}
+				ix := toolsearch.New(servers)
+				results := make([]toolsearch.QueryHits, len(all))
+				for i, q := range all {
+					results[i] = toolsearch.QueryHits{Query: q, Hits: ix.Search(q, opts)}
+					if results[i].Hits == nil {
+						results[i].Hits = []toolsearch.Hit{}
 					}
-					return writeJSON(a, hits)
 				}
-				return writeHits(a, hits)
+				if len(results) == 1 {
+					if asJSON {
+						return writeJSON(a, results[0].Hits)
+					}
+					return writeHits(a, results[0].Hits)
+				}
+				if asJSON {
+					return writeJSON(a, results)
+				}
+				for i, r := range results {
+					if i > 0 {
+						fmt.Fprintln(a.stdout)
+					}
+					fmt.Fprintf(a.stdout, "%s\n", termsafe.String(fmt.Sprintf("For %q:", r.Query)))
+					if err := writeHits(a, r.Hits); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			if catalog != "" {
 				servers, err := toolsearch.ReadCatalog(catalog)
@@ -94,6 +126,7 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 	f.StringVar(&server, "server", "", "only the tools of this server")
 	f.IntVar(&limit, "limit", toolsearch.DefaultLimit, "the most hits to print")
 	f.IntVar(&schemas, "schemas", 0, "with --json, how many of the best hits carry their inputSchema")
+	f.StringArrayVarP(&queries, "query", "q", nil, "one need of several, ranked on its own (repeat for each)")
 	return cmd
 }
 
@@ -101,7 +134,11 @@ purpose, score, and inputSchema for the first --schemas hits.`,
 func writeHits(a *invocation, hits []toolsearch.Hit) error {
 	rows := make([][]string, 0, len(hits))
 	for _, h := range hits {
-		rows = append(rows, []string{fmt.Sprintf("%.2f", h.Score), h.PublicName, hostview.Dash(h.Server) + "/" + h.Name, hostview.Summary(h.Purpose, 72)})
+		where := hostview.Dash(h.Server) + "/" + h.Name
+		if len(h.Also) > 0 {
+			where += " (also " + strings.Join(h.Also, ", ") + ")"
+		}
+		rows = append(rows, []string{fmt.Sprintf("%.2f", h.Score), h.PublicName, where, hostview.Summary(h.Purpose, 72)})
 	}
 	return writeColumns(a, "no tool matches", []string{"SCORE", "NAME", "SERVER/TOOL", "PURPOSE"}, rows)
 }

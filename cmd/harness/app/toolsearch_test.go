@@ -41,3 +41,23 @@ func TestToolsSearchLiveFleet(t *testing.T) {
 		t.Fatalf("a word of the demo server's instructions found: %s %s", r.stdout, r.stderr)
 	}
 }
+
+// Several needs at once: one table per -q, or an array of {query, tools}.
+func TestToolsSearchSeveralQueries(t *testing.T) {
+	catalog := "../../../toolsearch/testdata/catalog.json"
+	r := run(t, nil, "tools", "search", "--catalog", catalog, "--limit", "2", "-q", "create a pull request on github", "-q", "take a screenshot with playwright")
+	r.expect(t, ExitOK, `For "create a pull request on github":`, "")
+	if !strings.Contains(r.stdout, `For "take a screenshot with playwright":`) || !strings.Contains(r.stdout, "github/create_pull_request") ||
+		!strings.Contains(r.stdout, "playwright/browser_take_screenshot") {
+		t.Fatalf("stdout:\n%s", r.stdout)
+	}
+	r = run(t, nil, "tools", "search", "--catalog", catalog, "--json", "-q", "read a file", "list the pods")
+	var results []struct {
+		Query string
+		Tools []struct{ Server, Name string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &results); err != nil || len(results) != 2 || results[1].Query != "list the pods" ||
+		len(results[1].Tools) == 0 || results[1].Tools[0].Server != "kubernetes" {
+		t.Fatalf("--json with two queries: %v\n%s", err, r.stdout)
+	}
+}
