@@ -50,6 +50,9 @@ type Options struct {
 
 	// collector is the binary's garbage collector policy, set by Main (nil: none).
 	collector *gcpolicy.Policy
+	// workDir is where the project settings file is looked for from (nil: the current
+	// directory; the tests give a directory of their own).
+	workDir func() (string, error)
 }
 
 // Default bounds of the application shell (overridden by flags).
@@ -149,6 +152,7 @@ type invocation struct {
 	self    string
 	selfEnv map[string]string
 	gc      *gcpolicy.Policy // the collector policy (see Main), nil when there is none
+	workDir func() (string, error)
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -209,6 +213,7 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 		self:    o.Self,
 		selfEnv: o.SelfEnv,
 		gc:      o.collector,
+		workDir: o.workDir,
 		stdin:   stdin,
 		stdout:  stdout,
 		stderr:  stderr,
@@ -216,6 +221,9 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 	}
 	if a.prog == "" {
 		a.prog = "harness"
+	}
+	if a.workDir == nil {
+		a.workDir = os.Getwd
 	}
 	if termui.IsTerminal(stderr) {
 		a.term = termui.NewLines(stderr)

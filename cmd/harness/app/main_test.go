@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 	// The package's directory (in the checkout) stands for home when the project settings
 	// file is looked for; a test that changes directory (t.Chdir) keeps its own.
 	pkgDir, _ := os.Getwd()
-	workDir = func() (string, error) {
+	testWorkDir = func() (string, error) {
 		if wd, err := os.Getwd(); err != nil || wd != pkgDir {
 			return wd, err
 		}
@@ -81,8 +81,12 @@ func testOptions() Options {
 	for name, def := range testPlugins {
 		plugins[name] = def
 	}
-	return Options{Plugins: plugins, SelfEnv: map[string]string{testMainEnv: "1"}}
+	return Options{Plugins: plugins, SelfEnv: map[string]string{testMainEnv: "1"}, workDir: testWorkDir}
 }
+
+// testWorkDir is where the harness under test looks for the project settings file from
+// (TestMain sets it: the tests' home for the package's directory).
+var testWorkDir func() (string, error)
 
 // result is what one Run produced.
 type result struct {

@@ -66,7 +66,7 @@ func (a *invocation) settingsFiles() (user, project string, err error) {
 	if user, err = a.userSettingsFile(); err != nil {
 		return "", "", err
 	}
-	project, err = projectSettingsFile()
+	project, err = a.projectSettingsFile()
 	return user, project, err
 }
 

@@ -19,10 +19,6 @@ const (
 	projectSettingsDir = ".harness"
 )
 
-// workDir is where the project settings file is looked for from: the current directory
-// (tests use a directory of their own).
-var workDir = os.Getwd
-
 // userSettingsFile is the user's settings file.
 func (a *invocation) userSettingsFile() (string, error) {
 	dir, err := a.harnessDir()
@@ -35,8 +31,8 @@ func (a *invocation) userSettingsFile() (string, error) {
 // projectSettingsFile is .harness/mcp-servers.yaml in the current directory or its
 // nearest ancestor that has one; else in the nearest that has a .harness directory; else
 // in the current directory (where mcp add --scope project creates it).
-func projectSettingsFile() (string, error) {
-	wd, err := workDir()
+func (a *invocation) projectSettingsFile() (string, error) {
+	wd, err := a.workDir()
 	if err != nil {
 		return "", fmt.Errorf("the current directory: %w", err)
 	}
@@ -102,7 +98,7 @@ func (a *invocation) addSettingsDefaults(rows []profiles.Row) {
 		}
 		if !hasProject && !hasUser {
 			// A profile that points at its own settings file gets no project layer.
-			if p, err := projectSettingsFile(); err == nil {
+			if p, err := a.projectSettingsFile(); err == nil {
 				cfg["projectSettingsFile"] = p
 			}
 		}
