@@ -64,14 +64,15 @@ var rules = map[string]rule{
 	"host": {project: []string{"ctx", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
 	// The turn driver (an agent's session over its remote methods, in process or on a host)
 	// and the terminal chat on it.
-	"host/adhoc":  {project: []string{"ctx", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},
-	"hostgateway": {project: []string{"gateway", "host", "internal/loopback"}},
-	"hostclient":  {project: []string{"ctx", "host", "plugins/mcpmanager", "plugins/remote"}},
-	"hostview":    {project: []string{"host", "plugins/agent", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpresources", "plugins/toolregistry", "internal/termsafe", "termui"}},
-	"termui":      {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
-	"termform":    {project: []string{"ctx", "elicitation", "internal/termsafe"}},
-	"turn":        {project: []string{"plugins/agent", "plugins/remote"}},
-	"termchat":    {project: []string{"host", "turn", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
+	"host/adhoc":       {project: []string{"ctx", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},
+	"host/mcpsettings": {project: []string{"host", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc"}},
+	"hostgateway":      {project: []string{"gateway", "host", "internal/loopback"}},
+	"hostclient":       {project: []string{"ctx", "host", "plugins/mcpmanager", "plugins/remote"}},
+	"hostview":         {project: []string{"host", "plugins/agent", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpresources", "plugins/toolregistry", "internal/termsafe", "termui"}},
+	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
+	"termform":         {project: []string{"ctx", "elicitation", "internal/termsafe"}},
+	"turn":             {project: []string{"plugins/agent", "plugins/remote"}},
+	"termchat":         {project: []string{"host", "turn", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
 	// internal/: the ground floor, leaf libraries that everything may import. They import
 	// the standard library, third-party modules and each other, never ctx, plugins/,
 	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).

@@ -188,10 +188,11 @@ func (a *invocation) printSettingsFiles(st mcpmanager.SettingsStatus) {
 	fmt.Fprintln(a.stdout)
 	if st.File == "" && st.ProjectFile == "" {
 		// No manager in this profile: say where mcp add writes, and what runs those servers.
-		user, project, err := a.settingsFiles()
+		files, err := a.settingsFiles()
 		if err != nil {
 			return
 		}
+		user, project := files.User, files.Project
 		fmt.Fprintln(a.stdout, "this profile has no MCP server manager (plugins.manager), so the servers of the settings files (mcp add) do not run in it:")
 		st = mcpmanager.SettingsStatus{File: user, ProjectFile: project}
 	}

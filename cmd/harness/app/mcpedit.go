@@ -2,22 +2,20 @@ package app
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/host/mcpsettings"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
-	"github.com/cordisgo/harness/profiles"
 )
 
 // Settings scopes of mcp add (and the others' --scope).
 const (
-	scopeUser    = "user"
-	scopeProject = "project"
+	scopeUser    = mcpsettings.User
+	scopeProject = mcpsettings.Project
 )
 
 // parseKeyValues parses KEY=VALUE flags into a map (a later KEY wins); nil for none.
@@ -39,75 +37,25 @@ func parseKeyValues(flag string, kvs []string) (map[string]string, error) {
 // settingsFiles returns the user and the project settings file the commands edit: those of
 // the manager row of the profile the command line chose (-p …), or the defaults (the
 // user's file and the project's .harness/mcp-servers.yaml).
-func (a *invocation) settingsFiles() (user, project string, err error) {
+func (a *invocation) settingsFiles() (mcpsettings.Files, error) {
 	if a.flags.explicitProfile() {
 		p, err := a.loadProfile()
 		if err != nil {
-			return "", "", err
+			return mcpsettings.Files{}, err
 		}
-		var found bool
-		for _, r := range flattenRows(p.Rows) {
-			if r.Use == host.UseManager && r.Enabled && !found {
-				found = true
-				user, _ = r.Config["settingsFile"].(string)
-				project, _ = r.Config["projectSettingsFile"].(string)
-			}
-		}
-		if found {
-			if user != "" {
-				user, _ = filepath.Abs(user)
-			}
-			if project != "" {
-				project, _ = filepath.Abs(project)
-			}
-			return user, project, nil
+		if f, ok := mcpsettings.OfRows(p.Rows); ok {
+			return f, nil
 		}
 	}
-	if user, err = a.userSettingsFile(); err != nil {
-		return "", "", err
-	}
-	project, err = a.projectSettingsFile()
-	return user, project, err
-}
-
-// settingsFile returns the file of scope.
-func (a *invocation) settingsFile(scope string) (string, error) {
-	user, project, err := a.settingsFiles()
+	dir, err := a.harnessDir()
 	if err != nil {
-		return "", err
+		return mcpsettings.Files{}, err
 	}
-	path := map[string]string{scopeUser: user, scopeProject: project}[scope]
-	if path == "" {
-		return "", fmt.Errorf("the profile's MCP server manager has no %s settings file", scope)
+	wd, err := a.workDir()
+	if err != nil {
+		return mcpsettings.Files{}, fmt.Errorf("the current directory: %w", err)
 	}
-	return path, nil
-}
-
-// findEntry finds the settings file that has the entry name: with scope, that scope's;
-// without, the project file first (its entries win), then the user's.
-func (a *invocation) findEntry(name, scope string) (*serverdoc.Editor, string, error) {
-	scopes := []string{scopeProject, scopeUser}
-	if scope != "" {
-		scopes = []string{scope}
-	}
-	var known []string
-	var where []string
-	for _, sc := range scopes {
-		path, err := a.settingsFile(sc)
-		if err != nil {
-			continue
-		}
-		d, err := serverdoc.Open(path, serverdoc.EditOptions{})
-		if err != nil {
-			return nil, "", err
-		}
-		if d.Has(name) {
-			return d, sc, nil
-		}
-		known = append(known, d.Names()...)
-		where = append(where, path)
-	}
-	return nil, "", &host.UnknownServerError{Name: name, Where: "in " + strings.Join(where, " or "), Known: known}
+	return mcpsettings.Default(dir, wd), nil
 }
 
 func (a *invocation) mcpEditCommands() []*cobra.Command {
@@ -151,39 +99,23 @@ key order; the change is validated before it is written, and written atomically.
 			if !mcpclient.ValidServerName(name) {
 				return usageErrorf("mcp add: server name %q must match ^[A-Za-z0-9_-]{1,32}$", name)
 			}
-			var cfg mcpclient.Config
-			cfg.Default()
-			switch {
-			case url != "" && len(command) > 0:
-				return usageErrorf("mcp add: either --url or a command after --, not both")
-			case url == "" && len(command) == 0:
-				return usageErrorf("mcp add: expected a command after -- (a stdio server) or --url URL")
-			case url != "":
-				if transport != "http" && transport != "sse" {
-					return usageErrorf("mcp add: --transport %q: expected http or sse", transport)
-				}
-				if len(env) > 0 {
-					return usageErrorf("mcp add: --env is for stdio servers; an HTTP server takes --header")
-				}
-				// Streamable HTTP falls back to the legacy SSE transport by itself.
-				cfg.Transport, cfg.URL = mcpclient.TransportStreamableHTTP, url
-				h, err := parseKeyValues("--header", headers)
-				if err != nil {
-					return err
-				}
-				cfg.Headers = h
-			default:
-				if len(headers) > 0 {
-					return usageErrorf("mcp add: --header is for HTTP servers; a stdio server takes --env")
-				}
-				cfg.Transport, cfg.Command, cfg.Args = mcpclient.TransportStdio, command[0], command[1:]
-				e, err := parseKeyValues("--env", env)
-				if err != nil {
-					return err
-				}
-				cfg.Env = e
+			envs, err := parseKeyValues("--env", env)
+			if err != nil {
+				return err
 			}
-			path, err := a.settingsFile(scope)
+			hs, err := parseKeyValues("--header", headers)
+			if err != nil {
+				return err
+			}
+			cfg, err := mcpsettings.Entry(command, url, transport, envs, hs)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			files, err := a.settingsFiles()
+			if err != nil {
+				return err
+			}
+			path, err := files.Path(scope)
 			if err != nil {
 				return err
 			}
@@ -220,7 +152,11 @@ key order; the change is validated before it is written, and written atomically.
 				if err := checkScope(scope, true); err != nil {
 					return err
 				}
-				d, sc, err := a.findEntry(argv[0], scope)
+				files, err := a.settingsFiles()
+				if err != nil {
+					return err
+				}
+				d, sc, err := files.Find(argv[0], scope)
 				if err != nil {
 					return failure(err)
 				}
@@ -247,10 +183,10 @@ key order; the change is validated before it is written, and written atomically.
 		return fmt.Sprintf("%s: removed from %s (%s settings)", name, d.Path(), sc), nil
 	})
 	enable := edit("enable", "Enable an MCP server in the settings file", func(d *serverdoc.Editor, name, sc string) (string, error) {
-		return setEnabled(d, name, sc, true)
+		return mcpsettings.SetEnabled(d, name, sc, true)
 	})
 	disable := edit("disable", "Disable an MCP server in the settings file (it stays listed, nothing runs)", func(d *serverdoc.Editor, name, sc string) (string, error) {
-		return setEnabled(d, name, sc, false)
+		return mcpsettings.SetEnabled(d, name, sc, false)
 	})
 	get := edit("get", "Show an MCP server's settings entry (values of env and headers redacted)", func(d *serverdoc.Editor, name, sc string) (string, error) {
 		e, err := d.Entry(name)
@@ -278,24 +214,6 @@ key order; the change is validated before it is written, and written atomically.
 	return []*cobra.Command{add, remove, get, enable, disable}
 }
 
-// setEnabled sets the entry's enabled flag: disable writes enabled: false, enable drops
-// the key (true is the default); then it saves the file.
-func setEnabled(d *serverdoc.Editor, name, scope string, on bool) (string, error) {
-	word := "disabled"
-	if on {
-		word = "enabled"
-		if err := d.ResetEnabled(name); err != nil {
-			return "", err
-		}
-	} else if _, err := d.SetEnabled(name, false); err != nil {
-		return "", err
-	}
-	if err := d.Save(); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%s: %s in %s (%s settings)", name, word, d.Path(), scope), nil
-}
-
 func indentLines(s, prefix string) string {
 	lines := strings.SplitAfter(s, "\n")
 	for i, l := range lines {
@@ -304,14 +222,4 @@ func indentLines(s, prefix string) string {
 		}
 	}
 	return strings.Join(lines, "")
-}
-
-// flattenRows lists rows and their nested rows, depth first.
-func flattenRows(rows []profiles.Row) []profiles.Row {
-	var out []profiles.Row
-	for _, r := range rows {
-		out = append(out, r)
-		out = append(out, flattenRows(r.Rows)...)
-	}
-	return out
 }
