@@ -180,3 +180,73 @@ func (c *Caller) Explain(cx context.Context, server string, err error) error {
 	}
 	return err
 }
+
+// Probe probes the server called name afresh, without touching the live client
+// (harness/mcpProbe, or the manager's mcpManager/probe on a host that serves only that).
+// A refusal is worded by Explain.
+func (c *Caller) Probe(cx context.Context, name string) (mcpmanager.ProbeResult, error) {
+	var out mcpmanager.ProbeResult
+	var err error
+	switch {
+	case c.Has(host.MethodProbe.Name()):
+		out, err = host.MethodProbe.Call(cx, c, mcpmanager.NameParams{Name: name})
+	case c.Host != nil && c.Has(mcpmanager.MethodProbe.Name()):
+		out, err = mcpmanager.MethodProbe.Call(cx, c, mcpmanager.ProbeParams{Name: name})
+	case c.Host != nil:
+		return out, c.Host.Lacks("probe its MCP servers", host.MethodProbe.Name(), mcpmanager.MethodProbe.Name())
+	default:
+		return out, fmt.Errorf("%s is not exposed (host.Host.ExposeAPI)", host.MethodProbe)
+	}
+	if err != nil {
+		return out, c.Explain(cx, name, err)
+	}
+	return out, nil
+}
+
+// RestartTimeoutError is a restart whose server neither connected nor failed in time; Last
+// is where it stood.
+type RestartTimeoutError struct {
+	Message string
+	Last    mcpmanager.View
+}
+
+func (e *RestartTimeoutError) Error() string { return e.Message }
+
+// Restart restarts the server called name and waits, at most timeout, until it has
+// connected or failed (harness/mcpRestart), calling progress with every status it passes
+// through; from a host that serves only the manager's mcpManager/restart, it returns the
+// server's view once the new instance is mounted. A server that did neither in time is a
+// *RestartTimeoutError; a refusal is worded by Explain.
+func (c *Caller) Restart(pcx context.Context, name string, timeout time.Duration, progress func(mcpmanager.View)) (mcpmanager.View, error) {
+	if !c.Has(host.MethodRestart.Name()) {
+		switch {
+		case c.Host == nil:
+			return mcpmanager.View{}, fmt.Errorf("%s is not exposed (host.Host.ExposeAPI)", host.MethodRestart)
+		case !c.Has(mcpmanager.MethodRestart.Name()):
+			return mcpmanager.View{}, c.Host.Lacks("restart its MCP servers", host.MethodRestart.Name(), mcpmanager.MethodRestart.Name())
+		}
+		res, err := mcpmanager.MethodRestart.Call(pcx, c, mcpmanager.NameParams{Name: name})
+		if err != nil {
+			return mcpmanager.View{}, c.Explain(pcx, name, err)
+		}
+		return res.Server, nil
+	}
+	// The host bounds its wait by the timeout; this side allows it a little longer to say so.
+	cx, cancel := context.WithTimeout(pcx, timeout+AnswerTimeout)
+	defer cancel()
+	var last host.RestartEvent
+	err := host.MethodRestart.Call(cx, c, host.RestartParams{Name: name, TimeoutMs: timeout.Milliseconds()}, func(ev host.RestartEvent) error {
+		last = ev
+		if !last.Done {
+			progress(last.Server)
+		}
+		return nil
+	})
+	if re, ok := errors.AsType[*remote.Error](err); ok && re.Code == remote.CodeTimeout {
+		return last.Server, &RestartTimeoutError{Message: re.Message, Last: last.Server}
+	}
+	if err != nil {
+		return last.Server, c.Explain(pcx, name, err)
+	}
+	return last.Server, nil
+}

@@ -1,10 +1,8 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/elicitation"
@@ -67,7 +65,10 @@ func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) er
 			}
 			// Servers are offered elicitation as on a terminal (so that they list the same
 			// tools), and every question is declined with a line that says how to answer.
-			_, err := elicitation.Provide(root, "no-terminal", &noTerminal{a: a})
+			_, err := elicitation.Provide(root, "no-terminal", &termform.NoTerminal{Note: func(server string) {
+				errorf(a.stderr, a.prog, "mcp server %s asked a question, and there is no terminal to answer it on: declined; "+
+					"run on a terminal, or answer with the form's defaults (--elicitation defaults)", server)
+			}})
 			return err
 		}
 		r, err := termform.New(termform.Options{In: in, Out: a.stderr, Open: mcpauth.OpenBrowser, Hold: a.term.Hold, Events: root})
@@ -80,24 +81,4 @@ func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) er
 		}
 	}
 	return nil
-}
-
-// noTerminal is the responder of the ask policy without a terminal: it declines every
-// question, saying on stderr, once per server, that there was one and how to answer it.
-// It is safe for concurrent use.
-type noTerminal struct {
-	a    *invocation
-	told sync.Map // server name → struct{}
-}
-
-// Supports reports true: every mode is declined alike.
-func (*noTerminal) Supports(elicitation.Mode) bool { return true }
-
-// Elicit declines r.
-func (n *noTerminal) Elicit(_ context.Context, r *elicitation.Request) (*elicitation.Response, error) {
-	if _, told := n.told.LoadOrStore(r.Server, struct{}{}); !told {
-		errorf(n.a.stderr, n.a.prog, "mcp server %s asked a question, and there is no terminal to answer it on: declined; "+
-			"run on a terminal, or answer with the form's defaults (--elicitation defaults)", r.Server)
-	}
-	return &elicitation.Response{Action: elicitation.Decline}, nil
 }

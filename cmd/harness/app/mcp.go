@@ -214,17 +214,9 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 		return err
 	}
 	if rh != nil {
-		var out mcpmanager.ProbeResult
-		switch {
-		case rh.Serves(host.MethodProbe.Name()):
-			out, err = host.MethodProbe.Call(cx, rh.Client, mcpmanager.NameParams{Name: name})
-		case rh.Serves(mcpmanager.MethodProbe.Name()):
-			out, err = mcpmanager.MethodProbe.Call(cx, rh.Client, mcpmanager.ProbeParams{Name: name})
-		default:
-			return failure(rh.Lacks("probe its MCP servers", host.MethodProbe.Name(), mcpmanager.MethodProbe.Name()))
-		}
+		out, err := hostclient.Remote(rh).Probe(cx, name)
 		if err != nil {
-			return rh.Explain(cx, name, err)
+			return err
 		}
 		return a.printProbe(out, f.asJSON)
 	}
@@ -237,7 +229,7 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 		// the profile and ask it (or, for the profile's own rows, probe theirs).
 		a.quietStartup = true
 		return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-			out, err := h.Probe(cx, name)
+			out, err := hostclient.Local(h).Probe(cx, name)
 			if err != nil {
 				return err
 			}
@@ -331,48 +323,21 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 	if err != nil {
 		return err
 	}
+	restart := func(cx context.Context, c *hostclient.Caller) error {
+		v, err := c.Restart(cx, name, f.timeout, progress)
+		if te, ok := errors.AsType[*hostclient.RestartTimeoutError](err); ok {
+			return a.printRestart(name, te.Last, te, f.asJSON)
+		}
+		if err != nil && v.Name == "" {
+			return err // refused before anything restarted
+		}
+		return a.printRestart(name, v, err, f.asJSON)
+	}
 	if rh != nil {
-		return a.restartOnHost(cx, rh, f, name, progress)
+		return restart(cx, hostclient.Remote(rh))
 	}
 	a.quietStartup = true
-	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		v, err := h.Restart(cx, name, f.timeout, progress)
-		return a.printRestart(name, v, err, f.asJSON)
-	})
-}
-
-// restartOnHost restarts name on a running host and waits for the outcome there
-// (harness/mcpRestart), or, from a host that does not serve it, asks the manager to
-// restart it and reports where it stands once mounted.
-func (a *invocation) restartOnHost(pcx context.Context, rh *hostclient.Host, f mcpFlags, name string, progress func(mcpmanager.View)) error {
-	if !rh.Serves(host.MethodRestart.Name()) {
-		if !rh.Serves(mcpmanager.MethodRestart.Name()) {
-			return failure(rh.Lacks("restart its MCP servers", host.MethodRestart.Name(), mcpmanager.MethodRestart.Name()))
-		}
-		res, err := mcpmanager.MethodRestart.Call(pcx, rh.Client, mcpmanager.NameParams{Name: name})
-		if err != nil {
-			return rh.Explain(pcx, name, err)
-		}
-		return a.printRestart(name, res.Server, nil, f.asJSON)
-	}
-	// The host bounds its wait by the timeout; this side allows it a little longer to say so.
-	cx, cancel := context.WithTimeout(pcx, f.timeout+hostclient.AnswerTimeout)
-	defer cancel()
-	var last host.RestartEvent
-	err := host.MethodRestart.Call(cx, rh.Client, host.RestartParams{Name: name, TimeoutMs: f.timeout.Milliseconds()}, func(ev host.RestartEvent) error {
-		last = ev
-		if !last.Done {
-			progress(last.Server)
-		}
-		return nil
-	})
-	if err != nil {
-		if re, ok := errors.AsType[*remote.Error](err); ok && re.Code == remote.CodeTimeout {
-			return a.printRestart(name, last.Server, errors.New(re.Message), f.asJSON)
-		}
-		return rh.Explain(pcx, name, err)
-	}
-	return a.printRestart(name, last.Server, nil, f.asJSON)
+	return a.withHost(cx, func(cx context.Context, h *host.Host) error { return restart(cx, hostclient.Local(h)) })
 }
 
 // printRestart prints a restart's outcome: the server's status once connected, as a line,
