@@ -11,8 +11,10 @@ package hostclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // AnswerTimeout bounds the check that the host named by an endpoint file is running.
@@ -249,4 +252,61 @@ func (c *Caller) Restart(pcx context.Context, name string, timeout time.Duration
 		return last.Server, c.Explain(pcx, name, err)
 	}
 	return last.Server, nil
+}
+
+// ErrNoTool is the error of a host whose root has not the tool a call names.
+var ErrNoTool = errors.New("no such tool at the root")
+
+// CallTool calls a tool at the host's root (harness/callTool): the registry's result and
+// its error (the tool's own failure, a refusal of the registry), or err when the host
+// refused the call or has no such tool (wrapping ErrNoTool). A refusal is not worded yet:
+// see Explain.
+func (c *Caller) CallTool(cx context.Context, tool string, args json.RawMessage) (*toolregistry.Result, error, error) {
+	out, err := host.MethodCallTool.Call(cx, c, host.CallParams{Tool: tool, Args: args})
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case out.Error != nil && out.Error.Code == toolregistry.CodeUnknownTool && out.Error.Tool == tool:
+		return nil, nil, fmt.Errorf("%w: %s", ErrNoTool, tool)
+	}
+	return out.Result, out.Err(), nil
+}
+
+// ServerListing is one server's answer to a listing tool in [Caller.ListEveryServer]: its
+// protocol result, or the tool's error.
+type ServerListing struct {
+	Server string
+	Raw    json.RawMessage
+	Err    string
+}
+
+// ListEveryServer runs the listing tool (list_mcp_resources, list_mcp_resource_templates)
+// for every server with resources visible at the root, first pages only; a server that
+// fails is in the listing with its error. A root without the tool is ErrNoTool.
+func (c *Caller) ListEveryServer(cx context.Context, tool string) ([]ServerListing, error) {
+	tools, err := host.MethodTools.Call(cx, c, struct{}{})
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(tools, func(t toolregistry.Info) bool { return t.Name == tool }) {
+		return nil, fmt.Errorf("%w: %s", ErrNoTool, tool)
+	}
+	servers, err := host.MethodResourceServers.Call(cx, c, struct{}{})
+	if err != nil {
+		return nil, err
+	}
+	var out []ServerListing
+	for _, server := range servers {
+		args, _ := json.Marshal(map[string]string{"server": server})
+		res, terr, err := c.CallTool(cx, tool, args)
+		switch {
+		case err != nil:
+			return nil, err
+		case terr != nil:
+			out = append(out, ServerListing{Server: server, Err: terr.Error()})
+		default:
+			out = append(out, ServerListing{Server: server, Raw: res.Raw})
+		}
+	}
+	return out, nil
 }

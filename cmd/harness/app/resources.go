@@ -3,14 +3,13 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
@@ -104,22 +103,23 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 	return group("resources", "List, read and watch MCP server resources", list, templates, read, a.watchCommand())
 }
 
-// resourceTool calls one of the resource tools at the host's root: the registry's result
-// and error, or the error of a host whose root has no such tool, or that refused the call.
+// resourceTool calls one of the resource tools at the host's root (hostclient.CallTool),
+// a refusal worded for people.
 func resourceTool(cx context.Context, c *hostclient.Caller, tool string, args json.RawMessage) (*toolregistry.Result, error, error) {
-	out, err := host.MethodCallTool.Call(cx, c, host.CallParams{Tool: tool, Args: args})
-	switch {
-	case err != nil:
-		return nil, nil, refused(cx, c, "", err)
-	case out.Error != nil && out.Error.Code == toolregistry.CodeUnknownTool && out.Error.Tool == tool:
-		return nil, nil, noResourceTool(tool)
-	}
-	return out.Result, out.Err(), nil
+	res, terr, err := c.CallTool(cx, tool, args)
+	return res, terr, resourceRefusal(cx, c, tool, err)
 }
 
-// noResourceTool is the error of a profile whose root has no tool (a resource tool).
-func noResourceTool(tool string) error {
-	return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
+// resourceRefusal words a refusal of a resource tool's call: a root without the tool says
+// what the profile needs.
+func resourceRefusal(cx context.Context, c *hostclient.Caller, tool string, err error) error {
+	if errors.Is(err, hostclient.ErrNoTool) {
+		return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
+	}
+	if err != nil {
+		return refused(cx, c, "", err)
+	}
+	return nil
 }
 
 // listEveryServer runs a listing tool for every server with resources visible at the root
@@ -128,16 +128,9 @@ func noResourceTool(tool string) error {
 // server that fails is reported and the others are listed; only first pages are shown, with
 // the command that continues a longer one.
 func (a *invocation) listEveryServer(cx context.Context, c *hostclient.Caller, tool string, asJSON bool) error {
-	tools, err := host.MethodTools.Call(cx, c, struct{}{})
+	listed, err := c.ListEveryServer(cx, tool)
 	if err != nil {
-		return refused(cx, c, "", err)
-	}
-	if !slices.ContainsFunc(tools, func(t toolregistry.Info) bool { return t.Name == tool }) {
-		return noResourceTool(tool)
-	}
-	listed, err := host.MethodResourceServers.Call(cx, c, struct{}{})
-	if err != nil {
-		return refused(cx, c, "", err)
+		return resourceRefusal(cx, c, tool, err)
 	}
 	key, cmd := "resources", "list"
 	if tool == toolListTemplates {
@@ -153,36 +146,31 @@ func (a *invocation) listEveryServer(cx context.Context, c *hostclient.Caller, t
 		pages   []hostview.Listing   // without
 		servers []string
 	)
-	for _, server := range listed {
-		raw, _ := json.Marshal(map[string]string{"server": server})
-		res, terr, err := resourceTool(cx, c, tool, raw)
-		if err != nil {
-			return err
-		}
-		if terr != nil {
-			errs = append(errs, serverError{server, terr.Error()})
+	for _, l := range listed {
+		if l.Err != "" {
+			errs = append(errs, serverError{l.Server, l.Err})
 			continue
 		}
 		if asJSON {
 			var page map[string]json.RawMessage
-			var listed []map[string]any
-			if err := json.Unmarshal(res.Raw, &page); err != nil {
-				return fmt.Errorf("reading the %s result of %q: %w", tool, server, err)
+			var items1 []map[string]any
+			if err := json.Unmarshal(l.Raw, &page); err != nil {
+				return fmt.Errorf("reading the %s result of %q: %w", tool, l.Server, err)
 			}
-			_ = json.Unmarshal(page[key], &listed)
-			for _, it := range listed {
-				it["server"] = server
+			_ = json.Unmarshal(page[key], &items1)
+			for _, it := range items1 {
+				it["server"] = l.Server
 				items = append(items, it)
 			}
 			continue
 		}
-		var l hostview.Listing
-		if err := json.Unmarshal(res.Raw, &l); err != nil {
-			return fmt.Errorf("reading the %s result of %q: %w", tool, server, err)
+		var p hostview.Listing
+		if err := json.Unmarshal(l.Raw, &p); err != nil {
+			return fmt.Errorf("reading the %s result of %q: %w", tool, l.Server, err)
 		}
-		pages, servers = append(pages, l), append(servers, server)
-		if l.NextCursor != "" {
-			errorf(a.stderr, a.prog, "%s has more: harness resources %s %s --cursor %s", server, cmd, server, l.NextCursor)
+		pages, servers = append(pages, p), append(servers, l.Server)
+		if p.NextCursor != "" {
+			errorf(a.stderr, a.prog, "%s has more: harness resources %s %s --cursor %s", l.Server, cmd, l.Server, p.NextCursor)
 		}
 	}
 	if asJSON {
