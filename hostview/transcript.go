@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/cordisgo/harness/internal/termsafe"
@@ -64,4 +65,27 @@ func Transcript(w io.Writer, events []agent.Event) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Sessions prints stored sessions as a table: id, last update, agent (a subagent's marked),
+// model, turns and title (or why the log could not be read).
+func Sessions(w io.Writer, infos []agent.SessionInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUPDATED\tAGENT\tMODEL\tTURNS\tTITLE")
+	for _, in := range infos {
+		title := in.Title
+		if in.Err != "" {
+			title = "(unreadable: " + in.Err + ")"
+		}
+		name := in.Agent
+		if name == "" {
+			name = "main"
+		}
+		if in.Parent != "" {
+			name += " (sub)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", in.ID, in.Updated.Local().Format(time.DateTime), name,
+			in.Model, in.Turns, termsafe.String(title))
+	}
+	return tw.Flush()
 }

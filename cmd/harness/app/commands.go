@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -326,7 +327,7 @@ func (a *invocation) demoServerCommand() *cobra.Command {
 				procpolicy.ForStdioServer()
 				return demoserver.ServeStdio(cmd.Context(), opts)
 			}
-			return serveDemo(cmd.Context(), opts, a.stdin, a.stdout)
+			return demoserver.ServeIO(cmd.Context(), opts, io.NopCloser(a.stdin), nopWriteCloser{a.stdout})
 		}),
 	}
 	cmd.Flags().DurationVar(&startDelay, "start-delay", 0, "wait this long before serving (for tests)")

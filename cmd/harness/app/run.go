@@ -8,11 +8,9 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
@@ -143,18 +141,7 @@ func (a *invocation) statusPrinter(tty bool) func(mcpclient.Status) {
 	}
 }
 
-// serveDemo serves one demo-server session over in and out, for callers of
-// Run whose streams are not the process's own (demoserver.ServeStdio
-// always uses os.Stdin and os.Stdout).
-func serveDemo(cx context.Context, opts demoserver.Options, in io.Reader, out io.Writer) error {
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
-	err := demoserver.New(opts).Run(cx, t)
-	if err == nil || errors.Is(err, io.EOF) || cx.Err() != nil {
-		return nil
-	}
-	return err
-}
-
+// nopWriteCloser is a writer that Close leaves open (the invocation's stdout).
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }

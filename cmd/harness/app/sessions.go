@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/suggest"
-	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/turn"
@@ -44,24 +41,7 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 				fmt.Fprintf(a.stderr, "no sessions in %s\n", st.Dir())
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUPDATED\tAGENT\tMODEL\tTURNS\tTITLE")
-			for _, in := range infos {
-				title := in.Title
-				if in.Err != "" {
-					title = "(unreadable: " + in.Err + ")"
-				}
-				name := in.Agent
-				if name == "" {
-					name = "main"
-				}
-				if in.Parent != "" {
-					name += " (sub)"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", in.ID, in.Updated.Local().Format(time.DateTime), name,
-					in.Model, in.Turns, termsafe.String(title))
-			}
-			return tw.Flush()
+			return hostview.Sessions(a.stdout, infos)
 		}),
 	}
 	list.Flags().BoolVar(&listJSON, "json", false, "print the sessions as JSON")
