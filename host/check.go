@@ -150,3 +150,42 @@ func configError(where string, r profiles.Row, err error) error {
 	}
 	return ctx.PlaceConfigErrors(ctx.JoinConfigErrors(list), where, "", "", r.Path+".config", nil)
 }
+
+// ClientConfig returns the decoded configuration of the profile's enabled mcpclient row,
+// at any depth, whose serverName is name, with the plugins of catalog (host.Catalog); a
+// name no row has is an *UnknownServerError listing the names the profile has.
+func ClientConfig(p *profiles.Profile, catalog map[string]ctx.PluginDef, name string) (mcpclient.Config, error) {
+	var names []string
+	var found *mcpclient.Config
+	var walk func(rows []profiles.Row) error
+	walk = func(rows []profiles.Row) error {
+		for _, r := range rows {
+			if !r.Enabled {
+				continue
+			}
+			if def, ok := catalog[UseClient]; ok && r.Use == UseClient {
+				v, err := def.DecodeConfig(r.Config)
+				if err != nil {
+					return err
+				}
+				if cfg, ok := v.(mcpclient.Config); ok {
+					names = append(names, cfg.ServerName)
+					if cfg.ServerName == name && found == nil {
+						found = &cfg
+					}
+				}
+			}
+			if err := walk(r.Rows); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(p.Rows); err != nil {
+		return mcpclient.Config{}, err
+	}
+	if found == nil {
+		return mcpclient.Config{}, &UnknownServerError{Name: name, Where: fmt.Sprintf("in profile %q", p.Source), Known: names}
+	}
+	return *found, nil
+}

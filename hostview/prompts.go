@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/plugins/mcpprompts"
 )
 
 // PromptMessages prints a prompt's messages for people: a header line per message
@@ -72,4 +75,26 @@ func Content(c mcp.Content) string {
 		return "[empty content]"
 	}
 	return "[content of an unknown type]"
+}
+
+// PromptRows is the table of prompts (the header first): server, prompt, arguments
+// (<required> [optional]), description (else title).
+func PromptRows(ps []mcpprompts.Prompt) [][]string {
+	rows := [][]string{{"SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"}}
+	for _, p := range ps {
+		var args []string
+		for _, arg := range p.Arguments {
+			if arg.Required {
+				args = append(args, "<"+arg.Name+">")
+			} else {
+				args = append(args, "["+arg.Name+"]")
+			}
+		}
+		desc := p.Description
+		if desc == "" {
+			desc = p.Title
+		}
+		rows = append(rows, []string{p.Server, p.Name, Dash(strings.Join(args, " ")), Dash(host.JoinLines(desc))})
+	}
+	return rows
 }

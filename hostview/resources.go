@@ -136,3 +136,20 @@ func WithoutEmpty(raw json.RawMessage) any {
 	}
 	return prune(v)
 }
+
+// Contents is one block of a read resource (resources/read): text, or a binary blob.
+type Contents struct {
+	URI      string  `json:"uri"`
+	MIMEType string  `json:"mimeType"`
+	Text     *string `json:"text"`
+	Blob     []byte  `json:"blob"`
+}
+
+// ReadContents reads the contents of a read tool's protocol result (read_mcp_resource).
+func ReadContents(raw json.RawMessage) ([]Contents, error) {
+	var res struct {
+		Contents []Contents `json:"contents"`
+	}
+	err := json.Unmarshal(raw, &res)
+	return res.Contents, err
+}

@@ -3,6 +3,7 @@ package hostview
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -72,4 +73,22 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// ServerRows is the table of servers (the header first): name, status, transport, tool
+// count, and the detail of a server that is not connected (its error, the attempt, the last
+// line of its stderr).
+func ServerRows(servers []mcpmanager.View) [][]string {
+	rows := [][]string{{"NAME", "STATUS", "TRANSPORT", "TOOLS", "DETAIL"}}
+	for _, s := range servers {
+		detail := strings.TrimPrefix(s.Error, fmt.Sprintf("mcp server %q: ", s.Name))
+		if s.Attempt > 0 && s.MaxAttempts > 0 && s.Status != mcpmanager.StateConnected {
+			detail = fmt.Sprintf("attempt %d of %d: %s", s.Attempt, s.MaxAttempts, detail)
+		}
+		if tail := host.LastLine(s.StderrTail); tail != "" && s.Error != "" && s.Status != mcpmanager.StateConnected && !strings.Contains(detail, tail) {
+			detail += " (stderr: " + tail + ")"
+		}
+		rows = append(rows, []string{s.Name, string(s.Status), Dash(s.Transport), strconv.Itoa(len(s.Tools)), host.JoinLines(detail)})
+	}
+	return rows
 }

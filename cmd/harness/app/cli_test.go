@@ -369,11 +369,19 @@ func TestTools(t *testing.T) {
 func TestToolCallInterrupted(t *testing.T) {
 	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  mine:\n    use: testtools\n")
 	cx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	began := time.Now()
+	defer cancel()
+	interrupted := make(chan time.Time, 1)
+	go func() {
+		select { // the interrupt, once the call runs (not during the start-up, however slow)
+		case <-waitStarted:
+		case <-cx.Done():
+		}
+		interrupted <- time.Now()
+		cancel()
+	}()
 	r := runWith(t, cx, testOptions(), "", nil, "-p", p, "tools", "call", "wait")
 	r.expect(t, ExitFailure, "", "cancel")
-	if d := time.Since(began); d > 5*time.Second {
+	if d := time.Since(<-interrupted); d > 5*time.Second {
 		t.Errorf("interrupted call took %v", d)
 	}
 }

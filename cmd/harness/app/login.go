@@ -186,14 +186,14 @@ func (a *invocation) managerServes(p *profiles.Profile, name string) bool {
 	if !host.UsesPlugin(p.Rows, host.UseManager) {
 		return false
 	}
-	_, err := a.serverConfig(p, name)
+	_, err := host.ClientConfig(p, a.catalog, name)
 	return err != nil
 }
 
 // profileAuthorizer builds the authorizer of the profile's own mcpclient row name, with its
 // references resolved from the environment, on the process's credentials store.
 func (a *invocation) profileAuthorizer(p *profiles.Profile, name string, open func(context.Context, string) error) (*mcpauth.Authorizer, error) {
-	cfg, err := a.serverConfig(p, name)
+	cfg, err := host.ClientConfig(p, a.catalog, name)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
-	"github.com/cordisgo/harness/profiles"
 	"github.com/cordisgo/harness/termui"
 )
 
@@ -164,17 +162,7 @@ func (a *invocation) printList(l host.ServerList, asJSON bool) error {
 		}
 		return rejected()
 	}
-	rows := [][]string{{"NAME", "STATUS", "TRANSPORT", "TOOLS", "DETAIL"}}
-	for _, s := range servers {
-		detail := strings.TrimPrefix(s.Error, fmt.Sprintf("mcp server %q: ", s.Name))
-		if s.Attempt > 0 && s.MaxAttempts > 0 && s.Status != mcpmanager.StateConnected {
-			detail = fmt.Sprintf("attempt %d of %d: %s", s.Attempt, s.MaxAttempts, detail)
-		}
-		if tail := host.LastLine(s.StderrTail); tail != "" && s.Error != "" && s.Status != mcpmanager.StateConnected && !strings.Contains(detail, tail) {
-			detail += " (stderr: " + tail + ")"
-		}
-		rows = append(rows, []string{s.Name, string(s.Status), hostview.Dash(s.Transport), strconv.Itoa(len(s.Tools)), host.JoinLines(detail)})
-	}
+	rows := hostview.ServerRows(servers)
 	if err := a.printTable(rows); err != nil {
 		return err
 	}
@@ -238,53 +226,11 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 	}
 	// No manager: probe the configuration of the profile's row, without
 	// mounting anything.
-	cfg, err := a.serverConfig(p, name)
+	cfg, err := host.ClientConfig(p, a.catalog, name)
 	if err != nil {
 		return err
 	}
 	return a.printProbe(host.ProbeConfig(cx, name, cfg, a.logger), f.asJSON)
-}
-
-// serverConfig returns the decoded configuration of the profile's enabled
-// mcpclient row, at any depth, whose serverName is name.
-func (a *invocation) serverConfig(p *profiles.Profile, name string) (mcpclient.Config, error) {
-	var names []string
-	var found *mcpclient.Config
-	var walk func(rows []profiles.Row) error
-	walk = func(rows []profiles.Row) error {
-		for _, r := range rows {
-			if !r.Enabled {
-				continue
-			}
-			if r.Use == host.UseClient {
-				v, err := a.catalog[host.UseClient].DecodeConfig(r.Config)
-				if err != nil {
-					return err // loadProfile decoded it already
-				}
-				if cfg, ok := v.(mcpclient.Config); ok {
-					names = append(names, cfg.ServerName)
-					if cfg.ServerName == name && found == nil {
-						found = &cfg
-					}
-				}
-			}
-			if err := walk(r.Rows); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := walk(p.Rows); err != nil {
-		return mcpclient.Config{}, err
-	}
-	if found == nil {
-		return mcpclient.Config{}, noServer(p, name, names)
-	}
-	return *found, nil
-}
-
-func noServer(p *profiles.Profile, name string, names []string) error {
-	return &host.UnknownServerError{Name: name, Where: fmt.Sprintf("in profile %q", p.Source), Known: names}
 }
 
 // printProbe prints a probe's outcome; a failed probe, or one whose

@@ -78,6 +78,10 @@ var testTools = ctx.Define(ctx.Meta{Name: "testtools", Inject: []ctx.Dependency{
 			Description: "Waits until cancelled.",
 			Timeout:     -1,
 			Execute: func(cx context.Context, _ *toolregistry.Call) (*toolregistry.Result, error) {
+				select {
+				case waitStarted <- struct{}{}:
+				default:
+				}
 				<-cx.Done()
 				return nil, cx.Err()
 			},
@@ -88,3 +92,6 @@ var testTools = ctx.Define(ctx.Meta{Name: "testtools", Inject: []ctx.Dependency{
 		}
 		return nil
 	})
+
+// waitStarted is told (without blocking) when a call of the wait tool has begun.
+var waitStarted = make(chan struct{}, 1)

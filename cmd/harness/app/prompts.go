@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
@@ -129,21 +128,6 @@ func (a *invocation) printPromptTable(ps []mcpprompts.Prompt) error {
 		fmt.Fprintln(a.stderr, "no prompts")
 		return nil
 	}
-	rows := [][]string{{"SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"}}
-	for _, p := range ps {
-		var args []string
-		for _, arg := range p.Arguments {
-			if arg.Required {
-				args = append(args, "<"+arg.Name+">")
-			} else {
-				args = append(args, "["+arg.Name+"]")
-			}
-		}
-		desc := p.Description
-		if desc == "" {
-			desc = p.Title
-		}
-		rows = append(rows, []string{p.Server, p.Name, hostview.Dash(strings.Join(args, " ")), hostview.Dash(host.JoinLines(desc))})
-	}
+	rows := hostview.PromptRows(ps)
 	return a.printTable(rows)
 }

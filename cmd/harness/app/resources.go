@@ -216,19 +216,12 @@ func (a *invocation) printResources(tool string, raw json.RawMessage, output str
 		}
 		return nil
 	}
-	var res struct {
-		Contents []struct {
-			URI      string  `json:"uri"`
-			MIMEType string  `json:"mimeType"`
-			Text     *string `json:"text"`
-			Blob     []byte  `json:"blob"`
-		} `json:"contents"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
+	contents, err := hostview.ReadContents(raw)
+	if err != nil {
 		return fmt.Errorf("reading the %s result: %w", tool, err)
 	}
 	var out []byte
-	for _, c := range res.Contents {
+	for _, c := range contents {
 		switch {
 		case c.Text != nil:
 			out = append(out, *c.Text...)
@@ -251,6 +244,6 @@ func (a *invocation) printResources(tool string, raw json.RawMessage, output str
 		_, err := io.WriteString(a.stdout, termsafe.String(string(out)))
 		return err
 	}
-	_, err := a.stdout.Write(out)
+	_, err = a.stdout.Write(out)
 	return err
 }
