@@ -340,6 +340,9 @@ func classify(tok string) ([]argKind, string) {
 	if strings.ContainsAny(tok, "/\\") {
 		parts := strings.FieldsFunc(tok, func(r rune) bool { return r == '/' || r == '\\' })
 		if len(parts) == 2 && strings.Count(tok, "/") == 1 && !strings.ContainsRune(tok, '\\') {
+			if strings.ToUpper(tok) == tok {
+				return nil, "" // a pair such as BTC/USDT or TCP/IP
+			}
 			return []argKind{argRepo, argPath}, ""
 		}
 		if len(parts) >= 2 {

@@ -160,3 +160,23 @@ func TestTyposAgainstWordsAsWritten(t *testing.T) {
 		t.Fatalf("hits %v, want git_status first", hits)
 	}
 }
+
+// A server is found by the names it publishes (its serverInfo), and by their Chinese names.
+func TestServerAliases(t *testing.T) {
+	servers, err := ParseCatalog("aliases.json", []byte(`{"servers": {
+		"im": {"serverInfo": {"name": "lark-mcp", "title": "Feishu/Lark MCP Server"},
+			"tools": [{"name": "message_create", "description": "Send a message to a chat."}]},
+		"chat": {"tools": [{"name": "post_message", "description": "Send a message to a channel."}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(servers[1].Aliases, []string{"lark-mcp", "Feishu/Lark MCP Server"}) {
+		t.Fatalf("aliases %q", servers[1].Aliases)
+	}
+	ix := New(servers)
+	for _, q := range []string{"send a message on feishu", "在飞书群里发一条消息", "lark: send a message"} {
+		if hits := ix.Search(q, SearchOptions{}); len(hits) == 0 || hits[0].Server != "im" {
+			t.Errorf("%q: hits %+v, want im's tool first", q, hits)
+		}
+	}
+}

@@ -22,7 +22,10 @@ type Server struct {
 	// Instructions are the server's instructions (its initialize result); they are
 	// indexed with a low weight.
 	Instructions string
-	Tools        []Tool
+	// Aliases are other names the server goes by — the name and title of its serverInfo,
+	// its package's name — indexed with its name.
+	Aliases []string
+	Tools   []Tool
 }
 
 // Tool is one tool as the index takes it.
@@ -51,8 +54,14 @@ type Catalog struct {
 	Servers map[string]CatalogServer `json:"servers"`
 }
 
-// CatalogServer is one server of a [Catalog].
+// CatalogServer is one server of a [Catalog]. ServerInfo is the server's initialize
+// serverInfo (only its name and title are read); its name and title become the server's
+// [Server.Aliases].
 type CatalogServer struct {
+	ServerInfo *struct {
+		Name  string `json:"name"`
+		Title string `json:"title,omitempty"`
+	} `json:"serverInfo,omitempty"`
 	Instructions string `json:"instructions,omitempty"`
 	Tools        []Tool `json:"tools"`
 }
@@ -78,7 +87,15 @@ func ParseCatalog(name string, data []byte) ([]Server, error) {
 				return nil, fmt.Errorf("%w: %s: servers.%s.tools[%d] has no \"name\"", ErrCatalog, name, sname, i)
 			}
 		}
-		out = append(out, Server{Name: sname, Instructions: s.Instructions, Tools: s.Tools})
+		srv := Server{Name: sname, Instructions: s.Instructions, Tools: s.Tools}
+		if si := s.ServerInfo; si != nil {
+			for _, a := range []string{si.Name, si.Title} {
+				if a != "" && a != sname && !slices.Contains(srv.Aliases, a) {
+					srv.Aliases = append(srv.Aliases, a)
+				}
+			}
+		}
+		out = append(out, srv)
 	}
 	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

@@ -36,27 +36,29 @@ func loadCatalog(t testing.TB) []Server {
 // anything that is not a letter or digit; no stemming, stop words, synonyms or n-grams.
 type bm25 struct {
 	docs []doc
-	tf   []map[string]int
+	post map[string][]bm25Posting
 	len  []int
 	avg  float64
-	df   map[string]int
+}
+
+type bm25Posting struct {
+	doc, tf int
 }
 
 func newBM25(servers []Server) *bm25 {
-	b := &bm25{df: map[string]int{}}
+	b := &bm25{post: map[string][]bm25Posting{}}
 	total := 0
 	for _, s := range servers {
 		for _, t := range s.Tools {
 			toks := plainTokens(strings.Join([]string{s.Name, t.Name, t.Title, t.Description, paramText(t.InputSchema)}, " "))
 			tf := map[string]int{}
 			for _, w := range toks {
-				if tf[w] == 0 {
-					b.df[w]++
-				}
 				tf[w]++
 			}
+			for w, n := range tf {
+				b.post[w] = append(b.post[w], bm25Posting{len(b.docs), n})
+			}
 			b.docs = append(b.docs, doc{server: s.Name, tool: t})
-			b.tf = append(b.tf, tf)
 			b.len = append(b.len, len(toks))
 			total += len(toks)
 		}
@@ -75,22 +77,19 @@ func (b *bm25) search(q string, limit int) []Hit {
 		s float64
 	}
 	n := float64(len(b.docs))
-	var out []sc
-	qs := plainTokens(q)
-	for d, tf := range b.tf {
-		var s float64
-		for _, w := range qs {
-			f := float64(tf[w])
-			if f == 0 {
-				continue
-			}
-			df := float64(b.df[w])
-			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-			s += idf * f * 2.2 / (f + 1.2*(0.25+0.75*float64(b.len[d])/b.avg))
+	scores := map[int]float64{}
+	for _, w := range plainTokens(q) {
+		ps := b.post[w]
+		df := float64(len(ps))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			f := float64(p.tf)
+			scores[p.doc] += idf * f * 2.2 / (f + 1.2*(0.25+0.75*float64(b.len[p.doc])/b.avg))
 		}
-		if s > 0 {
-			out = append(out, sc{d, s})
-		}
+	}
+	out := make([]sc, 0, len(scores))
+	for d, s := range scores {
+		out = append(out, sc{d, s})
 	}
 	slices.SortFunc(out, func(x, y sc) int {
 		if c := cmp.Compare(y.s, x.s); c != 0 {

@@ -38,7 +38,7 @@ const k1 = 1.2
 // a word of the glossary of another script.
 const (
 	wExact   = 1.0
-	wSynonym = 0.55
+	wSynonym = 0.45
 	wTypo    = 0.7
 	wPrefix  = 0.45
 	wGloss   = 0.8
@@ -51,7 +51,7 @@ const (
 	// wNamed is how much more a tool scores when its name or title has all of the query's
 	// words (in proportion to the share it has).
 	wNamed  = 2.0
-	wArg    = 0.6
+	wArg    = 1.0
 	wHint   = 0.6
 	wQuoted = 0.3
 )
@@ -258,6 +258,9 @@ func New(servers []Server) *Index {
 		span := serverSpan{lo: int32(len(ix.docs))}
 		tc.reset()
 		serverLen := tc.text(fServer, s.Name, true)
+		for _, a := range s.Aliases {
+			serverLen += tc.text(fServer, a, true)
+		}
 		instrLen := tc.text(fInstr, s.Instructions, false)
 		for i, id := range tc.local {
 			var sp sposting
@@ -516,7 +519,13 @@ func (ix *Index) parse(query string) []concept {
 			}
 			if best != nil {
 				inWord = utf8.RuneCountInString(best.word) - 1
-				for _, w := range best.terms {
+				for _, w := range best.phrase {
+					if !seen["\x00"+w] && ix.known(w) {
+						seen["\x00"+w] = true
+						out = append(out, concept{alts: []alt{{w, wGloss}}})
+					}
+				}
+				for _, w := range best.alts {
 					if seen["\x00"+w] {
 						continue
 					}
@@ -758,7 +767,7 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 		if nconcepts > 0 {
 			cov, ncov = covered[d]/nconcepts, named[d]/nconcepts
 		}
-		cands = append(cands, scored{int32(d), total[d] * (0.35 + 0.65*cov*cov) * (1 + wNamed*ncov)})
+		cands = append(cands, scored{int32(d), total[d] * (0.5 + 0.5*cov*cov) * (1 + wNamed*ncov)})
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {

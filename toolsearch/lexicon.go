@@ -211,6 +211,8 @@ var synonymGroups = [][]string{
 
 // cjkGlossary gives English words for common Chinese words of tasks and tool
 // descriptions, so that a Chinese task finds an English tool and the other way round.
+// Space-separated words are alternatives; words joined by "+" are a phrase, whose words a
+// query needs all of (股价 is stock and price).
 var cjkGlossary = map[string]string{
 	"文件": "file", "目录": "directory", "文件夹": "folder", "读取": "read", "读": "read", "写入": "write", "写": "write",
 	"保存": "save", "删除": "delete", "创建": "create", "新建": "create", "编辑": "edit", "修改": "edit", "更新": "update",
@@ -218,11 +220,11 @@ var cjkGlossary = map[string]string{
 	"查询": "query", "检索": "search", "获取": "get", "查看": "view", "显示": "show", "打开": "open", "关闭": "close",
 	"网页": "web page", "页面": "page", "网站": "website", "网址": "url", "链接": "link", "浏览器": "browser", "标签页": "tab",
 	"截图": "screenshot", "截屏": "screenshot", "快照": "snapshot", "图片": "image", "图像": "image", "照片": "photo",
-	"点击": "click", "单击": "click", "输入": "type", "填写": "fill", "表单": "form", "按键": "press key", "悬停": "hover",
+	"点击": "click", "单击": "click", "输入": "type", "填写": "fill", "表单": "form", "按键": "press+key", "悬停": "hover",
 	"拖": "drag", "上传": "upload", "下载": "download", "等待": "wait", "导航": "navigate", "跳转": "navigate", "后退": "back",
 	"脚本": "script", "执行": "execute", "运行": "run", "命令": "command", "终端": "terminal", "进程": "process",
 	"终止": "terminate", "结束": "kill", "日志": "logs", "控制台": "console", "网络": "network", "请求": "request",
-	"仓库": "repository", "代码": "code", "问题": "issue", "议题": "issue", "合并": "merge", "拉取请求": "pull request",
+	"仓库": "repository", "代码": "code", "问题": "issue", "议题": "issue", "合并": "merge", "拉取请求": "pull+request",
 	"分支": "branch", "提交": "commit", "评论": "comment", "审查": "review", "评审": "review",
 	"消息": "message", "频道": "channel", "发送": "send", "回复": "reply", "用户": "user", "成员": "member",
 	"图表": "chart", "饼图": "pie chart", "柱状图": "column chart", "条形图": "bar chart", "折线图": "line chart",
@@ -234,11 +236,11 @@ var cjkGlossary = map[string]string{
 	"路线": "route", "路径": "route", "驾车": "driving", "开车": "driving", "步行": "walking", "走路": "walking",
 	"骑行": "bicycling", "公交": "transit", "地铁": "transit", "距离": "distance", "附近": "nearby", "周边": "around",
 	"地点": "place", "位置": "location", "定位": "location", "地图": "map", "路况": "traffic", "拥堵": "traffic",
-	"数据库": "database", "表": "table", "记忆": "memory", "知识图谱": "knowledge graph", "实体": "entity", "关系": "relation",
+	"数据库": "database", "表": "table", "记忆": "memory", "知识图谱": "knowledge+graph", "实体": "entity", "关系": "relation",
 	"文档": "documentation docs", "库": "library", "思考": "thinking", "性能": "performance", "内存": "memory heap",
 	"集群": "cluster kubernetes", "容器": "container pod", "部署": "deployment", "扩容": "scale", "缩容": "scale",
-	"配置": "config", "设置": "set settings", "环境变量": "environment variables", "爬取": "crawl", "抓取": "scrape",
-	"论文": "paper", "监控": "monitor", "页面内容": "page content", "元数据": "metadata", "信息": "info",
+	"配置": "config", "设置": "set settings", "环境变量": "environment+variables", "爬取": "crawl", "抓取": "scrape",
+	"论文": "paper", "监控": "monitor", "页面内容": "page+content", "元数据": "metadata", "信息": "info message", "提交信息": "commit+message", "消息内容": "message+content",
 	"大小": "size", "树": "tree", "权限": "allowed", "压缩": "gzip compress", "求和": "sum", "相加": "sum add",
 	"回显": "echo", "内容": "content", "多个": "multiple", "对话框": "dialog", "弹窗": "dialog", "录屏": "screencast record", "下拉": "dropdown select",
 	// verbs of tool use
@@ -261,22 +263,22 @@ var cjkGlossary = map[string]string{
 	"邮件": "email mail", "邮箱": "email inbox", "收件箱": "inbox", "附件": "attachment", "标签": "label tag", "日历": "calendar",
 	"日程": "calendar event schedule", "会议": "meeting", "待办": "todo task", "任务": "task", "项目": "project", "看板": "board",
 	"迭代": "iteration sprint", "冲刺": "sprint", "工单": "ticket issue", "缺陷": "bug", "里程碑": "milestone", "路线图": "roadmap",
-	"版本": "version release", "发布": "release publish", "合并请求": "merge request", "流水线": "pipeline", "制品": "artifact",
+	"版本": "version release", "发布": "release publish", "合并请求": "merge+request", "流水线": "pipeline", "制品": "artifact",
 	"集合": "collection", "记录": "record", "行": "row", "列": "column", "字段": "field", "索引": "index", "向量": "vector",
 	"数据": "data", "服务器": "server droplet", "主机": "host", "云": "cloud", "域名": "domain", "证书": "certificate",
-	"防火墙": "firewall", "负载均衡": "load balancer", "镜像": "image", "节点": "node", "端口": "port", "密钥": "key secret",
+	"防火墙": "firewall", "负载均衡": "load+balancer", "镜像": "image", "节点": "node", "端口": "port", "密钥": "key secret",
 	"账号": "account", "账户": "account", "余额": "balance", "账单": "billing invoice", "发票": "invoice", "价格": "price",
-	"股价": "stock price", "股票": "stock", "行情": "quote market", "汇率": "exchange rate", "比特币": "bitcoin btc",
+	"股价": "stock+price", "股票": "stock", "行情": "quote market", "汇率": "exchange+rate", "比特币": "bitcoin btc",
 	"加密货币": "crypto", "以太坊": "ethereum eth", "交易所": "exchange", "订单": "order", "航班": "flight", "机场": "airport",
-	"机票": "flight ticket", "酒店": "hotel", "民宿": "airbnb accommodation", "住宿": "accommodation", "行程": "itinerary trip",
+	"机票": "flight+ticket", "酒店": "hotel", "民宿": "airbnb accommodation", "住宿": "accommodation", "行程": "itinerary trip",
 	"旅行": "travel trip", "旅游": "travel trip", "景点": "attraction sight", "餐厅": "restaurant", "咖啡": "coffee", "咖啡店": "cafe coffee",
 	"美食": "food restaurant", "好吃": "food restaurant", "菜谱": "recipe", "食谱": "recipe", "怎么做": "recipe how cook", "吃什么": "eat meal",
-	"空气质量": "air quality", "空气": "air", "污染": "pollution", "温度": "temperature", "下雨": "rain", "预报": "forecast",
+	"空气质量": "air+quality", "空气": "air", "污染": "pollution", "温度": "temperature", "下雨": "rain", "预报": "forecast",
 	"时区": "timezone", "时间": "time", "几点": "time", "日期": "date", "今天": "today", "明天": "tomorrow", "周末": "weekend",
 	"文献": "paper literature", "引用": "citation", "新闻": "news", "视频": "video", "字幕": "transcript subtitle caption",
 	"帖子": "post", "群": "group chat", "群聊": "group chat", "聊天记录": "chat history messages", "联系人": "contact",
 	"电话": "phone", "客户": "customer", "商机": "deal", "笔记": "note notes", "笔记本": "notebook", "电子表格": "spreadsheet excel",
-	"工作表": "sheet worksheet", "单元格": "cell", "幻灯片": "slides presentation", "架构图": "architecture diagram",
+	"工作表": "sheet worksheet", "单元格": "cell", "幻灯片": "slides presentation", "架构图": "architecture+diagram",
 	"设计稿": "design", "图标": "icon", "手机": "phone mobile device", "模拟器": "simulator emulator", "应用": "app",
 	"屏幕": "screen", "训练": "workout training", "健身": "workout fitness", "体重": "weight body measurement",
 	"深蹲": "squat exercise", "网上": "web online", "互联网": "internet web", "状态": "status", "值班": "oncall",
@@ -310,10 +312,14 @@ func glossaryTerms(run string, emit func(string)) {
 	}
 }
 
-// glossaryEntry is one glossary word with its English words, stemmed.
+// glossaryEntry is one glossary word with its English words, stemmed: its alternatives
+// (the first word of each) and the further words of those that are phrases ("stock+price":
+// stock, then price), each a word of the query of its own.
 type glossaryEntry struct {
-	word  string
-	terms []string
+	word   string
+	terms  []string // every word, for the index
+	alts   []string
+	phrase []string
 }
 
 // glossaryEntries are the glossary's words; glossaryByRune indexes them by first character.
@@ -322,8 +328,16 @@ var glossaryEntries, glossaryByRune = func() ([]glossaryEntry, map[rune][]int32)
 	byRune := map[rune][]int32{}
 	for zh, en := range cjkGlossary {
 		g := glossaryEntry{word: zh}
-		for _, w := range strings.Fields(en) {
-			g.terms = append(g.terms, stem(w))
+		for _, alt := range strings.Fields(en) {
+			for i, w := range strings.Split(alt, "+") {
+				w = stem(w)
+				g.terms = append(g.terms, w)
+				if i == 0 {
+					g.alts = append(g.alts, w)
+				} else {
+					g.phrase = append(g.phrase, w)
+				}
+			}
 		}
 		r, _ := utf8.DecodeRuneInString(zh)
 		byRune[r] = append(byRune[r], int32(len(entries)))
