@@ -7,8 +7,9 @@
 //
 // # Concurrency
 //
-// [Run] owns its input and output until it returns; it starts one goroutine that reads
-// lines from [Options.In], which ends when the input does or when Run's context ends.
+// [Run] owns its input and output until it returns. Without a keyboard it starts one
+// goroutine that reads lines from [Options.In], which ends when the input does or when Run's
+// context ends; with one (a terminal) it reads only while it asks a question.
 // [Options.OnInterrupt]'s handler may be called from any goroutine.
 package termchat
 
@@ -28,6 +29,7 @@ import (
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/termform"
 	"github.com/cordisgo/harness/turn"
 )
 
@@ -59,6 +61,16 @@ type Options struct {
 	OnInterrupt func(handler func() bool) (remove func())
 	// ResumeError words the error of the first Resume (a did-you-mean, say); nil: as is.
 	ResumeError func(id string, err error) error
+	// Keyboard, on a terminal, is its one reader (termform.Keyboard), shared with servers'
+	// forms: the prompt and the approval questions read through it, nothing is read ahead,
+	// and Ctrl-C is a key there. Nil reads In line by line.
+	Keyboard Keyboard
+}
+
+// Keyboard reads one line for a question (termform.Keyboard): Ctrl-C ends it with
+// termform.ErrInterrupted and what was typed, Ctrl-D on an empty line with io.EOF.
+type Keyboard interface {
+	ReadLine(cx context.Context, out io.Writer, prompt string) (string, error)
 }
 
 // Commands are the slash commands /help lists, with their arguments (/quit and /help
@@ -71,6 +83,29 @@ type chat struct {
 	io        *lineIO
 	s         *turn.Session
 	reasoning bool
+}
+
+// readLine asks a question and reads the answer: through the keyboard on a terminal, else
+// the next line of the input. ok is false when the input ended (Ctrl-D) or cx did;
+// interrupted is set for Ctrl-C.
+func (ch *chat) readLine(cx context.Context, prompt string) (line string, ok, interrupted bool) {
+	if kb := ch.o.Keyboard; kb != nil {
+		line, err := kb.ReadLine(cx, ch.io.out, prompt)
+		switch {
+		case errors.Is(err, termform.ErrInterrupted):
+			return line, true, true
+		case err != nil:
+			return "", false, false
+		}
+		return line, true, false
+	}
+	ch.io.printf("%s", prompt)
+	select {
+	case line, ok = <-ch.io.lines:
+		return line, ok, false
+	case <-cx.Done():
+		return "", false, false
+	}
 }
 
 // lineIO is the chat's terminal: lines typed by the person (read by one goroutine, so
@@ -121,7 +156,10 @@ func readLines(cx context.Context, in io.Reader) chan string {
 // and goes on.
 func Run(cx context.Context, o Options) error {
 	ch := &chat{o: o, reasoning: !o.HideReasoning}
-	ch.io = &lineIO{lines: readLines(cx, o.In), out: o.Out, styled: o.Styled}
+	ch.io = &lineIO{out: o.Out, styled: o.Styled}
+	if o.Keyboard == nil {
+		ch.io.lines = readLines(cx, o.In)
+	}
 	if o.Resume != "" {
 		if err := ch.resume(cx, o.Resume); err != nil {
 			if o.ResumeError != nil {
@@ -184,17 +222,16 @@ func (ch *chat) close(cx context.Context) {
 // loop reads messages until the end of the input, /exit or cx's end.
 func (ch *chat) loop(cx context.Context) error {
 	for {
-		ch.io.printf("> ")
-		var line string
-		var ok bool
-		select {
-		case line, ok = <-ch.io.lines:
-		case <-cx.Done():
-			ch.io.printf("\n")
-			return nil
-		}
-		if !ok {
-			ch.io.printf("\n")
+		line, ok, interrupted := ch.readLine(cx, "> ")
+		switch {
+		case interrupted && strings.TrimSpace(line) == "":
+			return nil // Ctrl-C at an empty prompt leaves
+		case interrupted:
+			continue // Ctrl-C drops the line typed
+		case !ok:
+			if ch.o.Keyboard == nil || cx.Err() != nil {
+				ch.io.printf("\n")
+			}
 			return nil
 		}
 		line = strings.TrimSpace(line)
@@ -422,13 +459,14 @@ func (ch *chat) approve(cx context.Context, ev agent.Event) {
 		args = " " + termsafe.String(clipText(string(ap.Args), 200))
 	}
 	for {
-		ch.io.printf("Allow the agent to %s%s? [y]es, [a]lways this session, [n]o: ", what, args)
-		var line string
-		var ok bool
-		select {
-		case line, ok = <-ch.io.lines:
-		case <-cx.Done():
+		line, ok, interrupted := ch.readLine(cx, fmt.Sprintf("Allow the agent to %s%s? [y]es, [a]lways this session, [n]o: ", what, args))
+		if cx.Err() != nil {
 			return
+		}
+		reason := "the person said no"
+		if interrupted { // Ctrl-C cancels the question: the call is refused, the turn goes on
+			ch.io.printf("%s\n", ch.io.dim("(question cancelled: the call is refused)"))
+			line, reason = "n", "the person cancelled the question"
 		}
 		decision := ""
 		switch strings.ToLower(strings.TrimSpace(line)) {
@@ -445,7 +483,7 @@ func (ch *chat) approve(cx context.Context, ev agent.Event) {
 		if decision == "" {
 			continue
 		}
-		err := ch.s.Approve(cx, ap.ID, agent.Answer{Decision: decision, Reason: "the person said no"})
+		err := ch.s.Approve(cx, ap.ID, agent.Answer{Decision: decision, Reason: reason})
 		if err != nil && remote.CodeOf(err) != remote.CodeNotFound {
 			ch.io.printf("%s\n", termsafe.String(err.Error()))
 		}

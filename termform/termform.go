@@ -94,15 +94,17 @@ type Options struct {
 	// Events is the context whose tree's elicitation.CompleteEvent the responder listens to
 	// for URL-mode completions (the root); nil: completions are not awaited.
 	Events *ctx.Context
+	// Keyboard is the terminal's one reader, shared with the other questions asked on it
+	// (the chat's); nil: the responder reads In through a keyboard of its own.
+	Keyboard *Keyboard
 }
 
 // Responder is the terminal's elicitation.Responder: it shows one request at a time as a
 // form (or a URL to open) on a terminal and reads the answer. It is safe for concurrent
 // use: concurrent requests wait for their turn (or for their context's end).
 type Responder struct {
-	o    Options
-	t    *tty
-	turn chan struct{} // holds a token while a request is on screen
+	o  Options
+	kb *Keyboard
 
 	mu      sync.Mutex
 	active  bool     // a request is on screen
@@ -112,14 +114,17 @@ type Responder struct {
 // New returns a responder reading o.In, or an error wrapping ErrNotTerminal when o.In is not
 // a terminal it can read.
 func New(o Options) (*Responder, error) {
-	if o.In == nil || o.Out == nil {
+	if o.Out == nil || o.In == nil && o.Keyboard == nil {
 		return nil, fmt.Errorf("%w: no input or output", ErrNotTerminal)
 	}
-	t, err := openTTY(o.In)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotTerminal, err)
+	kb := o.Keyboard
+	if kb == nil {
+		var err error
+		if kb, err = NewKeyboard(o.In); err != nil {
+			return nil, err
+		}
 	}
-	return &Responder{o: o, t: t, turn: make(chan struct{}, 1)}, nil
+	return &Responder{o: o, kb: kb}, nil
 }
 
 // Supports reports true for forms and URLs.
@@ -134,28 +139,15 @@ func (r *Responder) Elicit(cx context.Context, req *elicitation.Request) (*elici
 	if cx.Err() != nil {
 		return nil, context.Cause(cx)
 	}
-	select {
-	case r.turn <- struct{}{}:
-	case <-cx.Done():
-		return nil, context.Cause(cx)
-	}
-	defer func() { <-r.turn }()
-	r.setActive(true)
-	defer r.setActive(false)
-	release := r.hold()
-	defer release()
-
-	restore, err := rawMode(r.t)
-	if err != nil {
-		return nil, err
-	}
-	defer restore()
-	read, done, err := r.t.reader(cx)
+	s, done, err := r.kb.take(cx, r.o.Out)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	s := &session{out: r.o.Out, read: read}
+	r.setActive(true)
+	defer r.setActive(false)
+	release := r.hold()
+	defer release()
 
 	var res *elicitation.Response
 	if req.Mode == elicitation.ModeURL {
@@ -535,7 +527,7 @@ func (s *session) readLine(prompt string, secret bool) (string, error) {
 			return string(line), nil
 		case b == 0x03: // Ctrl-C
 			s.printf("^C\n")
-			return "", errInterrupted
+			return string(line), errInterrupted
 		case b == 0x04: // Ctrl-D
 			if len(line) == 0 {
 				s.printf("\n")

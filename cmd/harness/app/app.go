@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -165,6 +166,9 @@ type invocation struct {
 	// interrupt takes SIGINT before the command's context does (Main): harness chat cancels
 	// its turn in flight with it.
 	interrupt interrupter
+	// keys is the terminal's one reader (keyboard), made once.
+	keys     *termform.Keyboard
+	keysOnce sync.Once
 
 	flags           profileFlags
 	logFormat       string

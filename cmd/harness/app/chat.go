@@ -49,6 +49,9 @@ process too. A host without an agent is said in one line, and chat works in proc
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			o := termchat.Options{In: a.stdin, Out: a.stdout, Styled: termui.IsTerminal(a.stdout), Agent: f.agent, Model: f.model,
 				Resume: resume, HideReasoning: noReasoning, OnInterrupt: a.interrupt.set}
+			if kb := a.keyboard(); kb != nil {
+				o.Keyboard = kb
+			}
 			if rh, err := a.runningAgentHost(cmd.Context(), f); err != nil {
 				return err
 			} else if rh != nil {

@@ -71,7 +71,7 @@ func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) er
 			}})
 			return err
 		}
-		r, err := termform.New(termform.Options{In: in, Out: a.stderr, Open: mcpauth.OpenBrowser, Hold: a.term.Hold, Events: root})
+		r, err := termform.New(termform.Options{In: in, Keyboard: a.keyboard(), Out: a.stderr, Open: mcpauth.OpenBrowser, Hold: a.term.Hold, Events: root})
 		if err != nil {
 			a.logger.Debug("no terminal form for elicitations", "err", err)
 			return nil
@@ -81,4 +81,16 @@ func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) er
 		}
 	}
 	return nil
+}
+
+// keyboard is the terminal's one reader (termform.Keyboard), shared by the servers' forms
+// and the chat, made the first time it is asked for; nil when stdin is not a terminal or is
+// the MCP stream of serve --stdio.
+func (a *invocation) keyboard() *termform.Keyboard {
+	a.keysOnce.Do(func() {
+		if in, ok := a.stdin.(*os.File); ok && !a.stdinIsProtocol && termui.IsTerminal(in) {
+			a.keys, _ = termform.NewKeyboard(in)
+		}
+	})
+	return a.keys
 }
