@@ -290,25 +290,40 @@ func (ch *chat) command(cx context.Context, line string) (done bool) {
 	return false
 }
 
-// model lists the models (no name), or starts a session with the model called name.
+// model lists the models (no name), or switches the conversation to the model called
+// name: the session is closed and opened again with that model, its history kept; a
+// session not stored yet (no message sent) is started anew with it.
 func (ch *chat) model(cx context.Context, name string) {
-	current := ch.s.Info().Model
+	info := ch.s.Info()
 	if name == "" {
 		if ch.o.Models == nil {
-			ch.io.printf("* %s (the host's models: harness profile show on the host's profile)\n", termsafe.String(current))
+			ch.io.printf("* %s (the host's models: harness profile show on the host's profile)\n", termsafe.String(info.Model))
 			return
 		}
 		for _, m := range ch.o.Models() {
 			mark := " "
-			if m.Name == current {
+			if m.Name == info.Model {
 				mark = "*"
 			}
 			ch.io.printf("%s %s (%s %s)\n", mark, m.Name, m.Provider, m.ID)
 		}
 		return
 	}
-	s, err := turn.Start(cx, ch.o.Caller, agent.StartParams{Agent: ch.o.Agent, Model: name, Mode: ch.o.Mode})
-	if err != nil {
+	var s *turn.Session
+	var err error
+	if info.Turns > 0 {
+		ch.close(cx)
+		s, err = turn.Open(cx, ch.o.Caller, agent.OpenParams{Session: info.ID, Model: name, Mode: ch.o.Mode})
+		if err != nil { // the model was refused: the conversation goes on with its own
+			ch.io.printf("%s\n", termsafe.String(err.Error()))
+			if s, err = turn.Open(cx, ch.o.Caller, agent.OpenParams{Session: info.ID, Model: info.Model, Mode: ch.o.Mode}); err != nil {
+				ch.io.printf("%s\n", termsafe.String(err.Error()))
+				return
+			}
+			ch.use(cx, s)
+			return
+		}
+	} else if s, err = turn.Start(cx, ch.o.Caller, agent.StartParams{Agent: ch.o.Agent, Model: name, Mode: ch.o.Mode}); err != nil {
 		ch.io.printf("%s\n", termsafe.String(err.Error()))
 		return
 	}

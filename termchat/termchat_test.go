@@ -35,12 +35,20 @@ func TestChat(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	in := strings.NewReader("note milk\ny\n/tools\n/tols\nnote eggs\nn\n/exit\n")
+	in := strings.NewReader("note milk\ny\n/tools\n/tols\n/model flash\nnote eggs\nn\n/exit\n")
 	var out bytes.Buffer
 	if err := termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: &out}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
+	// /model switches the conversation's model: the same session goes on.
+	if banners := strings.Count(got, "harness chat · the main agent"); banners != 2 {
+		t.Errorf("%d banners, want 2 (the start and /model):\n%s", banners, got)
+	}
+	first, _, _ := strings.Cut(got[strings.Index(got, "session ")+len("session "):], " ")
+	if strings.Count(got, "session "+first) != 2 {
+		t.Errorf("/model started another session than %s:\n%s", first, got)
+	}
 	for _, want := range []string{
 		"harness chat · the main agent · model flash · session ",
 		"A note.", "Allow the agent to run note", "note ✓", "Noted: milk.",

@@ -29,7 +29,7 @@ Ctrl-C cancels the turn in flight (the model's stream and the tool calls: server
 told); at the prompt, Ctrl-C or Ctrl-D (or /exit) leaves. Commands:
 
   /tools            the tools the agent sees
-  /model [NAME]     the models of the profile, or switch to NAME (a new session)
+  /model [NAME]     the models of the profile, or switch the conversation to NAME
   /reasoning        show or hide the model's reasoning
   /clear            start a new session
   /resume ID|last   continue a stored session (harness sessions list), or the latest
