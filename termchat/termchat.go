@@ -67,10 +67,13 @@ type Options struct {
 	Keyboard Keyboard
 }
 
-// Keyboard reads one line for a question (termform.Keyboard): Ctrl-C ends it with
-// termform.ErrInterrupted and what was typed, Ctrl-D on an empty line with io.EOF.
+// Keyboard reads the answers typed on a terminal (termform.Keyboard): ReadLine one line for
+// a question, ReadMessage a message at the prompt (edited, with history, several lines, a
+// paste kept whole). Ctrl-C ends either with termform.ErrInterrupted, Ctrl-D on an empty
+// line with io.EOF.
 type Keyboard interface {
 	ReadLine(cx context.Context, out io.Writer, prompt string) (string, error)
+	ReadMessage(cx context.Context, out io.Writer, prompt string) (string, error)
 }
 
 // Commands are the slash commands /help lists, with their arguments (/quit and /help
@@ -88,9 +91,13 @@ type chat struct {
 // readLine asks a question and reads the answer: through the keyboard on a terminal, else
 // the next line of the input. ok is false when the input ended (Ctrl-D) or cx did;
 // interrupted is set for Ctrl-C.
-func (ch *chat) readLine(cx context.Context, prompt string) (line string, ok, interrupted bool) {
+func (ch *chat) readLine(cx context.Context, prompt string, message bool) (line string, ok, interrupted bool) {
 	if kb := ch.o.Keyboard; kb != nil {
-		line, err := kb.ReadLine(cx, ch.io.out, prompt)
+		read := kb.ReadLine
+		if message {
+			read = kb.ReadMessage
+		}
+		line, err := read(cx, ch.io.out, prompt)
 		switch {
 		case errors.Is(err, termform.ErrInterrupted):
 			return line, true, true
@@ -222,7 +229,7 @@ func (ch *chat) close(cx context.Context) {
 // loop reads messages until the end of the input, /exit or cx's end.
 func (ch *chat) loop(cx context.Context) error {
 	for {
-		line, ok, interrupted := ch.readLine(cx, "> ")
+		line, ok, interrupted := ch.readLine(cx, "> ", true)
 		switch {
 		case interrupted && strings.TrimSpace(line) == "":
 			return nil // Ctrl-C at an empty prompt leaves
@@ -474,7 +481,7 @@ func (ch *chat) approve(cx context.Context, ev agent.Event) {
 		args = " " + termsafe.String(clipText(string(ap.Args), 200))
 	}
 	for {
-		line, ok, interrupted := ch.readLine(cx, fmt.Sprintf("Allow the agent to %s%s? [y]es, [a]lways this session, [n]o: ", what, args))
+		line, ok, interrupted := ch.readLine(cx, fmt.Sprintf("Allow the agent to %s%s? [y]es, [a]lways this session, [n]o: ", what, args), false)
 		if cx.Err() != nil {
 			return
 		}

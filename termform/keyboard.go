@@ -22,6 +22,7 @@ var ErrInterrupted = errInterrupted
 type Keyboard struct {
 	t    *tty
 	turn chan struct{} // holds a token while a question is asked
+	ed   editor        // the prompt's editor (ReadMessage)
 }
 
 // NewKeyboard returns the keyboard of the terminal in, or an error wrapping ErrNotTerminal

@@ -72,7 +72,7 @@ var rules = map[string]rule{
 	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
 	"termform":         {project: []string{"ctx", "elicitation", "internal/termsafe"}},
 	"turn":             {project: []string{"plugins/agent", "plugins/remote"}},
-	"termchat":         {project: []string{"host", "turn", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
+	"termchat":         {project: []string{"host", "turn", "termform", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
 	// internal/: the ground floor, leaf libraries that everything may import. They import
 	// the standard library, third-party modules and each other, never ctx, plugins/,
 	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).

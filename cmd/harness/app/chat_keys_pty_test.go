@@ -82,3 +82,35 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 		t.Errorf("the model was not told the question was cancelled:\n%s", body)
 	}
 }
+
+// TestChatMultiLine: a paste stays one message (bracketed paste), Alt-Enter starts a new line
+// of the same message, and Up brings the last message back (issue 35, item 3).
+func TestChatMultiLine(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
+		{Content: "Got the paste."}, {Content: "Got two lines."}, {Content: "Again."},
+	}})
+	s, _, exit := chatOnTerminal(t, srv)
+	s.Expect("> ")
+	s.Type("\x1b[200~line one\rline two\x1b[201~\r")
+	s.Expect("Got the paste.")
+	s.Expect("> ")
+	s.Type("first\x1b\rsecond\r")
+	s.Expect("Got two lines.")
+	s.Expect("> ")
+	s.Type("\x1b[A\r") // Up: the last message again
+	s.Expect("Again.")
+	s.Expect("> ")
+	s.Type("\x04")
+	if code := exit(); code != ExitOK {
+		t.Fatalf("exit %d; screen:\n%s", code, s.All())
+	}
+	calls := srv.Accepted()
+	if len(calls) != 3 {
+		t.Fatalf("%d requests, want 3; screen:\n%s", len(calls), s.All())
+	}
+	for i, want := range []string{`"content":"line one\nline two"`, `"content":"first\nsecond"`, `"content":"second"`} {
+		if !strings.Contains(string(calls[i].Body), want) {
+			t.Errorf("request %d lacks %s:\n%s", i, want, calls[i].Body)
+		}
+	}
+}
