@@ -7,11 +7,13 @@
 // # Capability
 //
 // An MCP client advertises the elicitation capability, and only the modes ([ModeForm],
-// [ModeURL]) some visible responder supports, when it connects ([Modes]). A server never
-// sees a client that offers elicitation and then declines every request on its own: with no
-// responder (the default on a non-interactive run, `--elicitation decline`), the capability
-// is not advertised at all. A responder provided after a client connected takes effect at
-// the client's next connection.
+// [ModeURL]) some visible responder or [Offer] supports, when it connects ([Modes]), and
+// looks the responders up when a request arrives. A server never sees a client that offers
+// elicitation while nothing could answer: with no responder and no offer (the default on a
+// non-interactive run, `--elicitation decline`), the capability is not advertised at all.
+// A responder provided after a client connected ([ChangedEvent]) makes the client reconnect
+// once, when it has no request in flight, to declare its modes; a host offers what its
+// rows will answer before it mounts them, so that no client has to.
 //
 // # Who answers
 //

@@ -90,16 +90,63 @@ var responders = ctx.NewTreeLayers[Responder]("elicitation responder")
 
 // Provide makes r a responder for requests of the MCP clients in c's layer and below, as an
 // effect of c: it goes when the disposer runs or c's scope unloads. name identifies it in
-// its layer (a second responder under one name in one layer is an error).
+// its layer (a second responder under one name in one layer is an error). [ChangedEvent]
+// is emitted from c when it comes and when it goes.
 func Provide(c *ctx.Context, name string, r Responder) (ctx.Disposer, error) {
 	if r == nil {
 		return nil, fmt.Errorf("elicitation: responder %q is nil", name)
 	}
-	return responders.In(c).Add(c, name, r, nil)
+	dispose, err := responders.In(c).Add(c, name, r, func() { changed(c, name) })
+	if err != nil {
+		return nil, err
+	}
+	changed(c, name)
+	return dispose, nil
 }
 
-// Modes returns the modes some responder visible from c supports, form first; nil when
-// there is none (the capability is then not advertised).
+// Offer declares, in c's layer, that requests of modes from the MCP clients in c's layer
+// and below will be answered, although no responder that answers them may be provided yet:
+// a responder provided later (a plugin still loading), or a call's own ([WithResponder], a
+// gateway's downstream session). The clients then declare the modes when they connect
+// ([Modes]); a request that nobody answers when it arrives is declined. A host offers what
+// its profile and its command will answer before it mounts the rows, so that no client has
+// to reconnect to declare them. The offer is an effect of c, like [Provide]'s responder.
+func Offer(c *ctx.Context, name string, modes ...Mode) (ctx.Disposer, error) {
+	if len(modes) == 0 {
+		return nil, fmt.Errorf("elicitation: offer %q names no mode", name)
+	}
+	return Provide(c, name, offer(slices.Clone(modes)))
+}
+
+// offer is what Offer provides: a responder that supports its modes and passes every request.
+type offer []Mode
+
+func (o offer) Supports(m Mode) bool { return slices.Contains(o, m) }
+
+func (offer) Elicit(context.Context, *Request) (*Response, error) { return nil, ErrPass }
+
+// Change is a responder provided or gone (ChangedEvent): its name and the layer it is in.
+// It is a plain value.
+type Change struct {
+	Name  string
+	Layer *ctx.Scope
+}
+
+// ChangedEvent is emitted from the providing context when a responder (or an [Offer]) is
+// provided and when it goes. An MCP client listens, so that one connected before a
+// responder came declares its modes from its next connection on (it reconnects when the
+// modes it would declare grew). Listeners run on the providing goroutine and must return
+// quickly.
+var ChangedEvent = ctx.NewEvent[Change]("elicitation/changed")
+
+func changed(c *ctx.Context, name string) {
+	if err := ChangedEvent.Emit(c, Change{Name: name, Layer: c.Layer()}); err != nil {
+		c.Logger().Warn("elicitation change listener failed", "responder", name, "err", err)
+	}
+}
+
+// Modes returns the modes some responder (or offer) visible from c supports, form first;
+// nil when there is none (the capability is then not advertised).
 func Modes(c *ctx.Context) []Mode {
 	vis := responders.In(c).Visible(c.Scope())
 	var out []Mode

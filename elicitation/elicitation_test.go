@@ -151,3 +151,45 @@ func TestDefaultsPolicy(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// An offer declares its modes (Modes) before any responder answers: a request nobody
+// answers is declined, a call's own responder answers it, and ChangedEvent tells the
+// clients each time a responder or an offer comes or goes.
+func TestOffer(t *testing.T) {
+	root := ctxtest.New(t)
+	var changes []string
+	if _, err := elicitation.ChangedEvent.On(root, func(c elicitation.Change) error {
+		changes = append(changes, c.Name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elicitation.Offer(root, "empty"); err == nil {
+		t.Fatal("an offer of no mode was taken")
+	}
+	dispose, err := elicitation.Offer(root, "host", elicitation.ModeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := elicitation.Modes(root); len(m) != 1 || m[0] != elicitation.ModeURL {
+		t.Fatalf("modes %v, want the offered url", m)
+	}
+	r := &elicitation.Request{Mode: elicitation.ModeURL, URL: "https://example.com"}
+	if res, err := elicitation.Elicit(context.Background(), root, r); !errors.Is(err, elicitation.ErrNoResponder) || res.Action != elicitation.Decline {
+		t.Fatalf("unanswered offer: %+v, %v; want a decline for want of a responder", res, err)
+	}
+	mine := &fixed{modes: []elicitation.Mode{elicitation.ModeURL}, res: &elicitation.Response{Action: elicitation.Accept}}
+	r.Call = elicitation.WithResponder(context.Background(), mine)
+	if res, err := elicitation.Elicit(context.Background(), root, r); err != nil || res.Action != elicitation.Accept {
+		t.Fatalf("the call's responder: %+v, %v", res, err)
+	}
+	if err := dispose(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if m := elicitation.Modes(root); m != nil {
+		t.Fatalf("modes %v after the offer went", m)
+	}
+	if len(changes) != 2 || changes[0] != "host" || changes[1] != "host" {
+		t.Fatalf("changes %q, want the offer coming and going", changes)
+	}
+}

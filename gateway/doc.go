@@ -36,9 +36,10 @@
 // them, never to another session: each forwarded request carries its session
 // (mcpclient.WithOrigin) and the session's responder, sampler and roots. A session whose
 // client lacks the capability, or a request that cannot be attributed (calls of two sessions
-// in flight on one upstream connection), goes to the host's own responders. The upstream
-// clients offer the capabilities only when a responder and a sampler are visible as they
-// connect: call [Prepare] on the gateway's scope before mounting the fleet. A session on
+// in flight on one upstream connection), goes to the host's own responders. [New] offers
+// elicitation and sampling in its scope's layer, so the upstream clients declare them; a
+// client that connected before the gateway was made reconnects once to do so (a host that
+// serves a gateway offers them before it mounts the fleet, and then none has to). A session on
 // protocol 2026-07-28, which a server may not send requests to, is asked through input
 // requests in its tool calls' results instead (SEP-2322): the call runs in the background
 // between the rounds.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +12,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/gateway"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -47,9 +52,6 @@ func formServer(t *testing.T) string {
 // an accept with a field the form does not have stays an accept with that field.
 func TestElicitationPassesThrough(t *testing.T) {
 	root := newTree(t)
-	if err := gateway.Prepare(root); err != nil { // before the client connects: it offers elicitation
-		t.Fatal(err)
-	}
 	mountHTTP(t, root, "forms", formServer(t))
 	f := serveGateway(t, root, gateway.Options{})
 	for _, rt := range []struct{ path, tool string }{{"/mcp", "mcp__forms__pick"}, {"/mcp/servers/forms", "pick"}} {
@@ -149,5 +151,45 @@ func TestRoundsReadsPromptsProgress(t *testing.T) {
 				t.Fatalf("elicitations: alice %d, bob %d", a.elicited.Load(), b.elicited.Load())
 			}
 		})
+	}
+}
+
+// TestGatewayMadeLate: a gateway made after the fleet connected (no offer before it) needs
+// no preparation: its upstream clients reconnect once to declare elicitation, and a form
+// then reaches the calling downstream session.
+func TestGatewayMadeLate(t *testing.T) {
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
+	mount(t, root, toolregistry.Plugin, nil)
+	statuses := ctxtest.Record(t, root, mcpclient.StatusEvent)
+	mountHTTP(t, root, "forms", formServer(t))
+	connected := func(all []mcpclient.Status) int {
+		n := 0
+		for _, st := range all {
+			if st.Phase == mcpclient.PhaseConnected {
+				n++
+			}
+		}
+		return n
+	}
+	before := connected(statuses.Events())
+	f := serveGateway(t, root, gateway.Options{})
+	statuses.WaitFor(t, func(all []mcpclient.Status) bool { return connected(all) > before })
+	c := mcp.NewClient(&mcp.Implementation{Name: "picker", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"colours": []any{"r"}}}, nil
+		},
+	})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp/servers/forms", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cs.Close() }()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pick"})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %s", err, text(res))
+	}
+	if want := `{"action":"accept","content":{"colours":["r"]}}`; !jsonEqual(t, []byte(text(res)), []byte(want)) {
+		t.Errorf("the server got %s, want %s", text(res), want)
 	}
 }

@@ -14,41 +14,24 @@ import (
 	"github.com/cordisgo/harness/sampling"
 )
 
-// preparedName is the name of the gateway's responder and sampler in their layer.
-const preparedName = "gateway"
+// offerName is the name of the gateway's offers in their layer.
+const offerName = "gateway"
 
-// Prepare provides, in c's layer, the gateway's elicitation responder (form and URL modes)
-// and sampler. Both pass every request that is not directed to a downstream session
-// ([elicitation.ErrPass], [sampling.ErrPass]), so that the host's own responders still
-// answer those; they are there so that the MCP clients mounted in c's layer and below
-// advertise elicitation and sampling to their servers, which a client decides when it
-// connects. Call Prepare before the fleet's clients connect (harness serve calls it before
-// it mounts the profile); [New] calls it too, and then only the connections made after it
-// advertise the capabilities. Prepare is idempotent per layer; its effects go with c's scope.
-func Prepare(c *ctx.Context) error {
-	_, err := prepare(c)
-	return err
-}
-
-// prepare is Prepare; fresh reports that it provided something (it had not run in c's layer).
-func prepare(c *ctx.Context) (fresh bool, err error) {
-	_, err = elicitation.Provide(c, preparedName, passResponder{})
-	switch {
-	case err == nil:
-		fresh = true
-	case !errors.Is(err, ctx.ErrDuplicateName):
-		return false, fmt.Errorf("gateway: providing the elicitation responder: %w", err)
+// Offer declares, in c's layer, that a gateway answers elicitation (form and URL modes)
+// and sampling for the MCP clients there and below ([elicitation.Offer], [sampling.Offer]):
+// a request caused by a downstream session's call goes to that session, any other to the
+// host's own responders, or nobody. [New] offers them too, and the clients that connected
+// before it reconnect once to declare them; a host that will serve a gateway offers them
+// before it mounts the fleet (harness serve does), and then none has to. Offer is
+// idempotent per layer; the offers are effects of c.
+func Offer(c *ctx.Context) error {
+	if _, err := elicitation.Offer(c, offerName, elicitation.ModeForm, elicitation.ModeURL); err != nil && !errors.Is(err, ctx.ErrDuplicateName) {
+		return fmt.Errorf("gateway: offering elicitation: %w", err)
 	}
-	_, err = sampling.Provide(c, preparedName, sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
-		return nil, sampling.ErrPass
-	}))
-	switch {
-	case err == nil:
-		fresh = true
-	case !errors.Is(err, ctx.ErrDuplicateName):
-		return false, fmt.Errorf("gateway: providing the sampler: %w", err)
+	if _, err := sampling.Offer(c, offerName); err != nil && !errors.Is(err, ctx.ErrDuplicateName) {
+		return fmt.Errorf("gateway: offering sampling: %w", err)
 	}
-	return fresh, nil
+	return nil
 }
 
 // read forwards a downstream resources/read to u for the session that sent it: with a
@@ -78,15 +61,6 @@ func (g *Gateway) track(cx context.Context, ss *mcp.ServerSession, u *mcpclient.
 		untrack()
 		end()
 	}
-}
-
-// passResponder is the gateway's scoped responder: it only makes the capability advertised.
-type passResponder struct{}
-
-func (passResponder) Supports(elicitation.Mode) bool { return true }
-
-func (passResponder) Elicit(context.Context, *elicitation.Request) (*elicitation.Response, error) {
-	return nil, elicitation.ErrPass
 }
 
 // forCaller returns the context of a request the gateway forwards upstream for the

@@ -154,9 +154,6 @@ func newAskFleet(t *testing.T, prepare func(root *ctx.Context)) *askFleet {
 	f := &askFleet{release: make(chan struct{}), started: make(chan struct{}, 8), progressed: make(chan struct{}, 1)}
 	up := mcptest.NewHTTP(t, func() *mcp.Server { return askServer(f.release, f.started, f.progressed) })
 	root := newTree(t)
-	if err := gateway.Prepare(root); err != nil {
-		t.Fatal(err)
-	}
 	if prepare != nil {
 		prepare(root)
 	}
@@ -462,9 +459,6 @@ func TestElicitationCancelledWithTheCall(t *testing.T) {
 // notifications/elicitation/complete follows the URL to that session.
 func TestDemoAskForwarded(t *testing.T) {
 	root := newTree(t)
-	if err := gateway.Prepare(root); err != nil {
-		t.Fatal(err)
-	}
 	mountHTTP(t, root, "demo", demoUpstream(t))
 	f := serveGateway(t, root, gateway.Options{})
 	var (

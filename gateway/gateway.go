@@ -108,10 +108,8 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 		calls: map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{}{}}
 	g.subs = newDownstreamSubs(g)
 	g.sessions = newSessionBook(g)
-	if fresh, err := prepare(c); err != nil {
+	if err := Offer(c); err != nil {
 		return nil, err
-	} else if fresh {
-		g.log.Info("gateway.Prepare did not run before the fleet connected: servers are offered elicitation and sampling from their next connection")
 	}
 	dispose, err := c.Effect("gateway", func(e *ctx.Effect) error {
 		g.life = e.Context()
@@ -129,7 +127,7 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 			return err
 		}
 		if _, err := mcpclient.StatusEvent.On(g.life, func(st mcpclient.Status) error {
-			g.changed("mcp:" + st.Server)
+			g.changed(mcpclient.Owner(st.Server))
 			return nil
 		}); err != nil {
 			return err
@@ -205,7 +203,7 @@ func (g *Gateway) allRoutesLocked() []route {
 	return out
 }
 
-// changed kicks the routes a change of owner (a tool set owner, "mcp:<server>" for an MCP
+// changed kicks the routes a change of owner (a tool set owner, mcpclient.Owner for an MCP
 // client) may affect: every scope route, and the per-server route of that server.
 func (g *Gateway) changed(owner string) {
 	if g.life.Err() != nil {
@@ -219,8 +217,8 @@ func (g *Gateway) changed(owner string) {
 	if g.search != nil {
 		g.search.kick()
 	}
-	if len(owner) > 4 && owner[:4] == "mcp:" {
-		if r := g.servers[owner[4:]]; r != nil {
+	if server, ok := mcpclient.ServerOf(owner); ok {
+		if r := g.servers[server]; r != nil {
 			r.kick()
 		}
 	}

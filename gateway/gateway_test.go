@@ -39,6 +39,11 @@ func newTree(t *testing.T) *ctx.Context {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
 	mount(t, root, toolregistry.Plugin, nil)
+	// As harness serve does before it mounts the fleet: the clients declare what the
+	// gateway answers from their first connection, and none reconnects when it is made.
+	if err := gateway.Offer(root); err != nil {
+		t.Fatal(err)
+	}
 	return root
 }
 

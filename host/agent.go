@@ -8,7 +8,7 @@ import (
 
 // The agent commands' rows: a profile hosts an agent at its top level, its own or one with
 // the defaults added, with programmatic tool calling when asked for. The agent's own
-// wiring (a sampler before the clients connect) is agent.Prepare, for Options.BeforeMount.
+// sampling is offered to the MCP clients by Host.Mount (an agent row answers it).
 
 // WithAgentRow returns rows with a top-level agent row (added when the profile has none)
 // whose sessionsDir defaults to dir and whose permissions allow the patterns allow too.

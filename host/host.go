@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/plugins/console"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/sampling"
 	"github.com/cordisgo/harness/toolsearch"
 )
 
@@ -43,10 +44,6 @@ type Options struct {
 	// AdjustRows, if set, changes the profile's rows before they are mounted, at start and
 	// at every reload (an agent row added when the profile has none, say).
 	AdjustRows func([]profiles.Row) []profiles.Row
-	// BeforeMount, if set, runs on the root scope before the rows mount: what the MCP
-	// clients must see when they connect (an elicitation responder, a sampler) is provided
-	// there.
-	BeforeMount func(root *ctx.Context) error
 	// OnStatus, if set, receives every MCP client's status report as it happens (a live
 	// display). It must be quick: clients report on their own goroutines.
 	OnStatus func(mcpclient.Status)
@@ -129,10 +126,10 @@ func (h *Host) Rows() []profiles.Row { return h.rows }
 
 // Mount mounts the profile on the root: it refuses (Hosting) an endpoint file a running
 // host publishes, subscribes the status board to every client's reports, serves the
-// profile's clients' views (MethodClients), runs BeforeMount, provides the MCP catalog
-// cache and the servers' instructions for tool search, and mounts the enabled rows in
-// order. It returns once they are mounted; they load on their own goroutines (Ready waits
-// for them).
+// profile's clients' views (MethodClients), offers what the rows will answer of the
+// servers' requests (offer), provides the MCP catalog cache and the servers'
+// instructions for tool search, and mounts the enabled rows in order. It returns once they
+// are mounted; they load on their own goroutines (Ready waits for them).
 func (h *Host) Mount() error {
 	h.began = time.Now()
 	root, p := h.root, h.profile
@@ -147,25 +144,51 @@ func (h *Host) Mount() error {
 	if err := exposeClients(root, h.board); err != nil {
 		return err
 	}
-	if h.opts.BeforeMount != nil {
-		if err := h.opts.BeforeMount(root); err != nil {
-			return err
-		}
-	}
 	h.provideCatalog()
 	if _, err := toolsearch.InstructionsKey.Provide(root, toolsearch.InstructionsFunc(mcpclient.InstructionsOf)); err != nil {
 		return err
 	}
 	rows := h.mountedRows(p.Rows)
 	h.rows = rows
+	if err := h.offer(rows); err != nil {
+		return err
+	}
+	return mountRows(root, h.catalog, rows, h.mounts)
+}
+
+// offer declares in the root, before any row mounts, what the profile's rows will answer
+// of the MCP servers' requests: the page's forms and URLs when a console row mounts (a
+// long-running host), and sampling when an agent row mounts whose sampling is not "deny"
+// (its sessions answer their calls' requests). The clients declare it from their first
+// connection, whichever row loads first; the responders and samplers are looked up when a
+// request arrives (elicitation.Offer, sampling.Offer). What the invocation answers itself
+// (its terminal, a gateway's sessions) it provides or offers in the root before Mount.
+func (h *Host) offer(rows []profiles.Row) error {
 	if h.opts.Hosting && UsesPlugin(rows, UseConsole) {
-		// The page's elicitation responder, before the clients connect (they offer
-		// elicitation when they see a responder then).
-		if err := console.Prepare(root); err != nil {
+		if _, err := elicitation.Offer(h.root, "host", elicitation.ModeForm, elicitation.ModeURL); err != nil {
 			return err
 		}
 	}
-	return mountRows(root, h.catalog, rows, h.mounts)
+	if agentSamples(rows) {
+		if _, err := sampling.Offer(h.root, "host"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// agentSamples reports whether an enabled agent row (at any depth) answers sampling: its
+// sampling is not "deny".
+func agentSamples(rows []profiles.Row) bool {
+	for _, r := range rows {
+		if !r.Enabled {
+			continue
+		}
+		if r.Use == UseAgent && r.Config["sampling"] != "deny" || agentSamples(r.Rows) {
+			return true
+		}
+	}
+	return false
 }
 
 // Ready waits, until cx is done, for the tree to settle: every plugin mounted so far has

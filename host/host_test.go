@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -16,11 +17,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/sampling"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -196,5 +199,38 @@ func TestWatchAppliesEdits(t *testing.T) {
 		case <-cx.Done():
 			t.Fatalf("the edit was not applied: %v", sts)
 		}
+	}
+}
+
+// TestMountOffersWhatRowsAnswer: before any row mounts, the host offers what the rows will
+// answer of the servers' requests: the page's forms and URLs for a console row of a
+// long-running host, sampling for an agent row whose sampling is not "deny".
+func TestMountOffersWhatRowsAnswer(t *testing.T) {
+	noop := ctx.Define(ctx.Meta{Name: "noop"}, func(*ctx.Context, map[string]any) error { return nil })
+	catalog := map[string]ctx.PluginDef{host.UseConsole: noop, host.UseAgent: noop}
+	for _, tc := range []struct {
+		name     string
+		hosting  bool
+		doc      string
+		modes    string
+		sampling bool
+	}{
+		{"hosting", true, "plugins:\n  page: {use: console}\n  coder: {use: agent, config: {sampling: deny}}\n", "[form url]", false},
+		{"one-shot", false, "plugins:\n  page: {use: console}\n  team:\n    plugins:\n      coder: {use: agent}\n", "[]", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+			t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
+			h := host.New(root, load(t, "offers.yaml", tc.doc), host.Options{Catalog: catalog, Hosting: tc.hosting, Logger: slog.New(slog.DiscardHandler)})
+			if err := h.Mount(); err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(elicitation.Modes(root)); got != tc.modes {
+				t.Errorf("modes %s, want %s", got, tc.modes)
+			}
+			if got := sampling.Available(root); got != tc.sampling {
+				t.Errorf("sampling offered: %v, want %v", got, tc.sampling)
+			}
+		})
 	}
 }

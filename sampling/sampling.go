@@ -1,13 +1,14 @@
 // Package sampling lets an MCP server ask the host's model for a completion (MCP's
 // sampling/createMessage). A model plugin provides a [Sampler] in a layer of the scope tree
-// with [Provide]; an MCP client whose scope sees one advertises the sampling capability and
-// passes the server's requests to it with [Sample]. Without a sampler the capability is not
-// advertised, so servers do not ask.
+// with [Provide]; an MCP client whose scope sees one (or an [Offer]) advertises the sampling
+// capability and passes the server's requests to it with [Sample], looking the sampler up
+// when the request arrives. Without a sampler or an offer the capability is not advertised,
+// so servers do not ask.
 //
 // A request caused by a call whose context carries a sampler ([WithSampler]) — a gateway's
 // downstream session — goes to that sampler first; when it passes ([ErrPass]) the scoped
 // samplers answer. With several samplers visible the first by name that does not pass
-// answers (a gateway provides one that always passes, so that the capability is advertised).
+// answers (an offer always passes).
 //
 // Sampling is deprecated as of MCP 2026-07-28 (SEP-2577) and still used by servers.
 package sampling
@@ -59,14 +60,52 @@ func (f Func) CreateMessage(cx context.Context, r *Request) (*mcp.CreateMessageR
 var samplers = ctx.NewTreeLayers[Sampler]("sampler")
 
 // Provide makes s the sampler of the MCP clients in c's layer and below, as an effect of c.
+// [ChangedEvent] is emitted from c when it comes and when it goes.
 func Provide(c *ctx.Context, name string, s Sampler) (ctx.Disposer, error) {
 	if s == nil {
 		return nil, fmt.Errorf("sampling: sampler %q is nil", name)
 	}
-	return samplers.In(c).Add(c, name, s, nil)
+	dispose, err := samplers.In(c).Add(c, name, s, func() { changed(c, name) })
+	if err != nil {
+		return nil, err
+	}
+	changed(c, name)
+	return dispose, nil
 }
 
-// Available reports whether a sampler is visible from c (the capability is then advertised).
+// Offer declares, in c's layer, that the sampling requests of the MCP clients in c's layer
+// and below will be answered, although no sampler that answers them may be provided yet:
+// one provided later (the agent's, once its model loads), or a call's own ([WithSampler]:
+// an agent session's, a gateway's downstream session's). The clients then declare sampling
+// when they connect ([Available]); a request nobody answers when it arrives fails with
+// [ErrNoSampler]. The offer is an effect of c, like [Provide]'s sampler.
+func Offer(c *ctx.Context, name string) (ctx.Disposer, error) {
+	return Provide(c, name, Func(func(context.Context, *Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		return nil, ErrPass
+	}))
+}
+
+// Change is a sampler provided or gone (ChangedEvent): its name and the layer it is in. It
+// is a plain value.
+type Change struct {
+	Name  string
+	Layer *ctx.Scope
+}
+
+// ChangedEvent is emitted from the providing context when a sampler (or an [Offer]) is
+// provided and when it goes. An MCP client connected before a sampler came listens, and
+// reconnects to declare sampling. Listeners run on the providing goroutine and must return
+// quickly.
+var ChangedEvent = ctx.NewEvent[Change]("sampling/changed")
+
+func changed(c *ctx.Context, name string) {
+	if err := ChangedEvent.Emit(c, Change{Name: name, Layer: c.Layer()}); err != nil {
+		c.Logger().Warn("sampling change listener failed", "sampler", name, "err", err)
+	}
+}
+
+// Available reports whether a sampler (or an offer) is visible from c (the capability is
+// then advertised).
 func Available(c *ctx.Context) bool {
 	return len(samplers.In(c).Visible(c.Scope())) > 0
 }

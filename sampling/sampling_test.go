@@ -68,3 +68,40 @@ func TestSamplePassingScopedSampler(t *testing.T) {
 		t.Fatalf("result %+v, %v; want the sampler after the passing one", res, err)
 	}
 }
+
+// An offer declares sampling (Available) before any sampler answers: a request nobody
+// answers fails with ErrNoSampler, a call's own sampler answers it, and ChangedEvent tells
+// the clients each time a sampler or an offer comes or goes.
+func TestOffer(t *testing.T) {
+	root := ctxtest.New(t)
+	var changes []string
+	if _, err := sampling.ChangedEvent.On(root, func(c sampling.Change) error {
+		changes = append(changes, c.Name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	dispose, err := sampling.Offer(root, "host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sampling.Available(root) {
+		t.Fatal("an offer does not make sampling available")
+	}
+	if _, err := sampling.Sample(context.Background(), root, &sampling.Request{}); !errors.Is(err, sampling.ErrNoSampler) {
+		t.Fatalf("error %v, want ErrNoSampler", err)
+	}
+	callcx := sampling.WithSampler(context.Background(), answer("session"))
+	if res, err := sampling.Sample(context.Background(), root, &sampling.Request{Call: callcx}); err != nil || res.Model != "session" {
+		t.Fatalf("result %+v, %v; want the call's sampler", res, err)
+	}
+	if err := dispose(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if sampling.Available(root) {
+		t.Fatal("available after the offer went")
+	}
+	if len(changes) != 2 || changes[0] != "host" || changes[1] != "host" {
+		t.Fatalf("changes %q, want the offer coming and going", changes)
+	}
+}

@@ -16,8 +16,8 @@ import (
 )
 
 // Plugin answers for the MCP clients mounted in its layer and below. Mount it, and let it
-// load (Settle), before them: a client advertises elicitation and sampling when it
-// connects, and scopes load on their own goroutines.
+// load (Settle), before them: a client declares elicitation and sampling when it connects,
+// and one that connected before the plugin loaded reconnects once to declare them.
 var Plugin = ctx.Define(ctx.Meta{Name: "answer"}, func(c *ctx.Context, _ struct{}) error {
 	if _, err := elicitation.Provide(c, "answer", Responder{Name: "Grace"}); err != nil {
 		return err

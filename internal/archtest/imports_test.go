@@ -61,7 +61,7 @@ var rules = map[string]rule{
 	"profiles": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "plugins/mcpclient/serverdoc"}},
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
 	// never the other way.
-	"host": {project: []string{"ctx", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
+	"host": {project: []string{"ctx", "elicitation", "sampling", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
 	// The turn driver (an agent's session over its remote methods, in process or on a host)
 	// and the terminal chat on it.
 	"host/adhoc":       {project: []string{"ctx", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},

@@ -20,6 +20,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/sampling"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -308,7 +309,9 @@ func TestSampling(t *testing.T) {
 			return modeltest.Reply{Content: "result: " + last.Content}
 		}},
 		before: func(root *ctx.Context) error {
-			if err := agent.Prepare(root); err != nil {
+			// Offered before the client connects, as a host with an agent row does: the
+			// session's calls carry its sampler.
+			if _, err := sampling.Offer(root, "host"); err != nil {
 				return err
 			}
 			_, err := root.Plugin(mcpclient.Plugin, map[string]any{"serverName": "s", "transport": "streamable-http", "url": h.URL()})

@@ -131,25 +131,3 @@ func generateSample(cx context.Context, m model.Model, r *sampling.Request) (*mc
 	}
 	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: text}, Model: id, Role: "assistant", StopReason: stop}, nil //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 }
-
-// Prepare provides, on root, a sampler that hands MCP servers' sampling requests to the
-// agent: a request caused by an agent session's tool call goes to that session (see
-// [Config].Sampling), any other to the top-level agent. MCP clients advertise sampling
-// only when they see a sampler as they connect, while the agent plugin provides its own
-// once it has loaded (after the model service): call Prepare before mounting the clients
-// so that servers may sample from the start. Without an agent, the sampler passes
-// ([sampling.ErrPass]).
-func Prepare(root *ctx.Context) error {
-	_, err := sampling.Provide(root, "agent-prepared", sampling.Func(func(cx context.Context, r *sampling.Request) (*mcpResult, error) {
-		if r.Call != nil {
-			if s, ok := FromContext(r.Call); ok {
-				return s.sample(cx, r)
-			}
-		}
-		if d, ok := agents(root)[""]; ok {
-			return d.sample(cx, r)
-		}
-		return nil, sampling.ErrPass
-	}))
-	return err
-}

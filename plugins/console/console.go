@@ -27,11 +27,10 @@
 // responders answer, or the request is declined; a console that unloads passes on the
 // questions it was showing.
 //
-// MCP clients offer elicitation when they connect, if they see a responder then, and a
-// profile's rows load concurrently: [Prepare] provides the page's responder in the root
-// before the rows mount (harness run does so when the profile mounts the console), and
-// the console serves that one. A console mounted without it provides its own, which the
-// clients that connected before it see from their next connection on.
+// MCP clients declare elicitation when they connect and look the responders up when a
+// question arrives: a host that mounts a console offers its modes before the rows mount
+// (host.Host.Mount), so the clients declare them whichever row loads first; a client that
+// connected before a console came (one added by a reload) reconnects once to declare them.
 //
 // A tool call runs through [toolregistry.Registry.Execute] from the console's scope: the
 // same validation, policy, timeout, output cap and history as a model's call; it is
@@ -59,6 +58,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -258,7 +258,7 @@ func (s *service) instructions(_ context.Context, p ServerParams) (Instructions,
 		return Instructions{}, fmt.Errorf("assembling the system prompt: %w", err)
 	}
 	for _, sec := range pr.Sections {
-		if sec.Name == "mcp:"+p.Server {
+		if sec.Name == mcpclient.Owner(p.Server) {
 			return Instructions{Text: sec.Text}, nil
 		}
 	}

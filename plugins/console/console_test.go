@@ -156,15 +156,11 @@ func Example() {
 	// Output: hello false <nil>
 }
 
-// Prepare provides the page's elicitation responder before anything else mounts, so the
-// MCP clients that connect next offer elicitation (form and URL); the console serves it.
-func ExamplePrepare() {
+// The console is the page's elicitation responder: the MCP clients below it declare
+// elicitation (form and URL) and its questions stream to the page.
+func Example_elicitationResponder() {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
 	defer func() { _ = root.Scope().Dispose(context.Background()) }()
-	if err := console.Prepare(root); err != nil {
-		panic(err)
-	}
-	fmt.Println(elicitation.Modes(root))
 	for _, p := range []ctx.PluginDef{toolregistry.Plugin, console.Plugin} {
 		if _, err := root.Plugin(p, nil); err != nil {
 			panic(err)
@@ -173,6 +169,7 @@ func ExamplePrepare() {
 	if err := root.Settle(context.Background()); err != nil {
 		panic(err)
 	}
+	fmt.Println(elicitation.Modes(root))
 	_, ok := root.RemoteMethod("console/elicitations")
 	fmt.Println(ok)
 	// Output:

@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 
@@ -219,8 +218,7 @@ func (p *pageResponder) stream(rcx context.Context, _ struct{}, send func(Elicit
 }
 
 // close ends the streams of the console that unloads and passes on the questions they
-// were showing: with no page left, the other responders answer. The responder itself
-// stays usable (a prepared one outlives a console that restarts).
+// were showing: with no page left, the other responders answer.
 func (p *pageResponder) close(context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -241,37 +239,15 @@ func (p *pageResponder) close(context.Context) error {
 	return nil
 }
 
-// prepared is the responder Prepare provided, for the console plugin to take over.
-var prepared = ctx.NewKey[*pageResponder]("console/pageResponder")
-
 // responderName is the page responder's name among the elicitation responders.
 const responderName = "web page"
 
-// Prepare provides the management page's elicitation responder in c — the root, before
-// the profile's rows mount — so that the MCP clients see it when they first connect and
-// offer elicitation (they decide when they connect, and the console plugin may load after
-// them). The console plugin mounted in the tree then serves it; without one it only
-// passes. The host's run command calls it when the profile mounts the console.
-func Prepare(c *ctx.Context) error {
-	p := newPageResponder()
-	if _, err := prepared.Provide(c, p); err != nil {
-		return fmt.Errorf("console: preparing the page's elicitation responder: %w", err)
-	}
-	if _, err := elicitation.Provide(c, responderName, p); err != nil {
-		return fmt.Errorf("console: preparing the page's elicitation responder: %w", err)
-	}
-	return nil
-}
-
-// provideResponder serves the prepared responder, or makes the page a responder of the
-// tree below c, and exposes its stream and answer method.
+// provideResponder makes the page a responder of the tree below c, and exposes its stream
+// and answer method.
 func provideResponder(c *ctx.Context) error {
-	p, ok := prepared.Get(c)
-	if !ok {
-		p = newPageResponder()
-		if _, err := elicitation.Provide(c, responderName, p); err != nil {
-			return err
-		}
+	p := newPageResponder()
+	if _, err := elicitation.Provide(c, responderName, p); err != nil {
+		return err
 	}
 	if _, err := c.Defer("console:elicitations", p.close); err != nil {
 		return err

@@ -20,15 +20,13 @@ import (
 // question stays pending, the right one reaches the asker, and the end is announced.
 func TestElicitationResponder(t *testing.T) {
 	t.Run("console's own", func(t *testing.T) { testResponder(t, newTree(t)) })
-	t.Run("prepared", func(t *testing.T) {
-		// Prepared in the root before the console loads (as harness run does), then served
-		// by the console; a console that unloads passes on the questions it showed.
+	t.Run("offered", func(t *testing.T) {
+		// Offered in the root before the console loads (as a host that mounts a console
+		// does), then answered by the console; a console that unloads passes on the
+		// questions it showed.
 		root := ctxtest.New(t)
-		if err := console.Prepare(root); err != nil {
+		if _, err := elicitation.Offer(root, "host", elicitation.ModeForm, elicitation.ModeURL); err != nil {
 			t.Fatal(err)
-		}
-		if err := console.Prepare(root); err == nil {
-			t.Fatal("a second Prepare in one root succeeded")
 		}
 		ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 		ctxtest.MountActive(t, root, tools, nil)

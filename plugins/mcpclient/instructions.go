@@ -45,7 +45,7 @@ func attributedInstructions(server, instructions string, max int) string {
 // system-prompt section mcp:<server>, and the resource provider in mcpResources. Both land in
 // the client's registration layer and go away with the service or the client.
 func attachServerContext(c *ctx.Context, s *supervisor) error {
-	name := "mcp:" + s.cfg.ServerName
+	name := Owner(s.cfg.ServerName)
 	if _, err := c.Inject(name, []ctx.Dependency{sysprompt.Key}, s.bindPrompt); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func attachServerContext(c *ctx.Context, s *supervisor) error {
 func (s *supervisor) bindPrompt(sub *ctx.Context) error {
 	sp := sysprompt.Key.Use(sub)
 	h, err := sp.Set(sub, sysprompt.Section{
-		Name:  "mcp:" + s.cfg.ServerName,
+		Name:  Owner(s.cfg.ServerName),
 		Order: sysprompt.OrderMCPServers,
 		// Server text is literal: braces in it never fail the prompt.
 		Interpolate: false,

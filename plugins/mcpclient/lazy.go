@@ -243,6 +243,15 @@ func (s *supervisor) liveGeneration(cx context.Context) (*generation, func(), er
 	}
 	g := s.live.Load()
 	if g == nil {
+		if ch := s.renewing.Load(); ch != nil { // a renegotiation: its connection comes at once
+			select {
+			case <-*ch:
+			case <-cx.Done():
+			}
+			g = s.live.Load()
+		}
+	}
+	if g == nil {
 		err := s.unavailable()
 		release()
 		return nil, nil, err

@@ -64,3 +64,19 @@ func PublicToolName(server, raw string) string {
 func isToolNameRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
 }
+
+// ownerPrefix starts the name of what a client registers for its server: its tool set's
+// owner and its system-prompt section ("mcp:<server>").
+const ownerPrefix = "mcp:"
+
+// Owner returns the name the client of server registers under: the owner of its tools in
+// the tools service (toolregistry.Change.Owner) and the name of its instructions' prompt
+// section. [ServerOf] reads it back.
+func Owner(server string) string { return ownerPrefix + server }
+
+// ServerOf returns the server whose client registered under owner (see [Owner]), and false
+// when owner is not an MCP client's.
+func ServerOf(owner string) (string, bool) {
+	server, ok := strings.CutPrefix(owner, ownerPrefix)
+	return server, ok && server != ""
+}

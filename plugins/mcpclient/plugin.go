@@ -27,7 +27,7 @@ func apply(c *ctx.Context, cfg Config) error {
 	if err := reserve(c, cfg.ServerName); err != nil {
 		return err
 	}
-	set, err := toolregistry.Key.Use(c).NewSet(c, "mcp:"+cfg.ServerName)
+	set, err := toolregistry.Key.Use(c).NewSet(c, Owner(cfg.ServerName))
 	if err != nil {
 		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
 	}
@@ -38,6 +38,9 @@ func apply(c *ctx.Context, cfg Config) error {
 		if err := ctx.OnConfigUpdate(c, s.updateRoots); err != nil {
 			return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
 		}
+	}
+	if err := s.followOffers(c); err != nil {
+		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)
 	}
 	if err := publishUpstream(c, s); err != nil {
 		return fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)

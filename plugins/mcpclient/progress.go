@@ -102,7 +102,42 @@ type watchdog struct {
 	armed   int64                         // unix nanoseconds when the timer fires; 0 when not armed
 	held    int                           // server requests (elicitation, sampling) waiting on the user or a model
 	others  map[*context.Context]struct{} // callers of untimed requests in flight (Upstream.Track)
+	// quiet is closed while no request is in flight (nil: closed) and replaced by an open
+	// one when a request starts: a connection that must renegotiate waits on it (quietCh).
+	quiet chan struct{}
 }
+
+// busyLocked notes a request starting: quiet is open from now until the last one ends.
+func (w *watchdog) busyLocked() {
+	if len(w.byToken)+len(w.others) == 0 {
+		w.quiet = make(chan struct{})
+	}
+}
+
+// settleLocked closes quiet when the last request in flight has ended.
+func (w *watchdog) settleLocked() {
+	if len(w.byToken)+len(w.others) == 0 && w.quiet != nil {
+		close(w.quiet)
+		w.quiet = nil
+	}
+}
+
+// quietCh returns a channel closed once no request is in flight (at once when none is).
+func (w *watchdog) quietCh() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.quiet == nil {
+		return closedCh
+	}
+	return w.quiet
+}
+
+// closedCh is a closed channel.
+var closedCh = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // add starts watching f; its deadline is idle from now.
 func (w *watchdog) add(f *inflight) {
@@ -114,6 +149,7 @@ func (w *watchdog) add(f *inflight) {
 	if w.byToken == nil {
 		w.byToken = make(map[string]*inflight)
 	}
+	w.busyLocked()
 	w.byToken[f.token] = f
 	if w.armed == 0 || d < w.armed {
 		w.armLocked(d)
@@ -125,6 +161,7 @@ func (w *watchdog) add(f *inflight) {
 func (w *watchdog) remove(f *inflight) {
 	w.mu.Lock()
 	delete(w.byToken, f.token)
+	w.settleLocked()
 	w.mu.Unlock()
 }
 
@@ -194,11 +231,13 @@ func (w *watchdog) addCaller(cx context.Context) func() {
 	if w.others == nil {
 		w.others = map[*context.Context]struct{}{}
 	}
+	w.busyLocked()
 	w.others[p] = struct{}{}
 	w.mu.Unlock()
 	return func() {
 		w.mu.Lock()
 		delete(w.others, p)
+		w.settleLocked()
 		w.mu.Unlock()
 	}
 }
@@ -231,6 +270,7 @@ func (w *watchdog) fire() {
 	if next != 0 {
 		w.armLocked(next)
 	}
+	w.settleLocked()
 	w.mu.Unlock()
 	for _, f := range expired {
 		f.cancel(nil)

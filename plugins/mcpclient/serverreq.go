@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/sampling"
 )
@@ -65,17 +67,80 @@ func (g *generation) callOf(cx context.Context) context.Context {
 	return g.cause()
 }
 
+// offer is what a connection declares it answers: the elicitation modes, sampling, roots.
+// It is a plain value.
+type offer struct {
+	modes    []elicitation.Mode
+	sampling bool
+	roots    bool
+}
+
+// wanted is what the client declares when it connects now: the modes of the elicitation
+// responders and offers visible from its scope, sampling when a sampler or an offer is
+// visible, roots when the configuration lists some.
+func (s *supervisor) wanted() offer {
+	return offer{modes: elicitation.Modes(s.c), sampling: sampling.Available(s.c), roots: len(s.cfg.Roots) > 0}
+}
+
+// covers reports whether o declares everything w does.
+func (o offer) covers(w offer) bool {
+	for _, m := range w.modes {
+		if !slices.Contains(o.modes, m) {
+			return false
+		}
+	}
+	return (o.sampling || !w.sampling) && (o.roots || !w.roots)
+}
+
+// String names what o declares, for the log.
+func (o offer) String() string {
+	var parts []string
+	for _, m := range o.modes {
+		parts = append(parts, "elicitation."+string(m))
+	}
+	if o.sampling {
+		parts = append(parts, "sampling")
+	}
+	if o.roots {
+		parts = append(parts, "roots")
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// followOffers makes the client renegotiate when what it would declare grows after it
+// connected: a responder or a sampler provided later (a plugin that loaded after the
+// client, a console added by a reload). Listeners run on the providing goroutine: they
+// only compare and signal.
+func (s *supervisor) followOffers(c *ctx.Context) error {
+	check := func() {
+		if g := s.live.Load(); g != nil && !g.offered.covers(s.wanted()) {
+			g.signalRenegotiate()
+		}
+	}
+	if _, err := elicitation.ChangedEvent.On(c, func(elicitation.Change) error { check(); return nil }); err != nil {
+		return err
+	}
+	_, err := sampling.ChangedEvent.On(c, func(sampling.Change) error { check(); return nil })
+	return err
+}
+
 // serverRequests adds to a generation's client options the handlers of the requests a server
-// may send, with the capabilities that announce them: elicitation when a responder is
-// visible from the client's scope (with its modes), sampling when a sampler is, roots when
-// the configuration lists some. It returns what to do with the new client (add the roots).
+// may send, with the capabilities that announce them (g.offered): elicitation when a
+// responder or an offer is visible from the client's scope (with its modes), sampling when a
+// sampler or an offer is, roots when the configuration lists some. The responders and
+// samplers are looked up when a request arrives. It returns what to do with the new client
+// (add the roots).
 func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*mcp.Client) {
 	caps := co.Capabilities
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 		co.Capabilities = caps
 	}
-	if modes := elicitation.Modes(s.c); len(modes) > 0 {
+	g.offered = s.wanted()
+	if modes := g.offered.modes; len(modes) > 0 {
 		caps.Elicitation = &mcp.ElicitationCapabilities{}
 		for _, m := range modes {
 			switch m {
@@ -98,24 +163,24 @@ func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*
 			}
 		}
 	}
-	if sampling.Available(s.c) {
+	if g.offered.sampling {
 		caps.Sampling = &mcp.SamplingCapabilities{}                                                                         //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		co.CreateMessageHandler = func(cx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 			return s.sample(cx, g, r.Params)
 		}
 	}
 	elicits := co.ElicitationHandler != nil
-	if len(s.cfg.Roots) == 0 && !elicits {
+	if !g.offered.roots && !elicits {
 		return nil
 	}
-	if len(s.cfg.Roots) > 0 {
+	if g.offered.roots {
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true} //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	}
 	return func(c *mcp.Client) {
 		if elicits {
 			c.AddReceivingMiddleware(s.formsAsSent(g))
 		}
-		if len(s.cfg.Roots) > 0 {
+		if g.offered.roots {
 			g.client.Store(c)
 			c.AddRoots(s.rootList()...) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 			c.AddReceivingMiddleware(s.callerRoots(g))

@@ -465,3 +465,70 @@ func TestInputRequestsAttributedExactly(t *testing.T) {
 		t.Fatalf("answers %q, want each caller's own", got)
 	}
 }
+
+// A responder provided after the client connected (a plugin that loaded later) makes the
+// client renegotiate: it waits for the request in flight to end, reconnects without
+// counting a failure, and declares elicitation from then on; the next question is
+// answered. A responder that goes, or one whose modes are declared already, reconnects
+// nothing: a question nobody answers is declined.
+func TestRenegotiatesWhenAnswersGrow(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	srv := askServer()
+	mcp.AddTool(srv, &mcp.Tool{Name: "block"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		started <- struct{}{}
+		<-release
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: capsSummary(req.Session.InitializeParams().Capabilities)}}}, nil, nil
+	})
+	m := newMemServer(srv)
+	e := newEnv(t)
+	e.mount(nil, memConfig("a"), &hooks{dial: m.dial})
+	if got := e.mustCall(nil, "mcp__a__caps", "").Text(); got != "none" {
+		t.Fatalf("capabilities %s, want none", got)
+	}
+	blocked := make(chan string, 1)
+	go func() {
+		res, err := e.call(nil, "mcp__a__block", "")
+		if err != nil {
+			blocked <- err.Error()
+			return
+		}
+		blocked <- res.Text()
+	}()
+	<-started
+	r := formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+		return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"name": "Ada"}}, nil
+	})
+	dispose, err := elicitation.Provide(e.root, "late", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if got := <-blocked; got != "none" {
+		t.Fatalf("the call in flight when the responder came: %s, want it answered on its connection", got)
+	}
+	e.st.waitFor(t, "a", "a second connection", func(Status) bool { return m.dials.Load() == 2 && m.open.Load() == 1 })
+	e.st.waitPhase(t, "a", PhaseConnected)
+	if got := e.mustCall(nil, "mcp__a__caps", "").Text(); got != "elicitation(form)" {
+		t.Fatalf("capabilities after the responder came: %s", got)
+	}
+	if got := e.mustCall(nil, "mcp__a__ask", "").Text(); got != `accept {"age":30,"name":"Ada"}` {
+		t.Fatalf("answer %q", got)
+	}
+	for _, st := range e.st.all() {
+		if st.Phase == PhaseReconnecting || st.Attempt > 0 {
+			t.Fatalf("a renegotiation reported %+v, want no failure", st)
+		}
+	}
+	if m.overlap.Load() {
+		t.Fatal("the two connections overlapped")
+	}
+	// Another form responder declares nothing new; the last one going reconnects nothing.
+	provideResponder(t, e.root, formResponder(r.fn))
+	if err := dispose(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.mustCall(nil, "mcp__a__caps", "").Text(); got != "elicitation(form)" || m.dials.Load() != 2 {
+		t.Fatalf("capabilities %s after %d dials, want the second connection kept", got, m.dials.Load())
+	}
+}

@@ -94,6 +94,10 @@ type generation struct {
 
 	// client is the SDK client of the session, kept when it has roots to update.
 	client atomic.Pointer[mcp.Client]
+	// offered is what the session declared it answers (set before the handshake);
+	// renegotiate is signalled when the client would now declare more (serverreq.go).
+	offered     offer
+	renegotiate chan struct{}
 	// acks hands subscriptions/listen acknowledgements to subscribes (subscribe.go).
 	acks ackWaiters
 }
@@ -105,7 +109,7 @@ var errGenerationClosed = errors.New("mcpclient: the connection closed during th
 func newGeneration() *generation {
 	lifecx, end := context.WithCancel(context.Background())
 	g := &generation{changed: make(chan struct{}, 1), lost: make(chan struct{}), life: lifecx, end: end,
-		calls: make(map[*toolregistry.Call]struct{})}
+		calls: make(map[*toolregistry.Call]struct{}), renegotiate: make(chan struct{}, 1)}
 	context.AfterFunc(lifecx, g.cancelCalls)
 	return g
 }
@@ -158,6 +162,18 @@ func (g *generation) signalChanged() {
 	}
 }
 
+// signalRenegotiate asks the supervisor to reconnect g once no request is in flight on it.
+func (g *generation) signalRenegotiate() {
+	select {
+	case g.renegotiate <- struct{}{}:
+	default:
+	}
+}
+
+// errRenegotiate ends a generation that declared less than the client now answers: the
+// supervisor connects again at once, without counting a failure.
+var errRenegotiate = errors.New("mcpclient: reconnecting to declare what the client now answers")
+
 // markLost reports that a request found the session gone (the server forgot it, or the
 // connection closed under it).
 func (g *generation) markLost(err error) {
@@ -199,10 +215,13 @@ type supervisor struct {
 	cat  *catalogCache // the catalog cache entry kept current (catalog.go); nil without one
 	lazy *lazyRunner   // starts and stops a lazy server's runs (lazy.go); nil when eager
 
-	live   atomic.Pointer[generation] // nil while not connected
-	tokens atomic.Uint64              // the last progress token issued (newToken)
-	roots  atomic.Pointer[[]string]   // the roots' file:// URIs (nil: none configured)
-	subs   subscriptions              // resource subscriptions by URI (subscribe.go)
+	live atomic.Pointer[generation] // nil while not connected
+	// renewing is closed when a renegotiation's new connection is live (or failed); calls
+	// made meanwhile wait for it (liveGeneration). nil when none is under way.
+	renewing atomic.Pointer[chan struct{}]
+	tokens   atomic.Uint64            // the last progress token issued (newToken)
+	roots    atomic.Pointer[[]string] // the roots' file:// URIs (nil: none configured)
+	subs     subscriptions            // resource subscriptions by URI (subscribe.go)
 
 	mu       sync.Mutex
 	state    Status                     // guarded by mu: the last report
@@ -311,8 +330,12 @@ func (s *supervisor) run(runcx context.Context) error {
 				g = nil
 			} else {
 				s.resubscribe(runcx, g)
+				if !g.offered.covers(s.wanted()) { // a responder came during the handshake
+					g.signalRenegotiate()
+				}
 			}
 		}
+		s.endRenewal()
 		needsAuth := err != nil && s.auth != nil && errors.Is(err, mcpauth.ErrNeedsAuth)
 		if needsAuth && runcx.Err() == nil {
 			// Reported before the first attempt counts as done, so a startup display
@@ -349,11 +372,21 @@ func (s *supervisor) run(runcx context.Context) error {
 		lost, tail := false, stderrOf(err)
 		if err == nil {
 			cause := s.serve(runcx, g)
+			renew := errors.Is(cause, errRenegotiate)
+			if renew {
+				s.beginRenewal()
+			}
 			s.live.Store(nil)
 			cerr := s.closeGeneration(g)
 			if runcx.Err() != nil {
 				return s.disposed(cerr)
 			}
+			if renew && cerr == nil {
+				s.log.Info("mcp server reconnecting to declare what the client now answers", StatusLogKey, true, "offers", s.wanted().String())
+				s.report(Status{Phase: PhaseConnecting})
+				continue
+			}
+			s.endRenewal()
 			s.log.Warn("mcp server connection lost", StatusLogKey, true, "err", s.scrubErr(cause))
 			if cerr != nil {
 				err = cerr
@@ -427,6 +460,19 @@ func (s *supervisor) run(runcx context.Context) error {
 	}
 }
 
+// beginRenewal makes calls wait for the connection a renegotiation makes.
+func (s *supervisor) beginRenewal() {
+	ch := make(chan struct{})
+	s.renewing.Store(&ch)
+}
+
+// endRenewal lets the calls waiting for a renegotiation go on.
+func (s *supervisor) endRenewal() {
+	if ch := s.renewing.Swap(nil); ch != nil {
+		close(*ch)
+	}
+}
+
 // parked waits for the scope to unload after the supervisor stopped for good.
 func (s *supervisor) parked(runcx context.Context) error {
 	<-runcx.Done()
@@ -436,6 +482,7 @@ func (s *supervisor) parked(runcx context.Context) error {
 // disposed reports the end of the supervisor.
 func (s *supervisor) disposed(closeErr error) error {
 	s.live.Store(nil)
+	s.endRenewal()
 	st := s.stoppedStatus()
 	if closeErr != nil {
 		st.Err = closeErr.Error()
@@ -529,6 +576,7 @@ func (s *supervisor) connectedStatus(g *generation) Status {
 // serve waits while g is live, refreshing its tools on tools/list_changed, and returns why
 // it ended (nil when runCtx ended).
 func (s *supervisor) serve(runcx context.Context, g *generation) error {
+	var quiet <-chan struct{} // set while a renegotiation waits for the requests in flight
 	for {
 		select {
 		case <-runcx.Done():
@@ -541,6 +589,15 @@ func (s *supervisor) serve(runcx context.Context, g *generation) error {
 			if s.settle(runcx, g) {
 				s.refresh(runcx, g)
 			}
+		case <-g.renegotiate:
+			if !g.offered.covers(s.wanted()) {
+				quiet = g.watch.quietCh()
+			}
+		case <-quiet:
+			if !g.offered.covers(s.wanted()) {
+				return errRenegotiate
+			}
+			quiet = nil
 		}
 	}
 }

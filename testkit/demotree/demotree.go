@@ -32,7 +32,7 @@ type Tree struct {
 // Options shape a tree (the zero value is Start's).
 type Options struct {
 	// BeforeClient, if set, runs on the root after the tool registry is mounted and before
-	// the client is: what must be in place when the client connects (gateway.Prepare).
+	// the client is: what the client should see when it connects (gateway.Offer).
 	BeforeClient func(root *ctx.Context) error
 }
 

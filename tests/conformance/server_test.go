@@ -162,7 +162,7 @@ func gatewayRoute(t *testing.T, bin string) string {
 	}
 	// As harness serve does before it mounts the profile: the gateway's responder and
 	// sampler, so the upstream client offers elicitation and sampling to its server.
-	if err := gateway.Prepare(root); err != nil {
+	if err := gateway.Offer(root); err != nil {
 		t.Fatal(err)
 	}
 	var cfg mcpclient.Config

@@ -57,7 +57,7 @@ func gatewayURL(t *testing.T) string {
 	mount(toolregistry.Plugin, nil)
 	// As harness serve does: the clients then offer elicitation and sampling, which the
 	// gateway forwards to the calling session.
-	if err := gateway.Prepare(root); err != nil {
+	if err := gateway.Offer(root); err != nil {
 		t.Fatal(err)
 	}
 	dh, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})

@@ -194,10 +194,9 @@ type invocation struct {
 	// and expose the host's own methods (exposeHostAPI). A one-shot command never takes
 	// a running host's endpoint over, nor removes it.
 	hosting bool
-	// beforeMount, if set, runs on the root scope before the profile is mounted: serve
-	// provides the gateway's responder and sampler there (gateway.Prepare), which the MCP
-	// clients must see when they connect to advertise elicitation and sampling.
-	beforeMount func(root *ctx.Context) error
+	// gateway is set by serve: the fleet's clients declare what the gateway's downstream
+	// sessions answer from their first connection (gateway.Offer, in prepareRoot).
+	gateway bool
 	// adjustRows, if set, changes the profile's rows before they are mounted: ask adds an
 	// agent row when the profile has none.
 	adjustRows func([]profiles.Row) []profiles.Row

@@ -154,9 +154,6 @@ func (a *invocation) withAgent(cx context.Context, f agentFlags, fn func(context
 		}
 		return rows
 	}
-	if a.beforeMount == nil {
-		a.beforeMount = agent.Prepare // servers may sample from the agent's model from the start
-	}
 	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
 		if _, err := host.Service(h, model.Key, "model service", "model"); err != nil {
 			return failure(fmt.Errorf("%w; see docs/agent.md", err))

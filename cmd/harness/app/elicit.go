@@ -45,8 +45,8 @@ func (a *invocation) elicitationPolicy(p *profiles.Profile) (elicitation.Policy,
 // policy says: none for decline (servers are then not offered elicitation, unless a plugin
 // of the profile provides a responder of its own), elicitation.Defaults for defaults, and
 // for ask the terminal form when stdin and stderr are a terminal (and stdin is not the MCP
-// stream of serve --stdio), else none. It runs before the profile's rows mount: clients
-// advertise the capability when they connect. While a form is shown, the live lines at the
+// stream of serve --stdio), else none. It runs before the profile's rows mount, so the
+// clients declare the capability from their first connection. While a form is shown, the live lines at the
 // bottom of the terminal (progress bar, start-up spinner) are held off the screen.
 func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) error {
 	pol, err := a.elicitationPolicy(p)

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/profiles"
@@ -40,12 +41,16 @@ func (a *invocation) withHost(cx context.Context, fn func(context.Context, *host
 			func(a *invocation) (*profiles.Profile, error) { return a.loadProfile() },
 			newRoot,
 		),
-		fx.Invoke(func(lc fx.Lifecycle, root *ctx.Context, p *profiles.Profile, a *invocation) {
+		fx.Invoke(func(lc fx.Lifecycle, root *ctx.Context, p *profiles.Profile, a *invocation) error {
+			if err := a.prepareRoot(root, p); err != nil {
+				return err
+			}
 			h = host.New(root, p, a.hostOptions(p))
 			lc.Append(fx.Hook{
 				OnStart: func(cx context.Context) error { return a.start(cx, h) },
 				OnStop:  func(cx context.Context) error { return root.Scope().Dispose(cx) },
 			})
+			return nil
 		}),
 		fx.Populate(&root),
 	)
@@ -112,8 +117,7 @@ func (a *invocation) withHost(cx context.Context, fn func(context.Context, *host
 func newRoot(l *slog.Logger) *ctx.Context { return ctx.New(ctx.Options{Logger: l}) }
 
 // hostOptions are the options of the invocation's host of p: its catalog, logger, live
-// status display, catalog cache, row adjustments, and what is provided before the rows
-// mount (prepareRoot).
+// status display, catalog cache and row adjustments.
 func (a *invocation) hostOptions(p *profiles.Profile) host.Options {
 	dir, err := a.catalogDir()
 	if err != nil {
@@ -127,24 +131,23 @@ func (a *invocation) hostOptions(p *profiles.Profile) host.Options {
 		AdjustRows:      a.adjustRows,
 		OnStatus:        a.liveStatus,
 		ShutdownTimeout: a.shutdownTimeout,
-		BeforeMount:     func(root *ctx.Context) error { return a.prepareRoot(root, p) },
 	}
 }
 
-// prepareRoot runs on the root scope before the rows of p mount: the progress display of
-// the servers' long requests, the invocation's elicitation responder (as p's policy says),
-// and the command's beforeMount.
+// prepareRoot equips the root scope with the invocation's own surfaces before its host is
+// made: the progress display of the servers' long requests, the invocation's elicitation
+// responder (as p's policy says), and serve's offer of what the gateway's downstream
+// sessions answer. The clients then declare these from their first connection.
 func (a *invocation) prepareRoot(root *ctx.Context, p *profiles.Profile) error {
 	if _, err := mcpclient.ProgressEvent.On(root, termui.NewProgress(a.stderr, a.term, a.prog).Report); err != nil {
 		return err
 	}
-	if err := a.provideResponder(root, p); err != nil {
-		return err
+	if a.gateway {
+		if err := gateway.Offer(root); err != nil {
+			return err
+		}
 	}
-	if a.beforeMount != nil {
-		return a.beforeMount(root)
-	}
-	return nil
+	return a.provideResponder(root, p)
 }
 
 // start is the app's start hook: it mounts the profile (host.Host.Mount) and waits, until

@@ -116,9 +116,7 @@ from the profile.`,
 func (a *invocation) serveStdio(cx context.Context, search bool) error {
 	a.quietStartup = true // stdout is the protocol: nothing else goes there
 	a.stdinIsProtocol = true
-	// Before the fleet connects: its clients then offer elicitation and sampling,
-	// which the gateway forwards to the downstream session whose call caused them.
-	a.beforeMount = gateway.Prepare
+	a.gateway = true
 	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
 		gw, err := gateway.New(h.Root(), gateway.Options{Logger: h.Logger(), Agents: h.Agents})
 		if err != nil {
@@ -172,9 +170,7 @@ func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage
 		return failure(fmt.Errorf("serve: listening on %s: %w%s", opts.Addr, err, hostgateway.Holder(endpointFile, opts.Addr)))
 	}
 	defer func() { _ = ln.Close() }()
-	// Before the fleet connects: its clients then offer elicitation and sampling,
-	// which the gateway forwards to the downstream session whose call caused them.
-	a.beforeMount = gateway.Prepare
+	a.gateway = true
 	return a.hostAndWait(cx, openPage, func(cx context.Context, h *host.Host) (func(), error) {
 		stop, err := hostgateway.Serve(cx, h, ln, opts, endpointFile, a.shutdownTimeout)
 		if oe, ok := errors.AsType[*hostgateway.OptionsError](err); ok {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/console"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -142,10 +143,10 @@ func newStackWith(t *testing.T, names []string, extra string) *stack {
 	ctxtest.MountActive(t, s.root, sysprompt.Plugin, nil)
 	ctxtest.MountActive(t, s.root, mcpresources.Plugin, nil)
 	ctxtest.MountActive(t, s.root, mcpprompts.Plugin, nil)
-	// As harness run does for a profile with the console: the page's elicitation responder
-	// is prepared before the MCP clients connect, so they offer elicitation; the console,
-	// mounted after them, serves it.
-	if err := console.Prepare(s.root); err != nil {
+	// As harness run does for a profile with the console: the page's modes are offered
+	// before the MCP clients connect, so they declare elicitation; the console, mounted
+	// after them, answers.
+	if _, err := elicitation.Offer(s.root, "host", elicitation.ModeForm, elicitation.ModeURL); err != nil {
 		t.Fatal(err)
 	}
 	ctxtest.Mount(t, s.root, mcpclient.Plugin, map[string]any{"serverName": "demo", "transport": "stdio",

@@ -10,13 +10,13 @@ import (
 	"github.com/cordisgo/harness/testkit/demotree"
 )
 
-// Prepare runs before the fleet's clients connect, so that they offer elicitation to their
-// servers; the demo server's ask tool then asks the downstream client that called it. The
-// downstream client here is connected to the aggregated route's server in memory, as
-// `harness serve --stdio` connects it to its standard streams.
-func ExamplePrepare() {
-	// Prepare runs after the tool registry and before the client of the demo server mounts.
-	tree, err := demotree.StartWith("demo", demotree.Options{BeforeClient: gateway.Prepare})
+// Offer runs before the fleet's clients connect, so that they declare elicitation to their
+// servers from their first connection; the demo server's ask tool then asks the downstream
+// client that called it. The downstream client here is connected to the aggregated route's
+// server in memory, as `harness serve --stdio` connects it to its standard streams.
+func ExampleOffer() {
+	// Offered after the tool registry and before the client of the demo server mounts.
+	tree, err := demotree.StartWith("demo", demotree.Options{BeforeClient: gateway.Offer})
 	if err != nil {
 		fmt.Println(err)
 		return
