@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,13 @@ type Options struct {
 	// Agents returns the agent scopes that agent routes serve, by layer name: a context in
 	// each agent's layer (nil: none). It is called on every lookup of an agent route.
 	Agents func() map[string]*ctx.Context
+	// Store is the state shared with the other replicas of this gateway (nil: none, one
+	// process). See [Store] and docs/gateway.md.
+	Store Store
+	// Replica names this replica among those sharing Store (default: the host name and
+	// process id). It is sent on every response ([ReplicaHeader]) and kept in the store's
+	// session records.
+	Replica string
 }
 
 // Gateway serves what a scope tree holds as MCP servers (routes): the aggregated route (the
@@ -74,6 +82,7 @@ type Gateway struct {
 	activeMu sync.Mutex
 	active   map[*mcp.ServerSession]*activity // downstream sessions with requests in flight
 
+	repl     *replication    // nil without Options.Store (replicas.go)
 	subs     *downstreamSubs // downstream sessions' resource subscriptions (subscribe.go)
 	sessions *sessionBook    // downstream sessions and their requests (sessions.go)
 
@@ -107,6 +116,14 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 		heard: map[*mcpclient.Upstream]func(){}, active: map[*mcp.ServerSession]*activity{},
 		calls: map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{}{}}
 	g.subs = newDownstreamSubs(g)
+	if opts.Store != nil {
+		name := opts.Replica
+		if name == "" {
+			host, _ := os.Hostname()
+			name = fmt.Sprintf("%s-%d", host, os.Getpid())
+		}
+		g.repl = newReplication(g, opts.Store, name)
+	}
 	g.sessions = newSessionBook(g)
 	if err := Offer(c); err != nil {
 		return nil, err

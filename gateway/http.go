@@ -86,6 +86,9 @@ func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 	if timeout == 0 {
 		timeout = DefaultSessionIdleTimeout
 	}
+	if g.repl != nil && timeout > 0 {
+		g.repl.ttl = timeout // a record lives as long as an idle session does
+	}
 	h.reaper = &reaper{g: g, timeout: timeout, now: time.Now, uses: map[string]*sessionUse{}}
 	h.reaper.run(reapInterval(timeout))
 	return h, nil
@@ -120,12 +123,26 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	path := routePath(req.URL.Path)
-	handler, status, err := h.route(path)
+	target, status, err := h.route(path)
 	if err != nil {
 		http.Error(w, err.Error(), status)
 		return
 	}
+	handler := target.handler
 	id := req.Header.Get(sessionHeader)
+	if rp := h.g.repl; rp != nil {
+		w.Header().Set(ReplicaHeader, rp.name)
+		if id != "" {
+			if handler, err = rp.handler(req, id, path, target); err != nil {
+				status := http.StatusServiceUnavailable
+				if errors.Is(err, errSessionUser) {
+					status = http.StatusForbidden
+				}
+				http.Error(w, err.Error(), status)
+				return
+			}
+		}
+	}
 	switch req.Method {
 	case http.MethodPost:
 		defer h.g.bindPost(req)()
@@ -134,6 +151,9 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.g.cancelSession(id, errSessionDeleted)
 		h.reaper.forget(id)
 		handler.ServeHTTP(w, req)
+		if rp := h.g.repl; rp != nil {
+			rp.drop(req.Context(), id)
+		}
 		return
 	}
 	end := h.reaper.begin(id)
@@ -155,10 +175,17 @@ func routePath(p string) string {
 	return p
 }
 
+// routeTarget is what serves a route: its streamable handler, and the function that gives
+// the handler the server of a new session (which a replica taking a session over uses too).
+type routeTarget struct {
+	handler http.Handler
+	server  func(*http.Request) *mcp.Server
+}
+
 // route returns the streamable handler of path's server, made on first use. Handlers are
 // kept per server, not per path, so that a route whose server was rebuilt (an agent scope
 // that restarted) gets a handler of its own.
-func (h *httpFront) route(path string) (http.Handler, int, error) {
+func (h *httpFront) route(path string) (routeTarget, int, error) {
 	var srv *mcp.Server
 	var err error
 	switch {
@@ -172,10 +199,10 @@ func (h *httpFront) route(path string) (http.Handler, int, error) {
 	case strings.HasPrefix(path, PathServers) && !strings.Contains(path[len(PathServers):], "/"):
 		return h.serverRoute(path[len(PathServers):])
 	default:
-		return nil, http.StatusNotFound, fmt.Errorf("no route %q (routes: %s, %s, %s<layer>, %s<server>)", path, PathAggregated, PathSearch, PathAgents, PathServers)
+		return routeTarget{}, http.StatusNotFound, fmt.Errorf("no route %q (routes: %s, %s, %s<layer>, %s<server>)", path, PathAggregated, PathSearch, PathAgents, PathServers)
 	}
 	if err != nil {
-		return nil, routeStatus(err), err
+		return routeTarget{}, routeStatus(err), err
 	}
 	return h.handler(srv, func(*http.Request) *mcp.Server { return srv }), 0, nil
 }
@@ -183,13 +210,13 @@ func (h *httpFront) route(path string) (http.Handler, int, error) {
 // serverRoute returns the streamable handler of a per-server route: one per route (not per
 // server), whose new sessions get the route's current server (Gateway.Server) while the
 // sessions of an earlier server stay with it.
-func (h *httpFront) serverRoute(name string) (http.Handler, int, error) {
+func (h *httpFront) serverRoute(name string) (routeTarget, int, error) {
 	r, err := h.g.serverRoute(name)
 	if err == nil {
 		_, err = r.current() // 503 until the server has connected once
 	}
 	if err != nil {
-		return nil, routeStatus(err), err
+		return routeTarget{}, routeStatus(err), err
 	}
 	return h.handler(r, func(*http.Request) *mcp.Server {
 		if s, err := r.current(); err == nil {
@@ -200,7 +227,7 @@ func (h *httpFront) serverRoute(name string) (http.Handler, int, error) {
 }
 
 // handler returns the streamable handler kept under key, made on first use.
-func (h *httpFront) handler(key any, server func(*http.Request) *mcp.Server) http.Handler {
+func (h *httpFront) handler(key any, server func(*http.Request) *mcp.Server) routeTarget {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	handler := h.routes[key]
@@ -208,7 +235,7 @@ func (h *httpFront) handler(key any, server func(*http.Request) *mcp.Server) htt
 		handler = mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: h.g.log})
 		h.routes[key] = handler
 	}
-	return handler
+	return routeTarget{handler: handler, server: server}
 }
 
 func routeStatus(err error) int {

@@ -60,13 +60,20 @@ func (g *Gateway) inFlight(route string) mcp.Middleware {
 				if err == nil {
 					g.sessions.opened(ss, route)
 				}
+				if g.repl != nil {
+					g.repl.after(cx, ss, route, req, res, err)
+				}
 				return res, err
 			}
 			var end func(context.Context, mcp.Result, error)
 			if method != "ping" {
 				end = g.sessions.begin(ss, route, method, req)
 			}
-			return g.inFlightCall(cx, ss, method, req, next, end)
+			res, err := g.inFlightCall(cx, ss, method, req, next, end)
+			if g.repl != nil {
+				g.repl.after(cx, ss, route, req, res, err)
+			}
+			return res, err
 		}
 	}
 }
@@ -255,6 +262,9 @@ func (r *reaper) reap(now time.Time) int {
 	for _, ss := range idle {
 		r.g.cancelSession(ss.ID(), errSessionIdle)
 		_ = ss.Close()
+		if rp := r.g.repl; rp != nil {
+			rp.drop(context.Background(), ss.ID())
+		}
 	}
 	if len(idle) > 0 {
 		r.g.log.Info("closed idle downstream sessions", "sessions", len(idle), "idle_timeout", r.timeout.String())

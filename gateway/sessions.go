@@ -181,6 +181,9 @@ func (b *sessionBook) opened(ss *mcp.ServerSession, route string) {
 func (b *sessionBook) end(ss *mcp.ServerSession) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if rp := b.g.repl; rp != nil {
+		rp.forget(ss.ID())
+	}
 	r := b.open[ss]
 	if r == nil {
 		return

@@ -52,7 +52,9 @@ var rules = map[string]rule{
 	"plugins/ptc":                 {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "internal/schemawalk"}},
 	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}},
 	"gateway":                     {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback"}},
-	"plugins/console":             {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
+	// The gateway's shared state in Redis, behind gateway.Store.
+	"gateway/redisstore": {project: []string{"gateway"}},
+	"plugins/console":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
 
 	// The tool-search evaluation set's format and scores, for the retrieval test and
 	// bench/bleveeval.
@@ -108,6 +110,7 @@ var rules = map[string]rule{
 	"testkit/proctest":    {project: []string{"internal/procfs"}, stdOnly: true},
 	"testkit/screentest":  {stdOnly: true},
 	"testkit/agenttest":   {project: []string{"ctx", "ctx/ctxtest", "internal/modeltest", "plugins/agent", "plugins/model", "plugins/sysprompt", "plugins/toolregistry"}},
+	"testkit/redistest":   {stdOnly: true},
 	// tests/: the integration suites that run the plugins against other implementations.
 	"tests/interop":        {project: []string{""}},
 	"tests/ptcinterop":     {project: []string{""}},

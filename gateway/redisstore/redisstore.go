@@ -1,0 +1,131 @@
+// Package redisstore keeps the state that the replicas of one gateway share
+// ([gateway.Store]) in Redis: the downstream sessions' records, so that a session can move
+// to another replica when its own dies or restarts.
+//
+// The client is github.com/redis/go-redis/v9, the client Redis maintains: the store's
+// operations are single commands (SET with an expiry, GET, EXPIRE, DEL) made when a
+// session begins, changes or is used after a quarter of its idle timeout, never on every
+// call, so a plain command API serves it (rueidis' automatic pipelining and client-side
+// caching buy nothing here; docs/gateway.md).
+//
+// Keys are "<prefix>session:<Mcp-Session-Id>" holding the record as JSON; gateways that
+// share one Redis with different prefixes ([Options.Prefix]) do not see each other.
+//
+// A Store is safe for concurrent use.
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/cordisgo/harness/gateway"
+)
+
+// DefaultPrefix starts every key when Options.Prefix is empty.
+const DefaultPrefix = "harness:gateway:"
+
+// Options configures [Open].
+type Options struct {
+	// URL is the Redis server: redis://[user:password@]host:port[/db], rediss:// for TLS,
+	// or unix:///path/to/socket.
+	URL string
+	// Prefix starts every key (default DefaultPrefix).
+	Prefix string
+}
+
+// Store is a [gateway.Store] in Redis.
+type Store struct {
+	rdb    *redis.Client
+	prefix string
+	shown  string // the URL without its password, for errors
+}
+
+var _ gateway.Store = (*Store)(nil)
+
+// Open connects to the Redis server at opts.URL and checks that it answers (PING, within
+// cx). The error names the URL (without a password) and what went wrong.
+func Open(cx context.Context, opts Options) (*Store, error) {
+	shown := hidePassword(opts.URL)
+	ro, err := redis.ParseURL(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: %s: %w (want redis://host:port/db, rediss://… or unix:///path)", shown, err)
+	}
+	rdb := redis.NewClient(ro)
+	if err := rdb.Ping(cx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("redisstore: %s does not answer: %w", shown, err)
+	}
+	prefix := opts.Prefix
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return &Store{rdb: rdb, prefix: prefix, shown: shown}, nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.rdb.Close() }
+
+func (s *Store) sessionKey(id string) string { return s.prefix + "session:" + id }
+
+// PutSession implements [gateway.Store].
+func (s *Store) PutSession(cx context.Context, rec gateway.SessionRecord, ttl time.Duration) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return s.wrap(s.rdb.Set(cx, s.sessionKey(rec.ID), b, max(ttl, 0)).Err())
+}
+
+// TouchSession implements [gateway.Store].
+func (s *Store) TouchSession(cx context.Context, id string, ttl time.Duration) error {
+	if ttl <= 0 {
+		return nil
+	}
+	return s.wrap(s.rdb.Expire(cx, s.sessionKey(id), ttl).Err())
+}
+
+// Session implements [gateway.Store].
+func (s *Store) Session(cx context.Context, id string) (gateway.SessionRecord, error) {
+	b, err := s.rdb.Get(cx, s.sessionKey(id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return gateway.SessionRecord{}, gateway.ErrNoSession
+	}
+	if err != nil {
+		return gateway.SessionRecord{}, s.wrap(err)
+	}
+	var rec gateway.SessionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return gateway.SessionRecord{}, fmt.Errorf("redisstore: the record of a session in %s is not one this gateway wrote: %w", s.shown, err)
+	}
+	return rec, nil
+}
+
+// DeleteSession implements [gateway.Store].
+func (s *Store) DeleteSession(cx context.Context, id string) error {
+	return s.wrap(s.rdb.Del(cx, s.sessionKey(id)).Err())
+}
+
+func (s *Store) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("redisstore: %s: %w", s.shown, err)
+}
+
+// hidePassword returns raw with the password of its user information masked.
+func hidePassword(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
