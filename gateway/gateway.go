@@ -88,6 +88,7 @@ type Gateway struct {
 
 	callsMu sync.Mutex
 	calls   map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{} // requests in flight (lifecycle.go)
+	drain   drainState                                                   // drain.go
 	posts   sync.Map                                                     // postHeader value → the POST's context
 	postSeq atomic.Uint64
 }

@@ -105,6 +105,10 @@ type httpFront struct {
 }
 
 func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path == PathHealth && (req.Method == http.MethodGet || req.Method == http.MethodHead) {
+		h.g.health(w)
+		return
+	}
 	if err := h.guard.Check(req); err != nil {
 		msg := "forbidden: Host header not allowed" // DNS rebinding
 		if errors.Is(err, loopback.ErrOrigin) {

@@ -154,7 +154,7 @@ func (rp *replication) after(cx context.Context, ss *mcp.ServerSession, route st
 	switch p := req.GetParams().(type) {
 	case *mcp.InitializeParams:
 		rp.opened(cx, ss, route, req, res)
-	case *mcp.SetLoggingLevelParams:
+	case *mcp.SetLoggingLevelParams: //nolint:staticcheck // SEP-2577: a session on 2025-11-25 keeps the level it set when it moves
 		rp.changed(cx, ss, func(r *SessionRecord) { r.State.LogLevel = p.Level })
 	case *mcp.SubscribeParams:
 		rp.changed(cx, ss, func(r *SessionRecord) {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/gateway"
+	"github.com/cordisgo/harness/gateway/redisstore"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/loopback"
 )
@@ -60,17 +61,58 @@ func Holder(endpointFile, addr string) string {
 	return fmt.Sprintf(" (the gateway of the host running as pid %d serves %s; stop it, or give this one another --addr)", e.PID, e.URL)
 }
 
+// Options configures [Serve].
+type Options struct {
+	// HTTP are the gateway's HTTP options (address, token, hosts, origins, idle timeout).
+	HTTP gateway.HTTPOptions
+	// EndpointFile is where the gateway's URL and token are written (mode 0600).
+	EndpointFile string
+	// ShutdownTimeout bounds the shutdown (after the drain).
+	ShutdownTimeout time.Duration
+	// Store is the URL of the Redis server the replicas of a team's gateway share
+	// (redis://…, rediss://…, unix://…; empty: none, one process). See docs/gateway.md.
+	Store string
+	// StorePrefix starts the store's keys (default redisstore.DefaultPrefix).
+	StorePrefix string
+	// Replica names this replica (default: the host name and process id).
+	Replica string
+	// DrainTimeout bounds a replica's drain when it stops (with a Store): the health check
+	// fails at once, and the requests in flight are served to their end before the
+	// sessions are left to the other replicas.
+	DrainTimeout time.Duration
+}
+
 // Serve serves h's tree as a gateway on ln and writes the endpoint file; the function it
-// returns shuts both down, within shutdownTimeout. Options the gateway refuses are an
-// *OptionsError.
-func Serve(cx context.Context, h *host.Host, ln net.Listener, opts gateway.HTTPOptions, endpointFile string, shutdownTimeout time.Duration) (func(), error) {
-	gw, err := gateway.New(h.Root(), gateway.Options{Logger: h.Logger(), Agents: h.Agents})
+// returns shuts both down (a replica with a store drains first, within o.DrainTimeout),
+// within o.ShutdownTimeout. Options the gateway refuses are an *OptionsError.
+func Serve(cx context.Context, h *host.Host, ln net.Listener, o Options) (func(), error) {
+	opts, endpointFile := o.HTTP, o.EndpointFile
+	gwOpts := gateway.Options{Logger: h.Logger(), Agents: h.Agents, Replica: o.Replica}
+	var store *redisstore.Store
+	if o.Store != "" {
+		ocx, cancel := context.WithTimeout(cx, 10*time.Second)
+		var err error
+		store, err = redisstore.Open(ocx, redisstore.Options{URL: o.Store, Prefix: o.StorePrefix})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("serve --store: %w", err)
+		}
+		gwOpts.Store = store
+	}
+	closeStore := func() {
+		if store != nil {
+			_ = store.Close()
+		}
+	}
+	gw, err := gateway.New(h.Root(), gwOpts)
 	if err != nil {
+		closeStore()
 		return nil, err
 	}
 	handler, err := gw.Handler(opts)
 	if err != nil {
 		_ = gw.Close()
+		closeStore()
 		return nil, &OptionsError{Err: err}
 	}
 	// A listener on every interface is named by its loopback address, which the gateway's
@@ -91,6 +133,7 @@ func Serve(cx context.Context, h *host.Host, ln net.Listener, opts gateway.HTTPO
 	}
 	if err != nil {
 		_ = gw.Close()
+		closeStore()
 		return nil, fmt.Errorf("serve: endpoint file %s: %w", endpointFile, err)
 	}
 	// The page's Gateway sessions (gateway/sessions), beside the host's other remote methods.
@@ -102,9 +145,19 @@ func Serve(cx context.Context, h *host.Host, ln net.Listener, opts gateway.HTTPO
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	h.Logger().Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth)
+	h.Logger().Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth, "store", store != nil)
 	return func() {
-		scx, cancel := context.WithTimeout(context.WithoutCancel(cx), shutdownTimeout)
+		if store != nil {
+			// A replica: the balancer is told (the health check fails), the requests here are
+			// served to their end, and then the sessions are left to the other replicas.
+			dcx, cancel := context.WithTimeout(context.WithoutCancel(cx), o.DrainTimeout)
+			if err := gw.Drain(dcx); err != nil {
+				h.Logger().Warn("the drain did not finish: requests still in flight end now", "drain_timeout", o.DrainTimeout.String())
+			}
+			cancel()
+			defer closeStore()
+		}
+		scx, cancel := context.WithTimeout(context.WithoutCancel(cx), o.ShutdownTimeout)
 		defer cancel()
 		_ = unexpose(scx)
 		if err := gw.Close(); err != nil { // ends the downstream sessions, whose streams would hold Shutdown

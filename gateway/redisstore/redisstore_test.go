@@ -53,7 +53,7 @@ func TestSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	rdb := redis.NewClient(ro)
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	key := redisstore.DefaultPrefix + "session:s1"
 	if ttl := rdb.PTTL(cx, key).Val(); ttl <= 50*time.Second || ttl > time.Minute {
 		t.Fatalf("expiry after Put: %v", ttl)

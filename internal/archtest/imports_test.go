@@ -68,7 +68,7 @@ var rules = map[string]rule{
 	// and the terminal chat on it.
 	"host/adhoc":       {project: []string{"ctx", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},
 	"host/mcpsettings": {project: []string{"host", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc"}},
-	"hostgateway":      {project: []string{"gateway", "host", "internal/loopback"}},
+	"hostgateway":      {project: []string{"gateway", "gateway/redisstore", "host", "internal/loopback"}},
 	"hostclient":       {project: []string{"ctx", "host", "plugins/mcpmanager", "plugins/remote", "plugins/toolregistry"}},
 	"hostview":         {project: []string{"host", "plugins/agent", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpprompts", "plugins/mcpresources", "plugins/toolregistry", "internal/termsafe", "termui"}},
 	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},

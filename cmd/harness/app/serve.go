@@ -27,10 +27,12 @@ type gatewayFlags struct {
 	noAuth, rotate                             bool
 	hosts, origins                             []string
 	idle                                       time.Duration
+	store, storePrefix, replica                string
+	drain                                      time.Duration
 }
 
 // gatewayFlagNames are the names register gives the flags, for changed.
-var gatewayFlagNames = []string{"addr", "no-auth", "endpoint-file", "token-file", "rotate-token", "print-client-config", "allow-host", "allow-origin", "session-idle-timeout"}
+var gatewayFlagNames = []string{"addr", "no-auth", "endpoint-file", "token-file", "rotate-token", "print-client-config", "allow-host", "allow-origin", "session-idle-timeout", "store", "store-prefix", "replica", "drain-timeout"}
 
 func (gf *gatewayFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
@@ -43,6 +45,10 @@ func (gf *gatewayFlags) register(cmd *cobra.Command) {
 	f.StringArrayVar(&gf.hosts, "allow-host", nil, "the gateway also accepts this Host header `NAME` (repeatable; loopback names and the --addr host are always accepted)")
 	f.StringArrayVar(&gf.origins, "allow-origin", nil, "the gateway also accepts this browser `ORIGIN` (scheme://host[:port]; repeatable)")
 	f.DurationVar(&gf.idle, "session-idle-timeout", gateway.DefaultSessionIdleTimeout, "close a downstream session with no request or stream open for `DURATION` (an abandoned client; 0: never)")
+	f.StringVar(&gf.store, "store", "", "share sessions with the other replicas of a team's gateway in the Redis server at `URL` (redis://host:6379/0, rediss://…, unix:///path; docs/gateway.md)")
+	f.StringVar(&gf.storePrefix, "store-prefix", "", "start the store's keys with `PREFIX` (default harness:gateway:; gateways with different prefixes share nothing)")
+	f.StringVar(&gf.replica, "replica", "", "name this replica `NAME` in the store and in the X-Harness-Replica header (default: host name and pid)")
+	f.DurationVar(&gf.drain, "drain-timeout", 30*time.Second, "with --store, how long a stopping replica serves its requests in flight, its health check failing, before leaving its sessions to the others (`DURATION`)")
 }
 
 // changed returns the name of the first gateway flag given on cmd's command line, or "".
@@ -172,7 +178,8 @@ func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage
 	defer func() { _ = ln.Close() }()
 	a.gateway = true
 	return a.hostAndWait(cx, openPage, func(cx context.Context, h *host.Host) (func(), error) {
-		stop, err := hostgateway.Serve(cx, h, ln, opts, endpointFile, a.shutdownTimeout)
+		stop, err := hostgateway.Serve(cx, h, ln, hostgateway.Options{HTTP: opts, EndpointFile: endpointFile, ShutdownTimeout: a.shutdownTimeout,
+			Store: gf.store, StorePrefix: gf.storePrefix, Replica: gf.replica, DrainTimeout: gf.drain})
 		if oe, ok := errors.AsType[*hostgateway.OptionsError](err); ok {
 			return nil, usageErrorf("serve: %v", oe)
 		} else if err != nil {
