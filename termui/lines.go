@@ -13,16 +13,29 @@ import (
 // replacing the block drawn before in place, and clear removes it. The cursor stays at the
 // end of the block's last line. Writes through it (the logger's, on a terminal) appear
 // above the block: it is cleared, the text written and the block drawn again. Lines are cut
-// to the terminal's width, since a wrapped line could not be redrawn in place. It is safe
-// for concurrent use.
+// to the terminal's width, since a wrapped line could not be redrawn in place. While text
+// written through it has left the cursor in the middle of a line (a reasoning line being
+// streamed, a prompt), the block is not drawn — drawing it would erase that line — and
+// comes back once the line ends. It is safe for concurrent use.
 type Lines struct {
 	w io.Writer
 	// columns returns the terminal's width, or 0 when unknown (lines are not cut).
 	columns func() int
 
-	mu    sync.Mutex
-	lines []string // on screen, unless held
-	held  int      // holds in force (see hold): the block is off the screen
+	mu      sync.Mutex
+	lines   []string // on screen, unless held or partial
+	held    int      // holds in force (see hold): the block is off the screen
+	partial bool     // text written through Lines ended mid-line: the block waits
+}
+
+// shown reports whether the block is on the screen.
+func (t *Lines) shown() bool { return t.held == 0 && !t.partial && len(t.lines) > 0 }
+
+// note records where text written through Lines left the cursor.
+func (t *Lines) note(p []byte) {
+	if len(p) > 0 {
+		t.partial = p[len(p)-1] != '\n'
+	}
 }
 
 // Hold takes the block off the screen and keeps it off, draws only recorded, until the
@@ -30,7 +43,7 @@ type Lines struct {
 // elicitation form — owns the terminal meanwhile. The last hold's end draws the block again.
 func (t *Lines) Hold() func() {
 	t.mu.Lock()
-	if t.held == 0 && len(t.lines) > 0 {
+	if t.shown() {
 		fmt.Fprint(t.w, eraseLines(len(t.lines)))
 	}
 	t.held++
@@ -40,7 +53,7 @@ func (t *Lines) Hold() func() {
 		once.Do(func() {
 			t.mu.Lock()
 			defer t.mu.Unlock()
-			if t.held--; t.held == 0 && len(t.lines) > 0 {
+			if t.held--; t.shown() {
 				fmt.Fprint(t.w, strings.Join(t.lines, "\n"))
 			}
 		})
@@ -65,7 +78,7 @@ func (t *Lines) Draw(lines ...string) {
 			lines[i] = cutColumns(l, n-1)
 		}
 	}
-	if t.held == 0 {
+	if t.held == 0 && !t.partial {
 		fmt.Fprint(t.w, eraseLines(max(1, len(t.lines)))+strings.Join(lines, "\n"))
 	}
 	t.lines = lines
@@ -78,14 +91,14 @@ func (t *Lines) Clear() { t.Draw() }
 func (t *Lines) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.lines) == 0 || t.held > 0 {
-		return t.w.Write(p)
-	}
-	if _, err := fmt.Fprint(t.w, eraseLines(len(t.lines))); err != nil {
-		return 0, err
+	if t.shown() {
+		if _, err := fmt.Fprint(t.w, eraseLines(len(t.lines))); err != nil {
+			return 0, err
+		}
 	}
 	n, err := t.w.Write(p)
-	if err == nil {
+	t.note(p)
+	if err == nil && t.shown() {
 		_, err = fmt.Fprint(t.w, strings.Join(t.lines, "\n"))
 	}
 	return n, err

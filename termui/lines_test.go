@@ -99,3 +99,24 @@ func TestTermLinesHold(t *testing.T) {
 		t.Fatalf("after the hold the screen shows %q, want %q", got, want)
 	}
 }
+
+// TestLinesWaitForTheLine: a draw while text written through the lines has left the cursor
+// mid-line (a reasoning line being streamed) waits for that line to end, so the progress
+// bar never erases it; the bar is drawn once the line ends, below it.
+func TestLinesWaitForTheLine(t *testing.T) {
+	scr := screentest.New()
+	term := &Lines{w: scr}
+	fmt.Fprint(term, "thinking about")
+	term.Draw("[##......] demo/slow")
+	if got, want := scr.Shows(), "thinking about"; got != want {
+		t.Fatalf("mid-line, the screen shows %q, want %q", got, want)
+	}
+	fmt.Fprint(term, " it\n")
+	if got, want := scr.Shows(), "thinking about it\n[##......] demo/slow"; got != want {
+		t.Fatalf("after the line, the screen shows %q, want %q", got, want)
+	}
+	fmt.Fprint(term, "next")
+	if got, want := scr.Shows(), "thinking about it\nnext"; got != want {
+		t.Fatalf("a new partial line takes the bar's place: %q, want %q", got, want)
+	}
+}

@@ -52,6 +52,11 @@ process too. A host without an agent is said in one line, and chat works in proc
 			if kb := a.keyboard(); kb != nil {
 				o.Keyboard = kb
 			}
+			if a.term != nil && o.Styled {
+				// The chat's text goes through the terminal's live lines, so that a progress bar
+				// waits for a line being streamed instead of erasing it.
+				o.Out = a.term
+			}
 			if rh, err := a.runningAgentHost(cmd.Context(), f); err != nil {
 				return err
 			} else if rh != nil {
