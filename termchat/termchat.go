@@ -209,8 +209,12 @@ func (ch *chat) use(cx context.Context, s *turn.Session) {
 	if info.Agent != "" {
 		who = "agent " + info.Agent
 	}
-	ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("harness chat · %s · model %s · session %s%s — /help for commands, Ctrl-C cancels a turn, Ctrl-D leaves",
-		who, termsafe.String(info.Model), info.ID, ch.o.Where)))
+	mode := ""
+	if info.Mode == agent.ModePTC {
+		mode = " · PTC mode (the model writes programs that call the tools)"
+	}
+	ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("harness chat · %s · model %s · session %s%s%s — /help for commands, Ctrl-C cancels a turn, Ctrl-D leaves",
+		who, termsafe.String(info.Model), info.ID, mode, ch.o.Where)))
 	if ch.o.CheckModel != nil {
 		if err := ch.o.CheckModel(info.Model); err != nil {
 			ch.io.printf("%s\n", termsafe.String("warning: "+err.Error()+" (/model switches models)"))

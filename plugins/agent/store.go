@@ -194,9 +194,11 @@ func (s *Store) read(id string) ([]Event, int64, error) {
 
 // SessionInfo summarizes a stored session.
 type SessionInfo struct {
-	ID      string    `json:"id"`
-	Agent   string    `json:"agent,omitempty"`
-	Model   string    `json:"model,omitempty"`
+	ID    string `json:"id"`
+	Agent string `json:"agent,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Mode is "ptc" for a session in PTC mode, "" for standard mode.
+	Mode    string    `json:"mode,omitempty"`
 	Parent  string    `json:"parent,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
@@ -298,7 +300,7 @@ func (s *Store) info(id string) SessionInfo {
 // summarize fills info from a session's events.
 func summarize(info *SessionInfo, events []Event) {
 	h := events[0].Header
-	info.Agent, info.Model, info.Parent, info.Created = h.Agent, h.Model, h.Parent, h.Created
+	info.Agent, info.Model, info.Mode, info.Parent, info.Created = h.Agent, h.Model, h.Mode, h.Parent, h.Created
 	info.Updated = events[len(events)-1].Time
 	for _, ev := range events {
 		switch ev.Type {

@@ -173,6 +173,7 @@ func TestAgentModeFlag(t *testing.T) {
 	}
 	r = runWith(t, t.Context(), testOptions(), "add 2 and 40\n", nil, "-p", p, "chat", "--mode", "ptc", "--allow", "demo/*")
 	r.expect(t, ExitOK, "tools run_code; result ", "")
+	r.expect(t, ExitOK, " · PTC mode (the model writes programs that call the tools)", "") // the banner says the mode
 	run(t, nil, "-p", p, "chat", "--mode", "fast").expect(t, ExitUsage, "", `--mode: want "standard" or "ptc", got "fast"`)
 }
 
