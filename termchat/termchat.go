@@ -381,6 +381,10 @@ type view struct {
 	ch                   *chat
 	inReasoning, midLine bool
 	shownErr             bool // an error of the turn was shown
+	// asked and waited time the approvals of the turn's calls (by call id): a tool's line
+	// shows its own time and the wait for the person apart.
+	asked  map[string]time.Time
+	waited map[string]time.Duration
 }
 
 // endReasoning ends the dimmed reasoning: the style starts with its first piece and ends
@@ -434,11 +438,27 @@ func (v *view) show(cx context.Context, ev agent.Event) {
 			return
 		}
 		v.endLine()
-		io.printf("  %s%s %s %s\n", who, termsafe.String(ev.Call.Tool), outcomeWord(ev.Result.Outcome),
-			io.dim(fmt.Sprintf("(%s)", time.Duration(ev.Result.Duration)*time.Millisecond)))
+		took := time.Duration(ev.Result.Duration) * time.Millisecond
+		times := took.String()
+		if w := v.waited[ev.Call.ID]; w > 0 { // the call's time includes the wait for the person
+			times = fmt.Sprintf("%s · %s waiting for approval", max(took-w, 0).Round(time.Millisecond), w.Round(time.Millisecond))
+		}
+		io.printf("  %s%s %s %s\n", who, termsafe.String(ev.Call.Tool), outcomeWord(ev.Result.Outcome), io.dim("("+times+")"))
 	case agent.EventApprovalAsked:
 		v.endLine()
+		if ev.Approval != nil && ev.Approval.CallID != "" {
+			if v.asked == nil {
+				v.asked, v.waited = map[string]time.Time{}, map[string]time.Duration{}
+			}
+			v.asked[ev.Approval.CallID] = ev.Time
+		}
 		v.ch.approve(cx, ev)
+	case agent.EventApprovalDecided:
+		if ap := ev.Approval; ap != nil {
+			if at, ok := v.asked[ap.CallID]; ok {
+				v.waited[ap.CallID] = ev.Time.Sub(at)
+			}
+		}
 	case agent.EventError:
 		v.endLine()
 		io.printf("%s\n", termsafe.String("error: "+ev.Error))

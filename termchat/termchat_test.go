@@ -51,7 +51,7 @@ func TestChat(t *testing.T) {
 	}
 	for _, want := range []string{
 		"harness chat · the main agent · model flash · session ",
-		"A note.", "Allow the agent to run note", "note ✓", "Noted: milk.",
+		"A note.", "Allow the agent to run note", "note ✓", "waiting for approval)", "Noted: milk.",
 		"note                                     Writes a note down.",
 		`unknown command /tols (did you mean "/tools"?)`,
 		"note ✗ denied", "Not noted.",
