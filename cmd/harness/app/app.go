@@ -225,6 +225,11 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 	if a.prog == "" {
 		a.prog = "harness"
 	}
+	if _, ok := stderr.(*os.File); !ok {
+		// The logger, the progress lines and the messages write to stderr from several
+		// goroutines; a file takes each write whole, another writer (a buffer) needs a lock.
+		a.stderr = &lockedWriter{w: stderr}
+	}
 	if a.workDir == nil {
 		a.workDir = os.Getwd
 	}
@@ -240,6 +245,18 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 		a.self = abs
 	}
 	return a
+}
+
+// lockedWriter makes one writer safe for concurrent use, each write whole.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // interrupter passes an interrupt (SIGINT) to the handler a command installed: when it
