@@ -96,7 +96,9 @@ func (x *run) setup() error {
 // atob decodes base64 (the data of image, audio and blob content) to a binary string: one
 // character per byte.
 func (x *run) atob(fc goja.FunctionCall) goja.Value {
-	s := strings.TrimRight(fc.Argument(0).String(), "=")
+	in, n := x.stringArg(fc.Argument(0))
+	x.allow("atob of "+strconv.FormatInt(n, 10)+" characters", n*6) // the bytes, their runes, the string
+	s := strings.TrimRight(in.String(), "=")
 	b, err := base64.RawStdEncoding.DecodeString(s)
 	if err != nil {
 		panic(x.vm.NewTypeError("atob: not base64: " + err.Error()))
@@ -110,7 +112,9 @@ func (x *run) atob(fc goja.FunctionCall) goja.Value {
 
 // btoa encodes a binary string (characters up to 0xFF) as base64.
 func (x *run) btoa(fc goja.FunctionCall) goja.Value {
-	s := fc.Argument(0).String()
+	in, n := x.stringArg(fc.Argument(0))
+	x.allow("btoa of "+strconv.FormatInt(n, 10)+" characters", n*5) // the string, its bytes, base64
+	s := in.String()
 	b := make([]byte, 0, len(s))
 	for _, r := range s {
 		if r > 0xFF {
@@ -271,15 +275,18 @@ func (x *run) call(h *pending) job {
 		if !h.safe {
 			x.exclusive = false
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			msg := err.Error()
 			code := string(toolregistry.CodeToolError)
 			if terr != nil {
 				msg, code = terr.Msg, string(terr.Code)
 			}
 			_ = h.reject(x.toolError(h, msg, code))
-		} else {
-			_ = h.resolve(x.resultValue(res))
+		default:
+			if raw := x.resultJSON(res); !x.resultTooLarge(h, raw) {
+				_ = h.resolve(x.resultValue(raw))
+			}
 		}
 		x.pump()
 	}
@@ -300,19 +307,34 @@ func (x *run) toolError(h *pending, msg, code string) goja.Value {
 	return o
 }
 
-// resultValue is what a call resolves to: the canonical MCP result ({content,
-// structuredContent?, isError?}) when the tool kept one, else one built from the registry's
-// content blocks (images as base64 data).
-func (x *run) resultValue(res *toolregistry.Result) goja.Value {
-	raw := res.Raw
-	if len(raw) == 0 || raw[0] != '{' {
-		raw = x.canonical(res)
-	}
+// resultValue is what a call resolves to: its result's JSON (resultJSON), parsed.
+func (x *run) resultValue(raw json.RawMessage) goja.Value {
 	v, err := x.parse(goja.Undefined(), x.vm.ToValue(string(raw)))
 	if err != nil {
 		return x.vm.ToValue(string(raw))
 	}
 	return v
+}
+
+// resultJSON is the JSON of a result as the program receives it: the canonical MCP result
+// ({content, structuredContent?, isError?}) when the tool kept one, else one built from the
+// registry's content blocks (images as base64 data).
+func (x *run) resultJSON(res *toolregistry.Result) json.RawMessage {
+	if len(res.Raw) > 0 && res.Raw[0] == '{' {
+		return res.Raw
+	}
+	return x.canonical(res)
+}
+
+// resultTooLarge stops the run when what the program would build of a call's result does
+// not fit in what the run has left of its memory limit (the guarded parse would refuse it
+// too; this names the tool).
+func (x *run) resultTooLarge(h *pending, raw json.RawMessage) bool {
+	if e := x.exceeds("the result of "+h.tool+" ("+size(int64(len(raw)))+" of JSON)", jsonCostBytes(raw)); e != nil {
+		x.fail(e)
+		return true
+	}
+	return false
 }
 
 // canonical builds the MCP shape of a result without Raw.
@@ -359,6 +381,12 @@ func (x *run) consoleFunc(level string) func(goja.FunctionCall) goja.Value {
 		for i, a := range fc.Arguments {
 			if i > 0 {
 				b.WriteByte(' ')
+			}
+			// Past the output limit nothing more is kept: a long string is cut before it
+			// is converted.
+			left := x.l.MaxOutputBytes - x.console.Len() - b.Len() + 1
+			if s, ok := a.(goja.String); ok && s.Length() > left {
+				a = s.Substring(0, max(left, 0))
 			}
 			b.WriteString(x.format(a))
 		}

@@ -30,12 +30,14 @@
 // Each run has its own wall time, CPU time (time spent running the program's code, enforced
 // with the interpreter's interrupt), output size (console plus return value; past it the
 // run fails and the output captured up to the limit is returned, never cut silently),
-// number of tool calls and memory. goja has no heap cap: memory is bounded by guards on the
-// built-ins whose allocation the program sizes (refused before they allocate) and by a
-// watcher that samples the process heap every 5 ms and stops the run once it grew by more
-// than MaxMemoryBytes (after a forced collection). The bound is the process's heap, so
-// concurrent runs and the host's own allocations count too; docs/agent.md gives the
-// measured overshoot.
+// number of tool calls and memory. goja has no heap cap: every built-in whose allocation the
+// program sizes asks a budget before it allocates (the limit minus the heap's growth since
+// the run began), the Go loops that drain iterators or call replacers stop at their next
+// call once the run is stopped, a watcher samples the heap every 2 ms and stops the run once
+// it grew by more than MaxMemoryBytes (garbage collected first), object spread is compiled to
+// a loop of the program's own, and BigInt is not available. The bound is the process's heap,
+// so concurrent runs and the host's own allocations count too; docs/ptc.md ("Memory") has
+// every allocation path and the measured overshoot.
 //
 // # Concurrency
 //

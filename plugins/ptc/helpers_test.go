@@ -3,6 +3,7 @@ package ptc_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
@@ -16,6 +17,29 @@ type env struct {
 	root *ctx.Context
 	reg  *toolregistry.Registry
 	r    *ptc.Runner
+}
+
+// childEnv is newEnv for a process that is not running a test: a plain root scope, and a
+// function that disposes of it.
+func childEnv(limit int64) (*env, func(), error) {
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	dispose := func() { _ = root.Scope().Dispose(context.Background()) }
+	if _, err := root.Plugin(toolregistry.Plugin, nil); err != nil {
+		return nil, dispose, err
+	}
+	if err := root.Settle(context.Background()); err != nil {
+		return nil, dispose, err
+	}
+	reg, _ := toolregistry.Key.Get(root)
+	for _, tl := range probeTools() {
+		if _, err := reg.Register(root, tl); err != nil {
+			return nil, dispose, err
+		}
+	}
+	l := defaults()
+	l.MaxMemoryBytes, l.CPUTimeMs = limit, 30_000
+	r, err := ptc.New(reg, ptc.Options{Limits: l, Logger: slog.New(slog.DiscardHandler)})
+	return &env{root: root, reg: reg, r: r}, dispose, err
 }
 
 func newEnv(t testing.TB, limits ptc.Limits, tools ...toolregistry.Tool) *env {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,7 +148,10 @@ type run struct {
 	stopOnce   sync.Once
 	calls      context.Context
 	endCalls   context.CancelCauseFunc
-	heapGrowth atomic.Int64
+	heapBase   int64        // the heap when the run began (set before the watcher starts)
+	heapGrowth atomic.Int64 // the largest growth seen
+	lastGC     atomic.Int64 // when the run last started a forced collection (unix ns)
+	collected  atomic.Int64 // when the last one it forced ended (unix ns)
 
 	// bridge state (loop goroutine only)
 	queue     []*pending
@@ -160,7 +165,11 @@ type run struct {
 	cpu       *time.Timer // the CPU limit's timer, armed while the interpreter runs
 	stringify goja.Callable
 	parse     goja.Callable
-	errCtor   goja.Value // ToolCallError
+	errCtor   goja.Value                // ToolCallError
+	patterns  map[string]*regexp.Regexp // guard: the patterns Go's regexp engine runs
+
+	jsonReplacer goja.Value    // guard: the replacer of the guarded JSON.stringify
+	jsonWriters  []*jsonWriter // guard: its calls in progress, innermost last
 
 	mu     sync.Mutex // guards record and images
 	record []Call
@@ -172,6 +181,16 @@ type run struct {
 // the program and cancels the calls in flight. Run returns when the program has finished
 // and every call it started has returned; it never panics on a program's behalf.
 func (r *Runner) Run(cx context.Context, c *ctx.Context, p Program) *Outcome {
+	out := r.run(cx, c, p)
+	if out.HeapGrowth > r.limits.MaxMemoryBytes/4 {
+		// The interpreter of a run that grew the heap much is garbage now: collected here,
+		// the next run measures its growth from a live heap without it (see baseline).
+		runtime.GC()
+	}
+	return out
+}
+
+func (r *Runner) run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 	start := time.Now()
 	x := &run{r: r, l: r.limits, c: c, callID: p.CallID, jobs: make(chan job, 16),
 		stop: make(chan struct{}), done: make(chan struct{}), sleeps: map[*time.Timer]struct{}{}}
@@ -382,8 +401,20 @@ func (x *run) withSource(e *Error) {
 	}
 }
 
-// describe renders a thrown value: "Error: message", or its JSON.
+// maxDescription bounds the text of a thrown value in the run's error.
+const maxDescription = 2000
+
+// describe renders a thrown value: "Error: message", or its JSON, cut at maxDescription
+// characters.
 func (x *run) describe(v goja.Value) string {
+	d := x.description(v)
+	if len(d) > maxDescription {
+		d = strings.ToValidUTF8(d[:maxDescription], "") + "… (" + strconv.Itoa(len(d)) + " bytes in all)"
+	}
+	return d
+}
+
+func (x *run) description(v goja.Value) string {
 	if v == nil {
 		return "undefined"
 	}
