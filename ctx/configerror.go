@@ -11,6 +11,23 @@ import (
 // ErrInvalidConfig is matched (errors.Is) by every [*ConfigError].
 var ErrInvalidConfig = errors.New("invalid configuration")
 
+// The kinds of problem a reader of a configuration document reports as the Err of a
+// [*ConfigError] (possibly joined with an underlying cause); test them with [errors.Is].
+// Profiles and other hosts' server documents use them, so that a problem keeps its kind
+// from one reader to the next.
+var (
+	// ErrSyntax reports a document that does not parse (YAML, JSON or TOML), or a
+	// malformed overlay.
+	ErrSyntax = errors.New("syntax error")
+	// ErrUnknownKey reports a key the document's format does not define.
+	ErrUnknownKey = errors.New("unknown key")
+	// ErrWrongType reports a value of the wrong type.
+	ErrWrongType = errors.New("wrong type")
+	// ErrDuplicateKey reports two keys that collide: the same key twice in one map, or
+	// names that differ only in case where case does not count.
+	ErrDuplicateKey = errors.New("duplicate key")
+)
+
 // ConfigError is one configuration problem: where it is (the document, the line, the
 // plugin), the key path, and what was expected. It is the one error type for
 // configuration in this module: [Decode] and every plugin's Validate return it, and the

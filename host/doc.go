@@ -16,6 +16,10 @@
 // root itself (the binary ties it to its application shell) uses [New], then Mount and
 // Ready.
 //
+// Loading the profile is profiles.Load's; pass [ServerDocuments] as its Servers so that a
+// profile file may also be another host's server list ({"mcpServers": …}, VS Code's
+// mcp.json, Codex's config.toml), as the binary's -p does.
+//
 // # What a running host offers
 //
 //   - [Host.Board]: every MCP client's last status report, as data ([StatusBoard]), and

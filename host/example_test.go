@@ -40,7 +40,8 @@ plugins:
 func runProfile(cx context.Context, doc string) error {
 	catalog := host.Catalog() // add your own plugins to it
 	p, err := profiles.Load(profiles.LoadOptions{Name: "embedded.yaml", Data: []byte(doc),
-		Catalog: func(use string) bool { _, ok := catalog[use]; return ok }})
+		Catalog: func(use string) bool { _, ok := catalog[use]; return ok },
+		Servers: host.ServerDocuments{}}) // another host's {"mcpServers": …} loads as a profile too
 	if err != nil {
 		return err
 	}

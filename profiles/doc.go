@@ -116,6 +116,10 @@
 //
 // # Importing MCP server lists
 //
-// [ImportMCPServers] turns the {"mcpServers": {…}} JSON documents other
-// MCP clients use into a profile with one mcpclient row per server.
+// [ImportServers] turns the server lists other MCP clients keep ({"mcpServers": {…}},
+// VS Code's mcp.json, Codex's config.toml) into a profile with one mcpclient row per
+// server, and [Load] reads such a file as that profile, through a [ServerReader] the host
+// installs (the harness binary's is host.ServerDocuments). This package reads none of
+// them itself, so that loading a profile links nothing of the MCP client: it depends on
+// ctx and its configuration libraries only.
 package profiles

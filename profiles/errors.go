@@ -14,17 +14,19 @@ var (
 	// name, a missing file, or a missing profile named by extends.
 	ErrNotFound = errors.New("profile not found")
 	// ErrSyntax reports a document that does not parse (YAML or JSON) or a
-	// malformed --set argument or HARNESS_* variable name.
-	ErrSyntax = errors.New("syntax error")
+	// malformed --set argument or HARNESS_* variable name. It is [ctx.ErrSyntax], as
+	// ErrUnknownKey, ErrType and ErrDuplicate are ctx's kinds: a problem of another
+	// host's document read as a profile keeps its kind.
+	ErrSyntax = ctx.ErrSyntax
 	// ErrUnknownKey reports a key the profile format does not define.
-	ErrUnknownKey = errors.New("unknown key")
+	ErrUnknownKey = ctx.ErrUnknownKey
 	// ErrType reports a value of the wrong type.
-	ErrType = errors.New("wrong type")
+	ErrType = ctx.ErrWrongType
 	// ErrUnknownPlugin reports a row whose use names no plugin of the catalog.
 	ErrUnknownPlugin = errors.New("unknown plugin")
 	// ErrDuplicate reports two keys that collide: the same key twice in one
 	// map, or sibling row ids that differ only in case.
-	ErrDuplicate = errors.New("duplicate key")
+	ErrDuplicate = ctx.ErrDuplicateKey
 	// ErrInvalid reports any other invalid value: a bad id, a row without
 	// use, an extends cycle, an overlay that cannot apply.
 	ErrInvalid = errors.New("invalid profile")
@@ -40,10 +42,10 @@ var (
 //	mcp import "claude.json": key "mcpServers.gh.args": expected a list of strings, got number 5
 type Error struct {
 	// Op names what was being read: "profile" (Load; also when empty) or
-	// "mcp import" (ImportMCPServers).
+	// "mcp import" ([ImportServers]).
 	Op string
 	// Source is the profile name or file path given to Load, or the source
-	// given to ImportMCPServers.
+	// given to [ImportServers].
 	Source string
 	// Layer says where the offending value came from when that is not the
 	// Source document itself: `extends "web"`, `--set plugins.demo.enabled`,

@@ -3,7 +3,6 @@ package profiles_test
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/cordisgo/harness/profiles"
 )
@@ -87,26 +86,4 @@ func ExampleProfile_YAML() {
 	//       url: https://mcp.example.com
 	//       headers:
 	//         Authorization: '[redacted]'
-}
-
-func ExampleImportMCPServers() {
-	doc := `{"mcpServers": {"github": {"command": "github-mcp-server", "args": ["stdio"], "env": {"GITHUB_TOKEN": "ghp_x"}}}}`
-	out, err := profiles.ImportMCPServers([]byte(doc), "claude.json")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Print(strings.SplitN(string(out), "extends:", 2)[1])
-	// Output:
-	//  cli
-	// plugins:
-	//   github:
-	//     use: mcpclient
-	//     config:
-	//       serverName: github
-	//       transport: stdio
-	//       command: github-mcp-server
-	//       args: [stdio]
-	//       env:
-	//         GITHUB_TOKEN: ghp_x
 }

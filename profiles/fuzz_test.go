@@ -64,26 +64,3 @@ func body(t *testing.T, p *profiles.Profile) string {
 	}
 	return s
 }
-
-// FuzzImport feeds arbitrary documents of every dialect to ImportMCPServers:
-// it never panics, fails only with an *Error, and what it produces loads.
-// Seeds: testdata/fuzz/FuzzImport.
-func FuzzImport(f *testing.F) {
-	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["1"], "env": {"K": "v"}}, "b": {"url": "https://b", "type": "sse"}}}`))
-	f.Add([]byte("{\n\t// c\n\t\"inputs\": [{\"id\": \"t\"}],\n\t\"servers\": {\"g\": {\"type\": \"http\", \"url\": \"https://g\", \"headers\": {\"A\": \"${input:t}\"}},},\n}"))
-	f.Add([]byte("[mcp_servers.d]\ncommand = \"d\"\nargs = [\"${X}\"]\nenv_vars = [\"P\"]\ntool_timeout_sec = 2.5\n"))
-	f.Add([]byte(`{"mcpServers": {"g": {"httpUrl": "https://g", "includeTools": ["a"], "timeout": 5, "trust": true}}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := profiles.ImportMCPServers(data, "fuzz.json")
-		if err != nil {
-			var pe *profiles.Error
-			if !errors.As(err, &pe) || pe.Op != "mcp import" {
-				t.Fatalf("error %T is not an mcp import *profiles.Error: %v", err, err)
-			}
-			return
-		}
-		if _, err := profiles.Load(profiles.LoadOptions{Name: "imported.yaml", Data: out}); err != nil {
-			t.Fatalf("the import does not load: %v\n%s", err, out)
-		}
-	})
-}

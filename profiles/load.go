@@ -19,7 +19,6 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/internal/yamlnode"
-	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 )
 
 // LoadOptions say which profile to load and what to layer on top of it.
@@ -28,7 +27,7 @@ type LoadOptions struct {
 	// profile file; "" means "default". A name is a path when it contains
 	// a path separator or ends in .yaml, .yml, .json or .toml; write ./NAME
 	// for a file without such an ending. The file may also be another host's
-	// server document (see [serverdoc.Read]): it loads as the profile
+	// server document, when Servers reads it: it loads as the profile
 	// [ImportServers] makes of it.
 	Name string
 	// Data, when non-nil, is the profile document itself (read by the
@@ -51,6 +50,10 @@ type LoadOptions struct {
 	// ${HARNESS_SELF} in configuration strings. A profile that uses
 	// ${HARNESS_SELF} fails to load when Self is empty.
 	Self string
+	// Servers reads other hosts' server documents ({"mcpServers": …}, VS Code's
+	// mcp.json, Codex's config.toml) given as the profile; nil reads profiles only, and
+	// such a document is refused with an error that says a reader is needed.
+	Servers ServerReader
 }
 
 // EnvPrefix starts the names of the environment variables that overlay a
@@ -86,10 +89,12 @@ func Load(opts LoadOptions) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !top.builtin && serverdoc.IsForeign(top.name, top.data) {
+	if foreign := opts.Servers != nil && opts.Servers.IsForeign(top.name, top.data); !top.builtin &&
+		(foreign || opts.Servers == nil && strings.EqualFold(filepath.Ext(top.name), ".toml")) {
 		// Another host's document (mcpServers, VS Code, Codex): read directly, as the
-		// profile "mcp import" would write for it.
-		im, err := ImportServers(top.data, ImportOptions{Source: l.source, Op: "profile"})
+		// profile "mcp import" would write for it. (Without a reader, a .toml file can
+		// only be Codex's: ImportServers says a reader is needed.)
+		im, err := ImportServers(top.data, ImportOptions{Source: l.source, Op: "profile", Servers: opts.Servers})
 		if err != nil {
 			return nil, err
 		}

@@ -27,7 +27,7 @@ type Profile struct {
 	// Rows are the top-level plugin rows in document order.
 	Rows []Row
 	// Warnings are the keys of another host's server document that were dropped or
-	// converted when the profile is such a document (see [serverdoc.Read]), one sentence
+	// converted when the profile is such a document (see [ServerReader]), one sentence
 	// each; nil otherwise.
 	Warnings []string
 

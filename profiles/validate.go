@@ -79,7 +79,13 @@ func (l *loader) build(name string) (*Profile, error) {
 			p.Rows = rows
 		default:
 			msg := "unknown key: expected " + topKeys
-			if key == "mcpServers" || key == "servers" {
+			switch {
+			case !slices.Contains([]string{"mcpServers", "mcp_servers", "servers", "mcp"}, key):
+			case l.opts.Servers == nil:
+				msg += ` (another host's server document is read as a profile only through a server-document reader, ` +
+					`and none is installed: the harness binary installs one, a program passes host.ServerDocuments ` +
+					`as LoadOptions.Servers; or convert it with "harness mcp import")`
+			default:
 				msg += ` (convert an mcpServers document with "harness mcp import")`
 			}
 			return nil, l.failAt(path, ErrUnknownKey, msg)

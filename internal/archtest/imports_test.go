@@ -18,9 +18,12 @@ const module = "github.com/cordisgo/harness"
 
 // rule says which project packages a package (and its subpackages, unless listed
 // separately) may import, and whether it may import anything outside the standard library.
+// never lists modules the package must not reach at all, through the project packages it
+// imports either (go list -deps shows none of them).
 type rule struct {
 	project []string
 	stdOnly bool
+	never   []string
 }
 
 // rules mirrors docs/design.md. The longest matching prefix applies.
@@ -43,12 +46,12 @@ var rules = map[string]rule{
 	"plugins/mcpclient/serverdoc": {project: []string{"ctx", "plugins/mcpclient", "internal/yamlnode", "internal/atomicfile"}},
 	// The ${…} references and the secrets they read, below the client (and the model
 	// service, which needs only them).
-	"secrets": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "internal/userdirs"}},
+	"secrets": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "internal/userdirs"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	// A stdio server's process (group, stderr ring, environment), below the client's
 	// sessions; it imports nothing of the project.
 	"plugins/mcpclient/transport": {project: []string{"internal/procfs"}},
 	"plugins/remote":              {project: []string{"ctx", "internal/loopback", "internal/userdirs"}},
-	"plugins/model":               {project: []string{"ctx", "secrets", "internal/suggest", "internal/jsonstr"}},
+	"plugins/model":               {project: []string{"ctx", "secrets", "internal/suggest", "internal/jsonstr"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	"plugins/ptc":                 {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "internal/schemawalk"}},
 	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}},
 	"gateway":                     {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback"}},
@@ -60,7 +63,10 @@ var rules = map[string]rule{
 	// bench/bleveeval.
 	"toolsearch/searcheval": {stdOnly: true},
 
-	"profiles": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "plugins/mcpclient/serverdoc"}},
+	// Profiles depend on ctx and the configuration libraries only: other hosts' server
+	// documents come through a reader the host installs (host.ServerDocuments), so loading a
+	// profile links nothing of MCP.
+	"profiles": {project: []string{"ctx", "internal/redact", "internal/yamlnode"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
 	// never the other way.
 	"host": {project: []string{"ctx", "elicitation", "sampling", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
@@ -224,8 +230,10 @@ func isStd(path string) bool {
 func TestImportRules(t *testing.T) {
 	checked := 0
 	notTest := func(_, path string) bool { return !strings.HasSuffix(path, "_test.go") }
+	imports := map[string][]string{} // package folder → what its files import
 	top, err := walkGoFiles(parser.ImportsOnly, notTest, func(g goFile) error {
 		rel, path := g.rel, g.path
+		imports[rel] = append(imports[rel], g.imports()...)
 		r, ok := ruleFor(rel)
 		if !ok {
 			t.Errorf("%s: package %q has no import rule; add one to rules and docs/design.md", path, rel)
@@ -264,6 +272,39 @@ func TestImportRules(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(top, "go.mod")); err != nil {
 		t.Fatalf("not at the module root: %v", err)
 	}
+	for pkg, r := range rules {
+		for _, m := range r.never {
+			if chain := reaches(imports, pkg, m); chain != nil {
+				t.Errorf("%s reaches %s (%s), which its rule forbids", pkg, m, strings.Join(chain, " → "))
+			}
+		}
+	}
+}
+
+// reaches returns the chain of imports by which the package folder pkg reaches a package
+// of the module m through the project's packages (their non-test files), or nil.
+func reaches(imports map[string][]string, pkg, m string) []string {
+	seen := map[string]bool{}
+	var walk func(rel string, chain []string) []string
+	walk = func(rel string, chain []string) []string {
+		if seen[rel] {
+			return nil
+		}
+		seen[rel] = true
+		for _, imp := range imports[rel] {
+			switch {
+			case imp == m || strings.HasPrefix(imp, m+"/"):
+				return append(chain, imp)
+			case imp == module || strings.HasPrefix(imp, module+"/"):
+				target := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+				if found := walk(target, append(chain, target)); found != nil {
+					return found
+				}
+			}
+		}
+		return nil
+	}
+	return walk(pkg, []string{pkg})
 }
 
 // TestGroundFloor checks that internal/ stays the ground floor of the house: every file

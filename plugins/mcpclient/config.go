@@ -84,7 +84,7 @@ func ValidServerName(name string) bool {
 // Config is the configuration of one MCP server connection, with camelCase keys. Decode it
 // with ctx.Decode (defaults, strict decoding, then [Config.Validate]), the decoder profiles
 // and the MCP manager's settings file use. Its command, args, env, cwd, url and headers may
-// hold ${…} references ([refs.Resolver]), resolved when the client mounts.
+// hold ${…} references ([secrets.Resolver]), resolved when the client mounts.
 //
 // Config is a plain value; it is safe for concurrent reads. Its maps and
 // slices are shared by copies, so treat a validated Config as immutable.

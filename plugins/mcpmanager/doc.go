@@ -44,7 +44,7 @@
 // The string fields command, args, env values, cwd, url and header values may contain
 // references, resolved each time the server is mounted or probed (never when the file is
 // read, and never shown: views show the entry as written). The syntax and the resolution
-// are the client's ([refs.Resolver] in secrets, [mcpclient.Config.Expand]),
+// are the client's ([secrets.Resolver], [mcpclient.Config.Expand]),
 // the same for a profile's mcpclient rows:
 //
 //	${VAR}             the environment variable VAR; an error if it is unset
@@ -52,8 +52,8 @@
 //	${secret:NAME}     the secret NAME from the credentials provider
 //	$${                a literal "${"
 //
-// Secrets come from the [refs.CredentialsKey] service when a plugin provides one, otherwise
-// from a [refs.FileCredentials] file ([Config.CredentialsFile], mode 0600). A missing variable, a
+// Secrets come from the [secrets.CredentialsKey] service when a plugin provides one, otherwise
+// from a [secrets.FileCredentials] file ([Config.CredentialsFile], mode 0600). A missing variable, a
 // missing secret or a missing credentials provider is an error of that server only: it is
 // shown failed, with the reference that could not be resolved, and the others run.
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
@@ -279,7 +280,7 @@ func (a *invocation) mcpCommand() *cobra.Command {
 			if err != nil {
 				return usageErrorf("mcp import: %v", err)
 			}
-			im, err := profiles.ImportServers(data, profiles.ImportOptions{Source: name, From: from})
+			im, err := profiles.ImportServers(data, profiles.ImportOptions{Source: name, From: from, Servers: host.ServerDocuments{}})
 			if err != nil {
 				return profileError(err)
 			}

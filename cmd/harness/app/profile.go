@@ -44,6 +44,7 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 		Environ: a.env,
 		Catalog: func(use string) bool { _, ok := a.catalog[use]; return ok },
 		Self:    a.self,
+		Servers: host.ServerDocuments{},
 	})
 	if err != nil {
 		return nil, profileError(err)

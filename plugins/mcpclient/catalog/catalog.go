@@ -79,11 +79,11 @@ type Server struct {
 }
 
 // ErrNotCached is returned by [Store.Load] when the store has no entry.
-var ErrNotCached = errors.New("mcpcatalog: no cached catalog")
+var ErrNotCached = errors.New("catalog: no cached catalog")
 
 // ErrUnusable is matched by the error of [Store.Load] for a cache file that cannot be used
 // (not a catalog, another server or configuration).
-var ErrUnusable = errors.New("mcpcatalog: unusable catalog cache file")
+var ErrUnusable = errors.New("catalog: unusable catalog cache file")
 
 // Key is the optional catalog service: MCP clients look it up when they mount, to register
 // a lazy server's cached tools and to keep the cache current. The harness binary provides
@@ -118,7 +118,7 @@ type Store struct {
 func DefaultDir() (string, error) {
 	dir, err := userdirs.Env{}.Cache()
 	if err != nil {
-		return "", fmt.Errorf("mcpcatalog: %w", err)
+		return "", fmt.Errorf("catalog: %w", err)
 	}
 	return filepath.Join(dir, "harness", "mcp-catalog"), nil
 }
@@ -135,10 +135,10 @@ func Open(opts Options) (*Store, error) {
 	switch opts.Startup {
 	case "", "eager", "lazy":
 	default:
-		return nil, fmt.Errorf("mcpcatalog: startup %q: expected eager or lazy", opts.Startup)
+		return nil, fmt.Errorf("catalog: startup %q: expected eager or lazy", opts.Startup)
 	}
 	if opts.IdleTimeout < 0 {
-		return nil, fmt.Errorf("mcpcatalog: idle timeout %v: must not be negative", opts.IdleTimeout)
+		return nil, fmt.Errorf("catalog: idle timeout %v: must not be negative", opts.IdleTimeout)
 	}
 	log := opts.Logger
 	if log == nil {
@@ -192,7 +192,7 @@ func (s *Store) Load(server, hash string) (*Server, error) {
 // time costs a read, not a write). e is not modified; UpdatedAt is set in what is written.
 func (s *Store) Save(server string, e *Server) error {
 	if e == nil || e.ConfigHash == "" {
-		return errors.New("mcpcatalog: an entry to save needs its configuration hash")
+		return errors.New("catalog: an entry to save needs its configuration hash")
 	}
 	cp := *e
 	cp.UpdatedAt = time.Time{}
@@ -202,7 +202,7 @@ func (s *Store) Save(server string, e *Server) error {
 	path := s.path(server, e.ConfigHash)
 	same, err := sameEntry(path, server, &cp)
 	if err != nil {
-		return fmt.Errorf("mcpcatalog: server %q: %w", server, err)
+		return fmt.Errorf("catalog: server %q: %w", server, err)
 	}
 	if same {
 		return nil
@@ -210,11 +210,11 @@ func (s *Store) Save(server string, e *Server) error {
 	cp.UpdatedAt = time.Now().UTC()
 	data, err := json.Marshal(File{Servers: map[string]*Server{server: &cp}})
 	if err != nil {
-		return fmt.Errorf("mcpcatalog: server %q: %w", server, err)
+		return fmt.Errorf("catalog: server %q: %w", server, err)
 	}
 	// A cache: lost on a crash, it is rebuilt by the next listing, so no fsync.
 	if err := atomicfile.Write(path, data, atomicfile.Options{Mode: 0o600, DirMode: 0o700, NoSync: true}); err != nil {
-		return fmt.Errorf("mcpcatalog: %w", err)
+		return fmt.Errorf("catalog: %w", err)
 	}
 	return nil
 }
@@ -253,7 +253,7 @@ func (s *Store) Catalog() (*File, error) {
 		return out, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("mcpcatalog: %w", err)
+		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	for _, de := range ents {
 		name := de.Name()
@@ -330,7 +330,7 @@ func Parse(data []byte) (*File, error) {
 func Hash(v any) (string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return "", fmt.Errorf("mcpcatalog: hashing a configuration: %w", err)
+		return "", fmt.Errorf("catalog: hashing a configuration: %w", err)
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil

@@ -189,7 +189,7 @@ func Read(data []byte, opts ReadOptions) (*Document, error) {
 	}
 	m, ok := doc.(map[string]any)
 	if !ok {
-		return nil, rd.im.fail(nil, ErrType, `expected a JSON object with "mcpServers", got a JSON `+jsonKindOf(doc))
+		return nil, rd.im.fail(nil, ctx.ErrWrongType, `expected a JSON object with "mcpServers", got a JSON `+jsonKindOf(doc))
 	}
 	if dialect == "" {
 		switch _, hasMCP := m["mcpServers"]; {
@@ -220,7 +220,7 @@ func Read(data []byte, opts ReadOptions) (*Document, error) {
 	}
 	if dialect == DialectMCPServers {
 		if _, hasAlt := m["servers"]; hasAlt {
-			return nil, rd.im.fail(nil, ErrDuplicate, `both "mcpServers" and "servers": expected one`)
+			return nil, rd.im.fail(nil, ctx.ErrDuplicateKey, `both "mcpServers" and "servers": expected one`)
 		}
 	}
 	servers, ok := m[top]
@@ -229,7 +229,7 @@ func Read(data []byte, opts ReadOptions) (*Document, error) {
 	}
 	sm, ok := servers.(map[string]any)
 	if !ok {
-		return nil, rd.im.fail(append(slices.Clip(prefix), top), ErrType, "expected a map of servers keyed by name, got "+rd.im.describe(servers))
+		return nil, rd.im.fail(append(slices.Clip(prefix), top), ctx.ErrWrongType, "expected a map of servers keyed by name, got "+rd.im.describe(servers))
 	}
 	out := &Document{Dialect: dialect}
 	used := map[string]string{}
@@ -240,7 +240,7 @@ func Read(data []byte, opts ReadOptions) (*Document, error) {
 				"invalid server name %q: expected 1 to 32 letters, digits, '-' or '_' (rename it in the document)", name))
 		}
 		if other, dup := used[strings.ToLower(name)]; dup {
-			return nil, rd.im.fail(p, ErrDuplicate, fmt.Sprintf(
+			return nil, rd.im.fail(p, ctx.ErrDuplicateKey, fmt.Sprintf(
 				"server names %q and %q differ only in case: expected distinct names", other, name))
 		}
 		used[strings.ToLower(name)] = name
@@ -278,14 +278,14 @@ func (rd *reader) inputs(v any, path []string) error {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return rd.im.fail(path, ErrType, "expected a list of inputs, got "+rd.im.describe(v))
+		return rd.im.fail(path, ctx.ErrWrongType, "expected a list of inputs, got "+rd.im.describe(v))
 	}
 	rd.inputIDs = map[string]bool{}
 	for i, e := range list {
 		in, ok := e.(map[string]any)
 		p := append(slices.Clip(path), strconv.Itoa(i))
 		if !ok {
-			return rd.im.fail(p, ErrType, "expected an input object, got "+rd.im.describe(e))
+			return rd.im.fail(p, ctx.ErrWrongType, "expected an input object, got "+rd.im.describe(e))
 		}
 		id, _ := in["id"].(string)
 		if id == "" { // the name's syntax is checked with the ${secret:…} reference it becomes
@@ -329,7 +329,7 @@ var (
 func (rd *reader) server(p []string, name string, v any) (*Server, error) {
 	entry, ok := v.(map[string]any)
 	if !ok {
-		return nil, rd.im.fail(p, ErrType, "expected a server object, got "+rd.im.describe(v))
+		return nil, rd.im.fail(p, ctx.ErrWrongType, "expected a server object, got "+rd.im.describe(v))
 	}
 	at := func(k string) []string { return append(slices.Clip(p), k) }
 	known := map[string][]string{DialectMCPServers: mcpServersKeys, DialectVSCode: vscodeKeys, DialectCodex: codexKeys}[rd.dialect]
@@ -342,7 +342,7 @@ func (rd *reader) server(p []string, name string, v any) (*Server, error) {
 			delete(entry, k)
 			continue
 		}
-		return nil, rd.im.fail(at(k), ErrUnknownKey, "unknown key: expected "+strings.Join(known, ", "))
+		return nil, rd.im.fail(at(k), ctx.ErrUnknownKey, "unknown key: expected "+strings.Join(known, ", "))
 	}
 	if rd.dialect == DialectCodex {
 		return rd.codexServer(p, name, entry)
@@ -420,7 +420,7 @@ func (rd *reader) jsonServer(p []string, name string, entry map[string]any) (*Se
 		ms, isNum := t.(float64)
 		switch {
 		case !isNum || ms <= 0 || ms != math.Trunc(ms):
-			return nil, rd.im.fail(at("timeout"), ErrType, "expected a positive whole number, got "+rd.im.describe(t))
+			return nil, rd.im.fail(at("timeout"), ctx.ErrWrongType, "expected a positive whole number, got "+rd.im.describe(t))
 		case rd.host == "gemini":
 			c.add("toolCallTimeoutMs", intNode(int(ms)))
 		case rd.host == "cline" || rd.host == "roo":
@@ -446,7 +446,7 @@ func (rd *reader) jsonServer(p []string, name string, entry map[string]any) (*Se
 	if d, ok := entry["disabled"]; ok {
 		b, ok := d.(bool)
 		if !ok {
-			return nil, rd.im.fail(at("disabled"), ErrType, "expected a boolean, got "+rd.im.describe(d))
+			return nil, rd.im.fail(at("disabled"), ctx.ErrWrongType, "expected a boolean, got "+rd.im.describe(d))
 		}
 		enabled = !b
 	}
@@ -530,12 +530,12 @@ func (rd *reader) codexServer(p []string, name string, entry map[string]any) (*S
 	if v, ok := entry["env_http_headers"]; ok { // header → the variable holding its value
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, rd.im.fail(at("env_http_headers"), ErrType, "expected a map of header names to variable names, got "+rd.im.describe(v))
+			return nil, rd.im.fail(at("env_http_headers"), ctx.ErrWrongType, "expected a map of header names to variable names, got "+rd.im.describe(v))
 		}
 		for _, h := range slices.Sorted(maps.Keys(m)) {
 			name, ok := m[h].(string)
 			if !ok || !envVarName.MatchString(name) {
-				return nil, rd.im.fail(append(at("env_http_headers"), h), ErrType, "expected an environment variable name, got "+rd.im.describe(m[h]))
+				return nil, rd.im.fail(append(at("env_http_headers"), h), ctx.ErrWrongType, "expected an environment variable name, got "+rd.im.describe(m[h]))
 			}
 			headers.Content = append(headers.Content, yamlnode.Str(h), yamlnode.Str("${"+name+"}"))
 		}
@@ -543,7 +543,7 @@ func (rd *reader) codexServer(p []string, name string, entry map[string]any) (*S
 	if v, ok := entry["bearer_token_env_var"]; ok {
 		name, ok := v.(string)
 		if !ok || !envVarName.MatchString(name) {
-			return nil, rd.im.fail(at("bearer_token_env_var"), ErrType, "expected an environment variable name, got "+rd.im.describe(v))
+			return nil, rd.im.fail(at("bearer_token_env_var"), ctx.ErrWrongType, "expected an environment variable name, got "+rd.im.describe(v))
 		}
 		headers.Content = append(headers.Content, yamlnode.Str("Authorization"), yamlnode.Str("Bearer ${"+name+"}"))
 	}
@@ -560,7 +560,7 @@ func (rd *reader) codexServer(p []string, name string, entry map[string]any) (*S
 		}
 		n, ok := number(v)
 		if !ok || n <= 0 || n*t.scale > math.MaxInt32 {
-			return nil, rd.im.fail(at(t.key), ErrType, "expected a positive number, got "+rd.im.describe(v))
+			return nil, rd.im.fail(at(t.key), ctx.ErrWrongType, "expected a positive number, got "+rd.im.describe(v))
 		}
 		c.add(t.to, intNode(int(math.Round(n*t.scale))))
 	}
@@ -577,7 +577,7 @@ func (rd *reader) codexServer(p []string, name string, entry map[string]any) (*S
 	if e, ok := entry["enabled"]; ok {
 		b, ok := e.(bool)
 		if !ok {
-			return nil, rd.im.fail(at("enabled"), ErrType, "expected a boolean, got "+rd.im.describe(e))
+			return nil, rd.im.fail(at("enabled"), ctx.ErrWrongType, "expected a boolean, got "+rd.im.describe(e))
 		}
 		enabled = b
 	}
@@ -616,7 +616,7 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 	case "command", "url":
 		s, ok := v.(string)
 		if !ok || strings.TrimSpace(s) == "" {
-			return nil, rd.im.fail(p, ErrType, "expected a non-empty string, got "+rd.im.describe(v))
+			return nil, rd.im.fail(p, ctx.ErrWrongType, "expected a non-empty string, got "+rd.im.describe(v))
 		}
 		s, err := rd.refs(p, s)
 		if err != nil {
@@ -629,7 +629,7 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 	case "cwd":
 		s, ok := v.(string)
 		if !ok {
-			return nil, rd.im.fail(p, ErrType, "expected a string, got "+rd.im.describe(v))
+			return nil, rd.im.fail(p, ctx.ErrWrongType, "expected a string, got "+rd.im.describe(v))
 		}
 		s, err := rd.refs(p, s)
 		if err != nil {
@@ -652,13 +652,13 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 	default: // env, headers
 		mv, ok := v.(map[string]any)
 		if !ok {
-			return nil, rd.im.fail(p, ErrType, "expected a map of strings, got "+rd.im.describe(v))
+			return nil, rd.im.fail(p, ctx.ErrWrongType, "expected a map of strings, got "+rd.im.describe(v))
 		}
 		mn := &yamlv3.Node{Kind: yamlv3.MappingNode}
 		for _, ek := range slices.Sorted(maps.Keys(mv)) {
 			s, ok := mv[ek].(string)
 			if !ok {
-				return nil, rd.im.fail(append(slices.Clip(p), ek), ErrType, "expected a string, got "+rd.im.describe(mv[ek]))
+				return nil, rd.im.fail(append(slices.Clip(p), ek), ctx.ErrWrongType, "expected a string, got "+rd.im.describe(mv[ek]))
 			}
 			s, err := rd.refs(append(slices.Clip(p), ek), s)
 			if err != nil {
@@ -677,13 +677,13 @@ func (rd *reader) value(p []string, k string, v any) (*yamlv3.Node, error) {
 func (rd *reader) strList(p []string, v any) (*yamlv3.Node, error) {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, rd.im.fail(p, ErrType, "expected a list of strings, got "+rd.im.describe(v))
+		return nil, rd.im.fail(p, ctx.ErrWrongType, "expected a list of strings, got "+rd.im.describe(v))
 	}
 	seq := &yamlv3.Node{Kind: yamlv3.SequenceNode, Style: yamlv3.FlowStyle}
 	for i, e := range list {
 		s, ok := e.(string)
 		if !ok {
-			return nil, rd.im.fail(append(slices.Clip(p), strconv.Itoa(i)), ErrType, "expected a string, got "+rd.im.describe(e))
+			return nil, rd.im.fail(append(slices.Clip(p), strconv.Itoa(i)), ctx.ErrWrongType, "expected a string, got "+rd.im.describe(e))
 		}
 		seq.Content = append(seq.Content, yamlnode.Str(s))
 	}
@@ -749,8 +749,8 @@ func parseTOML(data []byte) (any, error) {
 
 // tomlError reports a TOML document that does not parse, with its line.
 func (im importer) tomlError(err error) *ctx.ConfigError {
-	e := im.fail(nil, ErrSyntax, "invalid TOML: "+err.Error())
-	e.Err = fmt.Errorf("%w: %w", ErrSyntax, err)
+	e := im.fail(nil, ctx.ErrSyntax, "invalid TOML: "+err.Error())
+	e.Err = fmt.Errorf("%w: %w", ctx.ErrSyntax, err)
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, _ := de.Position()

@@ -12,23 +12,12 @@ import (
 	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
-// Sentinel errors classify the problems of another host's document: each
-// [*ctx.ConfigError] [Read] returns has one of them as its Err (possibly joined with an
-// underlying cause); test them with [errors.Is].
-var (
-	// ErrSyntax reports a document that does not parse (JSON, YAML or TOML).
-	ErrSyntax = errors.New("syntax error")
-	// ErrUnknownKey reports a key the document's dialect does not define.
-	ErrUnknownKey = errors.New("unknown key")
-	// ErrType reports a value of the wrong type.
-	ErrType = errors.New("wrong type")
-	// ErrDuplicate reports two keys that collide: both spellings of one key, or server
-	// names that differ only in case.
-	ErrDuplicate = errors.New("duplicate key")
-	// ErrInvalid reports any other invalid value: an unknown host, a bad server name, a
-	// reference the harness cannot express.
-	ErrInvalid = errors.New("invalid server document")
-)
+// ErrInvalid reports a problem of another host's document that is none of the kinds ctx
+// names (ctx.ErrSyntax, ctx.ErrUnknownKey, ctx.ErrWrongType, ctx.ErrDuplicateKey): an
+// unknown host, a bad server name, a reference the harness cannot express. Each
+// [*ctx.ConfigError] [Read] returns has one of the five as its Err (possibly joined with
+// an underlying cause); test them with [errors.Is].
+var ErrInvalid = errors.New("invalid server document")
 
 // importer words the problems of one document.
 type importer struct {
@@ -60,8 +49,8 @@ func (im importer) fail(path []string, kind error, msg string) *ctx.ConfigError 
 
 // jsonError reports a document that is not a JSON object, with the line of a syntax error.
 func (im importer) jsonError(data []byte, err error) *ctx.ConfigError {
-	e := im.fail(nil, ErrSyntax, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
-	e.Err = fmt.Errorf("%w: %w", ErrSyntax, err)
+	e := im.fail(nil, ctx.ErrSyntax, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
+	e.Err = fmt.Errorf("%w: %w", ctx.ErrSyntax, err)
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
 		off := min(max(int(syn.Offset), 0), len(data))

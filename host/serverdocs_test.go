@@ -1,14 +1,91 @@
-package profiles_test
+package host_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
 )
+
+// importDoc converts doc with the harness's reader, as "mcp import" does.
+func importDoc(doc []byte, source string) ([]byte, error) {
+	im, err := profiles.ImportServers(doc, profiles.ImportOptions{Source: source, Servers: host.ServerDocuments{}})
+	if err != nil {
+		return nil, err
+	}
+	return im.YAML, nil
+}
+
+// loadWith loads a profile with the harness's reader of other hosts' documents.
+func loadWith(t *testing.T, opts profiles.LoadOptions) *profiles.Profile {
+	t.Helper()
+	opts.Servers = host.ServerDocuments{}
+	p, err := profiles.Load(opts)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return p
+}
+
+// Another host's document given as the profile loads through the reader, its problems
+// named as the profile's, with their kinds.
+func TestLoadServerDocumentProblem(t *testing.T) {
+	_, err := profiles.Load(profiles.LoadOptions{Name: "my.yaml", Data: []byte(`{"mcpServers": {"a": {"command": 5}}}`), Servers: host.ServerDocuments{}})
+	want := `profile "my.yaml": key "mcpServers.a.command": expected a non-empty string, got number 5`
+	if err == nil || err.Error() != want || !errors.Is(err, profiles.ErrType) {
+		t.Fatalf("got %v, want %s (ErrType)", err, want)
+	}
+}
+
+// Every other host's document loads as a profile, directly: one mcpclient row per server
+// of serverdoc.Read, enabled as the server is, with its warnings.
+func TestLoadServerDocuments(t *testing.T) {
+	dir := filepath.Join("..", "plugins", "mcpclient", "serverdoc", "testdata", "dialects")
+	from := map[string]string{"claude_code_mcp.json": "claude-code", "cursor_mcp.json": "cursor",
+		"gemini_settings.json": "gemini", "cline_mcp_settings.json": "cline"}
+	files, err := os.ReadDir(dir)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	for _, f := range files {
+		t.Run(f.Name(), func(t *testing.T) {
+			path := filepath.Join(dir, f.Name())
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := serverdoc.Read(data, serverdoc.ReadOptions{Source: path, From: from[f.Name()]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := loadWith(t, profiles.LoadOptions{Name: path})
+			for _, s := range doc.Servers {
+				// By server name: a server named after a row of the base profile (remote)
+				// has its row id prefixed (mcp-remote).
+				i := slices.IndexFunc(p.Rows, func(r profiles.Row) bool { return r.Config["serverName"] == s.Name })
+				if i < 0 {
+					t.Errorf("no row for server %q", s.Name)
+					continue
+				}
+				r := p.Rows[i]
+				if r.Use != "mcpclient" || r.Enabled != s.Enabled || r.Config["serverName"] != s.Name {
+					t.Errorf("profile row %q: %+v", s.Name, r)
+				}
+			}
+			if from[f.Name()] == "" && !reflect.DeepEqual(p.Warnings, doc.Warnings) {
+				t.Errorf("profile warnings %q, want %q", p.Warnings, doc.Warnings)
+			}
+		})
+	}
+}
 
 func TestImportRoundTrips(t *testing.T) {
 	tests := []struct {
@@ -83,21 +160,27 @@ func TestImportRoundTrips(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := profiles.ImportMCPServers([]byte(tt.doc), "mcp.json")
+			out, err := importDoc([]byte(tt.doc), "mcp.json")
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := profiles.ImportMCPServers([]byte(tt.doc), "mcp.json")
+			again, err := importDoc([]byte(tt.doc), "mcp.json")
 			if err != nil || string(again) != string(out) {
 				t.Fatalf("import is not deterministic")
 			}
-			p := mustLoad(t, profiles.LoadOptions{Name: "imported.yaml", Data: out})
+			p := loadWith(t, profiles.LoadOptions{Name: "imported.yaml", Data: out})
 			want := append([]string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console"}, tt.rows...)
-			if got := ids(p.Rows); !slices.Equal(got, want) {
+			byID := map[string]profiles.Row{}
+			var got []string
+			for _, r := range p.Rows {
+				byID[r.ID] = r
+				got = append(got, r.ID)
+			}
+			if !slices.Equal(got, want) {
 				t.Fatalf("rows %v, want %v\n%s", got, want, out)
 			}
 			for id, w := range tt.check {
-				r := find(t, p.Rows, id)
+				r := byID[id]
 				if r.Use != w.Use || r.Enabled != w.Enabled || !reflect.DeepEqual(r.Config, w.Config) {
 					t.Errorf("row %q\n got %+v\nwant %+v\n%s", id, r, w, out)
 				}
@@ -110,7 +193,7 @@ func TestImportRoundTrips(t *testing.T) {
 }
 
 func TestImportOutput(t *testing.T) {
-	out, err := profiles.ImportMCPServers([]byte(`{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "server-github"], "env": {"TOKEN": "t"}}}}`), "claude.json")
+	out, err := importDoc([]byte(`{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "server-github"], "env": {"TOKEN": "t"}}}}`), "claude.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +261,7 @@ func TestImportRejectsBadDocuments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			out, err := profiles.ImportMCPServers([]byte(tt.doc), "x.json")
+			out, err := importDoc([]byte(tt.doc), "x.json")
 			if err == nil {
 				t.Fatalf("import succeeded:\n%s", out)
 			}
@@ -194,4 +277,52 @@ func TestImportRejectsBadDocuments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzImport feeds arbitrary documents of every dialect to ImportServers with the
+// harness's reader:
+// it never panics, fails only with an *Error, and what it produces loads.
+// Seeds: testdata/fuzz/FuzzImport.
+func FuzzImport(f *testing.F) {
+	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["1"], "env": {"K": "v"}}, "b": {"url": "https://b", "type": "sse"}}}`))
+	f.Add([]byte("{\n\t// c\n\t\"inputs\": [{\"id\": \"t\"}],\n\t\"servers\": {\"g\": {\"type\": \"http\", \"url\": \"https://g\", \"headers\": {\"A\": \"${input:t}\"}},},\n}"))
+	f.Add([]byte("[mcp_servers.d]\ncommand = \"d\"\nargs = [\"${X}\"]\nenv_vars = [\"P\"]\ntool_timeout_sec = 2.5\n"))
+	f.Add([]byte(`{"mcpServers": {"g": {"httpUrl": "https://g", "includeTools": ["a"], "timeout": 5, "trust": true}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := importDoc(data, "fuzz.json")
+		if err != nil {
+			var pe *profiles.Error
+			if !errors.As(err, &pe) || pe.Op != "mcp import" {
+				t.Fatalf("error %T is not an mcp import *profiles.Error: %v", err, err)
+			}
+			return
+		}
+		if _, err := profiles.Load(profiles.LoadOptions{Name: "imported.yaml", Data: out}); err != nil {
+			t.Fatalf("the import does not load: %v\n%s", err, out)
+		}
+	})
+}
+
+// A program that loads profiles installs the harness's reader of other hosts' server
+// documents; "mcp import" converts one the same way.
+func ExampleServerDocuments() {
+	doc := `{"mcpServers": {"github": {"command": "github-mcp-server", "args": ["stdio"], "env": {"GITHUB_TOKEN": "ghp_x"}}}}`
+	im, err := profiles.ImportServers([]byte(doc), profiles.ImportOptions{Source: "claude.json", Servers: host.ServerDocuments{}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(strings.SplitN(string(im.YAML), "extends:", 2)[1])
+	// Output:
+	//  cli
+	// plugins:
+	//   github:
+	//     use: mcpclient
+	//     config:
+	//       serverName: github
+	//       transport: stdio
+	//       command: github-mcp-server
+	//       args: [stdio]
+	//       env:
+	//         GITHUB_TOKEN: ghp_x
 }
