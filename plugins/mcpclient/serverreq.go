@@ -56,11 +56,21 @@ func (g *generation) cause() context.Context {
 	return first
 }
 
-// callOf returns the context of the call that caused a server request handled with cx: cx
-// itself when it is a call's own context, which is how the SDK fulfils the input requests of
-// a server on 2026-07-28 (SEP-2322) — then the attribution is exact, whatever else is in
-// flight — else what cause finds.
-func (g *generation) callOf(cx context.Context) context.Context {
+// callOf returns the context of the call that caused a server request handled with cx
+// (meta: the request's _meta), exactly when it can be told: the call it was attributed to
+// when it arrived, for a request run later as a task (withCause); the call that created the
+// task the request relates to (the related-task _meta); cx itself when it is a call's own
+// context, which is how the SDK fulfils the input requests of a server on 2026-07-28
+// (SEP-2322). Otherwise what cause finds.
+func (g *generation) callOf(cx context.Context, meta mcp.Meta) context.Context {
+	if c, ok := cx.Value(causeKey{}).(causeOf); ok {
+		return c.cx
+	}
+	if id := relatedTask(meta); id != "" {
+		if c := g.taskCaller(id); c != nil {
+			return c
+		}
+	}
 	if cx.Value(originKey{}) != nil {
 		return cx
 	}
@@ -170,13 +180,12 @@ func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*
 		}
 	}
 	elicits := co.ElicitationHandler != nil
-	if !g.offered.roots && !elicits {
-		return nil
-	}
 	if g.offered.roots {
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true} //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	}
 	return func(c *mcp.Client) {
+		registerTaskMethods(c)
+		c.AddSendingMiddleware(tasksMiddleware(g))
 		if elicits {
 			c.AddReceivingMiddleware(s.formsAsSent(g))
 		}
@@ -184,6 +193,9 @@ func (s *supervisor) serverRequests(g *generation, co *mcp.ClientOptions) func(*
 			g.client.Store(c)
 			c.AddRoots(s.rootList()...) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 			c.AddReceivingMiddleware(s.callerRoots(g))
+		}
+		if elicits || g.offered.sampling {
+			c.AddReceivingMiddleware(s.taskReceiver(g)) // outermost: it runs the others later
 		}
 	}
 }
@@ -345,7 +357,7 @@ func (s *supervisor) callerRoots(g *generation) mcp.Middleware {
 // its expiry is reported as "cancel".
 func (s *supervisor) elicit(cx context.Context, g *generation, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	req := &elicitation.Request{Server: s.cfg.ServerName, Scope: s.c.Scope(), Mode: elicitation.ModeForm,
-		Message: s.scrub.Replace(p.Message), URL: p.URL, ID: p.ElicitationID, Call: g.callOf(cx)}
+		Message: s.scrub.Replace(p.Message), URL: p.URL, ID: p.ElicitationID, Call: g.callOf(cx, p.Meta)}
 	if p.Mode == "url" || p.Mode == "" && p.URL != "" {
 		req.Mode = elicitation.ModeURL
 	} else {
@@ -385,7 +397,7 @@ var errElicitationTimeout = errors.New("no answer within elicitationTimeoutMs")
 func (s *supervisor) sample(cx context.Context, g *generation, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	g.watch.hold()
 	defer g.watch.release()
-	res, err := sampling.Sample(cx, s.c, &sampling.Request{Server: s.cfg.ServerName, Scope: s.c.Scope(), Params: p, Call: g.callOf(cx)})
+	res, err := sampling.Sample(cx, s.c, &sampling.Request{Server: s.cfg.ServerName, Scope: s.c.Scope(), Params: p, Call: g.callOf(cx, p.Meta)})
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: sampling/createMessage: %w", s.cfg.ServerName, err)
 	}

@@ -98,6 +98,14 @@ type generation struct {
 	// renegotiate is signalled when the client would now declare more (serverreq.go).
 	offered     offer
 	renegotiate chan struct{}
+
+	// tasks is what the server's tasks capability allows (set after the handshake); recv
+	// are the tasks the session runs for the server (taskrecv.go); taskCallers the callers
+	// of the tasks it created, by task ID (tasks.go).
+	tasks       serverTasks
+	recv        recvTasks
+	tasksMu     sync.Mutex
+	taskCallers map[string]context.Context
 	// acks hands subscriptions/listen acknowledgements to subscribes (subscribe.go).
 	acks ackWaiters
 }
@@ -222,6 +230,9 @@ type supervisor struct {
 	tokens   atomic.Uint64            // the last progress token issued (newToken)
 	roots    atomic.Pointer[[]string] // the roots' file:// URIs (nil: none configured)
 	subs     subscriptions            // resource subscriptions by URI (subscribe.go)
+	// upstream is the client's Upstream (publishUpstream), for the notices the client
+	// makes itself (a task's status as progress).
+	upstream *Upstream
 
 	mu       sync.Mutex
 	state    Status                     // guarded by mu: the last report
@@ -511,6 +522,7 @@ func (s *supervisor) connect(runcx context.Context) (*generation, []toolregistry
 		return nil, nil, s.timeoutCause(cx, runcx, err)
 	}
 	g.conn = conn
+	g.tasks = parseServerTasks(conn.Session().InitializeResult())
 	s.connected(cx, g)
 	tools, err := s.discover(cx, g)
 	if err != nil {

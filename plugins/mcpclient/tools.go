@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,6 +65,10 @@ type remoteTool struct {
 	s      *supervisor
 	raw    string // the name on the wire
 	public string
+	// taskSupport is the tool's execution.taskSupport ("required", "optional" or "");
+	// lastTook the duration of its last call on this client, in nanoseconds.
+	taskSupport string
+	lastTook    atomic.Int64
 }
 
 // discover lists g's tools and builds their registry definitions: public names
@@ -120,7 +126,7 @@ func (s *supervisor) discover(cx context.Context, g *generation) ([]toolregistry
 
 // toolDef builds the registry definition of t.
 func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
-	rt := &remoteTool{s: s, raw: t.Name, public: public}
+	rt := &remoteTool{s: s, raw: t.Name, public: public, taskSupport: taskSupportOf(t)}
 	params, err := usableSchema(t.InputSchema)
 	if err != nil {
 		s.log.Warn("tool input schema unusable; arguments are passed unchecked", "tool", t.Name, "err", err)
@@ -152,6 +158,9 @@ func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
 // not guarantees.
 func toolMeta(server string, t *mcp.Tool) map[string]string {
 	meta := map[string]string{"server": server, "mcpTool": t.Name}
+	if ts := taskSupportOf(t); ts != "" {
+		meta["taskSupport"] = ts
+	}
 	a := t.Annotations
 	if title := t.Title; title != "" {
 		meta["title"] = title
@@ -220,7 +229,14 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 	meta := callMeta(cx)
 	f := s.watch(cx, g, "tools/call", t.raw, call.ID, meta[progressTokenKey], call.Cancel)
 	params := &mcp.CallToolParams{Meta: withProgressToken(meta, f.wire), Name: t.raw, Arguments: call.Args}
-	res, err := g.conn.Session().CallTool(cx, params)
+	started := time.Now()
+	var res *mcp.CallToolResult
+	if s.asTask(g, t) {
+		res, err = s.callAsTask(cx, g, f, params)
+	} else {
+		res, err = g.conn.Session().CallTool(cx, params)
+	}
+	t.lastTook.Store(int64(time.Since(started)))
 	g.untrack(call)
 	if err != nil {
 		if idle := idleCause(cx); idle != nil {

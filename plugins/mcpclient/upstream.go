@@ -173,6 +173,7 @@ func (u *Upstream) clientOptions(co *mcp.ClientOptions) {
 // and installs its notice handlers on s's sessions. It runs before the supervisor starts.
 func publishUpstream(c *ctx.Context, s *supervisor) error {
 	u := &Upstream{s: s, listeners: map[*func(Notice)]struct{}{}}
+	s.upstream = u
 	prev := s.opts.clientOptions
 	s.opts.clientOptions = func(co *mcp.ClientOptions) {
 		if prev != nil {

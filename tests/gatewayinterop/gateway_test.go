@@ -263,3 +263,32 @@ func TestTypeScriptClientSearch(t *testing.T) {
 	contains(t, "the found tool", out.Results[4], `found and called`)
 	contains(t, "call_tool", out.Results[5], `42`)
 }
+
+// TestTypeScriptClientTasks (issue 38): server-everything's task tools through the gateway,
+// with the TypeScript SDK client downstream. The gateway's upstream client calls
+// simulate-research-query as the task it requires, and the server's clarifying question,
+// related to the task, reaches the session that made the call; the async triggers make the
+// upstream client run the server's sampling and elicitation requests as tasks, which the
+// calling session answers.
+func TestTypeScriptClientTasks(t *testing.T) {
+	suite.File(t, "@modelcontextprotocol/sdk/package.json")
+	base := gatewayURL(t)
+	answers := map[string]any{
+		"elicit": map[string]any{"action": "accept", "content": map[string]any{"interpretation": "snake", "name": "Ada from ts", "favoriteColor": "Green", "agreeToTerms": true}},
+		"sample": map[string]any{"model": "ts-model", "role": "assistant", "content": map[string]any{"type": "text", "text": "sampled by ts"}},
+	}
+	out := tsAnswering(t, base+"/mcp/servers/everything", answers,
+		op("tools/call", map[string]any{"name": "simulate-research-query", "arguments": map[string]any{"topic": "python", "ambiguous": true}}),
+		op("tools/call", map[string]any{"name": "trigger-sampling-request-async", "arguments": map[string]any{"prompt": "hi", "maxTokens": 5}}),
+		op("tools/call", map[string]any{"name": "trigger-elicitation-request-async", "arguments": map[string]any{}}),
+	)
+	contains(t, "the research task", out.Results[0], `# Research Report: python (snake)`, `**Clarification**: snake`)
+	contains(t, "async sampling", out.Results[1], `[COMPLETED] Async sampling completed!`, `sampled by ts`, `Task created: harness-`)
+	contains(t, "async elicitation", out.Results[2], `[COMPLETED] User provided the requested information!`, `Name: Ada from ts`, `Favorite Color: Green`)
+	if len(out.Requests) != 3 {
+		t.Fatalf("the client answered %d server requests, want 3: %s", len(out.Requests), out.Requests)
+	}
+	contains(t, "the clarifying question", out.Requests[0], `"elicitation/create"`, `could have multiple interpretations`)
+	contains(t, "the async sampling request", out.Requests[1], `"sampling/createMessage"`, `context: hi`)
+	contains(t, "the async elicitation", out.Requests[2], `"elicitation/create"`, `async task demo`)
+}

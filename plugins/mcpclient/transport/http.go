@@ -21,6 +21,12 @@ import (
 // the legacy connect failed). Its methods are not for concurrent use; the transports they
 // return are.
 type HTTP struct {
+	// Rewrite, if set, is applied to every JSON-RPC message the server sends (a JSON body,
+	// the data of each SSE event) before the SDK reads it: the MCP client's shim for what
+	// the SDK's types cannot carry. It returns the message itself when it changes nothing,
+	// and must be safe for concurrent use. Set it before the first connect.
+	Rewrite func(msg []byte) []byte
+
 	url       string
 	base      http.RoundTripper
 	headers   http.Header // canonical keys; read-only
@@ -52,7 +58,7 @@ func (h *HTTP) Streamable() mcp.Transport {
 	return &mcp.StreamableClientTransport{
 		Endpoint: h.url,
 		HTTPClient: &http.Client{Transport: &headerRoundTripper{base: h.base, headers: h.headers, probe: &h.probe,
-			reached: h.reached, onReached: h.onReached}},
+			reached: h.reached, onReached: h.onReached, rewrite: h.Rewrite}},
 	}
 }
 
@@ -69,7 +75,7 @@ func (h *HTTP) LegacySSE() mcp.Transport {
 	h.sse = &detachedTransport{inner: &mcp.SSEClientTransport{
 		Endpoint: h.url,
 		HTTPClient: &http.Client{Transport: &headerRoundTripper{base: h.base, headers: h.headers,
-			reached: h.reached, onReached: h.onReached}},
+			reached: h.reached, onReached: h.onReached, rewrite: h.Rewrite}},
 	}}
 	return h.sse
 }
@@ -93,6 +99,7 @@ type headerRoundTripper struct {
 	// reached, when set, runs onReached once, on the first response.
 	reached   *sync.Once
 	onReached func()
+	rewrite   func([]byte) []byte // HTTP.Rewrite
 }
 
 // RoundTrip implements http.RoundTripper. It does not modify req.
@@ -111,6 +118,9 @@ func (h *headerRoundTripper) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	if err == nil && h.probe != nil && req.Method == http.MethodPost {
 		h.probe.record(resp.StatusCode)
+	}
+	if err == nil && h.rewrite != nil {
+		rewriteBody(resp, h.rewrite)
 	}
 	return resp, err
 }
