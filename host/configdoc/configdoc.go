@@ -105,7 +105,7 @@ agent's scope before any request is sent.
 type docRow struct{ key, typ, def, doc string }
 
 // fieldRows lists the keys of struct type t (value v holds the defaults), descending into
-// nested structs with dotted keys.
+// nested structs with dotted keys and into embedded ones with none.
 func (src *sourceReader) fieldRows(t reflect.Type, v reflect.Value, prefix string, docs *sourceDocs) []docRow {
 	var rows []docRow
 	for i := range t.NumField() {
@@ -115,6 +115,11 @@ func (src *sourceReader) fieldRows(t reflect.Type, v reflect.Value, prefix strin
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
+			continue
+		}
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's keys are the outer struct's, as the decoder reads them.
+			rows = append(rows, src.fieldRows(f.Type, v.Field(i), prefix, src.docsOr(f.Type, docs))...)
 			continue
 		}
 		if name == "" {

@@ -31,8 +31,8 @@ var prelude = goja.MustCompile("prelude.js", preludeSrc, true)
 // maxCallDepth bounds the program's call stack (goja's default is the Go heap).
 const maxCallDepth = 10_000
 
-// setup installs the globals of one run: tools, console, sleep, ToolCallError, and the
-// allocation guards.
+// setup installs the globals of one run: tools, console, sleep, atob, btoa, describe,
+// ToolCallError, and the allocation guards.
 func (x *run) setup() error {
 	vm := x.vm
 	vm.SetParserOptions(parser.WithDisableSourceMaps) // eval and Function read no files
@@ -54,7 +54,8 @@ func (x *run) setup() error {
 	if err := tools.SetPrototype(nil); err != nil {
 		return err
 	}
-	for _, in := range x.r.reg.List(x.c) {
+	x.tools = x.r.reg.List(x.c)
+	for _, in := range x.tools {
 		if in.Name == toolregistry.ReservedRunCode {
 			continue
 		}
@@ -85,7 +86,7 @@ func (x *run) setup() error {
 	if err := g.DefineDataProperty("sleep", vm.ToValue(x.sleep), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
-	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{"atob": x.atob, "btoa": x.btoa} {
+	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{"atob": x.atob, "btoa": x.btoa, "describe": x.describeTools} {
 		if err := g.DefineDataProperty(name, vm.ToValue(fn), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 			return err
 		}
@@ -123,6 +124,21 @@ func (x *run) btoa(fc goja.FunctionCall) goja.Value {
 		b = append(b, byte(r))
 	}
 	return x.vm.ToValue(base64.StdEncoding.EncodeToString(b))
+}
+
+// describeTools is describe(...names): the full declarations of the tools whose names match
+// its arguments (a name, or a prefix ending in *), for the catalog in the system prompt has
+// only a line a tool, or less.
+func (x *run) describeTools(fc goja.FunctionCall) goja.Value {
+	patterns := make([]string, len(fc.Arguments))
+	for i, a := range fc.Arguments {
+		patterns[i] = a.String()
+	}
+	text, n := describe(x.tools, patterns)
+	if n == 0 {
+		panic(x.vm.NewTypeError("describe: no tool matches " + strings.Join(patterns, ", ") + "; pass tools' names as the catalog writes them, or a prefix ending in *"))
+	}
+	return x.vm.ToValue(text)
 }
 
 // freeze calls Object.freeze(o).

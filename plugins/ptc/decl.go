@@ -53,6 +53,9 @@ declare function btoa(data: string): string;
 /** Waits ms milliseconds (bounded). */
 declare function sleep(ms: number): Promise<void>;
 
+/** The full declarations of the named tools (a name may end in * for all that begin so). */
+declare function describe(...names: string[]): string;
+
 /** Lines written here are returned with the program's result. */
 declare const console: {
   log(...data: unknown[]): void;
@@ -71,11 +74,10 @@ declare const console: {
 // descriptions, schemas and metadata, and the tools are sorted by name, so the same tools
 // always give the same bytes. With no tools it returns "".
 func Declarations(tools []toolregistry.Info) string {
-	tools = slices.DeleteFunc(slices.Clone(tools), func(in toolregistry.Info) bool { return in.Name == toolregistry.ReservedRunCode })
+	tools = visible(tools)
 	if len(tools) == 0 {
 		return ""
 	}
-	slices.SortFunc(tools, func(a, b toolregistry.Info) int { return strings.Compare(a.Name, b.Name) })
 	var b strings.Builder
 	b.WriteString(declPrelude)
 	b.WriteString("\ndeclare const tools: {\n")
@@ -96,6 +98,12 @@ func writeTool(b *strings.Builder, in toolregistry.Info) {
 		doc = append(doc, "@server "+s+(map[bool]string{true: " (read-only)"}[ReadOnly(in)]))
 	}
 	writeDoc(b, "  ", doc)
+	b.WriteString("  " + signature(in) + ";\n")
+}
+
+// signature is a tool's member of the tools object without its doc comment:
+// "name"(args: {…}): Promise<…>.
+func signature(in toolregistry.Info) string {
 	args := newSchemaWriter(in.Parameters)
 	argType := args.typeOf(args.root, 1)
 	optional := "?"
@@ -107,7 +115,7 @@ func writeTool(b *strings.Builder, in toolregistry.Info) {
 		out := newSchemaWriter(in.OutputSchema)
 		result = "StructuredResult<" + out.typeOf(out.root, 1) + ">"
 	}
-	b.WriteString("  " + quote(in.Name) + "(args" + optional + ": " + argType + "): Promise<" + result + ">;\n")
+	return quote(in.Name) + "(args" + optional + ": " + argType + "): Promise<" + result + ">"
 }
 
 // writeDoc writes a JSDoc comment of lines at indent.

@@ -259,7 +259,7 @@ func TestDeclarationMembers(t *testing.T) {
 	}
 	// The prelude declares what the members and programs use.
 	for _, decl := range []string{"type ContentBlock =", "interface ToolResult", "interface StructuredResult<S>", "class ToolCallError extends Error",
-		"declare function atob(", "declare function btoa(", "declare function sleep(ms: number): Promise<void>;", "declare const console: {"} {
+		"declare function atob(", "declare function btoa(", "declare function sleep(ms: number): Promise<void>;", "declare function describe(...names: string[]): string;", "declare const console: {"} {
 		if !strings.Contains(d, decl) {
 			t.Errorf("the prelude lacks %q", decl)
 		}

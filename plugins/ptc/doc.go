@@ -7,10 +7,13 @@
 //   - [Declarations] renders the visible tools as TypeScript: one global tools object whose
 //     quoted keys are the tools' names, argument types from the input schemas, result types
 //     from the output schemas, doc comments from the descriptions; sorted, so the same tools
-//     give the same bytes.
+//     give the same bytes. [Catalog] is what the system prompt carries of them within a
+//     budget: a line a tool while they fit, else the names by server, else the servers;
+//     programs get the full declarations with describe(...names).
 //   - [Runner.Run] runs one program: TypeScript types stripped by esbuild (with a source map,
 //     so errors name the model's lines), then a fresh goja interpreter per run with nothing
-//     but tools, console, sleep, atob/btoa and ToolCallError beside the ECMAScript built-ins.
+//     but tools, console, sleep, atob/btoa, describe and ToolCallError beside the ECMAScript
+//     built-ins.
 //   - The bridge: every tools[name](args) goes through [toolregistry.Registry.Execute], with
 //     the id "<run's call id>:code:<n>", so validation, policy and approvals, timeouts,
 //     cancellation and recording are the registry's. Calls overlap (Promise.all) only when
@@ -21,9 +24,9 @@
 //   - [Runner.Execute] is the run_code tool ([ToolName], [ToolParameters]): the agent offers
 //     it to the model in PTC mode and runs it here; the registry reserves its name.
 //   - [Plugin] provides the [Runner] under [Key] and a system prompt section
-//     ([SectionName]) with the declarations of the tools visible from the assembling
-//     scope, rendered when the assembly's Vars[ModeVar] is [ModePTC] and cached until the
-//     registry changes.
+//     ([SectionName]) with the catalog of the tools visible from the assembling scope
+//     ([Config].CatalogBytes), rendered when the assembly's Vars[ModeVar] is [ModePTC] and
+//     cached until the registry changes.
 //
 // # Limits
 //

@@ -6,11 +6,41 @@ import (
 	"github.com/cordisgo/harness/ctx"
 )
 
-// Interface guards: the limits have defaults and validate themselves.
+// Interface guards: the limits and the configuration have defaults and validate
+// themselves.
 var (
 	_ ctx.Defaulter = (*Limits)(nil)
 	_ ctx.Validator = Limits{}
+	_ ctx.Defaulter = (*Config)(nil)
+	_ ctx.Validator = Config{}
 )
+
+// Config is the ptc plugin's configuration: the limits of every run and the budget of the
+// tools' catalog in the system prompt. A plain value; start from [Config.Default].
+type Config struct {
+	Limits
+	// CatalogBytes bounds the tools' catalog, which every request of a PTC session carries
+	// (default 6000): one line a tool while they fit, else the tools' names by server, else
+	// the servers; programs get the rest with describe(...names). See [Catalog].
+	CatalogBytes int `json:"catalogBytes"`
+}
+
+// Default sets the defaults.
+func (c *Config) Default() {
+	c.Limits.Default()
+	c.CatalogBytes = DefaultCatalogBytes
+}
+
+// Validate checks the limits and that the budget is positive; each problem is a
+// [*ctx.ConfigError] naming its key.
+func (c Config) Validate() error {
+	var p ctx.Problems
+	p.AddError("", c.Limits.Validate())
+	if c.CatalogBytes <= 0 {
+		p.Add("catalogBytes", "must be positive, got %d", c.CatalogBytes)
+	}
+	return p.Err()
+}
 
 // Limits bound one program run. Each is enforced on its own, and a run that reaches one ends
 // with an [*Error] whose [Kind] names it. The zero value is not valid; start from

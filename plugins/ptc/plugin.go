@@ -14,7 +14,7 @@ import (
 var Key = ctx.NewKey[*Runner]("ptc")
 
 // Plugin provides the PTC service ([Key]) and, while a systemPrompt service is mounted, the
-// declarations section ([SectionName]). Its configuration is [Limits]; a change restarts it.
+// declarations section ([SectionName]). Its configuration is [Config]; a change restarts it.
 var Plugin = ctx.Define(ctx.Meta{Name: "ptc", Inject: []ctx.Dependency{toolregistry.Key}}, apply)
 
 // SectionName is the name of the system prompt section with the declarations.
@@ -34,13 +34,13 @@ const (
 	ModePTC      = "ptc"
 )
 
-func apply(c *ctx.Context, l Limits) error {
+func apply(c *ctx.Context, cfg Config) error {
 	reg := toolregistry.Key.Use(c)
-	r, err := New(reg, Options{Limits: l, Logger: c.Logger()})
+	r, err := New(reg, Options{Limits: cfg.Limits, Logger: c.Logger()})
 	if err != nil {
 		return err
 	}
-	d := &declSection{reg: reg, limits: l, cache: map[*ctx.Scope]string{}}
+	d := &declSection{reg: reg, cfg: cfg, cache: map[*ctx.Scope]string{}}
 	if _, err := toolregistry.Changed.On(c, func(toolregistry.Change) error {
 		d.version.Add(1)
 		return nil
@@ -61,7 +61,7 @@ func apply(c *ctx.Context, l Limits) error {
 // changes.
 type declSection struct {
 	reg     *toolregistry.Registry
-	limits  Limits
+	cfg     Config
 	version atomic.Uint64 // bumped by every tools/changed event
 
 	mu     sync.Mutex
@@ -86,7 +86,7 @@ func (d *declSection) render(a *sysprompt.Assembly) (string, error) {
 		d.cached = v
 	}
 	d.mu.Unlock()
-	text := SectionText(d.reg.List(a.Caller), d.limits)
+	text := SectionText(d.reg.List(a.Caller), d.cfg)
 	d.mu.Lock()
 	if d.cached == v {
 		d.cache[s] = text
@@ -96,12 +96,14 @@ func (d *declSection) render(a *sysprompt.Assembly) (string, error) {
 }
 
 // SectionText is the system prompt section of PTC mode for tools: how to write a program,
-// the limits, and the declarations ([Declarations]). With no tools it is "".
-func SectionText(tools []toolregistry.Info, l Limits) string {
-	decl := Declarations(tools)
-	if decl == "" {
+// the limits, and the tools' catalog ([Catalog], within cfg.CatalogBytes). With no tools
+// it is "".
+func SectionText(tools []toolregistry.Info, cfg Config) string {
+	catalog := Catalog(tools, cfg.CatalogBytes)
+	if catalog == "" {
 		return ""
 	}
+	l := cfg.Limits
 	return "## Programs (run_code)\n\n" +
 		"You call tools by writing a TypeScript program and running it with the run_code tool: " +
 		`{"code": "<the program>", "description": "<a short label for people>"}. ` +
@@ -114,5 +116,6 @@ func SectionText(tools []toolregistry.Info, l Limits) string {
 		"Limits per run: " + strconv.Itoa(l.MaxToolCalls) + " tool calls, " +
 		strconv.Itoa(l.MaxOutputBytes) + " bytes of output (return value and console), " +
 		strconv.Itoa(l.CPUTimeMs/1000) + " s of computation, " + strconv.Itoa(l.WallTimeMs/1000) + " s in all.\n\n" +
-		"The tools, as TypeScript declarations (each call resolves to a ToolResult):\n\n```ts\n" + decl + "```"
+		"The tools in brief, as TypeScript (each call resolves to a ToolResult). When you need more of a tool than its line says " +
+		"(what its parameters mean, the type of its result), run a program that returns describe(\"<name>\") first.\n\n```ts\n" + catalog + "```"
 }

@@ -138,6 +138,7 @@ type run struct {
 	vm     *goja.Runtime
 	src    []string // the program's lines, for error messages
 	callID string
+	tools  []toolregistry.Info // the tools the program sees
 
 	jobs chan job      // results of calls and sleeps, for the loop
 	stop chan struct{} // closed by fail

@@ -23,7 +23,7 @@ func TestSandboxEscapes(t *testing.T) {
 		{"import", `import fs from "fs"; return 1`, "import and export are not available", true},
 		{"dynamic import", `return await import("fs")`, "", true},
 		{"process", `return [typeof process, typeof Deno, typeof Bun, typeof global, typeof window]`, `["undefined","undefined","undefined","undefined","undefined"]`, false},
-		{"globals", `return Object.getOwnPropertyNames(globalThis).filter(n => !/^[A-Z]/.test(n) && !["globalThis","NaN","Infinity","undefined","eval","parseInt","parseFloat","isNaN","isFinite","decodeURI","decodeURIComponent","encodeURI","encodeURIComponent","escape","unescape"].includes(n)).sort()`, `["atob","btoa","console","sleep","tools"]`, false},
+		{"globals", `return Object.getOwnPropertyNames(globalThis).filter(n => !/^[A-Z]/.test(n) && !["globalThis","NaN","Infinity","undefined","eval","parseInt","parseFloat","isNaN","isFinite","decodeURI","decodeURIComponent","encodeURI","encodeURIComponent","escape","unescape"].includes(n)).sort()`, `["atob","btoa","console","describe","sleep","tools"]`, false},
 		{"timers", `return [typeof setTimeout, typeof setInterval, typeof queueMicrotask, typeof fetch, typeof XMLHttpRequest, typeof WebAssembly]`, `["undefined","undefined","undefined","undefined","undefined","undefined"]`, false},
 		{"Function reaches only the sandbox", `const g = Function("return this")(); return Object.keys(g.tools).concat(typeof g.process)`, `["echo","undefined"]`, false},
 		{"eval", `return eval("typeof require + typeof tools")`, `"undefinedobject"`, false},

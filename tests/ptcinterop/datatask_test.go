@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,83 +23,78 @@ import (
 	"github.com/cordisgo/harness/plugins/sysprompt"
 )
 
-// The data task: 50 files, three of which contain a word; which three? Done by the agent
-// loop against a local model server whose scripted model works as a model would in each
-// mode (Standard: list the directory, read every file, answer from what it read; PTC: one
-// program that does the same and returns the names), through
-// @modelcontextprotocol/server-filesystem. Both answer the same; the bytes sent to the
-// model are compared.
+// The data tasks run through the agent loop against a local model server whose scripted
+// model works as a model would in each mode, through @modelcontextprotocol/server-filesystem
+// (14 tools). Standard, in one step: list the directory, read every file in one answer (the
+// calls run in parallel), answer from what it read. PTC: one program that does the same and
+// returns the answer. Both answer the same; the bytes of the requests sent to the model are
+// compared.
 const (
-	dataFiles = 50
-	dataWord  = "aubergine"
-	readTool  = "mcp__fs__read_text_file"
-	listTool  = "mcp__fs__list_directory"
+	readTool = "mcp__fs__read_text_file"
+	listTool = "mcp__fs__list_directory"
 )
 
-// dataDir writes the files: lines lines of text each (66 bytes a line), the word in three
-// of them.
-func dataDir(t *testing.T, lines int) (string, []string) {
-	dir := t.TempDir()
-	var want []string
-	for i := range dataFiles {
-		name := fmt.Sprintf("note-%02d.txt", i)
-		var b strings.Builder
-		for j := range lines {
-			fmt.Fprintf(&b, "Line %d of note %d: the quarterly figures were reviewed and filed.\n", j, i)
-		}
-		if i%17 == 5 {
-			b.WriteString("Remember to buy an " + dataWord + " for dinner.\n")
-			want = append(want, name)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir, want
+// dataTask is one task: files to write, a question, the program PTC runs, and the answer
+// computed from the files' contents (what the standard model reads).
+type dataTask struct {
+	files    map[string]string
+	question string
+	// program is the body of the PTC program after the files are read into
+	// texts: Record<name, content>; it returns the answer's text.
+	program string
+	answer  func(texts map[string]string) string
+	// catalogBytes is the ptc plugin's catalogBytes (0: its default).
+	catalogBytes int
+	// everything adds @modelcontextprotocol/server-everything to the fleet.
+	everything bool
 }
 
-// scriptedModel answers as a model doing the data task would.
-func scriptedModel(dir string) func(*modeltest.Call) modeltest.Reply {
+// scriptedModel answers as a model doing the task would. In PTC mode it writes one program
+// and answers with what the program returned; when the catalog in the system prompt does not
+// carry the tools' signatures, it first runs a program that returns their declarations.
+func (d dataTask) scriptedModel(dir string) func(*modeltest.Call) modeltest.Reply {
 	return func(c *modeltest.Call) modeltest.Reply {
-		last := c.Messages[len(c.Messages)-1]
-		ptcMode := slices.Equal(c.Tools, []string{ptc.ToolName})
-		if last.Role == "user" {
-			if ptcMode {
-				program := `const listing = await tools["` + listTool + `"]({path: ` + quoteJS(dir) + `});
-const text = (r: ToolResult) => r.content.map((c) => c.type === "text" ? c.text : "").join("\n");
-const names = text(listing).split("\n").filter((l) => l.startsWith("[FILE] ")).map((l) => l.slice(7));
-const hits: string[] = [];
-await Promise.all(names.map(async (n) => {
-  const r = await tools["` + readTool + `"]({path: ` + quoteJS(dir) + ` + "/" + n});
-  if (text(r).includes("` + dataWord + `")) hits.push(n);
-}));
-return hits.sort();`
-				args, _ := json.Marshal(map[string]string{"code": program, "description": "find the notes that mention the word"})
-				return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: ptc.ToolName, Arguments: string(args)}}}
-			}
-			args, _ := json.Marshal(map[string]string{"path": dir})
-			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: listTool, Arguments: string(args)}}}
-		}
-		// The last messages are tool results: find the assistant message they answer.
+		step := 0 // the answers the model has given so far
 		var asked []modeltest.ToolCall
 		results := map[string]string{}
 		for _, m := range c.Messages {
 			switch m.Role {
 			case "assistant":
+				step++
 				asked = m.ToolCalls
 			case "tool":
 				results[m.ToolCallID] = m.Content
 			}
 		}
-		if ptcMode {
-			var hits []string
-			out := results[asked[0].ID]
-			if i := strings.Index(out, "["); i >= 0 {
-				_ = json.Unmarshal([]byte(out[i:]), &hits)
+		if slices.Equal(c.Tools, []string{ptc.ToolName}) {
+			if !strings.Contains(c.Messages[0].Content, `"`+readTool+`"(args`) {
+				if step == 0 {
+					return runCode(`return describe("`+listTool+`", "`+readTool+`")`, "the tools' declarations")
+				}
+				step--
 			}
-			return modeltest.Reply{Content: "The notes that mention " + dataWord + ": " + strings.Join(hits, ", ")}
+			if step == 0 {
+				return runCode(`const listing = await tools["`+listTool+`"]({path: `+quoteJS(dir)+`});
+const text = (r: ToolResult) => r.content.map((c) => c.type === "text" ? c.text : "").join("\n");
+const names = text(listing).split("\n").filter((l) => l.startsWith("[FILE] ")).map((l) => l.slice(7));
+const texts: Record<string, string> = {};
+await Promise.all(names.map(async (n) => {
+  texts[n] = text(await tools["`+readTool+`"]({path: `+quoteJS(dir)+` + "/" + n}));
+}));
+`+d.program, "answer from the files")
+			}
+			out := results[asked[0].ID]
+			var answer string
+			if i := strings.Index(out, `"`); i >= 0 {
+				_ = json.Unmarshal([]byte(out[i:]), &answer)
+			}
+			return modeltest.Reply{Content: answer}
 		}
-		if asked[0].Name == listTool {
+		switch step {
+		case 0:
+			args, _ := json.Marshal(map[string]string{"path": dir})
+			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: listTool, Arguments: string(args)}}}
+		case 1:
 			var calls []modeltest.ToolCall
 			for _, l := range strings.Split(results[asked[0].ID], "\n") {
 				if name, ok := strings.CutPrefix(l, "[FILE] "); ok {
@@ -107,17 +104,20 @@ return hits.sort();`
 			}
 			return modeltest.Reply{ToolCalls: calls}
 		}
-		var hits []string
+		texts := map[string]string{}
 		for _, tc := range asked {
-			if strings.Contains(results[tc.ID], dataWord) {
-				var a struct{ Path string }
-				_ = json.Unmarshal([]byte(tc.Arguments), &a)
-				hits = append(hits, filepath.Base(a.Path))
-			}
+			var a struct{ Path string }
+			_ = json.Unmarshal([]byte(tc.Arguments), &a)
+			texts[filepath.Base(a.Path)] = results[tc.ID]
 		}
-		slices.Sort(hits)
-		return modeltest.Reply{Content: "The notes that mention " + dataWord + ": " + strings.Join(hits, ", ")}
+		return modeltest.Reply{Content: d.answer(texts)}
 	}
+}
+
+// runCode is a reply that runs a program.
+func runCode(program, description string) modeltest.Reply {
+	args, _ := json.Marshal(map[string]string{"code": program, "description": description})
+	return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: ptc.ToolName, Arguments: string(args)}}}
 }
 
 func quoteJS(s string) string {
@@ -125,24 +125,39 @@ func quoteJS(s string) string {
 	return string(b)
 }
 
-// runDataTask runs the task in mode and returns the answer and the bytes sent to the model.
-func runDataTask(t *testing.T, mode string, lines int) (answer string, bytes, requests int, want []string) {
+// run runs the task in mode and returns the answer, the bytes sent to the model and the
+// requests.
+func (d dataTask) run(t *testing.T, mode string) (answer string, bytes, requests int) {
 	t.Helper()
 	fsEntry := suite.File(t, "@modelcontextprotocol/server-filesystem/dist/index.js")
-	dir, want := dataDir(t, lines)
-	dir, err := filepath.EvalSymlinks(dir)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := modeltest.New(t, modeltest.Options{Reply: scriptedModel(dir)})
+	for name, text := range d.files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := modeltest.New(t, modeltest.Options{Reply: d.scriptedModel(dir)})
 	chat, err := model.NewChat(model.ChatConfig{Name: "test", BaseURL: srv.URL, APIKey: srv.Key, Provider: model.ProviderDeepSeek})
 	if err != nil {
 		t.Fatal(err)
 	}
 
+	var ptcConfig any
+	if d.catalogBytes > 0 {
+		ptcConfig = map[string]any{"catalogBytes": d.catalogBytes}
+	}
 	cfg := clientConfig("fs", mcpclient.TransportStdio)
 	cfg.Command, cfg.Args = suite.Node(t), []string{fsEntry, dir}
-	root, _ := fleet(t, readTool, cfg)
+	clients, last := []mcpclient.Config{cfg}, readTool
+	if d.everything {
+		ev := clientConfig("everything", mcpclient.TransportStdio)
+		ev.Command, ev.Args = suite.Node(t), []string{suite.File(t, "@modelcontextprotocol/server-everything/dist/index.js"), "stdio"}
+		clients, last = append(clients, ev), "mcp__everything__simulate-research-query"
+	}
+	root, _ := fleet(t, last, clients...)
 	if _, err := model.Key.Provide(root, model.NewService(map[string]model.Model{"test": chat}, "test")); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +165,7 @@ func runDataTask(t *testing.T, mode string, lines int) (answer string, bytes, re
 		def ctx.PluginDef
 		cfg any
 	}{
-		{sysprompt.Plugin, nil}, {ptc.Plugin, nil},
+		{sysprompt.Plugin, nil}, {ptc.Plugin, ptcConfig},
 		{agent.Plugin, map[string]any{"sessionsDir": "-", "permissions": map[string]any{"default": "allow"}}},
 	} {
 		s, err := root.Plugin(p.def, p.cfg)
@@ -172,21 +187,68 @@ func runDataTask(t *testing.T, mode string, lines int) (answer string, bytes, re
 		t.Fatal(err)
 	}
 	defer func() { _ = sess.Close() }()
-	end, err := sess.Send(context.Background(), "Which of the notes in "+dir+" mention the word "+dataWord+"?")
+	end, err := sess.Send(context.Background(), strings.ReplaceAll(d.question, "DIR", dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range srv.Accepted() {
 		bytes += len(r.Body)
 	}
-	return end.Text, bytes, len(srv.Accepted()), want
+	return end.Text, bytes, len(srv.Accepted())
+}
+
+// compare runs the task in both modes, checks both answer as the files say and returns how
+// many times fewer bytes PTC sent.
+func (d dataTask) compare(t *testing.T) float64 {
+	t.Helper()
+	stdAnswer, stdBytes, stdReqs := d.run(t, agent.ModeStandard)
+	ptcAnswer, ptcBytes, ptcReqs := d.run(t, agent.ModePTC)
+	want := d.answer(d.files)
+	if stdAnswer != want || ptcAnswer != want {
+		t.Fatalf("answers:\nstandard %q\nptc      %q\nwant     %q", stdAnswer, ptcAnswer, want)
+	}
+	ratio := float64(stdBytes) / float64(ptcBytes)
+	t.Logf("bytes sent to the model: standard %d in %d requests, ptc %d in %d requests: %.1f× fewer", stdBytes, stdReqs, ptcBytes, ptcReqs, ratio)
+	return ratio
+}
+
+// wordTask: 50 files of lines lines (66 bytes a line), three of which contain a word; which
+// three?
+func wordTask(lines int) dataTask {
+	const word = "aubergine"
+	files := map[string]string{}
+	for i := range 50 {
+		var b strings.Builder
+		for j := range lines {
+			fmt.Fprintf(&b, "Line %d of note %d: the quarterly figures were reviewed and filed.\n", j, i)
+		}
+		if i%17 == 5 {
+			b.WriteString("Remember to buy an " + word + " for dinner.\n")
+		}
+		files[fmt.Sprintf("note-%02d.txt", i)] = b.String()
+	}
+	return dataTask{
+		files:    files,
+		question: "Which of the notes in DIR mention the word " + word + "?",
+		program: `const hits = Object.keys(texts).filter((n) => texts[n].includes("` + word + `")).sort();
+return "The notes that mention ` + word + `: " + hits.join(", ");`,
+		answer: func(texts map[string]string) string {
+			var hits []string
+			for name, text := range texts {
+				if strings.Contains(text, word) {
+					hits = append(hits, name)
+				}
+			}
+			slices.Sort(hits)
+			return "The notes that mention " + word + ": " + strings.Join(hits, ", ")
+		},
+	}
 }
 
 // TestDataTask: the same answer in both modes, and the bytes sent to the model in each. PTC's
-// cost is nearly fixed (the declarations of the server's 14 tools in the system prompt of two
-// requests, about 26 KB), Standard's grows with the files read, so the ratio depends on their
-// size: it is reported for notes of about 2.6 KB and asserted (at least 10×) for files of
-// about 6.6 KB, a page of text.
+// cost is nearly fixed (its system prompt in two requests), Standard's grows with the files
+// read, so the ratio depends on their size: it is reported for notes of about 2.6 KB and
+// asserted (at least 10×) for files of about 6.6 KB, a page of text.
 func TestDataTask(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -197,15 +259,72 @@ func TestDataTask(t *testing.T) {
 		{"pages of 6.6 KB", 100, 10},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			stdAnswer, stdBytes, stdReqs, want := runDataTask(t, agent.ModeStandard, tt.lines)
-			ptcAnswer, ptcBytes, ptcReqs, _ := runDataTask(t, agent.ModePTC, tt.lines)
-			wantAnswer := "The notes that mention " + dataWord + ": " + strings.Join(want, ", ")
-			if stdAnswer != wantAnswer || ptcAnswer != wantAnswer {
-				t.Fatalf("answers:\nstandard %q\nptc      %q\nwant     %q", stdAnswer, ptcAnswer, wantAnswer)
+			if ratio := wordTask(tt.lines).compare(t); ratio < tt.min {
+				t.Errorf("PTC sent %.1f× fewer bytes than Standard, want at least %.0f×", ratio, tt.min)
 			}
-			ratio := float64(stdBytes) / float64(ptcBytes)
-			t.Logf("bytes sent to the model: standard %d in %d requests, ptc %d in %d requests: %.1f× fewer", stdBytes, stdReqs, ptcBytes, ptcReqs, ratio)
-			if ratio < tt.min {
+		})
+	}
+}
+
+// aggregationTask: 200 small CSV files of sales (20 rows of date, region, product and
+// amount, about 600 bytes each); the total per region across all of them.
+func aggregationTask() dataTask {
+	regions := []string{"north", "south", "east", "west"}
+	files := map[string]string{}
+	for i := range 200 {
+		var b strings.Builder
+		b.WriteString("date,region,product,amount\n")
+		for j := range 20 {
+			fmt.Fprintf(&b, "2026-%02d-%02d,%s,widget-%c,%d\n", 1+i%12, 1+j, regions[(i*7+j*3)%len(regions)], 'a'+rune((i+j)%6), (i*31+j*17)%997)
+		}
+		files[fmt.Sprintf("sales-%03d.csv", i)] = b.String()
+	}
+	return dataTask{
+		files:    files,
+		question: "What are the total sales per region across the CSV files in DIR?",
+		program: `const totals: Record<string, number> = {};
+for (const t of Object.values(texts))
+  for (const line of t.split("\n").slice(1))
+    if (line) { const [, r, , a] = line.split(","); totals[r] = (totals[r] ?? 0) + Number(a); }
+return Object.keys(totals).sort().map((r) => r + ": " + totals[r]).join(", ");`,
+		answer: func(texts map[string]string) string {
+			totals := map[string]int{}
+			for _, text := range texts {
+				for _, line := range strings.Split(text, "\n")[1:] {
+					if f := strings.Split(line, ","); len(f) == 4 {
+						n, _ := strconv.Atoi(f[3])
+						totals[f[1]] += n
+					}
+				}
+			}
+			var parts []string
+			for r, n := range totals {
+				parts = append(parts, r+": "+strconv.Itoa(n))
+			}
+			sort.Strings(parts)
+			return strings.Join(parts, ", ")
+		},
+	}
+}
+
+// TestAggregationTask: a 200-file aggregation (issue 33, item 9): with the default catalog
+// (a line a tool), PTC sends at least 10× fewer bytes than a one-step standard run, whose
+// reads run in parallel in one step. With a catalog of names only, the model asks for the
+// two tools' declarations first (a third request); reported.
+func TestAggregationTask(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		catalogBytes int
+		min          float64
+	}{
+		{"catalog of a line a tool", 0, 10},
+		{"catalog of names, declarations on demand", 2500, 0},
+		{"two servers, 27 tools", 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			task := aggregationTask()
+			task.catalogBytes, task.everything = tt.catalogBytes, strings.HasPrefix(tt.name, "two servers")
+			if ratio := task.compare(t); ratio < tt.min {
 				t.Errorf("PTC sent %.1f× fewer bytes than Standard, want at least %.0f×", ratio, tt.min)
 			}
 		})

@@ -74,7 +74,8 @@ func clientConfig(name, transport string) mcpclient.Config {
 }
 
 // The declarations of every tool of server-everything and of the demo server type-check
-// with tsc (strict), together with a program that uses them as the model would.
+// with tsc (strict), together with a program that uses them as the model would; so does the
+// catalog of the system prompt in its first form (a line a tool).
 func TestDeclarationsTypeCheck(t *testing.T) {
 	tsc := suite.File(t, "typescript/bin/tsc")
 	everything := suite.File(t, "@modelcontextprotocol/server-everything/dist/index.js")
@@ -127,19 +128,28 @@ func TestDeclarationsTypeCheck(t *testing.T) {
 }
 program();
 `
-	files := map[string]string{
-		"tools.d.ts": decl,
-		"use.ts":     use,
-		"tsconfig.json": `{"compilerOptions": {"strict": true, "noEmit": true, "target": "es2022", "lib": ["es2022"], "types": []},
+	// The catalog in its first form (a line a tool) declares the same types.
+	catalog := ptc.Catalog(tools, 1<<20)
+	t.Logf("catalog: %d bytes a line a tool, %d bytes by default (%d)", len(catalog), len(ptc.Catalog(tools, ptc.DefaultCatalogBytes)), ptc.DefaultCatalogBytes)
+	for declName, text := range map[string]string{"full": decl, "catalog": catalog} {
+		sub := filepath.Join(dir, declName)
+		files := map[string]string{
+			"tools.d.ts": text,
+			"use.ts":     use,
+			"tsconfig.json": `{"compilerOptions": {"strict": true, "noEmit": true, "target": "es2022", "lib": ["es2022"], "types": []},
  "files": ["tools.d.ts", "use.ts"]}`,
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+		}
+		if err := os.MkdirAll(sub, 0o700); err != nil {
 			t.Fatal(err)
 		}
-	}
-	out, err := exec.Command(nodeBin, tsc, "-p", dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("tsc: %v\n%s\n--- tools.d.ts ---\n%s", err, out, decl)
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join(sub, name), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := exec.Command(nodeBin, tsc, "-p", sub).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tsc (%s): %v\n%s\n--- tools.d.ts ---\n%s", declName, err, out, text)
+		}
 	}
 }
