@@ -22,6 +22,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/internal/npmci"
 	"github.com/cordisgo/harness/plugins/console"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
@@ -168,7 +169,8 @@ func browser(t *testing.T) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Skip("chromium is not installed")
+		// A notice on the terminal, and a failure when CI is set, as for the npm suites.
+		npmci.Suite{Name: "browser"}.Unavailable(t, "chromium is not installed (apt-get install -y chromium)")
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
