@@ -44,6 +44,12 @@ type Options struct {
 	// process id). It is sent on every response ([ReplicaHeader]) and kept in the store's
 	// session records.
 	Replica string
+	// ShortNames shows an MCP server's tool on the aggregated and agent routes as
+	// SERVER__TOOL instead of its public name mcp__SERVER__TOOL, unless another tool has
+	// that name; clients call the tools by the names shown. Other agents prefix a server's
+	// tools with their own mcp__NAME__, so a client of the gateway would otherwise read the
+	// prefix twice (mcp__harness__mcp__demo__add). The harness binary sets it.
+	ShortNames bool
 }
 
 // Gateway serves what a scope tree holds as MCP servers (routes): the aggregated route (the

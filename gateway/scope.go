@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -27,7 +28,8 @@ type scopeRoute struct {
 
 	syncMu    sync.Mutex // one sync at a time
 	mu        sync.Mutex
-	tools     map[string]string              // name → fingerprint
+	tools     map[string]string              // name shown → fingerprint
+	aliases   map[string]string              // name shown → the registry's (Options.ShortNames)
 	resources map[string]string              // uri → server
 	templates map[string]string              // uri template → server
 	prompts   map[string]promptRef           // public name → server and raw name
@@ -100,7 +102,15 @@ func (r *scopeRoute) sync(cx context.Context) {
 }
 
 func (r *scopeRoute) syncTools() {
-	syncShownTools(r.srv, &r.mu, r.tools, r.g.reg.List(r.sc), r.callTool)
+	infos := slices.DeleteFunc(r.g.reg.List(r.sc), func(in toolregistry.Info) bool { return !offered(in) })
+	var aliases map[string]string
+	if r.g.opts.ShortNames {
+		infos, aliases = shortNames(infos)
+	}
+	r.mu.Lock()
+	r.aliases = aliases
+	r.mu.Unlock()
+	syncShownTools(r.srv, &r.mu, r.tools, infos, r.callTool)
 }
 
 // syncShownTools makes srv show infos, each called through h: a tool whose definition
@@ -144,7 +154,13 @@ func toolOf(in toolregistry.Info) *mcp.Tool {
 }
 
 func (r *scopeRoute) callTool(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return r.g.execute(cx, r.sc, req.Session, req.Params, req.Params.Name)
+	public := req.Params.Name
+	r.mu.Lock()
+	if name, ok := r.aliases[public]; ok {
+		public = name
+	}
+	r.mu.Unlock()
+	return r.g.execute(cx, r.sc, req.Session, req.Params, public)
 }
 
 // execute runs the registry tool public for a downstream call through the pipeline, with

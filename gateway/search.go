@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -198,6 +199,10 @@ func (r *searchRoute) callEntry(cx context.Context, req *mcp.CallToolRequest) (*
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
 			Text: fmt.Sprintf("Error: call %s directly, not through %s", a.Name, CallToolName)}}}, nil
 	}
+	if in, ok := r.g.reg.Lookup(r.g.c, a.Name); ok && !offered(in) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: fmt.Sprintf("Error: %s is the agent's own tool, for its models: the gateway does not offer it", a.Name)}}}, nil
+	}
 	p := &mcp.CallToolParamsRaw{Meta: req.Params.Meta, Name: a.Name, Arguments: a.Arguments}
 	return r.g.execute(cx, r.g.c, req.Session, p, a.Name)
 }
@@ -210,7 +215,7 @@ func (r *searchRoute) callLoaded(cx context.Context, req *mcp.CallToolRequest) (
 // syncSession brings s's server in line with what s should show: the tools that need no
 // search and the tools its searches found, as the registry has them now.
 func (r *searchRoute) syncSession(s *searchSession) {
-	visible := r.g.reg.List(r.g.c)
+	visible := slices.DeleteFunc(r.g.reg.List(r.g.c), func(in toolregistry.Info) bool { return !offered(in) })
 	chosen := r.d.Choose(s, visible, 1)
 	infos := chosen[:0:0]
 	for _, in := range chosen {

@@ -36,6 +36,9 @@ var clientConfigs = map[string]func(url, token string) (where, text string){
 	"gemini": func(url, token string) (string, string) {
 		return "gemini-cli: ~/.gemini/settings.json", clientJSON("mcpServers", withHeaders(map[string]any{"httpUrl": url}, token))
 	},
+	"qwen": func(url, token string) (string, string) {
+		return "Qwen Code: ~/.qwen/settings.json", clientJSON("mcpServers", withHeaders(map[string]any{"httpUrl": url}, token))
+	},
 	"cursor": func(url, token string) (string, string) {
 		return "Cursor: ~/.cursor/mcp.json", clientJSON("mcpServers", withHeaders(map[string]any{"url": url}, token))
 	},

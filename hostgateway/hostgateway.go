@@ -43,6 +43,23 @@ type Endpoint struct {
 	PID   int    `json:"pid"`
 }
 
+// Running returns what the endpoint file says of the gateway that serves from it, when it
+// is running (loopback.Held: its process alive, its address accepting connections).
+func Running(endpointFile string) (Endpoint, bool) {
+	if _, ok := loopback.Held(endpointFile); !ok {
+		return Endpoint{}, false
+	}
+	b, err := os.ReadFile(endpointFile)
+	if err != nil {
+		return Endpoint{}, false
+	}
+	var e Endpoint
+	if json.Unmarshal(b, &e) != nil || e.URL == "" {
+		return Endpoint{}, false
+	}
+	return e, true
+}
+
 // Holder names the gateway whose endpoint file says it listens on addr, for the
 // error of an address in use ("" if none does).
 func Holder(endpointFile, addr string) string {
@@ -87,7 +104,7 @@ type Options struct {
 // within o.ShutdownTimeout. Options the gateway refuses are an *OptionsError.
 func Serve(cx context.Context, h *host.Host, ln net.Listener, o Options) (func(), error) {
 	opts, endpointFile := o.HTTP, o.EndpointFile
-	gwOpts := gateway.Options{Logger: h.Logger(), Agents: h.Agents, Replica: o.Replica}
+	gwOpts := gateway.Options{Logger: h.Logger(), Agents: h.Agents, Replica: o.Replica, ShortNames: true}
 	var store *redisstore.Store
 	if o.Store != "" {
 		ocx, cancel := context.WithTimeout(cx, 10*time.Second)

@@ -50,17 +50,26 @@ func (a *invocation) gatewayToken(tokenFile string, rotate bool) (tok, source st
 	return tok, path, err
 }
 
-// printGatewayClient prints client's configuration for the gateway that serve --addr addr
-// would serve.
-func (a *invocation) printGatewayClient(client, addr, token string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || port == "0" {
-		return usageErrorf("serve: --print-client-config needs the gateway's fixed address (--addr HOST:PORT, not port 0), got %q", addr)
+// printGatewayClient prints the configuration of gf.printClient for the gateway running
+// from endpointFile (its URL and token, as its endpoint file says), or, when none runs or
+// --addr is given, for the gateway that serve --addr would serve with token.
+func (a *invocation) printGatewayClient(gf *gatewayFlags, endpointFile, token string) error {
+	client := gf.printClient
+	var url string
+	if running, ok := hostgateway.Running(endpointFile); ok && !gf.flags.Changed("addr") {
+		url, token = running.URL, running.Token
+		errorf(a.stderr, a.prog, "the gateway of the host running as pid %d (%s)", running.PID, endpointFile)
+	} else {
+		host, port, err := net.SplitHostPort(gf.addr)
+		if err != nil || port == "0" {
+			return usageErrorf("serve: --print-client-config needs the gateway's fixed address (--addr HOST:PORT, not port 0), got %q", gf.addr)
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "127.0.0.1"
+		}
+		url = "http://" + net.JoinHostPort(host, port) + gateway.PathAggregated
 	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	err = hostgateway.PrintClientConfig(a.stdout, client, "http://"+net.JoinHostPort(host, port)+gateway.PathAggregated, token)
+	err := hostgateway.PrintClientConfig(a.stdout, client, url, token)
 	if ue, ok := errors.AsType[*hostgateway.UnknownClientError](err); ok {
 		return usageErrorf("serve: %v%s", ue, nearest(client, hostgateway.ClientNames()))
 	}

@@ -28,7 +28,7 @@ func TestGatewayTokenKept(t *testing.T) {
 	run(t, env, "serve", "--print-client-config", "claude").expect(t, ExitOK, tok, "")
 	all := run(t, env, "serve", "--addr", "127.0.0.1:9000", "--print-client-config", "all")
 	for _, want := range []string{"# Codex", `http_headers = { Authorization = "Bearer ` + tok + `" }`,
-		`"httpUrl":"http://127.0.0.1:9000/mcp"`, `"type":"http"`, "# Cursor", "# gemini-cli", "# VS Code"} {
+		`"httpUrl":"http://127.0.0.1:9000/mcp"`, `"type":"http"`, "# Cursor", "# gemini-cli", "# Qwen Code: ~/.qwen/settings.json", "# VS Code"} {
 		all.expect(t, ExitOK, want, "")
 	}
 	rotated := run(t, env, "serve", "--rotate-token", "--print-client-config", "cursor")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/host"
@@ -29,6 +30,8 @@ type gatewayFlags struct {
 	idle                                       time.Duration
 	store, storePrefix, replica                string
 	drain                                      time.Duration
+
+	flags *pflag.FlagSet // where they were registered, for Changed
 }
 
 // gatewayFlagNames are the names register gives the flags, for changed.
@@ -36,12 +39,13 @@ var gatewayFlagNames = []string{"addr", "no-auth", "endpoint-file", "token-file"
 
 func (gf *gatewayFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
+	gf.flags = f
 	f.StringVar(&gf.addr, "addr", defaultServeAddr, "the gateway listens on `HOST:PORT` (port 0: a free port; the default is loopback only)")
 	f.BoolVar(&gf.noAuth, "no-auth", false, "serve the gateway without a bearer token (refused unless the address is loopback)")
 	f.StringVar(&gf.endpointFile, "endpoint-file", "", "write the gateway's URL and token to `PATH` (mode 0600; default: gateway.json next to the remote API's endpoint file)")
 	f.StringVar(&gf.tokenFile, "token-file", "", "read the gateway's bearer token from `PATH` instead of the kept one")
 	f.BoolVar(&gf.rotate, "rotate-token", false, "replace the kept gateway token by a new one (configured clients need the new one)")
-	f.StringVar(&gf.printClient, "print-client-config", "", "print the configuration of client `NAME` (claude, codex, gemini, cursor, vscode or all) for this gateway and exit")
+	f.StringVar(&gf.printClient, "print-client-config", "", "print the configuration of client `NAME` (claude, codex, gemini, qwen, cursor, vscode or all) for the running gateway (else the one serve would start) and exit")
 	f.StringArrayVar(&gf.hosts, "allow-host", nil, "the gateway also accepts this Host header `NAME` (repeatable; loopback names and the --addr host are always accepted)")
 	f.StringArrayVar(&gf.origins, "allow-origin", nil, "the gateway also accepts this browser `ORIGIN` (scheme://host[:port]; repeatable)")
 	f.DurationVar(&gf.idle, "session-idle-timeout", gateway.DefaultSessionIdleTimeout, "close a downstream session with no request or stream open for `DURATION` (an abandoned client; 0: never)")
@@ -83,7 +87,8 @@ and kept in gateway.token in the harness's configuration directory (mode 0600), 
 every start until --rotate-token makes a new one, unless --token-file or
 HARNESS_GATEWAY_TOKEN gives one; it is written, with the URL, to the endpoint file (mode
 0600). --print-client-config NAME prints what to paste into a client (claude, codex,
-gemini, cursor, vscode, or all) and exits. --no-auth is refused on an address that is not
+gemini, qwen, cursor, vscode, or all) for the running gateway (else the one serve would
+start) and exits. --no-auth is refused on an address that is not
 loopback. Host and Origin headers are checked on every route (DNS rebinding). Without
 --addr the gateway listens on loopback only; an address in use is refused before anything
 starts.
@@ -124,7 +129,7 @@ func (a *invocation) serveStdio(cx context.Context, search bool) error {
 	a.stdinIsProtocol = true
 	a.gateway = true
 	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		gw, err := gateway.New(h.Root(), gateway.Options{Logger: h.Logger(), Agents: h.Agents})
+		gw, err := gateway.New(h.Root(), gateway.Options{Logger: h.Logger(), Agents: h.Agents, ShortNames: true})
 		if err != nil {
 			return failure(err)
 		}
@@ -153,23 +158,23 @@ func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage
 	if err != nil {
 		return usageErrorf("serve: %v", err)
 	}
+	endpointFile := gf.endpointFile
+	if endpointFile == "" {
+		if endpointFile, err = a.gatewayEndpointFile(); err != nil {
+			return usageErrorf("serve: %v", err)
+		}
+	}
 	if gf.printClient != "" {
 		if gf.noAuth {
 			tok = ""
 		}
-		return a.printGatewayClient(gf.printClient, gf.addr, tok)
+		return a.printGatewayClient(gf, endpointFile, tok)
 	}
 	if !gf.noAuth {
 		opts.Token = tok
 	}
 	if err := opts.Check(); err != nil {
 		return usageErrorf("serve: %v", err)
-	}
-	endpointFile := gf.endpointFile
-	if endpointFile == "" {
-		if endpointFile, err = a.gatewayEndpointFile(); err != nil {
-			return usageErrorf("serve: %v", err)
-		}
 	}
 	ln, err := loopback.Listen(opts.Addr)
 	if err != nil {

@@ -52,7 +52,13 @@ func TestServeHTTP(t *testing.T) {
 	if strings.Contains(stderr.String(), e.Token) {
 		t.Fatal("the token is in the log")
 	}
-	for _, route := range []struct{ path, tool string }{{"", "mcp__demo__"}, {"/servers/demo", ""}} {
+	// --print-client-config names the running gateway, as its endpoint file says (URL with
+	// its port, token), not the default port.
+	printed := run(t, testEnv(t), "serve", "--endpoint-file", ep, "--print-client-config", "qwen")
+	printed.expect(t, ExitOK, `{"mcpServers":{"harness":{"headers":{"Authorization":"Bearer `+e.Token+`"},"httpUrl":"`+e.URL+`"}}}`, "running as pid")
+	// The aggregated route offers the demo server's tools as demo__TOOL: the client adds its
+	// own prefix (gateway.Options.ShortNames).
+	for _, route := range []struct{ path, tool string }{{"", "demo__"}, {"/servers/demo", ""}} {
 		client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: answerAda})
 		cs, err := client.Connect(cx, &mcp.StreamableClientTransport{Endpoint: e.URL + route.path, HTTPClient: &http.Client{Transport: bearerRT{e.Token}}}, nil)
 		if err != nil {
@@ -186,7 +192,7 @@ func TestServeStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "piped"}})
+	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"text": "piped"}})
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "piped" {
 		t.Fatalf("%v %+v\n%s", err, res, stderr.String())
 	}
@@ -194,7 +200,7 @@ func TestServeStdio(t *testing.T) {
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("protocol %s over stdio", v)
 	}
-	res, err = cs.CallTool(cx, &mcp.CallToolParams{Name: "mcp__demo__ask"})
+	res, err = cs.CallTool(cx, &mcp.CallToolParams{Name: "demo__ask"})
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "name=Ada") {
 		t.Fatalf("ask: %v %+v\n%s", err, res, stderr.String())
 	}
