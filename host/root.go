@@ -159,6 +159,7 @@ func (h *Host) rootMethods() []func() (ctx.Disposer, error) {
 			})
 		},
 		func() (ctx.Disposer, error) { return MethodWatchResources.Expose(h.root, h.watchResources) },
+		func() (ctx.Disposer, error) { return MethodSearchTools.Expose(h.root, h.searchTools) },
 	}
 }
 

@@ -93,7 +93,7 @@ turn stopped before the model finished (ask, sessions resume).`,
 // hostCommands are the commands that answer for a running host (withCaller), by their path
 // under the program name.
 var hostCommands = []string{
-	"tools list", "tools call",
+	"tools list", "tools search", "tools call",
 	"resources list", "resources templates", "resources read", "resources watch",
 	"prompts list", "prompts get", "prompt",
 }

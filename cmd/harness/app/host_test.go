@@ -184,3 +184,15 @@ func TestRestartWaitsForOutcome(t *testing.T) {
 		check(t)
 	})
 }
+
+// TestToolsSearchOnHost: tools search answers for a running host, as tools list does: the
+// host's fleet (its settings file's server "managed", which this process's profile lacks)
+// is ranked there, and an unknown --server names the host's servers.
+func TestToolsSearchOnHost(t *testing.T) {
+	f := newHostFixture(t)
+	startHost(t, f.env, f.profile)
+	r := run(t, f.env, "tools", "search", "--server", "managed", "add", "two", "numbers")
+	r.expect(t, ExitOK, "mcp__managed__add", "answering for the host at http://127.0.0.1:")
+	run(t, f.env, "tools", "search", "--server", "manged", "add").expect(t, ExitUsage, "", `(did you mean "managed"?)`)
+	run(t, f.env, "tools", "search", "--local", "--server", "managed", "add").expect(t, ExitUsage, "", `no MCP server "managed" in profile "default"; known: demo`)
+}

@@ -6,15 +6,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/internal/termsafe"
-
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/toolsearch"
 )
 
@@ -35,8 +33,8 @@ func (a *invocation) toolsSearchCommand() *cobra.Command {
 		Long: `Rank the tools for a task written in words (any language; typos, identifiers and
 paraphrases are fine), best first: score, public name, server and tool name, purpose.
 With --catalog FILE the tools come from a catalog file ({"servers": {"NAME": {"tools":
-[Tool...]}}}, docs/tool-search.md) and nothing is started; otherwise from the profile's
-fleet. --json prints an array of hits: server, name (as its server lists it), publicName,
+[Tool...]}}}, docs/tool-search.md) and nothing is started; otherwise from the fleet of
+the running host (harness run), as tools list answers for it, else the profile's. --json prints an array of hits: server, name (as its server lists it), publicName,
 purpose, score, the other servers that offer the same tool (also), and inputSchema for the
 first --schemas hits. Each -q QUERY is one need of several (the steps of a task), ranked on
 its own: one table per query, and with --json an array of {"query", "tools"}.`,
@@ -54,47 +52,7 @@ its own: one table per query, and with --json an array of {"query", "tools"}.`,
 			if limit < 1 {
 				return usageErrorf("tools search: --limit must be at least 1, got %d", limit)
 			}
-			opts := toolsearch.SearchOptions{Limit: limit, Server: server, Schemas: schemas}
-			search := func(servers []toolsearch.Server, where string) error {
-				if server != "" {
-					var names []string
-					found := false
-					for _, s := range servers {
-						names = append(names, s.Name)
-						found = found || s.Name == server
-					}
-					if !found {
-						return &host.UnknownServerError{Name: server, Where: where, Known: names}
-					}
-				}
-				ix := toolsearch.New(servers)
-				results := make([]toolsearch.QueryHits, len(all))
-				for i, q := range all {
-					results[i] = toolsearch.QueryHits{Query: q, Hits: ix.Search(q, opts)}
-					if results[i].Hits == nil {
-						results[i].Hits = []toolsearch.Hit{}
-					}
-				}
-				if len(results) == 1 {
-					if asJSON {
-						return writeJSON(a, results[0].Hits)
-					}
-					return writeHits(a, results[0].Hits)
-				}
-				if asJSON {
-					return writeJSON(a, results)
-				}
-				for i, r := range results {
-					if i > 0 {
-						fmt.Fprintln(a.stdout)
-					}
-					fmt.Fprintf(a.stdout, "%s\n", termsafe.String(fmt.Sprintf("For %q:", r.Query)))
-					if err := writeHits(a, r.Hits); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
+			p := host.SearchParams{Queries: all, Server: server, Limit: limit, Schemas: schemas}
 			if catalog != "" {
 				servers, err := toolsearch.ReadCatalog(catalog)
 				if err != nil {
@@ -108,15 +66,20 @@ its own: one table per query, and with --json an array of {"query", "tools"}.`,
 						}
 					}
 				}
-				return search(servers, fmt.Sprintf("in catalog %s", catalog))
-			}
-			return a.withHost(cmd.Context(), func(_ context.Context, h *host.Host) error {
-				reg, err := host.Service(h, toolregistry.Key, "tool registry", "toolregistry")
+				results, err := host.SearchTools(servers, p, fmt.Sprintf("in catalog %s", catalog))
 				if err != nil {
-					return err
+					return &exitError{code: ExitUsage, err: err} // an unknown --server, as on the fleet
 				}
-				tools := reg.List(h.Root())
-				return search(toolsearch.FromRegistry(tools, serverInstructions(h.Root(), tools)), fmt.Sprintf("in profile %q", h.Profile().Source))
+				return a.writeSearch(results, asJSON)
+			}
+			// The fleet's tools: a running host's, as tools list answers for it, else this
+			// process's.
+			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostclient.Caller) error {
+				results, err := host.MethodSearchTools.Call(cx, c, p)
+				if err != nil {
+					return refused(cx, c, server, err)
+				}
+				return a.writeSearch(results, asJSON)
 			})
 		}),
 	}
@@ -130,6 +93,30 @@ its own: one table per query, and with --json an array of {"query", "tools"}.`,
 	return cmd
 }
 
+// writeSearch prints the hits of a search: one table (or JSON array of hits) for one
+// query; for several, a table per query, or a JSON array of {"query", "tools"}.
+func (a *invocation) writeSearch(results []toolsearch.QueryHits, asJSON bool) error {
+	if len(results) == 1 {
+		if asJSON {
+			return writeJSON(a, results[0].Hits)
+		}
+		return writeHits(a, results[0].Hits)
+	}
+	if asJSON {
+		return writeJSON(a, results)
+	}
+	for i, r := range results {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		fmt.Fprintf(a.stdout, "%s\n", termsafe.String(fmt.Sprintf("For %q:", r.Query)))
+		if err := writeHits(a, r.Hits); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeHits prints search hits as aligned columns.
 func writeHits(a *invocation, hits []toolsearch.Hit) error {
 	rows := make([][]string, 0, len(hits))
@@ -141,18 +128,4 @@ func writeHits(a *invocation, hits []toolsearch.Hit) error {
 		rows = append(rows, []string{fmt.Sprintf("%.2f", h.Score), h.PublicName, where, hostview.Summary(h.Purpose, 72)})
 	}
 	return writeColumns(a, "no tool matches", []string{"SCORE", "NAME", "SERVER/TOOL", "PURPOSE"}, rows)
-}
-
-// serverInstructions returns the instructions of the MCP servers of tools, as their clients
-// visible from c have them, for the search's ranking.
-func serverInstructions(c *ctx.Context, tools []toolregistry.Info) map[string]string {
-	out := map[string]string{}
-	for _, t := range tools {
-		if server := t.Meta["server"]; server != "" {
-			if _, ok := out[server]; !ok {
-				out[server] = mcpclient.InstructionsOf(c, server)
-			}
-		}
-	}
-	return out
 }

@@ -24,7 +24,7 @@ func TestToolsSearchCatalog(t *testing.T) {
 		t.Fatalf("hits = %+v", hits)
 	}
 	run(t, nil, "tools", "search", "--catalog", catalog, "读取文件内容").expect(t, ExitOK, "filesystem/read_text_file", "")
-	run(t, nil, "tools", "search", "--catalog", catalog, "--server", "githb", "x").expect(t, ExitFailure, "", `(did you mean "github"?)`)
+	run(t, nil, "tools", "search", "--catalog", catalog, "--server", "githb", "x").expect(t, ExitUsage, "", `(did you mean "github"?)`)
 	run(t, nil, "tools", "search", "--catalog", "nope.json", "x").expect(t, ExitUsage, "", "nope.json")
 	run(t, nil, "tools", "search").expect(t, ExitUsage, "", "requires at least 1 arg")
 	r = run(t, nil, "tools", "search", "--catalog", catalog, "--json", "zzzzqqq")
