@@ -4,7 +4,7 @@
 // harness demo server, tool echo), the same downstream client (a go-sdk Streamable HTTP
 // session), for
 //
-//   - harness: `harness serve`, aggregated route (/mcp, tool mcp__demo__echo) and per-server
+//   - harness: `harness serve`, aggregated route (/mcp, tool demo__echo) and per-server
 //     route (/mcp/servers/demo, tool echo), bearer token on;
 //   - floor: a bare go-sdk Streamable HTTP server whose echo handler forwards to the
 //     upstream through a bare go-sdk client session (this program, mode "floor");
@@ -168,7 +168,7 @@ func runAll(args []string) error {
 		}
 	}
 	kinds := []gatewayKind{
-		{"harness serve /mcp", "mcp__demo__echo", "/mcp", harnessStart},
+		{"harness serve /mcp", "demo__echo", "/mcp", harnessStart},
 		{"harness serve /mcp/servers/demo", "echo", "/mcp/servers/demo", harnessStart},
 		{"floor (bare go-sdk forwarder)", "echo", "/mcp", func(port int) (*exec.Cmd, string, error) {
 			return exec.Command(self, append([]string{"floor", "-addr", "127.0.0.1:" + strconv.Itoa(port), "--"}, upstream...)...), "", nil
