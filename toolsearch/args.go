@@ -127,6 +127,9 @@ func isClock(s string) bool {
 	return allDigits(h) && len(h) <= 2 && (m == "" || allDigits(m) && len(m) == 2)
 }
 
+// negations are the words whose next word the task says not to do.
+var negations = toSet(`don't dont never without 不要 别 不用`)
+
 // namers are the words after which a name follows ("a folder called backup"): the name is
 // a value, not a word of the topic.
 var namers = toSet(`called named titled labelled labeled 叫 叫做 名为 命名为 名叫 标题为`)
@@ -219,7 +222,7 @@ func quoteEnds(body string, j int) bool {
 // finds in a, and returns text with them blanked out.
 func (a *queryArgs) scanTokens(text string) string {
 	fields := strings.Fields(spaceCJK(text))
-	kept := fields[:0]
+	kept := make([]string, 0, len(fields))
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		// a command line: a command, then flags (and whatever follows them)
@@ -228,6 +231,10 @@ func (a *queryArgs) scanTokens(text string) string {
 			for i+1 < len(fields) && strings.HasPrefix(fields[i+1], "-") {
 				i++
 			}
+			continue
+		}
+		// what the task says not to do: "don't send it", "without rewriting"
+		if i > 0 && (negations[strings.ToLower(fields[i-1])] || i > 1 && strings.EqualFold(fields[i-2]+" "+fields[i-1], "do not")) {
 			continue
 		}
 		// a name after "called", "named", 叫

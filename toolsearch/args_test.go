@@ -35,12 +35,14 @@ func TestScanArgs(t *testing.T) {
 		{"run `npm test` in the repo", "run in the repo", []argKind{argCommand}, nil, nil},
 		{"ls -la /etc/nginx", "", []argKind{argCommand, argPath}, nil, nil},
 		{`search the web for "red running shoes"`, "search the web for", nil, nil, []string{"red running shoes"}},
-		{"don't touch 'the' file", "don't touch file", nil, nil, []string{"the"}},
+		{"don't touch 'the' file", "don't file", nil, nil, []string{"the"}},
 		{"call `read_text_file` on it", "call read_text_file on it", nil, nil, nil},
 		{"make a folder called backup", "make a folder called", nil, nil, []string{"backup"}},
 		{"在 /data 下新建一个叫 backup 的文件夹", "在 下新建一个叫 的文件夹", []argKind{argPath}, nil, []string{"backup"}},
 		{"读取./README.md文件的内容", "读取 文件的内容", []argKind{argPath}, []string{"md"}, nil},
 		{"open the v1.2 notes", "open the v1.2 notes", nil, nil, nil},
+		{"write an email but don't send it yet", "write an email but don't it yet", nil, nil, nil},
+		{"edit config.yaml, do not rewrite it", "edit do not it", []argKind{argPath}, []string{"yaml"}, nil},
 	} {
 		a := scanArgs(tc.query, isName)
 		var kinds []argKind

@@ -176,3 +176,86 @@ func TestRequestBytes(t *testing.T) {
 		t.Errorf("first request's tool definitions: %d bytes, %.2f %% of all schemas (%d); want at most 3 %%", first, 100*share, all)
 	}
 }
+
+// scaledFleet is the second evaluation set's catalog (1,933 real tools of 76 servers)
+// copied until it has at least n tools (each copy's servers renamed "name-2", …), cut to n.
+func scaledFleet(tb testing.TB, n int) []toolsearch.Server {
+	tb.Helper()
+	servers, err := toolsearch.ReadCatalog("testdata/second/catalog.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []toolsearch.Server
+	total := 0
+	for copyN := 1; total < n; copyN++ {
+		for _, s := range servers {
+			if total >= n {
+				break
+			}
+			if copyN > 1 {
+				s.Name = fmt.Sprintf("%s-%d", s.Name, copyN)
+			}
+			if total+len(s.Tools) > n {
+				s.Tools = s.Tools[:n-total]
+			}
+			total += len(s.Tools)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// BenchmarkScale builds the index of 1,000 to 10,000 real tools and searches it with the
+// second set's tasks: build time (the thread's CPU) and the heap the index keeps, per tool,
+// and a search's 99th percentile in CPU time, at each size — what must stay linear (build,
+// memory) or flat enough (search) as a fleet grows.
+func BenchmarkScale(b *testing.B) {
+	var qs []string
+	for _, f := range []string{"testdata/second/tune.tsv", "testdata/second/heldout.tsv"} {
+		data, err := readFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range strings.Split(data, "\n") {
+			if cols := strings.Split(line, "\t"); len(cols) == 3 && !strings.HasPrefix(line, "#") {
+				qs = append(qs, cols[2])
+			}
+		}
+	}
+	for _, n := range []int{1000, 2500, 5000, 10000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			servers := scaledFleet(b, n)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var buildCPU time.Duration
+			var heap uint64
+			var ix *toolsearch.Index
+			var cpu []time.Duration
+			i := 0
+			for b.Loop() {
+				if ix == nil || i%len(qs) == 0 {
+					var before, after runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&before)
+					start := threadCPU()
+					ix = toolsearch.New(servers)
+					buildCPU = threadCPU() - start
+					runtime.GC()
+					runtime.ReadMemStats(&after)
+					heap = after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+				}
+				start := threadCPU()
+				ix.Search(qs[i%len(qs)], toolsearch.SearchOptions{Limit: 5, Schemas: 3})
+				cpu = append(cpu, threadCPU()-start)
+				i++
+			}
+			runtime.KeepAlive(ix)
+			slices.Sort(cpu)
+			b.ReportMetric(float64(buildCPU.Microseconds())/1000, "build-cpu-ms")
+			b.ReportMetric(float64(buildCPU.Nanoseconds())/float64(n)/1000, "build-µs/tool")
+			b.ReportMetric(float64(heap)/float64(n), "heap-B/tool")
+			b.ReportMetric(float64(cpu[len(cpu)/2].Microseconds()), "search-p50-cpu-µs")
+			b.ReportMetric(float64(cpu[len(cpu)*99/100].Microseconds()), "search-p99-cpu-µs")
+		})
+	}
+}

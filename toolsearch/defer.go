@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -52,11 +53,43 @@ type DeferOptions struct {
 	// Session returns the session a tool_search call runs for, from the call's context (the
 	// agent puts it there). Without it, or when it reports none, a search loads nothing.
 	Session func(context.Context) (any, bool) `json:"-"`
+	// Embeddings, when set, adds the embeddings stage to tool_search (see [Semantic]): the
+	// deferred tools are embedded when the index is built, each query when it is searched.
+	// Off by default; when the endpoint fails, the search falls back to the lexical ranking.
+	Embeddings *EmbeddingsOptions `json:"embeddings,omitempty"`
 	// Instructions returns the instructions of an MCP server (its initialize result), which
 	// tool_search ranks with the server's tools at a low weight; nil, or "", for none. It is
 	// called for each server of the deferred tools whenever the index may have to be built
 	// again, so it should be cheap (a lookup).
 	Instructions func(server string) string `json:"-"`
+}
+
+// EmbeddingsOptions configure the embeddings stage of tool_search: an OpenAI-compatible
+// embeddings endpoint. It is a plain value.
+type EmbeddingsOptions struct {
+	// BaseURL is the API's base ("https://api.example.com/v1"); POST BaseURL/embeddings.
+	BaseURL string `json:"baseURL"`
+	// Model is the embedding model.
+	Model string `json:"model"`
+	// APIKeyEnv names the environment variable that holds the API key (none: no key sent).
+	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
+	// Weight is the embeddings' weight in the fusion (0: [DefaultSemanticWeight]).
+	Weight float64 `json:"weight,omitempty"`
+}
+
+// Validate reports a missing base URL or model, naming the key.
+func (o *EmbeddingsOptions) Validate() error {
+	switch {
+	case o == nil:
+		return nil
+	case o.BaseURL == "":
+		return fmt.Errorf("baseURL: required (the OpenAI-compatible API's base, POST {baseURL}/embeddings)")
+	case o.Model == "":
+		return fmt.Errorf("model: required (the embedding model)")
+	case o.Weight < 0:
+		return fmt.Errorf("weight: must be 0 (the default) or more, got %v", o.Weight)
+	}
+	return nil
 }
 
 func (o *DeferOptions) share() float64 {
@@ -88,6 +121,10 @@ type Deferrer struct {
 	sessions map[any]*deferState
 	cacheKey uint64
 	cacheIx  *Index
+	// the embeddings stage (opts.Embeddings): the tools' vectors kept across rebuilds, and
+	// the Semantic of cacheIx (nil until built, or after its embedding failed)
+	embCache EmbeddingCache
+	cacheSem *Semantic
 }
 
 // deferState is one session's loaded tools, by public name, in the order found.
@@ -275,6 +312,35 @@ func (d *Deferrer) index(visible []toolregistry.Info) *Index {
 
 var seed = maphash.MakeSeed()
 
+// semantic returns the embeddings stage over ix when one is configured: built once per
+// index (the tools' vectors kept across rebuilds), nil with the error when the endpoint
+// failed (the next search tries again).
+func (d *Deferrer) semantic(cx context.Context, ix *Index) (*Semantic, error) {
+	eo := d.opts.Embeddings
+	if eo == nil {
+		return nil, nil
+	}
+	d.mu.Lock()
+	if d.cacheSem != nil && d.cacheSem.ix == ix {
+		s := d.cacheSem
+		d.mu.Unlock()
+		return s, nil
+	}
+	d.mu.Unlock()
+	client := &EmbeddingsClient{BaseURL: eo.BaseURL, Model: eo.Model}
+	if eo.APIKeyEnv != "" {
+		client.APIKey = os.Getenv(eo.APIKeyEnv)
+	}
+	s, err := NewSemantic(cx, ix, client, SemanticOptions{Weight: eo.Weight, Cache: &d.embCache})
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.cacheSem = s
+	d.mu.Unlock()
+	return s, nil
+}
+
 // searchArgs are tool_search's arguments.
 type searchArgs struct {
 	Query   string   `json:"query"`
@@ -341,11 +407,21 @@ func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolre
 	}
 	limit = min(limit, MaxSearchLimit)
 	ix := d.index(d.reg.List(call.Caller))
+	sem, semErr := d.semantic(cx, ix)
 	results := make([]QueryHits, len(queries))
 	var all []Hit
 	seen := map[string]bool{}
 	for i, q := range queries {
-		hits := ix.Search(q, SearchOptions{Limit: limit, Server: a.Server, Schemas: DefaultSchemaHits})
+		o := SearchOptions{Limit: limit, Server: a.Server, Schemas: DefaultSchemaHits}
+		var hits []Hit
+		if sem != nil {
+			var err error
+			if hits, err = sem.Search(cx, q, o); err != nil && semErr == nil {
+				semErr = err
+			}
+		} else {
+			hits = ix.Search(q, o)
+		}
 		for j := range hits {
 			if seen[hits[j].PublicName] {
 				hits[j].InputSchema = nil // shown with an earlier query
@@ -368,6 +444,9 @@ func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolre
 	doc := map[string]any{"tools": all}
 	if len(queries) > 1 {
 		doc["queries"] = results
+	}
+	if semErr != nil {
+		doc["embeddingsError"] = semErr.Error() // the hits are the lexical ranking's
 	}
 	structured, err := json.Marshal(doc)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/toolsearch"
 )
@@ -279,5 +280,49 @@ func TestSearchSeveralQueries(t *testing.T) {
 	}
 	if _, err := call(`{"queries": ["a","b","c","d","e","f","g","h","i"]}`); err == nil || !strings.Contains(err.Error(), "at most 8") {
 		t.Errorf("nine queries: %v", err)
+	}
+}
+
+// With deferTools.embeddings, tool_search fuses an OpenAI-compatible endpoint's embeddings
+// with the words: the tools are embedded once, each query at its search; a refused model
+// leaves the lexical ranking and says why in the structured result.
+func TestDeferredSearchWithEmbeddings(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{ExpectRejections: true})
+	t.Setenv("TOOLSEARCH_TEST_EMBED_KEY", srv.Key)
+	o := toolsearch.DeferOptions{Embeddings: &toolsearch.EmbeddingsOptions{BaseURL: srv.URL + "/v1", Model: modeltest.EmbeddingModel, APIKeyEnv: "TOOLSEARCH_TEST_EMBED_KEY"}}
+	root, reg, _ := fleet(t, o)
+	search := func(q string) *toolregistry.Result {
+		t.Helper()
+		args, _ := json.Marshal(map[string]any{"query": q, "limit": 3})
+		res, err := reg.Execute(withSession(context.Background(), "s"), root, toolsearch.SearchToolName, args, toolregistry.ExecOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if got := search("create an issue on GitHub").Text(); !strings.Contains(got, "mcp__github__create_issue") {
+		t.Fatalf("with embeddings:\n%s", got)
+	}
+	search("take a screenshot of the page")
+	reqs := srv.EmbeddingsRequests()
+	tools := 0
+	for _, r := range reqs {
+		if r.Status != 200 {
+			t.Fatalf("refused: %+v", r)
+		}
+		tools += r.Inputs
+	}
+	if tools != 315+2 {
+		t.Fatalf("%d texts embedded in %d requests, want the 315 tools once and 2 queries", tools, len(reqs))
+	}
+	o.Embeddings.Model = "no-such-model"
+	root, reg, _ = fleet(t, o)
+	res := search("open a bug report on the GitHub repo")
+	if !strings.Contains(res.Text(), "mcp__github__create_issue") || !strings.Contains(string(res.Structured), `"embeddingsError"`) ||
+		strings.Contains(string(res.Structured), srv.Key) {
+		t.Fatalf("a refused model: %s\n%s", res.Text(), res.Structured)
+	}
+	if err := (&toolsearch.EmbeddingsOptions{Model: "m"}).Validate(); err == nil || !strings.Contains(err.Error(), "baseURL") {
+		t.Errorf("Validate without a base URL: %v", err)
 	}
 }

@@ -640,10 +640,17 @@ func (ix *Index) idf(term string) float64 {
 // Search returns the tools that best match query, best first. An empty query, or one with
 // no indexed word, returns no hits.
 func (ix *Index) Search(query string, o SearchOptions) []Hit {
-	limit := o.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
+	return ix.hits(ix.ranked(query, o), o)
+}
+
+// scored is a tool of the index and its score.
+type scored struct {
+	doc   int32
+	score float64
+}
+
+// ranked returns every tool that matches query and passes o's filters, best first.
+func (ix *Index) ranked(query string, o SearchOptions) []scored {
 	concepts := ix.parse(query)
 	if len(concepts) == 0 {
 		return nil
@@ -747,10 +754,6 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 			total[d] += 8
 		}
 	}
-	type scored struct {
-		doc   int32
-		score float64
-	}
 	var cands []scored
 	for d := range n {
 		if total[d] == 0 {
@@ -775,7 +778,19 @@ func (ix *Index) Search(query string, o SearchOptions) []Hit {
 		}
 		return cmp.Compare(a.doc, b.doc)
 	})
-	// one hit per tool: the twins of a tool already ranked fold into its hit
+	return cands
+}
+
+// hits turns ranked tools into at most o.Limit hits, one per tool: the twins of a tool
+// already ranked fold into its hit.
+func (ix *Index) hits(cands []scored, o SearchOptions) []Hit {
+	if len(cands) == 0 {
+		return nil
+	}
+	limit := o.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
 	hits := make([]Hit, 0, min(limit, len(cands)))
 	at := map[int32]int{} // twin group → its hit
 	for _, c := range cands {

@@ -13,6 +13,9 @@
 // event, [DONE]) or as one JSON answer, and it computes prompt_cache_hit_tokens from a byte
 // prefix comparison with the earlier requests, as DeepSeek's prefix cache does.
 //
+// It also serves POST /embeddings with a deterministic embedding of its own
+// ([EmbeddingModel], [Embed]), for the clients of OpenAI-compatible embeddings endpoints.
+//
 // Faults are per reply: an HTTP error status with Retry-After (429, 500, 503), a stream cut
 // mid-answer (the connection drops, or the stream ends without its finish), and a slow first
 // token that the test releases through a channel. Every request is recorded with its raw body,
@@ -212,7 +215,9 @@ type Server struct {
 	mu       sync.Mutex
 	queue    []Reply
 	requests []Request
-	prompts  [][]byte
+	// embedRequests are the embeddings requests' records
+	embedRequests []EmbeddingsRequest
+	prompts       [][]byte
 }
 
 // New starts a server for the test tb, closed when the test ends. A request the server
@@ -247,6 +252,8 @@ func start(o Options) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /chat/completions", s.handle)
 	mux.HandleFunc("POST /v1/chat/completions", s.handle)
+	mux.HandleFunc("POST /embeddings", s.embeddings)
+	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	mux.HandleFunc("GET /models", s.listModels)
 	mux.HandleFunc("GET /v1/models", s.listModels)
 	s.srv = httptest.NewServer(mux)

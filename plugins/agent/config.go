@@ -146,6 +146,9 @@ func (o Config) Validate() error {
 	if o.DeferTools.ContextShare > 1 {
 		p.Add("deferTools.contextShare", "must be a share of the context window at most 1 (0.1 is 10 %%), got %g", o.DeferTools.ContextShare)
 	}
+	if err := o.DeferTools.Embeddings.Validate(); err != nil {
+		p.Add("deferTools.embeddings", "%v", err)
+	}
 	return p.Err()
 }
 
