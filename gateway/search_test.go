@@ -97,3 +97,21 @@ func TestSearchRouteRanksInstructions(t *testing.T) {
 		t.Fatalf("tool_search for words of vault's instructions: %q", got)
 	}
 }
+
+// tool_search on the search route takes several queries at once (the toolsearch tool's
+// schema): one section per query, every hit added to the session's tools.
+func TestSearchRouteSeveralQueries(t *testing.T) {
+	f := demoFleet(t)
+	changed := make(chan string, 1)
+	cs := connect(t, f.url+gateway.PathSearch, changed)
+	res := callTool(t, cs, "tool_search", map[string]any{"queries": []string{"add two numbers", "echo a text back"}, "limit": 1})
+	got := text(res)
+	if !strings.Contains(got, `For "add two numbers": `) || !strings.Contains(got, `For "echo a text back": `) ||
+		!strings.Contains(got, "mcp__demo__add") || !strings.Contains(got, "mcp__demo__echo") {
+		t.Fatalf("tool_search with queries: %q", got)
+	}
+	waitTools(t, cs, changed, "mcp__demo__echo")
+	if names := toolNames(t, cs); !slices.Contains(names, "mcp__demo__add") {
+		t.Fatalf("after the search: %v", names)
+	}
+}
