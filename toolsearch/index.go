@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cordisgo/harness/internal/suggest"
@@ -50,7 +51,11 @@ const (
 const (
 	// wNamed is how much more a tool scores when its name or title has all of the query's
 	// words (in proportion to the share it has).
-	wNamed  = 2.0
+	wNamed = 1.5
+	// wPrec is how much more a tool scores when all of its name's words (its server's name
+	// left out) are the query's, in proportion to the share that are: of getRoadmaps and
+	// getRoadmapById, "show the roadmap" prefers the one whose name says no more.
+	wPrec   = 0.25
 	wArg    = 1.0
 	wHint   = 0.6
 	wQuoted = 0.3
@@ -66,8 +71,11 @@ type Index struct {
 	spost   map[string][]sposting // the server fields' terms (fServer, fInstr)
 	servers []serverSpan
 	lens    [][nFields]float32
-	avg     [nFields]float64
-	vocab   []string // the terms of words (not of joined identifiers), sorted, for prefix lookups
+	// nameTerms is, per tool, how many distinct words its raw name has besides its
+	// server's name
+	nameTerms []float32
+	avg       [nFields]float64
+	vocab     []string // the terms of words (not of joined identifiers), sorted, for prefix lookups
 	// byLen holds the words of the index as written (lowercased, ASCII letters), by length,
 	// for typo corrections, and stemOf their terms: a typo is nearer the word as written
 	// than its stem ("stauts" is one swap from "status", whose stem is "status", and two
@@ -255,6 +263,7 @@ func New(servers []Server) *Index {
 	twins := map[[2]string]int32{}
 	for _, s := range servers {
 		sid := int32(len(ix.servers))
+		serverWords := nameWords(s.Name, nil)
 		span := serverSpan{lo: int32(len(ix.docs))}
 		tc.reset()
 		serverLen := tc.text(fServer, s.Name, true)
@@ -291,6 +300,7 @@ func New(servers []Server) *Index {
 			tc.reset()
 			var l [nFields]float32
 			l[fName] = float32(tc.text(fName, t.Name, true))
+			ix.nameTerms = append(ix.nameTerms, float32(max(1, len(nameWords(t.Name, serverWords)))))
 			if t.PublicName != t.Name {
 				tc.text(fName, t.PublicName, true)
 			}
@@ -366,6 +376,20 @@ func New(servers []Server) *Index {
 		slices.Sort(ws) // a deterministic order of corrections
 	}
 	return ix
+}
+
+// nameWords returns the distinct terms of an identifier's parts that are not in except.
+func nameWords(name string, except map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	var parts []string
+	for _, f := range strings.FieldsFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		for _, p := range splitCase(f, parts[:0]) {
+			if t := partTerm(p); t != "" && !except[t] {
+				out[t] = true
+			}
+		}
+	}
+	return out
 }
 
 // known reports whether term is indexed in any field.
@@ -661,6 +685,7 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 	best := make([]float64, n)
 	tfw := make([]float64, n)
 	named := make([]float64, n)    // concepts matched in the tool's name or title
+	nameHits := make([]float64, n) // how many concepts, unweighted
 	bestName := make([]float64, n) // the current concept's best such match
 	var touched, tfTouched, nameTouched []int32
 	var nconcepts float64
@@ -741,6 +766,7 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 		for _, d := range nameTouched {
 			if !c.optional {
 				named[d] += min(1, bestName[d])
+				nameHits[d]++
 			}
 			bestName[d] = 0
 		}
@@ -770,7 +796,8 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 		if nconcepts > 0 {
 			cov, ncov = covered[d]/nconcepts, named[d]/nconcepts
 		}
-		cands = append(cands, scored{int32(d), total[d] * (0.5 + 0.5*cov*cov) * (1 + wNamed*ncov)})
+		prec := min(1, nameHits[d]/float64(ix.nameTerms[d]))
+		cands = append(cands, scored{int32(d), total[d] * (0.5 + 0.5*cov*cov) * (1 + wNamed*ncov) * (1 + wPrec*prec)})
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
