@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !race
 
 package ptc_test
 
@@ -28,36 +28,29 @@ var issueProbes = []string{"join separator", "replace with a long replacement", 
 
 // The probes run in child processes whose address space is limited (RLIMIT_AS) to what they
 // have mapped when they start plus a headroom: all of them with probeLimit and 384 MiB, and
-// (without the race detector) the issue's with the default limit (256 MiB) and 1536 MiB. Every probe ends with its clear
+// the issue's with the default limit (256 MiB) and 1536 MiB. Every probe ends with its clear
 // error, the child goes on to the next and says at the end that it is alive. The control
 // shows the limit is real: the same child allocating twice its headroom at once dies with
 // Go's "fatal error: out of memory", as the whole process did before the guards for
-// new Array(1e4).join("x".repeat(1e5)). The race detector maps shadow memory for every
-// heap page: its children get three times the headroom.
+// new Array(1e4).join("x".repeat(1e5)). Not under the race detector, which maps shadow
+// memory for every heap page and runs the probes ten times slower (TestMemoryProbes runs
+// them there in process); .ci/run runs this test without it.
 func TestMemoryProbesUnderAddressSpaceLimit(t *testing.T) {
 	var def ptc.Limits
 	def.Default()
-	scale := int64(1)
-	if raceEnabled {
-		scale = 3
-	}
 	child := func(limit, headroom int64, probes string) (string, error) {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), memoryChildEnv+"="+strconv.FormatInt(limit, 10)+","+strconv.FormatInt(headroom*scale, 10)+","+probes)
+		cmd.Env = append(os.Environ(), memoryChildEnv+"="+strconv.FormatInt(limit, 10)+","+strconv.FormatInt(headroom, 10)+","+probes)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	type config struct {
+	for _, c := range []struct {
 		limit, headroom int64
 		probes          []string
-	}
-	configs := []config{{probeLimit, 384 << 20, nil}}
-	if !raceEnabled {
-		// Under the race detector the default limit's probes run into the CPU limit first;
-		// .ci/run runs this test without it too.
-		configs = append(configs, config{def.MaxMemoryBytes, 1536 << 20, issueProbes})
-	}
-	for _, c := range configs {
+	}{
+		{probeLimit, 384 << 20, nil},
+		{def.MaxMemoryBytes, 1536 << 20, issueProbes},
+	} {
 		names := "*"
 		if c.probes != nil {
 			names = strings.Join(c.probes, "|")
@@ -78,7 +71,7 @@ func TestMemoryProbesUnderAddressSpaceLimit(t *testing.T) {
 		if want := len(memoryProbes); c.probes != nil && reported != len(c.probes) || c.probes == nil && reported != want {
 			t.Fatalf("the child reported %d probes:\n%s", reported, tail(out, 4000))
 		}
-		t.Logf("memory limit %d MiB, address space +%d MiB:\n%s", c.limit>>20, c.headroom*scale>>20, out)
+		t.Logf("memory limit %d MiB, address space +%d MiB:\n%s", c.limit>>20, c.headroom>>20, out)
 	}
 
 	out, err := child(probeLimit, 384<<20, "control")
