@@ -20,6 +20,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/examples"
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -173,9 +174,9 @@ func TestTick(t *testing.T) {
 
 // askForProduction is the permission policy example of docs/plugins.md.
 func askForProduction(c *ctx.Context) error {
-	_, err := toolregistry.Policy.On(c, func(req *toolregistry.PolicyRequest, next func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
+	_, err := toolregistry.Policy.On(c, func(req *toolregistry.PolicyRequest, next func() (permission.Decision, error)) (permission.Decision, error) {
 		if strings.HasPrefix(req.Tool.Name, "mcp__prod__") {
-			return toolregistry.Decision{Action: toolregistry.Ask, Reason: "production server"}, nil
+			return permission.Decision{Action: permission.Ask, Reason: "production server"}, nil
 		}
 		return next()
 	})

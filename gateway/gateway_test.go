@@ -15,6 +15,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/gatewaytest"
@@ -237,9 +238,9 @@ func mustJSON(t *testing.T, v any) []byte {
 func TestPolicyApplies(t *testing.T) {
 	root := newTree(t)
 	mountHTTP(t, root, "demo", demoUpstream(t))
-	if _, err := toolregistry.Policy.On(root, func(req *toolregistry.PolicyRequest, next func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
+	if _, err := toolregistry.Policy.On(root, func(req *toolregistry.PolicyRequest, next func() (permission.Decision, error)) (permission.Decision, error) {
 		if req.Tool.Name == "mcp__demo__echo" {
-			return toolregistry.Decision{Action: toolregistry.Deny, Reason: "no echoes here"}, nil
+			return permission.Decision{Action: permission.Deny, Reason: "no echoes here"}, nil
 		}
 		return next()
 	}); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/mcpprompts"
 	"github.com/cordisgo/harness/plugins/mcpresources"
-	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/ptc"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
@@ -47,7 +47,7 @@ var builtins = map[string]ctx.PluginDef{
 	UseConsole:     console.Plugin,
 	UsePTC:         ptc.Plugin,
 	UseAgent:       agent.Plugin,
-	"model":        model.Plugin,
+	"model":        openaicompat.Plugin,
 }
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name a profile row's

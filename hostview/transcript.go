@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/termsafe"
-	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 )
 
 // Transcript prints a session's events as a conversation.
-func Transcript(w io.Writer, events []agent.Event) error {
+func Transcript(w io.Writer, events []session.Event) error {
 	var b strings.Builder
 	for _, ev := range events {
 		who := ""
@@ -20,7 +20,7 @@ func Transcript(w io.Writer, events []agent.Event) error {
 			who = "[" + ev.Agent + "] "
 		}
 		switch ev.Type {
-		case agent.EventSession:
+		case session.EventSession:
 			h := ev.Header
 			name := h.Agent
 			if name == "" {
@@ -34,13 +34,13 @@ func Transcript(w io.Writer, events []agent.Event) error {
 			} else {
 				fmt.Fprintf(&b, "\n(resumed, model %s)\n", h.Model)
 			}
-		case agent.EventUser:
+		case session.EventUser:
 			fmt.Fprintf(&b, "\n> %s\n", strings.ReplaceAll(termsafe.String(ev.Text), "\n", "\n> "))
-		case agent.EventAssistant:
+		case session.EventAssistant:
 			if ev.Message != nil && strings.TrimSpace(ev.Message.Content) != "" {
 				fmt.Fprintf(&b, "\n%s%s\n", who, termsafe.String(strings.TrimSpace(ev.Message.Content)))
 			}
-		case agent.EventToolResult:
+		case session.EventToolResult:
 			if ev.Call != nil && ev.Result != nil {
 				args := ev.Call.Args
 				if len(args) > 120 {
@@ -49,13 +49,13 @@ func Transcript(w io.Writer, events []agent.Event) error {
 				line := fmt.Sprintf("  %s· %s %s → %s (%d ms)", who, ev.Call.Tool, args, ev.Result.Outcome, ev.Result.Duration)
 				fmt.Fprintln(&b, termsafe.String(line))
 			}
-		case agent.EventApprovalDecided:
+		case session.EventApprovalDecided:
 			if ev.Approval != nil {
 				fmt.Fprintln(&b, termsafe.String(fmt.Sprintf("  %s? %s %s: %s %s", who, ev.Approval.Kind, ev.Approval.Tool+ev.Approval.Server, ev.Approval.Decision, ev.Approval.Why)))
 			}
-		case agent.EventError:
+		case session.EventError:
 			fmt.Fprintln(&b, termsafe.String("  "+who+"error: "+ev.Error))
-		case agent.EventTurnEnd:
+		case session.EventTurnEnd:
 			if ev.End != nil {
 				u := ev.End.Usage
 				fmt.Fprintf(&b, "  (%s%s after %d step%s; %d prompt tokens, %d cached; %d completion tokens)\n", who,
@@ -69,7 +69,7 @@ func Transcript(w io.Writer, events []agent.Event) error {
 
 // Sessions prints stored sessions as a table: id, last update, agent (a subagent's marked),
 // model, turns and title (or why the log could not be read).
-func Sessions(w io.Writer, infos []agent.SessionInfo) error {
+func Sessions(w io.Writer, infos []session.Info) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tAGENT\tMODEL\tTURNS\tTITLE")
 	for _, in := range infos {

@@ -26,7 +26,9 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/termform"
@@ -44,7 +46,7 @@ type Options struct {
 	Styled bool
 	// Agent, Model and Mode are the session's agent, model and mode ("": the defaults).
 	Agent, Model, Mode string
-	// Resume opens this stored session (or agent.LastSession) instead of starting one.
+	// Resume opens this stored session (or session.Last) instead of starting one.
 	Resume string
 	// HideReasoning hides the model's reasoning (/reasoning shows it again).
 	HideReasoning bool
@@ -365,7 +367,7 @@ func (ch *chat) turn(cx context.Context, text string) {
 		defer remove()
 	}
 	v := &view{ch: ch}
-	end, err := s.Run(cx, text, 0, func(ev agent.Event) { v.show(cx, ev) })
+	end, err := s.Run(cx, text, 0, func(ev session.Event) { v.show(cx, ev) })
 	v.endLine()
 	switch {
 	case errors.Is(err, agent.ErrCancelled):
@@ -404,14 +406,14 @@ func (v *view) endLine() {
 	}
 }
 
-func (v *view) show(cx context.Context, ev agent.Event) {
+func (v *view) show(cx context.Context, ev session.Event) {
 	io := v.ch.io
 	who := ""
 	if ev.Agent != "" {
 		who = ev.Agent + ": "
 	}
 	switch ev.Type {
-	case agent.EventReasoningDelta:
+	case session.EventReasoningDelta:
 		if !v.ch.reasoning || ev.Agent != "" {
 			return
 		}
@@ -420,7 +422,7 @@ func (v *view) show(cx context.Context, ev agent.Event) {
 		}
 		v.inReasoning, v.midLine = true, true
 		io.printf("%s", termsafe.String(ev.Text))
-	case agent.EventTextDelta:
+	case session.EventTextDelta:
 		if ev.Agent != "" {
 			return
 		}
@@ -430,10 +432,10 @@ func (v *view) show(cx context.Context, ev agent.Event) {
 		}
 		v.midLine = !strings.HasSuffix(ev.Text, "\n")
 		io.printf("%s", termsafe.String(ev.Text))
-	case agent.EventRetry:
+	case session.EventRetry:
 		v.endLine()
 		io.printf("%s\n", io.dim("retrying: "+termsafe.String(ev.Error)))
-	case agent.EventToolResult:
+	case session.EventToolResult:
 		if ev.Call == nil || ev.Result == nil {
 			return
 		}
@@ -444,7 +446,7 @@ func (v *view) show(cx context.Context, ev agent.Event) {
 			times = fmt.Sprintf("%s · %s waiting for approval", max(took-w, 0).Round(time.Millisecond), w.Round(time.Millisecond))
 		}
 		io.printf("  %s%s %s %s\n", who, termsafe.String(ev.Call.Tool), outcomeWord(ev.Result.Outcome), io.dim("("+times+")"))
-	case agent.EventApprovalAsked:
+	case session.EventApprovalAsked:
 		v.endLine()
 		if ev.Approval != nil && ev.Approval.CallID != "" {
 			if v.asked == nil {
@@ -453,22 +455,22 @@ func (v *view) show(cx context.Context, ev agent.Event) {
 			v.asked[ev.Approval.CallID] = ev.Time
 		}
 		v.ch.approve(cx, ev)
-	case agent.EventApprovalDecided:
+	case session.EventApprovalDecided:
 		if ap := ev.Approval; ap != nil {
 			if at, ok := v.asked[ap.CallID]; ok {
 				v.waited[ap.CallID] = ev.Time.Sub(at)
 			}
 		}
-	case agent.EventError:
+	case session.EventError:
 		v.endLine()
 		io.printf("%s\n", termsafe.String("error: "+ev.Error))
 		v.shownErr = v.shownErr || ev.Agent == ""
-	case agent.EventTurnEnd:
+	case session.EventTurnEnd:
 		v.endLine()
 		if e := ev.End; e != nil && ev.Agent == "" {
 			note := fmt.Sprintf("%d step%s · %d prompt tokens (%d cached) · %d completion tokens",
 				e.Steps, plural(e.Steps), e.Usage.PromptTokens, e.Usage.CacheHitTokens, e.Usage.CompletionTokens)
-			if e.Reason != agent.StopDone {
+			if e.Reason != session.StopDone {
 				note = string(e.Reason) + " · " + note
 			}
 			io.printf("%s\n", io.dim(note))
@@ -491,7 +493,7 @@ func plural(n int) string {
 }
 
 // approve asks the person about a call (or a server's sampling request) and answers.
-func (ch *chat) approve(cx context.Context, ev agent.Event) {
+func (ch *chat) approve(cx context.Context, ev session.Event) {
 	ap := ev.Approval
 	if ap == nil {
 		return
@@ -514,22 +516,26 @@ func (ch *chat) approve(cx context.Context, ev agent.Event) {
 			ch.io.printf("%s\n", ch.io.dim("(question cancelled: the call is refused)"))
 			line, reason = "n", "the person cancelled the question"
 		}
-		decision := ""
+		var decision permission.Action
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":
-			decision = agent.DecisionAllow
+			decision = permission.Allow
 		case "a", "always":
-			decision = agent.DecisionAllowSession
+			decision = permission.AllowSession
 		case "n", "no", "":
-			decision = agent.DecisionDeny
+			decision = permission.Deny
 		}
 		if !ok {
-			decision = agent.DecisionDeny
+			decision = permission.Deny
 		}
 		if decision == "" {
 			continue
 		}
-		err := ch.s.Approve(cx, ap.ID, agent.Answer{Decision: decision, Reason: reason})
+		answer := permission.Answer{Decision: decision}
+		if decision == permission.Deny {
+			answer.Reason = reason
+		}
+		err := ch.s.Approve(cx, ap.ID, answer)
 		if err != nil && remote.CodeOf(err) != remote.CodeNotFound {
 			ch.io.printf("%s\n", termsafe.String(err.Error()))
 		}

@@ -17,7 +17,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
@@ -52,7 +54,7 @@ type Session struct {
 	cl remote.Caller
 
 	mu   sync.Mutex
-	info agent.SessionInfo
+	info session.Info
 	seq  int64 // the last durable event of the session seen
 }
 
@@ -75,7 +77,7 @@ func Open(cx context.Context, cl remote.Caller, p agent.OpenParams) (*Session, e
 }
 
 // Info is the session as it was started or opened, its turns counted since.
-func (s *Session) Info() agent.SessionInfo {
+func (s *Session) Info() session.Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.info
@@ -103,7 +105,7 @@ func (s *Session) Cancel(cx context.Context) error {
 }
 
 // Approve answers the session's approval id (agent/approve).
-func (s *Session) Approve(cx context.Context, id string, ans agent.Answer) error {
+func (s *Session) Approve(cx context.Context, id string, ans permission.Answer) error {
 	cx, cancel := side(cx)
 	defer cancel()
 	_, err := agent.MethodApprove.Call(cx, s.cl, agent.ApproveParams{Session: s.info.ID, ID: id, Answer: ans})
@@ -119,7 +121,7 @@ func (s *Session) Approve(cx context.Context, id string, ans agent.Answer) error
 // It returns how the turn ended and its error: agent.ErrCancelled for a cancelled turn,
 // the main agent's last error for a failed one. When cx ends first, the turn is cancelled
 // on the host and cx's error returned; a method the host refused is a *[MethodError].
-func (s *Session) Run(cx context.Context, text string, after int64, fn func(agent.Event)) (*agent.TurnEnd, error) {
+func (s *Session) Run(cx context.Context, text string, after int64, fn func(session.Event)) (*session.TurnEnd, error) {
 	s.mu.Lock()
 	id, earlier := s.info.ID, s.info.Turns
 	after = max(after, s.seq)
@@ -127,19 +129,19 @@ func (s *Session) Run(cx context.Context, text string, after int64, fn func(agen
 	// The stream is open before the message is sent, or the turn's first live events (the
 	// reasoning's and the answer's deltas) could pass before it: it starts at the event
 	// before the last one seen (or at the session's first), replayed, which says it is open.
-	events := make(chan agent.Event, 1)
+	events := make(chan session.Event, 1)
 	scx, stop := context.WithCancel(cx)
 	defer stop()
 	done := make(chan error, 1)
 	go func() {
 		defer close(events)
-		done <- agent.MethodEvents.Call(scx, s.cl, agent.EventsParams{Session: id, After: max(after-1, 0)}, func(ev agent.Event) error {
+		done <- agent.MethodEvents.Call(scx, s.cl, agent.EventsParams{Session: id, After: max(after-1, 0)}, func(ev session.Event) error {
 			select {
 			case events <- ev:
 			case <-scx.Done():
 				return scx.Err()
 			}
-			if ev.Type == agent.EventTurnEnd && ev.Agent == "" && ev.Turn > earlier {
+			if ev.Type == session.EventTurnEnd && ev.Agent == "" && ev.Turn > earlier {
 				return errTurnOver
 			}
 			return nil
@@ -147,7 +149,7 @@ func (s *Session) Run(cx context.Context, text string, after int64, fn func(agen
 	}()
 	// deliver passes the events this turn's caller has not seen: not the durable ones up
 	// to after, not those of earlier turns (a resumed session's).
-	deliver := func(ev agent.Event) {
+	deliver := func(ev session.Event) {
 		s.mu.Lock()
 		s.seq = max(s.seq, ev.Seq)
 		s.mu.Unlock()
@@ -174,15 +176,15 @@ func (s *Session) Run(cx context.Context, text string, after int64, fn func(agen
 	s.mu.Lock()
 	s.info.Turns++
 	s.mu.Unlock()
-	var end *agent.TurnEnd
+	var end *session.TurnEnd
 	var turnErr error
 	for ev := range events {
 		deliver(ev)
 		switch {
 		case ev.Agent != "":
-		case ev.Type == agent.EventError:
+		case ev.Type == session.EventError:
 			turnErr = errors.New(ev.Error)
-		case ev.Type == agent.EventTurnEnd && ev.End != nil && ev.Turn > earlier:
+		case ev.Type == session.EventTurnEnd && ev.End != nil && ev.Turn > earlier:
 			end = ev.End
 		}
 	}
@@ -198,11 +200,11 @@ func (s *Session) Run(cx context.Context, text string, after int64, fn func(agen
 		return nil, ErrEnded
 	}
 	switch end.Reason {
-	case agent.StopError:
+	case session.StopError:
 		if turnErr == nil {
 			turnErr = errors.New("the turn failed")
 		}
-	case agent.StopCancelled:
+	case session.StopCancelled:
 		turnErr = agent.ErrCancelled
 	default:
 		turnErr = nil

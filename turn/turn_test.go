@@ -10,7 +10,9 @@ import (
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/testkit/agenttest"
 	"github.com/cordisgo/harness/turn"
@@ -38,11 +40,11 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close(cx) }()
-	var types []agent.EventType
-	end, err := s.Run(cx, "note milk", 0, func(ev agent.Event) {
+	var types []session.EventType
+	end, err := s.Run(cx, "note milk", 0, func(ev session.Event) {
 		types = append(types, ev.Type)
-		if ev.Type == agent.EventApprovalAsked {
-			if err := s.Approve(cx, ev.Approval.ID, agent.Answer{Decision: agent.DecisionAllow}); err != nil {
+		if ev.Type == session.EventApprovalAsked {
+			if err := s.Approve(cx, ev.Approval.ID, permission.Answer{Decision: permission.Allow}); err != nil {
 				t.Errorf("approve: %v", err)
 			}
 		}
@@ -57,13 +59,13 @@ func TestRun(t *testing.T) {
 		}
 		return strings.Join(b, " ")
 	}
-	if !strings.Contains(joined(), string(agent.EventApprovalAsked)) || types[len(types)-1] != agent.EventTurnEnd {
+	if !strings.Contains(joined(), string(session.EventApprovalAsked)) || types[len(types)-1] != session.EventTurnEnd {
 		t.Fatalf("events: %s", joined())
 	}
 	types = nil
-	end, err = s.Run(cx, "again", 0, func(ev agent.Event) {
+	end, err = s.Run(cx, "again", 0, func(ev session.Event) {
 		types = append(types, ev.Type)
-		if ev.Type == agent.EventApprovalAsked || ev.Type == agent.EventToolResult {
+		if ev.Type == session.EventApprovalAsked || ev.Type == session.EventToolResult {
 			t.Errorf("an event of the first turn passed again: %+v", ev)
 		}
 	})
@@ -90,8 +92,8 @@ func TestCancelAndRefusal(t *testing.T) {
 	}
 	defer func() { _ = s.Close(cx) }()
 	rcx, cancel := context.WithCancel(cx)
-	end, err := s.Run(rcx, "note", 0, func(ev agent.Event) {
-		if ev.Type == agent.EventApprovalAsked {
+	end, err := s.Run(rcx, "note", 0, func(ev session.Event) {
+		if ev.Type == session.EventApprovalAsked {
 			cancel() // nobody answers: the person interrupts
 		}
 	})

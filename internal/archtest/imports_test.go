@@ -24,13 +24,19 @@ type rule struct {
 	project []string
 	stdOnly bool
 	never   []string
+	// not lists project packages below an allowed one that the package still may not
+	// import (the agent takes the model interface, never a provider).
+	not []string
 }
 
 // rules mirrors docs/design.md. The longest matching prefix applies.
 var rules = map[string]rule{
-	"ctx":                       {project: []string{"internal/suggest"}, stdOnly: true},
-	"ctx/ctxtest":               {project: []string{"ctx", "internal/suggest"}, stdOnly: true},
-	"plugins/toolregistry":      {project: []string{"ctx", "internal/jsoncheck", "internal/schemawalk", "internal/suggest"}},
+	"ctx":         {project: []string{"internal/suggest"}, stdOnly: true},
+	"ctx/ctxtest": {project: []string{"ctx", "internal/suggest"}, stdOnly: true},
+	// The one vocabulary of permissions (allow/ask/deny, rules, approvals), below the
+	// registry whose policy chain speaks it.
+	"permission":                {project: []string{"ctx"}},
+	"plugins/toolregistry":      {project: []string{"ctx", "permission", "internal/jsoncheck", "internal/schemawalk", "internal/suggest"}},
 	"plugins/sysprompt":         {project: []string{"ctx"}, stdOnly: true},
 	"toolsearch":                {project: []string{"ctx", "plugins/toolregistry", "internal/suggest"}},
 	"plugins/mcpresources":      {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt"}},
@@ -51,10 +57,15 @@ var rules = map[string]rule{
 	// sessions; it imports nothing of the project.
 	"plugins/mcpclient/transport": {project: []string{"internal/procfs"}},
 	"plugins/remote":              {project: []string{"ctx", "internal/loopback", "internal/userdirs"}},
-	"plugins/model":               {project: []string{"ctx", "secrets", "internal/suggest", "internal/jsonstr"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
-	"plugins/ptc":                 {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "internal/schemawalk"}},
-	"plugins/agent":               {project: []string{"ctx", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}},
-	"gateway":                     {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback"}},
+	// The model interface and service; its provider (and the plugin that configures models)
+	// is the subpackage openaicompat, which the interface never imports.
+	"plugins/model":              {project: []string{"ctx", "internal/suggest"}, not: []string{"plugins/model/openaicompat"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
+	"plugins/model/openaicompat": {project: []string{"ctx", "plugins/model", "secrets", "internal/suggest", "internal/jsonstr"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
+	"plugins/ptc":                {project: []string{"ctx", "permission", "plugins/toolregistry", "plugins/sysprompt", "internal/schemawalk"}},
+	// The agent takes models through the interface only, never the provider.
+	"plugins/agent":         {project: []string{"ctx", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest"}, not: []string{"plugins/model/openaicompat"}},
+	"plugins/agent/session": {project: []string{"permission", "plugins/model", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
+	"gateway":               {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback"}},
 	// The gateway's shared state in Redis, behind gateway.Store.
 	"gateway/redisstore": {project: []string{"gateway"}},
 	"plugins/console":    {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
@@ -79,8 +90,8 @@ var rules = map[string]rule{
 	"hostview":         {project: []string{"host", "plugins/agent", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpprompts", "plugins/mcpresources", "plugins/toolregistry", "internal/termsafe", "termui"}},
 	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
 	"termform":         {project: []string{"ctx", "elicitation", "internal/termsafe"}},
-	"turn":             {project: []string{"plugins/agent", "plugins/remote"}},
-	"termchat":         {project: []string{"host", "turn", "termform", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
+	"turn":             {project: []string{"permission", "plugins/agent", "plugins/remote"}},
+	"termchat":         {project: []string{"host", "turn", "termform", "permission", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
 	// internal/: the ground floor, leaf libraries that everything may import. They import
 	// the standard library, third-party modules and each other, never ctx, plugins/,
 	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).
@@ -247,6 +258,10 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s: %s imports %s, which only tests may import", rel, filepath.Base(path), imp)
 			case imp == module || strings.HasPrefix(imp, module+"/"):
 				target := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+				if slices.ContainsFunc(r.not, func(p string) bool { return target == p || strings.HasPrefix(target, p+"/") }) {
+					t.Errorf("%s: %s may not import %s", rel, filepath.Base(path), target)
+					continue
+				}
 				if target == rel || strings.HasPrefix(target, rel+"/") {
 					continue
 				}

@@ -48,6 +48,7 @@ var knownImports = map[string]string{
 	"mcpclient":    "github.com/cordisgo/harness/plugins/mcpclient",
 	"mcpmanager":   "github.com/cordisgo/harness/plugins/mcpmanager",
 	"mcpresources": "github.com/cordisgo/harness/plugins/mcpresources",
+	"permission":   "github.com/cordisgo/harness/permission",
 	"remote":       "github.com/cordisgo/harness/plugins/remote",
 	"sysprompt":    "github.com/cordisgo/harness/plugins/sysprompt",
 	"toolregistry": "github.com/cordisgo/harness/plugins/toolregistry",

@@ -16,7 +16,9 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -51,9 +53,9 @@ func TestPermissions(t *testing.T) {
 	}
 
 	s2 := e.start(agent.StartOptions{Interactive: true})
-	onEvent(t, s2, func(ev agent.Event) {
-		if ev.Type == agent.EventApprovalAsked {
-			_ = s2.Approve(ev.Approval.ID, agent.Answer{Decision: agent.DecisionAllowSession})
+	onEvent(t, s2, func(ev session.Event) {
+		if ev.Type == session.EventApprovalAsked {
+			_ = s2.Approve(ev.Approval.ID, permission.Answer{Decision: permission.AllowSession})
 		}
 	})
 	if end := e.send(s2, "add tools"); end.Text != "done" {
@@ -61,8 +63,8 @@ func TestPermissions(t *testing.T) {
 	}
 	var decided []string
 	for _, ev := range s2.Events() {
-		if ev.Type == agent.EventApprovalDecided {
-			decided = append(decided, ev.Approval.Tool+":"+ev.Approval.Decision)
+		if ev.Type == session.EventApprovalDecided {
+			decided = append(decided, ev.Approval.Tool+":"+string(ev.Approval.Decision))
 		}
 	}
 	if !slices.Equal(decided, []string{"mcp__demo__add_tool:allow_session"}) {
@@ -140,10 +142,10 @@ func TestSubagent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Agent == "helper" && ev.Type == agent.EventToolResult && ev.Call.Tool == "mcp__demo__echo" {
+		if ev.Agent == "helper" && ev.Type == session.EventToolResult && ev.Call.Tool == "mcp__demo__echo" {
 			seen = true
 		}
-		if ev.Type == agent.EventTurnEnd && ev.Agent == "" {
+		if ev.Type == session.EventTurnEnd && ev.Agent == "" {
 			break
 		}
 	}
@@ -209,15 +211,15 @@ func TestUnusedSessionNotKept(t *testing.T) {
 		t.Fatalf("a session with a turn was removed: %v", err)
 	}
 	// "last" names it, and resumes it.
-	if id, err := e.svc.Store().Resolve(agent.LastSession); err != nil || id != used.ID() {
+	if id, err := e.svc.Store().Resolve(session.Last); err != nil || id != used.ID() {
 		t.Fatalf("Resolve(last) = %q, %v; want %q", id, err, used.ID())
 	}
-	r, err := e.svc.Resume(agent.LastSession, agent.StartOptions{})
+	r, err := e.svc.Resume(session.Last, agent.StartOptions{})
 	if err != nil || r.ID() != used.ID() {
 		t.Fatalf("Resume(last): %v", err)
 	}
 	_ = r.Close()
-	if _, err := agent.OpenStore(t.TempDir()).Resolve(agent.LastSession); !errors.Is(err, agent.ErrUnknownSession) {
+	if _, err := session.OpenStore(t.TempDir()).Resolve(session.Last); !errors.Is(err, session.ErrUnknownSession) {
 		t.Fatalf("Resolve(last) of an empty store: %v", err)
 	}
 }
@@ -241,15 +243,15 @@ func TestResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := agent.Event{Seq: events[len(events)-1].Seq + 1, Type: agent.EventAssistant, Turn: 2,
+	open := session.Event{Seq: events[len(events)-1].Seq + 1, Type: session.EventAssistant, Turn: 2,
 		Message: &model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "lost", Name: "mcp__demo__echo", Arguments: `{"text":"x"}`}}}}
-	user := agent.Event{Seq: open.Seq - 1, Type: agent.EventUser, Text: "crashing turn"}
+	user := session.Event{Seq: open.Seq - 1, Type: session.EventUser, Text: "crashing turn"}
 	user.Seq, open.Seq = open.Seq, open.Seq+1
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range []agent.Event{user, open} {
+	for _, ev := range []session.Event{user, open} {
 		b, _ := json.Marshal(ev)
 		_, _ = f.Write(append(b, '\n'))
 	}
@@ -323,9 +325,9 @@ func TestSampling(t *testing.T) {
 		t.Errorf("non-interactive: %q", end.Text)
 	}
 	s2 := e.start(agent.StartOptions{Interactive: true})
-	onEvent(t, s2, func(ev agent.Event) {
-		if ev.Type == agent.EventApprovalAsked && ev.Approval.Kind == "sampling" {
-			_ = s2.Approve(ev.Approval.ID, agent.Answer{Decision: agent.DecisionAllow})
+	onEvent(t, s2, func(ev session.Event) {
+		if ev.Type == session.EventApprovalAsked && ev.Approval.Kind == "sampling" {
+			_ = s2.Approve(ev.Approval.ID, permission.Answer{Decision: permission.Allow})
 		}
 	})
 	if end := e.send(s2, "go"); end.Text != "result: sampled: a summary" {

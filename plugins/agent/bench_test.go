@@ -15,6 +15,7 @@ import (
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -30,7 +31,7 @@ func benchSchema(i int) json.RawMessage {
 func benchTree(tb testing.TB, srv *modeltest.Server, n int) (*ctx.Context, *agent.Service) {
 	root := ctx.New(ctx.Options{})
 	tb.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	chat, err := model.NewChat(model.ChatConfig{Name: "default", Provider: model.ProviderDeepSeek, BaseURL: srv.URL, APIKey: srv.Key})
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "default", Provider: openaicompat.ProviderDeepSeek, BaseURL: srv.URL, APIKey: srv.Key})
 	if err != nil {
 		tb.Fatal(err)
 	}

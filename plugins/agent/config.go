@@ -1,12 +1,8 @@
 package agent
 
 import (
-	"fmt"
-	"path"
-	"path/filepath"
-
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/internal/userdirs"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/toolsearch"
 )
 
@@ -48,12 +44,14 @@ type Config struct {
 	// with Allow, only matching inherited tools stay; Deny hides matching ones. Ignored for
 	// an agent in the root layer (it inherits nothing).
 	Tools ToolsFilter `json:"tools"`
-	// Permissions decide which tool calls run, ask or are refused.
-	Permissions Permissions `json:"permissions"`
+	// Permissions decide which tool calls run, ask or are refused: a deny rule first, then
+	// the tools a person allowed for the session, ask, allow, a read-only tool
+	// (allowReadOnly), then default.
+	Permissions permission.Rules `json:"permissions"`
 	// Sampling says how MCP servers' sampling requests are answered by this agent's model:
 	// "ask" (default: a person approves each request; refused when nobody can be asked),
 	// "allow" or "deny".
-	Sampling Action `json:"sampling"`
+	Sampling permission.Action `json:"sampling"`
 	// Mode is how the model uses tools: "standard" (it calls them one by one), "ptc" (it
 	// writes programs that call them, see package ptc and docs/ptc.md) or "both" (default:
 	// both are offered; a session is in standard mode unless started in ptc mode).
@@ -76,39 +74,10 @@ type ToolsFilter struct {
 	Deny []string `json:"deny"`
 }
 
-// Action is a permission verdict: "allow", "ask" or "deny".
-type Action string
-
-// The permission actions.
-const (
-	ActionAllow Action = "allow"
-	ActionAsk   Action = "ask"
-	ActionDeny  Action = "deny"
-)
-
-// Permissions are an agent's rules. A rule is a path.Match pattern: one without '/'
-// matches the tool's public name (mcp__gh__create_issue), one with '/' matches
-// "SERVER/TOOL" for MCP tools (gh/create_*, gh/*). A call is decided in this order:
-// a Deny rule (deny beats everything), an "allow for this session" answer, an Ask rule,
-// an Allow rule, a read-only tool when AllowReadOnly, then Default.
-type Permissions struct {
-	// Default is the action for calls no rule decides (default "ask").
-	Default Action `json:"default"`
-	// Allow lists the rules of tools that run without asking.
-	Allow []string `json:"allow"`
-	// Ask lists the rules of tools that need a person's approval.
-	Ask []string `json:"ask"`
-	// Deny lists the rules of tools that never run; deny beats every other rule.
-	Deny []string `json:"deny"`
-	// AllowReadOnly allows tools annotated readOnlyHint (and not destructive) without a
-	// rule (default true).
-	AllowReadOnly *bool `json:"allowReadOnly"`
-}
-
 // Default sets the defaults.
 func (o *Config) Default() {
-	*o = Config{MaxSteps: 50, MaxParallel: 10, LargeResultBytes: 50 << 10, MaxDepth: 3, Sampling: ActionAsk, Mode: ModeBoth,
-		Permissions: Permissions{Default: ActionAsk}}
+	*o = Config{MaxSteps: 50, MaxParallel: 10, LargeResultBytes: 50 << 10, MaxDepth: 3, Sampling: permission.Ask, Mode: ModeBoth,
+		Permissions: permission.Rules{Default: permission.Ask}}
 }
 
 // Validate checks ranges, actions and patterns; each problem is a [*ctx.ConfigError].
@@ -134,15 +103,12 @@ func (o Config) Validate() error {
 	default:
 		p.Add("mode", `expected "standard", "ptc" or "both", got %q`, o.Mode)
 	}
-	checkAction(&p, "sampling", o.Sampling)
-	checkAction(&p, "permissions.default", o.Permissions.Default)
-	checkPatterns(&p, "parallelSafe", o.ParallelSafe)
-	checkPatterns(&p, "tools.allow", o.Tools.Allow)
-	checkPatterns(&p, "tools.deny", o.Tools.Deny)
-	checkPatterns(&p, "permissions.allow", o.Permissions.Allow)
-	checkPatterns(&p, "permissions.ask", o.Permissions.Ask)
-	checkPatterns(&p, "permissions.deny", o.Permissions.Deny)
-	checkPatterns(&p, "deferTools.alwaysLoad", o.DeferTools.AlwaysLoad)
+	permission.CheckAction(&p, "sampling", o.Sampling)
+	o.Permissions.Check(&p, "permissions")
+	permission.CheckPatterns(&p, "parallelSafe", o.ParallelSafe)
+	permission.CheckPatterns(&p, "tools.allow", o.Tools.Allow)
+	permission.CheckPatterns(&p, "tools.deny", o.Tools.Deny)
+	permission.CheckPatterns(&p, "deferTools.alwaysLoad", o.DeferTools.AlwaysLoad)
 	if o.DeferTools.ContextShare > 1 {
 		p.Add("deferTools.contextShare", "must be a share of the context window at most 1 (0.1 is 10 %%), got %g", o.DeferTools.ContextShare)
 	}
@@ -150,39 +116,4 @@ func (o Config) Validate() error {
 		p.Add("deferTools.embeddings", "%v", err)
 	}
 	return p.Err()
-}
-
-func checkAction(p *ctx.Problems, key string, a Action) {
-	switch a {
-	case ActionAllow, ActionAsk, ActionDeny:
-	default:
-		p.Add(key, `expected "allow", "ask" or "deny", got %q`, a)
-	}
-}
-
-func checkPatterns(p *ctx.Problems, key string, pats []string) {
-	for i, s := range pats {
-		if s == "" {
-			p.Add(fmt.Sprintf("%s[%d]", key, i), "empty pattern")
-			continue
-		}
-		if _, err := path.Match(s, ""); err != nil {
-			p.Add(fmt.Sprintf("%s[%d]", key, i), "malformed pattern %q: %v", s, err)
-		}
-	}
-}
-
-func (o *Permissions) allowReadOnly() bool { return o.AllowReadOnly == nil || *o.AllowReadOnly }
-
-// DefaultSessionsDir returns the directory session logs go to by default: harness/sessions
-// in the user's state directory (userdirs.Env.State): $XDG_STATE_HOME/harness/sessions,
-// else ~/.local/state/harness/sessions (on macOS ~/Library/Application
-// Support/harness/sessions, on Windows %LocalAppData%). getenv reads the environment
-// (os.Getenv when nil), so a command can resolve it for the environment it was given.
-func DefaultSessionsDir(getenv func(string) string) (string, error) {
-	dir, err := userdirs.Env{Getenv: getenv}.State()
-	if err != nil {
-		return "", fmt.Errorf("agent: no state directory for sessions: %w", err)
-	}
-	return filepath.Join(dir, "harness", "sessions"), nil
 }

@@ -68,7 +68,7 @@ func TestDeferredTools(t *testing.T) {
 
 	// the model searches, in this session's context as the loop runs its calls
 	args := json.RawMessage(`{"query": "remove a chat thing", "limit": 2}`)
-	res, err := reg.Execute(context.WithValue(context.Background(), sessKey{}, s), d.caller.With(sessKey{}, s), toolsearch.SearchToolName, args, toolregistry.ExecOptions{})
+	res, err := reg.Execute(context.WithValue(context.Background(), sessKey{}, s), d.c, toolsearch.SearchToolName, args, toolregistry.ExecOptions{Session: s})
 	if err != nil || !strings.Contains(res.Text(), "mcp__chat__delete_thing_") {
 		t.Fatalf("tool_search: %v %q", err, res.Text())
 	}
@@ -88,7 +88,7 @@ func TestDeferredTools(t *testing.T) {
 	if !strings.HasPrefix(found.Name, "mcp__chat__delete_thing_") || !strings.Contains(string(found.Parameters), `"required":["id"]`) {
 		t.Fatalf("found tool %+v", found)
 	}
-	if r, err := reg.Execute(context.Background(), d.caller, found.Name, json.RawMessage(`{"id": 3}`), toolregistry.ExecOptions{}); err != nil || r.Text() != "done "+found.Name {
+	if r, err := reg.Execute(context.Background(), d.c, found.Name, json.RawMessage(`{"id": 3}`), toolregistry.ExecOptions{}); err != nil || r.Text() != "done "+found.Name {
 		t.Fatalf("calling the found tool: %v %v", r, err)
 	}
 
@@ -103,8 +103,8 @@ func TestDeferredTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := bareSession(svc, false)
-	res, err = reg.Execute(context.WithValue(context.Background(), sessKey{}, s2), d.caller.With(sessKey{}, s2), toolsearch.SearchToolName,
-		json.RawMessage(`{"query": "update the kanban board", "limit": 3}`), toolregistry.ExecOptions{})
+	res, err = reg.Execute(context.WithValue(context.Background(), sessKey{}, s2), d.c, toolsearch.SearchToolName,
+		json.RawMessage(`{"query": "update the kanban board", "limit": 3}`), toolregistry.ExecOptions{Session: s2})
 	if err != nil || !strings.Contains(res.Text(), "mcp__issues__") || strings.Contains(res.Text(), "mcp__chat__") {
 		t.Fatalf("tool_search over the instructions: %v %q", err, res.Text())
 	}

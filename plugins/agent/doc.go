@@ -41,14 +41,14 @@
 // model's order. A cancelled turn lets started calls finish with their outcome and gives
 // calls not started an aborted result, so the history stays valid for the provider.
 //
-// Surfaces drive a session through its API: [Session.Subscribe] streams [Event]s (the
+// Surfaces drive a session through its API: [Session.Subscribe] streams [session.Event]s (the
 // durable ones replayed from any sequence number), [Session.Approve] answers the
 // approvals an interactive session asks, [Session.Cancel] stops the turn.
 //
 // # Logs
 //
 // A stored session writes one JSON event per line to events.jsonl in its directory of the
-// [Store] (by default under [DefaultSessionsDir]). [Service.Resume] rebuilds the history
+// [session.Store] (by default under [session.DefaultDir]). [Service.Resume] rebuilds the history
 // from it: a torn last line is dropped and calls left open get aborted results.
 // Secret-looking argument values are masked in the log.
 //

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -59,24 +59,24 @@ func (s *Session) def() (*agentDef, error) {
 }
 
 // runTurn is one turn of the loop.
-func (s *Session) runTurn(cx context.Context, text string) (*TurnEnd, error) {
-	end := &TurnEnd{}
-	finish := func(reason StopReason, err error) (*TurnEnd, error) {
+func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, error) {
+	end := &session.TurnEnd{}
+	finish := func(reason session.StopReason, err error) (*session.TurnEnd, error) {
 		end.Reason = reason
 		if err != nil {
-			s.emit(Event{Type: EventError, Error: err.Error()})
+			s.emit(session.Event{Type: session.EventError, Error: err.Error()})
 		}
 		e := *end
-		s.emit(Event{Type: EventTurnEnd, End: &e})
+		s.emit(session.Event{Type: session.EventTurnEnd, End: &e})
 		return end, err
 	}
 	d, err := s.def()
 	if err != nil {
-		return finish(StopError, err)
+		return finish(session.StopError, err)
 	}
 	m, err := d.models.Get(s.modelName)
 	if err != nil {
-		return finish(StopError, err)
+		return finish(session.StopError, err)
 	}
 	info := m.Info()
 	// The turn also ends when the agent's scope unloads.
@@ -85,31 +85,33 @@ func (s *Session) runTurn(cx context.Context, text string) (*TurnEnd, error) {
 	})
 	defer stop()
 
-	s.emit(Event{Type: EventUser, Text: text})
+	s.emit(session.Event{Type: session.EventUser, Text: text})
 	s.appendHistory(model.Message{Role: model.RoleUser, Content: text})
 
+	// The calls' context carries the session for what a tool call causes beyond the
+	// registry (an MCP server's sampling request, tool_search); the registry's policy and
+	// approver get it in the call's options.
 	callCx := sampling.WithSampler(context.WithValue(cx, sessKey{}, s), s.sampler)
-	caller := d.caller.With(sessKey{}, s)
 	var partial strings.Builder
 	onDelta := func(dl model.Delta) {
 		switch dl.Kind {
 		case model.DeltaReasoning:
-			s.emit(Event{Type: EventReasoningDelta, Text: dl.Text})
+			s.emit(session.Event{Type: session.EventReasoningDelta, Text: dl.Text})
 		case model.DeltaContent:
 			partial.WriteString(dl.Text)
-			s.emit(Event{Type: EventTextDelta, Text: dl.Text})
+			s.emit(session.Event{Type: session.EventTextDelta, Text: dl.Text})
 		case model.DeltaRetry:
 			partial.Reset()
 			msg := "retrying"
 			if dl.Err != nil {
 				msg = dl.Err.Error()
 			}
-			s.emit(Event{Type: EventRetry, Error: msg})
+			s.emit(session.Event{Type: session.EventRetry, Error: msg})
 		}
 	}
 	for step := 1; ; step++ {
 		if step > d.cfg.MaxSteps {
-			return finish(StopMaxSteps, nil)
+			return finish(session.StopMaxSteps, nil)
 		}
 		s.mu.Lock()
 		s.step = step
@@ -117,7 +119,7 @@ func (s *Session) runTurn(cx context.Context, text string) (*TurnEnd, error) {
 		end.Steps = step
 		req, err := s.request(d, info)
 		if err != nil {
-			return finish(StopError, err)
+			return finish(session.StopError, err)
 		}
 		partial.Reset()
 		resp, err := m.Generate(cx, req, onDelta)
@@ -129,31 +131,31 @@ func (s *Session) runTurn(cx context.Context, text string) (*TurnEnd, error) {
 					s.emitAssistant(msg)
 					end.Text = msg.Content
 				}
-				return finish(StopCancelled, nil)
+				return finish(session.StopCancelled, nil)
 			}
-			return finish(StopError, err) // a model's errors name it (model.Model)
+			return finish(session.StopError, err) // a model's errors name it (model.Model)
 		}
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
 		s.emitAssistant(msg)
 		u := resp.Usage
-		s.emit(Event{Type: EventUsage, Usage: &u})
+		s.emit(session.Event{Type: session.EventUsage, Usage: &u})
 		addUsage(&end.Usage, u)
 		if msg.Content != "" {
 			end.Text = msg.Content
 		}
 		if len(msg.ToolCalls) == 0 {
 			if resp.FinishReason == model.FinishLength {
-				return finish(StopLength, fmt.Errorf("the answer was cut at the model's output limit (finish_reason length)"))
+				return finish(session.StopLength, fmt.Errorf("the answer was cut at the model's output limit (finish_reason length)"))
 			}
-			return finish(StopDone, nil)
+			return finish(session.StopDone, nil)
 		}
-		s.runCalls(callCx, caller, d, info, msg.ToolCalls)
+		s.runCalls(callCx, d, info, msg.ToolCalls)
 		if cx.Err() != nil {
-			return finish(StopCancelled, nil)
+			return finish(session.StopCancelled, nil)
 		}
 		if b := d.cfg.TokenBudget; b > 0 && end.Usage.PromptTokens+end.Usage.CompletionTokens >= b {
-			return finish(StopTokenBudget, nil)
+			return finish(session.StopTokenBudget, nil)
 		}
 	}
 }
@@ -178,7 +180,7 @@ func (s *Session) emitAssistant(msg model.Message) {
 			logged.ToolCalls[i].Arguments = m
 		}
 	}
-	s.emit(Event{Type: EventAssistant, Message: &logged})
+	s.emit(session.Event{Type: session.EventAssistant, Message: &logged})
 	s.appendHistory(msg)
 }
 
@@ -229,16 +231,16 @@ type callState struct {
 	badJSON error
 	info    toolregistry.Info
 	safe    bool
-	done    bool
 	msg     model.Message
-	res     ResultInfo
+	res     session.ResultInfo
 }
 
-// runCalls executes the calls of one step. Calls whose tools are safe to run alongside
-// others overlap, up to maxParallel; any other call waits for those before it and runs
-// alone. Results are recorded and appended in the model's order. When cx ends, running
-// calls report their outcome and calls not started get an aborted result.
-func (s *Session) runCalls(cx context.Context, caller *ctx.Context, d *agentDef, info model.Info, calls []model.ToolCall) {
+// runCalls executes the calls of one step under the registry's batch rule
+// ([toolregistry.RunBatch]): calls whose tools are safe to run alongside others overlap,
+// up to maxParallel; any other call waits for those before it and runs alone. Results are
+// recorded and appended in the model's order. When cx ends, running calls report their
+// outcome and calls not started get an aborted result.
+func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, calls []model.ToolCall) {
 	states := make([]*callState, len(calls))
 	for i, tc := range calls {
 		st := &callState{tc: tc}
@@ -253,110 +255,56 @@ func (s *Session) runCalls(cx context.Context, caller *ctx.Context, d *agentDef,
 				}
 			}
 		}
-		st.info, _ = d.tools.Lookup(caller, tc.Name)
+		st.info, _ = d.tools.Lookup(d.c, tc.Name)
 		st.safe = st.badJSON == nil && !s.ptc && d.parallelSafe(st.info)
 		states[i] = st
 	}
-
-	var (
-		mu      sync.Mutex // guards done flags and flushing
-		emitted int
-		wg      sync.WaitGroup
-		slots   = make(chan struct{}, d.cfg.MaxParallel)
-	)
-	// flush records the results of the longest finished prefix, in the model's order.
-	flush := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for emitted < len(states) && states[emitted].done {
-			st := states[emitted]
-			emitted++
-			msg, res := st.msg, st.res
-			s.emit(Event{Type: EventToolResult, Call: s.callInfo(st), Result: &res, Message: &msg})
-			s.appendHistory(msg)
-		}
-	}
-	finish := func(st *callState) {
-		mu.Lock()
-		st.done = true
-		mu.Unlock()
-		flush()
-	}
-	run := func(st *callState) {
-		started := time.Now()
-		if s.ptc {
-			st.msg, st.res = s.runCode(cx, caller, d, info, st.tc, st.args)
-			st.res.Duration = time.Since(started).Milliseconds()
-			return
-		}
-		res, err := d.tools.Execute(cx, caller, st.tc.Name, st.args, toolregistry.ExecOptions{CallID: st.tc.ID})
-		st.msg, st.res = s.toolMessage(d, info, st.tc.ID, res, err)
-		st.res.Duration = time.Since(started).Milliseconds()
-	}
-	abort := func(from int) {
-		for _, st := range states[from:] {
-			if !st.done {
-				st.msg, st.res = abortedResult(st.tc, "the turn was cancelled before this call started")
-				finish(st)
+	opts := toolregistry.ExecOptions{Session: s, Approver: s.approver}
+	toolregistry.RunBatch(cx, toolregistry.Batch{
+		N: len(states), Max: d.cfg.MaxParallel,
+		// A call whose arguments are not JSON runs nothing: it holds back no other call.
+		Safe: func(i int) bool { return states[i].safe || states[i].badJSON != nil },
+		Start: func(i int) {
+			if st := states[i]; st.badJSON == nil {
+				s.emit(session.Event{Type: session.EventToolStart, Call: s.callInfo(st)})
 			}
-		}
-	}
-	for i, st := range states {
-		if cx.Err() != nil {
-			wg.Wait()
-			abort(i)
-			break
-		}
-		if st.badJSON != nil {
-			st.msg, st.res = invalidJSONResult(st.tc, st.badJSON)
-			finish(st)
-			continue
-		}
-		if st.safe {
-			select {
-			case slots <- struct{}{}:
-			case <-cx.Done():
-				wg.Wait()
-				abort(i)
+		},
+		Run: func(cx context.Context, i int) {
+			st := states[i]
+			started := time.Now()
+			switch {
+			case st.badJSON != nil:
+				st.msg, st.res = invalidJSONResult(st.tc, st.badJSON)
 				return
+			case s.ptc:
+				st.msg, st.res = s.runCode(cx, d, info, st.tc, st.args)
+			default:
+				o := opts
+				o.CallID = st.tc.ID
+				res, err := d.tools.Execute(cx, d.c, st.tc.Name, st.args, o)
+				st.msg, st.res = s.toolMessage(d, info, st.tc.ID, res, err)
 			}
-			s.emit(Event{Type: EventToolStart, Call: s.callInfo(st)})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				run(st)
-				<-slots
-				finish(st)
-			}()
-			continue
-		}
-		wg.Wait() // an exclusive call waits for every call before it
-		if cx.Err() != nil {
-			abort(i)
-			break
-		}
-		s.emit(Event{Type: EventToolStart, Call: s.callInfo(st)})
-		run(st)
-		finish(st)
-	}
-	wg.Wait()
-	flush()
+			st.res.Duration = time.Since(started).Milliseconds()
+		},
+		Abort: func(i int) {
+			states[i].msg, states[i].res = session.Aborted(states[i].tc, "the turn was cancelled before this call started")
+		},
+		Done: func(i int) {
+			st := states[i]
+			msg, res := st.msg, st.res
+			s.emit(session.Event{Type: session.EventToolResult, Call: s.callInfo(st), Result: &res, Message: &msg})
+			s.appendHistory(msg)
+		},
+	})
 }
 
-func (s *Session) callInfo(st *callState) *CallInfo {
-	return &CallInfo{ID: st.tc.ID, Tool: st.tc.Name, Args: maskArgs(st.tc.Arguments), Parallel: st.safe}
-}
-
-// abortedResult is the result of a call that never ran.
-func abortedResult(tc model.ToolCall, why string) (model.Message, ResultInfo) {
-	text := "Error: aborted: " + why + "."
-	return model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: text},
-		ResultInfo{Outcome: "aborted", IsError: true, Bytes: len(text)}
+func (s *Session) callInfo(st *callState) *session.CallInfo {
+	return &session.CallInfo{ID: st.tc.ID, Tool: st.tc.Name, Args: maskArgs(st.tc.Arguments), Parallel: st.safe}
 }
 
 // invalidJSONResult is the result of a call whose arguments are not JSON.
-func invalidJSONResult(tc model.ToolCall, err error) (model.Message, ResultInfo) {
+func invalidJSONResult(tc model.ToolCall, err error) (model.Message, session.ResultInfo) {
 	text := fmt.Sprintf("Error: the arguments of %s are not valid JSON (%v); call it again with a JSON object.", tc.Name, err)
 	return model.Message{Role: model.RoleTool, ToolCallID: tc.ID, Content: text},
-		ResultInfo{Outcome: "invalid_json", IsError: true, Bytes: len(text)}
+		session.ResultInfo{Outcome: "invalid_json", IsError: true, Bytes: len(text)}
 }

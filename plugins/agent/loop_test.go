@@ -16,7 +16,9 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/demotree"
@@ -40,18 +42,18 @@ type envOptions struct {
 	// before runs on the root before the demo client connects.
 	before func(root *ctx.Context) error
 	// chat adjusts the provider's configuration.
-	chat func(*model.ChatConfig)
+	chat func(*openaicompat.ChatConfig)
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
 	e := &env{t: t, srv: modeltest.New(t, o.model), dir: t.TempDir()}
-	cc := model.ChatConfig{Name: "default", Provider: model.ProviderDeepSeek, BaseURL: e.srv.URL, APIKey: e.srv.Key,
+	cc := openaicompat.ChatConfig{Name: "default", Provider: openaicompat.ProviderDeepSeek, BaseURL: e.srv.URL, APIKey: e.srv.Key,
 		RetryBase: time.Millisecond}
 	if o.chat != nil {
 		o.chat(&cc)
 	}
-	chat, err := model.NewChat(cc)
+	chat, err := openaicompat.NewChat(cc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func (e *env) start(opts agent.StartOptions) *agent.Session {
 	return s
 }
 
-func (e *env) send(s *agent.Session, text string) *agent.TurnEnd {
+func (e *env) send(s *agent.Session, text string) *session.TurnEnd {
 	e.t.Helper()
 	end, err := s.Send(ctxtest.Wait(e.t), text)
 	if err != nil {
@@ -113,7 +115,7 @@ func (e *env) send(s *agent.Session, text string) *agent.TurnEnd {
 
 // onEvent calls fn with every event of s, from the first, on a goroutine of its own, until
 // the test ends.
-func onEvent(t *testing.T, s *agent.Session, fn func(agent.Event)) {
+func onEvent(t *testing.T, s *agent.Session, fn func(session.Event)) {
 	sub := s.Subscribe(0)
 	t.Cleanup(sub.Close)
 	go func() {
@@ -161,7 +163,7 @@ func TestLoopWithDemoServer(t *testing.T) {
 	}}})
 	s := e.start(agent.StartOptions{})
 	end := e.send(s, "What is 2 + 40?")
-	if end.Reason != agent.StopDone || end.Text != "The sum is 42." || end.Steps != 2 {
+	if end.Reason != session.StopDone || end.Text != "The sum is 42." || end.Steps != 2 {
 		t.Fatalf("end %+v", end)
 	}
 	reqs := e.srv.Accepted()
@@ -290,10 +292,10 @@ func TestSafeCallsOverlapUnsafeRunAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Type == agent.EventToolStart || ev.Type == agent.EventToolResult {
+		if ev.Type == session.EventToolStart || ev.Type == session.EventToolResult {
 			order = append(order, string(ev.Type)+":"+ev.Call.ID)
 		}
-		if ev.Type == agent.EventTurnEnd {
+		if ev.Type == session.EventTurnEnd {
 			break
 		}
 	}
@@ -316,13 +318,13 @@ func TestCancelMidTurn(t *testing.T) {
 		agent: map[string]any{"permissions": map[string]any{"default": "allow"}},
 	})
 	s := e.start(agent.StartOptions{})
-	onEvent(t, s, func(ev agent.Event) {
-		if ev.Type == agent.EventToolStart && ev.Call.ID == "slow1" {
+	onEvent(t, s, func(ev session.Event) {
+		if ev.Type == session.EventToolStart && ev.Call.ID == "slow1" {
 			s.Cancel()
 		}
 	})
 	end, err := s.Send(ctxtest.Wait(t), "wait")
-	if !errors.Is(err, agent.ErrCancelled) || end.Reason != agent.StopCancelled {
+	if !errors.Is(err, agent.ErrCancelled) || end.Reason != session.StopCancelled {
 		t.Fatalf("end %+v, %v", end, err)
 	}
 	hist := s.History()
@@ -364,7 +366,7 @@ func TestCancelDuringStream(t *testing.T) {
 	}()
 	end, err := s.Send(cx, "hello")
 	cancel()
-	if !errors.Is(err, agent.ErrCancelled) || end.Reason != agent.StopCancelled {
+	if !errors.Is(err, agent.ErrCancelled) || end.Reason != session.StopCancelled {
 		t.Fatalf("end %+v, %v", end, err)
 	}
 	if end := e.send(s, "again"); end.Text != "fine" {
@@ -380,7 +382,7 @@ func TestInvalidArgumentsAndUnknownTool(t *testing.T) {
 		{Content: "sorry"},
 	}}})
 	s := e.start(agent.StartOptions{})
-	if end := e.send(s, "try"); end.Reason != agent.StopDone {
+	if end := e.send(s, "try"); end.Reason != session.StopDone {
 		t.Fatalf("%+v", end)
 	}
 	got := toolMessages(e.srv.Accepted()[1])

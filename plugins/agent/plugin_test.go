@@ -7,6 +7,8 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -61,8 +63,10 @@ func mainAgent(t *testing.T, root *ctx.Context) (*Service, *agentDef) {
 // bareSession is a session of svc that runs no loop (in PTC mode when ptcMode), for tests of
 // what its requests carry and of its tool calls.
 func bareSession(svc *Service, ptcMode bool) *Session {
-	return &Session{svc: svc, ptc: ptcMode, subs: map[*Subscription]struct{}{}, pending: map[string]*pendingApproval{},
-		grants: map[string]bool{}, saved: map[string]string{}}
+	s := &Session{svc: svc, ptc: ptcMode, approvals: permission.NewApprovals(false), log: session.NewLog(nil, nil, nil),
+		saved: map[string]string{}}
+	s.approver = toolregistry.ApproverFunc(s.approve)
+	return s
 }
 
 func names(list []toolregistry.Info) []string {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/ptc"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -58,10 +58,11 @@ func (d *agentDef) displayName() string {
 }
 
 // runCode runs one call of a PTC-mode answer: run_code runs the program through the ptc
-// service (its calls go through the registry from caller, with the agent's overlap rule);
+// service (its calls go through the registry from the agent's scope for this session —
+// the agent's permissions and approvals decide them — with the agent's overlap rule);
 // any other name is refused before it reaches the registry, pointing to run_code. The
 // program's nested calls are logged as EventCodeCall.
-func (s *Session) runCode(cx context.Context, caller *ctx.Context, d *agentDef, info model.Info, tc model.ToolCall, args json.RawMessage) (model.Message, ResultInfo) {
+func (s *Session) runCode(cx context.Context, d *agentDef, info model.Info, tc model.ToolCall, args json.RawMessage) (model.Message, session.ResultInfo) {
 	if tc.Name != ptc.ToolName {
 		err := &toolregistry.ToolError{Code: toolregistry.CodeUnknownTool, Tool: tc.Name,
 			Msg: "unknown tool " + strconv.Quote(tc.Name) + ": in this session tools are called from a program: use run_code ({\"code\": ..., \"description\": ...}) and call tools[" + strconv.Quote(tc.Name) + "](...) in it"}
@@ -73,12 +74,12 @@ func (s *Session) runCode(cx context.Context, caller *ctx.Context, d *agentDef, 
 			Msg: "run_code is not available: PTC mode needs the ptc plugin mounted in the profile (use: ptc)"}
 		return s.toolMessage(d, info, tc.ID, nil, err)
 	}
-	res, out := runner.With(d.parallelSafe).Execute(cx, caller, tc.ID, args)
+	res, out := runner.With(d.parallelSafe).For(toolregistry.ExecOptions{Session: s, Approver: s.approver}).Execute(cx, d.c, tc.ID, args)
 	var err error
 	if out != nil {
 		for _, c := range out.Calls {
-			s.emit(Event{Type: EventCodeCall, Call: &CallInfo{ID: c.ID, Tool: c.Tool, Args: maskArgs(string(c.Args))},
-				Result: &ResultInfo{Outcome: string(c.Outcome), IsError: c.Outcome != toolregistry.CodeOK, Duration: c.Duration.Milliseconds()}})
+			s.emit(session.Event{Type: session.EventCodeCall, Call: &session.CallInfo{ID: c.ID, Tool: c.Tool, Args: maskArgs(string(c.Args))},
+				Result: &session.ResultInfo{Outcome: string(c.Outcome), IsError: c.Outcome != toolregistry.CodeOK, Duration: c.Duration.Milliseconds()}})
 		}
 		if out.Err != nil {
 			err = out.Err

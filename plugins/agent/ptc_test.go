@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/ptc"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -56,13 +57,13 @@ func TestPTCMode(t *testing.T) {
 console.log("two calls");
 return parts.map((p) => p.content[0].type === "text" ? p.content[0].text : "").join("");`
 	args, _ := json.Marshal(map[string]string{"code": code, "description": "upper-case two letters"})
-	msg, ri := s.runCode(context.Background(), d.caller, d, model.Info{}, model.ToolCall{ID: "call_1", Name: "run_code", Arguments: string(args)}, args)
+	msg, ri := s.runCode(context.Background(), d, model.Info{}, model.ToolCall{ID: "call_1", Name: "run_code", Arguments: string(args)}, args)
 	if ri.Outcome != "ok" || !strings.Contains(msg.Content, `"AB"`) || !strings.Contains(msg.Content, "two calls") {
 		t.Fatalf("run_code: %+v %q", ri, msg.Content)
 	}
 	var nested []string
-	for _, ev := range s.events {
-		if ev.Type == EventCodeCall {
+	for _, ev := range s.Events() {
+		if ev.Type == session.EventCodeCall {
 			nested = append(nested, ev.Call.ID+" "+ev.Call.Tool+" "+ev.Result.Outcome)
 		}
 	}
@@ -70,13 +71,13 @@ return parts.map((p) => p.content[0].type === "text" ? p.content[0].text : "").j
 		t.Fatalf("nested calls logged: %v", nested)
 	}
 
-	msg, ri = s.runCode(context.Background(), d.caller, d, model.Info{}, model.ToolCall{ID: "call_2", Name: "upper", Arguments: `{"text":"x"}`}, json.RawMessage(`{"text":"x"}`))
+	msg, ri = s.runCode(context.Background(), d, model.Info{}, model.ToolCall{ID: "call_2", Name: "upper", Arguments: `{"text":"x"}`}, json.RawMessage(`{"text":"x"}`))
 	if ri.Outcome != string(toolregistry.CodeUnknownTool) || !strings.Contains(msg.Content, "use run_code") {
 		t.Fatalf("direct call in PTC mode: %+v %q", ri, msg.Content)
 	}
 
 	args, _ = json.Marshal(map[string]string{"code": "const x: number = 1;\nthrow new Error('no ' + x);", "description": "fails"})
-	msg, ri = s.runCode(context.Background(), d.caller, d, model.Info{}, model.ToolCall{ID: "call_3", Name: "run_code"}, args)
+	msg, ri = s.runCode(context.Background(), d, model.Info{}, model.ToolCall{ID: "call_3", Name: "run_code"}, args)
 	if ri.Outcome != string(ptc.KindException) || !ri.IsError || !strings.Contains(msg.Content, "line 2") {
 		t.Fatalf("failing program: %+v %q", ri, msg.Content)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
@@ -15,8 +17,8 @@ import (
 //
 //	agent/agents     call   null           → []AgentInfo
 //	agent/sessions   call   null           → SessionList
-//	agent/start      call   StartParams    → SessionInfo (an interactive session, unless unattended)
-//	agent/open       call   OpenParams     → SessionInfo (a stored session resumed, or the open one)
+//	agent/start      call   StartParams    → session.Info (an interactive session, unless unattended)
+//	agent/open       call   OpenParams     → session.Info (a stored session resumed, or the open one)
 //	agent/send       call   SendParams     → {} (the turn runs in the host; follow agent/events)
 //	agent/events     stream EventsParams   → Event… (durable events after seq `after` replayed, then live ones; ends when the session closes)
 //	agent/cancel     call   SessionParams  → {}
@@ -33,10 +35,10 @@ import (
 var (
 	MethodAgents   = remote.NewMethod[struct{}, []AgentInfo]("agent/agents")
 	MethodSessions = remote.NewMethod[struct{}, SessionList]("agent/sessions")
-	MethodStart    = remote.NewMethod[StartParams, SessionInfo]("agent/start")
-	MethodOpen     = remote.NewMethod[OpenParams, SessionInfo]("agent/open")
+	MethodStart    = remote.NewMethod[StartParams, session.Info]("agent/start")
+	MethodOpen     = remote.NewMethod[OpenParams, session.Info]("agent/open")
 	MethodSend     = remote.NewMethod[SendParams, struct{}]("agent/send")
-	MethodEvents   = remote.NewStreamMethod[EventsParams, Event]("agent/events")
+	MethodEvents   = remote.NewStreamMethod[EventsParams, session.Event]("agent/events")
 	MethodCancel   = remote.NewMethod[SessionParams, struct{}]("agent/cancel")
 	MethodApprove  = remote.NewMethod[ApproveParams, struct{}]("agent/approve")
 	MethodClose    = remote.NewMethod[SessionParams, struct{}]("agent/close")
@@ -86,13 +88,13 @@ type EventsParams struct {
 type ApproveParams struct {
 	Session string `json:"session"`
 	ID      string `json:"id"`
-	Answer
+	permission.Answer
 }
 
 // SessionList is the answer of agent/sessions.
 type SessionList struct {
-	Open   []SessionInfo `json:"open"`
-	Stored []SessionInfo `json:"stored"`
+	Open   []session.Info `json:"open"`
+	Stored []session.Info `json:"stored"`
 }
 
 // Validate requires the session.
@@ -133,7 +135,7 @@ func remoteCode(err error) error {
 	}
 	var code remote.Code
 	switch {
-	case errors.Is(err, ErrUnknownSession), errors.Is(err, ErrUnknownAgent), errors.Is(err, ErrUnknownApproval):
+	case errors.Is(err, session.ErrUnknownSession), errors.Is(err, ErrUnknownAgent), errors.Is(err, permission.ErrUnknownApproval):
 		code = remote.CodeNotFound
 	case errors.Is(err, ErrBusy):
 		code = remote.CodeConflict
@@ -148,10 +150,10 @@ func remoteCode(err error) error {
 // exposeRemote exposes the agent/* methods of svc as effects of c (the main agent's scope).
 // Their parameters are decoded strictly, once ([remote.Method.Expose]).
 func exposeRemote(c *ctx.Context, svc *Service) error {
-	session := func(id string) (*Session, error) {
+	lookup := func(id string) (*Session, error) {
 		ss, ok := svc.Lookup(id)
 		if !ok {
-			return nil, &remoteError{code: remote.CodeNotFound, err: fmt.Errorf("%w: %q is not open (agent/open resumes a stored one)", ErrUnknownSession, id)}
+			return nil, &remoteError{code: remote.CodeNotFound, err: fmt.Errorf("%w: %q is not open (agent/open resumes a stored one)", session.ErrUnknownSession, id)}
 		}
 		return ss, nil
 	}
@@ -164,7 +166,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 		},
 		func() (ctx.Disposer, error) {
 			return MethodSessions.Expose(c, func(context.Context, struct{}) (SessionList, error) {
-				open := []SessionInfo{}
+				open := []session.Info{}
 				for _, ss := range svc.Open() {
 					open = append(open, ss.Info())
 				}
@@ -173,39 +175,39 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 					return SessionList{}, err
 				}
 				if stored == nil {
-					stored = []SessionInfo{}
+					stored = []session.Info{}
 				}
 				return SessionList{Open: open, Stored: stored}, nil
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodStart.Expose(c, func(_ context.Context, p StartParams) (SessionInfo, error) {
+			return MethodStart.Expose(c, func(_ context.Context, p StartParams) (session.Info, error) {
 				ss, err := svc.Start(StartOptions{Agent: p.Agent, Model: p.Model, Mode: p.Mode, Interactive: !p.Unattended})
 				if err != nil {
-					return SessionInfo{}, remoteCode(err)
+					return session.Info{}, remoteCode(err)
 				}
 				return ss.Info(), nil
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodOpen.Expose(c, func(_ context.Context, p OpenParams) (SessionInfo, error) {
+			return MethodOpen.Expose(c, func(_ context.Context, p OpenParams) (session.Info, error) {
 				id, err := svc.Store().Resolve(p.Session)
 				if err != nil {
-					return SessionInfo{}, remoteCode(err)
+					return session.Info{}, remoteCode(err)
 				}
 				if ss, ok := svc.Lookup(id); ok {
 					return ss.Info(), nil
 				}
 				ss, err := svc.Resume(id, StartOptions{Model: p.Model, Mode: p.Mode, Interactive: !p.Unattended})
 				if err != nil {
-					return SessionInfo{}, remoteCode(err)
+					return session.Info{}, remoteCode(err)
 				}
 				return ss.Info(), nil
 			})
 		},
 		func() (ctx.Disposer, error) {
 			return MethodSend.Expose(c, func(_ context.Context, p SendParams) (struct{}, error) {
-				ss, err := session(p.Session)
+				ss, err := lookup(p.Session)
 				if err != nil {
 					return none, err
 				}
@@ -231,7 +233,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 		},
 		func() (ctx.Disposer, error) {
 			return MethodCancel.Expose(c, func(_ context.Context, p SessionParams) (struct{}, error) {
-				ss, err := session(p.Session)
+				ss, err := lookup(p.Session)
 				if err != nil {
 					return none, err
 				}
@@ -241,21 +243,21 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 		},
 		func() (ctx.Disposer, error) {
 			return MethodApprove.Expose(c, func(_ context.Context, p ApproveParams) (struct{}, error) {
-				ss, err := session(p.Session)
+				ss, err := lookup(p.Session)
 				if err != nil {
 					return none, err
 				}
 				switch p.Decision {
-				case DecisionAllow, DecisionAllowSession, DecisionDeny:
+				case permission.Allow, permission.AllowSession, permission.Deny:
 				default:
-					return none, remote.Errorf(remote.CodeBadRequest, `"decision" must be %q, %q or %q, got %q`, DecisionAllow, DecisionAllowSession, DecisionDeny, p.Decision)
+					return none, remote.Errorf(remote.CodeBadRequest, `"decision" must be %q, %q or %q, got %q`, permission.Allow, permission.AllowSession, permission.Deny, p.Decision)
 				}
 				return none, remoteCode(ss.Approve(p.ID, p.Answer))
 			})
 		},
 		func() (ctx.Disposer, error) {
 			return MethodClose.Expose(c, func(_ context.Context, p SessionParams) (struct{}, error) {
-				ss, err := session(p.Session)
+				ss, err := lookup(p.Session)
 				if err != nil {
 					return none, err
 				}
@@ -263,8 +265,8 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodEvents.Expose(c, func(cx context.Context, p EventsParams, send func(Event) error) error {
-				ss, err := session(p.Session)
+			return MethodEvents.Expose(c, func(cx context.Context, p EventsParams, send func(session.Event) error) error {
+				ss, err := lookup(p.Session)
 				if err != nil {
 					return err
 				}

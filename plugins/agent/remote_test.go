@@ -11,7 +11,10 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -43,7 +46,7 @@ func TestRemoteSession(t *testing.T) {
 		{Reasoning: "The user wants a note.", ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "note", Arguments: `{"text":"milk"}`}}},
 		{Reasoning: "Done.", Content: "Noted: milk."},
 	}})
-	chat, err := model.NewChat(model.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: model.ProviderDeepSeek})
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,21 +74,21 @@ func TestRemoteSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info SessionInfo
+	var info session.Info
 	if err := json.Unmarshal(raw, &info); err != nil || info.ID == "" {
 		t.Fatalf("agent/start: %s %v", raw, err)
 	}
 
 	// Follow the session's events as the page does.
-	events := make(chan Event, 64)
+	events := make(chan session.Event, 64)
 	ev, _ := root.RemoteMethod("agent/events")
 	scx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		params, _ := json.Marshal(map[string]any{"session": info.ID})
-		done <- ev.Stream(scx, params, func(v any) error { events <- v.(Event); return nil })
+		done <- ev.Stream(scx, params, func(v any) error { events <- v.(session.Event); return nil })
 	}()
-	next := func(want EventType) Event {
+	next := func(want session.EventType) session.Event {
 		t.Helper()
 		for {
 			select {
@@ -101,7 +104,7 @@ func TestRemoteSession(t *testing.T) {
 	if _, err := remoteCall(t, root, "agent/send", map[string]any{"session": info.ID, "text": "Note that we need milk."}); err != nil {
 		t.Fatal(err)
 	}
-	asked := next(EventApprovalAsked)
+	asked := next(session.EventApprovalAsked)
 	if asked.Approval == nil || asked.Approval.Tool != "note" {
 		t.Fatalf("approval asked: %+v", asked.Approval)
 	}
@@ -112,10 +115,10 @@ func TestRemoteSession(t *testing.T) {
 	if _, err := remoteCall(t, root, "agent/approve", map[string]any{"session": info.ID, "id": asked.Approval.ID, "decision": "maybe"}); err == nil || remoteCodeOf(err) != "bad_request" {
 		t.Fatalf("approve maybe: %v", err)
 	}
-	if _, err := remoteCall(t, root, "agent/approve", map[string]any{"session": info.ID, "id": asked.Approval.ID, "decision": DecisionAllow}); err != nil {
+	if _, err := remoteCall(t, root, "agent/approve", map[string]any{"session": info.ID, "id": asked.Approval.ID, "decision": permission.Allow}); err != nil {
 		t.Fatal(err)
 	}
-	end := next(EventTurnEnd)
+	end := next(session.EventTurnEnd)
 	if end.End == nil || end.End.Text != "Noted: milk." {
 		t.Fatalf("turn end: %+v", end.End)
 	}

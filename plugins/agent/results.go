@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -22,8 +23,8 @@ const readResultTool = "read_tool_result"
 // toolMessage turns a registry result into the tool message the model gets: the
 // model-facing text; images as images for a model that accepts them, else described; a
 // text over the agent's largeResultBytes saved whole, with a head-and-tail preview.
-func (s *Session) toolMessage(d *agentDef, info model.Info, callID string, res *toolregistry.Result, err error) (model.Message, ResultInfo) {
-	ri := ResultInfo{Outcome: string(toolregistry.CodeOK)}
+func (s *Session) toolMessage(d *agentDef, info model.Info, callID string, res *toolregistry.Result, err error) (model.Message, session.ResultInfo) {
+	ri := session.ResultInfo{Outcome: string(toolregistry.CodeOK)}
 	var te *toolregistry.ToolError
 	if errors.As(err, &te) {
 		ri.Outcome = string(te.Code)
@@ -106,7 +107,7 @@ func cutRunes(s string, n int, head bool) string {
 
 // resultFile names the file of callID's saved result.
 func resultFile(callID string) string {
-	if validID(callID) {
+	if session.ValidID(callID) {
 		return callID + ".txt"
 	}
 	sum := sha256.Sum256([]byte(callID))
@@ -174,7 +175,7 @@ func (d *agentDef) readResultTool() toolregistry.Tool {
 			if err := json.Unmarshal(call.Args, &in); err != nil {
 				return nil, err
 			}
-			s, ok := FromContext(cx)
+			s, ok := call.Session.(*Session)
 			if !ok {
 				return nil, errors.New("no agent session: saved results belong to a session")
 			}

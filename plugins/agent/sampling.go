@@ -9,6 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/sampling"
@@ -35,7 +37,7 @@ func (d *agentDef) sample(cx context.Context, r *sampling.Request) (*mcpResult, 
 			return s.sample(cx, r)
 		}
 	}
-	if d.cfg.Sampling != ActionAllow {
+	if d.cfg.Sampling != permission.Allow {
 		return nil, fmt.Errorf("sampling refused: the request is not part of an agent session, so nobody can approve it (set the agent's sampling to \"allow\" to answer such requests)")
 	}
 	m, err := d.models.Get(d.cfg.Model)
@@ -53,10 +55,10 @@ func (s *Session) sample(cx context.Context, r *sampling.Request) (*mcpResult, e
 		return nil, err
 	}
 	switch d.cfg.Sampling {
-	case ActionDeny:
+	case permission.Deny:
 		return nil, errors.New("sampling refused by the agent's configuration")
-	case ActionAsk:
-		ok, why, err := s.ask(cx, ApprovalInfo{Kind: "sampling", Server: r.Server, Reason: samplingSummary(r.Params)})
+	case permission.Ask:
+		ok, why, err := s.ask(cx, permission.Request{Kind: "sampling", Server: r.Server, Reason: samplingSummary(r.Params)})
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +81,7 @@ func samplingSummary(p *mcp.CreateMessageParams) string { //nolint:staticcheck /
 	}
 	last := ""
 	if t, ok := p.Messages[len(p.Messages)-1].Content.(*mcp.TextContent); ok {
-		last = title(t.Text)
+		last = session.Title(t.Text)
 	}
 	return fmt.Sprintf("a completion of %d message(s), up to %d tokens: %q", len(p.Messages), p.MaxTokens, last)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/suggest"
+	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
@@ -31,16 +33,13 @@ var Plugin = ctx.Define(ctx.Meta{Name: "agent", Inject: []ctx.Dependency{model.K
 var (
 	// ErrUnknownAgent: no agent of that name is mounted.
 	ErrUnknownAgent = errors.New("agent: unknown agent")
-	// ErrUnknownSession: no session of that id (live, or in the store).
-	ErrUnknownSession = errors.New("agent: unknown session")
 	// ErrBusy: the session is running a turn already.
 	ErrBusy = errors.New("agent: a turn is running")
-	// ErrClosed: the session (or the service) is closed.
-	ErrClosed = errors.New("agent: closed")
+	// ErrClosed: the session (or the service) is closed; its log's subscriptions end with
+	// the same error.
+	ErrClosed = session.ErrClosed
 	// ErrCancelled: the turn was cancelled.
 	ErrCancelled = errors.New("agent: turn cancelled")
-	// ErrUnknownApproval: no pending question of that id.
-	ErrUnknownApproval = errors.New("agent: no such pending approval")
 	// ErrDepth: a subagent would run deeper than the agent's maxDepth.
 	ErrDepth = errors.New("agent: delegation too deep")
 )
@@ -54,7 +53,6 @@ type agentDef struct {
 	// ancestors are the paths of the enclosing layers, nearest first, ending with "".
 	ancestors []string
 	c         *ctx.Context // the plugin's context: the agent's scope for tools and prompt
-	caller    *ctx.Context // c with the agent's private approval realm
 	cfg       Config
 	models    *model.Service
 	tools     *toolregistry.Registry
@@ -94,10 +92,6 @@ func apply(c *ctx.Context, cfg Config) error {
 	name, ancestors := layerPath(c.Layer())
 	d := &agentDef{name: name, ancestors: ancestors, c: c, cfg: cfg,
 		models: model.Key.Use(c), tools: toolregistry.Key.Use(c), log: c.Logger()}
-	d.caller = c.Isolate(toolregistry.ApprovalKey.Name(), fmt.Sprintf("agent:%d", c.Scope().ID()))
-	if _, err := toolregistry.ApprovalKey.Provide(d.caller, toolregistry.ApproverFunc(d.approve)); err != nil {
-		return err
-	}
 	if _, err := toolregistry.Policy.On(c, d.policy, ctx.Subtree); err != nil {
 		return err
 	}
@@ -133,7 +127,7 @@ func apply(c *ctx.Context, cfg Config) error {
 	if _, err := d.tools.Register(c, d.deferrer.Tool()); err != nil {
 		return err
 	}
-	if cfg.Sampling != ActionDeny {
+	if cfg.Sampling != permission.Deny {
 		if _, err := sampling.Provide(c, "agent", sampling.Func(d.sample)); err != nil {
 			return err
 		}
@@ -256,7 +250,7 @@ func (d *agentDef) syncSubagents() {
 // A Service is safe for concurrent use.
 type Service struct {
 	root  *ctx.Context
-	store *Store
+	store *session.Store
 	log   *slog.Logger
 
 	mu     sync.Mutex
@@ -291,7 +285,7 @@ func (s *Service) Agents() []AgentInfo {
 }
 
 // Store returns the session store.
-func (s *Service) Store() *Store { return s.store }
+func (s *Service) Store() *session.Store { return s.store }
 
 // agent returns the mounted agent called name, or an error naming the known ones.
 func (s *Service) agent(name string) (*agentDef, error) {
@@ -335,6 +329,22 @@ type StartOptions struct {
 	Mode string
 }
 
+// openStoreFor returns the store of an agent's sessionsDir: "-" keeps sessions in memory,
+// "" is [session.DefaultDir].
+func openStoreFor(dir string) (*session.Store, error) {
+	switch dir {
+	case "-":
+		return session.OpenStore(""), nil
+	case "":
+		d, err := session.DefaultDir(nil)
+		if err != nil {
+			return nil, err
+		}
+		return session.OpenStore(d), nil
+	}
+	return session.OpenStore(dir), nil
+}
+
 // Start starts a session.
 func (s *Service) Start(opts StartOptions) (*Session, error) {
 	d, err := s.agent(opts.Agent)
@@ -348,7 +358,7 @@ func (s *Service) Start(opts StartOptions) (*Session, error) {
 // torn last line is dropped; calls left without a result get an aborted one) and the
 // session goes on logging into the same file. opts.Agent is ignored (the log's agent is
 // used); opts.Model overrides the model the session was started with. id may be
-// [LastSession].
+// [session.Last].
 func (s *Service) Resume(id string, opts StartOptions) (*Session, error) {
 	id, err := s.store.Resolve(id)
 	if err != nil {
@@ -372,7 +382,7 @@ func (s *Service) Resume(id string, opts StartOptions) (*Session, error) {
 	if opts.Model == "" {
 		opts.Model = h.Model
 	}
-	return s.resume(d, h, events, opts)
+	return s.resume(d, h, opts)
 }
 
 // Lookup returns the open session id.

@@ -8,7 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
 )
 
@@ -26,39 +29,36 @@ func FromContext(cx context.Context) (*Session, bool) {
 }
 
 // Session is one conversation of an agent with a person (or a script, or a parent agent):
-// its history, its event log and the turn in flight.
+// its history, its event log (package session) and the turn in flight.
 //
 // A Session is safe for concurrent use: one goroutine runs a turn with [Session.Send]
 // while others subscribe to events, answer approvals, cancel the turn or close the
 // session. Turns do not overlap: Send while a turn runs fails with [ErrBusy].
 type Session struct {
-	svc         *Service
-	agent       string
-	modelName   string
-	parent      *Session
-	depth       int
-	interactive bool
-	sampler     sampling.Sampler
-	ptc         bool // the session is in PTC mode
+	svc       *Service
+	agent     string
+	modelName string
+	parent    *Session
+	depth     int
+	sampler   sampling.Sampler
+	ptc       bool // the session is in PTC mode
+	// approvals are the questions put to the person driving the session (the root of a
+	// delegation chain asks for its subagents), and the tools allowed for the session.
+	approvals *permission.Approvals
+	approver  toolregistry.Approver // s.approve: the approver of the session's calls
+	log       *session.Log
 
-	mu        sync.Mutex
-	header    Header
-	log       *logFile
-	dir       string // the session's directory ("" when not stored)
-	created   bool   // this Session made dir: Close removes it when no turn was sent
-	history   []model.Message
-	events    []Event
-	seq       int64
-	turn      int
-	step      int
-	cancel    context.CancelCauseFunc
-	turnDone  chan struct{} // closed when the running turn ends; nil when idle
-	subs      map[*Subscription]struct{}
-	pending   map[string]*pendingApproval
-	approvals int
-	grants    map[string]bool
-	saved     map[string]string // results kept in memory (not stored sessions)
-	closed    bool
+	mu       sync.Mutex
+	header   session.Header
+	dir      string // the session's directory ("" when not stored)
+	created  bool   // this Session made dir: Close removes it when no turn was sent
+	history  []model.Message
+	turn     int
+	step     int
+	cancel   context.CancelCauseFunc
+	turnDone chan struct{}     // closed when the running turn ends; nil when idle
+	saved    map[string]string // results kept in memory (not stored sessions)
+	closed   bool
 }
 
 func (svc *Service) newSession(d *agentDef, opts StartOptions, parent *Session, depth int) (*Session, error) {
@@ -76,14 +76,20 @@ func (svc *Service) newSession(d *agentDef, opts StartOptions, parent *Session, 
 		return nil, err
 	}
 	s := &Session{svc: svc, agent: d.name, modelName: info.Name, parent: parent, depth: depth, ptc: ptcMode,
-		interactive: opts.Interactive, subs: map[*Subscription]struct{}{}, pending: map[string]*pendingApproval{},
-		grants: map[string]bool{}, saved: map[string]string{}}
+		approvals: permission.NewApprovals(opts.Interactive), saved: map[string]string{}}
+	s.approver = toolregistry.ApproverFunc(s.approve)
 	s.sampler = sampling.Func(func(cx context.Context, r *sampling.Request) (*mcpResult, error) { return s.sample(cx, r) })
-	s.header = Header{Agent: d.name, Model: info.Name, ModelID: info.ID, Depth: depth}
+	s.header = session.Header{Agent: d.name, Model: info.Name, ModelID: info.ID, Depth: depth}
 	if ptcMode {
 		s.header.Mode = ModePTC
 	}
 	return s, nil
+}
+
+// logFailed is told when the session's log file cannot be written: the session goes on
+// in memory.
+func (s *Session) logFailed(err error) {
+	s.svc.log.Warn("agent: session log not written", "session", s.header.ID, "err", err)
 }
 
 func (svc *Service) start(d *agentDef, opts StartOptions, parent *Session, depth int) (*Session, error) {
@@ -92,19 +98,21 @@ func (svc *Service) start(d *agentDef, opts StartOptions, parent *Session, depth
 		return nil, err
 	}
 	now := time.Now()
-	s.header.ID, s.header.Created = newID(now), now
+	s.header.ID, s.header.Created = session.NewID(now), now
 	if parent != nil {
 		s.header.Parent = parent.header.ID
 		opts.Ephemeral = opts.Ephemeral || parent.dir == ""
 	}
-	if !opts.Ephemeral && svc.store.dir != "" {
-		if s.log, err = svc.store.create(s.header.ID); err != nil {
+	var file *session.File
+	if !opts.Ephemeral && svc.store.Dir() != "" {
+		if file, err = svc.store.Create(s.header.ID); err != nil {
 			return nil, err
 		}
 		s.dir, s.created = svc.store.SessionDir(s.header.ID), true
 	}
+	s.log = session.NewLog(nil, file, s.logFailed)
 	h := s.header
-	s.emit(Event{Type: EventSession, Header: &h})
+	s.emit(session.Event{Type: session.EventSession, Header: &h})
 	if err := svc.add(s); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -112,100 +120,56 @@ func (svc *Service) start(d *agentDef, opts StartOptions, parent *Session, depth
 	return s, nil
 }
 
-func (svc *Service) resume(d *agentDef, h *Header, events []Event, opts StartOptions) (*Session, error) {
+func (svc *Service) resume(d *agentDef, h *session.Header, opts StartOptions) (*Session, error) {
 	opts.Ephemeral = false
 	s, err := svc.newSession(d, opts, nil, h.Depth)
 	if err != nil {
 		return nil, err
 	}
-	_, size, err := svc.store.read(h.ID)
+	events, size, err := svc.store.ReadSize(h.ID)
 	if err != nil {
 		return nil, err
 	}
-	if s.log, err = svc.store.reopen(h.ID, size); err != nil {
+	file, err := svc.store.Reopen(h.ID, size)
+	if err != nil {
 		return nil, err
 	}
+	s.log = session.NewLog(events, file, s.logFailed)
 	s.dir = svc.store.SessionDir(h.ID)
 	s.header = *h
 	s.header.Model = s.modelName
 	s.ptc = h.Mode == ModePTC // a session keeps the mode it was started in
-	hist, open := rebuild(events)
+	hist, open := session.History(events)
 	s.history = hist
-	s.events = events
-	s.seq = events[len(events)-1].Seq
 	for _, ev := range events {
-		if ev.Type == EventUser {
+		if ev.Type == session.EventUser {
 			s.turn++
 		}
-		if ev.Type == EventSession && ev.Header != nil && ev.Header.Resumed > s.header.Resumed {
+		if ev.Type == session.EventSession && ev.Header != nil && ev.Header.Resumed > s.header.Resumed {
 			s.header.Resumed = ev.Header.Resumed
 		}
 	}
 	s.header.Resumed++
 	rh := s.header
-	s.emit(Event{Type: EventSession, Header: &rh})
+	s.emit(session.Event{Type: session.EventSession, Header: &rh})
 	// Calls the log left open (the process ended mid-step) get an aborted result, so that
 	// the history the model sees answers every call.
 	for _, tc := range open {
-		msg, ri := abortedResult(tc, "the session ended before this call finished")
-		s.emit(Event{Type: EventToolResult, Turn: s.turn, Call: &CallInfo{ID: tc.ID, Tool: tc.Name, Args: maskArgs(tc.Arguments)}, Result: &ri, Message: &msg})
+		msg, ri := session.Aborted(tc, "the session ended before this call finished")
+		s.emit(session.Event{Type: session.EventToolResult, Turn: s.turn, Call: &session.CallInfo{ID: tc.ID, Tool: tc.Name, Args: maskArgs(tc.Arguments)}, Result: &ri, Message: &msg})
 	}
 	if err := svc.add(s); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
-}
-
-// rebuild returns the model history of a log's events, and the calls of the last
-// assistant message that have no result. Results are put in the order of the calls;
-// calls left open before a later message get an aborted result.
-func rebuild(events []Event) (hist []model.Message, open []model.ToolCall) {
-	var calls []model.ToolCall
-	got := map[string]model.Message{}
-	flush := func(final bool) {
-		for _, tc := range calls {
-			if m, ok := got[tc.ID]; ok {
-				hist = append(hist, m)
-				continue
-			}
-			if final {
-				open = append(open, tc)
-			}
-			m, _ := abortedResult(tc, "the session ended before this call finished")
-			hist = append(hist, m)
-		}
-		calls = nil
-		clear(got)
-	}
-	for i := range events {
-		ev := &events[i]
-		switch ev.Type {
-		case EventUser:
-			flush(false)
-			hist = append(hist, model.Message{Role: model.RoleUser, Content: ev.Text})
-		case EventAssistant:
-			if ev.Message == nil {
-				continue
-			}
-			flush(false)
-			hist = append(hist, *ev.Message)
-			calls = ev.Message.ToolCalls
-		case EventToolResult:
-			if ev.Message != nil && ev.Call != nil {
-				got[ev.Call.ID] = *ev.Message
-			}
-		}
-	}
-	flush(true)
-	return hist, open
 }
 
 // ID returns the session's id.
 func (s *Session) ID() string { return s.header.ID }
 
 // Header describes the session.
-func (s *Session) Header() Header {
+func (s *Session) Header() session.Header {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.header
@@ -235,20 +199,10 @@ func (s *Session) History() []model.Message {
 }
 
 // Events returns the durable events so far (the log's content).
-func (s *Session) Events() []Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Event(nil), s.events...)
-}
+func (s *Session) Events() []session.Event { return s.log.Events() }
 
 // Info summarizes the session.
-func (s *Session) Info() SessionInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	info := SessionInfo{ID: s.header.ID}
-	summarize(&info, s.events)
-	return info
-}
+func (s *Session) Info() session.Info { return session.Summarize(s.log.Events()) }
 
 // root returns the session at the top of the delegation chain (the one a person drives).
 func (s *Session) root() *Session {
@@ -258,34 +212,17 @@ func (s *Session) root() *Session {
 	return s
 }
 
-// emit records ev: a durable event gets the next Seq, is logged and kept; every event is
-// delivered to the subscribers, and a subagent's events to its parent's subscribers too.
-func (s *Session) emit(ev Event) {
-	if ev.Time.IsZero() {
-		ev.Time = time.Now()
-	}
-	s.mu.Lock()
-	if ev.Turn == 0 && ev.Type != EventSession {
+// emit records ev in the session's log (a durable event is numbered, logged and kept;
+// every event reaches the subscribers), and a subagent's events reach its parent's
+// subscribers too.
+func (s *Session) emit(ev session.Event) {
+	if ev.Turn == 0 && ev.Type != session.EventSession {
+		s.mu.Lock()
 		ev.Turn, ev.Step = s.turn, s.step
+		s.mu.Unlock()
 	}
-	if ev.Type.Durable() {
-		s.seq++
-		ev.Seq = s.seq
-		s.events = append(s.events, ev)
-		if s.log != nil {
-			if err := s.log.write(&ev); err != nil {
-				s.svc.log.Warn("agent: session log not written", "session", s.header.ID, "err", err)
-				s.log = nil
-			}
-		}
-	} else {
-		ev.Seq = s.seq
-	}
-	for sub := range s.subs {
-		sub.push(ev)
-	}
-	s.mu.Unlock()
-	if s.parent != nil && ev.Type != EventSession {
+	ev = s.log.Append(ev)
+	if s.parent != nil && ev.Type != session.EventSession {
 		fw := ev
 		if fw.Agent == "" {
 			fw.Agent = s.agent
@@ -295,102 +232,21 @@ func (s *Session) emit(ev Event) {
 }
 
 // forward delivers a subagent's event to s's subscribers as a live event.
-func (s *Session) forward(ev Event) {
-	s.mu.Lock()
-	ev.Seq = s.seq
-	for sub := range s.subs {
-		sub.push(ev)
-	}
-	s.mu.Unlock()
+func (s *Session) forward(ev session.Event) {
+	s.log.Deliver(ev)
 	if s.parent != nil {
 		s.parent.forward(ev)
 	}
 }
 
-// Subscription receives a session's events in order. Events are queued without bound
-// for a subscriber that falls behind, so a subscriber must keep reading or Close.
-//
-// A Subscription is safe for concurrent use, though events are meant for one reader.
-type Subscription struct {
-	s     *Session
-	queue []Event
-	wake  chan struct{}
-	done  bool
-}
-
 // Subscribe returns a subscription that first replays the durable events with a Seq
 // above after (0: all of them), then delivers every event as it happens. A subagent's
 // events arrive as live events with their Agent set.
-func (s *Session) Subscribe(after int64) *Subscription {
-	sub := &Subscription{s: s, wake: make(chan struct{}, 1)}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ev := range s.events {
-		if ev.Seq > after {
-			sub.queue = append(sub.queue, ev)
-		}
-	}
-	if s.closed {
-		sub.done = true
-	} else {
-		s.subs[sub] = struct{}{}
-	}
-	if len(sub.queue) > 0 || sub.done {
-		sub.signal()
-	}
-	return sub
-}
-
-func (sub *Subscription) signal() {
-	select {
-	case sub.wake <- struct{}{}:
-	default:
-	}
-}
-
-// push queues ev; s.mu is held.
-func (sub *Subscription) push(ev Event) {
-	sub.queue = append(sub.queue, ev)
-	sub.signal()
-}
-
-// Next returns the next event. It blocks until there is one, cx is done (cx's error), or
-// the session is closed and every event was read ([ErrClosed]).
-func (sub *Subscription) Next(cx context.Context) (Event, error) {
-	for {
-		sub.s.mu.Lock()
-		if len(sub.queue) > 0 {
-			ev := sub.queue[0]
-			sub.queue[0] = Event{}
-			sub.queue = sub.queue[1:]
-			sub.s.mu.Unlock()
-			return ev, nil
-		}
-		done := sub.done
-		sub.s.mu.Unlock()
-		if done {
-			return Event{}, ErrClosed
-		}
-		select {
-		case <-sub.wake:
-		case <-cx.Done():
-			return Event{}, cx.Err()
-		}
-	}
-}
-
-// Close ends the subscription; Next then returns ErrClosed once the queue is read.
-func (sub *Subscription) Close() {
-	sub.s.mu.Lock()
-	delete(sub.s.subs, sub)
-	sub.done = true
-	sub.signal()
-	sub.s.mu.Unlock()
-}
+func (s *Session) Subscribe(after int64) *session.Subscription { return s.log.Subscribe(after) }
 
 // Cancel cancels the turn in flight, if any: the model stream stops, running tool calls
 // are cancelled (servers get notifications/cancelled) and report their outcome, calls not
-// yet started get an aborted result. Send then returns with [StopCancelled].
+// yet started get an aborted result. Send then returns with [session.StopCancelled].
 func (s *Session) Cancel() {
 	s.mu.Lock()
 	cancel := s.cancel
@@ -416,28 +272,15 @@ func (s *Session) Close() error {
 		cancel(ErrClosed)
 		<-done
 	}
+	s.approvals.Close()
 	s.mu.Lock()
-	for sub := range s.subs {
-		sub.done = true
-		sub.signal()
-	}
-	clear(s.subs)
-	for id, p := range s.pending {
-		close(p.gone)
-		delete(s.pending, id)
-	}
-	lf := s.log
-	s.log = nil
 	unused := s.created && s.turn == 0 // started and left without a message
 	s.mu.Unlock()
 	s.svc.remove(s)
 	if d, err := s.def(); err == nil {
 		d.deferrer.End(s)
 	}
-	if lf == nil {
-		return nil
-	}
-	err := lf.close()
+	err := s.log.Close()
 	if unused {
 		// A session nobody wrote to is not kept: `harness chat` opened and left at once
 		// lists nothing.
@@ -451,7 +294,7 @@ func (s *Session) Close() error {
 // the turn is cancelled (by cx or [Session.Cancel]). It returns how the turn ended; the
 // error is set when the turn failed or was cancelled (matching [ErrCancelled]). Events
 // report the turn as it goes.
-func (s *Session) Send(cx context.Context, text string) (*TurnEnd, error) {
+func (s *Session) Send(cx context.Context, text string) (*session.TurnEnd, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -474,7 +317,7 @@ func (s *Session) Send(cx context.Context, text string) (*TurnEnd, error) {
 		cancel(nil)
 	}()
 	end, err := s.runTurn(tcx, text)
-	if end != nil && end.Reason == StopCancelled && err == nil {
+	if end != nil && end.Reason == session.StopCancelled && err == nil {
 		err = ErrCancelled
 		if c := context.Cause(tcx); c != nil && !errors.Is(c, ErrCancelled) {
 			err = fmt.Errorf("%w: %w", ErrCancelled, c)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -39,7 +40,7 @@ func (d *agentDef) delegate(cx context.Context, child string, call *toolregistry
 	if err := json.Unmarshal(call.Args, &in); err != nil {
 		return nil, err
 	}
-	parent, _ := FromContext(cx)
+	parent, _ := call.Session.(*Session)
 	svc := d.service()
 	depth, maxDepth := 1, d.cfg.MaxDepth
 	if parent != nil {
@@ -69,7 +70,7 @@ func (d *agentDef) delegate(cx context.Context, child string, call *toolregistry
 		return nil, fmt.Errorf("subagent %q: %w", child, err)
 	}
 	text := end.Text
-	if end.Reason != StopDone {
+	if end.Reason != session.StopDone {
 		text = fmt.Sprintf("[the subagent stopped before finishing: %s]\n%s", end.Reason, text)
 	}
 	if text == "" {

@@ -1,7 +1,9 @@
 // Package model is the model service of the harness: named language models behind one
 // interface, so that the agent loop, samplers and subagents ask "the model called X" without
-// knowing its provider. The first provider speaks OpenAI-compatible Chat Completions with
-// DeepSeek V4 as the default (see the provider's documentation in this package).
+// knowing its provider. This package is the interface and the service only; the provider,
+// OpenAI-compatible Chat Completions with DeepSeek V4 as the default, and the plugin that
+// configures models are in the subpackage openaicompat. Callers (the agent) import this
+// package alone.
 //
 // # Messages
 //

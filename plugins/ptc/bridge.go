@@ -12,6 +12,7 @@ import (
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
 
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -151,9 +152,7 @@ func freeze(vm *goja.Runtime, o *goja.Object) error {
 // ReadOnly reports whether calls of a tool may overlap other calls by default: its metadata
 // says it is read-only and not destructive (the MCP client copies the readOnlyHint and
 // destructiveHint annotations into Meta).
-func ReadOnly(in toolregistry.Info) bool {
-	return in.Meta["readOnlyHint"] == "true" && in.Meta["destructiveHint"] != "true"
-}
+func ReadOnly(in toolregistry.Info) bool { return permission.ReadOnly(in.Meta) }
 
 // pending is one call of the program, queued or running.
 type pending struct {
@@ -215,22 +214,18 @@ func (x *run) callerLine() int {
 	return 0
 }
 
-// pump moves the queued calls that may start to the ready list, in order: a read-only call
-// alongside other read-only calls up to MaxConcurrentCalls; any other call alone, once the
-// calls before it have finished (and the calls after it wait for it). [run.launch] starts
-// them once the program yields.
+// pump moves the queued calls that may start to the ready list, in order, under the
+// registry's batch rule ([toolregistry.Scheduler]): a safe call alongside other safe calls
+// up to MaxConcurrentCalls; any other call alone, once the calls before it have finished
+// (and the calls after it wait for it). [run.launch] starts them once the program yields.
 func (x *run) pump() {
 	for len(x.queue) > 0 && !x.stopped() {
 		h := x.queue[0]
-		if h.safe && (x.exclusive || x.running >= x.l.MaxConcurrentCalls) || !h.safe && x.running > 0 {
+		if !x.sched.Start(h.safe) {
 			return
 		}
 		x.queue[0] = nil
 		x.queue = x.queue[1:]
-		x.running++
-		if !h.safe {
-			x.exclusive = true
-		}
 		x.ready = append(x.ready, h)
 	}
 }
@@ -245,7 +240,7 @@ func (x *run) launch() {
 			x.ready = x.ready[:0]
 			return
 		}
-		if len(x.ready) == 1 && x.running == 1 {
+		if len(x.ready) == 1 && x.sched.Running() == 1 {
 			h := x.ready[0]
 			x.ready[0] = nil
 			x.ready = x.ready[:0]
@@ -268,7 +263,9 @@ func (x *run) launch() {
 // the loop's goroutine.
 func (x *run) call(h *pending) job {
 	start := time.Now()
-	res, err := x.r.reg.Execute(x.calls, x.c, h.tool, h.args, toolregistry.ExecOptions{CallID: h.id})
+	opts := x.r.exec
+	opts.CallID = h.id
+	res, err := x.r.reg.Execute(x.calls, x.c, h.tool, h.args, opts)
 	rec := Call{ID: h.id, Tool: h.tool, Args: h.args, Outcome: toolregistry.CodeOK, Duration: time.Since(start)}
 	var terr *toolregistry.ToolError
 	if errors.As(err, &terr) {
@@ -287,10 +284,7 @@ func (x *run) call(h *pending) job {
 	}
 	x.mu.Unlock()
 	return func() {
-		x.running--
-		if !h.safe {
-			x.exclusive = false
-		}
+		x.sched.Finish(h.safe)
 		switch {
 		case err != nil:
 			msg := err.Error()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/ptc"
 	"github.com/cordisgo/harness/plugins/sysprompt"
@@ -90,7 +91,7 @@ func TestThreeServersConcurrently(t *testing.T) {
 	root, _ := fleet(t)
 	var mu sync.Mutex
 	arrived, all := 0, make(chan struct{})
-	_, err := toolregistry.Policy.On(root, func(req *toolregistry.PolicyRequest, next func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
+	_, err := toolregistry.Policy.On(root, func(req *toolregistry.PolicyRequest, next func() (permission.Decision, error)) (permission.Decision, error) {
 		mu.Lock()
 		if arrived++; arrived == 3 {
 			close(all)

@@ -28,6 +28,7 @@ type Runner struct {
 	limits Limits
 	logger *slog.Logger
 	safe   func(toolregistry.Info) bool
+	exec   toolregistry.ExecOptions // the session and approver of the programs' calls
 }
 
 // Options configure [New]. A plain value.
@@ -73,6 +74,15 @@ func (r *Runner) With(safe func(toolregistry.Info) bool) *Runner {
 	}
 	c := *r
 	c.safe = safe
+	return &c
+}
+
+// For returns a runner like r whose programs' calls are made with opts' Session and
+// Approver (each call gets its own CallID): an agent passes its session, so that its
+// permissions and approvals decide the calls of a program as they decide its own.
+func (r *Runner) For(opts toolregistry.ExecOptions) *Runner {
+	c := *r
+	c.exec = opts
 	return &c
 }
 
@@ -156,9 +166,8 @@ type run struct {
 
 	// bridge state (loop goroutine only)
 	queue     []*pending
-	ready     []*pending // calls counted in running, not started yet (see launch)
-	running   int
-	exclusive bool
+	ready     []*pending              // calls the scheduler started, not launched yet (see launch)
+	sched     *toolregistry.Scheduler // the one batch rule: safe calls overlap, others run alone
 	made      int
 	sleeps    map[*time.Timer]struct{}
 	console   strings.Builder
@@ -193,7 +202,7 @@ func (r *Runner) Run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 
 func (r *Runner) run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 	start := time.Now()
-	x := &run{r: r, l: r.limits, c: c, callID: p.CallID, jobs: make(chan job, 16),
+	x := &run{r: r, l: r.limits, c: c, callID: p.CallID, jobs: make(chan job, 16), sched: toolregistry.NewScheduler(r.limits.MaxConcurrentCalls),
 		stop: make(chan struct{}), done: make(chan struct{}), sleeps: map[*time.Timer]struct{}{}}
 	if x.callID == "" {
 		x.callID = "ptc"
@@ -333,7 +342,7 @@ func (x *run) loop(v goja.Value) (json.RawMessage, *Error) {
 		if x.stopped() {
 			return nil, x.reason.Load()
 		}
-		if x.running == 0 && len(x.queue) == 0 && len(x.sleeps) == 0 {
+		if x.sched.Running() == 0 && len(x.queue) == 0 && len(x.sleeps) == 0 {
 			return nil, &Error{Kind: KindStalled, Msg: "the program awaits a promise that nothing will settle: no tool call or sleep is pending"}
 		}
 		select {

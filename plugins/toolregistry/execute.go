@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/permission"
 )
 
 // ExecOptions adjusts one [Registry.Execute] call. The zero value is ready to use; it is a
@@ -18,23 +19,13 @@ import (
 type ExecOptions struct {
 	// CallID identifies the call in the history and events; empty means "call_<n>".
 	CallID string
-}
-
-// Action is a policy verdict, a plain value.
-type Action string
-
-// Policy actions.
-const (
-	Allow Action = "allow" // run the tool
-	Deny  Action = "deny"  // refuse with Decision.Reason
-	Ask   Action = "ask"   // ask the approval service ([ApprovalKey])
-)
-
-// Decision is the answer of the [Policy] chain, a plain value.
-type Decision struct {
-	Action Action
-	// Reason explains a Deny to the model and the user, or what an Ask asks about.
-	Reason string
+	// Session is who the call is made for (an agent's session), handed to the [Policy]
+	// chain ([PolicyRequest].Session) and to the tool ([Call].Session) as it is: the
+	// registry never reads it. nil for a call made for nobody in particular.
+	Session any
+	// Approver answers the call's [permission.Ask] verdict; nil means the [ApprovalKey] service seen
+	// from the caller's context.
+	Approver Approver
 }
 
 // PolicyRequest is what [Policy] listeners and the [Approver] decide on.
@@ -48,9 +39,11 @@ type PolicyRequest struct {
 	Args json.RawMessage
 	// Caller is the context the call was made from.
 	Caller *ctx.Context
+	// Session is [ExecOptions].Session: who the call is made for.
+	Session any
 }
 
-// Approver decides on calls the policy answered with [Ask]. Provide one with [ApprovalKey];
+// Approver decides on calls the policy answered with [permission.Ask]. Provide one with [ApprovalKey];
 // without one, such calls are denied with a reason that says so.
 //
 // Implementations must be safe for concurrent use: executions ask concurrently.
@@ -82,9 +75,9 @@ var (
 	// Policy is the permission waterfall, dispatched from the caller's context (so a
 	// listener registered with [ctx.Subtree] rules only its own subtree's calls). Each
 	// listener may answer itself or call next and adjust the answer; the default at the end
-	// of the chain is [Allow]. A listener error or panic denies the call, and so does an
+	// of the chain is [permission.Allow]. A listener error or panic denies the call, and so does an
 	// unknown action.
-	Policy = ctx.NewChain[*PolicyRequest, Decision]("tools/policy")
+	Policy = ctx.NewChain[*PolicyRequest, permission.Decision]("tools/policy")
 	// PostExecute runs after every execution, whatever its outcome, from the caller's
 	// context. next returns the result so far; a listener may return a replacement (for
 	// example redacted content). A replacement with IsError set fails a successful call
@@ -95,7 +88,7 @@ var (
 	// Executed is emitted once per execution, after it is recorded, from the caller's
 	// context. Listener errors are logged.
 	Executed = ctx.NewEvent[Record]("tools/executed")
-	// ApprovalKey is the optional approval service consulted on [Ask]. The registry reads it
+	// ApprovalKey is the optional approval service consulted on [permission.Ask]. The registry reads it
 	// with Get from the caller's context, so it need not be injected.
 	ApprovalKey = ctx.NewKey[Approver]("toolApproval")
 )
@@ -114,7 +107,9 @@ type run struct {
 
 func (x *run) current() (*Result, error) { return x.rec.Result, nil }
 
-func allowAll() (Decision, error) { return Decision{Action: Allow}, nil }
+func allowAll() (permission.Decision, error) {
+	return permission.Decision{Action: permission.Allow}, nil
+}
 
 // Execute runs the tool called name, as visible from c's scope, through the pipeline.
 // cx bounds the call: its cancellation (or deadline) cancels the tool and the approval wait,
@@ -125,7 +120,7 @@ func allowAll() (Decision, error) { return Decision{Action: Allow}, nil }
 //  1. lookup (unknown or hidden → [CodeUnknownTool]);
 //  2. argument validation: a JSON object ("{}" when args is empty) valid against the
 //     parameters schema ([CodeInvalidArgs]);
-//  3. the [Policy] waterfall (default allow; [Ask] consults the [ApprovalKey] service)
+//  3. the [Policy] waterfall (default allow; [permission.Ask] consults the [ApprovalKey] service)
 //     ([CodeDenied]); a call whose context is done before or after it stops there
 //     ([CodeCancelled]);
 //  4. the tool's Execute with cx and the tool's timeout ([CodeTimeout],
@@ -158,7 +153,7 @@ func (r *Registry) Execute(cx context.Context, c *ctx.Context, name string, args
 	if bcx == nil {
 		bcx = c
 	}
-	res, terr := r.pipeline(c, bcx, x, o)
+	res, terr := r.pipeline(c, bcx, x, o, &opts)
 	res, terr = r.finish(c, x, res, terr, o)
 	if terr != nil {
 		return res, terr
@@ -167,7 +162,7 @@ func (r *Registry) Execute(cx context.Context, c *ctx.Context, name string, args
 }
 
 // pipeline runs steps 1 to 5. On failure res is nil, or the tool's own error result.
-func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Config) (*Result, *ToolError) {
+func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Config, opts *ExecOptions) (*Result, *ToolError) {
 	name, args := x.rec.Tool, x.rec.Args
 	e, hidden := r.resolve(c.Scope(), name)
 	if e == nil {
@@ -190,15 +185,15 @@ func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Conf
 	if terr := cancelledBeforeDispatch(bcx, name); terr != nil {
 		return nil, terr
 	}
-	x.req = PolicyRequest{CallID: x.rec.CallID, Tool: e.info, Args: args, Caller: c}
-	if terr := r.authorize(c, bcx, &x.req); terr != nil {
+	x.req = PolicyRequest{CallID: x.rec.CallID, Tool: e.info, Args: args, Caller: c, Session: opts.Session}
+	if terr := r.authorize(c, bcx, &x.req, opts.Approver); terr != nil {
 		return nil, terr
 	}
 	if terr := cancelledBeforeDispatch(bcx, name); terr != nil {
 		return nil, terr
 	}
 
-	x.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Attachments: r.store}
+	x.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Session: opts.Session, Attachments: r.store}
 	res, terr := dispatch(&x.lane.timers, &x.cx, bcx, e, &x.call, o)
 	if terr != nil {
 		return res, terr
@@ -248,37 +243,40 @@ func cancelledBeforeDispatch(bcx context.Context, name string) *ToolError {
 	return &ToolError{Code: CodeCancelled, Tool: name, Msg: "cancelled before dispatch: " + cause.Error(), Err: cause}
 }
 
-// authorize runs the policy chain and, on Ask, the approver.
-func (r *Registry) authorize(c *ctx.Context, bcx context.Context, req *PolicyRequest) *ToolError {
+// authorize runs the policy chain and, on Ask, the approver (ap, else the ApprovalKey
+// service).
+func (r *Registry) authorize(c *ctx.Context, bcx context.Context, req *PolicyRequest, ap Approver) *ToolError {
 	name := req.Tool.Name
 	d, err := Policy.Waterfall(c, req, allowAll)
 	if err != nil {
 		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: policy failed: " + err.Error(), Err: err}
 	}
 	switch d.Action {
-	case Allow:
+	case permission.Allow:
 		return nil
-	case Deny:
+	case permission.Deny:
 		reason := d.Reason
 		if reason == "" {
 			reason = "denied by policy"
 		}
 		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: " + reason}
-	case Ask:
-		return r.approve(c, bcx, req, d.Reason)
+	case permission.Ask:
+		return r.approve(c, bcx, req, d.Reason, ap)
 	default:
 		return &ToolError{Code: CodeDenied, Tool: name, Msg: fmt.Sprintf("denied: policy returned an invalid action %q", d.Action)}
 	}
 }
 
-func (r *Registry) approve(c *ctx.Context, bcx context.Context, req *PolicyRequest, reason string) *ToolError {
+func (r *Registry) approve(c *ctx.Context, bcx context.Context, req *PolicyRequest, reason string, ap Approver) *ToolError {
 	name := req.Tool.Name
 	what := "approval required"
 	if reason != "" {
 		what += " (" + reason + ")"
 	}
-	ap, ok := ApprovalKey.Get(c)
-	if !ok || ap == nil {
+	if ap == nil {
+		ap, _ = ApprovalKey.Get(c)
+	}
+	if ap == nil {
 		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: " + what + " but no approval service is mounted"}
 	}
 	var a Approval

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -64,9 +66,9 @@ func blockUntilDone(cx context.Context, _ *toolregistry.Call) (*toolregistry.Res
 }
 
 func TestExecutePipeline(t *testing.T) {
-	type policyFn = func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error)
-	decide := func(d toolregistry.Decision) policyFn {
-		return func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
+	type policyFn = func(*toolregistry.PolicyRequest, func() (permission.Decision, error)) (permission.Decision, error)
+	decide := func(d permission.Decision) policyFn {
+		return func(*toolregistry.PolicyRequest, func() (permission.Decision, error)) (permission.Decision, error) {
 			return d, nil
 		}
 	}
@@ -119,48 +121,48 @@ func TestExecutePipeline(t *testing.T) {
 			args: `{"x":1}`, want: toolregistry.CodeInvalidArgs, text: "invalid arguments"},
 		{name: "args valid against the schema", tool: toolregistry.Tool{Execute: echoArgs, Parameters: params}, args: `{"q":"x"}`, want: toolregistry.CodeOK, text: `{"q":"x"}`, ran: true},
 		// 3. policy and approval
-		{name: "policy allows", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Allow}), want: toolregistry.CodeOK, ran: true},
-		{name: "policy denies", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Deny, Reason: "no network"}),
+		{name: "policy allows", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Allow}), want: toolregistry.CodeOK, ran: true},
+		{name: "policy denies", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Deny, Reason: "no network"}),
 			want: toolregistry.CodeDenied, text: "Error: denied: no network"},
-		{name: "policy denies without reason", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Deny}),
+		{name: "policy denies without reason", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Deny}),
 			want: toolregistry.CodeDenied, text: "denied by policy"},
-		{name: "policy returns no action", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{}),
+		{name: "policy returns no action", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{}),
 			want: toolregistry.CodeDenied, text: "invalid action"},
 		{name: "policy fails", tool: toolregistry.Tool{Execute: echoArgs},
-			policy: func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
-				return toolregistry.Decision{}, errors.New("rules unreadable")
+			policy: func(*toolregistry.PolicyRequest, func() (permission.Decision, error)) (permission.Decision, error) {
+				return permission.Decision{}, errors.New("rules unreadable")
 			}, want: toolregistry.CodeDenied, text: "policy failed: rules unreadable"},
 		{name: "policy panics", tool: toolregistry.Tool{Execute: echoArgs},
-			policy: func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
+			policy: func(*toolregistry.PolicyRequest, func() (permission.Decision, error)) (permission.Decision, error) {
 				panic("bad rule")
 			}, want: toolregistry.CodeDenied, text: "bad rule"},
-		{name: "ask without an approval service", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask, Reason: "writes files"}),
+		{name: "ask without an approval service", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Ask, Reason: "writes files"}),
 			want: toolregistry.CodeDenied, text: "approval required (writes files) but no approval service is mounted"},
-		{name: "ask, approved", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+		{name: "ask, approved", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Ask}),
 			approver: approver(toolregistry.Approval{Approved: true}, nil), want: toolregistry.CodeOK, ran: true},
-		{name: "ask, refused", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+		{name: "ask, refused", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Ask}),
 			approver: approver(toolregistry.Approval{Reason: "user said no"}, nil), want: toolregistry.CodeDenied, text: "denied by approver: user said no"},
-		{name: "ask, refused without a reason", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+		{name: "ask, refused without a reason", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Ask}),
 			approver: approver(toolregistry.Approval{}, nil), want: toolregistry.CodeDenied, text: "denied by approver: not approved"},
-		{name: "ask, approver panics", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+		{name: "ask, approver panics", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Ask}),
 			approver: toolregistry.ApproverFunc(func(context.Context, *toolregistry.PolicyRequest, string) (toolregistry.Approval, error) {
 				panic("approver bug")
 			}), want: toolregistry.CodeDenied, text: "approval failed: panic: approver bug"},
-		{name: "ask, approver fails", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+		{name: "ask, approver fails", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Ask}),
 			approver: approver(toolregistry.Approval{Approved: true}, errors.New("channel closed")), want: toolregistry.CodeDenied, text: "approval failed: channel closed"},
-		{name: "ask, cancelled while waiting", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+		{name: "ask, cancelled while waiting", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Ask}),
 			approver: toolregistry.ApproverFunc(func(cx context.Context, _ *toolregistry.PolicyRequest, _ string) (toolregistry.Approval, error) {
 				stopWaiting() // the user walks away
 				<-cx.Done()
 				return toolregistry.Approval{}, cx.Err()
 			}), context: waitcx, want: toolregistry.CodeCancelled, text: "waiting for approval"},
-		{name: "cancelled during an approval that succeeds", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(toolregistry.Decision{Action: toolregistry.Ask}),
+		{name: "cancelled during an approval that succeeds", tool: toolregistry.Tool{Execute: echoArgs}, policy: decide(permission.Decision{Action: permission.Ask}),
 			approver: toolregistry.ApproverFunc(func(context.Context, *toolregistry.PolicyRequest, string) (toolregistry.Approval, error) {
 				stopApproving()
 				return toolregistry.Approval{Approved: true}, nil
 			}), context: approvingcx, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
 		{name: "cancelled before the policy", tool: toolregistry.Tool{Execute: echoArgs},
-			policy: func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
+			policy: func(*toolregistry.PolicyRequest, func() (permission.Decision, error)) (permission.Decision, error) {
 				panic("the policy must not be consulted")
 			}, context: cancelledcx, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
 		{name: "cancelled before dispatch", tool: toolregistry.Tool{Execute: echoArgs}, context: cancelledcx, want: toolregistry.CodeCancelled, text: "cancelled before dispatch"},
@@ -387,7 +389,7 @@ func TestPolicyRequest(t *testing.T) {
 	}
 	var seen []string
 	// Two listeners: the outer one sees what the inner one decided.
-	if _, err := toolregistry.Policy.On(root, func(req *toolregistry.PolicyRequest, next func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
+	if _, err := toolregistry.Policy.On(root, func(req *toolregistry.PolicyRequest, next func() (permission.Decision, error)) (permission.Decision, error) {
 		calls.Add(1)
 		seen = append(seen, req.CallID, req.Tool.Name, req.Tool.Meta["server"], string(req.Args), req.Caller.Scope().Name())
 		d, err := next()
@@ -396,9 +398,9 @@ func TestPolicyRequest(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := toolregistry.Policy.On(root, func(req *toolregistry.PolicyRequest, next func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
+	if _, err := toolregistry.Policy.On(root, func(req *toolregistry.PolicyRequest, next func() (permission.Decision, error)) (permission.Decision, error) {
 		if strings.Contains(string(req.Args), "secret") {
-			return toolregistry.Decision{Action: toolregistry.Deny, Reason: "secrets"}, nil
+			return permission.Decision{Action: permission.Deny, Reason: "secrets"}, nil
 		}
 		return next()
 	}); err != nil {
@@ -429,8 +431,8 @@ func TestSubtreePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	sandboxed := plugin("sandboxed", func(c *ctx.Context, _ *toolregistry.Registry) error {
-		_, err := toolregistry.Policy.On(c, func(req *toolregistry.PolicyRequest, next func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
-			return toolregistry.Decision{Action: toolregistry.Deny, Reason: "sandboxed agent"}, nil
+		_, err := toolregistry.Policy.On(c, func(req *toolregistry.PolicyRequest, next func() (permission.Decision, error)) (permission.Decision, error) {
+			return permission.Decision{Action: permission.Deny, Reason: "sandboxed agent"}, nil
 		}, ctx.Subtree)
 		return err
 	})
@@ -452,8 +454,8 @@ func TestApproverSeesRequest(t *testing.T) {
 	if _, err := reg.Register(root, reply("rm", "removed")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := toolregistry.Policy.On(root, func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
-		return toolregistry.Decision{Action: toolregistry.Ask, Reason: "destructive"}, nil
+	if _, err := toolregistry.Policy.On(root, func(*toolregistry.PolicyRequest, func() (permission.Decision, error)) (permission.Decision, error) {
+		return permission.Decision{Action: permission.Ask, Reason: "destructive"}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -479,6 +481,49 @@ func TestApproverSeesRequest(t *testing.T) {
 	}
 	if _, err := exec(t, reg, root, "rm", ""); !errors.Is(err, toolregistry.ErrDenied) {
 		t.Fatalf("without approver: %v", err)
+	}
+}
+
+// TestExecOptionsSessionAndApprover: the session and the approver a caller passes reach
+// the policy chain, the approver and the tool as given, and the approver passed wins over
+// the ApprovalKey service.
+func TestExecOptionsSessionAndApprover(t *testing.T) {
+	type who struct{ name string }
+	root, reg := newRegistry(t, nil)
+	var seen []any
+	var mu sync.Mutex
+	note := func(v any) { mu.Lock(); seen = append(seen, v); mu.Unlock() }
+	if _, err := reg.Register(root, toolregistry.Tool{Name: "rm", Execute: func(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
+		note(call.Session)
+		return toolregistry.TextResult("removed"), nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := toolregistry.Policy.On(root, func(req *toolregistry.PolicyRequest, _ func() (permission.Decision, error)) (permission.Decision, error) {
+		note(req.Session)
+		return permission.Decision{Action: permission.Ask}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := toolregistry.ApprovalKey.Provide(root, toolregistry.ApproverFunc(func(context.Context, *toolregistry.PolicyRequest, string) (toolregistry.Approval, error) {
+		return toolregistry.Approval{Reason: "the service says no"}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	me := &who{"me"}
+	mine := toolregistry.ApproverFunc(func(_ context.Context, req *toolregistry.PolicyRequest, _ string) (toolregistry.Approval, error) {
+		note(req.Session)
+		return toolregistry.Approval{Approved: true}, nil
+	})
+	res, err := reg.Execute(context.Background(), root, "rm", nil, toolregistry.ExecOptions{Session: me, Approver: mine})
+	if err != nil || res.Text() != "removed" {
+		t.Fatalf("with the caller's approver: %v, %v", res, err)
+	}
+	if len(seen) != 3 || seen[0] != me || seen[1] != me || seen[2] != me {
+		t.Fatalf("policy, approver and tool saw %v, want the session three times", seen)
+	}
+	if _, err := reg.Execute(context.Background(), root, "rm", nil, toolregistry.ExecOptions{}); !errors.Is(err, toolregistry.ErrDenied) || !strings.Contains(err.Error(), "the service says no") {
+		t.Fatalf("without an approver in the options the service answers: %v", err)
 	}
 }
 

@@ -60,6 +60,9 @@ type Call struct {
 	Args json.RawMessage
 	// Caller is the context the call was made from; its scope is the caller's scope.
 	Caller *ctx.Context
+	// Session is [ExecOptions].Session: who the call is made for (nil: nobody in
+	// particular). An agent's tools read their session here.
+	Session any
 	// Attachments is the registry's attachment store, for tools that return images.
 	Attachments *Attachments
 

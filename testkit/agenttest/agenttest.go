@@ -14,6 +14,7 @@ import (
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -23,7 +24,7 @@ import (
 func New(t *testing.T, replies ...modeltest.Reply) *ctx.Context {
 	t.Helper()
 	srv := modeltest.New(t, modeltest.Options{Replies: replies})
-	chat, err := model.NewChat(model.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: model.ProviderDeepSeek})
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/ptc"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 )
@@ -140,7 +141,7 @@ func (d dataTask) run(t *testing.T, mode string) (answer string, bytes, requests
 		}
 	}
 	srv := modeltest.New(t, modeltest.Options{Reply: d.scriptedModel(dir)})
-	chat, err := model.NewChat(model.ChatConfig{Name: "test", BaseURL: srv.URL, APIKey: srv.Key, Provider: model.ProviderDeepSeek})
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "test", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,9 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
@@ -125,7 +127,7 @@ func agentError(err error) error {
 	if _, ok := errors.AsType[*exitError](err); ok {
 		return err
 	}
-	if errors.Is(err, agent.ErrUnknownAgent) || errors.Is(err, agent.ErrUnknownSession) || strings.Contains(err.Error(), "unknown model") ||
+	if errors.Is(err, agent.ErrUnknownAgent) || errors.Is(err, session.ErrUnknownSession) || strings.Contains(err.Error(), "unknown model") ||
 		remote.CodeOf(err) == remote.CodeNotFound {
 		return usageErrorf("%v", err)
 	}
@@ -170,9 +172,9 @@ func (a *invocation) withAgent(cx context.Context, f agentFlags, fn func(context
 	})
 }
 
-// sessionsDir is agent.DefaultSessionsDir in the invocation's environment.
+// sessionsDir is session.DefaultDir in the invocation's environment.
 func (a *invocation) sessionsDir() (string, error) {
-	return agent.DefaultSessionsDir(a.getenv)
+	return session.DefaultDir(a.getenv)
 }
 
 // runTurn opens a session (open), sends task and prints the outcome: the answer (or with
@@ -192,12 +194,12 @@ func (a *invocation) runTurn(cx context.Context, rh *hostclient.Host, open func(
 	defer func() { _ = s.Close(cx) }()
 	enc := json.NewEncoder(a.stdout)
 	var printErr error
-	end, err := s.Run(cx, task, after, func(ev agent.Event) {
+	end, err := s.Run(cx, task, after, func(ev session.Event) {
 		if printErr == nil {
 			printErr = a.printEvent(enc, ev, f.json)
 		}
-		if ev.Type == agent.EventApprovalAsked && ev.Approval != nil && ev.Agent == "" {
-			answer := agent.Answer{Decision: agent.DecisionDeny,
+		if ev.Type == session.EventApprovalAsked && ev.Approval != nil && ev.Agent == "" {
+			answer := permission.Answer{Decision: permission.Deny,
 				Reason: "nobody to ask (harness ask); run harness chat to approve calls, or ask --local --allow PATTERN"}
 			if err := s.Approve(cx, ev.Approval.ID, answer); err != nil && !errors.Is(err, context.Canceled) {
 				errorf(a.stderr, a.prog, "refusing %s: %v", ev.Approval.Tool, err)
@@ -226,7 +228,7 @@ func (a *invocation) runTurn(cx context.Context, rh *hostclient.Host, open func(
 
 // turnOutcome prints a turn's answer (unless --json) and returns the command's error for
 // how it ended.
-func (a *invocation) turnOutcome(end *agent.TurnEnd, err error, session string, f agentFlags) error {
+func (a *invocation) turnOutcome(end *session.TurnEnd, err error, id string, f agentFlags) error {
 	if !f.json && end != nil && end.Text != "" {
 		text := end.Text
 		if termui.IsTerminal(a.stdout) {
@@ -243,10 +245,10 @@ func (a *invocation) turnOutcome(end *agent.TurnEnd, err error, session string, 
 		return failure(err)
 	}
 	switch end.Reason {
-	case agent.StopDone:
+	case session.StopDone:
 		return nil
-	case agent.StopMaxSteps, agent.StopTokenBudget, agent.StopLength:
-		errorf(a.stderr, a.prog, "the turn stopped before the model finished: %s (session %s)", end.Reason, session)
+	case session.StopMaxSteps, session.StopTokenBudget, session.StopLength:
+		errorf(a.stderr, a.prog, "the turn stopped before the model finished: %s (session %s)", end.Reason, id)
 		return &exitError{code: ExitIncomplete, err: errors.New("")}
 	}
 	return nil
@@ -254,11 +256,11 @@ func (a *invocation) turnOutcome(end *agent.TurnEnd, err error, session string, 
 
 // printEvent writes one event of a turn: as a JSON line with asJSON, else a line for a tool
 // result on the terminal, if there is one.
-func (a *invocation) printEvent(enc *json.Encoder, ev agent.Event, asJSON bool) error {
+func (a *invocation) printEvent(enc *json.Encoder, ev session.Event, asJSON bool) error {
 	if asJSON {
 		return enc.Encode(ev)
 	}
-	if a.term != nil && ev.Type == agent.EventToolResult && ev.Call != nil && ev.Result != nil {
+	if a.term != nil && ev.Type == session.EventToolResult && ev.Call != nil && ev.Result != nil {
 		who := ""
 		if ev.Agent != "" {
 			who = ev.Agent + ": "

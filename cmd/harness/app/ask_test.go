@@ -9,8 +9,9 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/modeltest"
-	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 )
 
 // testModelConfig configures testmodel: the real Chat Completions provider pointed at a
@@ -22,7 +23,7 @@ type testModelConfig struct {
 
 // testModel provides the model service with one model, "default", on a modeltest server.
 var testModel = ctx.Define(ctx.Meta{Name: "testmodel"}, func(c *ctx.Context, cfg testModelConfig) error {
-	chat, err := model.NewChat(model.ChatConfig{Name: "default", Provider: model.ProviderDeepSeek, BaseURL: cfg.BaseURL,
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "default", Provider: openaicompat.ProviderDeepSeek, BaseURL: cfg.BaseURL,
 		APIKey: cfg.APIKey, RetryBase: time.Millisecond})
 	if err != nil {
 		return err
@@ -59,12 +60,12 @@ func TestAskWithDemoServer(t *testing.T) {
 	var types []string
 	sc := bufio.NewScanner(strings.NewReader(r.stdout))
 	for sc.Scan() {
-		var ev agent.Event
+		var ev session.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("not a JSON event: %q", sc.Text())
 		}
 		types = append(types, string(ev.Type))
-		if ev.Type == agent.EventUser && ev.Text != "a task on stdin" {
+		if ev.Type == session.EventUser && ev.Text != "a task on stdin" {
 			t.Errorf("task %q", ev.Text)
 		}
 	}
@@ -75,7 +76,7 @@ func TestAskWithDemoServer(t *testing.T) {
 	// Both sessions are stored; show prints the first's conversation, resume goes on.
 	r = run(t, nil, "-p", p, "sessions", "list", "--json")
 	r.expect(t, ExitOK, "", "")
-	var list []agent.SessionInfo
+	var list []session.Info
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 2 {
 		t.Fatalf("sessions list: %v\n%s", err, r.stdout)
 	}

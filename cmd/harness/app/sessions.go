@@ -12,6 +12,7 @@ import (
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/turn"
 )
@@ -33,7 +34,7 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 			}
 			if listJSON {
 				if infos == nil {
-					infos = []agent.SessionInfo{}
+					infos = []session.Info{}
 				}
 				return writeJSON(a, infos)
 			}
@@ -104,16 +105,16 @@ the agent works on the task with it. Output and exit status as harness ask.`,
 	return group("sessions", "List, show and resume agent sessions", list, show, resume)
 }
 
-// readSession reads the events of the stored session id (or agent.LastSession) from the
+// readSession reads the events of the stored session id (or session.Last) from the
 // session store.
-func (a *invocation) readSession(id string) (*agent.Store, []agent.Event, error) {
+func (a *invocation) readSession(id string) (*session.Store, []session.Event, error) {
 	st, err := a.sessionStore()
 	if err != nil {
 		return nil, nil, err
 	}
 	resolved, err := st.Resolve(id)
 	if err == nil {
-		var events []agent.Event
+		var events []session.Event
 		if events, err = st.Read(resolved); err == nil {
 			return st, events, nil
 		}
@@ -123,7 +124,7 @@ func (a *invocation) readSession(id string) (*agent.Store, []agent.Event, error)
 
 // sessionStore is the store of the profile's top-level agent (its sessionsDir), else of
 // the default directory.
-func (a *invocation) sessionStore() (*agent.Store, error) {
+func (a *invocation) sessionStore() (*session.Store, error) {
 	dir, err := a.sessionsDir()
 	if err != nil {
 		return nil, failure(err)
@@ -140,15 +141,15 @@ func (a *invocation) sessionStore() (*agent.Store, error) {
 			break
 		}
 	}
-	return agent.OpenStore(dir), nil
+	return session.OpenStore(dir), nil
 }
 
 // sessionError reports a session that cannot be read, with a did-you-mean for a mistyped id.
-func sessionError(st *agent.Store, id string, err error) error {
-	if !errors.Is(err, agent.ErrUnknownSession) {
+func sessionError(st *session.Store, id string, err error) error {
+	if !errors.Is(err, session.ErrUnknownSession) {
 		return failure(err)
 	}
-	if id == agent.LastSession {
+	if id == session.Last {
 		return usageErrorf("no stored session in %s yet", st.Dir())
 	}
 	infos, _ := st.List()

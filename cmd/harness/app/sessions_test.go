@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/modeltest"
-	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 )
 
 // writeSession writes a session log as the agent does, one event per line, under the
 // sessions directory of the state directory state.
-func writeSession(t *testing.T, state, id string, events []agent.Event) {
+func writeSession(t *testing.T, state, id string, events []session.Event) {
 	t.Helper()
 	dir := filepath.Join(state, "harness", "sessions", id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -41,16 +42,16 @@ func TestSessionsListShow(t *testing.T) {
 	env := []string{"HOME=" + state, "XDG_STATE_HOME=" + state}
 	run(t, env, "sessions", "list").expect(t, ExitOK, "", "no sessions in "+filepath.Join(state, "harness", "sessions"))
 	created := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-	writeSession(t, state, "20261203-100000-abcdef", []agent.Event{
-		{Type: agent.EventSession, Header: &agent.Header{ID: "20261203-100000-abcdef", Model: "default", ModelID: "deepseek-v4-flash", Created: created}},
-		{Type: agent.EventUser, Text: "list the files\nplease"},
-		{Type: agent.EventAssistant, Message: &model.Message{Role: model.RoleAssistant,
+	writeSession(t, state, "20261203-100000-abcdef", []session.Event{
+		{Type: session.EventSession, Header: &session.Header{ID: "20261203-100000-abcdef", Model: "default", ModelID: "deepseek-v4-flash", Created: created}},
+		{Type: session.EventUser, Text: "list the files\nplease"},
+		{Type: session.EventAssistant, Message: &model.Message{Role: model.RoleAssistant,
 			ToolCalls: []model.ToolCall{{ID: "c1", Name: "mcp__fs__list", Arguments: `{"path":"."}`}}}},
-		{Type: agent.EventToolResult, Call: &agent.CallInfo{ID: "c1", Tool: "mcp__fs__list", Args: `{"path":"."}`},
-			Result: &agent.ResultInfo{Outcome: "ok", Duration: 3}, Message: &model.Message{Role: model.RoleTool, ToolCallID: "c1", Content: "a\nb"}},
-		{Type: agent.EventAssistant, Message: &model.Message{Role: model.RoleAssistant, Content: "Two files: \x1b]0;evil\x07a and b."}},
-		{Type: agent.EventUsage, Usage: &model.Usage{PromptTokens: 100, CompletionTokens: 10, CacheHitTokens: 64}},
-		{Type: agent.EventTurnEnd, End: &agent.TurnEnd{Reason: agent.StopDone, Steps: 2, Usage: model.Usage{PromptTokens: 100, CompletionTokens: 10, CacheHitTokens: 64}}},
+		{Type: session.EventToolResult, Call: &session.CallInfo{ID: "c1", Tool: "mcp__fs__list", Args: `{"path":"."}`},
+			Result: &session.ResultInfo{Outcome: "ok", Duration: 3}, Message: &model.Message{Role: model.RoleTool, ToolCallID: "c1", Content: "a\nb"}},
+		{Type: session.EventAssistant, Message: &model.Message{Role: model.RoleAssistant, Content: "Two files: \x1b]0;evil\x07a and b."}},
+		{Type: session.EventUsage, Usage: &model.Usage{PromptTokens: 100, CompletionTokens: 10, CacheHitTokens: 64}},
+		{Type: session.EventTurnEnd, End: &session.TurnEnd{Reason: session.StopDone, Steps: 2, Usage: model.Usage{PromptTokens: 100, CompletionTokens: 10, CacheHitTokens: 64}}},
 	})
 	r := run(t, env, "sessions", "list")
 	r.expect(t, ExitOK, "20261203-100000-abcdef", "")
@@ -81,7 +82,7 @@ func TestAskWithoutModel(t *testing.T) {
 	run(t, nil, "-p", noModel, "ask", "hello").expect(t, ExitFailure, "", "mounts no model service")
 	// The built-in profiles mount DeepSeek models; without a key the first request says
 	// where the key is read from.
-	t.Setenv(model.EnvDeepSeekKey, "")
+	t.Setenv(openaicompat.EnvDeepSeekKey, "")
 	t.Setenv("XDG_CONFIG_HOME", dir)
 	run(t, nil, "-p", "cli", "ask", "hello").expect(t, ExitFailure, "", "no API key for model flash: set DEEPSEEK_API_KEY")
 }
@@ -91,8 +92,8 @@ func TestAskWithoutModel(t *testing.T) {
 func TestAskDeepSeekFromEnvironment(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Reasoning: "A greeting.", Content: "Hello from the model."}}})
 	dir := t.TempDir()
-	t.Setenv(model.EnvDeepSeekKey, srv.Key)
-	t.Setenv(model.EnvDeepSeekBaseURL, srv.URL)
+	t.Setenv(openaicompat.EnvDeepSeekKey, srv.Key)
+	t.Setenv(openaicompat.EnvDeepSeekBaseURL, srv.URL)
 	t.Setenv("XDG_CONFIG_HOME", dir)
 	run(t, []string{"HOME=" + dir, "XDG_STATE_HOME=" + dir}, "-p", "cli", "ask", "hello").expect(t, ExitOK, "Hello from the model.", "")
 	if got := srv.Accepted(); len(got) != 1 || got[0].Model != modeltest.ModelFlash {

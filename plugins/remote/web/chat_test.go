@@ -13,6 +13,7 @@ import (
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 )
 
 // TestChat: the Chat view talks to the host's agent through agent/*: a message sent from
@@ -25,7 +26,7 @@ func TestChat(t *testing.T) {
 		{Reasoning: "It echoed.", Content: "The server said: hello from the chat"},
 	}})
 	s := newStack(t, []string{"alpha"})
-	chat, err := model.NewChat(model.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: model.ProviderDeepSeek})
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package model
+package openaicompat
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cordisgo/harness/plugins/model"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -136,7 +137,7 @@ type ChatConfig struct {
 // A Chat is safe for concurrent use; it holds no per-request state.
 type Chat struct {
 	cfg   ChatConfig
-	info  Info
+	info  model.Info
 	url   string // the chat completions endpoint
 	w     wire   // the request settings that do not depend on the request
 	sleep func(context.Context, time.Duration) error
@@ -211,7 +212,7 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 	if cfg.Thinking != nil {
 		thinking = *cfg.Thinking
 	}
-	info := Info{
+	info := model.Info{
 		Name: cfg.Name, Provider: cfg.Provider, ID: cfg.Model,
 		ContextWindow: cfg.ContextWindow, MaxOutputTokens: cfg.MaxOutputTokens,
 		ImageInput: cfg.ImageInput, Thinking: thinking, MaxTools: cfg.MaxTools,
@@ -238,12 +239,12 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 }
 
 // Info describes the model.
-func (c *Chat) Info() Info { return c.info }
+func (c *Chat) Info() model.Info { return c.info }
 
 var functionName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // check refuses what the API would refuse, with the precise reason, before sending.
-func (c *Chat) check(req *Request, w *wire) error {
+func (c *Chat) check(req *model.Request, w *wire) error {
 	if len(req.Tools) > c.cfg.MaxTools {
 		return fmt.Errorf("model %s: %w: %d tools, at most %d per request", c.cfg.Name, ErrInvalidRequest, len(req.Tools), c.cfg.MaxTools)
 	}
@@ -257,8 +258,8 @@ func (c *Chat) check(req *Request, w *wire) error {
 		}
 	}
 	switch req.ToolChoice {
-	case "", ToolChoiceAuto, ToolChoiceNone:
-	case ToolChoiceRequired:
+	case "", model.ToolChoiceAuto, model.ToolChoiceNone:
+	case model.ToolChoiceRequired:
 		if w.thinking && c.cfg.Provider == ProviderDeepSeek {
 			return fmt.Errorf("model %s: %w: tool_choice %q is not supported in thinking mode (only auto and none are); set thinking off for this request", c.cfg.Name, ErrInvalidRequest, req.ToolChoice)
 		}
@@ -279,7 +280,7 @@ func (c *Chat) check(req *Request, w *wire) error {
 
 // Encode returns the request body Generate would send for req: the bytes whose stability
 // the prefix cache depends on (for tests and measurements).
-func (c *Chat) Encode(req *Request) ([]byte, error) {
+func (c *Chat) Encode(req *model.Request) ([]byte, error) {
 	w := c.wireFor(req)
 	if err := c.check(req, &w); err != nil {
 		return nil, err
@@ -287,7 +288,7 @@ func (c *Chat) Encode(req *Request) ([]byte, error) {
 	return encodeRequest(nil, req, w)
 }
 
-func (c *Chat) wireFor(req *Request) wire {
+func (c *Chat) wireFor(req *model.Request) wire {
 	w := c.w
 	if req.Thinking != nil {
 		w.thinking, w.sendThink = *req.Thinking, true
@@ -303,8 +304,8 @@ func (c *Chat) wireFor(req *Request) wire {
 
 // Interface guards: a Chat is a Model that can check its key without a request.
 var (
-	_ Model   = (*Chat)(nil)
-	_ Checker = (*Chat)(nil)
+	_ model.Model   = (*Chat)(nil)
+	_ model.Checker = (*Chat)(nil)
 )
 
 // Check reports a missing API key: the error every Generate would return. See [Checker].
@@ -319,7 +320,7 @@ func (c *Chat) Check() error {
 }
 
 // Generate sends req, streams the answer to on and returns it assembled. See [Model].
-func (c *Chat) Generate(cx context.Context, req *Request, on func(Delta)) (*Response, error) {
+func (c *Chat) Generate(cx context.Context, req *model.Request, on func(model.Delta)) (*model.Response, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -353,7 +354,7 @@ func (c *Chat) Generate(cx context.Context, req *Request, on func(Delta)) (*Resp
 			c.cfg.Logger.Warn("model request failed; retrying", "model", c.cfg.Name, "attempt", attempt+1, "wait", wait, "err", err)
 		}
 		if on != nil {
-			on(Delta{Kind: DeltaRetry, Err: err, Wait: int64(wait)})
+			on(model.Delta{Kind: model.DeltaRetry, Err: err, Wait: int64(wait)})
 		}
 		if err := c.sleep(cx, wait); err != nil {
 			return nil, err
@@ -408,7 +409,7 @@ func sleepCtx(cx context.Context, d time.Duration) error {
 // toolBuild assembles one streamed tool call.
 type toolBuild struct {
 	index int
-	call  ToolCall
+	call  model.ToolCall
 	args  strings.Builder
 }
 
@@ -450,7 +451,7 @@ type chunk struct {
 const userAgent = "cordisgo-harness"
 
 // attempt sends the body once and assembles the streamed answer.
-func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Response, error) {
+func (c *Chat) attempt(cx context.Context, body []byte, on func(model.Delta)) (*model.Response, error) {
 	hreq, err := http.NewRequestWithContext(cx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %s", c.cfg.Name, c.scrub(err.Error()))
@@ -473,7 +474,7 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 	stream := ssestream.NewStream[chunk](ssestream.NewDecoder(res), nil)
 	defer func() { _ = stream.Close() }()
 
-	out := &Response{Message: Message{Role: RoleAssistant}}
+	out := &model.Response{Message: model.Message{Role: model.RoleAssistant}}
 	var (
 		content, reasoning strings.Builder
 		hasReasoning       bool
@@ -488,7 +489,7 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 			out.Model = ch.Model
 		}
 		if u := ch.Usage; u != nil {
-			out.Usage = Usage{
+			out.Usage = model.Usage{
 				PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
 				ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
 				CacheHitTokens:  u.PromptTokensDetails.CachedTokens,
@@ -511,14 +512,14 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 				if piece := *d.ReasoningContent; piece != "" {
 					reasoning.WriteString(piece)
 					if on != nil {
-						on(Delta{Kind: DeltaReasoning, Text: piece})
+						on(model.Delta{Kind: model.DeltaReasoning, Text: piece})
 					}
 				}
 			}
 			if d.Content != "" {
 				content.WriteString(d.Content)
 				if on != nil {
-					on(Delta{Kind: DeltaContent, Text: d.Content})
+					on(model.Delta{Kind: model.DeltaContent, Text: d.Content})
 				}
 			}
 			for j := range d.ToolCalls {
@@ -538,11 +539,11 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(Delta)) (*Respon
 				}
 				tb.args.WriteString(tc.Function.Arguments)
 				if on != nil && (first || tc.Function.Arguments != "") {
-					on(Delta{Kind: DeltaToolCall, Index: tb.index, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
+					on(model.Delta{Kind: model.DeltaToolCall, Index: tb.index, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
 				}
 			}
 			if choice.FinishReason != "" {
-				out.FinishReason = FinishReason(choice.FinishReason)
+				out.FinishReason = model.FinishReason(choice.FinishReason)
 				finished = true
 			}
 		}

@@ -1,4 +1,4 @@
-package model_test
+package openaicompat_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 )
 
 // isolate points the environment at nothing: no DeepSeek variables, an empty configuration
@@ -19,15 +20,15 @@ func isolate(t *testing.T) string {
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)
 	t.Setenv("HOME", dir)
-	t.Setenv(model.EnvDeepSeekKey, "")
-	t.Setenv(model.EnvDeepSeekBaseURL, "")
+	t.Setenv(openaicompat.EnvDeepSeekKey, "")
+	t.Setenv(openaicompat.EnvDeepSeekBaseURL, "")
 	return dir
 }
 
 func service(t *testing.T, cfg any) *model.Service {
 	t.Helper()
 	root := ctxtest.New(t)
-	return ctxtest.MountService(t, root, model.Plugin, cfg, model.Key)
+	return ctxtest.MountService(t, root, openaicompat.Plugin, cfg, model.Key)
 }
 
 func ask(t *testing.T, s *model.Service, name string) (*model.Response, error) {
@@ -46,11 +47,11 @@ func TestPluginMountsWithoutKey(t *testing.T) {
 		t.Fatalf("default %q", s.Default())
 	}
 	list := s.List()
-	if len(list) != 2 || list[0].ID != model.DeepSeekFlash || list[1].ID != model.DeepSeekPro || !list[0].Thinking {
+	if len(list) != 2 || list[0].ID != openaicompat.DeepSeekFlash || list[1].ID != openaicompat.DeepSeekPro || !list[0].Thinking {
 		t.Fatalf("models %+v", list)
 	}
 	_, err := ask(t, s, "")
-	if !errors.Is(err, model.ErrNoAPIKey) || !strings.Contains(err.Error(), "no API key for model flash: set DEEPSEEK_API_KEY") {
+	if !errors.Is(err, openaicompat.ErrNoAPIKey) || !strings.Contains(err.Error(), "no API key for model flash: set DEEPSEEK_API_KEY") {
 		t.Fatalf("error %v", err)
 	}
 }
@@ -58,8 +59,8 @@ func TestPluginMountsWithoutKey(t *testing.T) {
 func TestPluginDeepSeekFromEnvironment(t *testing.T) {
 	isolate(t)
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "from env"}, {Content: "pro"}}})
-	t.Setenv(model.EnvDeepSeekKey, srv.Key)
-	t.Setenv(model.EnvDeepSeekBaseURL, srv.URL)
+	t.Setenv(openaicompat.EnvDeepSeekKey, srv.Key)
+	t.Setenv(openaicompat.EnvDeepSeekBaseURL, srv.URL)
 	s := service(t, nil)
 	if resp, err := ask(t, s, ""); err != nil || resp.Message.Content != "from env" {
 		t.Fatalf("%v %+v", err, resp)
@@ -72,7 +73,7 @@ func TestPluginDeepSeekFromEnvironment(t *testing.T) {
 func TestPluginDeepSeekFromSecret(t *testing.T) {
 	dir := isolate(t)
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "from secret"}}})
-	t.Setenv(model.EnvDeepSeekBaseURL, srv.URL)
+	t.Setenv(openaicompat.EnvDeepSeekBaseURL, srv.URL)
 	if err := os.MkdirAll(filepath.Join(dir, "harness"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -101,13 +102,13 @@ func TestPluginOtherEndpoint(t *testing.T) {
 		t.Fatalf("%v %+v", err, resp)
 	}
 	m, _ := s.Get("local")
-	if i := m.Info(); i.Provider != model.ProviderOpenAI || i.ContextWindow != 32768 || !i.ImageInput || i.Thinking {
+	if i := m.Info(); i.Provider != openaicompat.ProviderOpenAI || i.ContextWindow != 32768 || !i.ImageInput || i.Thinking {
 		t.Fatalf("info %+v", i)
 	}
-	if _, err := ask(t, s, "nokey"); !errors.Is(err, model.ErrNoAPIKey) || !strings.Contains(err.Error(), "set apiKey") {
+	if _, err := ask(t, s, "nokey"); !errors.Is(err, openaicompat.ErrNoAPIKey) || !strings.Contains(err.Error(), "set apiKey") {
 		t.Fatalf("no key: %v", err)
 	}
-	if _, err := ask(t, s, "missing"); !errors.Is(err, model.ErrNoAPIKey) || !strings.Contains(err.Error(), "${NOT_SET_ANYWHERE}") {
+	if _, err := ask(t, s, "missing"); !errors.Is(err, openaicompat.ErrNoAPIKey) || !strings.Contains(err.Error(), "${NOT_SET_ANYWHERE}") {
 		t.Fatalf("unset variable: %v", err)
 	}
 	if _, err := s.Get("locl"); err == nil || !strings.Contains(err.Error(), `did you mean "local"`) {
@@ -128,7 +129,7 @@ func TestPluginConfigErrors(t *testing.T) {
 		{map[string]any{"models": map[string]any{"x": map[string]any{"temperature": 1}}}, []string{"temperature"}},
 	}
 	for _, c := range cases {
-		_, err := model.Plugin.DecodeConfig(c.cfg)
+		_, err := openaicompat.Plugin.DecodeConfig(c.cfg)
 		if err == nil {
 			t.Fatalf("%v: accepted", c.cfg)
 		}

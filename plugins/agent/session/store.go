@@ -1,4 +1,4 @@
-package agent
+package session
 
 import (
 	"bytes"
@@ -16,8 +16,25 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cordisgo/harness/internal/userdirs"
 	"github.com/cordisgo/harness/plugins/model"
 )
+
+// ErrUnknownSession: no session of that id in the store.
+var ErrUnknownSession = errors.New("agent: unknown session")
+
+// DefaultDir returns the directory session logs go to by default: harness/sessions in the
+// user's state directory (userdirs.Env.State): $XDG_STATE_HOME/harness/sessions, else
+// ~/.local/state/harness/sessions (on macOS ~/Library/Application Support/harness/sessions,
+// on Windows %LocalAppData%). getenv reads the environment (os.Getenv when nil), so a
+// command can resolve it for the environment it was given.
+func DefaultDir(getenv func(string) string) (string, error) {
+	dir, err := userdirs.Env{Getenv: getenv}.State()
+	if err != nil {
+		return "", fmt.Errorf("agent: no state directory for sessions: %w", err)
+	}
+	return filepath.Join(dir, "harness", "sessions"), nil
+}
 
 // Store keeps session logs: one directory per session under Dir, holding events.jsonl
 // (the append-only event log, one JSON event per line) and results/ (the whole text of
@@ -35,35 +52,21 @@ const logName = "events.jsonl"
 // sessions live in memory only). The directory is created when the first session is.
 func OpenStore(dir string) *Store { return &Store{dir: dir} }
 
-func openStoreFor(dir string) (*Store, error) {
-	switch dir {
-	case "-":
-		return OpenStore(""), nil
-	case "":
-		d, err := DefaultSessionsDir(nil)
-		if err != nil {
-			return nil, err
-		}
-		return OpenStore(d), nil
-	}
-	return OpenStore(dir), nil
-}
-
 // Dir returns the store's directory ("" for a store that keeps nothing).
 func (s *Store) Dir() string { return s.dir }
 
 // SessionDir returns the directory of session id.
 func (s *Store) SessionDir(id string) string { return filepath.Join(s.dir, id) }
 
-// newID makes a session id: its creation time (sortable) and a random suffix.
-func newID(now time.Time) string {
+// NewID makes a session id: its creation time (sortable) and a random suffix.
+func NewID(now time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// validID reports whether id can name a session directory (no path elements).
-func validID(id string) bool {
+// ValidID reports whether id can name a session directory (no path elements).
+func ValidID(id string) bool {
 	if id == "" || len(id) > 128 || id == "." || id == ".." {
 		return false
 	}
@@ -75,15 +78,17 @@ func validID(id string) bool {
 	return true
 }
 
-// logFile appends events to one session's log.
-type logFile struct {
+// File appends events to one session's log file.
+//
+// A File is safe for concurrent use.
+type File struct {
 	mu  sync.Mutex
 	f   *os.File
 	err error // the first write error; later writes are skipped
 }
 
-// create makes the session's directory and log.
-func (s *Store) create(id string) (*logFile, error) {
+// Create makes the directory and the log of a new session id (0700 and 0600).
+func (s *Store) Create(id string) (*File, error) {
 	dir := s.SessionDir(id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent: session log: %w", err)
@@ -92,12 +97,12 @@ func (s *Store) create(id string) (*logFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: session log: %w", err)
 	}
-	return &logFile{f: f}, nil
+	return &File{f: f}, nil
 }
 
-// reopen opens an existing log for appending, cutting a torn last line (size is the
-// length of the complete lines).
-func (s *Store) reopen(id string, size int64) (*logFile, error) {
+// Reopen opens the log of session id for appending, cutting a torn last line (size is the
+// length of the complete lines, as [Store.ReadSize] returns it).
+func (s *Store) Reopen(id string, size int64) (*File, error) {
 	p := filepath.Join(s.SessionDir(id), logName)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -109,12 +114,13 @@ func (s *Store) reopen(id string, size int64) (*logFile, error) {
 			return nil, fmt.Errorf("agent: session log %s: dropping the torn tail: %w", p, err)
 		}
 	}
-	return &logFile{f: f}, nil
+	return &File{f: f}, nil
 }
 
-// write appends one event as a line. One write call per line: a crash leaves at worst a
-// torn last line, which reading drops.
-func (l *logFile) write(ev *Event) error {
+// Write appends one event as a line. One write call per line: a crash leaves at worst a
+// torn last line, which reading drops. After a failed write every later one fails with
+// the same error.
+func (l *File) Write(ev *Event) error {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return err
@@ -131,7 +137,8 @@ func (l *logFile) write(ev *Event) error {
 	return l.err
 }
 
-func (l *logFile) close() error {
+// Close closes the file; it is idempotent.
+func (l *File) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -146,16 +153,16 @@ func (l *logFile) close() error {
 // JSON (the process died while writing it) is dropped; any other bad line is an error
 // naming the file and the line.
 func (s *Store) Read(id string) ([]Event, error) {
-	events, _, err := s.read(id)
+	events, _, err := s.ReadSize(id)
 	return events, err
 }
 
-// read returns the events and the length of the log's complete lines.
-func (s *Store) read(id string) ([]Event, int64, error) {
+// ReadSize returns the events of session id's log and the length of its complete lines.
+func (s *Store) ReadSize(id string) ([]Event, int64, error) {
 	if s.dir == "" {
 		return nil, 0, fmt.Errorf("%w %q: sessions are not stored", ErrUnknownSession, id)
 	}
-	if !validID(id) {
+	if !ValidID(id) {
 		return nil, 0, fmt.Errorf("%w %q: not a session id", ErrUnknownSession, id)
 	}
 	p := filepath.Join(s.SessionDir(id), logName)
@@ -192,8 +199,8 @@ func (s *Store) read(id string) ([]Event, int64, error) {
 	return events, size, nil
 }
 
-// SessionInfo summarizes a stored session.
-type SessionInfo struct {
+// Info summarizes a session.
+type Info struct {
 	ID    string `json:"id"`
 	Agent string `json:"agent,omitempty"`
 	Model string `json:"model,omitempty"`
@@ -221,7 +228,7 @@ type UsageTotal struct {
 }
 
 // List summarizes the stored sessions, newest first.
-func (s *Store) List() ([]SessionInfo, error) {
+func (s *Store) List() ([]Info, error) {
 	if s.dir == "" {
 		return nil, nil
 	}
@@ -232,9 +239,9 @@ func (s *Store) List() ([]SessionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []SessionInfo
+	var out []Info
 	for _, e := range entries {
-		if !e.IsDir() || !validID(e.Name()) {
+		if !e.IsDir() || !ValidID(e.Name()) {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(s.dir, e.Name(), logName)); err != nil {
@@ -251,15 +258,15 @@ func (s *Store) List() ([]SessionInfo, error) {
 	return out, nil
 }
 
-// LastSession is the id that names the most recently updated top-level session of a store
+// Last is the id that names the most recently updated top-level session of a store
 // (not a subagent's): `harness chat --resume last`, `sessions show last`.
-const LastSession = "last"
+const Last = "last"
 
-// Resolve returns the session id names: LastSession is the most recently updated
+// Resolve returns the session id names: [Last] is the most recently updated
 // top-level session (an [ErrUnknownSession] when the store has none); any other id is
 // returned as it is.
 func (s *Store) Resolve(id string) (string, error) {
-	if id != LastSession {
+	if id != Last {
 		return id, nil
 	}
 	infos, err := s.List()
@@ -279,16 +286,16 @@ func (s *Store) Resolve(id string) (string, error) {
 }
 
 // Info summarizes session id.
-func (s *Store) Info(id string) (SessionInfo, error) {
-	if _, _, err := s.read(id); err != nil {
-		return SessionInfo{}, err
+func (s *Store) Info(id string) (Info, error) {
+	if _, _, err := s.ReadSize(id); err != nil {
+		return Info{}, err
 	}
 	return s.info(id), nil
 }
 
-func (s *Store) info(id string) SessionInfo {
-	info := SessionInfo{ID: id}
-	events, _, err := s.read(id)
+func (s *Store) info(id string) Info {
+	info := Info{ID: id}
+	events, _, err := s.ReadSize(id)
 	if err != nil {
 		info.Err = err.Error()
 		return info
@@ -297,8 +304,15 @@ func (s *Store) info(id string) SessionInfo {
 	return info
 }
 
+// Summarize describes the session whose durable events (its header first) are events.
+func Summarize(events []Event) Info {
+	info := Info{ID: events[0].Header.ID}
+	summarize(&info, events)
+	return info
+}
+
 // summarize fills info from a session's events.
-func summarize(info *SessionInfo, events []Event) {
+func summarize(info *Info, events []Event) {
 	h := events[0].Header
 	info.Agent, info.Model, info.Mode, info.Parent, info.Created = h.Agent, h.Model, h.Mode, h.Parent, h.Created
 	info.Updated = events[len(events)-1].Time
@@ -307,7 +321,7 @@ func summarize(info *SessionInfo, events []Event) {
 		case EventUser:
 			info.Turns++
 			if info.Title == "" {
-				info.Title = title(ev.Text)
+				info.Title = Title(ev.Text)
 			}
 		case EventUsage:
 			if ev.Usage != nil {
@@ -324,8 +338,8 @@ func (u *UsageTotal) add(v model.Usage) {
 	u.CacheHitTokens += v.CacheHitTokens
 }
 
-// title is the first line of s, cut to 80 characters.
-func title(s string) string {
+// Title is the first line of s, cut to 80 characters: a session's title, a question's gist.
+func Title(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]

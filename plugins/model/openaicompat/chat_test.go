@@ -1,4 +1,4 @@
-package model_test
+package openaicompat_test
 
 import (
 	"bytes"
@@ -16,10 +16,11 @@ import (
 
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 )
 
 // newChat returns a DeepSeek model talking to srv, with waits recorded instead of slept.
-func newChat(t *testing.T, srv *modeltest.Server, cfg model.ChatConfig) (*model.Chat, *[]time.Duration) {
+func newChat(t *testing.T, srv *modeltest.Server, cfg openaicompat.ChatConfig) (*openaicompat.Chat, *[]time.Duration) {
 	t.Helper()
 	if cfg.Name == "" {
 		cfg.Name = "test"
@@ -28,18 +29,18 @@ func newChat(t *testing.T, srv *modeltest.Server, cfg model.ChatConfig) (*model.
 		cfg.BaseURL = srv.URL
 	}
 	if cfg.Provider == "" {
-		cfg.Provider = model.ProviderDeepSeek
+		cfg.Provider = openaicompat.ProviderDeepSeek
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = srv.Key
 	}
-	c, err := model.NewChat(cfg)
+	c, err := openaicompat.NewChat(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	waits := &[]time.Duration{}
-	model.SetSleep(c, func(_ context.Context, d time.Duration) error {
+	openaicompat.SetSleep(c, func(_ context.Context, d time.Duration) error {
 		mu.Lock()
 		*waits = append(*waits, d)
 		mu.Unlock()
@@ -79,7 +80,7 @@ func TestChatStreamAssembly(t *testing.T) {
 			{ID: "call_b", Name: "list_dir", Arguments: `{"path":"/tmp"}`},
 		},
 	}}})
-	c, _ := newChat(t, srv, model.ChatConfig{})
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{})
 	var got collect
 	resp, err := c.Generate(context.Background(), &model.Request{
 		System:   "You are terse.",
@@ -114,8 +115,8 @@ func TestChatStreamAssembly(t *testing.T) {
 
 func TestChatThinkingDefaultsAndEmptyReasoning(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "hi"}, {Content: "hi", Reasoning: "dropped"}}})
-	c, _ := newChat(t, srv, model.ChatConfig{ReasoningEffort: "max"})
-	if !c.Info().Thinking || c.Info().ID != model.DeepSeekFlash || c.Info().MaxTools != 128 || c.Info().ContextWindow != model.DeepSeekContextWindow {
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{ReasoningEffort: "max"})
+	if !c.Info().Thinking || c.Info().ID != openaicompat.DeepSeekFlash || c.Info().MaxTools != 128 || c.Info().ContextWindow != openaicompat.DeepSeekContextWindow {
 		t.Fatalf("info %+v", c.Info())
 	}
 	resp, err := c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("hi")}}, nil)
@@ -156,7 +157,7 @@ func TestChatPassback(t *testing.T) {
 		}
 		return modeltest.Reply{Reasoning: reasoning, ToolCalls: []modeltest.ToolCall{{Name: "echo", Arguments: `{"x":1}`}}}
 	}})
-	c, _ := newChat(t, srv, model.ChatConfig{})
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{})
 	tools := []model.ToolDef{{Name: "echo", Description: "echoes", Parameters: json.RawMessage(`{"type":"object"}`)}}
 	var history []model.Message
 	off, on := false, true
@@ -206,7 +207,7 @@ func TestChatPassback(t *testing.T) {
 
 func TestChatClientSideRules(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "forced"}, {Content: "ok"}}})
-	c, _ := newChat(t, srv, model.ChatConfig{})
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{})
 	tools := func(n int) []model.ToolDef {
 		out := make([]model.ToolDef, n)
 		for i := range out {
@@ -233,7 +234,7 @@ func TestChatClientSideRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.Generate(context.Background(), &tc.req, nil)
-			if !errors.Is(err, model.ErrInvalidRequest) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, openaicompat.ErrInvalidRequest) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want ErrInvalidRequest with %q", err, tc.want)
 			}
 		})
@@ -252,8 +253,8 @@ func TestChatClientSideRules(t *testing.T) {
 
 func TestChatRetiredModel(t *testing.T) {
 	for _, id := range []string{"deepseek-chat", "deepseek-reasoner"} {
-		_, err := model.NewChat(model.ChatConfig{Name: "old", Model: id})
-		if !errors.Is(err, model.ErrRetiredModel) || !strings.Contains(err.Error(), model.DeepSeekFlash) || !strings.Contains(err.Error(), model.DeepSeekPro) {
+		_, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "old", Model: id})
+		if !errors.Is(err, openaicompat.ErrRetiredModel) || !strings.Contains(err.Error(), openaicompat.DeepSeekFlash) || !strings.Contains(err.Error(), openaicompat.DeepSeekPro) {
 			t.Fatalf("%s: %v", id, err)
 		}
 	}
@@ -261,9 +262,9 @@ func TestChatRetiredModel(t *testing.T) {
 
 func TestChatServerRejection(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{ExpectRejections: true, Models: []string{"other"}})
-	c, _ := newChat(t, srv, model.ChatConfig{Model: "unknown-model"})
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{Model: "unknown-model"})
 	_, err := c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, nil)
-	var ae *model.APIError
+	var ae *openaicompat.APIError
 	if !errors.As(err, &ae) || ae.Status != 400 || ae.Message != "Model Not Exist" || ae.Type != "invalid_request_error" || ae.Retryable() {
 		t.Fatalf("error %v (%+v)", err, ae)
 	}
@@ -286,12 +287,12 @@ func TestChatErrorBodyNotJSON(t *testing.T) {
 		fmt.Fprint(w, "upstream \x1b[31mdown\x1b[0m for "+key+"\n")
 	}))
 	defer srv.Close()
-	c, err := model.NewChat(model.ChatConfig{Name: "px", BaseURL: srv.URL + "/v1/", Model: "m", APIKey: key, MaxRetries: 1, RetryBase: time.Millisecond})
+	c, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "px", BaseURL: srv.URL + "/v1/", Model: "m", APIKey: key, MaxRetries: 1, RetryBase: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, nil)
-	var ae *model.APIError
+	var ae *openaicompat.APIError
 	if !errors.As(err, &ae) || ae.Status != 502 || !ae.Retryable() || n.Load() != 2 {
 		t.Fatalf("error %v after %d requests", err, n.Load())
 	}
@@ -303,20 +304,20 @@ func TestChatErrorBodyNotJSON(t *testing.T) {
 func TestChatKeyNeverShown(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{ExpectRejections: true})
 	const key = "sk-wrong-secret-value-1234"
-	c, _ := newChat(t, srv, model.ChatConfig{APIKey: key})
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{APIKey: key})
 	_, err := c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, nil)
-	var ae *model.APIError
+	var ae *openaicompat.APIError
 	if !errors.As(err, &ae) || ae.Status != 401 || !strings.Contains(err.Error(), "****1234 is invalid") {
 		t.Fatalf("error %v", err)
 	}
 	if strings.Contains(fmt.Sprintf("%v %+v %#v", err, ae, ae), "secret-value") {
 		t.Fatalf("the key shows in %v", err)
 	}
-	noKey, err := model.NewChat(model.ChatConfig{Name: "ds"})
+	noKey, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "ds"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := noKey.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, nil); !errors.Is(err, model.ErrNoAPIKey) {
+	if _, err := noKey.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, nil); !errors.Is(err, openaicompat.ErrNoAPIKey) {
 		t.Fatalf("no key: %v", err)
 	}
 }
@@ -328,7 +329,7 @@ func TestChatRetries(t *testing.T) {
 		{Status: 500},
 		{Content: "finally"},
 	}})
-	c, waits := newChat(t, srv, model.ChatConfig{RetryBase: time.Millisecond})
+	c, waits := newChat(t, srv, openaicompat.ChatConfig{RetryBase: time.Millisecond})
 	var got collect
 	resp, err := c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, got.on)
 	if err != nil || resp.Message.Content != "finally" {
@@ -337,7 +338,7 @@ func TestChatRetries(t *testing.T) {
 	if len(got.retries) != 3 || (*waits)[0] != 2*time.Second || time.Duration(got.retries[0].Wait) != 2*time.Second {
 		t.Fatalf("retries %+v waits %v", got.retries, *waits)
 	}
-	var ae *model.APIError
+	var ae *openaicompat.APIError
 	if !errors.As(got.retries[0].Err, &ae) || ae.Status != 429 || ae.RetryAfter != 2*time.Second {
 		t.Fatalf("first retry %v", got.retries[0].Err)
 	}
@@ -349,7 +350,7 @@ func TestChatRetries(t *testing.T) {
 
 	// Retries run out: the last error is returned.
 	srv.Push(modeltest.Reply{Status: 503}, modeltest.Reply{Status: 503})
-	c2, _ := newChat(t, srv, model.ChatConfig{MaxRetries: 1, RetryBase: time.Millisecond})
+	c2, _ := newChat(t, srv, openaicompat.ChatConfig{MaxRetries: 1, RetryBase: time.Millisecond})
 	_, err = c2.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, nil)
 	if !errors.As(err, &ae) || ae.Status != 503 || ae.Message != "Server Overloaded" {
 		t.Fatalf("after the retries: %v", err)
@@ -359,10 +360,10 @@ func TestChatRetries(t *testing.T) {
 func TestChatCutStream(t *testing.T) {
 	for _, cut := range []modeltest.Cut{modeltest.CutDrop, modeltest.CutEnd} {
 		srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Reasoning: "a b c d", Content: "one two three four", Cut: cut}}})
-		c, _ := newChat(t, srv, model.ChatConfig{})
+		c, _ := newChat(t, srv, openaicompat.ChatConfig{})
 		var got collect
 		resp, err := c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, got.on)
-		if !errors.Is(err, model.ErrStreamCut) || resp != nil {
+		if !errors.Is(err, openaicompat.ErrStreamCut) || resp != nil {
 			t.Fatalf("cut %d: %v %+v", cut, err, resp)
 		}
 		if got.reasoning.Len() == 0 || len(srv.Requests()) != 1 {
@@ -373,7 +374,7 @@ func TestChatCutStream(t *testing.T) {
 
 func TestChatFinishLength(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "cut sh", FinishReason: "length"}}})
-	c, _ := newChat(t, srv, model.ChatConfig{MaxOutputTokens: 2})
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{MaxOutputTokens: 2})
 	resp, err := c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, nil)
 	if err != nil || resp.FinishReason != model.FinishLength {
 		t.Fatalf("%v %+v", err, resp)
@@ -386,7 +387,7 @@ func TestChatFinishLength(t *testing.T) {
 func TestChatSlowFirstTokenAndCancel(t *testing.T) {
 	release := make(chan struct{})
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "late", Hold: release}, {Content: "never", Hold: make(chan struct{})}}})
-	c, _ := newChat(t, srv, model.ChatConfig{})
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{})
 	first := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
@@ -421,7 +422,7 @@ func TestChatSlowFirstTokenAndCancel(t *testing.T) {
 
 func TestChatPrefixDiscipline(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{CacheUnit: 1, Reply: func(*modeltest.Call) modeltest.Reply { return modeltest.Reply{Content: "ok"} }})
-	c, _ := newChat(t, srv, model.ChatConfig{})
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{})
 	schema := "{\"type\":\"object\",\n  \"properties\":{\"zeta\":{\"type\":\"number\",\"maximum\":1.50,\"default\":1e3},\"alpha\":{\"type\":\"string\",\"pattern\":\"<a&b>\"}},\"required\":[\"zeta\"]}"
 	req := &model.Request{
 		System:   "You are <careful> & \u2028 terse.",
@@ -466,11 +467,11 @@ func TestChatPrefixDiscipline(t *testing.T) {
 
 func TestChatOpenAICompatible(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{Models: []string{"llama-3"}, Replies: []modeltest.Reply{{Content: "plain"}}})
-	c, err := model.NewChat(model.ChatConfig{Name: "local", BaseURL: srv.URL, Model: "llama-3", APIKey: srv.Key, ImageInput: true})
+	c, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "local", BaseURL: srv.URL, Model: "llama-3", APIKey: srv.Key, ImageInput: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := c.Info(); i.Provider != model.ProviderOpenAI || i.Thinking || !i.ImageInput {
+	if i := c.Info(); i.Provider != openaicompat.ProviderOpenAI || i.Thinking || !i.ImageInput {
 		t.Fatalf("info %+v", i)
 	}
 	// modeltest is DeepSeek: without a thinking field it thinks, so the answer has reasoning.
@@ -481,10 +482,10 @@ func TestChatOpenAICompatible(t *testing.T) {
 	if bytes.Contains(srv.Requests()[0].Body, []byte(`"thinking"`)) {
 		t.Fatalf("a thinking field went to a generic endpoint: %s", srv.Requests()[0].Body)
 	}
-	if _, err := model.NewChat(model.ChatConfig{Name: "local", BaseURL: srv.URL}); err == nil || !strings.Contains(err.Error(), "model id is required") {
+	if _, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "local", BaseURL: srv.URL}); err == nil || !strings.Contains(err.Error(), "model id is required") {
 		t.Fatalf("no model id: %v", err)
 	}
-	if _, err := model.NewChat(model.ChatConfig{Name: "bad", BaseURL: "ftp://x?key=secret"}); err == nil || strings.Contains(err.Error(), "secret") {
+	if _, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "bad", BaseURL: "ftp://x?key=secret"}); err == nil || strings.Contains(err.Error(), "secret") {
 		t.Fatalf("bad URL: %v", err)
 	}
 }

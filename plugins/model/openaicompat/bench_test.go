@@ -1,4 +1,4 @@
-package model_test
+package openaicompat_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 )
 
 // benchRequest is one agent step: a system prompt, 100 tools with schemas, and a history of
@@ -92,7 +93,7 @@ func BenchmarkGenerate(b *testing.B) {
 	req := benchRequest()
 
 	b.Run("provider", func(b *testing.B) {
-		c, err := model.NewChat(model.ChatConfig{Name: "bench", Provider: model.ProviderDeepSeek, BaseURL: srv.URL, APIKey: srv.Key})
+		c, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "bench", Provider: openaicompat.ProviderDeepSeek, BaseURL: srv.URL, APIKey: srv.Key})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -133,7 +134,7 @@ func BenchmarkGenerate(b *testing.B) {
 
 // BenchmarkEncode is the provider's request body alone (100 tools, the history above).
 func BenchmarkEncode(b *testing.B) {
-	c, err := model.NewChat(model.ChatConfig{Name: "bench", APIKey: "k"})
+	c, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "bench", APIKey: "k"})
 	if err != nil {
 		b.Fatal(err)
 	}

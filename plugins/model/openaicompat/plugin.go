@@ -1,8 +1,9 @@
-package model
+package openaicompat
 
 import (
 	"errors"
 	"fmt"
+	"github.com/cordisgo/harness/plugins/model"
 	"os"
 	"regexp"
 	"slices"
@@ -151,7 +152,7 @@ func apply(c *ctx.Context, cfg Config) error {
 			def = "flash"
 		}
 	}
-	out := make(map[string]Model, len(models))
+	out := make(map[string]model.Model, len(models))
 	for name, m := range models {
 		chat, err := newConfigured(c, name, m, os.LookupEnv)
 		if err != nil {
@@ -159,7 +160,7 @@ func apply(c *ctx.Context, cfg Config) error {
 		}
 		out[name] = chat
 	}
-	_, err := Key.Provide(c, NewService(out, def))
+	_, err := model.Key.Provide(c, model.NewService(out, def))
 	return err
 }
 

@@ -1,9 +1,19 @@
-package agent
+// Package session is an agent session's event log and the store of logs: the durable
+// events (the header, the user's messages, the model's answers exactly as sent, tool
+// calls and results, approvals, usage, turn ends) numbered from 1, appended one JSON line
+// each to events.jsonl in the session's directory, delivered live to subscribers, and read
+// back — a torn last line dropped — to rebuild the history the model saw ([History]).
+//
+// # Concurrency
+//
+// [Store] and [Log] are safe for concurrent use; a session's file is written by its Log
+// only. Events and the other types are plain values.
+package session
 
 import (
-	"encoding/json"
 	"time"
 
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/model"
 )
 
@@ -34,7 +44,7 @@ const (
 	// the model gets it). Results are recorded in the model's order of the calls. Durable.
 	EventToolResult EventType = "tool.result"
 	// EventApprovalAsked reports a call (or a sampling request) waiting for a person's
-	// answer (Approval); answer it with [Session.Approve]. Durable.
+	// answer (Approval); the agent's Session.Approve answers it. Durable.
 	EventApprovalAsked EventType = "approval.asked"
 	// EventApprovalDecided reports the answer (Approval). Durable.
 	EventApprovalDecided EventType = "approval.decided"
@@ -74,16 +84,16 @@ type Event struct {
 	Step int `json:"step,omitempty"`
 	// Agent is the subagent's name for events of a subagent's run forwarded to its
 	// parent's subscribers; "" for the session's own agent.
-	Agent    string         `json:"agent,omitempty"`
-	Text     string         `json:"text,omitempty"`
-	Header   *Header        `json:"header,omitempty"`
-	Message  *model.Message `json:"message,omitempty"`
-	Call     *CallInfo      `json:"call,omitempty"`
-	Result   *ResultInfo    `json:"result,omitempty"`
-	Approval *ApprovalInfo  `json:"approval,omitempty"`
-	Usage    *model.Usage   `json:"usage,omitempty"`
-	End      *TurnEnd       `json:"end,omitempty"`
-	Error    string         `json:"error,omitempty"`
+	Agent    string              `json:"agent,omitempty"`
+	Text     string              `json:"text,omitempty"`
+	Header   *Header             `json:"header,omitempty"`
+	Message  *model.Message      `json:"message,omitempty"`
+	Call     *CallInfo           `json:"call,omitempty"`
+	Result   *ResultInfo         `json:"result,omitempty"`
+	Approval *permission.Request `json:"approval,omitempty"`
+	Usage    *model.Usage        `json:"usage,omitempty"`
+	End      *TurnEnd            `json:"end,omitempty"`
+	Error    string              `json:"error,omitempty"`
 }
 
 // Header describes a session; it is the first event of its log.
@@ -130,26 +140,6 @@ type ResultInfo struct {
 	Bytes int `json:"bytes"`
 }
 
-// ApprovalInfo describes a question to a person and, once decided, the answer.
-type ApprovalInfo struct {
-	// ID identifies the question; answer it with [Session.Approve].
-	ID string `json:"id"`
-	// Kind is "tool" (a tool call) or "sampling" (a server asks for a completion).
-	Kind string `json:"kind"`
-	// CallID, Tool and Args describe a tool call; Server the MCP server of a tool or of a
-	// sampling request.
-	CallID string          `json:"callId,omitempty"`
-	Tool   string          `json:"tool,omitempty"`
-	Args   json.RawMessage `json:"args,omitempty"`
-	Server string          `json:"server,omitempty"`
-	// Reason is the policy's reason for asking.
-	Reason string `json:"reason,omitempty"`
-	// Decision is set on EventApprovalDecided: "allow", "allow_session" or "deny", and
-	// Why explains a refusal ("nobody to ask", the person's words, …).
-	Decision string `json:"decision,omitempty"`
-	Why      string `json:"why,omitempty"`
-}
-
 // StopReason says why a turn ended.
 type StopReason string
 
@@ -157,13 +147,13 @@ type StopReason string
 const (
 	// StopDone: the model answered without calling tools.
 	StopDone StopReason = "done"
-	// StopMaxSteps: the turn reached Config.MaxSteps model requests.
+	// StopMaxSteps: the turn reached the agent's maxSteps model requests.
 	StopMaxSteps StopReason = "max_steps"
-	// StopTokenBudget: the turn used Config.TokenBudget tokens.
+	// StopTokenBudget: the turn used the agent's tokenBudget tokens.
 	StopTokenBudget StopReason = "token_budget"
 	// StopLength: the model's answer was cut at its output limit (finish_reason length).
 	StopLength StopReason = "length"
-	// StopCancelled: the turn was cancelled ([Session.Cancel] or the caller's context).
+	// StopCancelled: the turn was cancelled (the session's Cancel or the caller's context).
 	StopCancelled StopReason = "cancelled"
 	// StopError: the model request failed (or the prompt could not be assembled).
 	StopError StopReason = "error"

@@ -1,9 +1,10 @@
-package model
+package openaicompat
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/cordisgo/harness/plugins/model"
 	"strconv"
 
 	"github.com/cordisgo/harness/internal/jsonstr"
@@ -26,7 +27,7 @@ type wire struct {
 }
 
 // encodeRequest appends the request body to b.
-func encodeRequest(b []byte, req *Request, w wire) ([]byte, error) {
+func encodeRequest(b []byte, req *model.Request, w wire) ([]byte, error) {
 	// The order keeps what changes least first: the settings, the tools, the messages (which
 	// only grow during a session), then the per-request tool_choice. A request's body is
 	// then a byte prefix of the next one's up to its last message.
@@ -99,23 +100,23 @@ func encodeRequest(b []byte, req *Request, w wire) ([]byte, error) {
 // passbackNeeded marks the assistant messages that must carry reasoning_content under
 // DeepSeek's documented rule: in thinking mode, every assistant message of a stretch
 // between user messages that made tool calls.
-func passbackNeeded(msgs []Message, thinking bool) []bool {
+func passbackNeeded(msgs []model.Message, thinking bool) []bool {
 	out := make([]bool, len(msgs))
 	if !thinking {
 		return out
 	}
 	start := 0
 	for i := 0; i <= len(msgs); i++ {
-		if i < len(msgs) && msgs[i].Role != RoleUser {
+		if i < len(msgs) && msgs[i].Role != model.RoleUser {
 			continue
 		}
 		calls := false
 		for j := start; j < i; j++ {
-			calls = calls || (msgs[j].Role == RoleAssistant && len(msgs[j].ToolCalls) > 0)
+			calls = calls || (msgs[j].Role == model.RoleAssistant && len(msgs[j].ToolCalls) > 0)
 		}
 		if calls {
 			for j := start; j < i; j++ {
-				out[j] = msgs[j].Role == RoleAssistant
+				out[j] = msgs[j].Role == model.RoleAssistant
 			}
 		}
 		start = i + 1
@@ -125,9 +126,9 @@ func passbackNeeded(msgs []Message, thinking bool) []bool {
 
 var emptyReasoning = ""
 
-func appendMessage(b []byte, m *Message, i int, needsReasoning bool, w wire) ([]byte, error) {
+func appendMessage(b []byte, m *model.Message, i int, needsReasoning bool, w wire) ([]byte, error) {
 	switch m.Role {
-	case RoleSystem, RoleUser:
+	case model.RoleSystem, model.RoleUser:
 		b = append(b, `{"role":"`...)
 		b = append(b, m.Role...)
 		b = append(b, `","content":`...)
@@ -150,7 +151,7 @@ func appendMessage(b []byte, m *Message, i int, needsReasoning bool, w wire) ([]
 			b = append(b, ']')
 		}
 		return append(b, '}'), nil
-	case RoleAssistant:
+	case model.RoleAssistant:
 		b = append(b, `{"role":"assistant","content":`...)
 		b = jsonstr.Append(b, m.Content, false)
 		r := m.Reasoning
@@ -180,7 +181,7 @@ func appendMessage(b []byte, m *Message, i int, needsReasoning bool, w wire) ([]
 			b = append(b, ']')
 		}
 		return append(b, '}'), nil
-	case RoleTool:
+	case model.RoleTool:
 		if len(m.Images) > 0 {
 			return nil, fmt.Errorf("%w: messages[%d]: a tool message carries text only in Chat Completions (turn its %d image(s) into text)", ErrInvalidRequest, i, len(m.Images))
 		}

@@ -1,4 +1,4 @@
-package model_test
+package openaicompat_test
 
 import (
 	"testing"
