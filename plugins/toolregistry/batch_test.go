@@ -14,7 +14,8 @@ import (
 
 func TestSchedulerRule(t *testing.T) {
 	s := toolregistry.NewScheduler(2)
-	if !s.Start(true) || !s.Start(true) {
+	first, second := s.Start(true), s.Start(true)
+	if !first || !second {
 		t.Fatal("two safe calls should overlap")
 	}
 	if s.Start(true) {

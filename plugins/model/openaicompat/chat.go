@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cordisgo/harness/plugins/model"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -20,6 +19,8 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/cordisgo/harness/plugins/model"
 )
 
 // DeepSeek's endpoint and model ids.

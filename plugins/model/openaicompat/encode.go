@@ -4,10 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/cordisgo/harness/plugins/model"
 	"strconv"
 
 	"github.com/cordisgo/harness/internal/jsonstr"
+	"github.com/cordisgo/harness/plugins/model"
 )
 
 // The request body is written here, field by field in a fixed order, rather than by

@@ -3,7 +3,6 @@ package openaicompat
 import (
 	"errors"
 	"fmt"
-	"github.com/cordisgo/harness/plugins/model"
 	"os"
 	"regexp"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/suggest"
+	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/secrets"
 )
 
