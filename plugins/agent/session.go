@@ -57,6 +57,7 @@ type Session struct {
 	step     int
 	cancel   context.CancelCauseFunc
 	turnDone chan struct{}     // closed when the running turn ends; nil when idle
+	ended    bool              // the running turn emitted its turn.end: it is winding down
 	saved    map[string]string // results kept in memory (not stored sessions)
 	closed   bool
 }
@@ -184,11 +185,12 @@ func (s *Session) Model() string { return s.modelName }
 // Dir returns the session's directory in the store ("" for a session kept in memory).
 func (s *Session) Dir() string { return s.dir }
 
-// Running reports whether a turn is in flight.
+// Running reports whether a turn is in flight. A turn whose end was reported
+// (session.EventTurnEnd) is not: the next Send waits for it to wind down.
 func (s *Session) Running() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.turnDone != nil
+	return s.turnDone != nil && !s.ended
 }
 
 // History returns a copy of the conversation as the model sees it.
@@ -216,9 +218,14 @@ func (s *Session) root() *Session {
 // every event reaches the subscribers), and a subagent's events reach its parent's
 // subscribers too.
 func (s *Session) emit(ev session.Event) {
-	if ev.Turn == 0 && ev.Type != session.EventSession {
+	if ev.Turn == 0 && ev.Type != session.EventSession || ev.Type == session.EventTurnEnd {
 		s.mu.Lock()
-		ev.Turn, ev.Step = s.turn, s.step
+		if ev.Turn == 0 && ev.Type != session.EventSession {
+			ev.Turn, ev.Step = s.turn, s.step
+		}
+		if ev.Type == session.EventTurnEnd && ev.Agent == "" {
+			s.ended = true
+		}
 		s.mu.Unlock()
 	}
 	ev = s.log.Append(ev)
@@ -296,6 +303,14 @@ func (s *Session) Close() error {
 // report the turn as it goes.
 func (s *Session) Send(cx context.Context, text string) (*session.TurnEnd, error) {
 	s.mu.Lock()
+	for s.turnDone != nil && s.ended && !s.closed {
+		// The previous turn reported its end and is returning: someone who saw that
+		// end may send the next message at once.
+		done := s.turnDone
+		s.mu.Unlock()
+		<-done
+		s.mu.Lock()
+	}
 	if s.closed {
 		s.mu.Unlock()
 		return nil, ErrClosed
@@ -305,7 +320,7 @@ func (s *Session) Send(cx context.Context, text string) (*session.TurnEnd, error
 		return nil, ErrBusy
 	}
 	tcx, cancel := context.WithCancelCause(cx)
-	s.cancel, s.turnDone = cancel, make(chan struct{})
+	s.cancel, s.turnDone, s.ended = cancel, make(chan struct{}), false
 	s.turn++
 	s.step = 0
 	s.mu.Unlock()
