@@ -11,6 +11,7 @@ import (
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -49,7 +50,7 @@ func TestToolAnnotations(t *testing.T) {
 		{ToolCalls: []modeltest.ToolCall{{ID: "r", Name: "count_notes", Arguments: `{}`}, {ID: "w", Name: "add_note", Arguments: `{}`}}},
 		{Content: "There are 3 notes; I could not add one."},
 	}})
-	chat, err := model.NewChat(model.ChatConfig{Name: "m", Provider: model.ProviderDeepSeek, BaseURL: srv.URL, APIKey: srv.Key, RetryBase: time.Millisecond})
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "m", Provider: openaicompat.ProviderDeepSeek, BaseURL: srv.URL, APIKey: srv.Key, RetryBase: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
