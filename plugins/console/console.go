@@ -11,6 +11,7 @@
 //	console/callTool      call  {"tool", "args"}   → CallResult
 //	console/instructions  call  {"server": name}   → {"text": …}
 //	console/subscribe     stream {"server", "uri"}  → ResourceUpdate (subscribed, then one per update)
+//	console/readResource  call  {"server", "uri"}   → the server's resources/read result, as sent
 //	console/elicitations  stream                    → Elicitation (pending, then done)
 //	console/answer        call  AnswerParams        → {"ok": true}
 //
@@ -101,6 +102,8 @@ type Tool struct {
 	MCPTool string `json:"mcpTool,omitempty"`
 	// Owner is the registering scope or set owner.
 	Owner string `json:"owner"`
+	// UI is the tool's MCP App, when its server gave it one.
+	UI *ToolUI `json:"ui,omitempty"`
 }
 
 // Content is one block of a [CallResult]. It is a plain value.
@@ -130,6 +133,9 @@ type CallResult struct {
 	IsError bool   `json:"isError,omitempty"`
 	Code    string `json:"code,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Raw is the MCP server's own CallToolResult, as it sent it, for a tool of an MCP
+	// server that answered (an app's view gets it whole).
+	Raw json.RawMessage `json:"raw,omitempty"`
 }
 
 // CallParams are the parameters of console/callTool.
@@ -187,6 +193,7 @@ func apply(c *ctx.Context, _ struct{}) error {
 		func() (ctx.Disposer, error) { return MethodCallTool.Expose(c, s.callTool) },
 		func() (ctx.Disposer, error) { return MethodInstructions.Expose(c, s.instructions) },
 		func() (ctx.Disposer, error) { return MethodSubscribe.Expose(c, s.subscribe) },
+		func() (ctx.Disposer, error) { return MethodReadResource.Expose(c, s.readResource) },
 	} {
 		if _, err := expose(); err != nil {
 			return err
@@ -204,7 +211,7 @@ func (s *service) tools(_ context.Context, p ServerParams) ([]Tool, error) {
 			continue
 		}
 		out = append(out, Tool{Name: t.Name, Title: t.Meta["title"], Description: t.Description, Parameters: t.Parameters,
-			OutputSchema: t.OutputSchema, Server: server, MCPTool: t.Meta["mcpTool"], Owner: t.Owner})
+			OutputSchema: t.OutputSchema, Server: server, MCPTool: t.Meta["mcpTool"], Owner: t.Owner, UI: toolUI(t.Meta)})
 	}
 	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
@@ -219,7 +226,7 @@ func (s *service) callTool(rcx context.Context, p CallParams) (CallResult, error
 	res, err := s.reg.Execute(rcx, s.c, p.Tool, p.Args, toolregistry.ExecOptions{CallID: id})
 	out := CallResult{CallID: id, Content: []Content{}}
 	if res != nil {
-		out.Structured, out.IsError = res.Structured, res.IsError
+		out.Structured, out.IsError, out.Raw = res.Structured, res.IsError, res.Raw
 		for _, b := range res.Content {
 			out.Content = append(out.Content, s.content(b))
 		}

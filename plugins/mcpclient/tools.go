@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -151,7 +152,8 @@ func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
 }
 
 // toolMeta is a tool's registry metadata: its server, its MCP name, its title (the tool's,
-// else its annotations'; absent when it has none) and the hints of its
+// else its annotations'; absent when it has none), its MCP App's view when it has one
+// ([MetaUIResource], [MetaUIVisibility]) and the hints of its
 // annotations that are set ("readOnlyHint", "destructiveHint", "idempotentHint",
 // "openWorldHint": "true" or "false"), which the agent reads to decide what may run
 // alongside other calls and what needs no approval. Hints are what the server claims,
@@ -160,6 +162,12 @@ func toolMeta(server string, t *mcp.Tool) map[string]string {
 	meta := map[string]string{"server": server, "mcpTool": t.Name}
 	if ts := taskSupportOf(t); ts != "" {
 		meta["taskSupport"] = ts
+	}
+	if uri, vis := uiMeta(t.Meta); uri != "" {
+		meta[MetaUIResource] = uri
+		if vis != "" {
+			meta[MetaUIVisibility] = vis
+		}
 	}
 	a := t.Annotations
 	if title := t.Title; title != "" {
@@ -270,4 +278,50 @@ func (s *supervisor) callError(cx context.Context, g *generation, what string, e
 		return fmt.Errorf("mcp server %q: %s: [unsupported MCP content: the result could not be decoded: %w]", server, what, err)
 	}
 	return fmt.Errorf("mcp server %q: %s: %w", server, what, err)
+}
+
+// The registry metadata of a tool with an MCP App (SEP-1865, @modelcontextprotocol/ext-apps):
+// the tool's _meta.ui as the server sent it, for the page that renders the view and for
+// the gateway that passes it on.
+const (
+	// MetaUIResource is the ui:// URI of the tool's view (_meta.ui.resourceUri, or the
+	// deprecated flat _meta["ui/resourceUri"]).
+	MetaUIResource = "ui.resourceUri"
+	// MetaUIVisibility is _meta.ui.visibility joined with commas ("model,app", "app"); absent
+	// when the server left it out (both, the default).
+	MetaUIVisibility = "ui.visibility"
+	// UIExtension is the client capability's extension key of MCP Apps, and UIMimeType the
+	// type of an app's HTML.
+	UIExtension = "io.modelcontextprotocol/ui"
+	UIMimeType  = "text/html;profile=mcp-app"
+)
+
+// uiMeta reads a tool's _meta for its view: the resource URI (a ui:// URI, else "") and
+// the visibility list joined with commas.
+func uiMeta(m mcp.Meta) (uri, visibility string) {
+	ui, _ := m["ui"].(map[string]any)
+	uri, _ = ui["resourceUri"].(string)
+	if uri == "" {
+		uri, _ = m["ui/resourceUri"].(string)
+	}
+	if !strings.HasPrefix(uri, "ui://") {
+		return "", ""
+	}
+	if list, ok := ui["visibility"].([]any); ok {
+		var vis []string
+		for _, v := range list {
+			if s, ok := v.(string); ok && (s == "model" || s == "app") {
+				vis = append(vis, s)
+			}
+		}
+		visibility = strings.Join(vis, ",")
+	}
+	return uri, visibility
+}
+
+// AppOnly reports whether a registry tool's metadata says only its app may call it
+// (_meta.ui.visibility without "model"): such a tool is not offered to a model.
+func AppOnly(meta map[string]string) bool {
+	vis, ok := meta[MetaUIVisibility]
+	return ok && meta[MetaUIResource] != "" && !slices.Contains(strings.Split(vis, ","), "model")
 }

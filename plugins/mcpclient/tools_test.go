@@ -71,6 +71,39 @@ func TestToolNamesAndPassThrough(t *testing.T) {
 	}
 }
 
+// TestAppToolMeta: a tool's MCP App (_meta.ui, SEP-1865) reaches its registry metadata — the
+// view's ui:// URI (the flat, deprecated key too) and the visibility — and an app-only tool
+// is marked so (AppOnly); a resourceUri that is not ui:// is no view.
+func TestAppToolMeta(t *testing.T) {
+	e := newEnv(t)
+	srv := bareServer()
+	ok := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("ok"), nil }
+	rawTool(srv, &mcp.Tool{Name: "show", Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://demo/view.html"}}}, ok)
+	rawTool(srv, &mcp.Tool{Name: "refresh", Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://demo/view.html", "visibility": []any{"app"}}}}, ok)
+	rawTool(srv, &mcp.Tool{Name: "both", Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://demo/view.html", "visibility": []any{"model", "app"}}}}, ok)
+	rawTool(srv, &mcp.Tool{Name: "flat", Meta: mcp.Meta{"ui/resourceUri": "ui://demo/flat.html"}}, ok)
+	rawTool(srv, &mcp.Tool{Name: "web", Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "https://example.com/"}}}, ok)
+	e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(srv).dial})
+	for _, c := range []struct {
+		tool, uri, vis string
+		appOnly        bool
+	}{
+		{"show", "ui://demo/view.html", "", false},
+		{"refresh", "ui://demo/view.html", "app", true},
+		{"both", "ui://demo/view.html", "model,app", false},
+		{"flat", "ui://demo/flat.html", "", false},
+		{"web", "", "", false},
+	} {
+		info, found := e.reg.Lookup(e.root, "mcp__srv__"+c.tool)
+		if !found {
+			t.Fatalf("%s: not registered", c.tool)
+		}
+		if info.Meta[MetaUIResource] != c.uri || info.Meta[MetaUIVisibility] != c.vis || AppOnly(info.Meta) != c.appOnly {
+			t.Errorf("%s: meta %v, app only %v", c.tool, info.Meta, AppOnly(info.Meta))
+		}
+	}
+}
+
 // TestPaginationDrained (item 2): every page of tools/list is read.
 func TestPaginationDrained(t *testing.T) {
 	e := newEnv(t)

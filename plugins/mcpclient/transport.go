@@ -133,8 +133,9 @@ func dial(cx context.Context, cfg Config, opts dialOptions) (*connection, error)
 // forwards tools/list_changed to opts.onToolListChanged.
 func connectSession(cx context.Context, cfg Config, opts dialOptions, t mcp.Transport) (*mcp.ClientSession, error) {
 	co := &mcp.ClientOptions{
-		Logger:       opts.log().With("server", cfg.ServerName),
-		Capabilities: &mcp.ClientCapabilities{},
+		Logger: opts.log().With("server", cfg.ServerName),
+		// MCP Apps: the host renders a tool's ui:// view on its page (docs/web.md, "Apps").
+		Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{UIExtension: map[string]any{"mimeTypes": []string{UIMimeType}}}},
 	}
 	if signal := opts.onToolListChanged; signal != nil {
 		co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { signal() }

@@ -121,8 +121,9 @@ func TestNoClientCapabilities(t *testing.T) {
 				}
 			}
 			if protocol == "" {
-				if !strings.Contains(wire.String(), `"capabilities":{}`) {
-					t.Errorf("initialize without empty capabilities:\n%s", wire.String())
+				// Only the MCP Apps extension, which the host's page renders.
+				if !strings.Contains(wire.String(), `"capabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`) {
+					t.Errorf("initialize without the apps extension alone in its capabilities:\n%s", wire.String())
 				}
 				if caps := ss.InitializeParams().Capabilities; caps.RootsV2 != nil { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 					t.Errorf("server saw roots: %+v", caps.RootsV2) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)

@@ -189,3 +189,12 @@ func hostName(h string) bool {
 	}
 	return true
 }
+
+// withPort returns addr (host:port, as listenAddr returns it) with another port.
+func withPort(addr, port string) (string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(host, port), nil
+}

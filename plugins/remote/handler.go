@@ -44,6 +44,9 @@ type handler struct {
 	// remote is Config.AllowRemote: the page may be used from its own origin beyond the
 	// loopback (the guard accepts Host headers naming any IP literal or one of allowedHosts).
 	remote bool
+	// sandboxPort is the apps' sandbox listener's port: the page may frame that origin
+	// (sandbox.go), and /v1/methods tells the page where it is.
+	sandboxPort string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -120,7 +123,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !allow(w, r, http.MethodGet) {
 			return
 		}
-		h.methods(w)
+		h.methods(w, r)
 		return
 	case "call":
 		if !allow(w, r, http.MethodPost) {
@@ -153,7 +156,7 @@ func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
 	return false
 }
 
-func (h *handler) methods(w http.ResponseWriter) {
+func (h *handler) methods(w http.ResponseWriter, r *http.Request) {
 	list := []MethodInfo{}
 	for _, m := range h.ctx.RemoteMethods() {
 		kind := KindCall
@@ -164,7 +167,9 @@ func (h *handler) methods(w http.ResponseWriter) {
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Methods []MethodInfo `json:"methods"`
-	}{list})
+		// AppSandbox is the URL of the apps' sandbox proxy on the host the request named.
+		AppSandbox string `json:"appSandbox,omitempty"`
+	}{list, h.sandboxURL(r.Host)})
 }
 
 // lookup finds the method called name of the given kind, answering 404 if there is none.

@@ -23,9 +23,43 @@ import (
 const SessionPath = "/v1/session"
 
 // pageCSP confines the page to its own files and its own API: no inline script, no
-// foreign connection, no framing. Tool results may show images as data: URLs.
-const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; " +
-	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// foreign connection, nobody may frame it, and it frames only the apps' sandbox (sandbox,
+// the sandbox listener's origin on the host the request named). Tool results may show
+// images as data: URLs.
+func pageCSP(sandbox string) string {
+	frames := "'none'"
+	if sandbox != "" {
+		frames = sandbox
+	}
+	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; " +
+		"connect-src 'self'; frame-src " + frames + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}
+
+// sandboxOrigin is the origin of the apps' sandbox for a page loaded from host (a Host
+// header): the same host name on the sandbox listener's port; "" without a sandbox.
+func (h *handler) sandboxOrigin(host string) string {
+	if h.sandboxPort == "" {
+		return ""
+	}
+	return originOn(host, h.sandboxPort)
+}
+
+// originOn is the http origin of the host named by a Host header on another port.
+func originOn(host, port string) string {
+	name, _, err := net.SplitHostPort(host)
+	if err != nil {
+		name = host
+	}
+	return "http://" + net.JoinHostPort(strings.Trim(name, "[]"), port)
+}
+
+// sandboxURL is the sandbox proxy's URL for a page loaded from host; "" without a sandbox.
+func (h *handler) sandboxURL(host string) string {
+	if o := h.sandboxOrigin(host); o != "" {
+		return o + SandboxPath
+	}
+	return ""
+}
 
 // PageURL returns the URL of the management page with the token in its fragment, which
 // browsers never send to the server (so it reaches no access log); the page exchanges it
@@ -108,7 +142,7 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) bool {
 		ct = "application/octet-stream"
 	}
 	hdr.Set("Content-Type", ct)
-	hdr.Set("Content-Security-Policy", pageCSP)
+	hdr.Set("Content-Security-Policy", pageCSP(h.sandboxOrigin(r.Host)))
 	hdr.Set("X-Frame-Options", "DENY")
 	hdr.Set("Referrer-Policy", "no-referrer")
 	hdr.Set("Cross-Origin-Opener-Policy", "same-origin")

@@ -34,6 +34,7 @@ type Server struct {
 	token        string
 	tokenFile    string
 	endpointFile string
+	sandboxPort  string // the apps' sandbox listener's port (sandbox.go)
 }
 
 // Addr returns the address local clients dial, such as "127.0.0.1:43117": the listener's
@@ -47,6 +48,13 @@ func (s *Server) ListenAddr() string { return s.listen }
 
 // URL returns the base URL of the API, such as "http://127.0.0.1:43117".
 func (s *Server) URL() string { return "http://" + s.addr }
+
+// SandboxURL returns the URL of the apps' sandbox proxy (sandbox.go) on the loopback, such
+// as "http://127.0.0.1:43118/sandbox.html": the same host as [Server.URL], another port.
+func (s *Server) SandboxURL() string {
+	host, _, _ := net.SplitHostPort(s.addr)
+	return "http://" + net.JoinHostPort(host, s.sandboxPort) + SandboxPath
+}
 
 // TokenFile returns the path of the file holding the bearer token.
 func (s *Server) TokenFile() string { return s.tokenFile }
@@ -105,8 +113,30 @@ func apply(c *ctx.Context, cfg Config) error {
 	}); err != nil {
 		return err // Defer closed ln already
 	}
-	srv := &Server{addr: loopback.DialAddr(listenAddr, ln.Addr()), listen: ln.Addr().String(), token: token, tokenFile: tokenFile, endpointFile: endpointFile}
-	h := &handler{ctx: c, session: sessionValue([]byte(token)), maxBody: cfg.MaxBodyBytes, log: c.Logger(), remote: cfg.AllowRemote}
+	// The apps' sandbox: a second listener on the same address, a port of its own (another
+	// origin for the browser), serving the sandbox proxy (sandbox.go).
+	sandboxAddr, err := withPort(listenAddr, "0")
+	if err != nil {
+		return err
+	}
+	sln, err := loopback.Listen(sandboxAddr)
+	if err != nil {
+		return fmt.Errorf("remote API: the apps' sandbox: listen on %s: %w", sandboxAddr, err)
+	}
+	if _, err := c.Defer("sandbox-listener", func(context.Context) error {
+		if err := sln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	}); err != nil {
+		return err // Defer closed sln already
+	}
+	_, pagePort, _ := net.SplitHostPort(ln.Addr().String())
+	_, sandboxPort, _ := net.SplitHostPort(sln.Addr().String())
+	srv := &Server{addr: loopback.DialAddr(listenAddr, ln.Addr()), listen: ln.Addr().String(), token: token, tokenFile: tokenFile,
+		endpointFile: endpointFile, sandboxPort: sandboxPort}
+	h := &handler{ctx: c, session: sessionValue([]byte(token)), maxBody: cfg.MaxBodyBytes, log: c.Logger(), remote: cfg.AllowRemote,
+		sandboxPort: sandboxPort}
 	hosts := []string(nil)
 	if cfg.AllowRemote {
 		hosts = cfg.AllowedHosts
@@ -114,6 +144,10 @@ func apply(c *ctx.Context, cfg Config) error {
 	// Origins: the loopback's only; the page's own origin beyond it is handler's rule.
 	h.guard = loopback.New(loopback.Options{Addr: listenAddr, Hosts: hosts, AnyIP: cfg.AllowRemote, Token: token})
 	if _, err := c.Go("http-server", func(runcx context.Context) error { return h.serve(runcx, ln) }); err != nil {
+		return err
+	}
+	sb := &sandbox{guard: loopback.New(loopback.Options{Addr: listenAddr, Hosts: hosts, AnyIP: cfg.AllowRemote}), pagePort: pagePort}
+	if _, err := c.Go("sandbox-server", func(runcx context.Context) error { return serveHTTP(runcx, sln, sb, c.Logger(), nil) }); err != nil {
 		return err
 	}
 
@@ -154,12 +188,19 @@ func apply(c *ctx.Context, cfg Config) error {
 // and waits for the handlers still running (their request contexts derive from run, so
 // the methods they call see the cancellation).
 func (h *handler) serve(runcx context.Context, ln net.Listener) error {
+	return serveHTTP(runcx, ln, h, h.log, h.inflight.closeAndWait)
+}
+
+// serveHTTP serves handler on ln until run is cancelled, then closes every connection,
+// calls drain (which waits for the handlers still running) and waits for every
+// connection's goroutine.
+func serveHTTP(runcx context.Context, ln net.Listener, handler http.Handler, log *slog.Logger, drain func()) error {
 	// conns tracks every connection's goroutine until it is closed: net/http may linger on
 	// a connection after Close (it pauses before closing one whose request body went
 	// unread), and an unload must leave no goroutine behind.
 	var conns sync.WaitGroup
 	hs := &http.Server{
-		Handler:     h,
+		Handler:     handler,
 		BaseContext: func(net.Listener) context.Context { return runcx },
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			switch st {
@@ -171,13 +212,15 @@ func (h *handler) serve(runcx context.Context, ln net.Listener) error {
 		},
 		ReadHeaderTimeout:            readHeaderTimeout,
 		DisableGeneralOptionsHandler: true,
-		ErrorLog:                     slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+		ErrorLog:                     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	stop := context.AfterFunc(runcx, func() { _ = hs.Close() })
 	defer stop()
 	err := hs.Serve(ln)
 	_ = hs.Close()
-	h.inflight.closeAndWait()
+	if drain != nil {
+		drain()
+	}
 	conns.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

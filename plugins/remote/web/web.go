@@ -15,8 +15,14 @@ import (
 //go:embed static
 var static embed.FS
 
-// Files lists the page's files, each served at "/<name>"; "index.html" is also "/".
-var Files = []string{"index.html", "app.css", "app.js", "icon.svg"}
+// Files lists the page's files, each served at "/<name>"; "index.html" is also "/". The
+// vendor directory holds the MCP Apps host bridge, bundled from pinned npm packages by
+// extapps/build.mjs (its header says how), with their licences.
+var Files = []string{"index.html", "app.css", "app.js", "icon.svg", "vendor/ext-apps-bridge.js", "vendor/ext-apps-bridge.LICENSES.txt"}
+
+// SandboxScript is the script of the apps' sandbox proxy, which the remote plugin serves
+// on its sandbox listener only (never beside the page: it must run in another origin).
+const SandboxScript = "sandbox.js"
 
 // FS returns the page's files, rooted so that "index.html" is the page.
 func FS() fs.FS {

@@ -90,7 +90,8 @@
   };
 
   // perf collects when snapshots arrived and when they were painted (performance.now()
-  // milliseconds), for the browser test's measurements.
+  // milliseconds), and how long the apps' bridge took to load, for the browser test's
+  // measurements.
   const perf = { snapshots: [], changes: [] };
   window.__harness = { perf, state };
 
@@ -910,6 +911,8 @@
     form.hidden = true;
     card.append(...[
       cardHead(t.name, t.title, form, "open-call", "Call…", "input, select, textarea"),
+      t.ui ? el("p", { class: "tag", dataset: { view: t.ui.resourceUri } }, "Interactive view (" + t.ui.resourceUri + ")" +
+        ((t.ui.visibility || []).includes("model") ? "" : " · called by its view only")) : null,
       t.description ? el("p", { class: "desc" }, t.description) : null,
       schemaTable(schema),
       el("details", {}, el("summary", {}, "Input schema (JSON)"), el("pre", {}, JSON.stringify(schema, null, 2))),
@@ -975,17 +978,27 @@
         return;
       }
       submit.disabled = true;
-      out.replaceChildren(el("p", { class: "muted", role: "status" }, "Calling…"));
+      const pending = el("p", { class: "muted", role: "status" }, "Calling…");
+      if (form.view) form.view.teardown("the tool was called again");
+      // A tool with a view shows it while the call runs: the input now, the result after.
+      const view = form.view = t.ui && apps.sandbox ? appView(t, {
+        callTool: (tool, a) => call("console/callTool", { tool: tool.name, args: a }),
+        message: (p) => { activity(t.server + "'s view says: " + ((p.content || []).map((c) => c.text || "").join(" ") || "(no text)")); },
+      }) : null;
+      out.replaceChildren(pending, view ? view.node : null);
+      if (view) { view.start(); view.input(args); }
       const started = performance.now();
       activity("call " + t.name + " started");
       try {
         const ref = "call-" + (++callSeq);
         form.dataset.ref = ref;
         const r = await call("console/callTool", { tool: t.name, args, ref });
-        out.replaceChildren(resultView(r, performance.now() - started));
+        pending.replaceWith(resultView(r, performance.now() - started));
+        if (view) view.result(mcpResult(r));
         activity("call " + t.name + (r.isError ? " failed" : " done"), r.isError ? "bad" : "");
       } catch (err) {
-        out.replaceChildren(el("p", { class: "error", role: "alert" }, err.message));
+        pending.replaceWith(el("p", { class: "error", role: "alert" }, err.message));
+        if (view) view.cancelled(err.message);
         activity("call " + t.name + " failed: " + err.message, "bad");
       } finally {
         submit.disabled = false;
@@ -1435,6 +1448,191 @@
   }
 
 
+  // ---- MCP Apps: a tool's interactive view (docs/web.md, "Apps") ---------------------
+  //
+  // A tool whose server names a ui:// resource in its _meta.ui (console/tools' ui) has a
+  // view, rendered wherever a call of the tool appears: under the call in the tool's form
+  // and in the Chat view. The view runs in the apps' sandbox (SEP-1865's double iframe): an
+  // outer frame from the sandbox listener's origin, which loads the resource's HTML into an
+  // inner frame of an opaque origin under the CSP the resource's ui.csp asks for. The page
+  // is the host end of the bridge through the ext-apps package's own AppBridge (vendored in
+  // vendor/ext-apps-bridge.js, loaded with the first view): the view's initialize, the
+  // call's input and result, the view's tool calls (its own server's tools whose
+  // visibility includes "app", through the same pipeline as the caller's calls: the
+  // tool's form's console/callTool, the chat session's permissions and approvals), its
+  // resource reads, its messages, logs, links, size and teardown.
+
+  const apps = { sandbox: "", bridge: null, resources: new Map(), views: new Set() };
+  const HOST_INFO = { name: "harness", version: "1" };
+  const APP_MIME = "text/html;profile=mcp-app";
+
+  // appBridge loads the vendored bridge once and answers its exports.
+  function appBridge() {
+    if (!apps.bridge) {
+      apps.bridge = new Promise((resolve, reject) => {
+        const s = el("script", { src: "/vendor/ext-apps-bridge.js" });
+        const started = performance.now();
+        s.addEventListener("load", () => {
+          perf.bridgeMs = performance.now() - started; // fetched, parsed and run
+          if (window.ExtAppsBridge) resolve(window.ExtAppsBridge);
+          else reject(new Error("the apps' bridge did not define itself"));
+        });
+        s.addEventListener("error", () => { apps.bridge = null; reject(new Error("the apps' bridge did not load")); });
+        document.head.append(s);
+      });
+    }
+    return apps.bridge;
+  }
+
+  // appResource reads a view's HTML and its ui metadata (csp, permissions, prefersBorder)
+  // once per page and server (console/readResource).
+  function appResource(server, uri) {
+    const key = server + "\n" + uri;
+    let p = apps.resources.get(key);
+    if (!p) {
+      p = call("console/readResource", { server, uri }).then((r) => {
+        const all = (r && r.contents) || [];
+        const c = all.find((x) => x.uri === uri) || all[0];
+        if (!c) throw new Error(uri + ": the server sent no contents");
+        if ((c.mimeType || "").replace(/\s+/g, "").toLowerCase() !== APP_MIME) {
+          throw new Error(uri + ": not an app's HTML (" + (c.mimeType || "no type") + ", want " + APP_MIME + ")");
+        }
+        const html = c.text !== undefined ? c.text
+          : new TextDecoder().decode(Uint8Array.from(atob(c.blob || ""), (ch) => ch.charCodeAt(0)));
+        const ui = (c._meta && c._meta.ui) || {};
+        return { html, csp: ui.csp, permissions: ui.permissions || {}, prefersBorder: ui.prefersBorder };
+      });
+      p.catch(() => apps.resources.delete(key));
+      apps.resources.set(key, p);
+    }
+    return p;
+  }
+
+  // appTool finds the tool an app of server calls by its name on that server, refusing a
+  // tool whose visibility leaves the app out (SEP-1865: "app" must be listed).
+  async function appTool(server, name) {
+    const tools = await call("console/tools", { server });
+    const t = (tools || []).find((x) => x.mcpTool === name);
+    if (!t) throw new Error("the server " + server + " has no tool " + JSON.stringify(name));
+    if (t.ui && !(t.ui.visibility || []).includes("app")) {
+      throw new Error("the tool " + name + " is not callable by apps (its visibility is " + t.ui.visibility.join(", ") + ")");
+    }
+    return t;
+  }
+
+  // mcpResult turns a console/callTool answer into the CallToolResult an app gets: the
+  // server's own when it answered, else one built from the pipeline's content (a denied,
+  // invalid or failed call, isError set).
+  function mcpResult(r) {
+    if (r.raw && typeof r.raw === "object") return r.raw;
+    const content = (r.content || []).map((c) => c.type === "image" && c.dataURL
+      ? { type: "image", mimeType: c.mediaType, data: c.dataURL.slice(c.dataURL.indexOf(",") + 1) }
+      : { type: "text", text: c.type === "json" ? JSON.stringify(c.json) : (c.text || "") });
+    const out = { content, isError: !!r.isError };
+    if (r.structured !== undefined && r.structured !== null && !r.isError) out.structuredContent = r.structured;
+    return out;
+  }
+
+  function hostContext(t) {
+    return {
+      toolInfo: { tool: { name: t.mcpTool || t.name, title: t.title, description: t.description, inputSchema: t.parameters || { type: "object" } } },
+      theme: window.matchMedia && matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light",
+      displayMode: "inline", availableDisplayModes: ["inline"], platform: "web",
+      locale: navigator.language, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      containerDimensions: { maxHeight: 900 },
+    };
+  }
+
+  // appView makes the view of tool t (a console/tools entry with ui) for one call of it.
+  // opts.callTool(tool, args) runs a call the view makes (tool: the console/tools entry)
+  // and answers the console/callTool-shaped result; opts.message(params) takes a ui/message.
+  // Append node, then call start; tell the view the call's input, result or cancellation
+  // (held until the view reports initialized), and tear it down when it goes.
+  function appView(t, opts) {
+    const uri = t.ui.resourceUri;
+    const status = el("span", { class: "tag app-state", role: "status" }, "loading…");
+    const frame = el("iframe", { class: "app-frame", title: "Interactive view of " + t.name });
+    const close = el("button", { type: "button", class: "ghost", dataset: { action: "close-app" } }, "Close view");
+    const node = el("div", { class: "app", dataset: { app: uri, server: t.server, tool: t.name, state: "loading" } },
+      el("div", { class: "app-head" }, el("span", {}, "Interactive view"), el("span", { class: "mono" }, uri), status, close), frame);
+    let bridge = null, initialized = false, gone = false;
+    const queue = [];
+    const setState = (st, text) => { node.dataset.state = st; status.textContent = text; };
+    const whenReady = (fn) => { if (gone) return; if (initialized) fn(); else queue.push(fn); };
+    const v = {
+      node,
+      input(args) { whenReady(() => bridge.sendToolInput({ arguments: args || {} })); },
+      result(r) { whenReady(() => bridge.sendToolResult(r)); },
+      cancelled(reason) { whenReady(() => bridge.sendToolCancelled({ reason: reason || "cancelled" })); },
+      async start() {
+        try {
+          const [lib, res] = await Promise.all([appBridge(), appResource(t.server, uri)]);
+          if (!apps.sandbox) throw new Error("this host serves no sandbox for apps");
+          if (gone) return;
+          // Of the permissions a view may ask for, the page grants clipboard writes only.
+          const granted = res.permissions.clipboardWrite ? { clipboardWrite: {} } : {};
+          if (granted.clipboardWrite) frame.setAttribute("allow", "clipboard-write");
+          frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
+          if (res.prefersBorder === false) node.classList.add("borderless");
+          bridge = new lib.AppBridge(null, HOST_INFO, {
+            openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, message: { text: {} },
+            sandbox: { permissions: granted, csp: res.csp || {} },
+          }, { hostContext: hostContext(t) });
+          bridge.oncalltool = async (p) => {
+            const tool = await appTool(t.server, p.name);
+            activity(t.server + "'s view calls " + p.name);
+            return mcpResult(await opts.callTool(tool, p.arguments || {}));
+          };
+          bridge.onreadresource = (p) => call("console/readResource", { server: t.server, uri: p.uri });
+          bridge.onmessage = async (p) => { await opts.message(p); return {}; };
+          bridge.onopenlink = async (p) => {
+            const u = new URL(p.url);
+            if (u.protocol !== "https:" && u.protocol !== "http:") throw new Error("only http and https links open");
+            window.open(u.href, "_blank", "noopener,noreferrer");
+            return {};
+          };
+          bridge.onloggingmessage = (p) => activity(t.server + "'s view (" + (p.level || "info") + "): " +
+            (typeof p.data === "string" ? p.data : JSON.stringify(p.data)));
+          bridge.onsizechange = ({ height }) => { if (typeof height === "number") frame.style.height = Math.max(40, Math.min(height, 900)) + "px"; };
+          bridge.onrequestteardown = () => { v.teardown("the view asked to close"); };
+          bridge.onsandboxready = () => bridge.sendSandboxResourceReady({ html: res.html, csp: res.csp, permissions: granted });
+          bridge.oninitialized = () => {
+            initialized = true;
+            setState("initialized", "ready");
+            activity(t.server + "'s view " + uri + " initialized");
+            for (const fn of queue.splice(0)) fn();
+          };
+          await bridge.connect(new lib.PostMessageTransport(frame.contentWindow, frame.contentWindow));
+          const url = new URL(apps.sandbox);
+          if (res.csp) url.searchParams.set("csp", JSON.stringify(res.csp));
+          frame.src = url.href;
+          apps.views.add(v);
+        } catch (e) {
+          setState("failed", "failed: " + e.message);
+          activity(t.server + "'s view " + uri + " failed: " + e.message, "bad");
+        }
+      },
+      // teardown tells the view it goes (ui/resource-teardown, answered within 2 s) and
+      // removes its frame.
+      async teardown(reason) {
+        if (gone) return;
+        gone = true;
+        apps.views.delete(v);
+        if (bridge && initialized) {
+          let timer;
+          await Promise.race([bridge.teardownResource({ reason }).catch(() => {}), new Promise((r) => { timer = setTimeout(r, 2000); })]);
+          clearTimeout(timer);
+        }
+        if (bridge) await bridge.close().catch(() => {});
+        frame.remove();
+        close.remove();
+        setState("closed", "closed");
+      },
+    };
+    close.addEventListener("click", () => v.teardown("closed on the page"));
+    return v;
+  }
+
   // ---- the Chat view (agent/* of the host's agent) ----------------------------------
   //
   // A conversation with the host's agent: the session's events (agent/events, replayed from
@@ -1658,7 +1856,9 @@
     }
     const resp = await fetch("/v1/methods", { credentials: "same-origin" });
     if (!resp.ok) { signedOut(); return; }
-    state.methods = new Set(((await resp.json()).methods || []).map((m) => m.name));
+    const listing = await resp.json();
+    state.methods = new Set((listing.methods || []).map((m) => m.name));
+    apps.sandbox = listing.appSandbox || "";
     $("#app").hidden = false;
     if (!has("mcpManager/watch")) {
       setConn("down", "no MCP server manager");
