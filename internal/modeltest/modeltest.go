@@ -77,6 +77,12 @@ type Options struct {
 	ExpectRejections bool
 	// CacheUnit is the prefix cache's granularity in tokens (0 means 64, DeepSeek's unit).
 	CacheUnit int
+	// ContextWindow, when not 0, is the model's context length in tokens: a request whose
+	// estimated prompt tokens (4 bytes a token, as the usage reports them) plus its
+	// max_tokens exceed it is refused with 400 and the OpenAI-compatible wording (rule O2:
+	// "This model's maximum context length is N tokens. However, you requested …"). 0 means
+	// no limit is enforced (DeepSeek V4's million tokens are never reached by a test).
+	ContextWindow int
 }
 
 // Reply is one scripted answer. A Reply with Status set answers with that error and nothing
@@ -430,6 +436,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	call := &req.call
 	call.Index, call.Body = idx, body
+	if msg := s.overflow(req); msg != "" {
+		s.reject(w, idx, http.StatusBadRequest, msg, "invalid_request_error")
+		return
+	}
 
 	reply, ok := s.next(call)
 	if !ok {
@@ -461,6 +471,21 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.answer(w, r, call, &reply, u)
+}
+
+// overflow applies rule O2: the estimated prompt plus max_tokens within the context window.
+// It returns the refusal's message, or "".
+func (s *Server) overflow(p *parsed) string {
+	window := s.opts.ContextWindow
+	if window <= 0 {
+		return ""
+	}
+	prompt := tokens(len(p.prompt))
+	if prompt+p.call.MaxTokens <= window {
+		return ""
+	}
+	return fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+		window, prompt+p.call.MaxTokens, prompt, p.call.MaxTokens)
 }
 
 func (s *Server) next(call *Call) (Reply, bool) {

@@ -420,3 +420,29 @@ func TestWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestContextWindow: with a context window set, a prompt (estimated at 4 bytes a token)
+// plus max_tokens over it is refused with the OpenAI-compatible wording (rule O2); one
+// that fits is answered.
+func TestContextWindow(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{ContextWindow: 100, ExpectRejections: true,
+		Replies: []modeltest.Reply{{Content: "fits"}, {Content: "fits too"}}})
+	msg := func(n int) string {
+		return `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"` + strings.Repeat("x", n) + `"}]`
+	}
+	if status, _, body := post(t, srv.URL, srv.Key, msg(300)+`}`); status != 200 {
+		t.Fatalf("a prompt within the window: %d %s", status, body)
+	}
+	status, _, body := post(t, srv.URL, srv.Key, msg(500)+`}`)
+	if status != 400 || !strings.Contains(errorMessage(t, body), "This model's maximum context length is 100 tokens. However, you requested") {
+		t.Fatalf("a prompt over the window: %d %s", status, body)
+	}
+	// max_tokens counts: the same small prompt with 90 tokens of room asked for is over.
+	status, _, body = post(t, srv.URL, srv.Key, msg(300)+`,"max_tokens":90}`)
+	if status != 400 || !strings.Contains(errorMessage(t, body), "(82 in the messages, 90 in the completion)") {
+		t.Fatalf("prompt and max_tokens over the window: %d %s", status, body)
+	}
+	if status, _, body := post(t, srv.URL, srv.Key, msg(300)+`,"max_tokens":10}`); status != 200 {
+		t.Fatalf("prompt and max_tokens within the window: %d %s", status, body)
+	}
+}

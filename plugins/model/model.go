@@ -29,7 +29,13 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"errors"
 )
+
+// ErrContextTooLong matches (errors.Is) a provider's refusal of a request whose prompt
+// and requested output do not fit the model's context window: a caller can shorten the
+// conversation and send again.
+var ErrContextTooLong = errors.New("the request does not fit the model's context window")
 
 // Role is a message's author.
 type Role string

@@ -77,6 +77,22 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("model %s: API error %d: %s", e.Model, e.Status, msg)
 }
 
+// Is makes a 400 that says the prompt is over the context window match
+// [model.ErrContextTooLong] (OpenAI's and DeepSeek's "maximum context length", the code
+// context_length_exceeded, vLLM's and llama.cpp's wordings).
+func (e *APIError) Is(target error) bool {
+	if target != model.ErrContextTooLong || e.Status != http.StatusBadRequest && e.Status != http.StatusRequestEntityTooLarge {
+		return false
+	}
+	if e.Code == "context_length_exceeded" {
+		return true
+	}
+	m := strings.ToLower(e.Message)
+	return strings.Contains(m, "maximum context length") || strings.Contains(m, "context window") ||
+		strings.Contains(m, "context length") || strings.Contains(m, "prompt is too long") ||
+		strings.Contains(m, "exceeds the available context size")
+}
+
 // Retryable reports whether the request may succeed when sent again (429, 500, 502, 503,
 // 504).
 func (e *APIError) Retryable() bool {

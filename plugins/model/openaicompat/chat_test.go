@@ -273,6 +273,21 @@ func TestChatServerRejection(t *testing.T) {
 	}
 }
 
+// TestChatContextTooLong: the server's refusal of a prompt over the context window (rule O2)
+// matches model.ErrContextTooLong, so the agent can compact and send again; another 400
+// does not.
+func TestChatContextTooLong(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{ExpectRejections: true, ContextWindow: 50})
+	c, _ := newChat(t, srv, openaicompat.ChatConfig{})
+	_, err := c.Generate(context.Background(), &model.Request{Messages: []model.Message{user(strings.Repeat("long ", 100))}}, nil)
+	if !errors.Is(err, model.ErrContextTooLong) || !strings.Contains(err.Error(), "maximum context length is 50 tokens") {
+		t.Fatalf("error %v", err)
+	}
+	if errors.Is(&openaicompat.APIError{Status: 400, Message: "Model Not Exist"}, model.ErrContextTooLong) {
+		t.Error("any 400 matches")
+	}
+}
+
 // TestChatErrorBodyNotJSON: a refusal whose body is not the API's error object (a proxy's
 // page) keeps its text, without control sequences or the key, and a 502 is retried.
 func TestChatErrorBodyNotJSON(t *testing.T) {
