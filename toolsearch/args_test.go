@@ -117,7 +117,7 @@ func TestPathsWeighAsArguments(t *testing.T) {
 func TestTwinsFold(t *testing.T) {
 	read := Tool{Name: "read_file", Description: "Read the complete contents of a file.", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}
 	write := Tool{Name: "write_file", Description: "Write a file.", InputSchema: read.InputSchema}
-	other := Tool{Name: "read_file", Description: "Read a file from the sandbox, in pages.", InputSchema: read.InputSchema}
+	other := Tool{Name: "read_file", Description: "Page through one of the sandbox's files.", InputSchema: read.InputSchema}
 	ix := New([]Server{
 		{Name: "fs", Tools: []Tool{read, write}},
 		{Name: "fs2", Tools: []Tool{read, write}},

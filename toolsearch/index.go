@@ -34,6 +34,13 @@ var (
 
 const k1 = 1.2
 
+// pairFields are the fields whose words in a row are indexed as pairs ([pairTerm]).
+var pairFields = [nFields]bool{fName: true, fTitle: true, fPurpose: true}
+
+// pairTerm is the term of word a followed by word b: a query whose words a and b are in
+// a row ("row level security", "user agent") favours the tools that have them so.
+func pairTerm(a, b string) string { return a + "\x01" + b }
+
 // Weights of the alternatives a query word brings in: the word itself, a synonym, a
 // vocabulary word one or two edits away (a typo), a longer word it begins (a prefix), and
 // a word of the glossary of another script.
@@ -59,6 +66,8 @@ const (
 	wArg    = 1.0
 	wHint   = 0.6
 	wQuoted = 0.3
+	// wPair is the weight of two words of the query in a row that a tool has in a row.
+	wPair = 0.4
 )
 
 // Index ranks tools for a free-text query. Build it with [New]; it does not change
@@ -122,6 +131,11 @@ type termCounts struct {
 	spost [][]sposting // by id: the server fields' postings
 	// partIDs caches the term of an identifier part as written (-1: a stop word)
 	partIDs map[string]int32
+	// pairIDs caches the term of two words in a row (see [pairTerm])
+	pairIDs map[[2]int32]int32
+	// prev is the current text's last word (-1: none yet, or pairs are not counted)
+	prev  int32
+	pairs bool
 	// the current text's terms: slot[id] is 1 + the term's index in local and tfs (0: absent)
 	slot  []int32
 	local []int32
@@ -133,7 +147,7 @@ type termCounts struct {
 }
 
 func newTermCounts() *termCounts {
-	tc := &termCounts{ids: map[string]int32{}, partIDs: map[string]int32{}}
+	tc := &termCounts{ids: map[string]int32{}, partIDs: map[string]int32{}, pairIDs: map[[2]int32]int32{}}
 	tc.tk = tokenizer{join: map[string]string{}, glossary: true,
 		emitPart: tc.part}
 	return tc
@@ -174,8 +188,21 @@ func (tc *termCounts) part(raw string) {
 		}
 		tc.partIDs[raw] = id
 	}
-	if id >= 0 {
-		tc.count(id)
+	if id < 0 {
+		return
+	}
+	tc.count(id)
+	if tc.pairs {
+		if tc.prev >= 0 && tc.prev != id {
+			pid, ok := tc.pairIDs[[2]int32{tc.prev, id}]
+			if !ok {
+				pid = tc.intern(pairTerm(tc.terms[tc.prev], tc.terms[id]))
+				tc.pairIDs[[2]int32{tc.prev, id}] = pid
+			}
+			tc.count(pid)
+			tc.n-- // a pair is not a word of the text's length
+		}
+		tc.prev = id
 	}
 }
 
@@ -206,7 +233,8 @@ func (tc *termCounts) text(f field, text string, joined bool) int {
 
 // text2 is text counting each term in two fields (once when f == g).
 func (tc *termCounts) text2(f, g field, text string, joined bool) int {
-	tc.f, tc.g, tc.n = f, g, 0
+	tc.f, tc.g, tc.n, tc.prev = f, g, 0, -1
+	tc.pairs = pairFields[f]
 	tc.tk.words(text, tc.emit, joined, true)
 	return tc.n
 }
@@ -469,8 +497,9 @@ func (ix *Index) parse(query string) []concept {
 	seen := map[string]bool{}
 	var out []concept
 	add := func(text string, w float64, optional bool) {
-		var terms, raws []string
+		var terms, raws, seq []string
 		term := func(t, raw string) {
+			seq = append(seq, t)
 			if !seen[t] {
 				seen[t] = true
 				terms, raws = append(terms, t), append(raws, raw)
@@ -490,6 +519,13 @@ func (ix *Index) parse(query string) []concept {
 				}
 				c.optional = optional
 				out = append(out, c)
+			}
+		}
+		// words in a row: optional concepts matched by the tools that have them so
+		for i := 1; i < len(seq); i++ {
+			if p := pairTerm(seq[i-1], seq[i]); seq[i-1] != seq[i] && !seen[p] && ix.known(p) {
+				seen[p] = true
+				out = append(out, concept{alts: []alt{{p, wPair * w}}, optional: true})
 			}
 		}
 	}
@@ -543,10 +579,16 @@ func (ix *Index) parse(query string) []concept {
 			}
 			if best != nil {
 				inWord = utf8.RuneCountInString(best.word) - 1
-				for _, w := range best.phrase {
+				for i, w := range best.phrase {
 					if !seen["\x00"+w] && ix.known(w) {
 						seen["\x00"+w] = true
 						out = append(out, concept{alts: []alt{{w, wGloss}}})
+					}
+					if i > 0 {
+						if p := pairTerm(best.phrase[i-1], w); !seen[p] && ix.known(p) {
+							seen[p] = true
+							out = append(out, concept{alts: []alt{{p, wPair * wGloss}}, optional: true})
+						}
 					}
 				}
 				for _, w := range best.alts {
