@@ -80,7 +80,7 @@ type Keyboard interface {
 
 // Commands are the slash commands /help lists, with their arguments (/quit and /help
 // work too).
-var Commands = []string{"/tools", "/model [NAME]", "/reasoning", "/clear", "/resume ID|last", "/exit"}
+var Commands = []string{"/tools", "/model [NAME]", "/reasoning", "/compact [FOCUS]", "/clear", "/resume ID|last", "/exit"}
 
 // chat is one harness chat: the session in use and how it is shown.
 type chat struct {
@@ -285,6 +285,8 @@ func (ch *chat) command(cx context.Context, line string) (done bool) {
 		if err := ch.resume(cx, arg); err != nil {
 			ch.io.printf("%s\n", termsafe.String(err.Error()))
 		}
+	case "compact":
+		ch.compact(cx, arg)
 	case "model":
 		ch.model(cx, arg)
 	case "tools":
@@ -342,6 +344,35 @@ func (ch *chat) model(cx context.Context, name string) {
 	}
 	ch.o.Model = name
 	ch.use(cx, s)
+}
+
+// compact summarises the conversation now; an interrupt cancels it.
+func (ch *chat) compact(cx context.Context, focus string) {
+	s := ch.s
+	if ch.o.OnInterrupt != nil {
+		remove := ch.o.OnInterrupt(func() bool { return s.Cancel(cx) == nil })
+		defer remove()
+	}
+	ch.io.printf("%s\n", ch.io.dim("compacting the conversation…"))
+	c, err := s.Compact(cx, focus)
+	if err != nil {
+		ch.io.printf("%s\n", termsafe.String("compact: "+err.Error()))
+		return
+	}
+	ch.io.printf("%s\n", ch.io.dim(compactionNote(c)))
+}
+
+// compactionNote is the line that marks a compaction in the conversation.
+func compactionNote(c *session.Compaction) string {
+	what := fmt.Sprintf("%d old tool results pruned", len(c.Pruned))
+	if c.Summary != "" {
+		what = fmt.Sprintf("%d messages summarised", c.Summarized)
+	}
+	trigger := c.Trigger
+	if c.Focus != "" {
+		trigger += ": " + termsafe.String(c.Focus)
+	}
+	return fmt.Sprintf("── conversation compacted (%s) · %s · about %d → %d tokens ──", trigger, what, c.TokensBefore, c.TokensAfter)
 }
 
 // tools lists the tools the agent's host sees at its root (host.MethodTools).
@@ -460,6 +491,16 @@ func (v *view) show(cx context.Context, ev session.Event) {
 			if at, ok := v.asked[ap.CallID]; ok {
 				v.waited[ap.CallID] = ev.Time.Sub(at)
 			}
+		}
+	case session.EventCompacting:
+		if ev.Agent == "" {
+			v.endLine()
+			io.printf("%s\n", io.dim("compacting the conversation…"))
+		}
+	case session.EventCompaction:
+		if ev.Agent == "" && ev.Compaction != nil {
+			v.endLine()
+			io.printf("%s\n", io.dim(compactionNote(ev.Compaction)))
 		}
 	case session.EventError:
 		v.endLine()

@@ -61,3 +61,29 @@ func TestChat(t *testing.T) {
 		}
 	}
 }
+
+// /compact summarises the conversation on demand and marks the place; with nothing to
+// compact it says so.
+func TestCompact(t *testing.T) {
+	root := agenttest.New(t,
+		modeltest.Reply{Content: "Hello."},
+		modeltest.Reply{Content: "Hello again."},
+		modeltest.Reply{Content: "Two greetings were exchanged."}, // the summary
+		modeltest.Reply{Content: "Still here."},
+	)
+	in := strings.NewReader("/compact\nhi\nhi again\n/compact the greetings\nstill there?\n/exit\n")
+	var out bytes.Buffer
+	if err := termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"compact: agent: nothing to compact",
+		"── conversation compacted (manual: the greetings) · 2 messages summarised · about ",
+		"Still here.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+}

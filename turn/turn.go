@@ -104,6 +104,17 @@ func (s *Session) Cancel(cx context.Context) error {
 	return err
 }
 
+// Compact summarises the session's conversation now (agent/compact), the summary giving
+// particular attention to focus ("" for nothing in particular). It waits for the model's
+// summary: cx bounds it.
+func (s *Session) Compact(cx context.Context, focus string) (*session.Compaction, error) {
+	c, err := agent.MethodCompact.Call(cx, s.cl, agent.CompactParams{Session: s.info.ID, Focus: focus})
+	if err != nil {
+		return nil, &MethodError{Method: agent.MethodCompact.Name(), Err: err}
+	}
+	return &c, nil
+}
+
 // Approve answers the session's approval id (agent/approve).
 func (s *Session) Approve(cx context.Context, id string, ans permission.Answer) error {
 	cx, cancel := side(cx)

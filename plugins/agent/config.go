@@ -61,9 +61,28 @@ type Config struct {
 	// context window), maxTools (default 100), alwaysLoad (server, server/tool or public-name
 	// patterns). See docs/tool-search.md.
 	DeferTools toolsearch.DeferOptions `json:"deferTools"`
+	// Compaction says when and how the conversation is made smaller to fit the model's
+	// context window (see docs/agent.md, "Compaction").
+	Compaction CompactionConfig `json:"compaction"`
 	// SessionsDir is where session logs are written; "" is DefaultSessionsDir, and "-"
 	// keeps sessions in memory only.
 	SessionsDir string `json:"sessionsDir"`
+}
+
+// CompactionConfig configures compaction. It is a plain value.
+type CompactionConfig struct {
+	// Threshold is the share of the model's context window a request may fill before the
+	// older turns are summarised (default 0.8); negative turns automatic compaction off
+	// (/compact and a provider's "too long" refusal still compact).
+	Threshold float64 `json:"threshold"`
+	// Keep is the share of the window the latest messages keep verbatim (default 1/6).
+	Keep float64 `json:"keep"`
+	// PruneBytes: an old tool result (before the kept messages) longer than this is
+	// replaced by a pointer to its saved text before anything is summarised (default 2048).
+	PruneBytes int `json:"pruneBytes"`
+	// SummaryTokens bounds the summary's length in tokens (default 8192; at most an eighth
+	// of the window is asked for).
+	SummaryTokens int `json:"summaryTokens"`
 }
 
 // ToolsFilter is a list of allowed and denied tool-name patterns.
@@ -77,7 +96,8 @@ type ToolsFilter struct {
 // Default sets the defaults.
 func (o *Config) Default() {
 	*o = Config{MaxSteps: 50, MaxParallel: 10, LargeResultBytes: 50 << 10, MaxDepth: 3, Sampling: permission.Ask, Mode: ModeBoth,
-		Permissions: permission.Rules{Default: permission.Ask}}
+		Permissions: permission.Rules{Default: permission.Ask},
+		Compaction:  CompactionConfig{Threshold: 0.8, Keep: 1.0 / 6, PruneBytes: 2048, SummaryTokens: 8192}}
 }
 
 // Validate checks ranges, actions and patterns; each problem is a [*ctx.ConfigError].
@@ -102,6 +122,18 @@ func (o Config) Validate() error {
 	case ModeStandard, ModePTC, ModeBoth:
 	default:
 		p.Add("mode", `expected "standard", "ptc" or "both", got %q`, o.Mode)
+	}
+	if c := o.Compaction; c.Threshold == 0 || c.Threshold > 1 {
+		p.Add("compaction.threshold", "must be a share of the context window in (0, 1] (0.8 is 80 %%), or negative for never, got %g", c.Threshold)
+	}
+	if c := o.Compaction; c.Keep <= 0 || c.Keep > 0.5 {
+		p.Add("compaction.keep", "must be a share of the context window in (0, 0.5], got %g", c.Keep)
+	}
+	if o.Compaction.PruneBytes <= 0 {
+		p.Add("compaction.pruneBytes", "must be a positive number of bytes, got %d", o.Compaction.PruneBytes)
+	}
+	if o.Compaction.SummaryTokens <= 0 {
+		p.Add("compaction.summaryTokens", "must be a positive number of tokens, got %d", o.Compaction.SummaryTokens)
 	}
 	permission.CheckAction(&p, "sampling", o.Sampling)
 	o.Permissions.Check(&p, "permissions")

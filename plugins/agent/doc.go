@@ -50,6 +50,15 @@
 // A stored session writes one JSON event per line to events.jsonl in its directory of the
 // [session.Store] (by default under [session.DefaultDir]). [Service.Resume] rebuilds the history
 // from it: a torn last line is dropped and calls left open get aborted results.
+//
+// # Compaction
+//
+// Before a request whose estimated prompt passes [CompactionConfig].Threshold of the
+// model's window, and when the provider refuses one as too long ([model.ErrContextTooLong]),
+// the history is compacted: old long tool results pruned to pointers, the older messages
+// summarised by the model in a request that re-sends the conversation's prefix (cache
+// hits). The compaction is a durable event ([session.Compaction]); the raw events stay, and
+// a resumed session loads the compacted view. [Session.Compact] compacts on demand.
 // Secret-looking argument values are masked in the log.
 //
 // # Concurrency

@@ -85,8 +85,8 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 	})
 	defer stop()
 
-	s.emit(session.Event{Type: session.EventUser, Text: text})
-	s.appendHistory(model.Message{Role: model.RoleUser, Content: text})
+	ue := s.emit(session.Event{Type: session.EventUser, Text: text})
+	s.appendHistory(ue.Seq, model.Message{Role: model.RoleUser, Content: text})
 
 	// The calls' context carries the session for what a tool call causes beyond the
 	// registry (an MCP server's sampling request, tool_search); the registry's policy and
@@ -117,12 +117,24 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 		s.step = step
 		s.mu.Unlock()
 		end.Steps = step
-		req, err := s.request(d, info)
+		req, bytes, err := s.fitRequest(cx, d, m, info)
 		if err != nil {
 			return finish(session.StopError, err)
 		}
 		partial.Reset()
 		resp, err := m.Generate(cx, req, onDelta)
+		for overflows := 0; errors.Is(err, model.ErrContextTooLong) && overflows < 2 && cx.Err() == nil; overflows++ {
+			// The provider counts otherwise than the estimate: compact and send again,
+			// within the turn.
+			if _, cerr := s.compact(cx, d, m, info, CompactOverflow, ""); cerr != nil {
+				err = fmt.Errorf("%w (compacting did not help: %w)", err, cerr)
+				break
+			}
+			if req, bytes, err = s.fitRequest(cx, d, m, info); err != nil {
+				return finish(session.StopError, err)
+			}
+			resp, err = m.Generate(cx, req, onDelta)
+		}
 		if err != nil {
 			if cx.Err() != nil {
 				// What the person saw stays in the conversation.
@@ -139,6 +151,9 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 		msg.Role = model.RoleAssistant
 		s.emitAssistant(msg)
 		u := resp.Usage
+		s.mu.Lock()
+		s.est.reported(bytes, u.PromptTokens)
+		s.mu.Unlock()
 		s.emit(session.Event{Type: session.EventUsage, Usage: &u})
 		addUsage(&end.Usage, u)
 		if msg.Content != "" {
@@ -180,14 +195,49 @@ func (s *Session) emitAssistant(msg model.Message) {
 			logged.ToolCalls[i].Arguments = m
 		}
 	}
-	s.emit(session.Event{Type: session.EventAssistant, Message: &logged})
-	s.appendHistory(msg)
+	ev := s.emit(session.Event{Type: session.EventAssistant, Message: &logged})
+	s.appendHistory(ev.Seq, msg)
 }
 
-func (s *Session) appendHistory(msgs ...model.Message) {
+// appendHistory appends msg, which came from the event numbered seq, to the history.
+func (s *Session) appendHistory(seq int64, msg model.Message) {
 	s.mu.Lock()
-	s.history = append(s.history, msgs...)
+	s.history = append(s.history, msg)
+	s.seqs = append(s.seqs, seq)
+	s.est.add(msg)
 	s.mu.Unlock()
+}
+
+// fitRequest assembles the next model request and, when its estimated tokens pass the
+// agent's compaction threshold, compacts the history first (a failed compaction is
+// reported and the request sent as it is: the provider may still take it). It returns
+// the request and its estimated bytes.
+func (s *Session) fitRequest(cx context.Context, d *agentDef, m model.Model, info model.Info) (*model.Request, int, error) {
+	req, err := s.request(d, info)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	bytes := s.est.requestBytes(req)
+	over := d.compactLimit(info)
+	tokens := s.est.tokens(bytes)
+	s.mu.Unlock()
+	if over == 0 || tokens <= over {
+		return req, bytes, nil
+	}
+	if _, err := s.compact(cx, d, m, info, CompactAuto, ""); err != nil {
+		if !errors.Is(err, ErrNothingToCompact) && cx.Err() == nil {
+			s.emit(session.Event{Type: session.EventError, Error: err.Error()})
+		}
+		return req, bytes, nil
+	}
+	if req, err = s.request(d, info); err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	bytes = s.est.requestBytes(req)
+	s.mu.Unlock()
+	return req, bytes, nil
 }
 
 // request assembles one model request: the system prompt and the tools at the agent's
@@ -292,8 +342,8 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 		Done: func(i int) {
 			st := states[i]
 			msg, res := st.msg, st.res
-			s.emit(session.Event{Type: session.EventToolResult, Call: s.callInfo(st), Result: &res, Message: &msg})
-			s.appendHistory(msg)
+			ev := s.emit(session.Event{Type: session.EventToolResult, Call: s.callInfo(st), Result: &res, Message: &msg})
+			s.appendHistory(ev.Seq, msg)
 		},
 	})
 }

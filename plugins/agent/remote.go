@@ -24,6 +24,7 @@ import (
 //	agent/cancel     call   SessionParams  → {}
 //	agent/approve    call   ApproveParams  → {}
 //	agent/close      call   SessionParams  → {}
+//	agent/compact    call   CompactParams  → session.Compaction (the history summarised now; conflict while a turn runs)
 //
 // A turn started with agent/send belongs to the host, not to the request: it goes on when
 // the page that sent it closes, and ends with agent/cancel, the session's close or the
@@ -42,7 +43,18 @@ var (
 	MethodCancel   = remote.NewMethod[SessionParams, struct{}]("agent/cancel")
 	MethodApprove  = remote.NewMethod[ApproveParams, struct{}]("agent/approve")
 	MethodClose    = remote.NewMethod[SessionParams, struct{}]("agent/close")
+	MethodCompact  = remote.NewMethod[CompactParams, session.Compaction]("agent/compact")
 )
+
+// CompactParams are the parameters of agent/compact: the session, and what the summary
+// must give particular attention to ("" for nothing in particular).
+type CompactParams struct {
+	Session string `json:"session"`
+	Focus   string `json:"focus,omitempty"`
+}
+
+// Validate requires the session.
+func (p CompactParams) Validate() error { return requireSession(p.Session) }
 
 // StartParams are the parameters of agent/start: the agent ("" the main one), the model
 // ("" the agent's), the mode ("" the agent's; see [StartOptions.Mode]) and whether nobody
@@ -137,7 +149,7 @@ func remoteCode(err error) error {
 	switch {
 	case errors.Is(err, session.ErrUnknownSession), errors.Is(err, ErrUnknownAgent), errors.Is(err, permission.ErrUnknownApproval):
 		code = remote.CodeNotFound
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrNothingToCompact):
 		code = remote.CodeConflict
 	case errors.Is(err, ErrClosed):
 		code = remote.CodeUnavailable
@@ -262,6 +274,19 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 					return none, err
 				}
 				return none, remoteCode(ss.Close())
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return MethodCompact.Expose(c, func(cx context.Context, p CompactParams) (session.Compaction, error) {
+				ss, err := lookup(p.Session)
+				if err != nil {
+					return session.Compaction{}, err
+				}
+				comp, err := ss.Compact(cx, p.Focus)
+				if err != nil {
+					return session.Compaction{}, remoteCode(err)
+				}
+				return *comp, nil
 			})
 		},
 		func() (ctx.Disposer, error) {

@@ -53,6 +53,8 @@ type Session struct {
 	dir      string // the session's directory ("" when not stored)
 	created  bool   // this Session made dir: Close removes it when no turn was sent
 	history  []model.Message
+	seqs     []int64 // seqs[i]: the sequence number of the event history[i] came from
+	est      estimate
 	turn     int
 	step     int
 	cancel   context.CancelCauseFunc
@@ -140,8 +142,9 @@ func (svc *Service) resume(d *agentDef, h *session.Header, opts StartOptions) (*
 	s.header = *h
 	s.header.Model = s.modelName
 	s.ptc = h.Mode == ModePTC // a session keeps the mode it was started in
-	hist, open := session.History(events)
-	s.history = hist
+	hist, seqs, open := session.View(events)
+	s.history, s.seqs = hist, seqs
+	s.est.reset(hist)
 	for _, ev := range events {
 		if ev.Type == session.EventUser {
 			s.turn++
@@ -216,8 +219,8 @@ func (s *Session) root() *Session {
 
 // emit records ev in the session's log (a durable event is numbered, logged and kept;
 // every event reaches the subscribers), and a subagent's events reach its parent's
-// subscribers too.
-func (s *Session) emit(ev session.Event) {
+// subscribers too. It returns the event as recorded.
+func (s *Session) emit(ev session.Event) session.Event {
 	if ev.Turn == 0 && ev.Type != session.EventSession || ev.Type == session.EventTurnEnd {
 		s.mu.Lock()
 		if ev.Turn == 0 && ev.Type != session.EventSession {
@@ -236,6 +239,7 @@ func (s *Session) emit(ev session.Event) {
 		}
 		s.parent.forward(fw)
 	}
+	return ev
 }
 
 // forward delivers a subagent's event to s's subscribers as a live event.
@@ -302,6 +306,30 @@ func (s *Session) Close() error {
 // error is set when the turn failed or was cancelled (matching [ErrCancelled]). Events
 // report the turn as it goes.
 func (s *Session) Send(cx context.Context, text string) (*session.TurnEnd, error) {
+	tcx, release, err := s.claim(cx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	s.mu.Lock()
+	s.turn++
+	s.step = 0
+	s.mu.Unlock()
+	end, err := s.runTurn(tcx, text)
+	if end != nil && end.Reason == session.StopCancelled && err == nil {
+		err = ErrCancelled
+		if c := context.Cause(tcx); c != nil && !errors.Is(c, ErrCancelled) {
+			err = fmt.Errorf("%w: %w", ErrCancelled, c)
+		}
+	}
+	return end, err
+}
+
+// claim takes the session's turn slot for a turn (or a compaction): it waits for a turn
+// that reported its end to return, fails with [ErrBusy] while another runs and with
+// [ErrClosed] once the session is closed. The context returned is cancelled by
+// [Session.Cancel]; release frees the slot.
+func (s *Session) claim(cx context.Context) (context.Context, func(), error) {
 	s.mu.Lock()
 	for s.turnDone != nil && s.ended && !s.closed {
 		// The previous turn reported its end and is returning: someone who saw that
@@ -313,30 +341,20 @@ func (s *Session) Send(cx context.Context, text string) (*session.TurnEnd, error
 	}
 	if s.closed {
 		s.mu.Unlock()
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	if s.turnDone != nil {
 		s.mu.Unlock()
-		return nil, ErrBusy
+		return nil, nil, ErrBusy
 	}
 	tcx, cancel := context.WithCancelCause(cx)
 	s.cancel, s.turnDone, s.ended = cancel, make(chan struct{}), false
-	s.turn++
-	s.step = 0
 	s.mu.Unlock()
-	defer func() {
+	return tcx, func() {
 		s.mu.Lock()
 		close(s.turnDone)
 		s.cancel, s.turnDone = nil, nil
 		s.mu.Unlock()
 		cancel(nil)
-	}()
-	end, err := s.runTurn(tcx, text)
-	if end != nil && end.Reason == session.StopCancelled && err == nil {
-		err = ErrCancelled
-		if c := context.Cause(tcx); c != nil && !errors.Is(c, ErrCancelled) {
-			err = fmt.Errorf("%w: %w", ErrCancelled, c)
-		}
-	}
-	return end, err
+	}, nil
 }

@@ -58,12 +58,18 @@ const (
 	// "<run_code call id>:code:<n>", Args its arguments) and Result (its outcome). Logged
 	// when the program ends, before the run_code call's EventToolResult. Durable.
 	EventCodeCall EventType = "code.call"
+	// EventCompacting reports that a compaction started (Text: its trigger), so a surface
+	// can say so while the summary is written. Live.
+	EventCompacting EventType = "compaction.start"
+	// EventCompaction is a compaction of the history (Compaction): from here on the model
+	// sees the compacted view. Durable.
+	EventCompaction EventType = "compaction"
 )
 
 // Durable reports whether events of type t are written to the session log.
 func (t EventType) Durable() bool {
 	switch t {
-	case EventReasoningDelta, EventTextDelta, EventRetry:
+	case EventReasoningDelta, EventTextDelta, EventRetry, EventCompacting:
 		return false
 	}
 	return true
@@ -93,7 +99,9 @@ type Event struct {
 	Approval *permission.Request `json:"approval,omitempty"`
 	Usage    *model.Usage        `json:"usage,omitempty"`
 	End      *TurnEnd            `json:"end,omitempty"`
-	Error    string              `json:"error,omitempty"`
+	// Compaction is set on an EventCompaction.
+	Compaction *Compaction `json:"compaction,omitempty"`
+	Error      string      `json:"error,omitempty"`
 }
 
 // Header describes a session; it is the first event of its log.

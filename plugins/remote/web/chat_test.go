@@ -19,11 +19,13 @@ import (
 // TestChat: the Chat view talks to the host's agent through agent/*: a message sent from
 // the page, the model's reasoning and answer streamed into the conversation, its tool call
 // shown as a row with arguments and result, the approval the policy asks answered inline,
-// the turn's usage, and the session listed to reopen.
+// the turn's usage, /compact marking where the conversation was summarised, and the
+// session listed to reopen.
 func TestChat(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
 		{Reasoning: "Echo it back.", ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "mcp__alpha__echo", Arguments: `{"text":"hello from the chat"}`}}},
 		{Reasoning: "It echoed.", Content: "The server said: hello from the chat"},
+		{Content: "The user had the server echo a greeting."}, // the summary of /compact
 	}})
 	s := newStack(t, []string{"alpha"})
 	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
@@ -58,6 +60,13 @@ func TestChat(t *testing.T) {
 	}
 	if r := eval[string](t, b, `document.querySelector('#chat-log details.reasoning pre').textContent`); !strings.Contains(r, "Echo it back.") {
 		t.Fatalf("reasoning: %q", r)
+	}
+	// /compact summarises the conversation (agent/compact) and marks the place.
+	run(t, b, chromedp.SendKeys(chromedp.ID(`chat-input`), "/compact the greeting"), click(`#chat-send`),
+		until(`!!document.querySelector('#chat-log details.compaction[data-compaction="manual"]')`, 20*time.Second))
+	if mark := eval[string](t, b, `document.querySelector('#chat-log details.compaction').textContent`); !strings.Contains(mark, "conversation compacted (manual: the greeting)") ||
+		!strings.Contains(mark, "The user had the server echo a greeting.") {
+		t.Fatalf("the compaction's mark: %q", mark)
 	}
 	// A reload reopens the session from its events: the same conversation.
 	id := eval[string](t, b, `document.querySelector('#chat').dataset.session`)

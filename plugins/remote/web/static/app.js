@@ -1711,6 +1711,13 @@
     if (!text) return;
     if (!chat.session) await chatStart();
     if (!chat.session) return;
+    const compact = /^\/compact(?:\s+([\s\S]*))?$/.exec(text);
+    if (compact) { // summarise the conversation now (agent/compact); its event marks the place
+      $("#chat-input").value = "";
+      try { await call("agent/compact", { session: chat.session, focus: (compact[1] || "").trim() }); }
+      catch (e) { chatInfo("compact: " + e.message); }
+      return;
+    }
     try {
       await call("agent/send", { session: chat.session, text });
       $("#chat-input").value = "";
@@ -1828,6 +1835,21 @@
         const a = ev.approval || {};
         const card = document.querySelector('#chat-log [data-approval="' + CSS.escape(a.id || "") + '"]');
         if (card) card.replaceChildren(el("div", {}, (a.tool || a.kind || "") + ": " + (a.decision || "") + (a.why ? " — " + a.why : "")));
+        break;
+      }
+      case "compaction.start":
+        chatInfo("compacting the conversation…");
+        break;
+      case "compaction": {
+        // Where the model's view was made smaller: what it now reads instead of the older messages.
+        const c = ev.compaction || {};
+        chat.live = null;
+        chatInfo("");
+        const what = c.summary ? c.summarized + " messages summarised" : (c.pruned || []).length + " old tool results pruned";
+        chatAppend(el("details", { class: "compaction", dataset: { compaction: c.trigger || "" } },
+          el("summary", {}, "conversation compacted (" + (c.trigger || "") + (c.focus ? ": " + c.focus : "") + ") · " + what +
+            " · about " + (c.tokensBefore || 0) + " → " + (c.tokensAfter || 0) + " tokens"),
+          c.summary ? el("pre", {}, c.summary) : null));
         break;
       }
       case "error":
