@@ -66,8 +66,14 @@ const (
 	wArg    = 1.0
 	wHint   = 0.6
 	wQuoted = 0.3
+	// credInstr is how much a query word found only in a tool's server's instructions counts
+	// in the tool's coverage of the query: such words are about the server, not the tool.
+	credInstr = 0.25
 	// wPair is the weight of two words of the query in a row that a tool has in a row.
 	wPair = 0.4
+	// wAsk is how much less a tool whose name leads with a changing verb scores for a
+	// question ([asksToLook]).
+	wAsk = 0.3
 )
 
 // Index ranks tools for a free-text query. Build it with [New]; it does not change
@@ -83,8 +89,11 @@ type Index struct {
 	// nameTerms is, per tool, how many distinct words its raw name has besides its
 	// server's name
 	nameTerms []float32
-	avg       [nFields]float64
-	vocab     []string // the terms of words (not of joined identifiers), sorted, for prefix lookups
+	// changes is, per tool, whether its name leads with a verb that changes something
+	// ([changeVerbs])
+	changes []bool
+	avg     [nFields]float64
+	vocab   []string // the terms of words (not of joined identifiers), sorted, for prefix lookups
 	// byLen holds the words of the index as written (lowercased, ASCII letters), by length,
 	// for typo corrections, and stemOf their terms: a typo is nearer the word as written
 	// than its stem ("stauts" is one swap from "status", whose stem is "status", and two
@@ -329,6 +338,7 @@ func New(servers []Server) *Index {
 			var l [nFields]float32
 			l[fName] = float32(tc.text(fName, t.Name, true))
 			ix.nameTerms = append(ix.nameTerms, float32(max(1, len(nameWords(t.Name, serverWords)))))
+			ix.changes = append(ix.changes, changeVerbs[leadVerb(t.Name, serverWords)])
 			if t.PublicName != t.Name {
 				tc.text(fName, t.PublicName, true)
 			}
@@ -418,6 +428,40 @@ func nameWords(name string, except map[string]bool) map[string]bool {
 		}
 	}
 	return out
+}
+
+// leadVerb returns the first of an identifier's words, except those in except, that is
+// one of [changeVerbs] or [lookVerbs] ("" when none is).
+func leadVerb(name string, except map[string]bool) string {
+	var parts []string
+	for _, f := range strings.FieldsFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		for _, p := range splitCase(f, parts[:0]) {
+			if t := partTerm(p); !except[t] && (changeVerbs[t] || lookVerbs[t]) {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// asksToLook reports whether query is a question ("which tabs are open", 会下雨吗) none of
+// whose concepts is a verb that changes something.
+func asksToLook(query string, concepts []concept) bool {
+	q := strings.TrimSpace(strings.ToLower(query))
+	first, _, _ := strings.Cut(q, " ")
+	question := questionWords[first] || strings.HasSuffix(q, "?") ||
+		slices.ContainsFunc(cjkQuestionMarks, func(m string) bool { return strings.Contains(q, m) })
+	if !question {
+		return false
+	}
+	for _, c := range concepts {
+		for _, a := range c.alts {
+			if a.w >= wGloss && changeVerbs[a.term] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // known reports whether term is indexed in any field.
@@ -726,6 +770,7 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 	covered := make([]float64, n)
 	best := make([]float64, n)
 	tfw := make([]float64, n)
+	cred := make([]float64, n)     // the current concept's best field credit (see credInstr)
 	named := make([]float64, n)    // concepts matched in the tool's name or title
 	nameHits := make([]float64, n) // how many concepts, unweighted
 	bestName := make([]float64, n) // the current concept's best such match
@@ -764,6 +809,11 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 						tfTouched = append(tfTouched, d)
 					}
 					tfw[d] += w
+					cr := credInstr
+					if sp.tf[0] > 0 {
+						cr = 1
+					}
+					cred[d] = max(cred[d], cr)
 				}
 			}
 			for _, p := range ix.post[a.term] {
@@ -785,6 +835,7 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 					tfTouched = append(tfTouched, p.doc)
 				}
 				tfw[p.doc] += w
+				cred[p.doc] = 1
 			}
 			for _, d := range tfTouched {
 				w := tfw[d]
@@ -801,9 +852,9 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 		for _, d := range touched {
 			total[d] += best[d]
 			if !c.optional {
-				covered[d]++
+				covered[d] += cred[d]
 			}
-			best[d] = 0
+			best[d], cred[d] = 0, 0
 		}
 		for _, d := range nameTouched {
 			if !c.optional {
@@ -822,6 +873,7 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 			total[d] += 8
 		}
 	}
+	look := asksToLook(query, concepts)
 	var cands []scored
 	for d := range n {
 		if total[d] == 0 {
@@ -839,7 +891,11 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 			cov, ncov = covered[d]/nconcepts, named[d]/nconcepts
 		}
 		prec := min(1, nameHits[d]/float64(ix.nameTerms[d]))
-		cands = append(cands, scored{int32(d), total[d] * (0.5 + 0.5*cov*cov) * (1 + wNamed*ncov) * (1 + wPrec*prec)})
+		sc := total[d] * (0.5 + 0.5*cov*cov) * (1 + wNamed*ncov) * (1 + wPrec*prec)
+		if look && ix.changes[d] {
+			sc *= 1 - wAsk
+		}
+		cands = append(cands, scored{int32(d), sc})
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {

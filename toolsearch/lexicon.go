@@ -13,7 +13,7 @@ were be been being it its this that these those there here i me my we our you yo
 please can could would should will shall may might must do does did done doing have has had having
 some any all each every no not only just also then than so such very too more most much many
 how what which who whom whose when where why up down out over under again once via using use used
-want need like let lets get got show tell give me want mcp tool tools example e g eg com`)
+want need like let lets get got show tell give me want mcp tool tools example e g eg com s t ll re ve d m`)
 
 // Words above that still carry meaning for tools are taken back out: "get", "show",
 // "give", "use", "all" and "up" are common in tool names and descriptions.
@@ -21,6 +21,36 @@ func init() {
 	for _, w := range []string{"get", "show", "all", "up", "down", "out", "over", "use"} {
 		delete(stopWords, w)
 	}
+}
+
+// Verbs that lead a tool's name, stemmed: those that change something and those that only
+// look. A question ("which tabs are open", 有哪些标签页) asks to look, so a tool whose
+// name leads with a changing verb is a worse answer to it unless the question has that
+// kind of verb itself ("how do I create …").
+var changeVerbs, lookVerbs = stemSet(`create add new make insert generate build delete remove drop destroy
+purge erase clear update edit modify set change patch rename move write save put upload send post
+reply forward archive unarchive restore assign unassign close reopen resolve merge approve decline
+reject cancel mark start stop restart reboot kill install uninstall enable disable publish schedule
+invite subscribe unsubscribe lock unlock pin unpin submit trigger run execute deploy scale fill
+click type press toggle apply import copy duplicate clone fork attach detach connect disconnect
+login logout push pull commit checkout tag label draft compose reset revoke grant`),
+	stemSet(`get list read search find fetch show query describe view check count explain inspect browse
+lookup retrieve download export analyze analyse summarize compare validate lint diff status info
+monitor watch track preview print`)
+
+// questionWords begin a question.
+var questionWords = toSet(`what what's whats which who who's whom whose where when how is are was were
+does do did has have any`)
+
+// cjkQuestionMarks are words that make a Chinese task a question.
+var cjkQuestionMarks = []string{"吗", "什么", "哪", "谁", "多少", "几", "怎么", "是否", "？"}
+
+func stemSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[stem(w)] = true
+	}
+	return m
 }
 
 // cjkStopChars are Chinese function characters that never start or end a useful bigram.

@@ -1,0 +1,84 @@
+package toolsearch
+
+import "testing"
+
+// firstHit returns the name of the first hit of query over servers ("" for none).
+func firstHit(servers []Server, query string) string {
+	hits := New(servers).Search(query, SearchOptions{})
+	if len(hits) == 0 {
+		return ""
+	}
+	return hits[0].Server + "/" + hits[0].Name
+}
+
+// Two words next to each other in the task favour the tool that has them next to each
+// other, in that order.
+func TestWordsInARow(t *testing.T) {
+	servers := []Server{{Name: "tracker", Tools: []Tool{
+		{Name: "update_project", Description: "Update a project: its name, lead and dates."},
+		{Name: "create_project_update", Description: "Create a project update to tell followers how it goes."},
+	}}}
+	for q, want := range map[string]string{
+		"post a project update saying we're on track": "tracker/create_project_update",
+		"update the project's lead":                   "tracker/update_project",
+	} {
+		if got := firstHit(servers, q); got != want {
+			t.Errorf("%q: first hit %s, want %s", q, got, want)
+		}
+	}
+}
+
+// A question asks to look: of two tools equally near its words, the one whose name leads
+// with a verb that changes something comes second, unless the question has such a verb.
+func TestQuestionsAskToLook(t *testing.T) {
+	servers := []Server{{Name: "browser", Tools: []Tool{
+		{Name: "browser_new_tab", Description: "Open a new tab."},
+		{Name: "browser_tab_list", Description: "List the tabs open in the browser."},
+	}}}
+	for q, want := range map[string]string{
+		"which tabs are open right now": "browser/browser_tab_list",
+		"open a new tab":                "browser/browser_new_tab",
+		"how do I open a new tab?":      "browser/browser_new_tab",
+	} {
+		if got := firstHit(servers, q); got != want {
+			t.Errorf("%q: first hit %s, want %s", q, got, want)
+		}
+	}
+}
+
+// A task is a question that asks to look when it reads as a question and names no verb
+// that changes something.
+func TestAsksToLook(t *testing.T) {
+	ix := New([]Server{{Name: "s", Tools: []Tool{{Name: "create_folder", Description: "Create a folder."}}}})
+	for q, want := range map[string]bool{
+		"which tabs are open right now":     true,
+		"what's my balance":                 true,
+		"is coolstartup.io available":       true,
+		"上海这周末会下雨吗":                         true,
+		"有哪些打开的标签页":                         true,
+		"how do I create a folder?":         false,
+		"哪个文件夹可以新建":                         false,
+		"create a folder called reports":    false,
+		"the tabs that are open, list them": false,
+	} {
+		if got := asksToLook(q, ix.parse(q)); got != want {
+			t.Errorf("asksToLook(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+// A word found only in a server's instructions counts less in its tools' coverage of the
+// task than a word of a tool's own text: the instructions are about the server.
+func TestInstructionsCountLessInCoverage(t *testing.T) {
+	servers := []Server{
+		{Name: "mail", Instructions: "Only the folders you are allowed to touch are listed.", Tools: []Tool{
+			{Name: "delete_mail_folder", Description: "Delete a mail folder."},
+		}},
+		{Name: "files", Tools: []Tool{
+			{Name: "list_allowed_directories", Description: "List the directories this server is allowed to access."},
+		}},
+	}
+	if got, want := firstHit(servers, "which folders are you allowed to touch"), "files/list_allowed_directories"; got != want {
+		t.Errorf("first hit %s, want %s", got, want)
+	}
+}
