@@ -75,7 +75,8 @@ type CompactionConfig struct {
 	// older turns are summarised (default 0.8); negative turns automatic compaction off
 	// (/compact and a provider's "too long" refusal still compact).
 	Threshold float64 `json:"threshold"`
-	// Keep is the share of the window the latest messages keep verbatim (default 1/6).
+	// Keep is the share of the window the latest messages keep verbatim (default 0.16,
+	// about a sixth).
 	Keep float64 `json:"keep"`
 	// PruneBytes: an old tool result (before the kept messages) longer than this is
 	// replaced by a pointer to its saved text before anything is summarised (default 2048).
@@ -97,7 +98,7 @@ type ToolsFilter struct {
 func (o *Config) Default() {
 	*o = Config{MaxSteps: 50, MaxParallel: 10, LargeResultBytes: 50 << 10, MaxDepth: 3, Sampling: permission.Ask, Mode: ModeBoth,
 		Permissions: permission.Rules{Default: permission.Ask},
-		Compaction:  CompactionConfig{Threshold: 0.8, Keep: 1.0 / 6, PruneBytes: 2048, SummaryTokens: 8192}}
+		Compaction:  CompactionConfig{Threshold: 0.8, Keep: 0.16, PruneBytes: 2048, SummaryTokens: 8192}}
 }
 
 // Validate checks ranges, actions and patterns; each problem is a [*ctx.ConfigError].
