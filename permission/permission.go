@@ -12,6 +12,7 @@ package permission
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
@@ -67,6 +68,32 @@ type Tool struct {
 // calls need no approval by default ([Rules].AllowReadOnly) and may overlap other calls.
 func ReadOnly(meta map[string]string) bool {
 	return meta["readOnlyHint"] == "true" && meta["destructiveHint"] != "true"
+}
+
+// The metadata of a tool with an MCP App's view (SEP-1865), which the MCP client copies
+// from the tool's _meta.ui: the view's ui:// resource and who may call the tool.
+const (
+	// MetaUIResource is the ui:// URI of the tool's view.
+	MetaUIResource = "ui.resourceUri"
+	// MetaUIVisibility is _meta.ui.visibility joined with commas ("model,app", "app");
+	// absent when the server left it out (both may call the tool).
+	MetaUIVisibility = "ui.visibility"
+)
+
+// AppOnly reports whether a tool's metadata says only its app's view may call it (a
+// visibility without "model"): such a tool is not offered to a model, and a model's call
+// of it is refused.
+func AppOnly(meta map[string]string) bool {
+	return meta[MetaUIResource] != "" && !visible(meta, "model")
+}
+
+// AppCallable reports whether a view may call the tool: its visibility, when it has one,
+// lists "app".
+func AppCallable(meta map[string]string) bool { return visible(meta, "app") }
+
+func visible(meta map[string]string, who string) bool {
+	vis, ok := meta[MetaUIVisibility]
+	return !ok || slices.Contains(strings.Split(vis, ","), who)
 }
 
 // Match returns the first pattern of pats that matches t: a pattern without '/' matches

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/sysprompt"
@@ -261,7 +262,7 @@ func (s *Session) request(d *agentDef, info model.Info) (*model.Request, error) 
 		s.mu.Unlock()
 		return &model.Request{System: system, Messages: hist, Tools: ptcToolDefs}, nil
 	}
-	tr := &ToolsRequest{Caller: d.c, Session: s, Model: info, Visible: d.tools.List(d.c)}
+	tr := &ToolsRequest{Caller: d.c, Session: s, Model: info, Visible: modelTools(d.tools.List(d.c))}
 	defs, err := Tools.Waterfall(d.c, tr, func() ([]model.ToolDef, error) {
 		return ToolDefs(d.deferrer.Choose(s, tr.Visible, info.ContextWindow)), nil // deferTools
 	})
@@ -326,6 +327,9 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 			case st.badJSON != nil:
 				st.msg, st.res = invalidJSONResult(st.tc, st.badJSON)
 				return
+			case permission.AppOnly(st.info.Meta):
+				st.msg, st.res = appOnlyResult(st.tc)
+				return
 			case s.ptc:
 				st.msg, st.res = s.runCode(cx, d, info, st.tc, st.args)
 			default:
@@ -333,6 +337,7 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 				o.CallID = st.tc.ID
 				res, err := d.tools.Execute(cx, d.c, st.tc.Name, st.args, o)
 				st.msg, st.res = s.toolMessage(d, info, st.tc.ID, res, err)
+				st.res.View = viewResult(st.info, res)
 			}
 			st.res.Duration = time.Since(started).Milliseconds()
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // The remote methods of the main agent, served by the remote API (plugins/remote) to the
@@ -25,6 +26,7 @@ import (
 //	agent/approve    call   ApproveParams  → {}
 //	agent/close      call   SessionParams  → {}
 //	agent/compact    call   CompactParams  → session.Compaction (the history summarised now; conflict while a turn runs)
+//	agent/callTool   call   ViewCallParams → ViewResult (a call made by a tool's view shown in the session)
 //
 // A turn started with agent/send belongs to the host, not to the request: it goes on when
 // the page that sent it closes, and ends with agent/cancel, the session's close or the
@@ -44,6 +46,7 @@ var (
 	MethodApprove  = remote.NewMethod[ApproveParams, struct{}]("agent/approve")
 	MethodClose    = remote.NewMethod[SessionParams, struct{}]("agent/close")
 	MethodCompact  = remote.NewMethod[CompactParams, session.Compaction]("agent/compact")
+	MethodCallTool = remote.NewMethod[ViewCallParams, ViewResult]("agent/callTool")
 )
 
 // CompactParams are the parameters of agent/compact: the session, and what the summary
@@ -265,6 +268,22 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 					return none, remote.Errorf(remote.CodeBadRequest, `"decision" must be %q, %q or %q, got %q`, permission.Allow, permission.AllowSession, permission.Deny, p.Decision)
 				}
 				return none, remoteCode(ss.Approve(p.ID, p.Answer))
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return MethodCallTool.Expose(c, func(cx context.Context, p ViewCallParams) (ViewResult, error) {
+				ss, err := lookup(p.Session)
+				if err != nil {
+					return ViewResult{}, err
+				}
+				res, err := ss.CallFromView(cx, p.ViewCall)
+				switch {
+				case errors.Is(err, toolregistry.ErrUnknownTool):
+					return res, remote.Errorf(remote.CodeNotFound, "%v", err)
+				case errors.Is(err, ErrNotForViews):
+					return res, remote.Errorf(remote.CodeBadRequest, "%v", err)
+				}
+				return res, remoteCode(err)
 			})
 		},
 		func() (ctx.Disposer, error) {

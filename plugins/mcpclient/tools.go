@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/internal/jsoncheck"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -286,10 +286,10 @@ func (s *supervisor) callError(cx context.Context, g *generation, what string, e
 const (
 	// MetaUIResource is the ui:// URI of the tool's view (_meta.ui.resourceUri, or the
 	// deprecated flat _meta["ui/resourceUri"]).
-	MetaUIResource = "ui.resourceUri"
+	MetaUIResource = permission.MetaUIResource
 	// MetaUIVisibility is _meta.ui.visibility joined with commas ("model,app", "app"); absent
 	// when the server left it out (both, the default).
-	MetaUIVisibility = "ui.visibility"
+	MetaUIVisibility = permission.MetaUIVisibility
 	// UIExtension is the client capability's extension key of MCP Apps, and UIMimeType the
 	// type of an app's HTML.
 	UIExtension = "io.modelcontextprotocol/ui"
@@ -317,11 +317,4 @@ func uiMeta(m mcp.Meta) (uri, visibility string) {
 		visibility = strings.Join(vis, ",")
 	}
 	return uri, visibility
-}
-
-// AppOnly reports whether a registry tool's metadata says only its app may call it
-// (_meta.ui.visibility without "model"): such a tool is not offered to a model.
-func AppOnly(meta map[string]string) bool {
-	vis, ok := meta[MetaUIVisibility]
-	return ok && meta[MetaUIResource] != "" && !slices.Contains(strings.Split(vis, ","), "model")
 }

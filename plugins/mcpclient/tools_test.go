@@ -15,6 +15,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 
 	"github.com/cordisgo/harness/testkit/mcptest"
@@ -98,8 +99,8 @@ func TestAppToolMeta(t *testing.T) {
 		if !found {
 			t.Fatalf("%s: not registered", c.tool)
 		}
-		if info.Meta[MetaUIResource] != c.uri || info.Meta[MetaUIVisibility] != c.vis || AppOnly(info.Meta) != c.appOnly {
-			t.Errorf("%s: meta %v, app only %v", c.tool, info.Meta, AppOnly(info.Meta))
+		if info.Meta[MetaUIResource] != c.uri || info.Meta[MetaUIVisibility] != c.vis || permission.AppOnly(info.Meta) != c.appOnly {
+			t.Errorf("%s: meta %v, app only %v", c.tool, info.Meta, permission.AppOnly(info.Meta))
 		}
 	}
 }

@@ -11,6 +11,7 @@
 package session
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/cordisgo/harness/permission"
@@ -146,6 +147,10 @@ type ResultInfo struct {
 	Saved string `json:"saved,omitempty"`
 	// Bytes is the size of the whole result text.
 	Bytes int `json:"bytes"`
+	// View is the MCP server's own CallToolResult, as it sent it, for a tool with an
+	// interactive view (MCP Apps): a page drawing the session renders the view with it,
+	// also when it replays the log. Left out above 1 MiB (the view then gets the text).
+	View json.RawMessage `json:"view,omitempty"`
 }
 
 // StopReason says why a turn ended.

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/internal/npmci"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -158,7 +159,8 @@ func pollValue[T any](t *testing.T, bcx context.Context, expr string) T {
 	return v
 }
 
-// executions counts the calls of tool in the tools service's history.
+// executions counts the calls of tool that reached it (not those refused before) in the
+// tools service's history.
 func executions(t *testing.T, s *stack, tool string) int {
 	t.Helper()
 	reg, ok := toolregistry.Key.Get(s.root)
@@ -167,7 +169,7 @@ func executions(t *testing.T, s *stack, tool string) int {
 	}
 	n := 0
 	for _, r := range reg.History() {
-		if r.Tool == tool {
+		if r.Tool == tool && r.Outcome != toolregistry.CodeDenied {
 			n++
 		}
 	}
@@ -189,5 +191,61 @@ func waitExecuted(t *testing.T, s *stack, tool string, n int, timeout time.Durat
 		if err := w.Wait(wcx, nil, nil); err != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
+	}
+}
+
+// TestChatApps: the Chat view shows a tool's view under the model's call of it, with the
+// call's input and result; the view's own call goes through the session: the agent's
+// permissions ask, the question shows in the conversation as the view's, and allowed it
+// reaches the server (the view shows the new time), denied it does not.
+func TestChatApps(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
+		{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "mcp__basic__get-time", Arguments: `{}`}}},
+		{Content: "The view shows the time."},
+	}})
+	s := newStackWith(t, nil, appSettings(t, exampleApps[:1]))
+	withAgent(t, s, srv, map[string]any{"ask": []string{"basic/get-time"}})
+	const tool = "mcp__basic__get-time"
+	pending := `[...document.querySelectorAll('#chat-log [data-approval]')].filter(e => e.querySelector('[data-decision]'))`
+	b := browser(t)
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("basic", "connected"), 60*time.Second), visible(`#chat`),
+		until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
+		chromedp.SendKeys(chromedp.ID(`chat-input`), "What time is it?"),
+		click(`#chat-send`),
+		until(pending+`.length === 1`, 20*time.Second),
+		click(`#chat-log [data-approval] [data-decision="allow"]`),
+		until(`!!document.querySelector('#chat-log [data-turn-end]')`, 20*time.Second),
+		until(`(e => e && (e.dataset.state === "initialized" || e.dataset.state === "failed"))(document.querySelector('#chat-log .app'))`, 60*time.Second))
+	if st := eval[string](t, b, `(e => e.dataset.state + " " + e.dataset.tool + ": " + e.innerText)(document.querySelector('#chat-log .app'))`); !strings.HasPrefix(st, "initialized "+tool) {
+		t.Fatalf("the view in the conversation: %s", st)
+	}
+	if prev := eval[string](t, b, `document.querySelector('#chat-log .app').previousElementSibling.dataset.tool`); prev != tool {
+		t.Errorf("the view follows the row of %q, want the call's", prev)
+	}
+	dcx := appDocument(t, b, `#chat-log`)
+	run(t, dcx, poll(exampleApps[0].rendered, 20*time.Second))
+	shown := pollValue[string](t, dcx, `document.getElementById("server-time")?.textContent`)
+	before := executions(t, s, tool)
+
+	// The view's call asks, as the permissions say; allowed, it reaches the server.
+	run(t, dcx, poll(`(document.getElementById("get-time-btn").click(), true)`, 5*time.Second))
+	run(t, b, until(pending+`.length === 1`, 20*time.Second))
+	if q := eval[string](t, b, pending+`[0].innerText`); !strings.Contains(q, tool) || !strings.Contains(q, "Its interactive view calls it") {
+		t.Fatalf("the view's question: %q", q)
+	}
+	if n := executions(t, s, tool); n != before {
+		t.Fatalf("the view's call ran before it was allowed: %d runs, want %d", n, before)
+	}
+	run(t, b, chromedp.Evaluate[chromedp.Void](pending+`[0].querySelector('[data-decision="allow"]').click(); null`, chromedp.EvalAsValue))
+	waitExecuted(t, s, tool, before, 20*time.Second, "the view's allowed call to reach the server")
+	run(t, dcx, poll(`document.getElementById("server-time").textContent !== `+"`"+shown+"`", 20*time.Second))
+
+	// Denied, it does not.
+	run(t, dcx, poll(`(document.getElementById("get-time-btn").click(), true)`, 5*time.Second))
+	run(t, b, until(pending+`.length === 1`, 20*time.Second),
+		chromedp.Evaluate[chromedp.Void](pending+`[0].querySelector('[data-decision="deny"]').click(); null`, chromedp.EvalAsValue),
+		until(pending+`.length === 0 && document.querySelector('#chat-log').innerText.includes("deny — the user refused")`, 20*time.Second))
+	if n := executions(t, s, tool); n != before+1 {
+		t.Errorf("the view's denied call ran: %d runs, want %d", n, before+1)
 	}
 }

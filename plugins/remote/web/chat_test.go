@@ -28,15 +28,7 @@ func TestChat(t *testing.T) {
 		{Content: "The user had the server echo a greeting."}, // the summary of /compact
 	}})
 	s := newStack(t, []string{"alpha"})
-	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := model.Key.Provide(s.root, model.NewService(map[string]model.Model{"flash": chat}, "")); err != nil {
-		t.Fatal(err)
-	}
-	ctxtest.MountActive(t, s.root, agent.Plugin, map[string]any{"sessionsDir": t.TempDir(),
-		"permissions": map[string]any{"ask": []string{"alpha/echo"}}})
+	withAgent(t, s, srv, map[string]any{"ask": []string{"alpha/echo"}})
 	b := browser(t)
 	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("alpha", "connected"), 30*time.Second),
 		visible(`#chat`), until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
@@ -75,4 +67,49 @@ func TestChat(t *testing.T) {
 		chromedp.SetValue(chromedp.ID(`chat-sessions`), id),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#chat-sessions').dispatchEvent(new Event("change")); null`, chromedp.EvalAsValue),
 		until(`(document.querySelector('#chat-log')?.innerText || "").includes("The server said: hello from the chat")`, 10*time.Second))
+}
+
+// withAgent mounts the main agent on the stack, on the model server srv, with the
+// permissions perms.
+func withAgent(t *testing.T, s *stack, srv *modeltest.Server, perms map[string]any) {
+	t.Helper()
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := model.Key.Provide(s.root, model.NewService(map[string]model.Model{"flash": chat}, "")); err != nil {
+		t.Fatal(err)
+	}
+	ctxtest.MountActive(t, s.root, agent.Plugin, map[string]any{"sessionsDir": t.TempDir(), "permissions": perms})
+}
+
+// TestChatFastTurn: Send works after a turn that ends before agent/send's answer arrives
+// (the page holds the answer until it has drawn the turn's end): the page shows no turn
+// running, and the next message is sent and answered.
+func TestChatFastTurn(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "first answer"}, {Content: "second answer"}}})
+	s := newStack(t, nil)
+	withAgent(t, s, srv, nil)
+	b := browser(t)
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), visible(`#chat`),
+		until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			const f = window.fetch;
+			window.fetch = async (...a) => {
+				const r = await f(...a);
+				if (String(a[0]).includes("/v1/call/agent/send") && !window.__held) {
+					window.__held = true;
+					await new Promise((ok) => { const see = () => document.querySelector("#chat-log [data-turn-end]") ? ok() : setTimeout(see, 10); see(); });
+				}
+				return r;
+			};
+		})(); null`, chromedp.EvalAsValue),
+		chromedp.SendKeys(chromedp.ID(`chat-input`), "one"),
+		click(`#chat-send`),
+		until(`document.querySelector('#chat').dataset.sends === "1"`, 20*time.Second))
+	if st := eval[string](t, b, `[document.querySelector('#chat').dataset.running, document.querySelector('#chat-send').disabled, document.querySelector('#chat-cancel').hidden].join(" ")`); st != "false false true" {
+		t.Fatalf("after a turn that ended before its send's answer: running, Send disabled, Cancel hidden = %s", st)
+	}
+	run(t, b, chromedp.SendKeys(chromedp.ID(`chat-input`), "two"), click(`#chat-send`),
+		until(`(document.querySelector('#chat-log')?.innerText || "").includes("second answer")`, 20*time.Second))
 }

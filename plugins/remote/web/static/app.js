@@ -1641,7 +1641,7 @@
   // approvals asked inline with their buttons, usage per turn — and the sessions of the
   // host (open and stored) to reopen.
 
-  const chat = { session: "", sub: null, seq: 0, live: null, calls: new Map(), running: false };
+  const chat = { session: "", sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, tools: null, views: [] };
 
   function chatInfo(text) { $("#chat-info").textContent = text; }
 
@@ -1654,6 +1654,10 @@
         el("option", { value: a.name }, a.name === "" ? "main" + (a.model ? " (" + a.model + ")" : "") : a.name)));
     } catch (e) { chatInfo("agents: " + e.message); }
     await chatSessions();
+    const log = $("#chat-log");
+    log.addEventListener("scroll", () => { chat.stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40; });
+    // A view's frame grows after it is appended: the end moves without an append.
+    new ResizeObserver(() => { if (chat.stick) log.scrollTop = log.scrollHeight; }).observe(log);
     $("#chat-new").addEventListener("click", () => chatStart());
     $("#chat-sessions").addEventListener("change", (e) => { if (e.target.value) chatOpen(e.target.value); });
     $("#chat-form").addEventListener("submit", (e) => { e.preventDefault(); chatSend(); });
@@ -1670,7 +1674,11 @@
     try { list = await call("agent/sessions"); } catch (e) { chatInfo("sessions: " + e.message); return; }
     const seen = new Set();
     const opts = [el("option", { value: "" }, chat.session ? "—" : "choose a session…")];
-    for (const info of [...(list.open || []), ...(list.stored || []).reverse()]) {
+    // Newest first (the last change), the open sessions among the stored ones, each named
+    // by its first message.
+    const all = [...(list.open || []), ...(list.stored || [])]
+      .sort((a, b) => Date.parse(b.updated || b.created) - Date.parse(a.updated || a.created));
+    for (const info of all) {
       if (seen.has(info.id)) continue;
       seen.add(info.id);
       const when = new Date(info.updated || info.created).toLocaleString();
@@ -1695,11 +1703,12 @@
 
   function chatFollow(info) {
     if (chat.sub) chat.sub.close();
-    Object.assign(chat, { session: info.id, seq: 0, live: null, calls: new Map(), running: false });
+    for (const v of chat.views.splice(0)) v.then((view) => view && view.teardown("another session was opened"));
+    Object.assign(chat, { session: info.id, seq: 0, live: null, calls: new Map(), turnOpen: false, sending: false, stick: true });
     $("#chat-log").replaceChildren();
     $("#chat").dataset.session = info.id;
     chatInfo("session " + info.id + (info.model ? " · model " + info.model : "") + (info.turns ? " · " + info.turns + " turns" : ""));
-    chatRunning(false);
+    chatRunning();
     chat.sub = stream("agent/events", onChatEvent, {
       params: { session: info.id, after: 0 },
       onError(e) { chatInfo("session " + info.id + ": " + e.message); },
@@ -1719,24 +1728,44 @@
       return;
     }
     try {
-      await call("agent/send", { session: chat.session, text });
+      await chatSendText(text);
       $("#chat-input").value = "";
-      chatRunning(true);
     } catch (e) { chatInfo("send: " + e.message); }
   }
 
-  function chatRunning(on) {
+  // chatSendText sends text as the session's next turn. Send stays disabled from the click
+  // until the turn's end: the turn's own events say when it runs (user) and when it ended
+  // (turn.end), and a fast turn's end can arrive before agent/send's answer.
+  async function chatSendText(text) {
+    chat.sending = true;
+    chatRunning();
+    try {
+      await call("agent/send", { session: chat.session, text });
+    } finally {
+      chat.sending = false;
+      chatRunning();
+      // How many sends were answered (or failed): a test waits on it.
+      $("#chat").dataset.sends = String(Number($("#chat").dataset.sends || 0) + 1);
+    }
+  }
+
+  // chatRunning shows whether a turn runs (its user event came, its turn.end not yet) or
+  // is being sent.
+  function chatRunning() {
+    const on = chat.turnOpen || chat.sending;
     chat.running = on;
     $("#chat-cancel").hidden = !on;
     $("#chat-send").disabled = on;
     $("#chat").dataset.running = on ? "true" : "false";
   }
 
+  // chatAppend adds node to the conversation and keeps the view at its end while it is
+  // there: a reopened session opens at its end, and a person who scrolled up to read is
+  // not pulled down (chat.stick, kept by the log's scroll events).
   function chatAppend(node) {
     const log = $("#chat-log");
-    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
     log.append(node);
-    if (atEnd) log.scrollTop = log.scrollHeight;
+    if (chat.stick) log.scrollTop = log.scrollHeight;
     return node;
   }
 
@@ -1762,8 +1791,51 @@
         el("summary", {}, el("span", { class: "tool" }, c.tool), outcome), body), outcome, body };
       chat.calls.set(c.id, row);
       chatAppend(row.node);
+      // The tool's view, when it has one, under the row (the call's input now, its result
+      // with tool.result).
+      row.view = chatView(c, row);
+      chat.views.push(row.view);
     }
     return row;
+  }
+
+  // chatTool finds a tool of the conversation by its public name (console/tools, read
+  // again when a name is not known yet: a server that connected later).
+  async function chatTool(name) {
+    if (!has("console/tools")) return null;
+    for (let fresh = false; ; fresh = true) {
+      if (!chat.tools || fresh) {
+        chat.tools = call("console/tools", { server: "" }).then((list) => new Map((list || []).map((t) => [t.name, t])));
+        chat.tools.catch(() => { chat.tools = null; });
+      }
+      const t = (await chat.tools).get(name);
+      if (t || fresh) return t || null;
+    }
+  }
+
+  // chatView shows the view of a call's tool, when it has one, under the call's row: the
+  // view's own calls go through the session (agent/callTool: its permissions and
+  // approvals), its messages into the conversation. It resolves to the view, or null.
+  async function chatView(c, row) {
+    const t = await chatTool(c.tool).catch(() => null);
+    if (!t || !t.ui || !apps.sandbox || !row.node.isConnected) return null;
+    const session = chat.session;
+    const v = appView(t, {
+      callTool: (tool, args) => call("agent/callTool", { session, server: t.server, tool: tool.mcpTool, args })
+        .then((r) => ({ raw: r.raw, isError: r.isError, content: [{ type: "text", text: r.text || r.outcome }] })),
+      message: async (p) => {
+        const text = (p.content || []).filter((b) => b.type === "text").map((b) => b.text).join("\n").trim();
+        if (!text) throw new Error("the view's message has no text");
+        if (session !== chat.session) throw new Error("the view's session is not the one shown");
+        await chatSendText(text);
+      },
+    });
+    row.node.after(v.node);
+    v.start();
+    let args = {};
+    try { args = JSON.parse(c.args || "{}"); } catch (_) { /* masked or not JSON: the view gets {} */ }
+    v.input(args);
+    return v;
   }
 
   function prettyJSON(text) {
@@ -1773,10 +1845,17 @@
   function onChatEvent(ev) {
     if (!ev || !chat.session) return;
     switch (ev.type) {
+      case "session":
+        // The log's header, or its reopening: a turn the log left open ended with the
+        // process that ran it.
+        chat.turnOpen = false;
+        chatRunning();
+        break;
       case "user":
         chat.live = null;
         chatAppend(el("div", { class: "msg user" }, ev.text || (ev.message && ev.message.content) || ""));
-        chatRunning(true);
+        chat.turnOpen = true;
+        chatRunning();
         break;
       case "reasoning.delta": {
         const l = chatLive();
@@ -1810,6 +1889,14 @@
         if (!ev.call) break;
         const row = chatCallRow(ev.call);
         const r = ev.result || {};
+        if (row.view) {
+          const text = ev.message ? ev.message.content || "" : "";
+          row.view.then((v) => {
+            if (!v) return;
+            if (r.outcome === "cancelled" || r.outcome === "aborted") v.cancelled(text);
+            else v.result(r.view || { content: [{ type: "text", text }], isError: !!r.isError });
+          });
+        }
         row.node.dataset.outcome = r.outcome || "ok";
         row.outcome.textContent = (r.outcome || "ok") + (r.durationMs !== undefined ? " · " + r.durationMs + " ms" : "");
         const text = ev.message ? ev.message.content || "" : "";
@@ -1823,12 +1910,18 @@
         chatAppend(el("div", { class: "approval", dataset: { approval: a.id } },
           el("div", {}, a.kind === "sampling"
             ? "The server " + (a.server || "") + " asks the model for a completion."
-            : "Run " + (a.tool || "a tool") + "?" + (a.reason ? " (" + a.reason + ")" : "")),
+            : "Run " + (a.tool || "a tool") + "?" + (String(a.callId || "").startsWith("view_") ? " Its interactive view calls it." : "") +
+              (a.reason ? " (" + a.reason + ")" : "")),
           a.args ? el("pre", {}, prettyJSON(JSON.stringify(a.args))) : null,
           el("div", { class: "actions" },
             el("button", { type: "button", class: "primary", dataset: { decision: "allow" }, onclick: () => answer("allow") }, "Allow once"),
             el("button", { type: "button", dataset: { decision: "allow_session" }, onclick: () => answer("allow_session") }, "Allow for this session"),
             el("button", { type: "button", dataset: { decision: "deny" }, onclick: () => answer("deny") }, "Deny"))));
+        // The view follows a question still waiting (a replayed one is decided by then).
+        requestAnimationFrame(() => {
+          const card = document.querySelector('#chat-log [data-approval="' + CSS.escape(a.id || "") + '"]');
+          if (card && card.querySelector("[data-decision]")) card.scrollIntoView({ block: "nearest" });
+        });
         break;
       }
       case "approval.decided": {
@@ -1863,7 +1956,8 @@
           (e.reason && e.reason !== "done" ? e.reason + " · " : "") + (e.steps || 0) + " steps · " +
           (u.promptTokens || 0) + " prompt tokens (" + (u.cacheHitTokens || 0) + " cached) · " +
           (u.completionTokens || 0) + " completion tokens"));
-        chatRunning(false);
+        chat.turnOpen = false;
+        chatRunning();
         break;
       }
     }
