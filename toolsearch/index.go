@@ -74,6 +74,12 @@ const (
 	// wAsk is how much less a tool whose name leads with a changing verb scores for a
 	// question ([asksToLook]).
 	wAsk = 0.3
+	// wVerb is how much less a tool scores whose name leads with a verb of another class
+	// ([verbClass]) than the task's leading verb: "cancel the search" against start_search.
+	wVerb = 0.2
+	// wSub is the weight of the words of a subordinate clause ([splitClauses]), which are
+	// optional: they say when or why, not what.
+	wSub = 0.5
 )
 
 // Index ranks tools for a free-text query. Build it with [New]; it does not change
@@ -92,8 +98,11 @@ type Index struct {
 	// changes is, per tool, whether its name leads with a verb that changes something
 	// ([changeVerbs])
 	changes []bool
-	avg     [nFields]float64
-	vocab   []string // the terms of words (not of joined identifiers), sorted, for prefix lookups
+	// verb is, per tool, the class of the verb its name leads with ("" for none; see
+	// [verbClass])
+	verb  []string
+	avg   [nFields]float64
+	vocab []string // the terms of words (not of joined identifiers), sorted, for prefix lookups
 	// byLen holds the words of the index as written (lowercased, ASCII letters), by length,
 	// for typo corrections, and stemOf their terms: a typo is nearer the word as written
 	// than its stem ("stauts" is one swap from "status", whose stem is "status", and two
@@ -338,7 +347,9 @@ func New(servers []Server) *Index {
 			var l [nFields]float32
 			l[fName] = float32(tc.text(fName, t.Name, true))
 			ix.nameTerms = append(ix.nameTerms, float32(max(1, len(nameWords(t.Name, serverWords)))))
-			ix.changes = append(ix.changes, changeVerbs[leadVerb(t.Name, serverWords)])
+			lv := leadVerb(t.Name, serverWords)
+			ix.changes = append(ix.changes, changeVerbs[lv])
+			ix.verb = append(ix.verb, verbClass[lv])
 			if t.PublicName != t.Name {
 				tc.text(fName, t.PublicName, true)
 			}
@@ -464,6 +475,58 @@ func asksToLook(query string, concepts []concept) bool {
 	return true
 }
 
+// plainWord reports whether w is a word as prose writes it: letters, none upper case but
+// the first.
+func plainWord(w string) bool {
+	for i, r := range w {
+		if !unicode.IsLetter(r) || i > 0 && unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// quotedIn reports whether query has w between backquotes or double quotes.
+func quotedIn(query, w string) bool {
+	for _, q := range []string{"`", "\"", "“"} {
+		end := q
+		if q == "“" {
+			end = "”"
+		}
+		if strings.Contains(query, q+w+end) {
+			return true
+		}
+	}
+	return false
+}
+
+// subordinators begin a clause that says when, why or with what words a task is done,
+// not what is done: "make a copy of the file before I migrate", "post an update saying
+// we're on track".
+var subordinators = toSet(`before after because since so saying unless although though whereas while`)
+
+// splitClauses returns text's main clauses and its subordinate ones: each from a
+// subordinator to the end of its sentence.
+func splitClauses(text string) (main, sub string) {
+	var m, s strings.Builder
+	in := false
+	for _, w := range strings.Fields(text) {
+		if !in && subordinators[strings.ToLower(strings.Trim(w, ",;:"))] {
+			in = true
+		}
+		b := &m
+		if in {
+			b = &s
+		}
+		b.WriteString(w)
+		b.WriteByte(' ')
+		if strings.ContainsAny(w[len(w)-1:], ".;!?") {
+			in = false
+		}
+	}
+	return m.String(), s.String()
+}
+
 // known reports whether term is indexed in any field.
 func (ix *Index) known(term string) bool {
 	if _, ok := ix.post[term]; ok {
@@ -535,11 +598,12 @@ type concept struct {
 // English words of the glossary words that begin there; one per kind of argument value
 // found (a path, a URL, …), which the tools that take such a value match; and optional
 // ones for the words the values carry (a quoted text's, a file's extension). Concepts of
-// which nothing is indexed are left out.
-func (ix *Index) parse(query string) []concept {
+// which nothing is indexed are left out. verb is the class of the task's leading verb
+// ([verbClass]): the first of its first two words that is a verb ("list all pods", "help
+// me find …"), "" when neither is.
+func (ix *Index) parse(query string) (out []concept, verb string) {
 	qa := scanArgs(query, func(s string) bool { _, ok := ix.names[s]; return ok })
 	seen := map[string]bool{}
-	var out []concept
 	add := func(text string, w float64, optional bool) {
 		var terms, raws, seq []string
 		term := func(t, raw string) {
@@ -557,6 +621,9 @@ func (ix *Index) parse(query string) []concept {
 		}
 		tk.words(text, func(t string) { term(t, t) }, true, false)
 		for i, t := range terms {
+			if i < 2 && w == 1 && !optional && verb == "" {
+				verb = verbClass[t]
+			}
 			if c := ix.wordConcept(t, raws[i]); len(c.alts) > 0 {
 				for i := range c.alts {
 					c.alts[i].w *= w
@@ -573,7 +640,9 @@ func (ix *Index) parse(query string) []concept {
 			}
 		}
 	}
-	add(qa.rest, 1, false)
+	main, sub := splitClauses(qa.rest)
+	add(main, 1, false)
+	add(sub, wSub, true)
 	for _, h := range qa.hints {
 		add(h, wHint, true)
 	}
@@ -656,7 +725,7 @@ func (ix *Index) parse(query string) []concept {
 			}
 		}
 	})
-	return out
+	return out, verb
 }
 
 // wordConcept returns the concept of one query word: the word itself when indexed, its
@@ -761,7 +830,7 @@ type scored struct {
 
 // ranked returns every tool that matches query and passes o's filters, best first.
 func (ix *Index) ranked(query string, o SearchOptions) []scored {
-	concepts := ix.parse(query)
+	concepts, qverb := ix.parse(query)
 	if len(concepts) == 0 {
 		return nil
 	}
@@ -865,11 +934,16 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 		}
 		nameTouched = nameTouched[:0]
 	}
-	// exact names in the query: "mcp__github__create_issue", "read_text_file"
-	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
+	// exact names in the query: "mcp__github__create_issue", "read_text_file", "getIssue",
+	// "`find`"; not a plain word outside quotes ("find the emails" does not name a tool
+	// called find)
+	for _, w := range strings.FieldsFunc(query, func(r rune) bool {
 		return r == ' ' || r == '`' || r == '"' || r == '\'' || r == ',' || r == '(' || r == ')'
 	}) {
-		for _, d := range ix.names[w] {
+		if plainWord(w) && !quotedIn(query, w) {
+			continue
+		}
+		for _, d := range ix.names[strings.ToLower(w)] {
 			total[d] += 8
 		}
 	}
@@ -894,6 +968,9 @@ func (ix *Index) ranked(query string, o SearchOptions) []scored {
 		sc := total[d] * (0.5 + 0.5*cov*cov) * (1 + wNamed*ncov) * (1 + wPrec*prec)
 		if look && ix.changes[d] {
 			sc *= 1 - wAsk
+		}
+		if qverb != "" && ix.verb[d] != "" && ix.verb[d] != qverb {
+			sc *= 1 - wVerb
 		}
 		cands = append(cands, scored{int32(d), sc})
 	}

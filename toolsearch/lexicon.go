@@ -26,9 +26,11 @@ func init() {
 // Verbs that lead a tool's name, stemmed: those that change something and those that only
 // look. A question ("which tabs are open", 有哪些标签页) asks to look, so a tool whose
 // name leads with a changing verb is a worse answer to it unless the question has that
-// kind of verb itself ("how do I create …").
+// kind of verb itself ("how do I create …"). Verbs of two classes are in neither: "open"
+// (a file is read, a pull request created), "post" and "put" (an API's POST creates, a
+// post is sent).
 var changeVerbs, lookVerbs = stemSet(`create add new make insert generate build delete remove drop destroy
-purge erase clear update edit modify set change patch rename move write save put upload send post
+purge erase clear update edit modify set change patch rename move write save upload send
 reply forward archive unarchive restore assign unassign close reopen resolve merge approve decline
 reject cancel mark start stop restart reboot kill install uninstall enable disable publish schedule
 invite subscribe unsubscribe lock unlock pin unpin submit trigger run execute deploy scale fill
@@ -37,6 +39,29 @@ login logout push pull commit checkout tag label draft compose reset revoke gran
 	stemSet(`get list read search find fetch show query describe view check count explain inspect browse
 lookup retrieve download export analyze analyse summarize compare validate lint diff status info
 monitor watch track preview print`)
+
+// verbClass maps the verbs of [changeVerbs] and [lookVerbs] to their class: "look" for
+// those that only look, else the first word of the first synonym group that has the
+// verb (delete, remove and erase are one class), else the verb itself.
+var verbClass = func() map[string]string {
+	m := map[string]string{}
+	for v := range lookVerbs {
+		m[v] = "look"
+	}
+	for _, g := range synonymGroups {
+		for _, w := range g {
+			if t := stem(w); changeVerbs[t] && m[t] == "" {
+				m[t] = stem(g[0])
+			}
+		}
+	}
+	for v := range changeVerbs {
+		if m[v] == "" {
+			m[v] = v
+		}
+	}
+	return m
+}()
 
 // questionWords begin a question.
 var questionWords = toSet(`what what's whats which who who's whom whose where when how is are was were

@@ -61,7 +61,7 @@ func TestAsksToLook(t *testing.T) {
 		"create a folder called reports":    false,
 		"the tabs that are open, list them": false,
 	} {
-		if got := asksToLook(q, ix.parse(q)); got != want {
+		if got := asksToLook(q, first(ix.parse(q))); got != want {
 			t.Errorf("asksToLook(%q) = %v, want %v", q, got, want)
 		}
 	}
@@ -82,3 +82,59 @@ func TestInstructionsCountLessInCoverage(t *testing.T) {
 		t.Errorf("first hit %s, want %s", got, want)
 	}
 }
+
+// A task that leads with a verb prefers, among tools equally near its words, those whose
+// name leads with a verb of the same class: cancel is stop's, not start's.
+func TestLeadVerbsAgree(t *testing.T) {
+	servers := []Server{{Name: "desktop", Tools: []Tool{
+		{Name: "start_search", Description: "Start a file search that runs in the background."},
+		{Name: "stop_search", Description: "Stop a file search."},
+		{Name: "read_file", Description: "Read a file."},
+		{Name: "list_processes", Description: "List the processes running in the background."},
+	}}}
+	for q, want := range map[string]string{
+		"cancel the file search that runs":       "desktop/stop_search",
+		"help me kill the file search that runs": "desktop/stop_search",
+		"start a file search in the background":  "desktop/start_search",
+	} {
+		if got := firstHit(servers, q); got != want {
+			t.Errorf("%q: first hit %s, want %s", q, got, want)
+		}
+	}
+}
+
+// The words of a subordinate clause (from "before", "saying", "so", … to the end of the
+// sentence) say when or why, not what: they weigh less and are not needed.
+func TestSubordinateClausesWeighLess(t *testing.T) {
+	servers := []Server{
+		{Name: "fs", Tools: []Tool{{Name: "copy_file", Description: "Copy a file or a directory."}}},
+		{Name: "cloud", Tools: []Tool{{Name: "start_database_migration", Description: "Start an online migration of a database cluster."}}},
+	}
+	if got, want := firstHit(servers, "make a copy of the database file before I migrate"), "fs/copy_file"; got != want {
+		t.Errorf("first hit %s, want %s", got, want)
+	}
+	main, sub := splitClauses("copy it before I migrate. Then tell me so")
+	if main != "copy it Then tell me " || sub != "before I migrate. so " {
+		t.Errorf("splitClauses: main %q, sub %q", main, sub)
+	}
+}
+
+// A tool's exact name in a task ranks it first, unless the name is a plain word that the
+// task uses as a word.
+func TestPlainWordsAreNotNames(t *testing.T) {
+	servers := []Server{
+		{Name: "mongodb", Tools: []Tool{{Name: "find", Description: "Run a find query against a collection."}}},
+		{Name: "gmail", Tools: []Tool{{Name: "search_emails", Description: "Search for emails."}}},
+	}
+	for q, want := range map[string]string{
+		"find the emails from my bank":           "gmail/search_emails",
+		"use `find` for the emails from my bank": "mongodb/find",
+		"call search_emails":                     "gmail/search_emails",
+	} {
+		if got := firstHit(servers, q); got != want {
+			t.Errorf("%q: first hit %s, want %s", q, got, want)
+		}
+	}
+}
+
+func first[A, B any](a A, _ B) A { return a }
