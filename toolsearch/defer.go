@@ -17,6 +17,22 @@ import (
 // SearchToolName is the name of the tool_search tool.
 const SearchToolName = "tool_search"
 
+// CallToolName is the name of the tool through which the model calls the tools a search
+// found, when they are called through one stable tool ([CallsProxy]).
+const CallToolName = "call_tool"
+
+// How the model calls the tools a search found ([DeferOptions].Calls).
+const (
+	// CallsProxy: through call_tool ({"name", "arguments"}), with the schemas in the
+	// search's result. The request's tools never change, so a search costs the bytes of its
+	// result and nothing of the provider's cached prefix.
+	CallsProxy = "proxy"
+	// CallsDefinitions: the found tools' definitions are appended to the request's tools
+	// and called directly. The tools precede the messages, so the request after a search
+	// misses the provider's prefix cache for the whole conversation.
+	CallsDefinitions = "definitions"
+)
+
 // The defaults of [DeferOptions].
 const (
 	// DefaultContextShare: defer when the definitions would take more than 10 % of the
@@ -50,6 +66,11 @@ type DeferOptions struct {
 	// (no "server" in their Meta) and tools whose Meta has "alwaysLoad": "true" are always
 	// loaded too.
 	AlwaysLoad []string `json:"alwaysLoad,omitempty"`
+	// Calls is how the model calls the tools a search found: [CallsProxy] ("proxy": through
+	// call_tool, the request's tools unchanged; the agent's default) or [CallsDefinitions]
+	// ("definitions", or "": appended to the request's tools). See docs/tool-search.md,
+	// "The cache".
+	Calls string `json:"calls,omitempty"`
 	// Session returns the session a tool_search call runs for, from the call's context (the
 	// agent puts it there). Without it, or when it reports none, a search loads nothing.
 	Session func(context.Context) (any, bool) `json:"-"`
@@ -98,6 +119,11 @@ func (o *DeferOptions) share() float64 {
 	}
 	return o.ContextShare
 }
+
+func (o *DeferOptions) proxy() bool { return o.Calls == CallsProxy }
+
+// special reports whether name is one of the deferrer's own tools.
+func special(name string) bool { return name == SearchToolName || name == CallToolName }
 
 func (o *DeferOptions) maxTools() int {
 	if o.MaxTools == 0 {
@@ -162,7 +188,7 @@ func (d *Deferrer) Exceeds(tools []toolregistry.Info, contextWindow int) bool {
 	n := 0
 	size := 0
 	for _, t := range tools {
-		if t.Name == SearchToolName {
+		if special(t.Name) {
 			continue
 		}
 		n++
@@ -183,17 +209,18 @@ func DefinitionBytes(t toolregistry.Info) int {
 
 // Choose returns the tools whose definitions go into session's next request, from visible
 // (the registry's listing at the agent's scope, sorted by name) and the model's context
-// window. Below the threshold it is visible without the tool_search tool; above it, the
-// always-loaded tools in visible's order, then tool_search, then the tools session's
-// searches found, in the order found (those no longer visible left out). So the list only
+// window. Below the threshold it is visible without tool_search and call_tool; above it,
+// the always-loaded tools in visible's order, then tool_search, then call_tool
+// ([CallsProxy]) or the tools session's searches found, in the order found (those no longer
+// visible left out; [CallsDefinitions]). So the list never changes ([CallsProxy]) or only
 // grows at its end while nothing else changes, and the request prefix stays byte-stable.
 // The returned slice is new; its elements are visible's.
 func (d *Deferrer) Choose(session any, visible []toolregistry.Info, contextWindow int) []toolregistry.Info {
 	out := make([]toolregistry.Info, 0, len(visible))
-	var search *toolregistry.Info
+	var search, proxy *toolregistry.Info
 	if !d.Exceeds(visible, contextWindow) {
 		for _, t := range visible {
-			if t.Name != SearchToolName {
+			if !special(t.Name) {
 				out = append(out, t)
 			}
 		}
@@ -201,8 +228,12 @@ func (d *Deferrer) Choose(session any, visible []toolregistry.Info, contextWindo
 	}
 	byName := make(map[string]int, len(visible))
 	for i, t := range visible {
-		if t.Name == SearchToolName {
+		switch t.Name {
+		case SearchToolName:
 			search = &visible[i]
+			continue
+		case CallToolName:
+			proxy = &visible[i]
 			continue
 		}
 		if d.alwaysLoaded(t) {
@@ -213,6 +244,12 @@ func (d *Deferrer) Choose(session any, visible []toolregistry.Info, contextWindo
 	}
 	if search != nil {
 		out = append(out, *search)
+	}
+	if d.opts.proxy() {
+		if proxy != nil {
+			out = append(out, *proxy)
+		}
+		return out
 	}
 	d.mu.Lock()
 	st := d.sessions[session]
@@ -272,7 +309,7 @@ func (d *Deferrer) index(visible []toolregistry.Info) *Index {
 	var tools []toolregistry.Info
 	var instructions map[string]string
 	for _, t := range visible {
-		if t.Name == SearchToolName || d.alwaysLoaded(t) {
+		if special(t.Name) || d.alwaysLoaded(t) {
 			continue
 		}
 		tools = append(tools, t)
@@ -366,16 +403,76 @@ const searchSchema = `{"type":"object","properties":{` +
 // request on) and returns them: public name, server and raw name, purpose, the other servers
 // that offer the same tool, score, and the schemas of the first hits.
 func (d *Deferrer) Tool() toolregistry.Tool {
+	how := "The tools found are loaded: from your next step on you can call them directly by the names returned, with their schemas."
+	if d.opts.proxy() {
+		how = "The tools found are returned with their input schemas: call them with " + CallToolName + "."
+	}
 	return toolregistry.Tool{
 		Name: SearchToolName,
 		Description: "Search the tools that are not loaded yet (MCP servers' tools) by what you want to do; " +
-			"for a task of several steps, pass one query per step in queries. " +
-			"The tools found are loaded: from your next step on you can call them directly by the names returned, with their schemas.",
+			"for a task of several steps, pass one query per step in queries. " + how,
 		Parameters: json.RawMessage(searchSchema),
 		Execute:    d.execute,
 		// it reads the registry and loads definitions: no approval needed, safe alongside others
 		Meta: map[string]string{"readOnlyHint": "true"},
 	}
+}
+
+// callSchema is call_tool's input schema.
+const callSchema = `{"type":"object","properties":{` +
+	`"name":{"type":"string","description":"The tool's name, as tool_search returned it."},` +
+	`"arguments":{"type":"object","description":"The tool's arguments, as its input schema says."}},` +
+	`"required":["name"],"additionalProperties":false}`
+
+// CallTool returns the call_tool tool to register at the agent's scope beside tool_search:
+// it calls the tool its arguments name, one of the tools visible from the caller, with the
+// arguments given, through the registry (validation, policy and recording as for a direct
+// call; the call's session is passed on). An agent unwraps the call itself before it
+// reaches the registry ([ParseCall]), so that its approvals and its log name the tool
+// called.
+func (d *Deferrer) CallTool() toolregistry.Tool {
+	return toolregistry.Tool{
+		Name: CallToolName,
+		Description: "Call a tool that " + SearchToolName + " found: its name and its arguments (a JSON object, as the tool's input schema in the search result says). " +
+			"Search first when you do not know the tool.",
+		Parameters: json.RawMessage(callSchema),
+		Meta:       map[string]string{"harness": "agent"},
+		Execute: func(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
+			name, args, err := ParseCall(call.Args)
+			if err != nil {
+				return toolregistry.ErrorResult(err.Error()), nil
+			}
+			return d.reg.Execute(cx, call.Caller, name, args, toolregistry.ExecOptions{CallID: call.ID, Session: call.Session})
+		},
+	}
+}
+
+// ParseCall reads call_tool's arguments: the tool's name and its arguments ("{}" when
+// absent; a JSON object given as a string, as models sometimes write it, is taken as the
+// object). The error is worded for the model.
+func ParseCall(raw json.RawMessage) (string, json.RawMessage, error) {
+	var a struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return "", nil, fmt.Errorf("%s arguments: %w", CallToolName, err)
+	}
+	if a.Name == "" {
+		return "", nil, fmt.Errorf("%s needs the name of the tool to call (%s finds it)", CallToolName, SearchToolName)
+	}
+	if special(a.Name) {
+		return "", nil, fmt.Errorf("call %s directly, not through %s", a.Name, CallToolName)
+	}
+	args := a.Arguments
+	var text string
+	if json.Unmarshal(args, &text) == nil {
+		args = json.RawMessage(text)
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	return a.Name, args, nil
 }
 
 // QueryHits are the hits of one query of a search.
@@ -413,6 +510,9 @@ func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolre
 	seen := map[string]bool{}
 	for i, q := range queries {
 		o := SearchOptions{Limit: limit, Server: a.Server, Schemas: DefaultSchemaHits}
+		if d.opts.proxy() {
+			o.Schemas = limit // the result is the only place the model reads a schema
+		}
 		var hits []Hit
 		if sem != nil {
 			var err error
@@ -458,6 +558,9 @@ func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolre
 	} else {
 		text = FormatQueryHits(results)
 	}
+	if d.opts.proxy() {
+		text = strings.ReplaceAll(text, loadedIntro, proxyIntro)
+	}
 	return &toolregistry.Result{Content: []toolregistry.Content{toolregistry.Text(text)}, Structured: structured}, nil
 }
 
@@ -476,6 +579,13 @@ func FormatQueryHits(results []QueryHits) string {
 	return b.String()
 }
 
+// The words after a search result's count: the tools are loaded ([CallsDefinitions]), or
+// to be called through call_tool ([CallsProxy]).
+const (
+	loadedIntro = "found and loaded; call them directly by name:"
+	proxyIntro  = "found; call them with " + CallToolName + ` {"name": "<name>", "arguments": {...}}:`
+)
+
 // maxShownSchema is the largest schema FormatHits shows inline.
 const maxShownSchema = 8 << 10
 
@@ -488,7 +598,7 @@ func FormatHits(query string, hits []Hit) string {
 		fmt.Fprintf(&b, "No tool matches %q. Try other words, or fewer.", query)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%d tool(s) found and loaded; call them directly by name:\n", len(hits))
+	fmt.Fprintf(&b, "%d tool(s) %s\n", len(hits), loadedIntro)
 	for i, h := range hits {
 		also := ""
 		if len(h.Also) > 0 {

@@ -98,6 +98,7 @@ type ToolsFilter struct {
 func (o *Config) Default() {
 	*o = Config{MaxSteps: 50, MaxParallel: 10, LargeResultBytes: 50 << 10, MaxDepth: 3, Sampling: permission.Ask, Mode: ModeBoth,
 		Permissions: permission.Rules{Default: permission.Ask},
+		DeferTools:  toolsearch.DeferOptions{Calls: toolsearch.CallsProxy},
 		Compaction:  CompactionConfig{Threshold: 0.8, Keep: 0.16, PruneBytes: 2048, SummaryTokens: 8192}}
 }
 
@@ -142,6 +143,11 @@ func (o Config) Validate() error {
 	permission.CheckPatterns(&p, "tools.allow", o.Tools.Allow)
 	permission.CheckPatterns(&p, "tools.deny", o.Tools.Deny)
 	permission.CheckPatterns(&p, "deferTools.alwaysLoad", o.DeferTools.AlwaysLoad)
+	switch o.DeferTools.Calls {
+	case toolsearch.CallsProxy, toolsearch.CallsDefinitions:
+	default:
+		p.Add("deferTools.calls", "expected %q or %q, got %q", toolsearch.CallsProxy, toolsearch.CallsDefinitions, o.DeferTools.Calls)
+	}
 	if o.DeferTools.ContextShare > 1 {
 		p.Add("deferTools.contextShare", "must be a share of the context window at most 1 (0.1 is 10 %%), got %g", o.DeferTools.ContextShare)
 	}

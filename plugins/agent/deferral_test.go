@@ -15,15 +15,15 @@ import (
 	"github.com/cordisgo/harness/toolsearch"
 )
 
-// With more tools visible than deferTools.maxTools, a request carries the always-loaded
-// tools and tool_search; a search in the session loads its hits, which the next request
+// With more tools visible than deferTools.maxTools and calls "definitions", a request
+// carries the always-loaded tools and tool_search; a search in the session loads its hits, which the next request
 // appends with their exact schemas (the earlier definitions byte-identical), and a found
 // tool runs through the registry as any other. Below the threshold every tool is sent and
 // tool_search is not.
 func TestDeferredTools(t *testing.T) {
 	root := newRoot(t, nil)
 	ctxtest.MountActive(t, root, Plugin, map[string]any{"sessionsDir": "-",
-		"deferTools": map[string]any{"maxTools": 20, "alwaysLoad": []string{"files/read_*"}}})
+		"deferTools": map[string]any{"maxTools": 20, "alwaysLoad": []string{"files/read_*"}, "calls": "definitions"}})
 	reg, _ := toolregistry.Key.Get(root)
 	set, err := reg.NewSet(root, "fleet")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/toolsearch"
 )
 
 // ToolsRequest is what the [Tools] chain decides on: which function definitions one model
@@ -280,6 +281,10 @@ type callState struct {
 	tc      model.ToolCall
 	args    json.RawMessage
 	badJSON error
+	// target is the tool called: tc's, or the one a call_tool call names (args are then
+	// that tool's); badCall is why a call_tool call names none.
+	target  string
+	badCall error
 	info    toolregistry.Info
 	safe    bool
 	msg     model.Message
@@ -306,7 +311,18 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 				}
 			}
 		}
-		st.info, _ = d.tools.Lookup(d.c, tc.Name)
+		st.target = tc.Name
+		if tc.Name == toolsearch.CallToolName && !s.ptc && st.badJSON == nil {
+			// A call through call_tool is the call of the tool it names: its permissions,
+			// approvals, overlap and log entry are that tool's.
+			name, args, err := toolsearch.ParseCall(st.args)
+			if err != nil {
+				st.badCall = err
+			} else {
+				st.target, st.args = name, args
+			}
+		}
+		st.info, _ = d.tools.Lookup(d.c, st.target)
 		st.safe = st.badJSON == nil && !s.ptc && d.parallelSafe(st.info)
 		states[i] = st
 	}
@@ -330,12 +346,17 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 			case permission.AppOnly(st.info.Meta):
 				st.msg, st.res = appOnlyResult(st.tc)
 				return
+			case st.badCall != nil:
+				text := "Error: " + st.badCall.Error()
+				st.msg = model.Message{Role: model.RoleTool, ToolCallID: st.tc.ID, Content: text}
+				st.res = session.ResultInfo{Outcome: string(toolregistry.CodeInvalidArgs), IsError: true, Bytes: len(text)}
+				return
 			case s.ptc:
 				st.msg, st.res = s.runCode(cx, d, info, st.tc, st.args)
 			default:
 				o := opts
 				o.CallID = st.tc.ID
-				res, err := d.tools.Execute(cx, d.c, st.tc.Name, st.args, o)
+				res, err := d.tools.Execute(cx, d.c, st.target, st.args, o)
 				st.msg, st.res = s.toolMessage(d, info, st.tc.ID, res, err)
 				st.res.View = viewResult(st.info, res)
 			}
@@ -354,7 +375,11 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 }
 
 func (s *Session) callInfo(st *callState) *session.CallInfo {
-	return &session.CallInfo{ID: st.tc.ID, Tool: st.tc.Name, Args: maskArgs(st.tc.Arguments), Parallel: st.safe}
+	args := st.tc.Arguments
+	if st.target != st.tc.Name { // through call_tool: the arguments of the tool called
+		args = string(st.args)
+	}
+	return &session.CallInfo{ID: st.tc.ID, Tool: st.target, Args: maskArgs(args), Parallel: st.safe}
 }
 
 // invalidJSONResult is the result of a call whose arguments are not JSON.

@@ -127,6 +127,9 @@ func apply(c *ctx.Context, cfg Config) error {
 	if _, err := d.tools.Register(c, d.deferrer.Tool()); err != nil {
 		return err
 	}
+	if _, err := d.tools.Register(c, d.deferrer.CallTool()); err != nil {
+		return err
+	}
 	if cfg.Sampling != permission.Deny {
 		if _, err := sampling.Provide(c, "agent", sampling.Func(d.sample)); err != nil {
 			return err
