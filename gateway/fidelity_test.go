@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -191,5 +192,77 @@ func TestGatewayMadeLate(t *testing.T) {
 	}
 	if want := `{"action":"accept","content":{"colours":["r"]}}`; !jsonEqual(t, []byte(text(res)), []byte(want)) {
 		t.Errorf("the server got %s, want %s", text(res), want)
+	}
+}
+
+// sep1330Strict is a titled multi-select as go-sdk's conformance server sends it (SEP-1330):
+// its items say "type": "string" beside their anyOf, which go-sdk's own schema check
+// refuses, while the specification allows it.
+const sep1330Strict = `{"type":"object","properties":{` +
+	`"colours":{"type":"array","title":"Colours","items":{"type":"string","anyOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"}]}}},` +
+	`"required":["colours"]}`
+
+// TestTitledMultiSelectAnswerForwarded (issue 38, item 8): when the calling session's client
+// accepts a titled multi-select that go-sdk's own check refuses, the server receives what
+// the user answered, never a decline invented by the gateway. The server here records the
+// answer as it arrives (its own go-sdk check refuses it too, after the fact), and the
+// downstream client answers the form itself, as a client whose SDK reads the specification's
+// shapes does.
+func TestTitledMultiSelectAnswerForwarded(t *testing.T) {
+	type answerKey struct{}
+	h := mcptest.NewHTTP(t, func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "forms", Version: "1"}, nil)
+		s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(cx, method, req)
+				if got, ok := cx.Value(answerKey{}).(*mcp.Result); ok && err == nil {
+					*got = res
+				}
+				return res, err
+			}
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "pick"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			var got mcp.Result
+			_, err := req.Session.Elicit(context.WithValue(cx, answerKey{}, &got), &mcp.ElicitParams{Message: "Pick", RequestedSchema: json.RawMessage(sep1330Strict)})
+			if got == nil {
+				return nil, nil, fmt.Errorf("no answer: %v", err)
+			}
+			b, _ := json.Marshal(got)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
+		return s
+	})
+	root := newTree(t)
+	mountHTTP(t, root, "forms", h.URL())
+	f := serveGateway(t, root, gateway.Options{})
+	c := mcp.NewClient(&mcp.Implementation{Name: "picker", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not reached: the middleware answers")
+		},
+	})
+	var shown json.RawMessage
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.ElicitRequest); ok {
+				shown, _ = json.Marshal(r.Params.RequestedSchema)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"colours": []any{"g"}}}, nil
+			}
+			return next(cx, method, req)
+		}
+	})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp/servers/forms", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cs.Close() }()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pick"})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %s", err, text(res))
+	}
+	if !jsonEqual(t, shown, []byte(sep1330Strict)) {
+		t.Errorf("the session was shown\n%s\nwant the server's\n%s", shown, sep1330Strict)
+	}
+	if want := `{"action":"accept","content":{"colours":["g"]}}`; !jsonEqual(t, []byte(text(res)), []byte(want)) {
+		t.Errorf("the server got %s, want %s (what the user answered)", text(res), want)
 	}
 }

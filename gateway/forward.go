@@ -168,7 +168,16 @@ func (d *downstream) Elicit(cx context.Context, r *elicitation.Request) (*elicit
 	if r.Mode == elicitation.ModeURL && r.ID != "" {
 		d.g.awaitCompletion(r.Server, r.ID, d.ss)
 	}
-	res, err := d.ss.Elicit(rcx, p)
+	answered := &sessionAnswer{}
+	res, err := d.ss.Elicit(context.WithValue(rcx, sessionAnswerKey{}, answered), p)
+	if err != nil && answered.res != nil {
+		// The session's client answered, and go-sdk refused the answer against a schema its
+		// own check reads more narrowly than the specification (a titled multi-select whose
+		// items say "type": "string" beside their anyOf, SEP-1330): what the user answered
+		// is forwarded, and the server judges it, as over a direct connection.
+		d.g.log.Debug("forwarding an answer go-sdk's check refused", "session", d.ss.ID(), "server", r.Server, "err", err)
+		res, err = answered.res, nil
+	}
 	if err != nil {
 		d.g.forgetCompletion(r.Server, r.ID)
 		if cx.Err() != nil {
@@ -180,6 +189,27 @@ func (d *downstream) Elicit(cx context.Context, r *elicitation.Request) (*elicit
 		d.g.forgetCompletion(r.Server, r.ID)
 	}
 	return &elicitation.Response{Action: elicitation.Action(res.Action), Content: res.Content, Relayed: true}, nil
+}
+
+// sessionAnswer holds the answer a downstream session's client sent to an
+// elicitation/create, as it came (keepAnswers), before go-sdk checks it.
+type sessionAnswer struct{ res *mcp.ElicitResult }
+
+type sessionAnswerKey struct{}
+
+// keepAnswers is the sending middleware of the gateway's servers: the result of an
+// elicitation/create sent with a sessionAnswer in its context is kept there as the client
+// sent it, so that an answer the SDK then refuses is not lost (downstream.Elicit).
+func keepAnswers(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(cx, method, req)
+		if a, ok := cx.Value(sessionAnswerKey{}).(*sessionAnswer); ok && err == nil {
+			if er, ok := res.(*mcp.ElicitResult); ok {
+				a.res = er
+			}
+		}
+		return res, err
+	}
 }
 
 // elicitParams is r as an elicitation/create to a client with caps; false when the client

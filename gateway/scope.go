@@ -65,6 +65,7 @@ func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
 		path = PathAgents + name
 	}
 	r.srv.AddReceivingMiddleware(g.inFlight(path))
+	r.srv.AddSendingMiddleware(keepAnswers)
 	r.srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream {
 		r.mu.Lock()
 		defer r.mu.Unlock()

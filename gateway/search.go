@@ -98,6 +98,7 @@ func (r *searchRoute) newSession() *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}}, //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	})
 	s.srv.AddReceivingMiddleware(r.g.inFlight(PathSearch)) // a DELETE or a killed client cancels its calls (lifecycle.go)
+	s.srv.AddSendingMiddleware(keepAnswers)
 	search := toolOf(toolregistry.Info{Name: toolsearch.SearchToolName, Description: r.d.Tool().Description +
 		" If your tool list does not show them, call them through " + CallToolName + ".", Parameters: r.d.Tool().Parameters})
 	s.srv.AddTool(search, func(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

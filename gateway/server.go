@@ -159,6 +159,7 @@ func (r *serverRoute) newRouteServer(ir *mcp.InitializeResult) *routeServer {
 	}
 	srv := mcp.NewServer(impl, opts)
 	srv.AddReceivingMiddleware(r.g.inFlight(PathServers + r.name))
+	srv.AddSendingMiddleware(keepAnswers)
 	srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream { return []*mcpclient.Upstream{r.up} }))
 	return &routeServer{srv: srv, caps: up, printed: map[string]string{}}
 }
