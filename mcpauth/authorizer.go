@@ -95,6 +95,11 @@ type Options struct {
 	HTTPClient *http.Client
 	// Interactive lets a 401 start the browser flow; otherwise it yields [ErrNeedsAuth].
 	Interactive bool
+	// StepUp, if set, reports whether a 403 insufficient_scope may start the browser flow
+	// now (through OpenURL) although Interactive is false: a step-up in band, when a person
+	// is there to open the page. When it reports false, the request fails with
+	// [ErrNeedsAuth] and the login hint, as without it.
+	StepUp func(cx context.Context) bool
 	// OpenURL shows the authorization URL to the user (nil: [OpenBrowser]).
 	OpenURL func(cx context.Context, url string) error
 	// Now is the clock for token expiry (nil: time.Now).
@@ -154,6 +159,26 @@ func (a *Authorizer) takeStepUp(scopes []string) bool {
 		a.stepUps = map[string]int{}
 	}
 	a.stepUps[k]++
+	return true
+}
+
+// granted reports whether the stored token was granted every one of scopes (and there is
+// at least one).
+func (a *Authorizer) granted(cx context.Context, scopes []string) bool {
+	if len(scopes) == 0 {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rec, err := a.loadLocked(cx)
+	if err != nil || rec == nil || rec.Token == nil {
+		return false
+	}
+	for _, sc := range scopes {
+		if !slices.Contains(rec.Scopes, sc) {
+			return false
+		}
+	}
 	return true
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -163,5 +164,39 @@ func TestRegistrationUsesAssignedAuthMethod(t *testing.T) {
 	e.srv.Refuse(rec.Token.AccessToken)
 	if got := whoami(t, cx, connect(t, cx, live, e.srv.URL)); !strings.Contains(got, "mcp:read") {
 		t.Fatalf("after a refresh: %q", got)
+	}
+}
+
+// Issue 38 item 7: a client that may not start a login itself, but may now (a person is
+// there to open the page: Options.StepUp), meets 403 insufficient_scope: it re-authorizes in
+// band with the union of the scopes and the call succeeds; when StepUp says no, the login
+// hint stays. A 403 asking only for scopes the token was granted starts no login at all.
+func TestStepUpInBand(t *testing.T) {
+	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
+	cx := testCtx(t)
+	store := &mcpauth.MemoryStore{}
+	opener := &countingOpener{}
+	login, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
+	if err := login.Login(cx); err != nil {
+		t.Fatal(err)
+	}
+	var browser atomic.Bool
+	live, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open,
+		StepUp: func(context.Context) bool { return browser.Load() }})
+	cs := connect(t, cx, live, e.srv.URL)
+	e.srv.RequireScopes("mcp:read", "mcp:write")
+	if _, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "whoami"}); !errors.Is(err, mcpauth.ErrNeedsAuth) || opener.n != 1 {
+		t.Fatalf("without a browser: %v after %d logins, want needs-auth and no login", err, opener.n)
+	}
+	browser.Store(true)
+	if got := whoami(t, cx, cs); !strings.Contains(got, "mcp:write") || opener.n != 2 {
+		t.Fatalf("with a browser: %q after %d logins, want mcp:write and one more login", got, opener.n)
+	}
+	// The server now wants mcp:write on a token that has it, and keeps refusing: no login.
+	e.srv.Disregard("mcp:write")
+	_, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "whoami"})
+	var ae *mcpauth.AuthError
+	if !errors.As(err, &ae) || ae.Step != "step-up" || opener.n != 2 {
+		t.Fatalf("a refusal of granted scopes: %v after %d logins, want a step-up error and no login", err, opener.n)
 	}
 }

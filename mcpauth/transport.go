@@ -13,7 +13,10 @@ import (
 // the login flow) and retries once; without any of those it fails with a
 // [*NeedsAuthError]. On a 403 with error="insufficient_scope" it re-authorizes with the
 // union of the granted and the challenged scopes and retries, at most [MaxStepUps] times
-// for one challenged scope set until a request is accepted again.
+// for one challenged scope set until a request is accepted again; with the authorization
+// code grant that takes a browser, so it happens when the authorizer is interactive or
+// Options.StepUp allows it, and otherwise fails with the login hint. A 403 that asks only
+// for scopes the token was granted fails at once: a new login would get the same token.
 // A request whose body cannot be replayed is not retried. The RoundTripper is safe for
 // concurrent use and never modifies the caller's request.
 func (a *Authorizer) Transport(base http.RoundTripper) http.RoundTripper {
@@ -62,13 +65,22 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if tok, err = a.unauthorized(cx, tok, challenges); err != nil {
 				return nil, err
 			}
+		case resp.StatusCode == http.StatusForbidden && challengeError(parseChallenges(resp.Header)) == "insufficient_scope" &&
+			a.granted(cx, challengeScopes(parseChallenges(resp.Header))):
+			// The token was granted every scope the server asks for: another login would get
+			// the same token, so none is started (a server that refuses regardless does not
+			// make the client loop).
+			scopes := challengeScopes(parseChallenges(resp.Header))
+			drain(resp)
+			return nil, &AuthError{Server: a.opts.ServerName, Step: "step-up",
+				Err: fmt.Errorf("the server refuses the token for want of scope %s, which the token was granted: a new login would not change it", strings.Join(scopes, " "))}
 		case resp.StatusCode == http.StatusForbidden && replayable &&
 			challengeError(parseChallenges(resp.Header)) == "insufficient_scope" &&
 			t.a.takeStepUp(challengeScopes(parseChallenges(resp.Header))):
 			challenges := parseChallenges(resp.Header)
 			drain(resp)
 			a.log.Info("mcp server asks for more scope", "server", a.opts.ServerName, "scope", challengeScopes(challenges))
-			if a.opts.Grant == GrantAuthorizationCode && !a.opts.Interactive {
+			if a.opts.Grant == GrantAuthorizationCode && !a.opts.Interactive && (a.opts.StepUp == nil || !a.opts.StepUp(cx)) {
 				// The next login asks for the union of the granted and the challenged scopes.
 				a.noteChallenge(cx, challenges)
 				return nil, &NeedsAuthError{Server: a.opts.ServerName, Hint: a.loginHint(),

@@ -50,6 +50,16 @@ type Server struct {
 	seen    []string // access tokens that reached the MCP handler, in order
 	rejects int
 	refused map[string]bool
+	ignored []string // scopes the server no longer honours (Disregard)
+}
+
+// Disregard makes the server ignore scope in every token from now on, as a resource server
+// whose policy changed would: a token granted the scope is refused for want of it (403
+// insufficient_scope), whatever login comes next.
+func (s *Server) Disregard(scope string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ignored = append(s.ignored, scope)
 }
 
 // Refuse makes the server reject token from now on, as a resource server that stopped
@@ -229,8 +239,9 @@ func (s *Server) verify(cx context.Context, token string, _ *http.Request) (*aut
 	if n := len(s.seen); n == 0 || s.seen[n-1] != token {
 		s.seen = append(s.seen, token)
 	}
+	scopes := slices.DeleteFunc(strings.Fields(scope), func(sc string) bool { return slices.Contains(s.ignored, sc) })
 	s.mu.Unlock()
-	return &auth.TokenInfo{Scopes: strings.Fields(scope), Expiration: time.Unix(int64(exp), 0), UserID: sub}, nil
+	return &auth.TokenInfo{Scopes: scopes, Expiration: time.Unix(int64(exp), 0), UserID: sub}, nil
 }
 
 // stepUpWriter adds error="insufficient_scope" to the challenge of a 403, as the MCP

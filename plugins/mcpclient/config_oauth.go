@@ -229,6 +229,7 @@ func newAuthorizer(c Config, opts dialOptions) (*mcpauth.Authorizer, error) {
 	o.Logger = opts.log()
 	o.Interactive = opts.authInteractive
 	o.OpenURL = opts.authOpenURL
+	o.StepUp = opts.authStepUp
 	if opts.httpBase != nil {
 		o.HTTPClient = &http.Client{Transport: opts.httpBase}
 	}

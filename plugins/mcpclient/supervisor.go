@@ -269,6 +269,12 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 		}
 	}
 	if cfg.UsesOAuth() {
+		if s.opts.authOpenURL == nil {
+			s.opts.authOpenURL = s.openAuthorization
+		}
+		if s.opts.authStepUp == nil {
+			s.opts.authStepUp = s.personHere
+		}
 		s.auth, s.authErr = newAuthorizer(cfg, s.opts)
 		s.opts.auth = s.auth
 	}

@@ -68,6 +68,9 @@ type dialOptions struct {
 	authStore       mcpauth.Store
 	authInteractive bool
 	authOpenURL     func(context.Context, string) error
+	// authStepUp reports whether a step-up (403 insufficient_scope) may run the browser
+	// flow now (mcpauth.Options.StepUp); nil: never.
+	authStepUp func(context.Context) bool
 	// authRecheck is how often a client in needs-auth re-reads the store (0: 30 s).
 	authRecheck time.Duration
 	// httpBase is the RoundTripper under the header injector (nil: a

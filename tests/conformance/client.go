@@ -142,8 +142,13 @@ func RunClient(cx context.Context, s Scenario) error {
 		return err
 	}
 	// A non-interactive run answers a server's questions with the form's defaults
-	// (`--elicitation defaults`).
+	// (`--elicitation defaults`), and the person at the terminal opens the pages a server
+	// asks them to visit (a step-up's authorization page among them): here the user agent
+	// that follows the scenario's redirects.
 	if _, err := elicitation.Provide(root, "defaults", elicitation.Defaults{}); err != nil {
+		return err
+	}
+	if _, err := elicitation.Provide(root, "browser", browser{}); err != nil {
 		return err
 	}
 	reg, err := root.Plugin(toolregistry.Plugin, nil)
@@ -210,18 +215,26 @@ func RunClient(cx context.Context, s Scenario) error {
 	if name == "" {
 		return nil
 	}
-	for attempt := 0; ; attempt++ {
-		_, err := sess.CallTool(cx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err == nil || !errors.Is(err, mcpauth.ErrNeedsAuth) || attempt >= mcpauth.MaxStepUps {
-			if err != nil {
-				return fmt.Errorf("tools/call %s: %w", name, err)
-			}
-			return nil
-		}
-		if err := login(); err != nil {
-			return fmt.Errorf("login for more scope: %w", err)
-		}
+	// A call refused for more scope (403 insufficient_scope) is re-authorized in band by the
+	// client, through the browser responder, and retried: no login of the adapter's.
+	if _, err := sess.CallTool(cx, &mcp.CallToolParams{Name: name, Arguments: args}); err != nil {
+		return fmt.Errorf("tools/call %s: %w", name, err)
 	}
+	return nil
+}
+
+// browser is the person at the terminal with a browser: it opens the page a URL-mode
+// elicitation names (following the scenario's redirects, back to the client's listener)
+// and says it did. It is stateless, so safe for concurrent use.
+type browser struct{}
+
+func (browser) Supports(m elicitation.Mode) bool { return m == elicitation.ModeURL }
+
+func (browser) Elicit(cx context.Context, r *elicitation.Request) (*elicitation.Response, error) {
+	if err := followRedirect(cx, r.URL); err != nil {
+		return nil, err
+	}
+	return &elicitation.Response{Action: elicitation.Accept}, nil
 }
 
 // followRedirect is the user agent of a conformance login: the scenario's authorization
