@@ -225,7 +225,7 @@ func TestTitledMultiSelectAnswerForwarded(t *testing.T) {
 			var got mcp.Result
 			_, err := req.Session.Elicit(context.WithValue(cx, answerKey{}, &got), &mcp.ElicitParams{Message: "Pick", RequestedSchema: json.RawMessage(sep1330Strict)})
 			if got == nil {
-				return nil, nil, fmt.Errorf("no answer: %v", err)
+				return nil, nil, fmt.Errorf("no answer: %w", err)
 			}
 			b, _ := json.Marshal(got)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
