@@ -15,6 +15,8 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/elicitation"
+	"github.com/cordisgo/harness/gateway/access"
+	"github.com/cordisgo/harness/gateway/audit"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -50,6 +52,10 @@ type Options struct {
 	// tools with their own mcp__NAME__, so a client of the gateway would otherwise read the
 	// prefix twice (mcp__harness__mcp__demo__add). The harness binary sets it.
 	ShortNames bool
+	// Audit is where every tool call is recorded (nil: nowhere): who made it (with
+	// HTTPOptions.Access), on which route, server and tool, its outcome and duration, and
+	// its arguments with secret-looking values masked. See package audit.
+	Audit audit.Log
 }
 
 // Gateway serves what a scope tree holds as MCP servers (routes): the aggregated route (the
@@ -88,9 +94,11 @@ type Gateway struct {
 	activeMu sync.Mutex
 	active   map[*mcp.ServerSession]*activity // downstream sessions with requests in flight
 
-	repl     *replication    // nil without Options.Store (replicas.go)
-	subs     *downstreamSubs // downstream sessions' resource subscriptions (subscribe.go)
-	sessions *sessionBook    // downstream sessions and their requests (sessions.go)
+	repl     *replication                  // nil without Options.Store (replicas.go)
+	access   atomic.Pointer[access.Policy] // the access rules (team.go); nil: none
+	audit    *audit.Writer                 // nil without Options.Audit (team.go)
+	subs     *downstreamSubs               // downstream sessions' resource subscriptions (subscribe.go)
+	sessions *sessionBook                  // downstream sessions and their requests (sessions.go)
 
 	callsMu sync.Mutex
 	calls   map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{} // requests in flight (lifecycle.go)
@@ -123,6 +131,9 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 		heard: map[*mcpclient.Upstream]func(){}, active: map[*mcp.ServerSession]*activity{},
 		calls: map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{}{}}
 	g.subs = newDownstreamSubs(g)
+	if opts.Audit != nil {
+		g.audit = audit.NewWriter(opts.Audit, func(err error) { g.log.Warn("the audit trail could not be appended to", "err", err) })
+	}
 	if opts.Store != nil {
 		name := opts.Replica
 		if name == "" {
@@ -198,6 +209,13 @@ func (g *Gateway) closeSessions(context.Context) error {
 	}
 	g.subs.close()
 	g.sessions.close()
+	if g.audit != nil {
+		acx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := g.audit.Close(acx); err != nil {
+			g.log.Warn("the audit trail's last entries were not appended", "err", err)
+		}
+	}
 	return nil
 }
 

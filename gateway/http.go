@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/gateway/access"
 	"github.com/cordisgo/harness/internal/loopback"
 )
 
@@ -49,11 +52,22 @@ type HTTPOptions struct {
 	// it), releasing its subscriptions and goroutines. 0: DefaultSessionIdleTimeout;
 	// negative: never.
 	SessionIdleTimeout time.Duration
+	// Access makes the gateway an OAuth-protected MCP resource with per-person rules
+	// (team.go, package access): every request needs a bearer token of the team's identity
+	// provider for this gateway, instead of Token, and the gateway serves its
+	// protected-resource metadata.
+	Access *access.Policy
 }
 
 // Check refuses NoAuth on an address that is not loopback, and a missing token without
 // NoAuth.
 func (o HTTPOptions) Check() error {
+	if o.Access != nil {
+		if o.NoAuth {
+			return fmt.Errorf("%w: --no-auth with an access file: people sign in with the identity provider", ErrInsecure)
+		}
+		return nil
+	}
 	if o.NoAuth {
 		if !loopback.IsLoopback(o.Addr) {
 			return fmt.Errorf("%w: --no-auth on %q: refused on an address that is not loopback (127.0.0.1, ::1 or localhost)", ErrInsecure, o.Addr)
@@ -91,7 +105,27 @@ func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 	}
 	h.reaper = &reaper{g: g, timeout: timeout, now: time.Now, uses: map[string]*sessionUse{}}
 	h.reaper.run(reapInterval(timeout))
+	h.serveAuthorized = h.serve
+	if pol := opts.Access; pol != nil {
+		if err := g.useAccess(pol); err != nil {
+			return nil, err
+		}
+		h.metadataPath = access.MetadataPath(resourcePath(pol.Config().Resource))
+		h.metadata = auth.ProtectedResourceMetadataHandler(pol.Metadata())
+		bearer := auth.RequireBearerToken(pol.Verifier(nil), &auth.RequireBearerTokenOptions{
+			ResourceMetadataURL: pol.MetadataURL(), Scopes: pol.Config().Scopes})
+		h.serveAuthorized = bearer(http.HandlerFunc(h.serve)).ServeHTTP
+	}
 	return h, nil
+}
+
+// resourcePath is the path of a resource URL ("" when it has none or does not parse).
+func resourcePath(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return ""
+	}
+	return u.Path
 }
 
 type httpFront struct {
@@ -99,6 +133,13 @@ type httpFront struct {
 	opts   HTTPOptions
 	guard  *loopback.Guard
 	reaper *reaper
+
+	// serveAuthorized serves a request that passed the Host and Origin checks: serve behind
+	// the bearer token check of the shared token or, with access rules, of the identity
+	// provider's tokens.
+	serveAuthorized func(http.ResponseWriter, *http.Request)
+	metadataPath    string       // with access rules: where the protected-resource metadata is
+	metadata        http.Handler // and its handler
 
 	mu     sync.Mutex
 	routes map[any]http.Handler // a scope route's server, or a per-server route → its streamable handler
@@ -117,11 +158,20 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, msg, loopback.Status(err))
 		return
 	}
-	if !h.opts.NoAuth && !h.guard.Authorized(req) {
+	if h.metadata != nil && req.URL.Path == h.metadataPath {
+		h.metadata.ServeHTTP(w, req)
+		return
+	}
+	if h.opts.Access == nil && !h.opts.NoAuth && !h.guard.Authorized(req) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
 		http.Error(w, "unauthorized: a bearer token is required", http.StatusUnauthorized)
 		return
 	}
+	h.serveAuthorized(w, req)
+}
+
+// serve serves an authorized request.
+func (h *httpFront) serve(w http.ResponseWriter, req *http.Request) {
 	if h.g.life.Err() != nil {
 		http.Error(w, "the gateway is closed", http.StatusServiceUnavailable)
 		return

@@ -47,7 +47,8 @@ var (
 // inFlight is the receiving middleware that gives every request of a downstream session a
 // context cancelled by the session's DELETE, by the end of the HTTP request it came in,
 // by its reaping, and by the gateway's close; it records the session (on route, the path it
-// is served at) and its requests (sessions.go).
+// is served at) and its requests (sessions.go), carries who made it (withRequest) and
+// applies the access rules (screen, team.go).
 func (g *Gateway) inFlight(route string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -55,8 +56,12 @@ func (g *Gateway) inFlight(route string) mcp.Middleware {
 			if ss == nil || strings.HasPrefix(method, "notifications/") {
 				return next(cx, method, req)
 			}
+			cx = g.withRequest(cx, route, ss, req)
+			screened := func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				return g.screen(cx, route, method, req, func() (mcp.Result, error) { return next(cx, method, req) })
+			}
 			if method == "initialize" {
-				res, err := next(cx, method, req)
+				res, err := screened(cx, method, req)
 				if err == nil {
 					g.sessions.opened(ss, route)
 				}
@@ -69,7 +74,7 @@ func (g *Gateway) inFlight(route string) mcp.Middleware {
 			if method != "ping" {
 				end = g.sessions.begin(ss, route, method, req)
 			}
-			res, err := g.inFlightCall(cx, ss, method, req, next, end)
+			res, err := g.inFlightCall(cx, ss, method, req, screened, end)
 			if g.repl != nil {
 				g.repl.after(cx, ss, route, req, res, err)
 			}

@@ -11,7 +11,6 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
 )
 
@@ -123,7 +122,7 @@ func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, s
 func (g *Gateway) executeInRounds(cx context.Context, caller *ctx.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, public string) (*mcp.CallToolResult, error) {
 	res, ask, err := g.runInRounds(cx, ss, "tools/call "+public, p.RequestState, p.InputResponses, p.GetProgressToken(),
 		func(bcx context.Context, meta mcp.Meta) (mcp.Result, error) {
-			r, err := g.reg.Execute(mcpclient.WithCallMeta(bcx, meta), caller, public, p.Arguments, toolregistry.ExecOptions{})
+			r, err := g.callTool(mcpclient.WithCallMeta(bcx, meta), caller, public, p.Arguments)
 			return g.result(r, err), nil
 		})
 	switch {

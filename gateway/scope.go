@@ -174,7 +174,7 @@ func (g *Gateway) execute(cx context.Context, caller *ctx.Context, ss *mcp.Serve
 	defer forget()
 	cx, end := g.forCaller(cx, ss)
 	defer end()
-	res, err := g.reg.Execute(mcpclient.WithCallMeta(cx, meta), caller, public, p.Arguments, toolregistry.ExecOptions{})
+	res, err := g.callTool(mcpclient.WithCallMeta(cx, meta), caller, public, p.Arguments)
 	return g.result(res, err), nil
 }
 

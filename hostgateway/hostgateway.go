@@ -25,9 +25,12 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/gateway"
+	"github.com/cordisgo/harness/gateway/access"
+	"github.com/cordisgo/harness/gateway/audit"
 	"github.com/cordisgo/harness/gateway/redisstore"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/loopback"
+	"github.com/cordisgo/harness/internal/userdirs"
 )
 
 // OptionsError is the gateway's refusal of its HTTP options (a usage error).
@@ -97,6 +100,23 @@ type Options struct {
 	// fails at once, and the requests in flight are served to their end before the
 	// sessions are left to the other replicas.
 	DrainTimeout time.Duration
+	// Access is the path of the access file (package gateway/access): people sign in with
+	// the team's identity provider, and its rules say what each may see and call. Empty:
+	// the shared bearer token (HTTP.Token), for one person.
+	Access string
+	// AuditFile is where the audit trail is appended without a Store (default, with Access:
+	// gateway-audit.jsonl in the harness's state directory); with a Store, the trail is in
+	// Redis. Empty without Access: no trail.
+	AuditFile string
+}
+
+// DefaultAuditFile is the audit trail's file of a gateway with an access file and no store.
+func DefaultAuditFile() (string, error) {
+	dir, err := userdirs.Env{}.State()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "harness", "gateway-audit.jsonl"), nil
 }
 
 // Serve serves h's tree as a gateway on ln and writes the endpoint file; the function it
@@ -105,6 +125,13 @@ type Options struct {
 func Serve(cx context.Context, h *host.Host, ln net.Listener, o Options) (func(), error) {
 	opts, endpointFile := o.HTTP, o.EndpointFile
 	gwOpts := gateway.Options{Logger: h.Logger(), Agents: h.Agents, Replica: o.Replica, ShortNames: true}
+	if o.Access != "" {
+		pol, err := access.Load(o.Access, nil)
+		if err != nil {
+			return nil, &OptionsError{Err: err}
+		}
+		opts.Access = pol
+	}
 	var store *redisstore.Store
 	if o.Store != "" {
 		ocx, cancel := context.WithTimeout(cx, 10*time.Second)
@@ -115,10 +142,32 @@ func Serve(cx context.Context, h *host.Host, ln net.Listener, o Options) (func()
 			return nil, fmt.Errorf("serve --store: %w", err)
 		}
 		gwOpts.Store = store
+		gwOpts.Audit = store
+	}
+	var auditFile *audit.File
+	if store == nil && (o.AuditFile != "" || o.Access != "") {
+		path := o.AuditFile
+		if path == "" {
+			var err error
+			if path, err = DefaultAuditFile(); err != nil {
+				return nil, err
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("audit file: %w", err)
+		}
+		var err error
+		if auditFile, err = audit.OpenFile(path); err != nil {
+			return nil, err
+		}
+		gwOpts.Audit = auditFile
 	}
 	closeStore := func() {
 		if store != nil {
 			_ = store.Close()
+		}
+		if auditFile != nil {
+			_ = auditFile.Close()
 		}
 	}
 	gw, err := gateway.New(h.Root(), gwOpts)

@@ -1,6 +1,6 @@
-// Package redisstore keeps the state that the replicas of one gateway share
-// ([gateway.Store]) in Redis: the downstream sessions' records, so that a session can move
-// to another replica when its own dies or restarts.
+// Package redisstore keeps the state that the replicas of one gateway share in Redis: the
+// downstream sessions' records ([gateway.Store]), so that a session can move to another
+// replica when its own dies or restarts, and the audit trail ([audit.Log]), a Redis stream.
 //
 // The client is github.com/redis/go-redis/v9, the client Redis maintains: the store's
 // operations are single commands (SET with an expiry, GET, EXPIRE, DEL) made when a
@@ -8,8 +8,9 @@
 // call, so a plain command API serves it (rueidis' automatic pipelining and client-side
 // caching buy nothing here; docs/gateway.md).
 //
-// Keys are "<prefix>session:<Mcp-Session-Id>" holding the record as JSON; gateways that
-// share one Redis with different prefixes ([Options.Prefix]) do not see each other.
+// Keys are "<prefix>session:<Mcp-Session-Id>" holding the record as JSON, and the stream
+// "<prefix>audit"; gateways that share one Redis with different prefixes
+// ([Options.Prefix]) do not see each other.
 //
 // A Store is safe for concurrent use.
 package redisstore
@@ -20,11 +21,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/cordisgo/harness/gateway"
+	"github.com/cordisgo/harness/gateway/audit"
 )
 
 // DefaultPrefix starts every key when Options.Prefix is empty.
@@ -46,7 +49,10 @@ type Store struct {
 	shown  string // the URL without its password, for errors
 }
 
-var _ gateway.Store = (*Store)(nil)
+var (
+	_ gateway.Store = (*Store)(nil)
+	_ audit.Log     = (*Store)(nil)
+)
 
 // Open connects to the Redis server at opts.URL and checks that it answers (PING, within
 // cx). The error names the URL (without a password) and what went wrong.
@@ -128,4 +134,70 @@ func hidePassword(raw string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// auditKey is the stream of the audit trail.
+func (s *Store) auditKey() string { return s.prefix + "audit" }
+
+// Append implements [audit.Log]: one XADD per entry, in one pipeline, to the stream
+// "<prefix>audit". The trail is as durable as the server makes it: run Redis with
+// appendonly yes (appendfsync everysec loses at most a second of entries to a crash of
+// Redis; always, none).
+func (s *Store) Append(cx context.Context, entries []audit.Entry) error {
+	pipe := s.rdb.Pipeline()
+	for _, e := range entries {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		pipe.XAdd(cx, &redis.XAddArgs{Stream: s.auditKey(), Values: []any{"e", b}})
+	}
+	_, err := pipe.Exec(cx)
+	return s.wrap(err)
+}
+
+// auditPage is how many stream entries a Query reads at a time, newest first.
+const auditPage = 500
+
+// Query implements [audit.Log]: it reads the stream from its newest entry back until it has
+// q's limit of selected entries, or reaches q.Since or the stream's start.
+func (s *Store) Query(cx context.Context, q audit.Query) ([]audit.Entry, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = audit.DefaultLimit
+	}
+	var out []audit.Entry // newest first
+	end := "+"
+	for len(out) < limit {
+		msgs, err := s.rdb.XRevRangeN(cx, s.auditKey(), end, "-", auditPage).Result()
+		if err != nil {
+			return nil, s.wrap(err)
+		}
+		for _, m := range msgs {
+			raw, _ := m.Values["e"].(string)
+			var e audit.Entry
+			if json.Unmarshal([]byte(raw), &e) != nil {
+				continue
+			}
+			if !q.Since.IsZero() && e.Time.Before(q.Since) {
+				return reversed(out), nil
+			}
+			if q.Match(e) {
+				out = append(out, e)
+				if len(out) == limit {
+					break
+				}
+			}
+		}
+		if len(msgs) < auditPage {
+			break
+		}
+		end = "(" + msgs[len(msgs)-1].ID
+	}
+	return reversed(out), nil
+}
+
+func reversed(es []audit.Entry) []audit.Entry {
+	slices.Reverse(es)
+	return es
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/gateway"
+	"github.com/cordisgo/harness/gateway/audit"
 	"github.com/cordisgo/harness/gateway/redisstore"
 	"github.com/cordisgo/harness/testkit/redistest"
 )
@@ -87,5 +88,40 @@ func TestOpenErrors(t *testing.T) {
 	_, err = redisstore.Open(cx, redisstore.Options{URL: "http://example.com"})
 	if err == nil || !strings.Contains(err.Error(), "redis://host:port/db") {
 		t.Fatalf("bad URL: %v", err)
+	}
+}
+
+// The audit trail is a stream: appended in order, read back newest-limited and filtered,
+// oldest first.
+func TestAudit(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
+	s := open(t, srv.URL, "")
+	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	var batch []audit.Entry
+	for i := range 1200 {
+		who := "alice"
+		if i%3 == 0 {
+			who = "bob"
+		}
+		batch = append(batch, audit.Entry{Time: start.Add(time.Duration(i) * time.Second), Person: who, Server: "demo", Tool: "echo", Outcome: audit.OK})
+	}
+	if err := s.Append(t.Context(), batch); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Query(t.Context(), audit.Query{Person: "bob", Limit: 3})
+	if err != nil || len(got) != 3 || !got[2].Time.Equal(start.Add(1197*time.Second)) || !got[0].Time.Equal(start.Add(1191*time.Second)) {
+		t.Fatalf("bob's newest three: %+v, %v", got, err)
+	}
+	got, _ = s.Query(t.Context(), audit.Query{Since: start.Add(1190 * time.Second), Limit: 1000})
+	if len(got) != 10 {
+		t.Fatalf("since: %d entries", len(got))
+	}
+	// Another replica, or a restarted one, reads the same trail; a Redis restarted on its
+	// append-only file still has it.
+	srv.Stop()
+	srv2 := redistest.Start(t, redistest.Options{AppendOnly: true, Dir: srv.Dir})
+	got, err = open(t, srv2.URL, "").Query(t.Context(), audit.Query{Limit: 2000})
+	if err != nil || len(got) != 1200 {
+		t.Fatalf("after a restart of Redis: %d entries, %v", len(got), err)
 	}
 }

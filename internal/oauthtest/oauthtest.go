@@ -42,6 +42,9 @@ type Client map[string]any
 // Resource is a protected resource (an MCP server URL) the provider issues tokens for.
 type Resource struct {
 	Scope string `json:"scope"`
+	// Format is the access tokens' format for it: "opaque" (the default: verified by
+	// introspection) or "jwt" (signed with the provider's keys, verified with its JWKS).
+	Format string `json:"format,omitempty"`
 }
 
 // Config configures the provider.
@@ -59,6 +62,9 @@ type Config struct {
 	// AssignAuthMethod makes dynamic registration assign this token endpoint
 	// authentication method, whatever the client asked for.
 	AssignAuthMethod string `json:"assignAuthMethod,omitempty"`
+	// Groups are the groups of each account (by login), put in the "groups" claim of their
+	// access tokens (introspection and JWT alike).
+	Groups map[string][]string `json:"groups,omitempty"`
 }
 
 // TokenExchange configures the identity provider role.
@@ -238,11 +244,14 @@ var (
 	valueRe = regexp.MustCompile(`value="([^"]*)"`)
 )
 
-// Browse plays the user: it opens authURL with a cookie jar, follows redirects, and
-// submits every form the provider shows (the login form with user "alice", then the
-// consent form) until a page without a form is reached, which is the redirect target's
-// (the client's loopback listener) answer. It fails when that answer is not 200.
-func Browse(cx context.Context, authURL string) error {
+// Browse plays the user "alice": see [BrowseAs].
+func Browse(cx context.Context, authURL string) error { return BrowseAs(cx, authURL, "alice") }
+
+// BrowseAs plays the user login: it opens authURL with a cookie jar, follows redirects, and
+// submits every form the provider shows (the login form with login, then the consent form)
+// until a page without a form is reached, which is the redirect target's (the client's
+// loopback listener) answer. It fails when that answer is not 200.
+func BrowseAs(cx context.Context, authURL, login string) error {
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second}
 	req, err := http.NewRequestWithContext(cx, http.MethodGet, authURL, nil)
@@ -279,7 +288,7 @@ func Browse(cx context.Context, authURL string) error {
 			}
 			switch string(n[1]) {
 			case "login":
-				v = "alice"
+				v = login
 			case "password":
 				v = "secret"
 			}

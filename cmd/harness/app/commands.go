@@ -72,6 +72,7 @@ turn stopped before the model finished (ask, sessions resume).`,
 	root.AddCommand(
 		a.runCommand(),
 		a.serveCommand(),
+		a.auditCommand(),
 		a.openCommand(),
 		a.toolsCommand(),
 		a.resourcesCommand(),

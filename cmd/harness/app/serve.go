@@ -30,12 +30,13 @@ type gatewayFlags struct {
 	idle                                       time.Duration
 	store, storePrefix, replica                string
 	drain                                      time.Duration
+	access, auditFile                          string
 
 	flags *pflag.FlagSet // where they were registered, for Changed
 }
 
 // gatewayFlagNames are the names register gives the flags, for changed.
-var gatewayFlagNames = []string{"addr", "no-auth", "endpoint-file", "token-file", "rotate-token", "print-client-config", "allow-host", "allow-origin", "session-idle-timeout", "store", "store-prefix", "replica", "drain-timeout"}
+var gatewayFlagNames = []string{"addr", "no-auth", "endpoint-file", "token-file", "rotate-token", "print-client-config", "allow-host", "allow-origin", "session-idle-timeout", "store", "store-prefix", "replica", "drain-timeout", "access", "audit-file"}
 
 func (gf *gatewayFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
@@ -53,6 +54,8 @@ func (gf *gatewayFlags) register(cmd *cobra.Command) {
 	f.StringVar(&gf.storePrefix, "store-prefix", "", "start the store's keys with `PREFIX` (default harness:gateway:; gateways with different prefixes share nothing)")
 	f.StringVar(&gf.replica, "replica", "", "name this replica `NAME` in the store and in the X-Harness-Replica header (default: host name and pid)")
 	f.DurationVar(&gf.drain, "drain-timeout", 30*time.Second, "with --store, how long a stopping replica serves its requests in flight, its health check failing, before leaving its sessions to the others (`DURATION`)")
+	f.StringVar(&gf.access, "access", "", "people sign in with the team's identity provider, and the rules of the access `FILE` (YAML) say what each may see and call; replaces the shared token (docs/gateway.md)")
+	f.StringVar(&gf.auditFile, "audit-file", "", "append every tool call to the audit trail in `PATH` (JSON Lines; default with --access: gateway-audit.jsonl in the state directory; with --store the trail is in Redis)")
 }
 
 // changed returns the name of the first gateway flag given on cmd's command line, or "".
@@ -170,10 +173,13 @@ func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage
 		}
 		return a.printGatewayClient(gf, endpointFile, tok)
 	}
-	if !gf.noAuth {
+	if !gf.noAuth && gf.access == "" {
 		opts.Token = tok
 	}
-	if err := opts.Check(); err != nil {
+	if gf.access != "" && gf.noAuth {
+		return usageErrorf("serve: --no-auth with --access: people sign in with the identity provider")
+	}
+	if err := opts.Check(); err != nil && gf.access == "" {
 		return usageErrorf("serve: %v", err)
 	}
 	ln, err := loopback.Listen(opts.Addr)
@@ -184,7 +190,8 @@ func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage
 	a.gateway = true
 	return a.hostAndWait(cx, openPage, func(cx context.Context, h *host.Host) (func(), error) {
 		stop, err := hostgateway.Serve(cx, h, ln, hostgateway.Options{HTTP: opts, EndpointFile: endpointFile, ShutdownTimeout: a.shutdownTimeout,
-			Store: gf.store, StorePrefix: gf.storePrefix, Replica: gf.replica, DrainTimeout: gf.drain})
+			Store: gf.store, StorePrefix: gf.storePrefix, Replica: gf.replica, DrainTimeout: gf.drain,
+			Access: gf.access, AuditFile: gf.auditFile})
 		if oe, ok := errors.AsType[*hostgateway.OptionsError](err); ok {
 			return nil, usageErrorf("serve: %v", oe)
 		} else if err != nil {

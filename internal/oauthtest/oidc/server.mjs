@@ -1,6 +1,7 @@
 // A real OpenID Connect / OAuth 2 authorization server (oidc-provider) for the harness's
 // authorization tests, started by internal/oauthtest. Configuration comes as JSON in
-// $OIDC_CONFIG: {clients, resources: {<url>: {scope}}, accessTokenTTL, assignAuthMethod}. It listens on a
+// $OIDC_CONFIG: {clients, resources: {<url>: {scope, format}}, accessTokenTTL, assignAuthMethod,
+// groups: {<login>: [group, …]}}. It listens on a
 // free loopback port and prints one line, "READY <issuer>", when it accepts requests.
 // Enterprise-managed authorization, for the extauth path: with "tokenExchange" set the
 // provider acts as the identity provider and answers RFC 8693 exchanges of its own ID tokens
@@ -46,7 +47,7 @@ server.listen(0, '127.0.0.1', () => {
           if (!rs) {
             throw new errors.InvalidTarget(`unknown resource ${indicator}`);
           }
-          return { scope: rs.scope, audience: indicator, accessTokenTTL: ttl, accessTokenFormat: 'opaque' };
+          return { scope: rs.scope, audience: indicator, accessTokenTTL: ttl, accessTokenFormat: rs.format || 'opaque' };
         },
       },
     },
@@ -66,7 +67,14 @@ server.listen(0, '127.0.0.1', () => {
         },
       },
     } : {}),
-    scopes: ['openid', 'offline_access'],
+    // The resources' scopes are scopes of this server too: a client may name them when it
+    // registers (the TypeScript SDK does, from the challenge).
+    scopes: ['openid', 'offline_access', ...new Set(Object.values(resources).flatMap((r) => (r.scope || '').split(' ').filter(Boolean)))],
+    // "groups": each account's groups, in the claim of the same name of its access tokens.
+    extraTokenClaims: (ctx, token) => {
+      const groups = cfg.groups?.[token.accountId];
+      return groups ? { groups } : undefined;
+    },
     pkce: { required: () => true },
     rotateRefreshToken: true,
     issueRefreshToken: async (ctx, client, code) => client.grantTypeAllowed('refresh_token')
