@@ -52,6 +52,10 @@ type Options struct {
 	// tools with their own mcp__NAME__, so a client of the gateway would otherwise read the
 	// prefix twice (mcp__harness__mcp__demo__add). The harness binary sets it.
 	ShortNames bool
+	// Vault keeps the people's sealed credentials of personal servers (access.Personal),
+	// shared by the replicas (gateway/redisstore implements it; nil: none, and an access
+	// file with personal servers is refused).
+	Vault Vault
 	// Audit is where every tool call is recorded (nil: nowhere): who made it (with
 	// HTTPOptions.Access), on which route, server and tool, its outcome and duration, and
 	// its arguments with secret-looking values masked. See package audit.
@@ -96,6 +100,7 @@ type Gateway struct {
 
 	repl     *replication                  // nil without Options.Store (replicas.go)
 	access   atomic.Pointer[access.Policy] // the access rules (team.go); nil: none
+	personal atomic.Pointer[personal]      // the personal servers (personal.go); nil: none
 	audit    *audit.Writer                 // nil without Options.Audit (team.go)
 	subs     *downstreamSubs               // downstream sessions' resource subscriptions (subscribe.go)
 	sessions *sessionBook                  // downstream sessions and their requests (sessions.go)

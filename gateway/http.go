@@ -52,6 +52,12 @@ type HTTPOptions struct {
 	// it), releasing its subscriptions and goroutines. 0: DefaultSessionIdleTimeout;
 	// negative: never.
 	SessionIdleTimeout time.Duration
+	// Stateless serves the stateless protocol revision (2026-07-28, SEP-2575) to the clients
+	// that ask for it (their requests carry Mcp-Protocol-Version 2026-07-28): each request is
+	// served by a session of its own, so any replica serves any request, without affinity.
+	// Off, those clients are told the gateway is stateful and initialize a session of an
+	// earlier revision (the go-sdk's and the TypeScript SDK's clients do).
+	Stateless bool
 	// Access makes the gateway an OAuth-protected MCP resource with per-person rules
 	// (team.go, package access): every request needs a bearer token of the team's identity
 	// provider for this gateway, instead of Token, and the gateway serves its
@@ -93,7 +99,7 @@ func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}
-	h := &httpFront{g: g, opts: opts, routes: map[any]http.Handler{}}
+	h := &httpFront{g: g, opts: opts, routes: map[any]routeTarget{}}
 	h.guard = loopback.New(loopback.Options{Addr: opts.Addr, Hosts: opts.AllowedHosts, Origins: opts.AllowedOrigins,
 		HostOrigins: true, Token: opts.Token})
 	timeout := opts.SessionIdleTimeout
@@ -108,6 +114,9 @@ func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 	h.serveAuthorized = h.serve
 	if pol := opts.Access; pol != nil {
 		if err := g.useAccess(pol); err != nil {
+			return nil, err
+		}
+		if err := g.usePersonal(pol, g.opts.Vault, pol.Config().Resource); err != nil {
 			return nil, err
 		}
 		h.metadataPath = access.MetadataPath(resourcePath(pol.Config().Resource))
@@ -142,7 +151,7 @@ type httpFront struct {
 	metadata        http.Handler // and its handler
 
 	mu     sync.Mutex
-	routes map[any]http.Handler // a scope route's server, or a per-server route → its streamable handler
+	routes map[any]routeTarget // a scope route's server, or a per-server route → its streamable handlers
 }
 
 func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -172,6 +181,15 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // serve serves an authorized request.
 func (h *httpFront) serve(w http.ResponseWriter, req *http.Request) {
+	if p := h.g.personal.Load(); p != nil && strings.HasPrefix(req.URL.Path+"/", PathPersonal) {
+		ti := auth.TokenInfoFromContext(req.Context())
+		if ti == nil {
+			http.Error(w, "sign in first", http.StatusUnauthorized)
+			return
+		}
+		p.servePersonal(w, req, h.g.access.Load().Person(ti))
+		return
+	}
 	if h.g.life.Err() != nil {
 		http.Error(w, "the gateway is closed", http.StatusServiceUnavailable)
 		return
@@ -184,6 +202,9 @@ func (h *httpFront) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	handler := target.handler
 	id := req.Header.Get(sessionHeader)
+	if h.opts.Stateless && stateless(req) {
+		handler, id = target.stateless, ""
+	}
 	if rp := h.g.repl; rp != nil {
 		w.Header().Set(ReplicaHeader, rp.name)
 		if id != "" {
@@ -229,11 +250,22 @@ func routePath(p string) string {
 	return p
 }
 
-// routeTarget is what serves a route: its streamable handler, and the function that gives
-// the handler the server of a new session (which a replica taking a session over uses too).
+// routeTarget is what serves a route: its streamable handlers (one for the stateful
+// protocol revisions, one for the stateless 2026-07-28), and the function that gives the
+// handler the server of a new session (which a replica taking a session over uses too).
 type routeTarget struct {
-	handler http.Handler
-	server  func(*http.Request) *mcp.Server
+	handler, stateless http.Handler
+	server             func(*http.Request) *mcp.Server
+}
+
+// statelessVersion is the first protocol revision without sessions (SEP-2575): its
+// requests carry their version in the Mcp-Protocol-Version header and need no session, so
+// any replica serves any of them.
+const statelessVersion = "2026-07-28"
+
+// stateless reports whether req is a request of the stateless revision.
+func stateless(req *http.Request) bool {
+	return req.Header.Get("Mcp-Protocol-Version") >= statelessVersion
 }
 
 // route returns the streamable handler of path's server, made on first use. Handlers are
@@ -280,16 +312,20 @@ func (h *httpFront) serverRoute(name string) (routeTarget, int, error) {
 	}), 0, nil
 }
 
-// handler returns the streamable handler kept under key, made on first use.
+// handler returns the streamable handlers kept under key, made on first use.
 func (h *httpFront) handler(key any, server func(*http.Request) *mcp.Server) routeTarget {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	handler := h.routes[key]
-	if handler == nil {
-		handler = mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: h.g.log})
-		h.routes[key] = handler
+	t, ok := h.routes[key]
+	if !ok {
+		t = routeTarget{server: server,
+			handler: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: h.g.log}),
+			// A request of the stateless revision is served by a session of its own; its
+			// end (the client went away) cancels it.
+			stateless: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Logger: h.g.log, Stateless: true, PropagateRequestCancellation: true})}
+		h.routes[key] = t
 	}
-	return routeTarget{handler: handler, server: server}
+	return t
 }
 
 func routeStatus(err error) int {

@@ -174,3 +174,68 @@ func storeOf(t *testing.T, url string) *redisstore.Store {
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+// alternate is a balancer that sends each request to the next replica in turn: no
+// affinity at all.
+type alternate struct {
+	to  []*url.URL
+	n   atomic.Int64
+	mu  sync.Mutex
+	saw map[string]int
+}
+
+func (b *alternate) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	target := b.to[int(b.n.Add(1))%len(b.to)]
+	p := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, FlushInterval: -1,
+		ModifyResponse: func(res *http.Response) error {
+			b.mu.Lock()
+			b.saw[res.Header.Get(gateway.ReplicaHeader)]++
+			b.mu.Unlock()
+			return nil
+		}}
+	p.ServeHTTP(w, req)
+}
+
+// A client of the stateless revision (the go-sdk's, which asks for 2026-07-28 first) needs
+// no affinity: with Stateless on, its requests go to either replica in turn and every call
+// succeeds; no session record is written.
+func TestStatelessNeedsNoAffinity(t *testing.T) {
+	redis := redistest.Start(t, redistest.Options{})
+	demo := demoUpstream(t)
+	var to []*url.URL
+	for _, name := range []string{"a", "b"} {
+		store := storeOf(t, redis.URL)
+		root := newTree(t)
+		mountHTTP(t, root, "demo", demo)
+		gw, err := gateway.New(root, gateway.Options{Store: store, Replica: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0", Stateless: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(func() { _ = gw.Close(); srv.Close() })
+		u, _ := url.Parse(srv.URL)
+		to = append(to, u)
+	}
+	lb := &alternate{to: to, saw: map[string]int{}}
+	front := httptest.NewServer(lb)
+	t.Cleanup(front.Close)
+	cs := connect(t, front.URL+"/mcp", nil)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s, want the stateless 2026-07-28", v)
+	}
+	for i := range 10 {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "x"}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %v %v", i, err, res)
+		}
+	}
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	if lb.saw["a"] < 3 || lb.saw["b"] < 3 {
+		t.Fatalf("answers by replica: %v", lb.saw)
+	}
+}

@@ -141,8 +141,7 @@ func Serve(cx context.Context, h *host.Host, ln net.Listener, o Options) (func()
 		if err != nil {
 			return nil, fmt.Errorf("serve --store: %w", err)
 		}
-		gwOpts.Store = store
-		gwOpts.Audit = store
+		gwOpts.Store, gwOpts.Audit, gwOpts.Vault = store, store, store
 	}
 	var auditFile *audit.File
 	if store == nil && (o.AuditFile != "" || o.Access != "") {

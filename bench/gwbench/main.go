@@ -18,6 +18,8 @@
 //
 // Usage: gwbench run -harness PATH [-rounds 3] [-calls 2000]
 //
+//	gwbench sessions -harness PATH [-n 1000] [-rounds 5] [-calls16 5000]   (sessions.go)
+//
 //	gwbench floor -addr HOST:PORT -- CMD ARGS...
 package main
 
@@ -49,7 +51,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gwbench run|floor ...")
+		fmt.Fprintln(os.Stderr, "usage: gwbench run|sessions|floor ...")
 		os.Exit(2)
 	}
 	var err error
@@ -58,6 +60,8 @@ func main() {
 		err = floor(os.Args[2:])
 	case "run":
 		err = runAll(os.Args[2:])
+	case "sessions":
+		err = manySessions(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}

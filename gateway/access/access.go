@@ -32,7 +32,9 @@ package access
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"net/url"
 	"os"
 	"path"
 	"slices"
@@ -71,6 +73,33 @@ type Config struct {
 	Rules []Rule `json:"rules,omitempty"`
 	// Otherwise is what happens to what no rule allows: "deny" (the default) or "allow".
 	Otherwise string `json:"otherwise,omitempty"`
+	// Personal are the hosted servers each person signs in to with their own account
+	// (`harness mcp login NAME --gateway URL`): calls of their tools use the caller's own
+	// credentials, which the gateway keeps encrypted (AES-256-GCM with Key).
+	Personal *Personal `json:"personal,omitempty"`
+}
+
+// Personal configures the people's own logins to hosted servers.
+type Personal struct {
+	// Key encrypts the credentials: 32 bytes, base64 (standard encoding); a ${secret:NAME}
+	// reference. Changing it makes everyone sign in again.
+	Key string `json:"key"`
+	// Servers are the hosted servers, by the name their tools are listed under
+	// (mcp__<name>__<tool>).
+	Servers map[string]PersonalServer `json:"servers"`
+}
+
+// PersonalServer is one hosted MCP server people sign in to.
+type PersonalServer struct {
+	// URL is its Streamable HTTP endpoint.
+	URL string `json:"url"`
+	// ClientID and ClientSecret are a client registered with its authorization server
+	// (optional: most hosted servers register clients dynamically). The secret may be a
+	// reference.
+	ClientID     string `json:"clientId,omitempty"`
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes, when set, are asked for instead of the server's.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // Introspection is the client the gateway authenticates as at the introspection endpoint.
@@ -108,6 +137,17 @@ func (c Config) Validate() error {
 	if in := c.Introspection; in != nil {
 		p.Require("introspection.clientId", in.ClientID, "the gateway's client at the introspection endpoint")
 		p.Require("introspection.clientSecret", in.ClientSecret, "its secret (a ${secret:NAME} reference)")
+	}
+	if pe := c.Personal; pe != nil {
+		p.Require("personal.key", pe.Key, "32 random bytes, base64: a ${secret:NAME} reference")
+		if len(pe.Servers) == 0 {
+			p.Add("personal.servers", "names no server")
+		}
+		for name, s := range pe.Servers {
+			if _, err := url.Parse(s.URL); err != nil || !strings.HasPrefix(s.URL, "http") {
+				p.Add("personal.servers."+name+".url", "must be the server's http(s) URL, got %q", s.URL)
+			}
+		}
 	}
 	for i, r := range c.Rules {
 		key := fmt.Sprintf("rules[%d]", i)
@@ -152,6 +192,20 @@ func Load(file string, resolve *secrets.Resolver) (*Policy, error) {
 	if in := cfg.Introspection; in != nil {
 		if in.ClientSecret, err = resolve.Expand(in.ClientSecret); err != nil {
 			return nil, fmt.Errorf("access file %s: introspection.clientSecret: %w", file, err)
+		}
+	}
+	if pe := cfg.Personal; pe != nil {
+		if pe.Key, err = resolve.Expand(pe.Key); err != nil {
+			return nil, fmt.Errorf("access file %s: personal.key: %w", file, err)
+		}
+		if k, err := base64.StdEncoding.DecodeString(pe.Key); err != nil || len(k) != 32 {
+			return nil, fmt.Errorf("access file %s: personal.key: want 32 bytes in base64 (openssl rand -base64 32)", file)
+		}
+		for name, s := range pe.Servers {
+			if s.ClientSecret, err = resolve.Expand(s.ClientSecret); err != nil {
+				return nil, fmt.Errorf("access file %s: personal.servers.%s.clientSecret: %w", file, name, err)
+			}
+			pe.Servers[name] = s
 		}
 	}
 	return New(cfg), nil
@@ -326,4 +380,14 @@ func (p *Policy) withGroups(who Person) Person {
 	slices.Sort(groups)
 	who.Groups = groups
 	return who
+}
+
+// PersonalKey returns the key that encrypts the people's credentials (nil without
+// personal servers).
+func (p *Policy) PersonalKey() []byte {
+	if p.cfg.Personal == nil {
+		return nil
+	}
+	k, _ := base64.StdEncoding.DecodeString(p.cfg.Personal.Key)
+	return k
 }

@@ -17,6 +17,8 @@ package redisstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +53,7 @@ type Store struct {
 
 var (
 	_ gateway.Store = (*Store)(nil)
+	_ gateway.Vault = (*Store)(nil)
 	_ audit.Log     = (*Store)(nil)
 )
 
@@ -200,4 +203,64 @@ func (s *Store) Query(cx context.Context, q audit.Query) ([]audit.Entry, error) 
 func reversed(es []audit.Entry) []audit.Entry {
 	slices.Reverse(es)
 	return es
+}
+
+func (s *Store) vaultKey(name string) string { return s.prefix + "vault:" + name }
+
+// Sealed implements [gateway.Vault].
+func (s *Store) Sealed(cx context.Context, name string) ([]byte, error) {
+	b, err := s.rdb.Get(cx, s.vaultKey(name)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	return b, s.wrap(err)
+}
+
+// vaultLockTTL bounds how long a replica holds the lock of one vault value (a token refresh
+// runs under it): a replica that dies holding it delays the others by at most this.
+const vaultLockTTL = 30 * time.Second
+
+// unlock deletes a lock only if it is still the caller's.
+var unlock = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`)
+
+// UpdateSealed implements [gateway.Vault] under a lock of name shared by the replicas (SET NX
+// with an expiry, released only by its holder): fn may do what must happen once, such as
+// refreshing a token whose refresh token the server rotates, and no other replica runs an
+// update of name meanwhile.
+func (s *Store) UpdateSealed(cx context.Context, name string, fn func([]byte) ([]byte, error)) error {
+	key := s.vaultKey(name)
+	lock := key + ":lock"
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	holder := hex.EncodeToString(b[:])
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		ok, err := s.rdb.SetNX(cx, lock, holder, vaultLockTTL).Result()
+		if err != nil {
+			return s.wrap(err)
+		}
+		if ok {
+			break
+		}
+		select {
+		case <-cx.Done():
+			return fmt.Errorf("redisstore: waiting for the lock of a credential: %w", cx.Err())
+		case <-time.After(wait):
+		}
+	}
+	defer func() { _ = unlock.Run(context.WithoutCancel(cx), s.rdb, []string{lock}, holder).Err() }()
+	old, err := s.rdb.Get(cx, key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		old, err = nil, nil
+	}
+	if err != nil {
+		return s.wrap(err)
+	}
+	next, err := fn(old)
+	if err != nil {
+		return err
+	}
+	if next == nil {
+		return s.wrap(s.rdb.Del(cx, key).Err())
+	}
+	return s.wrap(s.rdb.Set(cx, key, next, 0).Err())
 }

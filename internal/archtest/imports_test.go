@@ -65,7 +65,7 @@ var rules = map[string]rule{
 	// The agent takes models through the interface only, never the provider.
 	"plugins/agent":         {project: []string{"ctx", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest"}, not: []string{"plugins/model/openaicompat"}},
 	"plugins/agent/session": {project: []string{"permission", "plugins/model", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
-	"gateway":               {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit"}},
+	"gateway":               {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit", "mcpauth"}},
 	// The gateway's shared state in Redis, behind gateway.Store.
 	"gateway/redisstore": {project: []string{"gateway", "gateway/audit"}},
 	// A team's gateway: who signs in and what each may do; the audit trail.
@@ -88,7 +88,7 @@ var rules = map[string]rule{
 	// and the terminal chat on it.
 	"host/adhoc":       {project: []string{"ctx", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},
 	"host/mcpsettings": {project: []string{"host", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc"}},
-	"hostgateway":      {project: []string{"gateway", "gateway/access", "gateway/audit", "gateway/redisstore", "host", "internal/loopback", "internal/userdirs"}},
+	"hostgateway":      {project: []string{"gateway", "gateway/access", "gateway/audit", "gateway/redisstore", "host", "mcpauth", "internal/loopback", "internal/userdirs"}},
 	"hostclient":       {project: []string{"ctx", "host", "plugins/mcpmanager", "plugins/remote", "plugins/toolregistry"}},
 	"hostview":         {project: []string{"host", "plugins/agent", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpprompts", "plugins/mcpresources", "plugins/toolregistry", "internal/termsafe", "termui"}},
 	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},

@@ -28,7 +28,7 @@ var imageMagic = map[string]func([]byte) bool{
 	},
 }
 
-// adaptResult turns an MCP tools/call result into a registry result:
+// AdaptResult turns an MCP tools/call result into a registry result:
 //
 //   - Raw is the canonical MCP result JSON, for programmatic callers (base64 included);
 //   - Structured is structuredContent, which the registry validates against the tool's
@@ -43,8 +43,8 @@ var imageMagic = map[string]func([]byte) bool{
 //
 // The model-facing text is capped at maxOutputBytes (0: no cap) with a marker saying how
 // much was dropped. tool is the raw tool name, used in diagnostics. store may be nil (images
-// are then described). adaptResult never fails: whatever cannot be shown becomes a diagnostic.
-func adaptResult(tool string, res *mcp.CallToolResult, store *toolregistry.Attachments, maxOutputBytes int) *toolregistry.Result {
+// are then described). AdaptResult never fails: whatever cannot be shown becomes a diagnostic.
+func AdaptResult(tool string, res *mcp.CallToolResult, store *toolregistry.Attachments, maxOutputBytes int) *toolregistry.Result {
 	if len(res.Content) == 1 && plainText(res) {
 		if text := res.Content[0].(*mcp.TextContent).Text; text != "" {
 			return adaptText(res, text, maxOutputBytes)
@@ -53,7 +53,7 @@ func adaptResult(tool string, res *mcp.CallToolResult, store *toolregistry.Attac
 	return adaptBlocks(tool, res, store, maxOutputBytes, canonicalJSON(res))
 }
 
-// adaptBlocks is adaptResult past its fast path, with raw as the canonical JSON.
+// adaptBlocks is AdaptResult past its fast path, with raw as the canonical JSON.
 func adaptBlocks(tool string, res *mcp.CallToolResult, store *toolregistry.Attachments, maxOutputBytes int, raw json.RawMessage) *toolregistry.Result {
 	out := &toolregistry.Result{IsError: res.IsError, Raw: raw}
 	if res.StructuredContent != nil {
@@ -77,7 +77,7 @@ type plainTextResult struct {
 	raw     [96]byte
 }
 
-// adaptText is adaptResult for a plain result whose only block is text (not empty).
+// adaptText is AdaptResult for a plain result whose only block is text (not empty).
 func adaptText(res *mcp.CallToolResult, text string, maxOutputBytes int) *toolregistry.Result {
 	t := new(plainTextResult)
 	t.res.IsError = res.IsError

@@ -10,7 +10,7 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
-// adaptResultJSON is adaptResult without its hand-written paths: the canonical JSON is
+// adaptResultJSON is AdaptResult without its hand-written paths: the canonical JSON is
 // always json.Marshal's and the result is built field by field. It is the baseline the
 // hand encoder (appendPlainText, adaptText) is measured against in BenchmarkAdapt.
 func adaptResultJSON(tool string, res *mcp.CallToolResult, store *toolregistry.Attachments, maxOutputBytes int) *toolregistry.Result {
@@ -43,11 +43,11 @@ func adaptCases() []struct {
 	}
 }
 
-// TestAdaptResultJSONAgrees: the baseline of BenchmarkAdapt produces what adaptResult does,
+// TestAdaptResultJSONAgrees: the baseline of BenchmarkAdapt produces what AdaptResult does,
 // so the benchmark compares equal work.
 func TestAdaptResultJSONAgrees(t *testing.T) {
 	for _, c := range adaptCases() {
-		hand, std := adaptResult("t", c.res, nil, defaultMaxOutputBytes), adaptResultJSON("t", c.res, nil, defaultMaxOutputBytes)
+		hand, std := AdaptResult("t", c.res, nil, defaultMaxOutputBytes), adaptResultJSON("t", c.res, nil, defaultMaxOutputBytes)
 		if string(hand.Raw) != string(std.Raw) || string(hand.Structured) != string(std.Structured) || len(hand.Content) != len(std.Content) {
 			t.Fatalf("%s: hand %s / %s, json %s / %s", c.name, hand.Raw, hand.Structured, std.Raw, std.Structured)
 		}
@@ -71,7 +71,7 @@ func BenchmarkAdapt(b *testing.B) {
 		b.Run(c.name+"/enc=hand", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				adaptResult("t", c.res, nil, defaultMaxOutputBytes)
+				AdaptResult("t", c.res, nil, defaultMaxOutputBytes)
 			}
 		})
 		b.Run(c.name+"/enc=json", func(b *testing.B) {

@@ -37,7 +37,7 @@ func TestAdaptResultProjection(t *testing.T) {
 		&mcp.ToolUseContent{ID: "u1", Name: "t", Input: map[string]any{}}, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 		&mcp.TextContent{Text: "last"},
 	}}
-	out := adaptResult("tool", res, store, 0)
+	out := AdaptResult("tool", res, store, 0)
 	if len(out.Content) != 3 {
 		t.Fatalf("blocks %+v", out.Content)
 	}
@@ -82,7 +82,7 @@ func TestAdaptResultImageBatchRefused(t *testing.T) {
 		&mcp.ImageContent{MIMEType: "image/bmp", Data: []byte("BM....")},
 		&mcp.ImageContent{MIMEType: "image/jpeg", Data: pngBytes},
 	}}
-	out := adaptResult("tool", res, store, 0)
+	out := AdaptResult("tool", res, store, 0)
 	text := out.Text()
 	for _, want := range []string{
 		"[image unavailable: image/png; another image in the same result was invalid;",
@@ -97,26 +97,26 @@ func TestAdaptResultImageBatchRefused(t *testing.T) {
 		t.Errorf("%d images stored from a refused batch", store.Len())
 	}
 	// Without a store, or in an error result, images are described, never stored.
-	if got := adaptResult("tool", &mcp.CallToolResult{Content: res.Content[:1]}, nil, 0).Text(); !strings.Contains(got, "no attachment store is available") {
+	if got := AdaptResult("tool", &mcp.CallToolResult{Content: res.Content[:1]}, nil, 0).Text(); !strings.Contains(got, "no attachment store is available") {
 		t.Errorf("no store: %q", got)
 	}
 	errRes := &mcp.CallToolResult{IsError: true, Content: res.Content[:1]}
-	if got := adaptResult("tool", errRes, store, 0); !got.IsError || !strings.Contains(got.Text(), "the tool reported an error") || store.Len() != 0 {
+	if got := AdaptResult("tool", errRes, store, 0); !got.IsError || !strings.Contains(got.Text(), "the tool reported an error") || store.Len() != 0 {
 		t.Errorf("error result: %+v", got)
 	}
 }
 
 func TestAdaptResultEdges(t *testing.T) {
-	if got := adaptResult("t", &mcp.CallToolResult{}, nil, 0).Text(); got != "(t returned no model-visible content)" {
+	if got := AdaptResult("t", &mcp.CallToolResult{}, nil, 0).Text(); got != "(t returned no model-visible content)" {
 		t.Errorf("empty: %q", got)
 	}
-	if got := adaptResult("t", &mcp.CallToolResult{Content: []mcp.Content{nil, &mcp.TextContent{}}}, nil, 0).Text(); got != "[unsupported MCP content block: expected an object]" {
+	if got := AdaptResult("t", &mcp.CallToolResult{Content: []mcp.Content{nil, &mcp.TextContent{}}}, nil, 0).Text(); got != "[unsupported MCP content block: expected an object]" {
 		t.Errorf("nil block: %q", got)
 	}
-	if got := adaptResult("t", &mcp.CallToolResult{Content: []mcp.Content{&mcp.AudioContent{}}}, nil, 0).Text(); !strings.Contains(got, "unknown media type") {
+	if got := AdaptResult("t", &mcp.CallToolResult{Content: []mcp.Content{&mcp.AudioContent{}}}, nil, 0).Text(); !strings.Contains(got, "unknown media type") {
 		t.Errorf("audio without media type: %q", got)
 	}
-	structured := adaptResult("t", &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}, nil, 0)
+	structured := AdaptResult("t", &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}, nil, 0)
 	if string(structured.Structured) != `{"n":1}` || structured.Content[0].Type != toolregistry.ContentJSON {
 		t.Errorf("structured only: %+v", structured)
 	}
@@ -124,7 +124,7 @@ func TestAdaptResultEdges(t *testing.T) {
 
 func TestAdaptResultCap(t *testing.T) {
 	long := strings.Repeat("é", 600) // 1200 bytes
-	out := adaptResult("t", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: long}}}, nil, 1001)
+	out := AdaptResult("t", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: long}}}, nil, 1001)
 	text := out.Content[0].Text
 	body, marker, _ := strings.Cut(text, "\n")
 	want := fmt.Sprintf("[output truncated by the MCP client: %d of 1200 bytes dropped (maxOutputBytes 1001)]", 1200-len(body))

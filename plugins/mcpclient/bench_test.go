@@ -231,7 +231,7 @@ func BenchmarkPluginPath(b *testing.B) {
 		Execute: func(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
 			g.track(call)
 			g.untrack(call)
-			return adaptResult("echo", res, call.Attachments, defaultMaxOutputBytes), nil
+			return AdaptResult("echo", res, call.Attachments, defaultMaxOutputBytes), nil
 		}})
 	if err != nil {
 		b.Fatal(err)
@@ -248,7 +248,7 @@ func BenchmarkPluginPath(b *testing.B) {
 		measure(b, func() {
 			g.track(call)
 			g.untrack(call)
-			adaptResult("echo", res, nil, defaultMaxOutputBytes)
+			AdaptResult("echo", res, nil, defaultMaxOutputBytes)
 		})
 	})
 }

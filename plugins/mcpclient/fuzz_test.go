@@ -49,7 +49,7 @@ func FuzzAdaptResult(f *testing.F) {
 		if max < 0 {
 			max = -max
 		}
-		out := adaptResult("t", &res, nil, max)
+		out := AdaptResult("t", &res, nil, max)
 		if out == nil || len(out.Content) == 0 {
 			t.Fatalf("no model content for %q", raw)
 		}
@@ -93,7 +93,7 @@ func FuzzAdaptResult(f *testing.F) {
 		if size > max {
 			t.Fatalf("%d bytes of model text, maxOutputBytes %d", size, max)
 		}
-		full := adaptResult("t", &res, nil, 0)
+		full := AdaptResult("t", &res, nil, 0)
 		fullSize := 0
 		for _, c := range full.Content {
 			fullSize += len(c.Text) + len(c.JSON)

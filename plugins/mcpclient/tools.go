@@ -257,7 +257,7 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 	if err != nil {
 		return nil, err
 	}
-	return adaptResult(t.raw, res, call.Attachments, s.cfg.MaxOutputBytes), nil
+	return AdaptResult(t.raw, res, call.Attachments, s.cfg.MaxOutputBytes), nil
 }
 
 // callError classifies the error of a request on g made with the caller's context cx. A

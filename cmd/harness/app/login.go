@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
+	"github.com/cordisgo/harness/hostgateway"
 	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
@@ -20,6 +21,7 @@ import (
 type loginFlags struct {
 	mcpFlags
 	noBrowser bool
+	gateway   string
 }
 
 // mcpAuthCommands are mcp login and mcp logout (docs/authorization.md).
@@ -34,6 +36,7 @@ func (a *invocation) mcpAuthCommands() []*cobra.Command {
 		}),
 	}
 	login.Flags().BoolVar(&f.noBrowser, "no-browser", false, "print the authorization URL instead of opening a browser ($BROWSER, else the platform's opener)")
+	login.Flags().StringVar(&f.gateway, "gateway", "", "log in to the personal server NAME of the team's gateway at `URL` (https://host/mcp): your login is handed to the gateway, which uses it for your calls only (docs/gateway.md)")
 	logout := &cobra.Command{
 		Use:   "logout NAME",
 		Short: "Forget an MCP server's stored OAuth token (the next connection needs a new login)",
@@ -68,6 +71,9 @@ func (a *invocation) loggedIn(name, scope string) {
 }
 
 func (a *invocation) mcpLogin(cx context.Context, f loginFlags, name string) error {
+	if f.gateway != "" {
+		return a.mcpLoginThrough(cx, f, name)
+	}
 	rh, err := a.findHost(cx, f.mcpFlags)
 	if err != nil {
 		return err
@@ -226,4 +232,29 @@ func hostError(cx context.Context, rh *hostclient.Host, method, name string, err
 		return failure(rh.Lacks("do "+method, method))
 	}
 	return rh.Explain(cx, name, err)
+}
+
+// mcpLoginThrough signs in to a team gateway's personal server (hostgateway.LoginThrough):
+// the person's gateway login is kept in their credentials file, the server's goes to the
+// gateway.
+func (a *invocation) mcpLoginThrough(cx context.Context, f loginFlags, name string) error {
+	path, err := mcpauth.DefaultStorePath()
+	if err != nil {
+		return failure(err)
+	}
+	open := func(cx context.Context, u string) error {
+		a.showURL(name, u, !f.noBrowser)
+		if f.noBrowser {
+			return nil
+		}
+		if err := mcpauth.OpenBrowser(cx, u); err != nil {
+			errorf(a.stderr, a.prog, "%v", err)
+		}
+		return nil
+	}
+	if err := hostgateway.LoginThrough(cx, f.gateway, name, hostgateway.LoginOptions{Store: mcpauth.NewFileStore(path), OpenURL: open}); err != nil {
+		return failure(err)
+	}
+	fmt.Fprintf(a.stdout, "%s: logged in through the gateway %s (your calls of its tools use your login)\n", name, f.gateway)
+	return nil
 }

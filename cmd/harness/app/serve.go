@@ -31,12 +31,13 @@ type gatewayFlags struct {
 	store, storePrefix, replica                string
 	drain                                      time.Duration
 	access, auditFile                          string
+	stateless                                  bool
 
 	flags *pflag.FlagSet // where they were registered, for Changed
 }
 
 // gatewayFlagNames are the names register gives the flags, for changed.
-var gatewayFlagNames = []string{"addr", "no-auth", "endpoint-file", "token-file", "rotate-token", "print-client-config", "allow-host", "allow-origin", "session-idle-timeout", "store", "store-prefix", "replica", "drain-timeout", "access", "audit-file"}
+var gatewayFlagNames = []string{"addr", "no-auth", "endpoint-file", "token-file", "rotate-token", "print-client-config", "allow-host", "allow-origin", "session-idle-timeout", "store", "store-prefix", "replica", "drain-timeout", "access", "audit-file", "stateless"}
 
 func (gf *gatewayFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
@@ -55,6 +56,7 @@ func (gf *gatewayFlags) register(cmd *cobra.Command) {
 	f.StringVar(&gf.replica, "replica", "", "name this replica `NAME` in the store and in the X-Harness-Replica header (default: host name and pid)")
 	f.DurationVar(&gf.drain, "drain-timeout", 30*time.Second, "with --store, how long a stopping replica serves its requests in flight, its health check failing, before leaving its sessions to the others (`DURATION`)")
 	f.StringVar(&gf.access, "access", "", "people sign in with the team's identity provider, and the rules of the access `FILE` (YAML) say what each may see and call; replaces the shared token (docs/gateway.md)")
+	f.BoolVar(&gf.stateless, "stateless", false, "serve the stateless protocol revision (2026-07-28) to the clients that ask for it: any replica serves any of their requests, no affinity needed")
 	f.StringVar(&gf.auditFile, "audit-file", "", "append every tool call to the audit trail in `PATH` (JSON Lines; default with --access: gateway-audit.jsonl in the state directory; with --store the trail is in Redis)")
 }
 
@@ -153,7 +155,7 @@ func (a *invocation) serveStdio(cx context.Context, search bool) error {
 // serveGateway hosts the profile (hostAndWait) with the HTTP gateway on: the address is
 // taken before anything mounts, so that a busy port refuses at once.
 func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage bool) error {
-	opts := gateway.HTTPOptions{Addr: gf.addr, NoAuth: gf.noAuth, AllowedHosts: gf.hosts, AllowedOrigins: gf.origins, SessionIdleTimeout: gf.idle}
+	opts := gateway.HTTPOptions{Addr: gf.addr, NoAuth: gf.noAuth, AllowedHosts: gf.hosts, AllowedOrigins: gf.origins, SessionIdleTimeout: gf.idle, Stateless: gf.stateless}
 	if gf.idle == 0 {
 		opts.SessionIdleTimeout = -1 // 0 on the command line: never
 	}
