@@ -59,7 +59,7 @@ func manySessions(args []string) error {
 		_ = cmd.Wait()
 	}()
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
-	const tok, tool = "bench-token", "mcp__demo__echo"
+	const tok, tool = "bench-token", "demo__echo"
 	if err := waitReady(url, tok, tool); err != nil {
 		return err
 	}
