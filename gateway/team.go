@@ -25,7 +25,8 @@ import (
 //     (audience: this gateway), and the gateway serves its protected-resource metadata.
 //     Each request's context carries the person the token names (access.PersonFrom).
 //   - The access rules apply before a call, on the tool registry's policy chain
-//     (toolregistry.Policy, the chain the agent's permissions use): a call the rules refuse
+//     (toolregistry.Policy, the chain the agent's permissions use; the call's
+//     ExecOptions.Session is the person): a call the rules refuse
 //     is denied there, and its result says why. Lists are filtered too: a person sees only
 //     the tools they may call, and the resources and prompts of the servers they may use.
 //   - Every tool call is audited ([Options.Audit]): who, route, server, tool, outcome,
@@ -72,11 +73,8 @@ func (g *Gateway) useAccess(pol *access.Policy) error {
 // signed-in person is refused when the access rules do not let them call the tool.
 func (g *Gateway) decide(req *toolregistry.PolicyRequest, next func() (permission.Decision, error)) (permission.Decision, error) {
 	pol := g.access.Load()
-	if pol == nil || req.Context == nil {
-		return next()
-	}
-	who, ok := access.PersonFrom(req.Context)
-	if !ok {
+	who, ok := req.Session.(access.Person)
+	if pol == nil || !ok {
 		return next()
 	}
 	server, tool := toolOrigin(req.Tool)
@@ -235,7 +233,11 @@ func (g *Gateway) itemServer(route string) func(kind, key string) string {
 // callTool runs the registry tool public for a downstream call and audits it.
 func (g *Gateway) callTool(cx context.Context, caller *ctx.Context, public string, args json.RawMessage) (*toolregistry.Result, error) {
 	start := time.Now()
-	res, err := g.reg.Execute(cx, caller, public, args, toolregistry.ExecOptions{})
+	var opts toolregistry.ExecOptions
+	if ri := requestOf(cx); ri != nil && ri.person != nil {
+		opts.Session = *ri.person // who the call is made for, for the policy chain (decide)
+	}
+	res, err := g.reg.Execute(cx, caller, public, args, opts)
 	if g.audit != nil {
 		g.record(cx, caller, public, args, start, err)
 	}

@@ -41,10 +41,6 @@ type PolicyRequest struct {
 	Caller *ctx.Context
 	// Session is [ExecOptions].Session: who the call is made for.
 	Session any
-	// Context is the call's context (Execute's cx): its values say more about the caller
-	// than its scope does, such as the signed-in person a gateway call is made for. A
-	// listener must not keep it.
-	Context context.Context
 }
 
 // Approver decides on calls the policy answered with [permission.Ask]. Provide one with [ApprovalKey];
@@ -189,7 +185,7 @@ func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Conf
 	if terr := cancelledBeforeDispatch(bcx, name); terr != nil {
 		return nil, terr
 	}
-	x.req = PolicyRequest{CallID: x.rec.CallID, Tool: e.info, Args: args, Caller: c, Session: opts.Session, Context: bcx}
+	x.req = PolicyRequest{CallID: x.rec.CallID, Tool: e.info, Args: args, Caller: c, Session: opts.Session}
 	if terr := r.authorize(c, bcx, &x.req, opts.Approver); terr != nil {
 		return nil, terr
 	}
