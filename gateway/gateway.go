@@ -415,7 +415,8 @@ func (g *Gateway) listen(u *mcpclient.Upstream) {
 	g.heard[u] = u.Listen(func(n mcpclient.Notice) { g.notice(u, n) })
 }
 
-// notice handles one upstream notice: list changes resync the routes serving the server,
+// notice handles one upstream notice: list changes and a new session resync the routes
+// serving the server,
 // resource updates reach the subscribed sessions, log messages every session of those
 // routes (the SDK applies each session's logging/setLevel), progress the session whose
 // call it reports on.
@@ -436,7 +437,7 @@ func (g *Gateway) notice(u *mcpclient.Upstream, n mcpclient.Notice) {
 	defer cancel()
 	for _, r := range routes {
 		switch n.Kind {
-		case mcpclient.NoticeResourceListChanged, mcpclient.NoticePromptListChanged:
+		case mcpclient.NoticeResourceListChanged, mcpclient.NoticePromptListChanged, mcpclient.NoticeConnected:
 			r.kick()
 		case mcpclient.NoticeResourceUpdated:
 			for _, s := range r.mcpServers() {

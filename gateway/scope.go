@@ -151,6 +151,14 @@ func toolOf(in toolregistry.Info) *mcp.Tool {
 	if len(in.OutputSchema) > 0 {
 		t.OutputSchema = json.RawMessage(in.OutputSchema)
 	}
+	// An MCP App's view (_meta.ui: its ui:// resource, which the route serves under its
+	// own URI) passes as the server sent it, for clients that render apps.
+	if ui := in.Meta[mcpclient.MetaUI]; ui != "" {
+		var m mcp.Meta
+		if json.Unmarshal([]byte(ui), &m) == nil {
+			t.Meta = m
+		}
+	}
 	return t
 }
 

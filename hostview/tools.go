@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -48,3 +49,14 @@ func Summary(s string, n int) string {
 	}
 	return s
 }
+
+// ViewMark starts the description of a tool with an interactive view in a list, and
+// ViewNote says under the list what it means and how to open one.
+const (
+	ViewMark = "[view] "
+	ViewNote = "[view]: the tool has an interactive view (an MCP App): the management page shows it (harness open) under a call from its card, and under a chat's call in the Chat view"
+)
+
+// HasView reports whether the tool has an interactive view: its server names a ui://
+// resource for it (_meta.ui, an MCP App), which the management page renders.
+func HasView(in toolregistry.Info) bool { return in.Meta[mcpclient.MetaUIResource] != "" }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/permission"
@@ -31,6 +32,7 @@ import (
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/termform"
 	"github.com/cordisgo/harness/turn"
 )
@@ -88,6 +90,9 @@ type chat struct {
 	io        *lineIO
 	s         *turn.Session
 	reasoning bool
+	// views are the tools that have an interactive view (hostview.HasView), by name, as
+	// the host listed them last (nil: not listed yet).
+	views map[string]bool
 }
 
 // readLine asks a question and reads the answer: through the keyboard on a terminal, else
@@ -384,10 +389,41 @@ func (ch *chat) tools(cx context.Context) {
 		ch.io.printf("%s\n", termsafe.String(err.Error()))
 		return
 	}
+	ch.noteViews(tools)
+	views := false
 	for _, t := range tools {
 		desc, _, _ := strings.Cut(t.Description, "\n")
+		if hostview.HasView(t) {
+			desc, views = hostview.ViewMark+desc, true
+		}
 		ch.io.printf("%-40s %s\n", termsafe.String(t.Name), ch.io.dim(termsafe.String(desc)))
 	}
+	if views {
+		ch.io.printf("%s\n", ch.io.dim(hostview.ViewNote))
+	}
+}
+
+// noteViews remembers which of tools have an interactive view.
+func (ch *chat) noteViews(tools []toolregistry.Info) {
+	ch.views = map[string]bool{}
+	for _, t := range tools {
+		ch.views[t.Name] = hostview.HasView(t)
+	}
+}
+
+// hasView reports whether the tool name has an interactive view, listing the host's tools
+// when it does not know the name yet (once per turn: v.listed).
+func (ch *chat) hasView(cx context.Context, v *view, name string) bool {
+	if has, ok := ch.views[name]; ok || v.listed {
+		return has
+	}
+	v.listed = true
+	cx, cancel := context.WithTimeout(cx, turn.AnswerTimeout)
+	defer cancel()
+	if tools, err := host.MethodTools.Call(cx, ch.o.Caller, struct{}{}); err == nil {
+		ch.noteViews(tools)
+	}
+	return ch.views[name]
 }
 
 // turn sends text and shows the turn as it happens; an interrupt cancels it.
@@ -414,6 +450,7 @@ type view struct {
 	ch                   *chat
 	inReasoning, midLine bool
 	shownErr             bool // an error of the turn was shown
+	listed               bool // the host's tools were listed during the turn (hasView)
 	// asked and waited time the approvals of the turn's calls (by call id): a tool's line
 	// shows its own time and the wait for the person apart.
 	asked  map[string]time.Time
@@ -476,7 +513,11 @@ func (v *view) show(cx context.Context, ev session.Event) {
 		if w := v.waited[ev.Call.ID]; w > 0 { // the call's time includes the wait for the person
 			times = fmt.Sprintf("%s · %s waiting for approval", max(took-w, 0).Round(time.Millisecond), w.Round(time.Millisecond))
 		}
-		io.printf("  %s%s %s %s\n", who, termsafe.String(ev.Call.Tool), outcomeWord(ev.Result.Outcome), io.dim("("+times+")"))
+		note := "(" + times + ")"
+		if v.ch.hasView(cx, v, ev.Call.Tool) {
+			note += " · its interactive view is in the page's Chat view (harness open)"
+		}
+		io.printf("  %s%s %s %s\n", who, termsafe.String(ev.Call.Tool), outcomeWord(ev.Result.Outcome), io.dim(note))
 	case session.EventApprovalAsked:
 		v.endLine()
 		if ev.Approval != nil && ev.Approval.CallID != "" {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/termchat"
@@ -81,6 +83,42 @@ func TestCompact(t *testing.T) {
 		"compact: agent: nothing to compact",
 		"── conversation compacted (manual: the greetings) · 2 messages summarised · about ",
 		"Still here.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+}
+
+// TestChatToolView (issue 38, item 6): a tool with an interactive view (an MCP App's
+// _meta.ui, in the registry's metadata) says so on its call's line and in /tools, with how
+// to open it.
+func TestChatToolView(t *testing.T) {
+	root := agenttest.New(t,
+		modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "note", Arguments: `{"text":"milk"}`}}},
+		modeltest.Reply{Content: "Noted: milk."},
+	)
+	if _, err := host.MethodTools.Expose(root, func(context.Context, struct{}) ([]toolregistry.Info, error) {
+		reg, _ := toolregistry.Key.Get(root)
+		tools := reg.List(root)
+		for i := range tools {
+			if tools[i].Name == "note" { // as mcpclient records a tool whose server names a view
+				tools[i].Meta = map[string]string{mcpclient.MetaUIResource: "ui://notes/view.html"}
+			}
+		}
+		return tools, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: strings.NewReader("note milk\ny\n/tools\n/exit\n"), Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"note ✓", "its interactive view is in the page's Chat view (harness open)",
+		"note                                     [view] Writes a note down.",
+		hostview.ViewNote,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in:\n%s", want, got)

@@ -94,7 +94,7 @@ var rules = map[string]rule{
 	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
 	"termform":         {project: []string{"ctx", "elicitation", "internal/termsafe"}},
 	"turn":             {project: []string{"permission", "plugins/agent", "plugins/remote"}},
-	"termchat":         {project: []string{"host", "turn", "termform", "permission", "plugins/agent", "plugins/model", "plugins/remote", "internal/suggest", "internal/termsafe"}},
+	"termchat":         {project: []string{"host", "hostview", "turn", "termform", "permission", "plugins/agent", "plugins/model", "plugins/remote", "plugins/toolregistry", "internal/suggest", "internal/termsafe"}},
 	// internal/: the ground floor, leaf libraries that everything may import. They import
 	// the standard library, third-party modules and each other, never ctx, plugins/,
 	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).

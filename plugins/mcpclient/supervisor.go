@@ -571,6 +571,9 @@ func (s *supervisor) publish(g *generation, tools []toolregistry.Tool, startup b
 	}
 	s.report(st)
 	s.catalogChanged()
+	if u := s.upstream; u != nil {
+		u.notify(Notice{Kind: NoticeConnected})
+	}
 	return nil
 }
 

@@ -153,7 +153,7 @@ func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
 
 // toolMeta is a tool's registry metadata: its server, its MCP name, its title (the tool's,
 // else its annotations'; absent when it has none), its MCP App's view when it has one
-// ([MetaUIResource], [MetaUIVisibility]) and the hints of its
+// ([MetaUIResource], [MetaUIVisibility], [MetaUI]) and the hints of its
 // annotations that are set ("readOnlyHint", "destructiveHint", "idempotentHint",
 // "openWorldHint": "true" or "false"), which the agent reads to decide what may run
 // alongside other calls and what needs no approval. Hints are what the server claims,
@@ -167,6 +167,9 @@ func toolMeta(server string, t *mcp.Tool) map[string]string {
 		meta[MetaUIResource] = uri
 		if vis != "" {
 			meta[MetaUIVisibility] = vis
+		}
+		if b, err := json.Marshal(appMeta(t.Meta)); err == nil {
+			meta[MetaUI] = string(b)
 		}
 	}
 	a := t.Annotations
@@ -290,6 +293,10 @@ const (
 	// MetaUIVisibility is _meta.ui.visibility joined with commas ("model,app", "app"); absent
 	// when the server left it out (both, the default).
 	MetaUIVisibility = permission.MetaUIVisibility
+	// MetaUI is the tool's _meta entries of MCP Apps as the server sent them (a JSON
+	// object: "ui", and the deprecated "ui/resourceUri" when present), for a gateway that
+	// passes them on unchanged.
+	MetaUI = "ui.meta"
 	// UIExtension is the client capability's extension key of MCP Apps, and UIMimeType the
 	// type of an app's HTML.
 	UIExtension = "io.modelcontextprotocol/ui"
@@ -317,4 +324,15 @@ func uiMeta(m mcp.Meta) (uri, visibility string) {
 		visibility = strings.Join(vis, ",")
 	}
 	return uri, visibility
+}
+
+// appMeta is the part of a tool's _meta that belongs to MCP Apps.
+func appMeta(m mcp.Meta) mcp.Meta {
+	out := mcp.Meta{}
+	for _, k := range []string{"ui", "ui/resourceUri"} {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }

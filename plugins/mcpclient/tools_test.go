@@ -102,6 +102,9 @@ func TestAppToolMeta(t *testing.T) {
 		if info.Meta[MetaUIResource] != c.uri || info.Meta[MetaUIVisibility] != c.vis || permission.AppOnly(info.Meta) != c.appOnly {
 			t.Errorf("%s: meta %v, app only %v", c.tool, info.Meta, permission.AppOnly(info.Meta))
 		}
+		if _, kept := info.Meta[MetaUI]; kept != (c.uri != "") {
+			t.Errorf("%s: the raw _meta of its app kept: %v", c.tool, kept)
+		}
 	}
 }
 
@@ -461,5 +464,24 @@ func TestSquatterKeepsItsTool(t *testing.T) {
 		if _, ok := e.reg.Lookup(e.root, "mcp__srv__add"); ok {
 			t.Error("part of the server's tools registered")
 		}
+	}
+}
+
+// TestAppToolMetaRaw: a tool's MCP App _meta is kept as the server sent it (MetaUI), for a
+// gateway that passes it on: the "ui" object with every key, and the deprecated flat key.
+func TestAppToolMetaRaw(t *testing.T) {
+	e := newEnv(t)
+	srv := bareServer()
+	ok := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("ok"), nil }
+	rawTool(srv, &mcp.Tool{Name: "show", Meta: mcp.Meta{"other": 1, "ui/resourceUri": "ui://demo/view.html",
+		"ui": map[string]any{"resourceUri": "ui://demo/view.html", "visibility": []any{"model", "app"}, "future": "kept"}}}, ok)
+	e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(srv).dial})
+	info, found := e.reg.Lookup(e.root, "mcp__srv__show")
+	if !found {
+		t.Fatal("show: not registered")
+	}
+	const want = `{"ui":{"future":"kept","resourceUri":"ui://demo/view.html","visibility":["model","app"]},"ui/resourceUri":"ui://demo/view.html"}`
+	if got := info.Meta[MetaUI]; got != want {
+		t.Errorf("MetaUI %s, want %s", got, want)
 	}
 }

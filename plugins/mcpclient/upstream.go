@@ -39,6 +39,10 @@ const (
 	NoticeResourceUpdated     NoticeKind = "resources/updated"
 	NoticeLog                 NoticeKind = "message"
 	NoticeProgress            NoticeKind = "progress"
+	// NoticeConnected: the client has a new session with the server (its first, or one
+	// after a reconnection, such as the one that declares newly offered capabilities),
+	// whose resources and prompts may differ from the last session's.
+	NoticeConnected NoticeKind = "connected"
 )
 
 // Notice is one notification from an upstream server. Exactly the field of its Kind is set

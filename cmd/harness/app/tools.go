@@ -108,10 +108,19 @@ func (a *invocation) callArgs(argv []string) (string, json.RawMessage, error) {
 // writeToolTable prints tools as aligned columns.
 func writeToolTable(a *invocation, tools []toolregistry.Info) error {
 	rows := make([][]string, 0, len(tools))
+	views := false
 	for _, t := range tools {
-		rows = append(rows, []string{t.Name, hostview.Dash(t.Meta["server"]), hostview.Summary(t.Description, 72)})
+		desc := hostview.Summary(t.Description, 72)
+		if hostview.HasView(t) {
+			desc, views = hostview.ViewMark+desc, true
+		}
+		rows = append(rows, []string{t.Name, hostview.Dash(t.Meta["server"]), desc})
 	}
-	return writeColumns(a, "no tools", []string{"NAME", "SERVER", "DESCRIPTION"}, rows)
+	if err := writeColumns(a, "no tools", []string{"NAME", "SERVER", "DESCRIPTION"}, rows); err != nil || !views {
+		return err
+	}
+	_, err := fmt.Fprintf(a.stdout, "\n%s\n", hostview.ViewNote)
+	return err
 }
 
 // writeJSON prints v as indented JSON on stdout, <, > and & as they are.
