@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/elicitation"
+	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 	"github.com/cordisgo/harness/plugins/remote"
@@ -146,6 +147,9 @@ func (h *Host) Mount() error {
 	}
 	h.provideCatalog()
 	if _, err := toolsearch.InstructionsKey.Provide(root, toolsearch.InstructionsFunc(mcpclient.InstructionsOf)); err != nil {
+		return err
+	}
+	if _, err := agent.ProfileKey.Provide(root, p.Name); err != nil {
 		return err
 	}
 	rows := h.mountedRows(p.Rows)

@@ -112,7 +112,16 @@ func (a *Approvals) Ask(cx context.Context, q Request, record func(Request)) (bo
 		if ans.Decision == Deny && why == "" {
 			why = "the user refused"
 		}
-		decide(ans.Decision, why)
+		// The record says why, whatever the answer: an allow is recorded as the person's.
+		recorded := why
+		switch {
+		case recorded != "":
+		case ans.Decision == AllowSession:
+			recorded = "the user allowed the tool for the session"
+		default:
+			recorded = "the user allowed it"
+		}
+		decide(ans.Decision, recorded)
 		if ans.Decision == AllowSession && q.Tool != "" {
 			a.mu.Lock()
 			a.grants[q.Tool] = true

@@ -104,7 +104,7 @@ func TestApprovals(t *testing.T) {
 		t.Fatal("allow_session should grant rm only")
 	}
 	mu.Lock()
-	if len(recorded) != 2 || recorded[0].Decision != "" || recorded[1].Decision != AllowSession || recorded[1].Why != "" {
+	if len(recorded) != 2 || recorded[0].Decision != "" || recorded[1].Decision != AllowSession || recorded[1].Why != "the user allowed the tool for the session" {
 		t.Fatalf("recorded %+v", recorded)
 	}
 	mu.Unlock()

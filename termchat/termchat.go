@@ -203,7 +203,12 @@ func (ch *chat) resume(cx context.Context, id string) error {
 		return err
 	}
 	ch.use(cx, s)
-	ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("resumed: %d turns", s.Info().Turns)))
+	info := s.Info()
+	note := fmt.Sprintf("resumed: %d turns", info.Turns)
+	if info.ResumedUnder != "" && info.Profile != "" {
+		note += fmt.Sprintf(" · made under profile %s, now resumed under %s", termsafe.String(info.Profile), termsafe.String(info.ResumedUnder))
+	}
+	ch.io.printf("%s\n", ch.io.dim(note))
 	return nil
 }
 

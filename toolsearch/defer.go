@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"os"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -577,6 +578,19 @@ func FormatQueryHits(results []QueryHits) string {
 		b.WriteString(FormatHits(r.Query, r.Hits))
 	}
 	return b.String()
+}
+
+// hitLine is the start of a hit's line in a search result ([FormatHits]).
+var hitLine = regexp.MustCompile(`(?m)^\d+\. (\S+) \(server `)
+
+// FoundNames returns the public names of the tools a tool_search result's text lists, in
+// order: a resumed session loads them again ([CallsDefinitions]).
+func FoundNames(text string) []string {
+	var out []string
+	for _, m := range hitLine.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }
 
 // The words after a search result's count: the tools are loaded ([CallsDefinitions]), or

@@ -185,19 +185,11 @@ func addUsage(t *model.Usage, u model.Usage) {
 	t.ReasoningTokens += u.ReasoningTokens
 }
 
-// emitAssistant logs the model's message (secret-looking argument values masked in the
-// log) and appends it to the history as sent.
+// emitAssistant logs the model's message exactly as the model sent it — a resumed
+// session replays what the model saw and said byte for byte; surfaces show a call's
+// arguments from tool.start and tool.result, masked — and appends it to the history.
 func (s *Session) emitAssistant(msg model.Message) {
-	logged := msg
-	for i, tc := range msg.ToolCalls {
-		if m := maskArgs(tc.Arguments); m != tc.Arguments {
-			if &logged.ToolCalls[0] == &msg.ToolCalls[0] {
-				logged.ToolCalls = append([]model.ToolCall(nil), msg.ToolCalls...)
-			}
-			logged.ToolCalls[i].Arguments = m
-		}
-	}
-	ev := s.emit(session.Event{Type: session.EventAssistant, Message: &logged})
+	ev := s.emit(session.Event{Type: session.EventAssistant, Message: &msg})
 	s.appendHistory(ev.Seq, msg)
 }
 

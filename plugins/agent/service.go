@@ -20,6 +20,17 @@ import (
 	"github.com/cordisgo/harness/toolsearch"
 )
 
+// ProfileKey is the name of the profile the tree was mounted from, provided at the root by
+// the host: a session's header records it, and a session resumed under another profile
+// says so (session.Info.ResumedUnder).
+var ProfileKey = ctx.NewKey[string]("profile")
+
+// profileOf returns the profile the agent's tree was mounted from ("" when unknown).
+func profileOf(d *agentDef) string {
+	name, _ := ProfileKey.Get(d.c)
+	return name
+}
+
 // Key is the agent service: start, resume and list sessions. The agent plugin mounted at
 // the top level of a profile provides it.
 var Key = ctx.NewKey[*Service]("agent")

@@ -13,6 +13,7 @@ import (
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/toolsearch"
 )
 
 // sessKey is the context value that carries the session a tool call runs for.
@@ -82,7 +83,7 @@ func (svc *Service) newSession(d *agentDef, opts StartOptions, parent *Session, 
 		approvals: permission.NewApprovals(opts.Interactive), saved: map[string]string{}}
 	s.approver = toolregistry.ApproverFunc(s.approve)
 	s.sampler = sampling.Func(func(cx context.Context, r *sampling.Request) (*mcpResult, error) { return s.sample(cx, r) })
-	s.header = session.Header{Agent: d.name, Model: info.Name, ModelID: info.ID, Depth: depth}
+	s.header = session.Header{Agent: d.name, Model: info.Name, ModelID: info.ID, Depth: depth, Profile: profileOf(d)}
 	if ptcMode {
 		s.header.Mode = ModePTC
 	}
@@ -152,6 +153,20 @@ func (svc *Service) resume(d *agentDef, h *session.Header, opts StartOptions) (*
 		if ev.Type == session.EventSession && ev.Header != nil && ev.Header.Resumed > s.header.Resumed {
 			s.header.Resumed = ev.Header.Resumed
 		}
+	}
+	// The tools the session's searches loaded are loaded again (calls: definitions: they
+	// are in the requests' tools, and the model calls them by name).
+	var found []string
+	for _, ev := range events {
+		if ev.Type == session.EventToolResult && ev.Call != nil && ev.Call.Tool == toolsearch.SearchToolName && ev.Message != nil {
+			found = append(found, toolsearch.FoundNames(ev.Message.Content)...)
+		}
+	}
+	if len(found) > 0 {
+		d.deferrer.Load(s, found...)
+	}
+	if prev, now := h.Profile, profileOf(d); prev != "" && now != "" && prev != now {
+		s.header.Profile = now
 	}
 	s.header.Resumed++
 	rh := s.header

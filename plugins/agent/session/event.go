@@ -122,6 +122,9 @@ type Header struct {
 	Resumed int `json:"resumed,omitempty"`
 	// Mode is "ptc" for a session in PTC mode, "" for standard mode.
 	Mode string `json:"mode,omitempty"`
+	// Profile is the profile the harness ran when the session was started (or, in a
+	// resumed session's header, when it was resumed).
+	Profile string `json:"profile,omitempty"`
 }
 
 // CallInfo describes one tool call of the model.

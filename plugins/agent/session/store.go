@@ -211,6 +211,10 @@ type Info struct {
 	Updated time.Time `json:"updated"`
 	// Turns counts the user's messages.
 	Turns int `json:"turns"`
+	// Profile is the profile the session was made under; ResumedUnder, when set, the other
+	// profile it was last resumed under.
+	Profile      string `json:"profile,omitempty"`
+	ResumedUnder string `json:"resumedUnder,omitempty"`
 	// Title is the start of the first user message.
 	Title string `json:"title,omitempty"`
 	// Usage sums the session's requests.
@@ -316,8 +320,16 @@ func summarize(info *Info, events []Event) {
 	h := events[0].Header
 	info.Agent, info.Model, info.Mode, info.Parent, info.Created = h.Agent, h.Model, h.Mode, h.Parent, h.Created
 	info.Updated = events[len(events)-1].Time
+	info.Profile = h.Profile
 	for _, ev := range events {
 		switch ev.Type {
+		case EventSession:
+			if ev.Header != nil && ev.Header.Profile != "" {
+				info.ResumedUnder = ev.Header.Profile
+				if ev.Header.Profile == h.Profile {
+					info.ResumedUnder = ""
+				}
+			}
 		case EventUser:
 			info.Turns++
 			if info.Title == "" {
