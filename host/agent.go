@@ -1,8 +1,12 @@
 package host
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -81,4 +85,48 @@ func freeID(rows []profiles.Row, base string) string {
 		}
 	}
 	return id
+}
+
+// CheckModel reports whether the model name of rows' model service (its default for "")
+// can answer, without a request: the profile's model row (use: model) is mounted alone, in
+// a tree of its own, and asked ([model.Service.Check]: a missing API key, an unknown
+// model). A command that needs the model calls it before the profile's servers start, so
+// that it fails at once instead of after starting them. Rows without a model row, or one
+// that does not mount, are nil: the host says why when it starts. The row's secrets are
+// read as the client's are, from the default credentials file when no row of its own tree
+// provides a credentials service.
+func CheckModel(cx context.Context, rows []profiles.Row, catalog map[string]ctx.PluginDef, name string) error {
+	for _, r := range rows {
+		def, ok := catalog[r.Use]
+		if !r.Enabled || r.Use != UseModel || !ok {
+			continue
+		}
+		root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+		defer func() { _ = root.Scope().Dispose(context.WithoutCancel(cx)) }()
+		sc, err := root.Plugin(def, r.Config)
+		if err != nil || sc.Wait(cx) != nil {
+			return nil
+		}
+		svc, ok := model.Key.Get(root)
+		if !ok {
+			return nil
+		}
+		return svc.Check(name)
+	}
+	return nil
+}
+
+// AgentModel is the model the main agent of rows uses: model when it is set (a command's
+// --model), else the top-level agent row's, else "" (the model service's default).
+func AgentModel(rows []profiles.Row, model string) string {
+	if model != "" {
+		return model
+	}
+	for _, r := range rows {
+		if r.Enabled && r.Use == UseAgent {
+			m, _ := r.Config["model"].(string)
+			return m
+		}
+	}
+	return ""
 }

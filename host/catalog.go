@@ -31,6 +31,8 @@ const (
 	UseAgent = "agent"
 	// UsePTC is programmatic tool calling.
 	UsePTC = "ptc"
+	// UseModel is the model service.
+	UseModel = "model"
 )
 
 // builtins is the plugin catalog compiled into the harness: profile rows name these
@@ -47,7 +49,7 @@ var builtins = map[string]ctx.PluginDef{
 	UseConsole:     console.Plugin,
 	UsePTC:         ptc.Plugin,
 	UseAgent:       agent.Plugin,
-	"model":        openaicompat.Plugin,
+	UseModel:       openaicompat.Plugin,
 }
 
 // Catalog returns a copy of the built-in plugin catalog, keyed by the name a profile row's

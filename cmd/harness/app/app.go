@@ -200,6 +200,9 @@ type invocation struct {
 	// adjustRows, if set, changes the profile's rows before they are mounted: ask adds an
 	// agent row when the profile has none.
 	adjustRows func([]profiles.Row) []profiles.Row
+	// preflight, if set, runs on the rows to mount (adjusted) before anything mounts: ask
+	// checks there that its model can answer, before the fleet starts.
+	preflight func([]profiles.Row) error
 
 	// args is the command line; cmdPath the command that runs ("tools list"); fwd holds the
 	// --local, --host and --endpoint flags of the commands that answer for a running host.

@@ -83,6 +83,15 @@ limit, token budget, output limit).`,
 					return turn.Start(cx, rh.Client, agent.StartParams{Agent: f.agent, Model: f.model})
 				}, 0, task, f)
 			}
+			if f.agent == "" {
+				// A model without a key fails the task before the profile's servers start.
+				a.preflight = func(rows []profiles.Row) error {
+					if err := host.CheckModel(cmd.Context(), rows, a.catalog, host.AgentModel(rows, f.model)); errors.Is(err, model.ErrNoAPIKey) {
+						return failure(err)
+					}
+					return nil
+				}
+			}
 			return a.withAgent(cmd.Context(), f, func(cx context.Context, svc *agent.Service) error {
 				return a.runTurn(cx, nil, func(cx context.Context) (*turn.Session, error) {
 					return turn.Start(cx, remote.NewLocal(a.agentHost.Root()), agent.StartParams{Agent: f.agent, Model: f.model, Mode: f.mode, Unattended: true})

@@ -3,6 +3,9 @@ package app
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -220,4 +223,23 @@ func TestAskHostWithoutAgent(t *testing.T) {
 	startRun(t, env, "run")
 	r := run(t, append(env, "DEEPSEEK_API_KEY="), "ask", "hello")
 	r.expect(t, ExitFailure, "", "has no agent (its profile mounts no model or agent); working in process")
+}
+
+// TestAskWithoutKeyStartsNothing: ask with a model that has no key fails before the
+// profile's servers start (here a stdio server that leaves a mark when started), naming
+// where the key is looked for.
+func TestAskWithoutKeyStartsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "started")
+	script := writeFile(t, dir, "server.sh", "#!/bin/sh\ntouch "+mark+"\nsleep 5\n")
+	if err := os.Chmod(script, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := writeFile(t, dir, "p.yaml", "extends: cli\nplugins:\n  marker:\n    use: mcpclient\n    config: {serverName: marker, transport: stdio, command: "+script+"}\n")
+	env := []string{"DEEPSEEK_API_KEY=", "HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "config")}
+	run(t, env, "-p", p, "ask", "no key").expect(t, ExitFailure, "", "harness: no API key for model flash: set DEEPSEEK_API_KEY")
+	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a server was started for a task that could not run: %v", err)
+	}
 }

@@ -42,6 +42,15 @@ func (a *invocation) withHost(cx context.Context, fn func(context.Context, *host
 			newRoot,
 		),
 		fx.Invoke(func(lc fx.Lifecycle, root *ctx.Context, p *profiles.Profile, a *invocation) error {
+			if a.preflight != nil {
+				rows := p.Rows
+				if a.adjustRows != nil {
+					rows = a.adjustRows(rows)
+				}
+				if err := a.preflight(rows); err != nil {
+					return err
+				}
+			}
 			if err := a.prepareRoot(root, p); err != nil {
 				return err
 			}
