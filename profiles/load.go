@@ -99,6 +99,12 @@ func Load(opts LoadOptions) (*Profile, error) {
 			return nil, err
 		}
 		top.data, l.warnings = im.YAML, im.Warnings
+		if slices.Contains(baseRowIDs(), "manager") {
+			// Whoever points -p at their editor's server list may expect those servers
+			// alone: say that the profile it becomes runs the settings file's too.
+			l.warnings = append(l.warnings, `the servers of your own settings file run too (the profile extends the built-in `+
+				ImportBase+` profile, whose MCP server manager runs them); --set plugins.manager.enabled=false runs only this file's`)
+		}
 	}
 	docs, err := l.chain(top)
 	if err != nil {

@@ -54,7 +54,9 @@ func TestLoadThroughServerReader(t *testing.T) {
 	if r := p.Rows[len(p.Rows)-1]; r.ID != "a" || r.Use != "mcpclient" || len(p.Rows) < 2 {
 		t.Errorf("rows %+v: want the cli rows, then a", p.Rows)
 	}
-	if len(p.Warnings) != 1 || p.Warnings[0] != "dropped claude.json" {
+	// The reader's warnings, then the note that the settings file's servers run too.
+	if len(p.Warnings) != 2 || p.Warnings[0] != "dropped claude.json" || !strings.Contains(p.Warnings[1], "the servers of your own settings file run too") ||
+		!strings.Contains(p.Warnings[1], "--set plugins.manager.enabled=false") {
 		t.Errorf("warnings %q", p.Warnings)
 	}
 	_, err = profiles.Load(profiles.LoadOptions{Name: "claude.json", Data: []byte(`{"mcpServers": {"a": {"command": 5}}}`), Servers: fakeReader{}})
