@@ -228,3 +228,29 @@ func TestToolsListSameOnTerminal(t *testing.T) {
 		t.Errorf("on a terminal: %v\noff a terminal: %v", on, names(off.stdout))
 	}
 }
+
+// TestRunOnTerminalAnswersForms: a host (harness run) on a terminal shows a server's form
+// there, as docs/cli.md says, for a call another process makes through it; the answer
+// reaches that call.
+func TestRunOnTerminalAnswersForms(t *testing.T) {
+	cmd := harnessCmd(t, "run")
+	s, exit := startOnTerminal(t, cmd)
+	s.Expect("running; interrupt to stop")
+	answered := make(chan result, 1) // the test's environment (testEnv): the host's
+	go func() { answered <- run(t, nil, "tools", "call", "mcp__demo__ask", "{}") }()
+	s.Expect("demo asks: The demo server would like to know you better.")
+	s.Expect("[Ada] > ")
+	for _, prompt := range []string{"[36] > ", "[Green] > ", "[no] > ", "  > ", "Send? [Y/n/cancel] "} {
+		s.Type("\r")
+		s.Expect(prompt)
+	}
+	s.Type("\r")
+	s.Expect("sent to demo")
+	(<-answered).expect(t, ExitOK, "accept: age=36, color=green, name=Ada, subscribe=false", "answering for the host at")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := exit(); code != ExitOK {
+		t.Fatalf("run exited %d; screen:\n%s", code, s.All())
+	}
+}
