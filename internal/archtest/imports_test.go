@@ -128,6 +128,7 @@ var rules = map[string]rule{
 	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
 	"testkit/gatewaytest": {project: []string{"ctx", "gateway"}},
 	"testkit/proctest":    {project: []string{"internal/procfs"}, stdOnly: true},
+	"testkit/harnessbin":  {stdOnly: true},
 	"testkit/screentest":  {stdOnly: true},
 	"testkit/agenttest":   {project: []string{"ctx", "ctx/ctxtest", "internal/modeltest", "plugins/agent", "plugins/model", "plugins/sysprompt", "plugins/toolregistry"}},
 	"testkit/redistest":   {stdOnly: true},

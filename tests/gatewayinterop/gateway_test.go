@@ -27,9 +27,10 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/gatewaytest"
+	"github.com/cordisgo/harness/testkit/harnessbin"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(harnessbin.Main(m)) }
 
 // suite is this directory's npm packages (the tests' working directory).
 var suite = npmci.Suite{Name: "gatewayinterop", Dir: ".", Prefix: "tests/gatewayinterop"}

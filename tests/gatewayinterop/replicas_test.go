@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordisgo/harness/testkit/harnessbin"
 	"github.com/cordisgo/harness/testkit/proctest"
 	"github.com/cordisgo/harness/testkit/redistest"
 )
@@ -83,11 +84,7 @@ func newCluster(t *testing.T, n int) *cluster {
 	haproxy := lookOrSkip(t, "haproxy", "haproxy")
 	c := &cluster{t: t, dir: t.TempDir()}
 	c.redis = redistest.Start(t, redistest.Options{})
-	c.bin = filepath.Join(c.dir, "harness")
-	build := exec.Command("go", "build", "-o", c.bin, "github.com/cordisgo/harness/cmd/harness")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	c.bin = harnessbin.Path(t) // built once for the suite's tests
 	for i := range n {
 		c.ports = append(c.ports, freePort(t))
 		c.procs = append(c.procs, nil)

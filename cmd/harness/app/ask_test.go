@@ -45,6 +45,7 @@ func agentProfile(t *testing.T, srv *modeltest.Server, extra string) string {
 }
 
 func TestAskWithDemoServer(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
 		{ToolCalls: []modeltest.ToolCall{{Name: "mcp__demo__add", Arguments: `{"a": 2, "b": 40}`}}},
 		{Content: "The answer is 42.\x1b[2J"},
@@ -113,6 +114,7 @@ func TestAskWithDemoServer(t *testing.T) {
 }
 
 func TestAskExitStatus(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
 		return modeltest.Reply{Content: "partial", ToolCalls: []modeltest.ToolCall{{Name: "mcp__demo__echo", Arguments: `{"text":"x"}`}}}
 	}})
@@ -147,6 +149,7 @@ func TestAskExitStatus(t *testing.T) {
 // TestAskDenied: with nobody to ask, the model is told the call was refused; --allow
 // allows it.
 func TestAskDenied(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
 		last := c.Messages[len(c.Messages)-1]
 		if last.Role == "user" {
@@ -162,6 +165,7 @@ func TestAskDenied(t *testing.T) {
 // TestAgentModeFlag: --mode ptc gives the model run_code instead of the tools, in ask and in
 // chat (whose flag was once ignored); a program's answer comes back; a bad mode is a usage error.
 func TestAgentModeFlag(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
 		if c.Messages[len(c.Messages)-1].Role == "user" {
 			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "run_code",
@@ -186,6 +190,7 @@ func TestAgentModeFlag(t *testing.T) {
 // about is refused (nobody to ask), the model told why; --local works in process; a host
 // without an agent is said in one line and ask works in process.
 func TestAskOnHost(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
 		last := c.Messages[len(c.Messages)-1]
 		switch {
@@ -219,6 +224,7 @@ func TestAskOnHost(t *testing.T) {
 // TestAskHostWithoutAgent: a running host without a model or agent is said in one line,
 // and ask works in process.
 func TestAskHostWithoutAgent(t *testing.T) {
+	t.Parallel()
 	env := testEnv(t)
 	startRun(t, env, "run")
 	r := run(t, append(env, "DEEPSEEK_API_KEY="), "ask", "hello")

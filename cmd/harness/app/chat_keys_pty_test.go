@@ -13,6 +13,7 @@ import (
 // first line typed — one keyboard owns the terminal — and nothing typed for the form ever
 // becomes a message to the model (issue 35, item 1).
 func TestChatFormTakesTheFirstLine(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
 		{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "mcp__demo__ask", Arguments: `{}`}}},
 		{Content: "Thanks."},
@@ -57,6 +58,7 @@ func TestChatFormTakesTheFirstLine(t *testing.T) {
 // is refused, the model told so) and the turn goes on to its end; the chat goes on, and
 // Ctrl-C at an empty prompt leaves (issue 35, item 2).
 func TestChatCtrlCAtApproval(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
 		{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "mcp__demo__add_tool", Arguments: `{"name":"greet"}`}}},
 		{Content: "Not added, then."},
@@ -86,6 +88,7 @@ func TestChatCtrlCAtApproval(t *testing.T) {
 // TestChatMultiLine: a paste stays one message (bracketed paste), Alt-Enter starts a new line
 // of the same message, and Up brings the last message back (issue 35, item 3).
 func TestChatMultiLine(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
 		{Content: "Got the paste."}, {Content: "Got two lines."}, {Content: "Again."},
 	}})

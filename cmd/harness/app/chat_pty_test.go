@@ -106,6 +106,7 @@ func (m *heldChat) cancelAndLeave(t *testing.T, s *ptytest.Screen, cmd *exec.Cmd
 // permissions ask about answered at the prompt, its line with the outcome, the turn's usage;
 // then Ctrl-C cancels a turn whose model is slow to answer, and Ctrl-C at the prompt leaves.
 func TestChatOnTerminal(t *testing.T) {
+	t.Parallel()
 	m := newHeldChat(t)
 	s, cmd, exit := chatOnTerminal(t, m.srv)
 	s.Expect("harness chat · the main agent · model ")
@@ -124,6 +125,7 @@ func TestChatOnTerminal(t *testing.T) {
 // process starts none): the approval is asked on this terminal and answered on the host,
 // Ctrl-C cancels the turn on the host, and /tools lists the host's tools.
 func TestChatOnHost(t *testing.T) {
+	t.Parallel()
 	m := newHeldChat(t)
 	startRun(t, testEnv(t), "-p", agentProfile(t, m.srv, "  agent:\n    use: agent\n"), "run")
 	cmd := harnessCmd(t, "chat")

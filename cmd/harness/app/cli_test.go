@@ -19,6 +19,7 @@ import (
 )
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	r := run(t, nil, "version")
 	r.expect(t, ExitOK, "harness ", "")
 	if !strings.Contains(r.stdout, "go1.") {
@@ -30,6 +31,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -70,6 +72,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	r := run(t, nil, "--help")
 	r.expect(t, ExitOK, "Exit status", "")
 	for _, cmd := range []string{"run", "tools", "mcp", "profile", "demo-server", "version"} {
@@ -81,6 +84,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestProfileShowRedactsSecrets(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := writeFile(t, dir, "p.yaml", `description: secrets
 extends: cli
@@ -118,6 +122,7 @@ plugins:
 }
 
 func TestProfileShowDefault(t *testing.T) {
+	t.Parallel()
 	r := run(t, nil, "profile", "show")
 	r.expect(t, ExitOK, "demo-server", "")
 	self, _ := os.Executable()
@@ -133,6 +138,7 @@ func TestProfileShowDefault(t *testing.T) {
 }
 
 func TestProfileCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := func(name, content string) string { return writeFile(t, dir, name, content) }
 	cycleA := file("cycle-a.yaml", "extends: ./cycle-b.yaml\nplugins: {}\n")
@@ -249,11 +255,13 @@ func TestProfileCheck(t *testing.T) {
 }
 
 func TestProfileCheckIgnoresDisabledRows(t *testing.T) {
+	t.Parallel()
 	p := writeFile(t, t.TempDir(), "p.yaml", "plugins:\n  s:\n    use: teststrict\n    enabled: false\n    config: {count: many}\n")
 	run(t, nil, "-p", p, "profile", "check").expect(t, ExitOK, "ok (0 plugin rows)", "")
 }
 
 func TestMCPImport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	doc := writeFile(t, dir, "claude.json", `{
   "mcpServers": {
@@ -294,6 +302,7 @@ func TestMCPImport(t *testing.T) {
 }
 
 func TestLogFormats(t *testing.T) {
+	t.Parallel()
 	p := writeFile(t, t.TempDir(), "p.yaml", "plugins:\n  tools:\n    use: toolregistry\n  bad:\n    use: testfail\n")
 	r := run(t, nil, "-p", p, "--log-format", "json", "tools", "list")
 	r.expect(t, ExitOK, "", `"level":"WARN"`)
@@ -317,6 +326,7 @@ func TestLogFormats(t *testing.T) {
 }
 
 func TestColour(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open(os.DevNull) // a character device, like a terminal
 	if err != nil {
 		t.Fatal(err)
@@ -337,6 +347,7 @@ func TestColour(t *testing.T) {
 }
 
 func TestTools(t *testing.T) {
+	t.Parallel()
 	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  mine:\n    use: testtools\n")
 	r := run(t, nil, "-p", p, "tools", "list")
 	r.expect(t, ExitOK, "greet", "")
@@ -428,6 +439,7 @@ plugins:
 }
 
 func TestRunWithRemoteAPI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := writeFile(t, dir, "p.yaml", "extends: cli\n") // cli has the remote API
 	token := filepath.Join(dir, "remote.token")
@@ -444,6 +456,7 @@ func TestRunWithRemoteAPI(t *testing.T) {
 }
 
 func TestPrompt(t *testing.T) {
+	t.Parallel()
 	p := writeFile(t, t.TempDir(), "p.yaml", `extends: cli
 plugins:
   prompt:
@@ -467,6 +480,7 @@ plugins:
 }
 
 func TestNestedRowsMountInAgentScopes(t *testing.T) {
+	t.Parallel()
 	p := writeFile(t, t.TempDir(), "p.yaml", `extends: cli
 plugins:
   agent:
@@ -489,6 +503,7 @@ plugins:
 // TestRunShowsManagerStatus: with the manager in the profile, run shows where the manager's
 // servers stand (from the manager's views), and the profile's own client rows (demo) too.
 func TestRunShowsManagerStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	settings := writeFile(t, dir, "servers.yaml", "servers:\n  broken:\n    transport: stdio\n    command: "+
 		filepath.Join(dir, "no-such-server")+"\n    reconnect: {maxAttempts: 1, initialDelayMs: 10}\n")

@@ -17,6 +17,7 @@ import (
 // open --print gives the same URL from the endpoint file; harness/clients streams the
 // profile's own demo row, which the manager does not list, with its status.
 func TestManagementPageHost(t *testing.T) {
+	t.Parallel()
 	f := newHostFixture(t)
 	h := startHost(t, f.env, f.profile)
 	cl, err := remote.Discover(f.endpoint)

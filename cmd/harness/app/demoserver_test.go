@@ -54,6 +54,7 @@ func newClient() *mcp.Client {
 }
 
 func TestDemoServerStdioSubprocess(t *testing.T) {
+	t.Parallel()
 	cx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	cmd := harnessCmd(t, "demo-server")
@@ -74,6 +75,7 @@ func TestDemoServerStdioSubprocess(t *testing.T) {
 }
 
 func TestDemoServerStdioInProcess(t *testing.T) {
+	t.Parallel()
 	cx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	inR, inW := io.Pipe()   // client → server
@@ -102,6 +104,7 @@ func TestDemoServerStdioInProcess(t *testing.T) {
 }
 
 func TestDemoServerHTTPAndSIGTERM(t *testing.T) {
+	t.Parallel()
 	cx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	cmd := harnessCmd(t, "demo-server", "--http", "127.0.0.1:0")

@@ -10,6 +10,7 @@ import (
 // Other hosts' documents are read directly by -p and converted by mcp import --from; keys
 // without a counterpart are warned about on stderr, not fatal.
 func TestOtherHostsDocuments(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cline := writeFile(t, dir, "cline_mcp_settings.json", `{"mcpServers": {
   "fetch": {"command": "uvx", "args": ["mcp-server-fetch"], "autoApprove": ["fetch"], "timeout": 60},
@@ -51,6 +52,7 @@ tool_timeout_sec = 30
 // MCP clients with one serverName in one scope (not across agent scopes), and a settings
 // file that does not parse or validate, each with its file and key.
 func TestProfileCheckReportsEverything(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	settings := writeFile(t, dir, "servers.yaml", "servers:\n  a:\n    transport: stdio\n    Command: x\n  b:\n    transport: streamable-http\n    url: ftp://example.com\n")
 	p := writeFile(t, dir, "p.yaml", `extends: cli

@@ -56,6 +56,7 @@ func askOnTerminal(t *testing.T, env []string, args string, flags ...string) (s 
 // is refused and asked again; the token is read without echo; the tool's result is the
 // answer.
 func TestTerminalForm(t *testing.T) {
+	t.Parallel()
 	s, exits := askOnTerminal(t, nil, "{}")
 	s.Expect("demo asks: The demo server would like to know you better.")
 	s.Expect("Name (required): What to call you\r\n  text, 1 to 40 characters\r\n  [Ada] > ")
@@ -84,6 +85,7 @@ func TestTerminalForm(t *testing.T) {
 // TestTerminalFormDeclineAndCancel: "n" at the end declines; Ctrl-C in the middle cancels the
 // form, not the harness, which reports the tool's result and exits normally.
 func TestTerminalFormDeclineAndCancel(t *testing.T) {
+	t.Parallel()
 	t.Run("decline", func(t *testing.T) {
 		s, exits := askOnTerminal(t, nil, "{}")
 		s.Expect("[Ada] > ")
@@ -109,6 +111,7 @@ func TestTerminalFormDeclineAndCancel(t *testing.T) {
 // TestTerminalURL: URL mode shows the page, opens it with $BROWSER when the user agrees, and
 // waits for the server's completion.
 func TestTerminalURL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	opened := filepath.Join(dir, "opened")
 	browser := writeFile(t, dir, "browser", "#!/bin/sh\necho \"$1\" > "+opened+"\n")
@@ -135,6 +138,7 @@ func TestTerminalURL(t *testing.T) {
 // TestTerminalPolicyDecline: --elicitation decline on a terminal offers servers nothing:
 // the demo's ask fails saying the client does not support elicitation, and no form shows.
 func TestTerminalPolicyDecline(t *testing.T) {
+	t.Parallel()
 	s, exits := askOnTerminal(t, nil, "{}", "--elicitation", "decline")
 	s.Expect("does not support elicitation")
 	exits(ExitFailure)
@@ -174,6 +178,7 @@ func TestTerminalFormSignal(t *testing.T) {
 // modes), except when stdin is serve --stdio's MCP stream; defaults provides a form-only
 // responder; decline provides none.
 func TestProvideResponder(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		flag     string
@@ -206,6 +211,7 @@ func TestProvideResponder(t *testing.T) {
 // server that asks questions is offered elicitation either way, so it lists the same
 // tools).
 func TestToolsListSameOnTerminal(t *testing.T) {
+	t.Parallel()
 	s := ptytest.Open(t)
 	cmd := harnessCmd(t, "tools", "list", "--local")
 	s.Start(cmd)
@@ -233,6 +239,7 @@ func TestToolsListSameOnTerminal(t *testing.T) {
 // there, as docs/cli.md says, for a call another process makes through it; the answer
 // reaches that call.
 func TestRunOnTerminalAnswersForms(t *testing.T) {
+	t.Parallel()
 	cmd := harnessCmd(t, "run")
 	s, exit := startOnTerminal(t, cmd)
 	s.Expect("running; interrupt to stop")

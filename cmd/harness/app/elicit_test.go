@@ -14,6 +14,7 @@ import (
 // profile's key — answers with the form's defaults; the flag wins over the environment,
 // which wins over the profile; an unknown policy is a usage error.
 func TestElicitationPolicy(t *testing.T) {
+	t.Parallel()
 	const defaultsAnswer = "accept: age=36, color=green, name=Ada, subscribe=false\n"
 	ask := []string{"tools", "call", "mcp__demo__ask", "{}"}
 	r := run(t, nil, ask...)
@@ -40,6 +41,7 @@ func TestElicitationPolicy(t *testing.T) {
 
 // TestElicitationPolicyNames: the profile's key accepts exactly the service's policies.
 func TestElicitationPolicyNames(t *testing.T) {
+	t.Parallel()
 	for _, name := range profiles.ElicitationPolicies {
 		if _, err := elicitation.ParsePolicy(name); err != nil {
 			t.Errorf("profiles accepts %q: %v", name, err)

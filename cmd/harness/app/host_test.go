@@ -65,6 +65,7 @@ servers:
 // profile neither takes it over nor removes it, and a second run on the same files refuses,
 // naming the first one's pid.
 func TestOneEndpointPerHost(t *testing.T) {
+	t.Parallel()
 	f := newHostFixture(t)
 	startHost(t, f.env, f.profile)
 	before, err := os.ReadFile(f.endpoint)
@@ -95,6 +96,7 @@ func TestOneEndpointPerHost(t *testing.T) {
 // TestAnsweringForHost: a command that answers for a running host says so, naming its pid
 // and profile; -p (or --stdio, --http, --set) means this process unless --host is given.
 func TestAnsweringForHost(t *testing.T) {
+	t.Parallel()
 	f := newHostFixture(t)
 	startHost(t, f.env, f.profile)
 	note := "answering for the host at http://127.0.0.1:"
@@ -118,6 +120,7 @@ func TestAnsweringForHost(t *testing.T) {
 // (with a did-you-mean); the profile's own rows (demo) are listed, probed and restarted
 // like the manager's servers.
 func TestRemoteErrorsAndRows(t *testing.T) {
+	t.Parallel()
 	f := newHostFixture(t)
 	startHost(t, f.env, f.profile)
 	r := run(t, f.env, "mcp", "restart", "nosuch")
@@ -166,6 +169,7 @@ func TestRemoteErrorsAndRows(t *testing.T) {
 // failure and its cause, or after --timeout with where the server stands; in process and
 // against a running host alike.
 func TestRestartWaitsForOutcome(t *testing.T) {
+	t.Parallel()
 	f := newHostFixture(t)
 	local := []string{"-p", f.profile, "--set", "plugins.remote.enabled=false"}
 	check := func(t *testing.T, args ...string) {

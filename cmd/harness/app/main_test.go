@@ -3,10 +3,13 @@ package app
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +64,15 @@ func TestMain(m *testing.M) {
 			return wd, err
 		}
 		return home, nil
+	}
+	// The tests wait on child processes (demo servers, hosts, terminals) far more than they
+	// compute: unless -parallel says otherwise, run more of the parallel ones at a time than
+	// go test's default, the number of processors.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(8, runtime.GOMAXPROCS(0))))
 	}
 	code := m.Run()
 	if code == 0 {

@@ -44,6 +44,7 @@ func (w *watchWriter) waitFor(want ...string) <-chan struct{} {
 // second host on the same files, or a serve on its gateway's port, refuses before mounting
 // anything, naming the first one's pid.
 func TestOneHost(t *testing.T) {
+	t.Parallel()
 	env := testEnv(t)
 	host := startRun(t, env, "run", "--gateway", "--addr", "127.0.0.1:0")
 	self, err := os.Executable()

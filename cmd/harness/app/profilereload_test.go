@@ -43,6 +43,7 @@ func childByMark(t *testing.T, mark string) int {
 // and the new one starts; an edit that does not load keeps the running rows and says why,
 // naming the file and the key.
 func TestProfileHotReload(t *testing.T) {
+	t.Parallel()
 	env := testEnv(t)
 	dir := t.TempDir()
 	row := func(id, name string) string {

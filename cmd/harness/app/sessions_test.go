@@ -38,6 +38,7 @@ func writeSession(t *testing.T, state, id string, events []session.Event) {
 }
 
 func TestSessionsListShow(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	env := []string{"HOME=" + state, "XDG_STATE_HOME=" + state}
 	run(t, env, "sessions", "list").expect(t, ExitOK, "", "no sessions in "+filepath.Join(state, "harness", "sessions"))

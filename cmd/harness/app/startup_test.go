@@ -17,6 +17,7 @@ import (
 // answer until the spinner has shown it: its line appears while the command waits and is
 // gone once the server is connected; the tools are listed.
 func TestToolsListShowsSlowServers(t *testing.T) {
+	t.Parallel()
 	upstream := mcptest.Handler(mcptest.NewServer("slow"))
 	gate := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

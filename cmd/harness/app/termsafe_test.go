@@ -23,6 +23,7 @@ func rawControl(s string) bool {
 // title and description, its log message, progress and result). Human output shows them
 // as visible escapes on stdout and stderr alike; --json passes the text unchanged.
 func TestTerminalSafety(t *testing.T) {
+	t.Parallel()
 	p := writeFile(t, t.TempDir(), "hostile.yaml", `extends: cli
 plugins:
   h:

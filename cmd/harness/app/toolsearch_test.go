@@ -7,6 +7,7 @@ import (
 )
 
 func TestToolsSearchCatalog(t *testing.T) {
+	t.Parallel()
 	catalog := "../../../toolsearch/testdata/catalog.json"
 	r := run(t, nil, "tools", "search", "--catalog", catalog, "--json", "--schemas", "1", "crete", "a", "pul", "request", "on", "github")
 	r.expect(t, ExitOK, "", "")
@@ -34,6 +35,7 @@ func TestToolsSearchCatalog(t *testing.T) {
 }
 
 func TestToolsSearchLiveFleet(t *testing.T) {
+	t.Parallel()
 	run(t, nil, "tools", "search", "add", "two", "numbers").expect(t, ExitOK, "mcp__demo__add", "")
 	// the servers' instructions are ranked too: "trying" is only in the demo server's
 	r := run(t, nil, "tools", "search", "--json", "trying")
@@ -44,6 +46,7 @@ func TestToolsSearchLiveFleet(t *testing.T) {
 
 // Several needs at once: one table per -q, or an array of {query, tools}.
 func TestToolsSearchSeveralQueries(t *testing.T) {
+	t.Parallel()
 	catalog := "../../../toolsearch/testdata/catalog.json"
 	r := run(t, nil, "tools", "search", "--catalog", catalog, "--limit", "2", "-q", "create a pull request on github", "-q", "take a screenshot with playwright")
 	r.expect(t, ExitOK, `For "create a pull request on github":`, "")

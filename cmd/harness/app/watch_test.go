@@ -24,6 +24,7 @@ func watchServer(t *testing.T) (*mcptest.Subscribable, string) {
 // TestResourcesWatch: `resources watch` subscribes, prints one JSON object per update with
 // the new contents (--read), and unsubscribes when interrupted.
 func TestResourcesWatch(t *testing.T) {
+	t.Parallel()
 	sub, url := watchServer(t)
 	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -78,6 +79,7 @@ func TestResourcesWatch(t *testing.T) {
 // TestResourcesWatchLines: for people, one line per update with the time, the server and
 // the URI; a server that cannot subscribe is an error naming it.
 func TestResourcesWatchLines(t *testing.T) {
+	t.Parallel()
 	sub, url := watchServer(t)
 	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -31,6 +31,7 @@ import (
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/harnessbin"
 )
 
 // demoEnv makes the test binary serve the demo MCP server over stdio.
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 	var err error
 	switch os.Getenv(demoEnv) {
 	case "":
-		goleak.VerifyTestMain(m)
+		goleak.VerifyTestMain(harnessbin.Main(m))
 		return
 	case "prompts":
 		err = promptServer().Run(context.Background(), &mcp.StdioTransport{})

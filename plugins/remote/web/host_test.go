@@ -21,6 +21,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/testkit/harnessbin"
 )
 
 // The tests of this file run the page exactly as a user opens it: the harness binary,
@@ -28,16 +30,6 @@ import (
 // web profile's demo server, the user's empty settings files), and Chromium opens the URL
 // it printed. A go-sdk client connected to the gateway plays an MCP client (Claude Code,
 // say) beside the page.
-
-// harnessBinary builds cmd/harness into a directory of the test's.
-func harnessBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "harness")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/cordisgo/harness/cmd/harness").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/harness: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // host is a running `harness run -p web --gateway`.
 type host struct {
@@ -57,7 +49,7 @@ func (h *host) log() string {
 // startHost runs the binary as a user would, in a fresh home, until the test ends.
 func startHost(t *testing.T) *host {
 	t.Helper()
-	bin := harnessBinary(t)
+	bin := harnessbin.Path(t) // built once for the tests of this process
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
