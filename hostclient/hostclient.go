@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
@@ -139,9 +138,9 @@ func (h *Host) Explain(cx context.Context, name string, err error) error {
 type Caller struct {
 	remote.Caller
 	// Host is the running host, nil in process.
-	Host *Host
-	root *ctx.Context
-	src  string // the profile's source, for messages
+	Host  *Host
+	local *host.Host // the host in process, nil for a running host
+	src   string     // the profile's source, for messages
 }
 
 // Remote returns the caller of the running host h.
@@ -150,7 +149,7 @@ func Remote(h *Host) *Caller { return &Caller{Caller: h.Client, Host: h, src: h.
 // Local returns the caller of the started host h in this process; h's methods must be
 // exposed (host.Host.ExposeAPI).
 func Local(h *host.Host) *Caller {
-	return &Caller{Caller: remote.NewLocal(h.Root()), root: h.Root(), src: h.Profile().Source}
+	return &Caller{Caller: remote.NewLocal(h.Root()), local: h, src: h.Profile().Source}
 }
 
 // Has reports whether the host serves the method called name.
@@ -158,7 +157,7 @@ func (c *Caller) Has(name string) bool {
 	if c.Host != nil {
 		return c.Host.Serves(name)
 	}
-	_, ok := c.root.RemoteMethod(name)
+	_, ok := c.local.Root().RemoteMethod(name)
 	return ok
 }
 
@@ -172,13 +171,19 @@ func (c *Caller) MountsNo(what, use string) error {
 	return err
 }
 
-// Explain words a method's error for people: on a running host as [Host.Explain] does (an
-// unknown server name lists the host's names), in process the method's own message.
+// Explain words a method's error for people: an unknown server name (not_found, when
+// server is set) lists the names the host has ([Host.Explain] on a running host,
+// host.Host.UnknownServer in process); otherwise on a running host the message names the
+// host, in process it is the method's own.
 func (c *Caller) Explain(cx context.Context, server string, err error) error {
 	if c.Host != nil {
 		return c.Host.Explain(cx, server, err)
 	}
-	if re, ok := errors.AsType[*remote.Error](err); ok {
+	re, ok := errors.AsType[*remote.Error](err)
+	switch {
+	case ok && re.Code == remote.CodeNotFound && server != "":
+		return c.local.UnknownServer(server)
+	case ok:
 		return errors.New(re.Message)
 	}
 	return err

@@ -3,6 +3,7 @@ package mcpmanager
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -63,20 +64,33 @@ func (m *Manager) authorizerFor(name string, openURL func(context.Context, strin
 		}
 		return nil, errorf(CodeBadRequest, name, "%s", msg)
 	}
-	if !res.cfg.UsesOAuth() {
-		return nil, errorf(CodeBadRequest, name, "the server does not use OAuth (a stdio server, oauth.disabled, or a static Authorization header)")
+	a, err := Authorizer(res.cfg, m.log, openURL)
+	if e, ok := errors.AsType[*Error](err); ok && e.Code == CodeBadRequest {
+		return nil, errorf(e.Code, name, "%s", res.scrub.clean(e.Msg))
+	}
+	return a, err
+}
+
+// Authorizer returns the interactive OAuth authorizer of the server cfg describes (its
+// references expanded) on the user's credentials store, which shares a live client's
+// credentials key; openURL shows the authorization URL. It fails with an [*Error]:
+// bad_request for a server that does not use OAuth or a configuration mcpauth refuses,
+// unavailable when the store cannot be opened.
+func Authorizer(cfg mcpclient.Config, log *slog.Logger, openURL func(context.Context, string) error) (*mcpauth.Authorizer, error) {
+	if !cfg.UsesOAuth() {
+		return nil, errorf(CodeBadRequest, cfg.ServerName, "the server does not use OAuth (a stdio server, oauth.disabled, or a static Authorization header)")
 	}
 	store, err := mcpclient.CredentialsStore()
 	if err != nil {
-		return nil, errorf(CodeUnavailable, name, "credentials store: %v", err)
+		return nil, errorf(CodeUnavailable, cfg.ServerName, "credentials store: %v", err)
 	}
-	opts := res.cfg.AuthOptions(store)
-	opts.Logger = m.log
+	opts := cfg.AuthOptions(store)
+	opts.Logger = log
 	opts.Interactive = true
 	opts.OpenURL = openURL
 	a, err := mcpauth.New(opts)
 	if err != nil {
-		return nil, errorf(CodeBadRequest, name, "%s", res.scrub.clean(err.Error()))
+		return nil, errorf(CodeBadRequest, cfg.ServerName, "%s", err.Error())
 	}
 	return a, nil
 }
@@ -91,7 +105,40 @@ func (m *Manager) authorizerFor(name string, openURL func(context.Context, strin
 // not use OAuth, [ErrUnavailable] when the manager is stopped; a failed flow is returned
 // as is (it matches mcpauth.ErrAuthorization).
 func (m *Manager) Login(rcx context.Context, name string, opts LoginOptions, onURL func(string)) (LoginEvent, error) {
-	a, err := m.authorizerFor(name, func(cx context.Context, u string) error {
+	ev, err := login(rcx, name, opts, onURL, m.log, func(open func(context.Context, string) error) (*mcpauth.Authorizer, error) {
+		return m.authorizerFor(name, open)
+	})
+	if err == nil {
+		m.log.Info("mcp server logged in", "server", name)
+	}
+	return ev, err
+}
+
+// LoginConfig runs the OAuth login of the server cfg describes (its references expanded)
+// in this process as [Manager.Login] does for the manager's entries: a profile's own
+// client row, say. Its errors are [Authorizer]'s and the flow's.
+func LoginConfig(rcx context.Context, cfg mcpclient.Config, opts LoginOptions, onURL func(string), log *slog.Logger) (LoginEvent, error) {
+	return login(rcx, cfg.ServerName, opts, onURL, log, func(open func(context.Context, string) error) (*mcpauth.Authorizer, error) {
+		return Authorizer(cfg, log, open)
+	})
+}
+
+// LogoutConfig deletes the stored token of the server cfg describes (its references
+// expanded), as [Manager.Logout] does for the manager's entries.
+func LogoutConfig(rcx context.Context, cfg mcpclient.Config, log *slog.Logger) error {
+	a, err := Authorizer(cfg, log, nil)
+	if err != nil {
+		return err
+	}
+	return a.Logout(rcx)
+}
+
+// login is the one login flow: the authorizer made with an opener that reports the URL
+// and opens the browser unless opts.NoBrowser, the flow bounded by DefaultLoginTimeout,
+// the granted scope read back from the store.
+func login(rcx context.Context, name string, opts LoginOptions, onURL func(string), log *slog.Logger,
+	authorizer func(open func(context.Context, string) error) (*mcpauth.Authorizer, error)) (LoginEvent, error) {
+	a, err := authorizer(func(cx context.Context, u string) error {
 		if onURL != nil {
 			onURL(u)
 		}
@@ -99,7 +146,7 @@ func (m *Manager) Login(rcx context.Context, name string, opts LoginOptions, onU
 			return nil
 		}
 		if err := mcpauth.OpenBrowser(cx, u); err != nil {
-			m.log.Warn("mcp login: the browser could not be opened; the URL was reported instead", "server", name, "err", err)
+			log.Warn("mcp login: the browser could not be opened; the URL was reported instead", "server", name, "err", err)
 		}
 		return nil
 	})
@@ -115,7 +162,6 @@ func (m *Manager) Login(rcx context.Context, name string, opts LoginOptions, onU
 	if rec, err := a.Record(rcx); err == nil && rec != nil {
 		ev.Scope = strings.Join(rec.Scopes, " ")
 	}
-	m.log.Info("mcp server logged in", "server", name)
 	return ev, nil
 }
 

@@ -21,13 +21,13 @@ func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*hostcl
 	}
 	switch {
 	case !rh.Serves(agent.MethodStart.Name()):
-		errorf(a.stderr, a.prog, "%s has no agent (its profile mounts no model or agent); working in process", rh)
+		a.out().Note("%s has no agent (its profile mounts no model or agent); working in process", rh)
 		return nil, nil
 	case f.mode != "":
-		errorf(a.stderr, a.prog, "--mode: the agent of %s runs in its own mode; working in process", rh)
+		a.out().Note("--mode: the agent of %s runs in its own mode; working in process", rh)
 		return nil, nil
 	case len(f.allow) > 0:
-		errorf(a.stderr, a.prog, "--allow: the agent of %s has its own permissions; working in process", rh)
+		a.out().Note("--allow: the agent of %s has its own permissions; working in process", rh)
 		return nil, nil
 	}
 	return rh, nil

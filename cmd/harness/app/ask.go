@@ -18,6 +18,7 @@ import (
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
+	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
 	"github.com/cordisgo/harness/termui"
@@ -86,7 +87,7 @@ limit, token budget, output limit).`,
 			if f.agent == "" {
 				// A model without a key fails the task before the profile's servers start.
 				a.preflight = func(rows []profiles.Row) error {
-					if err := host.CheckModel(cmd.Context(), rows, a.catalog, host.AgentModel(rows, f.model)); errors.Is(err, model.ErrNoAPIKey) {
+					if err := host.CheckModel(cmd.Context(), rows, a.catalog, host.AgentModel(rows, f.model)); errors.Is(err, openaicompat.ErrNoAPIKey) {
 						return failure(err)
 					}
 					return nil
@@ -211,7 +212,7 @@ func (a *invocation) runTurn(cx context.Context, rh *hostclient.Host, open func(
 			answer := permission.Answer{Decision: permission.Deny,
 				Reason: "nobody to ask (harness ask); run harness chat to approve calls, or ask --local --allow PATTERN"}
 			if err := s.Approve(cx, ev.Approval.ID, answer); err != nil && !errors.Is(err, context.Canceled) {
-				errorf(a.stderr, a.prog, "refusing %s: %v", ev.Approval.Tool, err)
+				a.out().Note("refusing %s: %v", ev.Approval.Tool, err)
 			}
 		}
 	})
@@ -257,7 +258,7 @@ func (a *invocation) turnOutcome(end *session.TurnEnd, err error, id string, f a
 	case session.StopDone:
 		return nil
 	case session.StopMaxSteps, session.StopTokenBudget, session.StopLength:
-		errorf(a.stderr, a.prog, "the turn stopped before the model finished: %s (session %s)", end.Reason, id)
+		a.out().Note("the turn stopped before the model finished: %s (session %s)", end.Reason, id)
 		return &exitError{code: ExitIncomplete, err: errors.New("")}
 	}
 	return nil

@@ -35,7 +35,7 @@ func (a *invocation) withCaller(cx context.Context, fn func(context.Context, *ho
 		if a.fwd.host || a.fwd.endpoint != "" {
 			return failure(fmt.Errorf("%s cannot run %s (it does not serve %s); use --local to work in process", rh, a.cmdPath, host.MethodTools))
 		}
-		errorf(a.stderr, a.prog, "%s cannot run %s; working in process", rh, a.cmdPath)
+		a.out().Note("%s cannot run %s; working in process", rh, a.cmdPath)
 	}
 	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
 		return fn(cx, hostclient.Local(h))

@@ -286,7 +286,7 @@ func (a *invocation) mcpCommand() *cobra.Command {
 				return profileError(err)
 			}
 			for _, w := range im.Warnings {
-				errorf(a.stderr, a.prog, "mcp import %q: warning: %s", name, w)
+				a.out().Note("mcp import %q: warning: %s", name, w)
 			}
 			_, err = a.stdout.Write(im.YAML)
 			return err

@@ -66,7 +66,7 @@ func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) er
 			// Servers are offered elicitation as on a terminal (so that they list the same
 			// tools), and every question is declined with a line that says how to answer.
 			_, err := elicitation.Provide(root, "no-terminal", &termform.NoTerminal{Note: func(server string) {
-				errorf(a.stderr, a.prog, "mcp server %s asked a question, and there is no terminal to answer it on: declined; "+
+				a.out().Note("mcp server %s asked a question, and there is no terminal to answer it on: declined; "+
 					"run on a terminal, or answer with the form's defaults (--elicitation defaults)", server)
 			}})
 			return err

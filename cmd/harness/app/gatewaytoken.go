@@ -58,7 +58,7 @@ func (a *invocation) printGatewayClient(gf *gatewayFlags, endpointFile, token st
 	var url string
 	if running, ok := hostgateway.Running(endpointFile); ok && !gf.flags.Changed("addr") {
 		url, token = running.URL, running.Token
-		errorf(a.stderr, a.prog, "the gateway of the host running as pid %d (%s)", running.PID, endpointFile)
+		a.out().Note("the gateway of the host running as pid %d (%s)", running.PID, endpointFile)
 	} else {
 		host, port, err := net.SplitHostPort(gf.addr)
 		if err != nil || port == "0" {

@@ -115,7 +115,7 @@ func (a *invocation) withHost(cx context.Context, fn func(context.Context, *host
 		// Servers that did not connect are reported here, once: the command
 		// goes on with the tools of the others.
 		for _, st := range h.Board().NotReady() {
-			errorf(a.stderr, a.prog, "mcp server %s", host.StatusLine(st))
+			a.out().Note("mcp server %s", host.StatusLine(st))
 		}
 	}
 	return fn(cx, h)

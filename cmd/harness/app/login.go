@@ -13,7 +13,6 @@ import (
 	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
-	"github.com/cordisgo/harness/profiles"
 	"github.com/cordisgo/harness/secrets"
 )
 
@@ -62,176 +61,98 @@ func (a *invocation) showURL(name, u string, opened bool) {
 	fmt.Fprintf(a.stderr, "To log in to %s, open this URL in a browser on this machine:\n  %s\n", name, u)
 }
 
-func (a *invocation) loggedIn(name, scope string) {
-	if scope != "" {
-		fmt.Fprintf(a.stdout, "%s: logged in (scope %s)\n", name, scope)
-		return
+// loginEvent prints a login's event: the URL to visit, then the outcome.
+func (a *invocation) loginEvent(ev mcpmanager.LoginEvent, f loginFlags) {
+	switch {
+	case ev.URL != "":
+		a.showURL(ev.Server, ev.URL, !f.noBrowser)
+	case ev.Done && ev.Scope != "":
+		fmt.Fprintf(a.stdout, "%s: logged in (scope %s)\n", ev.Server, ev.Scope)
+	case ev.Done:
+		fmt.Fprintf(a.stdout, "%s: logged in\n", ev.Server)
 	}
-	fmt.Fprintf(a.stdout, "%s: logged in\n", name)
 }
 
 func (a *invocation) mcpLogin(cx context.Context, f loginFlags, name string) error {
 	if f.gateway != "" {
 		return a.mcpLoginThrough(cx, f, name)
 	}
-	rh, err := a.findHost(cx, f.mcpFlags)
-	if err != nil {
-		return err
-	}
-	if rh != nil {
-		cl := rh.Client
+	method := mcpmanager.MethodLogin
+	return a.withLogin(cx, f, name, method.Name(), func(cx context.Context, c *hostclient.Caller) error {
 		// The host runs the flow, so its live client picks the token up at once.
-		err := mcpmanager.MethodLogin.Call(cx, cl, mcpmanager.LoginParams{Name: name, NoBrowser: f.noBrowser}, func(ev mcpmanager.LoginEvent) error {
-			if ev.URL != "" {
-				a.showURL(name, ev.URL, !f.noBrowser)
-			}
-			if ev.Done {
-				a.loggedIn(name, ev.Scope)
-			}
+		return method.Call(cx, c, mcpmanager.LoginParams{Name: name, NoBrowser: f.noBrowser}, func(ev mcpmanager.LoginEvent) error {
+			a.loginEvent(ev, f)
 			return nil
 		})
-		return hostError(cx, rh, mcpmanager.MethodLogin.Name(), name, err)
-	}
-	p, err := a.loadProfile()
-	if err != nil {
+	}, func(cx context.Context, cfg mcpclient.Config) error {
+		ev, err := mcpmanager.LoginConfig(cx, cfg, mcpmanager.LoginOptions{NoBrowser: f.noBrowser}, func(u string) {
+			a.loginEvent(mcpmanager.LoginEvent{Server: name, URL: u}, f)
+		}, a.logger)
+		if err == nil {
+			a.loginEvent(ev, f)
+		}
 		return err
-	}
-	onURL := func(u string) { a.showURL(name, u, !f.noBrowser) }
-	if a.managerServes(p, name) {
-		a.quietStartup = true
-		return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-			m, ok := mcpmanager.Key.Get(h.Root())
-			if !ok || m == nil {
-				return fmt.Errorf("the MCP server manager of profile %q is not running", h.Profile().Source)
-			}
-			ev, err := m.Login(cx, name, mcpmanager.LoginOptions{NoBrowser: f.noBrowser}, onURL)
-			if errors.Is(err, mcpmanager.ErrNotFound) {
-				return h.UnknownServer(name)
-			}
-			if err != nil {
-				return err
-			}
-			a.loggedIn(name, ev.Scope)
-			return nil
-		})
-	}
-	auth, err := a.profileAuthorizer(p, name, func(cx context.Context, u string) error {
-		onURL(u)
-		if f.noBrowser {
-			return nil
-		}
-		if err := mcpauth.OpenBrowser(cx, u); err != nil {
-			errorf(a.stderr, a.prog, "%v", err)
-		}
-		return nil
 	})
-	if err != nil {
-		return err
-	}
-	lcx, cancel := context.WithTimeout(cx, mcpmanager.DefaultLoginTimeout)
-	defer cancel()
-	if err := auth.Login(lcx); err != nil {
-		return err
-	}
-	rec, _ := auth.Record(cx)
-	scope := ""
-	if rec != nil && rec.Token != nil {
-		scope = rec.Token.Scope
-	}
-	a.loggedIn(name, scope)
-	return nil
 }
 
 func (a *invocation) mcpLogout(cx context.Context, f loginFlags, name string) error {
+	method := mcpmanager.MethodLogout
+	err := a.withLogin(cx, f, name, method.Name(), func(cx context.Context, c *hostclient.Caller) error {
+		_, err := method.Call(cx, c, mcpmanager.NameParams{Name: name})
+		return err
+	}, func(cx context.Context, cfg mcpclient.Config) error {
+		return mcpmanager.LogoutConfig(cx, cfg, a.logger)
+	})
+	if err == nil {
+		fmt.Fprintf(a.stdout, "%s: logged out\n", name)
+	}
+	return err
+}
+
+// withLogin runs a login or logout of the server called name where its client lives: on
+// the running host, or in process for a server of the profile's MCP server manager, through
+// the manager's method (onHost, with its refusal worded for people); for the profile's own
+// client row, with that row's configuration, its references resolved from the environment
+// (own).
+func (a *invocation) withLogin(cx context.Context, f loginFlags, name, method string,
+	onHost func(context.Context, *hostclient.Caller) error, own func(context.Context, mcpclient.Config) error) error {
+	call := func(cx context.Context, c *hostclient.Caller) error {
+		if c.Host != nil && !c.Has(method) {
+			return failure(c.Host.Lacks("do "+method, method))
+		}
+		if err := onHost(cx, c); err != nil {
+			return c.Explain(cx, name, err)
+		}
+		return nil
+	}
 	rh, err := a.findHost(cx, f.mcpFlags)
 	if err != nil {
 		return err
 	}
 	if rh != nil {
-		_, err := mcpmanager.MethodLogout.Call(cx, rh.Client, mcpmanager.NameParams{Name: name})
-		if err := hostError(cx, rh, mcpmanager.MethodLogout.Name(), name, err); err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stdout, "%s: logged out\n", name)
-		return nil
+		return call(cx, hostclient.Remote(rh))
 	}
 	p, err := a.loadProfile()
 	if err != nil {
 		return err
 	}
-	if a.managerServes(p, name) {
-		a.quietStartup = true
-		return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-			m, ok := mcpmanager.Key.Get(h.Root())
-			if !ok || m == nil {
-				return fmt.Errorf("the MCP server manager of profile %q is not running", h.Profile().Source)
-			}
-			if err := m.Logout(cx, name); errors.Is(err, mcpmanager.ErrNotFound) {
-				return h.UnknownServer(name)
-			} else if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "%s: logged out\n", name)
-			return nil
-		})
-	}
-	auth, err := a.profileAuthorizer(p, name, nil)
-	if err != nil {
-		return err
-	}
-	if err := auth.Logout(cx); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stdout, "%s: logged out\n", name)
-	return nil
-}
-
-// managerServes reports whether the server called name is the manager's to log in or
-// out: the profile mounts a manager, and has no client row of its own by that name.
-func (a *invocation) managerServes(p *profiles.Profile, name string) bool {
-	if !host.UsesPlugin(p.Rows, host.UseManager) {
-		return false
-	}
-	_, err := host.ClientConfig(p, a.catalog, name)
-	return err != nil
-}
-
-// profileAuthorizer builds the authorizer of the profile's own mcpclient row name, with its
-// references resolved from the environment, on the process's credentials store.
-func (a *invocation) profileAuthorizer(p *profiles.Profile, name string, open func(context.Context, string) error) (*mcpauth.Authorizer, error) {
 	cfg, err := host.ClientConfig(p, a.catalog, name)
+	if err != nil && host.UsesPlugin(p.Rows, host.UseManager) {
+		// Not a row of the profile's own: the manager's to log in or out.
+		a.quietStartup = true
+		return a.withHost(cx, func(cx context.Context, h *host.Host) error { return call(cx, hostclient.Local(h)) })
+	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	cfg, err = cfg.Expand(&secrets.Resolver{LookupEnv: func(k string) (string, bool) { return lookupEnv(a.env, k) }})
-	if err != nil {
-		return nil, fmt.Errorf("mcp server %q: %w", name, err)
+	if cfg, err = cfg.Expand(&secrets.Resolver{LookupEnv: func(k string) (string, bool) { return lookupEnv(a.env, k) }}); err != nil {
+		return fmt.Errorf("mcp server %q: %w", name, err)
 	}
-	if !cfg.UsesOAuth() {
-		return nil, fmt.Errorf("mcp server %q does not use OAuth (a stdio server, oauth.disabled, or a static Authorization header)", name)
+	err = own(cx, cfg)
+	if e, ok := errors.AsType[*mcpmanager.Error](err); ok {
+		return fmt.Errorf("mcp server %q: %s", name, e.Msg)
 	}
-	store, err := mcpclient.CredentialsStore()
-	if err != nil {
-		return nil, err
-	}
-	opts := cfg.AuthOptions(store)
-	opts.Interactive = true
-	opts.OpenURL = open
-	opts.Logger = a.logger
-	return mcpauth.New(opts)
-}
-
-// hostError words a running host's refusal of method for people: a host that does not
-// serve it (no manager), an unknown server name (with the names it has), or the host's
-// message.
-func hostError(cx context.Context, rh *hostclient.Host, method, name string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if !rh.Serves(method) {
-		return failure(rh.Lacks("do "+method, method))
-	}
-	return rh.Explain(cx, name, err)
+	return err
 }
 
 // mcpLoginThrough signs in to a team gateway's personal server (hostgateway.LoginThrough):
@@ -248,7 +169,7 @@ func (a *invocation) mcpLoginThrough(cx context.Context, f loginFlags, name stri
 			return nil
 		}
 		if err := mcpauth.OpenBrowser(cx, u); err != nil {
-			errorf(a.stderr, a.prog, "%v", err)
+			a.out().Note("%v", err)
 		}
 		return nil
 	}

@@ -89,7 +89,7 @@ func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*hostclient.Host
 		if wanted {
 			return nil, failure(fmt.Errorf("no running host: %s", msg))
 		}
-		errorf(a.stderr, a.prog, "%s; working in process", msg)
+		a.out().Note("%s; working in process", msg)
 		return nil, nil
 	}
 	file, err := a.endpointFile(f.endpoint)
@@ -111,7 +111,7 @@ func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*hostclient.Host
 	case err != nil:
 		return none("ignoring the endpoint file: %v", err)
 	}
-	errorf(a.stderr, a.prog, "answering for %s; --local for this profile", rh)
+	a.out().Note("answering for %s; --local for this profile", rh)
 	return rh, nil
 }
 
@@ -149,7 +149,7 @@ func (a *invocation) printList(l host.ServerList, asJSON bool) error {
 		return failure(fmt.Errorf("the settings file was rejected (the last good configuration keeps running): %s", l.Settings.Error))
 	}
 	if asJSON {
-		if err := writeJSON(a, l); err != nil {
+		if err := a.out().JSON(l); err != nil {
 			return err
 		}
 		return rejected()
@@ -163,7 +163,7 @@ func (a *invocation) printList(l host.ServerList, asJSON bool) error {
 		return rejected()
 	}
 	rows := hostview.ServerRows(servers)
-	if err := a.printTable(rows); err != nil {
+	if err := a.out().Table(rows); err != nil {
 		return err
 	}
 	a.printSettingsFiles(l.Settings)
@@ -237,7 +237,7 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 // connection could not be cleaned up, is a failure.
 func (a *invocation) printProbe(out mcpmanager.ProbeResult, asJSON bool) error {
 	if asJSON {
-		if err := writeJSON(a, out); err != nil {
+		if err := a.out().JSON(out); err != nil {
 			return err
 		}
 	} else {
@@ -294,7 +294,7 @@ func (a *invocation) printRestart(name string, v mcpmanager.View, err error, asJ
 		return err // refused before anything restarted
 	}
 	if asJSON {
-		if werr := writeJSON(a, host.RestartEvent{Server: v}); werr != nil {
+		if werr := a.out().JSON(host.RestartEvent{Server: v}); werr != nil {
 			return werr
 		}
 	}

@@ -199,7 +199,7 @@ key order; the change is validated before it is written, and written atomically.
 			if err := node.Decode(&entry); err != nil {
 				return "", err
 			}
-			return "", writeJSON(a, map[string]any{"name": name, "scope": sc, "file": d.Path(), "entry": entry})
+			return "", a.out().JSON(map[string]any{"name": name, "scope": sc, "file": d.Path(), "entry": entry})
 		}
 		var out strings.Builder
 		enc := yaml.NewEncoder(&out)

@@ -25,7 +25,7 @@ func (a *invocation) showPage(srv *remote.Server, open bool) {
 // failure without the URL.
 func (a *invocation) openPage(cx context.Context, u string) {
 	if err := mcpauth.OpenBrowser(cx, u); err != nil {
-		errorf(a.stderr, a.prog, "could not open the management page: %s", strings.ReplaceAll(err.Error(), u, "<page URL>"))
+		a.out().Note("could not open the management page: %s", strings.ReplaceAll(err.Error(), u, "<page URL>"))
 	}
 }
 

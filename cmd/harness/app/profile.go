@@ -50,7 +50,7 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 		return nil, profileError(err)
 	}
 	for _, w := range p.Warnings {
-		errorf(a.stderr, a.prog, "profile %q: warning: %s", p.Source, w)
+		a.out().Note("profile %q: warning: %s", p.Source, w)
 	}
 	if _, ok := a.catalog[host.UseClient]; !ok && len(af.Stdio)+len(af.HTTP) > 0 {
 		flag, arg, _ := strings.Cut(af.Label(0), " ")
@@ -73,7 +73,7 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 	}
 	warnings, err := host.Check(p, host.CheckOptions{Catalog: a.catalog, Labels: labels, Strict: strict, LookupEnv: a.lookupEnv})
 	for _, w := range warnings {
-		errorf(a.stderr, a.prog, "%s", w)
+		a.out().Note("%s", w)
 	}
 	if err != nil {
 		return nil, profileError(err)

@@ -39,7 +39,7 @@ func (a *invocation) promptCommand() *cobra.Command {
 					}
 					return nil
 				}
-				return writeJSON(a, p)
+				return a.out().JSON(p)
 			})
 		}),
 	}

@@ -46,12 +46,12 @@ server: a table with the arguments (<required> [optional]), or with --json
 					return promptError(refused(cx, c, server, err))
 				}
 				if listJSON {
-					return writeJSON(a, l)
+					return a.out().JSON(l)
 				}
 				for _, e := range l.Errors {
 					// A server that did not connect was reported at start-up.
 					if !strings.Contains(e.Error, mcpprompts.ErrNotConnected.Error()) {
-						errorf(a.stderr, a.prog, "%s", e.Error)
+						a.out().Note("%s", e.Error)
 					}
 				}
 				return a.printPromptTable(l.Prompts)
@@ -80,7 +80,7 @@ arguments are refused before the request (exit status 2).`,
 					return promptError(refused(cx, c, argv[0], err))
 				}
 				if getJSON {
-					return writeJSON(a, res)
+					return a.out().JSON(res)
 				}
 				return hostview.PromptMessages(termsafe.Writer(a.stdout), res)
 			})
@@ -129,5 +129,5 @@ func (a *invocation) printPromptTable(ps []mcpprompts.Prompt) error {
 		return nil
 	}
 	rows := hostview.PromptRows(ps)
-	return a.printTable(rows)
+	return a.out().Table(rows)
 }

@@ -36,7 +36,7 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 				if infos == nil {
 					infos = []session.Info{}
 				}
-				return writeJSON(a, infos)
+				return a.out().JSON(infos)
 			}
 			if len(infos) == 0 {
 				fmt.Fprintf(a.stderr, "no sessions in %s\n", st.Dir())

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -31,7 +30,7 @@ func (a *invocation) toolsCommand() *cobra.Command {
 					if tools == nil {
 						tools = []toolregistry.Info{}
 					}
-					return writeJSON(a, tools)
+					return a.out().JSON(tools)
 				}
 				return writeToolTable(a, tools)
 			})
@@ -63,7 +62,7 @@ there; --local runs it in this process.`,
 				}
 				res, terr := out.Result, out.Err()
 				if callJSON {
-					if err := writeJSON(a, hostview.CanonicalCall(res, terr)); err != nil {
+					if err := a.out().JSON(hostview.CanonicalCall(res, terr)); err != nil {
 						return err
 					}
 				} else if text := res.Text(); text != "" {
@@ -116,19 +115,9 @@ func writeToolTable(a *invocation, tools []toolregistry.Info) error {
 		}
 		rows = append(rows, []string{t.Name, hostview.Dash(t.Meta["server"]), desc})
 	}
-	if err := writeColumns(a, "no tools", []string{"NAME", "SERVER", "DESCRIPTION"}, rows); err != nil || !views {
+	if err := a.out().Columns("no tools", []string{"NAME", "SERVER", "DESCRIPTION"}, rows); err != nil || !views {
 		return err
 	}
 	_, err := fmt.Fprintf(a.stdout, "\n%s\n", hostview.ViewNote)
-	return err
-}
-
-// writeJSON prints v as indented JSON on stdout, <, > and & as they are.
-func writeJSON(a *invocation, v any) error {
-	b, err := hostview.JSON(v, "  ")
-	if err != nil {
-		return errors.New("encoding JSON: " + err.Error())
-	}
-	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
 	return err
 }

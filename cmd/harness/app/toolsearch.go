@@ -98,12 +98,12 @@ its own: one table per query, and with --json an array of {"query", "tools"}.`,
 func (a *invocation) writeSearch(results []toolsearch.QueryHits, asJSON bool) error {
 	if len(results) == 1 {
 		if asJSON {
-			return writeJSON(a, results[0].Hits)
+			return a.out().JSON(results[0].Hits)
 		}
 		return writeHits(a, results[0].Hits)
 	}
 	if asJSON {
-		return writeJSON(a, results)
+		return a.out().JSON(results)
 	}
 	for i, r := range results {
 		if i > 0 {
@@ -127,5 +127,5 @@ func writeHits(a *invocation, hits []toolsearch.Hit) error {
 		}
 		rows = append(rows, []string{fmt.Sprintf("%.2f", h.Score), h.PublicName, where, hostview.Summary(h.Purpose, 72)})
 	}
-	return writeColumns(a, "no tool matches", []string{"SCORE", "NAME", "SERVER/TOOL", "PURPOSE"}, rows)
+	return a.out().Columns("no tool matches", []string{"SCORE", "NAME", "SERVER/TOOL", "PURPOSE"}, rows)
 }

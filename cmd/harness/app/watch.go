@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -34,15 +33,6 @@ func (a *invocation) watchCommand() *cobra.Command {
 	return cmd
 }
 
-// watchedUpdate is one update as --json prints it.
-type watchedUpdate struct {
-	Time     time.Time       `json:"time"`
-	Server   string          `json:"server"`
-	URI      string          `json:"uri"`
-	Contents json.RawMessage `json:"contents,omitempty"`
-	Error    string          `json:"error,omitempty"`
-}
-
 func (a *invocation) watchResources(cx context.Context, server string, uris []string, read, asJSON bool) error {
 	return a.withCaller(cx, func(cx context.Context, c *hostclient.Caller) error {
 		if !c.Has(host.MethodWatchResources.Name()) {
@@ -52,12 +42,12 @@ func (a *invocation) watchResources(cx context.Context, server string, uris []st
 		err := host.MethodWatchResources.Call(cx, c, host.WatchParams{Server: server, URIs: uris}, func(u host.ResourceUpdate) error {
 			if u.Subscribed {
 				n := len(slices.Compact(slices.Sorted(slices.Values(uris))))
-				errorf(a.stderr, a.prog, "watching %d resource(s) of %s; Ctrl-C to stop", n, server)
+				a.out().Note("watching %d resource(s) of %s; Ctrl-C to stop", n, server)
 				return nil
 			}
 			if u.Dropped > dropped {
 				if n := u.Dropped; dropped == 0 || n/100 > dropped/100 {
-					errorf(a.stderr, a.prog, "%d updates dropped: printing does not keep up", n)
+					a.out().Note("%d updates dropped: printing does not keep up", n)
 				}
 				dropped = u.Dropped
 			}
@@ -74,62 +64,23 @@ func (a *invocation) watchResources(cx context.Context, server string, uris []st
 }
 
 // printUpdate prints one update, and with read the resource's new contents, read through
-// the registry's read tool like `resources read`.
+// the registry's read tool like `resources read`, as an agent at the root would.
 func (a *invocation) printUpdate(cx context.Context, c *hostclient.Caller, u host.ResourceUpdate, read, asJSON bool) error {
-	w := watchedUpdate{Time: time.Now(), Server: u.Server, URI: u.URI}
+	w := hostview.Update{Time: time.Now(), Server: u.Server, URI: u.URI}
 	var raw json.RawMessage
 	if read {
-		res, err := a.readForWatch(cx, c, u)
+		args, _ := json.Marshal(map[string]string{"server": u.Server, "uri": u.URI})
+		res, terr, err := resourceTool(cx, c, toolReadResource, args)
 		switch {
 		case err != nil:
 			w.Error = err.Error()
+		case terr != nil:
+			w.Error = terr.Error()
+		case res == nil || len(res.Raw) == 0:
+			w.Error = toolReadResource + " returned no result"
 		default:
-			raw = res
-			var body struct {
-				Contents json.RawMessage `json:"contents"`
-			}
-			if err := json.Unmarshal(res, &body); err == nil {
-				w.Contents = body.Contents
-			}
+			raw = res.Raw
 		}
 	}
-	if asJSON {
-		b, err := hostview.JSON(w, "")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(a.stdout, "%s\n", b)
-		return err
-	}
-	fmt.Fprintf(a.stdout, "%s  %s  %s\n", w.Time.Format(time.RFC3339), w.Server, w.URI)
-	if w.Error != "" {
-		errorf(a.stderr, a.prog, "reading %s: %s", u.URI, w.Error)
-		return nil
-	}
-	if raw != nil {
-		if err := a.printResources(toolReadResource, raw, ""); err != nil {
-			return err
-		}
-		fmt.Fprintln(a.stdout)
-	}
-	return nil
-}
-
-// readForWatch reads the updated resource with the read tool, as an agent at the root
-// would; a failure is the tool's words.
-func (a *invocation) readForWatch(cx context.Context, c *hostclient.Caller, u host.ResourceUpdate) (json.RawMessage, error) {
-	args, err := json.Marshal(map[string]string{"server": u.Server, "uri": u.URI})
-	if err != nil {
-		return nil, err
-	}
-	res, terr, err := resourceTool(cx, c, toolReadResource, args)
-	switch {
-	case err != nil:
-		return nil, err
-	case terr != nil:
-		return nil, terr
-	case res == nil || len(res.Raw) == 0:
-		return nil, fmt.Errorf("%s returned no result", toolReadResource)
-	}
-	return res.Raw, nil
+	return a.out().Update(w, raw, asJSON)
 }
