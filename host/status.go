@@ -258,3 +258,37 @@ func ClientView(st mcpclient.Status) mcpmanager.View {
 	}
 	return v
 }
+
+// FollowManager calls fn with the status of every server of h's MCP server manager (its
+// views as [ViewStatus] reads them): the list first, then every change, a change whose
+// line ([StatusLine]) repeats the server's last one left out (the manager's events may
+// repeat the list). A profile without a manager calls nothing. fn may be called from the
+// manager's goroutines; it must be safe for concurrent use.
+func FollowManager(h *Host, fn func(mcpclient.Status)) error {
+	m, ok := mcpmanager.Key.Get(h.Root())
+	if !ok {
+		return nil
+	}
+	var mu sync.Mutex
+	shown := map[string]string{} // last line per server
+	live := func(st mcpclient.Status) {
+		line := StatusLine(st)
+		mu.Lock()
+		repeat := shown[st.Server] == line
+		shown[st.Server] = line
+		mu.Unlock()
+		if !repeat {
+			fn(st)
+		}
+	}
+	if _, err := mcpmanager.StatusEvent.On(h.Root(), func(ch mcpmanager.StatusChange) error {
+		live(ViewStatus(ch))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, v := range m.List() {
+		live(ViewStatus(mcpmanager.StatusChange{Name: v.Name, Status: v, Removed: v.Removed}))
+	}
+	return nil
+}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/cordisgo/harness/ctx"
@@ -42,45 +41,28 @@ func (a *invocation) elicitationPolicy(p *profiles.Profile) (elicitation.Policy,
 }
 
 // provideResponder provides the invocation's own elicitation responder in root, as its
-// policy says: none for decline (servers are then not offered elicitation, unless a plugin
-// of the profile provides a responder of its own), elicitation.Defaults for defaults, and
-// for ask the terminal form when stdin and stderr are a terminal (and stdin is not the MCP
-// stream of serve --stdio), else none. It runs before the profile's rows mount, so the
-// clients declare the capability from their first connection. While a form is shown, the live lines at the
-// bottom of the terminal (progress bar, start-up spinner) are held off the screen.
+// policy says (termform.Provide): the terminal's form when stdin and stderr are a terminal
+// and stdin is not the MCP stream of serve --stdio; off a terminal, none for a host (its
+// page and gateway sessions answer), else every question declined with a line that says how
+// to answer. While a form is shown, the live lines at the bottom of the terminal (progress
+// bar, start-up spinner) are held off the screen.
 func (a *invocation) provideResponder(root *ctx.Context, p *profiles.Profile) error {
 	pol, err := a.elicitationPolicy(p)
 	if err != nil {
 		return err
 	}
-	switch pol {
-	case elicitation.PolicyDefaults:
-		_, err := elicitation.Provide(root, "defaults", elicitation.Defaults{})
-		return err
-	case elicitation.PolicyAsk:
-		in, ok := a.stdin.(*os.File)
-		if !ok || a.stdinIsProtocol || a.term == nil || !termui.IsTerminal(in) {
-			if a.hosting || a.stdinIsProtocol {
-				return nil // the page and the gateway's sessions answer
-			}
-			// Servers are offered elicitation as on a terminal (so that they list the same
-			// tools), and every question is declined with a line that says how to answer.
-			_, err := elicitation.Provide(root, "no-terminal", &termform.NoTerminal{Note: func(server string) {
-				a.out().Note("mcp server %s asked a question, and there is no terminal to answer it on: declined; "+
-					"run on a terminal, or answer with the form's defaults (--elicitation defaults)", server)
-			}})
-			return err
-		}
-		r, err := termform.New(termform.Options{In: in, Keyboard: a.keyboard(), Out: a.stderr, Open: mcpauth.OpenBrowser, Hold: a.term.Hold, Events: root})
-		if err != nil {
-			a.logger.Debug("no terminal form for elicitations", "err", err)
-			return nil
-		}
-		if _, err := elicitation.Provide(root, "terminal", r); err != nil {
-			return fmt.Errorf("providing the terminal's elicitation responder: %w", err)
-		}
+	in, _ := a.stdin.(*os.File)
+	ch := termform.Choice{Policy: pol, Terminal: in != nil && !a.stdinIsProtocol && a.term != nil && termui.IsTerminal(in),
+		Answered: a.hosting || a.stdinIsProtocol,
+		Note: func(server string) {
+			a.out().Note("mcp server %s asked a question, and there is no terminal to answer it on: declined; "+
+				"run on a terminal, or answer with the form's defaults (--elicitation defaults)", server)
+		},
+		Debug: func(err error) { a.logger.Debug("no terminal form for elicitations", "err", err) }}
+	if ch.Terminal {
+		ch.Form = termform.Options{In: in, Keyboard: a.keyboard(), Out: a.stderr, Open: mcpauth.OpenBrowser, Hold: a.term.Hold, Events: root}
 	}
-	return nil
+	return termform.Provide(root, ch)
 }
 
 // keyboard is the terminal's one reader (termform.Keyboard), shared by the servers' forms

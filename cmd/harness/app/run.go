@@ -3,16 +3,12 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"log/slog"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/termui"
 )
@@ -58,7 +54,7 @@ signal kills the harness.`,
 // remote API and the page published, the host's methods exposed; gw, if set, is called
 // once the tree is up and returns what to do at shutdown (the gateway's).
 func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(context.Context, *host.Host) (func(), error)) error {
-	printer := a.statusPrinter(termui.IsTerminal(a.stderr))
+	printer := termui.StatusPrinter(a.stderr, a.logger)
 	// Every client's reports, except those of the manager's clients: the
 	// manager's views describe those (below).
 	a.liveStatus = func(st mcpclient.Status) {
@@ -74,30 +70,10 @@ func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(cont
 		if err := h.FailedUse(host.UseRemote); err != nil {
 			return failure(err)
 		}
-		if m, ok := mcpmanager.Key.Get(h.Root()); ok {
-			// The manager collects the clients' reports: show where its servers
-			// stand, then every change.
-			var mu sync.Mutex
-			shown := map[string]string{} // last line per server: events may repeat the list
-			live := func(st mcpclient.Status) {
-				line := host.StatusLine(st)
-				mu.Lock()
-				repeat := shown[st.Server] == line
-				shown[st.Server] = line
-				mu.Unlock()
-				if !repeat {
-					printer(st)
-				}
-			}
-			if _, err := mcpmanager.StatusEvent.On(h.Root(), func(ch mcpmanager.StatusChange) error {
-				live(host.ViewStatus(ch))
-				return nil
-			}); err != nil {
-				return err
-			}
-			for _, v := range m.List() {
-				live(host.ViewStatus(mcpmanager.StatusChange{Name: v.Name, Status: v, Removed: v.Removed}))
-			}
+		// The manager collects its clients' reports: show where its servers stand, then
+		// every change.
+		if err := host.FollowManager(h, printer); err != nil {
+			return err
 		}
 		defer h.Watch(a.loadProfile)()
 		if gw != nil {
@@ -115,30 +91,6 @@ func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(cont
 		h.Logger().Info("shutting down")
 		return nil
 	})
-}
-
-// statusPrinter returns the live status display of run: on a terminal,
-// one plain line per report on stderr; otherwise a log line, at warn level
-// for a server that is reconnecting and error level for one that failed.
-func (a *invocation) statusPrinter(tty bool) func(mcpclient.Status) {
-	var mu sync.Mutex // keeps lines whole when clients report at once
-	return func(st mcpclient.Status) {
-		line := host.StatusLine(st)
-		if tty {
-			mu.Lock()
-			fmt.Fprintln(a.stderr, line)
-			mu.Unlock()
-			return
-		}
-		level := slog.LevelInfo
-		switch st.Phase {
-		case mcpclient.PhaseReconnecting, mcpclient.PhaseNeedsAuth:
-			level = slog.LevelWarn
-		case mcpclient.PhaseFailed:
-			level = slog.LevelError
-		}
-		a.logger.Log(context.Background(), level, line)
-	}
 }
 
 // nopWriteCloser is a writer that Close leaves open (the invocation's stdout).
