@@ -29,6 +29,7 @@ import (
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/remote"
@@ -189,7 +190,7 @@ func Run(cx context.Context, o Options) error {
 }
 
 func (ch *chat) start(cx context.Context) error {
-	s, err := turn.Start(cx, ch.o.Caller, agent.StartParams{Agent: ch.o.Agent, Model: ch.o.Model, Mode: ch.o.Mode})
+	s, err := turn.Start(cx, ch.o.Caller, agentapi.StartParams{Agent: ch.o.Agent, Model: ch.o.Model, Mode: ch.o.Mode})
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func (ch *chat) start(cx context.Context) error {
 }
 
 func (ch *chat) resume(cx context.Context, id string) error {
-	s, err := turn.Open(cx, ch.o.Caller, agent.OpenParams{Session: id, Model: ch.o.Model, Mode: ch.o.Mode})
+	s, err := turn.Open(cx, ch.o.Caller, agentapi.OpenParams{Session: id, Model: ch.o.Model, Mode: ch.o.Mode})
 	if err != nil {
 		return err
 	}
@@ -338,17 +339,17 @@ func (ch *chat) model(cx context.Context, name string) {
 	var err error
 	if info.Turns > 0 {
 		ch.close(cx)
-		s, err = turn.Open(cx, ch.o.Caller, agent.OpenParams{Session: info.ID, Model: name, Mode: ch.o.Mode})
+		s, err = turn.Open(cx, ch.o.Caller, agentapi.OpenParams{Session: info.ID, Model: name, Mode: ch.o.Mode})
 		if err != nil { // the model was refused: the conversation goes on with its own
 			ch.io.printf("%s\n", termsafe.String(err.Error()))
-			if s, err = turn.Open(cx, ch.o.Caller, agent.OpenParams{Session: info.ID, Model: info.Model, Mode: ch.o.Mode}); err != nil {
+			if s, err = turn.Open(cx, ch.o.Caller, agentapi.OpenParams{Session: info.ID, Model: info.Model, Mode: ch.o.Mode}); err != nil {
 				ch.io.printf("%s\n", termsafe.String(err.Error()))
 				return
 			}
 			ch.use(cx, s)
 			return
 		}
-	} else if s, err = turn.Start(cx, ch.o.Caller, agent.StartParams{Agent: ch.o.Agent, Model: name, Mode: ch.o.Mode}); err != nil {
+	} else if s, err = turn.Start(cx, ch.o.Caller, agentapi.StartParams{Agent: ch.o.Agent, Model: name, Mode: ch.o.Mode}); err != nil {
 		ch.io.printf("%s\n", termsafe.String(err.Error()))
 		return
 	}

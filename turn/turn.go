@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/permission"
-	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/remote"
 )
@@ -59,19 +59,19 @@ type Session struct {
 }
 
 // Start starts a session (agent/start).
-func Start(cx context.Context, cl remote.Caller, p agent.StartParams) (*Session, error) {
-	info, err := agent.MethodStart.Call(cx, cl, p)
+func Start(cx context.Context, cl remote.Caller, p agentapi.StartParams) (*Session, error) {
+	info, err := agentapi.MethodStart.Call(cx, cl, p)
 	if err != nil {
-		return nil, &MethodError{Method: agent.MethodStart.Name(), Err: err}
+		return nil, &MethodError{Method: agentapi.MethodStart.Name(), Err: err}
 	}
 	return &Session{cl: cl, info: info}, nil
 }
 
 // Open opens a stored session, or the open one (agent/open).
-func Open(cx context.Context, cl remote.Caller, p agent.OpenParams) (*Session, error) {
-	info, err := agent.MethodOpen.Call(cx, cl, p)
+func Open(cx context.Context, cl remote.Caller, p agentapi.OpenParams) (*Session, error) {
+	info, err := agentapi.MethodOpen.Call(cx, cl, p)
 	if err != nil {
-		return nil, &MethodError{Method: agent.MethodOpen.Name(), Err: err}
+		return nil, &MethodError{Method: agentapi.MethodOpen.Name(), Err: err}
 	}
 	return &Session{cl: cl, info: info}, nil
 }
@@ -92,7 +92,7 @@ func side(cx context.Context) (context.Context, context.CancelFunc) {
 func (s *Session) Close(cx context.Context) error {
 	cx, cancel := side(cx)
 	defer cancel()
-	_, err := agent.MethodClose.Call(cx, s.cl, agent.SessionParams{Session: s.info.ID})
+	_, err := agentapi.MethodClose.Call(cx, s.cl, agentapi.SessionParams{Session: s.info.ID})
 	return err
 }
 
@@ -100,7 +100,7 @@ func (s *Session) Close(cx context.Context) error {
 func (s *Session) Cancel(cx context.Context) error {
 	cx, cancel := side(cx)
 	defer cancel()
-	_, err := agent.MethodCancel.Call(cx, s.cl, agent.SessionParams{Session: s.info.ID})
+	_, err := agentapi.MethodCancel.Call(cx, s.cl, agentapi.SessionParams{Session: s.info.ID})
 	return err
 }
 
@@ -108,9 +108,9 @@ func (s *Session) Cancel(cx context.Context) error {
 // particular attention to focus ("" for nothing in particular). It waits for the model's
 // summary: cx bounds it.
 func (s *Session) Compact(cx context.Context, focus string) (*session.Compaction, error) {
-	c, err := agent.MethodCompact.Call(cx, s.cl, agent.CompactParams{Session: s.info.ID, Focus: focus})
+	c, err := agentapi.MethodCompact.Call(cx, s.cl, agentapi.CompactParams{Session: s.info.ID, Focus: focus})
 	if err != nil {
-		return nil, &MethodError{Method: agent.MethodCompact.Name(), Err: err}
+		return nil, &MethodError{Method: agentapi.MethodCompact.Name(), Err: err}
 	}
 	return &c, nil
 }
@@ -119,7 +119,7 @@ func (s *Session) Compact(cx context.Context, focus string) (*session.Compaction
 func (s *Session) Approve(cx context.Context, id string, ans permission.Answer) error {
 	cx, cancel := side(cx)
 	defer cancel()
-	_, err := agent.MethodApprove.Call(cx, s.cl, agent.ApproveParams{Session: s.info.ID, ID: id, Answer: ans})
+	_, err := agentapi.MethodApprove.Call(cx, s.cl, agentapi.ApproveParams{Session: s.info.ID, ID: id, Answer: ans})
 	return err
 }
 
@@ -129,7 +129,7 @@ func (s *Session) Approve(cx context.Context, id string, ans permission.Answer) 
 // are not passed again) and of this turn, live ones included. fn answers approvals itself
 // ([Session.Approve]) as it sees EventApprovalAsked.
 //
-// It returns how the turn ended and its error: agent.ErrCancelled for a cancelled turn,
+// It returns how the turn ended and its error: agentapi.ErrCancelled for a cancelled turn,
 // the main agent's last error for a failed one. When cx ends first, the turn is cancelled
 // on the host and cx's error returned; a method the host refused is a *[MethodError].
 func (s *Session) Run(cx context.Context, text string, after int64, fn func(session.Event)) (*session.TurnEnd, error) {
@@ -146,7 +146,7 @@ func (s *Session) Run(cx context.Context, text string, after int64, fn func(sess
 	done := make(chan error, 1)
 	go func() {
 		defer close(events)
-		done <- agent.MethodEvents.Call(scx, s.cl, agent.EventsParams{Session: id, After: max(after-1, 0)}, func(ev session.Event) error {
+		done <- agentapi.MethodEvents.Call(scx, s.cl, agentapi.EventsParams{Session: id, After: max(after-1, 0)}, func(ev session.Event) error {
 			select {
 			case events <- ev:
 			case <-scx.Done():
@@ -174,15 +174,15 @@ func (s *Session) Run(cx context.Context, text string, after int64, fn func(sess
 			deliver(ev)
 		}
 	case err := <-done:
-		return nil, &MethodError{Method: agent.MethodEvents.Name(), Err: err}
+		return nil, &MethodError{Method: agentapi.MethodEvents.Name(), Err: err}
 	case <-cx.Done():
 		return nil, cx.Err()
 	}
-	if _, err := agent.MethodSend.Call(cx, s.cl, agent.SendParams{Session: id, Text: text}); err != nil {
+	if _, err := agentapi.MethodSend.Call(cx, s.cl, agentapi.SendParams{Session: id, Text: text}); err != nil {
 		if cx.Err() != nil {
 			return nil, cx.Err()
 		}
-		return nil, &MethodError{Method: agent.MethodSend.Name(), Err: err}
+		return nil, &MethodError{Method: agentapi.MethodSend.Name(), Err: err}
 	}
 	s.mu.Lock()
 	s.info.Turns++
@@ -206,7 +206,7 @@ func (s *Session) Run(cx context.Context, text string, after int64, fn func(sess
 		_ = s.Cancel(cx)
 		return nil, cx.Err()
 	case err != nil && !errors.Is(err, errTurnOver):
-		return nil, &MethodError{Method: agent.MethodEvents.Name(), Err: err}
+		return nil, &MethodError{Method: agentapi.MethodEvents.Name(), Err: err}
 	default:
 		return nil, ErrEnded
 	}
@@ -216,7 +216,7 @@ func (s *Session) Run(cx context.Context, text string, after int64, fn func(sess
 			turnErr = errors.New("the turn failed")
 		}
 	case session.StopCancelled:
-		turnErr = agent.ErrCancelled
+		turnErr = agentapi.ErrCancelled
 	default:
 		turnErr = nil
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/permission"
-	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/testkit/agenttest"
@@ -35,7 +35,7 @@ func TestRun(t *testing.T) {
 		modeltest.Reply{Content: "Second."},
 	)
 	cx := ctxtest.Wait(t)
-	s, err := turn.Start(cx, cl, agent.StartParams{})
+	s, err := turn.Start(cx, cl, agentapi.StartParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,12 +81,12 @@ func TestRun(t *testing.T) {
 func TestCancelAndRefusal(t *testing.T) {
 	cl := newAgent(t, modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "note", Arguments: `{}`}}})
 	cx := ctxtest.Wait(t)
-	if _, err := turn.Start(cx, cl, agent.StartParams{Agent: "nobody"}); err == nil {
+	if _, err := turn.Start(cx, cl, agentapi.StartParams{Agent: "nobody"}); err == nil {
 		t.Fatal("an unknown agent started")
 	} else if me, ok := errors.AsType[*turn.MethodError](err); !ok || me.Method != "agent/start" {
 		t.Fatalf("refusal: %T %v", err, err)
 	}
-	s, err := turn.Start(cx, cl, agent.StartParams{})
+	s, err := turn.Start(cx, cl, agentapi.StartParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,9 +63,10 @@ var rules = map[string]rule{
 	"plugins/model/openaicompat": {project: []string{"ctx", "plugins/model", "secrets", "internal/suggest", "internal/jsonstr"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	"plugins/ptc":                {project: []string{"ctx", "permission", "plugins/toolregistry", "plugins/sysprompt", "internal/schemawalk"}},
 	// The agent takes models through the interface only, never the provider.
-	"plugins/agent":         {project: []string{"ctx", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest"}, not: []string{"plugins/model/openaicompat"}},
-	"plugins/agent/session": {project: []string{"permission", "plugins/model", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
-	"gateway":               {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit", "mcpauth"}},
+	"plugins/agent":          {project: []string{"ctx", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest"}, not: []string{"plugins/model/openaicompat"}},
+	"plugins/agent/agentapi": {project: []string{"ctx", "permission", "plugins/agent/session", "plugins/remote"}},
+	"plugins/agent/session":  {project: []string{"permission", "plugins/model", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
+	"gateway":                {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit", "mcpauth"}},
 	// The gateway's shared state in Redis, behind gateway.Store.
 	"gateway/redisstore": {project: []string{"gateway", "gateway/audit"}},
 	// A team's gateway: who signs in and what each may do; the audit trail.
@@ -93,7 +94,7 @@ var rules = map[string]rule{
 	"hostview":         {project: []string{"host", "hostclient", "plugins/agent", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpprompts", "plugins/mcpresources", "plugins/toolregistry", "internal/termsafe", "termui"}},
 	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
 	"termform":         {project: []string{"ctx", "elicitation", "internal/termsafe"}},
-	"turn":             {project: []string{"permission", "plugins/agent", "plugins/remote"}},
+	"turn":             {project: []string{"permission", "plugins/agent/agentapi", "plugins/agent/session", "plugins/remote"}},
 	"termchat":         {project: []string{"host", "hostview", "turn", "termform", "permission", "plugins/agent", "plugins/model", "plugins/remote", "plugins/toolregistry", "internal/suggest", "internal/termsafe"}},
 	// internal/: the ground floor, leaf libraries that everything may import. They import
 	// the standard library, third-party modules and each other, never ctx, plugins/,

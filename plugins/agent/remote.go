@@ -8,130 +8,14 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
-// The remote methods of the main agent, served by the remote API (plugins/remote) to the
-// management page's Chat view and to other processes:
-//
-//	agent/agents     call   null           → []AgentInfo
-//	agent/sessions   call   null           → SessionList
-//	agent/start      call   StartParams    → session.Info (an interactive session, unless unattended)
-//	agent/open       call   OpenParams     → session.Info (a stored session resumed, or the open one)
-//	agent/send       call   SendParams     → {} (the turn runs in the host; follow agent/events)
-//	agent/events     stream EventsParams   → Event… (durable events after seq `after` replayed, then live ones; ends when the session closes)
-//	agent/cancel     call   SessionParams  → {}
-//	agent/approve    call   ApproveParams  → {}
-//	agent/close      call   SessionParams  → {}
-//	agent/compact    call   CompactParams  → session.Compaction (the history summarised now; conflict while a turn runs)
-//	agent/callTool   call   ViewCallParams → ViewResult (a call made by a tool's view shown in the session)
-//
-// A turn started with agent/send belongs to the host, not to the request: it goes on when
-// the page that sent it closes, and ends with agent/cancel, the session's close or the
-// host's shutdown. Sessions started remotely are interactive: the policy's "ask" waits for
-// agent/approve (from any page following the session) instead of refusing.
-
-// The agent's remote methods, each declared once with its parameters and answer (the
-// table above): the agent serves them and clients call them through these values.
-var (
-	MethodAgents   = remote.NewMethod[struct{}, []AgentInfo]("agent/agents")
-	MethodSessions = remote.NewMethod[struct{}, SessionList]("agent/sessions")
-	MethodStart    = remote.NewMethod[StartParams, session.Info]("agent/start")
-	MethodOpen     = remote.NewMethod[OpenParams, session.Info]("agent/open")
-	MethodSend     = remote.NewMethod[SendParams, struct{}]("agent/send")
-	MethodEvents   = remote.NewStreamMethod[EventsParams, session.Event]("agent/events")
-	MethodCancel   = remote.NewMethod[SessionParams, struct{}]("agent/cancel")
-	MethodApprove  = remote.NewMethod[ApproveParams, struct{}]("agent/approve")
-	MethodClose    = remote.NewMethod[SessionParams, struct{}]("agent/close")
-	MethodCompact  = remote.NewMethod[CompactParams, session.Compaction]("agent/compact")
-	MethodCallTool = remote.NewMethod[ViewCallParams, ViewResult]("agent/callTool")
-)
-
-// CompactParams are the parameters of agent/compact: the session, and what the summary
-// must give particular attention to ("" for nothing in particular).
-type CompactParams struct {
-	Session string `json:"session"`
-	Focus   string `json:"focus,omitempty"`
-}
-
-// Validate requires the session.
-func (p CompactParams) Validate() error { return requireSession(p.Session) }
-
-// StartParams are the parameters of agent/start: the agent ("" the main one), the model
-// ("" the agent's), the mode ("" the agent's; see [StartOptions.Mode]) and whether nobody
-// answers approvals (Unattended: calls that need one are refused, the model told why, as
-// harness ask does in process); sessions started remotely are interactive otherwise.
-type StartParams struct {
-	Agent      string `json:"agent"`
-	Model      string `json:"model"`
-	Mode       string `json:"mode,omitempty"`
-	Unattended bool   `json:"unattended,omitempty"`
-}
-
-// SessionParams name an open session: the parameters of agent/cancel and agent/close.
-type SessionParams struct {
-	Session string `json:"session"`
-}
-
-// OpenParams are the parameters of agent/open: a stored session resumed with the model
-// ("" its own), the mode and whether nobody answers approvals (as in [StartParams]), or
-// the open one.
-type OpenParams struct {
-	Session    string `json:"session"`
-	Model      string `json:"model"`
-	Mode       string `json:"mode,omitempty"`
-	Unattended bool   `json:"unattended,omitempty"`
-}
-
-// SendParams are the parameters of agent/send: the text of the session's next turn.
-type SendParams struct {
-	Session string `json:"session"`
-	Text    string `json:"text"`
-}
-
-// EventsParams are the parameters of agent/events: the session, and the sequence number
-// after which its durable events are replayed.
-type EventsParams struct {
-	Session string `json:"session"`
-	After   int64  `json:"after"`
-}
-
-// ApproveParams are the parameters of agent/approve: the answer to the session's approval
-// ID.
-type ApproveParams struct {
-	Session string `json:"session"`
-	ID      string `json:"id"`
-	permission.Answer
-}
-
-// SessionList is the answer of agent/sessions.
-type SessionList struct {
-	Open   []session.Info `json:"open"`
-	Stored []session.Info `json:"stored"`
-}
-
-// Validate requires the session.
-func (p SessionParams) Validate() error { return requireSession(p.Session) }
-
-// Validate requires the session.
-func (p OpenParams) Validate() error { return requireSession(p.Session) }
-
-// Validate requires the session.
-func (p SendParams) Validate() error { return requireSession(p.Session) }
-
-// Validate requires the session.
-func (p EventsParams) Validate() error { return requireSession(p.Session) }
-
-// Validate requires the session.
-func (p ApproveParams) Validate() error { return requireSession(p.Session) }
-
-func requireSession(id string) error {
-	var p ctx.Problems
-	p.Require("session", id, "the session's id")
-	return p.Err()
-}
+// exposeRemote below serves the agent's remote methods, which package agentapi declares
+// (their table, parameters and answers are there).
 
 // remoteError carries a remote API error code, keeping the agent's error for errors.Is.
 type remoteError struct {
@@ -175,28 +59,28 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 	none := struct{}{}
 	for _, expose := range []func() (ctx.Disposer, error){
 		func() (ctx.Disposer, error) {
-			return MethodAgents.Expose(c, func(context.Context, struct{}) ([]AgentInfo, error) {
+			return agentapi.MethodAgents.Expose(c, func(context.Context, struct{}) ([]agentapi.AgentInfo, error) {
 				return svc.Agents(), nil
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodSessions.Expose(c, func(context.Context, struct{}) (SessionList, error) {
+			return agentapi.MethodSessions.Expose(c, func(context.Context, struct{}) (agentapi.SessionList, error) {
 				open := []session.Info{}
 				for _, ss := range svc.Open() {
 					open = append(open, ss.Info())
 				}
 				stored, err := svc.Store().List()
 				if err != nil {
-					return SessionList{}, err
+					return agentapi.SessionList{}, err
 				}
 				if stored == nil {
 					stored = []session.Info{}
 				}
-				return SessionList{Open: open, Stored: stored}, nil
+				return agentapi.SessionList{Open: open, Stored: stored}, nil
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodStart.Expose(c, func(_ context.Context, p StartParams) (session.Info, error) {
+			return agentapi.MethodStart.Expose(c, func(_ context.Context, p agentapi.StartParams) (session.Info, error) {
 				ss, err := svc.Start(StartOptions{Agent: p.Agent, Model: p.Model, Mode: p.Mode, Interactive: !p.Unattended})
 				if err != nil {
 					return session.Info{}, remoteCode(err)
@@ -205,7 +89,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodOpen.Expose(c, func(_ context.Context, p OpenParams) (session.Info, error) {
+			return agentapi.MethodOpen.Expose(c, func(_ context.Context, p agentapi.OpenParams) (session.Info, error) {
 				id, err := svc.Store().Resolve(p.Session)
 				if err != nil {
 					return session.Info{}, remoteCode(err)
@@ -221,7 +105,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodSend.Expose(c, func(_ context.Context, p SendParams) (struct{}, error) {
+			return agentapi.MethodSend.Expose(c, func(_ context.Context, p agentapi.SendParams) (struct{}, error) {
 				ss, err := lookup(p.Session)
 				if err != nil {
 					return none, err
@@ -247,7 +131,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodCancel.Expose(c, func(_ context.Context, p SessionParams) (struct{}, error) {
+			return agentapi.MethodCancel.Expose(c, func(_ context.Context, p agentapi.SessionParams) (struct{}, error) {
 				ss, err := lookup(p.Session)
 				if err != nil {
 					return none, err
@@ -257,7 +141,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodApprove.Expose(c, func(_ context.Context, p ApproveParams) (struct{}, error) {
+			return agentapi.MethodApprove.Expose(c, func(_ context.Context, p agentapi.ApproveParams) (struct{}, error) {
 				ss, err := lookup(p.Session)
 				if err != nil {
 					return none, err
@@ -271,10 +155,10 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodCallTool.Expose(c, func(cx context.Context, p ViewCallParams) (ViewResult, error) {
+			return agentapi.MethodCallTool.Expose(c, func(cx context.Context, p agentapi.ViewCallParams) (agentapi.ViewResult, error) {
 				ss, err := lookup(p.Session)
 				if err != nil {
-					return ViewResult{}, err
+					return agentapi.ViewResult{}, err
 				}
 				res, err := ss.CallFromView(cx, p.ViewCall)
 				switch {
@@ -287,7 +171,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodClose.Expose(c, func(_ context.Context, p SessionParams) (struct{}, error) {
+			return agentapi.MethodClose.Expose(c, func(_ context.Context, p agentapi.SessionParams) (struct{}, error) {
 				ss, err := lookup(p.Session)
 				if err != nil {
 					return none, err
@@ -296,7 +180,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodCompact.Expose(c, func(cx context.Context, p CompactParams) (session.Compaction, error) {
+			return agentapi.MethodCompact.Expose(c, func(cx context.Context, p agentapi.CompactParams) (session.Compaction, error) {
 				ss, err := lookup(p.Session)
 				if err != nil {
 					return session.Compaction{}, err
@@ -309,7 +193,7 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
-			return MethodEvents.Expose(c, func(cx context.Context, p EventsParams, send func(session.Event) error) error {
+			return agentapi.MethodEvents.Expose(c, func(cx context.Context, p agentapi.EventsParams, send func(session.Event) error) error {
 				ss, err := lookup(p.Session)
 				if err != nil {
 					return err

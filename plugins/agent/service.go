@@ -13,6 +13,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -50,7 +51,7 @@ var (
 	// the same error.
 	ErrClosed = session.ErrClosed
 	// ErrCancelled: the turn was cancelled.
-	ErrCancelled = errors.New("agent: turn cancelled")
+	ErrCancelled = agentapi.ErrCancelled
 	// ErrDepth: a subagent would run deeper than the agent's maxDepth.
 	ErrDepth = errors.New("agent: delegation too deep")
 )
@@ -272,27 +273,16 @@ type Service struct {
 	closed bool
 }
 
-// AgentInfo describes a mounted agent.
-type AgentInfo struct {
-	// Name is "" for the main agent, else the agent scope's path ("coder.review").
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Model       string `json:"model,omitempty"`
-	// Parent is the agent this one is a subagent of.
-	Parent   string `json:"parent,omitempty"`
-	MaxSteps int    `json:"maxSteps"`
-}
-
 // Agents lists the mounted agents, by name.
-func (s *Service) Agents() []AgentInfo {
+func (s *Service) Agents() []agentapi.AgentInfo {
 	all := agents(s.root)
-	out := make([]AgentInfo, 0, len(all))
+	out := make([]agentapi.AgentInfo, 0, len(all))
 	for _, d := range all {
 		p, _ := d.parentOf(all)
 		if d.name == "" {
 			p = ""
 		}
-		out = append(out, AgentInfo{Name: d.name, Description: d.cfg.Description, Model: d.cfg.Model, Parent: p, MaxSteps: d.cfg.MaxSteps})
+		out = append(out, agentapi.AgentInfo{Name: d.name, Description: d.cfg.Description, Model: d.cfg.Model, Parent: p, MaxSteps: d.cfg.MaxSteps})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

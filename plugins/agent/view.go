@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -60,35 +60,16 @@ var ErrNotForViews = errors.New("agent: the tool is not callable by views")
 // viewCalls numbers the calls made by views, for their call IDs.
 var viewCalls atomic.Int64
 
-// ViewCall is a tool call made by a view shown in a session: the tool by its MCP server
-// and its name there (the view's own server; SEP-1865's tools/call), and its arguments.
-// A plain value.
-type ViewCall struct {
-	Server string          `json:"server"`
-	Tool   string          `json:"tool"`
-	Args   json.RawMessage `json:"args,omitempty"`
-}
-
-// ViewResult is a view's call's outcome: the registry's code ("ok", "denied", …), the
-// MCP server's own CallToolResult when it answered, else the text of the failure. A plain
-// value.
-type ViewResult struct {
-	Outcome string          `json:"outcome"`
-	IsError bool            `json:"isError,omitempty"`
-	Raw     json.RawMessage `json:"raw,omitempty"`
-	Text    string          `json:"text,omitempty"`
-}
-
 // CallFromView runs a call made by a view shown in the session: the tool of call.Server
 // whose name there is call.Tool, when its visibility lets views call it, through the tool
 // registry for the session — its agent's permissions decide, and a call they ask about is
 // put to the person driving the session as the model's calls are (approval.asked and
 // approval.decided in its events, the call ID "view_N"). The call is not part of the
 // conversation: the model does not see it. cx bounds the call and its approval.
-func (s *Session) CallFromView(cx context.Context, call ViewCall) (ViewResult, error) {
+func (s *Session) CallFromView(cx context.Context, call agentapi.ViewCall) (agentapi.ViewResult, error) {
 	d, err := s.def()
 	if err != nil {
-		return ViewResult{}, err
+		return agentapi.ViewResult{}, err
 	}
 	var tool toolregistry.Info
 	found := false
@@ -100,13 +81,13 @@ func (s *Session) CallFromView(cx context.Context, call ViewCall) (ViewResult, e
 	}
 	switch {
 	case !found:
-		return ViewResult{}, fmt.Errorf("%w: the MCP server %q has no tool %q visible to the agent", toolregistry.ErrUnknownTool, call.Server, call.Tool)
+		return agentapi.ViewResult{}, fmt.Errorf("%w: the MCP server %q has no tool %q visible to the agent", toolregistry.ErrUnknownTool, call.Server, call.Tool)
 	case !permission.AppCallable(tool.Meta):
-		return ViewResult{}, fmt.Errorf("%w: %q of %q (its visibility is %s)", ErrNotForViews, call.Tool, call.Server, tool.Meta[permission.MetaUIVisibility])
+		return agentapi.ViewResult{}, fmt.Errorf("%w: %q of %q (its visibility is %s)", ErrNotForViews, call.Tool, call.Server, tool.Meta[permission.MetaUIVisibility])
 	}
 	opts := toolregistry.ExecOptions{CallID: fmt.Sprintf("view_%d", viewCalls.Add(1)), Session: s, Approver: s.approver}
 	res, err := d.tools.Execute(cx, d.c, tool.Name, call.Args, opts)
-	out := ViewResult{Outcome: string(toolregistry.CodeOK)}
+	out := agentapi.ViewResult{Outcome: string(toolregistry.CodeOK)}
 	if te, ok := errors.AsType[*toolregistry.ToolError](err); ok {
 		out.Outcome = string(te.Code)
 	} else if err != nil {
@@ -121,20 +102,4 @@ func (s *Session) CallFromView(cx context.Context, call ViewCall) (ViewResult, e
 		}
 	}
 	return out, nil
-}
-
-// ViewCallParams are the parameters of agent/callTool: the session the view is shown in,
-// and the call.
-type ViewCallParams struct {
-	Session string `json:"session"`
-	ViewCall
-}
-
-// Validate requires the session, the server and the tool.
-func (p ViewCallParams) Validate() error {
-	var probs ctx.Problems
-	probs.Require("session", p.Session, "the session's id")
-	probs.Require("server", p.Server, "the view's MCP server")
-	probs.Require("tool", p.Tool, "the tool's name on its server")
-	return probs.Err()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -92,20 +93,20 @@ func TestViews(t *testing.T) {
 
 	cx := context.Background()
 	answers <- permission.Allow
-	res, err := s.CallFromView(cx, agent.ViewCall{Server: "apps", Tool: "poll", Args: json.RawMessage(`{}`)})
+	res, err := s.CallFromView(cx, agentapi.ViewCall{Server: "apps", Tool: "poll", Args: json.RawMessage(`{}`)})
 	if q := <-asked; err != nil || res.Outcome != "ok" || !strings.Contains(string(res.Raw), `"tool":"poll"`) ||
 		!strings.HasPrefix(q.CallID, "view_") || q.Tool != "mcp__apps__poll" || runs["poll"].Load() != 1 {
 		t.Fatalf("the view's allowed call: %+v, %v (asked %+v, %d runs)", res, err, q, runs["poll"].Load())
 	}
 	answers <- permission.Deny
-	res, err = s.CallFromView(cx, agent.ViewCall{Server: "apps", Tool: "poll"})
+	res, err = s.CallFromView(cx, agentapi.ViewCall{Server: "apps", Tool: "poll"})
 	if <-asked; err != nil || res.Outcome != "denied" || !res.IsError || runs["poll"].Load() != 1 {
 		t.Fatalf("the view's denied call: %+v, %v, %d runs", res, err, runs["poll"].Load())
 	}
-	if _, err := s.CallFromView(cx, agent.ViewCall{Server: "apps", Tool: "secret"}); !errors.Is(err, agent.ErrNotForViews) || runs["secret"].Load() != 0 {
+	if _, err := s.CallFromView(cx, agentapi.ViewCall{Server: "apps", Tool: "secret"}); !errors.Is(err, agent.ErrNotForViews) || runs["secret"].Load() != 0 {
 		t.Errorf("the model's own tool, called by a view: %v", err)
 	}
-	if _, err := s.CallFromView(cx, agent.ViewCall{Server: "demo", Tool: "poll"}); !errors.Is(err, toolregistry.ErrUnknownTool) {
+	if _, err := s.CallFromView(cx, agentapi.ViewCall{Server: "demo", Tool: "poll"}); !errors.Is(err, toolregistry.ErrUnknownTool) {
 		t.Errorf("another server's tool: %v", err)
 	}
 }

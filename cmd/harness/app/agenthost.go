@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cordisgo/harness/hostclient"
-	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/turn"
 )
 
@@ -20,7 +20,7 @@ func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*hostcl
 		return nil, err
 	}
 	switch {
-	case !rh.Serves(agent.MethodStart.Name()):
+	case !rh.Serves(agentapi.MethodStart.Name()):
 		a.out().Note("%s has no agent (its profile mounts no model or agent); working in process", rh)
 		return nil, nil
 	case f.mode != "":

@@ -16,6 +16,7 @@ import (
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/model/openaicompat"
@@ -81,7 +82,7 @@ limit, token budget, output limit).`,
 				return err
 			} else if rh != nil {
 				return a.runTurn(cmd.Context(), rh, func(cx context.Context) (*turn.Session, error) {
-					return turn.Start(cx, rh.Client, agent.StartParams{Agent: f.agent, Model: f.model})
+					return turn.Start(cx, rh.Client, agentapi.StartParams{Agent: f.agent, Model: f.model})
 				}, 0, task, f)
 			}
 			if f.agent == "" {
@@ -95,7 +96,7 @@ limit, token budget, output limit).`,
 			}
 			return a.withAgent(cmd.Context(), f, func(cx context.Context, svc *agent.Service) error {
 				return a.runTurn(cx, nil, func(cx context.Context) (*turn.Session, error) {
-					return turn.Start(cx, remote.NewLocal(a.agentHost.Root()), agent.StartParams{Agent: f.agent, Model: f.model, Mode: f.mode, Unattended: true})
+					return turn.Start(cx, remote.NewLocal(a.agentHost.Root()), agentapi.StartParams{Agent: f.agent, Model: f.model, Mode: f.mode, Unattended: true})
 				}, 0, task, f)
 			})
 		}),
@@ -217,7 +218,7 @@ func (a *invocation) runTurn(cx context.Context, rh *hostclient.Host, open func(
 		}
 	})
 	if me, ok := errors.AsType[*turn.MethodError](err); ok && cx.Err() == nil {
-		if rh != nil && me.Method == agent.MethodSend.Name() {
+		if rh != nil && me.Method == agentapi.MethodSend.Name() {
 			return a.agentHostError(cx, rh, err)
 		}
 		if rh != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/plugins/agent"
+	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/turn"
@@ -96,7 +97,7 @@ the agent works on the task with it. Output and exit status as harness ask.`,
 					return failure(fmt.Errorf("the agent stores sessions in %s, not %s", svc.Store().Dir(), st.Dir()))
 				}
 				return a.runTurn(cx, nil, func(cx context.Context) (*turn.Session, error) {
-					return turn.Open(cx, remote.NewLocal(a.agentHost.Root()), agent.OpenParams{Session: events[0].Header.ID, Model: f.model, Unattended: true})
+					return turn.Open(cx, remote.NewLocal(a.agentHost.Root()), agentapi.OpenParams{Session: events[0].Header.ID, Model: f.model, Unattended: true})
 				}, after, task, f)
 			})
 		}),
