@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
@@ -182,4 +184,76 @@ func Entry(command []string, url, transport string, env, headers map[string]stri
 		cfg.Transport, cfg.Command, cfg.Args, cfg.Env = mcpclient.TransportStdio, command[0], command[1:], env
 	}
 	return cfg, nil
+}
+
+// Add adds the entry name to the file of scope and saves it (harness mcp add), and says
+// what it did; a name the file has already is refused, with the command that removes it.
+func (f Files) Add(name, scope string, cfg mcpclient.Config) (string, error) {
+	path, err := f.Path(scope)
+	if err != nil {
+		return "", err
+	}
+	d, err := serverdoc.Open(path, serverdoc.EditOptions{})
+	if err != nil {
+		return "", err
+	}
+	if d.Has(name) {
+		return "", fmt.Errorf("mcp server %q is already in %s; remove it first (harness mcp remove %s --scope %s)", name, path, name, scope)
+	}
+	if err := d.Add(name, cfg, true); err != nil {
+		return "", err
+	}
+	if err := d.Save(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s: added to %s (%s settings)", name, path, scope), nil
+}
+
+// Remove removes the entry name from d, saves it, and says what it did.
+func Remove(d *serverdoc.Editor, name, scope string) (string, error) {
+	if _, err := d.Remove(name); err != nil {
+		return "", err
+	}
+	if err := d.Save(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s: removed from %s (%s settings)", name, d.Path(), scope), nil
+}
+
+// Shown is an entry as harness mcp get shows it, the values of env and headers redacted:
+// as --json prints it, and Text for people.
+type Shown struct {
+	Name  string `json:"name"`
+	Scope string `json:"scope"`
+	File  string `json:"file"`
+	Entry any    `json:"entry"`
+	Text  string `json:"-"`
+}
+
+// Show returns the entry name of d (of scope) as harness mcp get shows it.
+func Show(d *serverdoc.Editor, name, scope string) (Shown, error) {
+	e, err := d.Entry(name)
+	if err != nil {
+		return Shown{}, err
+	}
+	node := serverdoc.EntryNode(e.Config.Redacted(), e.Enabled)
+	s := Shown{Name: name, Scope: scope, File: d.Path()}
+	if err := node.Decode(&s.Entry); err != nil {
+		return Shown{}, err
+	}
+	var out strings.Builder
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(node); err != nil {
+		return Shown{}, err
+	}
+	_ = enc.Close() // writes to a strings.Builder, which does not fail
+	lines := strings.SplitAfter(strings.TrimRight(out.String(), "\n"), "\n")
+	for i, l := range lines {
+		if l != "" && l != "\n" {
+			lines[i] = "  " + l
+		}
+	}
+	s.Text = fmt.Sprintf("%s (%s settings, %s)\n%s", name, scope, d.Path(), strings.Join(lines, ""))
+	return s, nil
 }

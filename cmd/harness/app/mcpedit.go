@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/host/mcpsettings"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -91,7 +90,6 @@ key order; the change is validated before it is written, and written atomically.
 			if err := checkScope(addScope, false); err != nil {
 				return err
 			}
-			scope := addScope
 			name, command := argv[0], argv[1:]
 			if dash := cmd.ArgsLenAtDash(); dash > 1 {
 				return usageErrorf("mcp add: one NAME before --, got %q", argv[:dash])
@@ -115,24 +113,11 @@ key order; the change is validated before it is written, and written atomically.
 			if err != nil {
 				return err
 			}
-			path, err := files.Path(scope)
+			msg, err := files.Add(name, addScope, cfg)
 			if err != nil {
-				return err
-			}
-			d, err := serverdoc.Open(path, serverdoc.EditOptions{})
-			if err != nil {
-				return err
-			}
-			if d.Has(name) {
-				return failure(fmt.Errorf("mcp server %q is already in %s; remove it first (harness mcp remove %s --scope %s)", name, path, name, scope))
-			}
-			if err := d.Add(name, cfg, true); err != nil {
 				return failure(err)
 			}
-			if err := d.Save(); err != nil {
-				return failure(err)
-			}
-			fmt.Fprintf(a.stdout, "%s: added to %s (%s settings)\n", name, path, scope)
+			fmt.Fprintln(a.stdout, msg)
 			return nil
 		}),
 	}
@@ -173,15 +158,7 @@ key order; the change is validated before it is written, and written atomically.
 		c.Flags().StringVar(&scope, "scope", "", "which settings file: user or project (default: the one that has NAME, the project's first)")
 		return c
 	}
-	remove := edit("remove", "Remove an MCP server from the settings file", func(d *serverdoc.Editor, name, sc string) (string, error) {
-		if _, err := d.Remove(name); err != nil {
-			return "", err
-		}
-		if err := d.Save(); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("%s: removed from %s (%s settings)", name, d.Path(), sc), nil
-	})
+	remove := edit("remove", "Remove an MCP server from the settings file", mcpsettings.Remove)
 	enable := edit("enable", "Enable an MCP server in the settings file", func(d *serverdoc.Editor, name, sc string) (string, error) {
 		return mcpsettings.SetEnabled(d, name, sc, true)
 	})
@@ -189,37 +166,12 @@ key order; the change is validated before it is written, and written atomically.
 		return mcpsettings.SetEnabled(d, name, sc, false)
 	})
 	get := edit("get", "Show an MCP server's settings entry (values of env and headers redacted)", func(d *serverdoc.Editor, name, sc string) (string, error) {
-		e, err := d.Entry(name)
-		if err != nil {
-			return "", err
+		shown, err := mcpsettings.Show(d, name, sc)
+		if err == nil && asJSON {
+			return "", a.out().JSON(shown)
 		}
-		node := serverdoc.EntryNode(e.Config.Redacted(), e.Enabled)
-		if asJSON {
-			var entry any
-			if err := node.Decode(&entry); err != nil {
-				return "", err
-			}
-			return "", a.out().JSON(map[string]any{"name": name, "scope": sc, "file": d.Path(), "entry": entry})
-		}
-		var out strings.Builder
-		enc := yaml.NewEncoder(&out)
-		enc.SetIndent(2)
-		if err := enc.Encode(node); err != nil {
-			return "", err
-		}
-		_ = enc.Close() // writes to a strings.Builder, which does not fail
-		return fmt.Sprintf("%s (%s settings, %s)\n%s", name, sc, d.Path(), strings.TrimRight(indentLines(out.String(), "  "), "\n")), nil
+		return shown.Text, err
 	})
 	get.Flags().BoolVar(&asJSON, "json", false, "print the entry as JSON")
 	return []*cobra.Command{add, remove, get, enable, disable}
-}
-
-func indentLines(s, prefix string) string {
-	lines := strings.SplitAfter(s, "\n")
-	for i, l := range lines {
-		if l != "" && l != "\n" {
-			lines[i] = prefix + l
-		}
-	}
-	return strings.Join(lines, "")
 }
