@@ -277,3 +277,65 @@ func KeptToken(path string, rotate bool) (string, error) {
 	}
 	return tok, nil
 }
+
+// TokenFileName is the file in the harness's configuration directory that keeps the
+// gateway's bearer token across restarts (mode 0600), so that configured clients keep
+// working.
+const TokenFileName = "gateway.token"
+
+// TokenOptions say where a gateway's bearer token comes from ([Token]). It is a plain
+// value.
+type TokenOptions struct {
+	// File is a file that holds the token (serve --token-file); "" for none.
+	File string
+	// Env is $HARNESS_GATEWAY_TOKEN's value; "" for none.
+	Env string
+	// Dir is where the kept token is (TokenFileName in it); DirErr why there is none.
+	Dir    string
+	DirErr error
+	// Rotate asks for a new kept token.
+	Rotate bool
+}
+
+// Token returns the gateway's bearer token: File's, else Env, else the one kept in
+// TokenFileName in Dir, made (mode 0600) when there is none yet or Rotate asks for a new
+// one ([KeptToken]). Rotate with File or Env set is an error that says what to change
+// instead.
+func Token(o TokenOptions) (string, error) {
+	switch {
+	case o.File != "":
+		if o.Rotate {
+			return "", errors.New("--rotate-token: the token comes from --token-file; replace that file's content instead")
+		}
+		b, err := os.ReadFile(o.File)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", fmt.Errorf("--token-file %s: empty", o.File)
+		}
+		return tok, nil
+	case o.Env != "":
+		if o.Rotate {
+			return "", errors.New("--rotate-token: the token comes from $HARNESS_GATEWAY_TOKEN; change the variable instead")
+		}
+		return o.Env, nil
+	case o.DirErr != nil:
+		return "", fmt.Errorf("no place to keep the gateway token: %w (give one with --token-file)", o.DirErr)
+	}
+	return KeptToken(filepath.Join(o.Dir, TokenFileName), o.Rotate)
+}
+
+// ClientURL is the aggregated route's URL a client is given for a gateway on addr (serve
+// --addr): a fixed port, a wildcard host read as loopback. Port 0 has no URL to give.
+func ClientURL(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "0" {
+		return "", fmt.Errorf("--print-client-config needs the gateway's fixed address (--addr HOST:PORT, not port 0), got %q", addr)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + gateway.PathAggregated, nil
+}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cordisgo/harness/hostgateway"
 )
 
 // TestGatewayTokenKept: serve's token is made once (mode 0600), the same at every start
@@ -15,7 +17,7 @@ func TestGatewayTokenKept(t *testing.T) {
 	env := []string{"XDG_CONFIG_HOME=" + dir, "HOME=" + dir}
 	first := run(t, env, "serve", "--print-client-config", "claude")
 	first.expect(t, ExitOK, "claude mcp add --transport http harness http://127.0.0.1:8931/mcp --header 'Authorization: Bearer ", "")
-	file := filepath.Join(dir, "harness", gatewayTokenFileName)
+	file := filepath.Join(dir, "harness", hostgateway.TokenFileName)
 	fi, err := os.Stat(file)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file: %v %v", err, fi)

@@ -159,7 +159,7 @@ func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage
 	if gf.idle == 0 {
 		opts.SessionIdleTimeout = -1 // 0 on the command line: never
 	}
-	tok, _, err := a.gatewayToken(gf.tokenFile, gf.rotate)
+	tok, err := a.gatewayToken(gf.tokenFile, gf.rotate)
 	if err != nil {
 		return usageErrorf("serve: %v", err)
 	}
