@@ -171,24 +171,17 @@ func (c *Caller) MountsNo(what, use string) error {
 	return err
 }
 
-// Explain words a method's error for people: an unknown server name (not_found, when
-// server is set) lists the names the host has ([Host.Explain] on a running host,
-// host.Host.UnknownServer in process); otherwise on a running host the message names the
-// host, in process it is the method's own.
+// Explain words a method's error for people: on a running host as [Host.Explain] does (an
+// unknown server name lists the host's names), in process the method's own message.
 func (c *Caller) Explain(cx context.Context, server string, err error) error {
 	if c.Host != nil {
 		return c.Host.Explain(cx, server, err)
 	}
-	re, ok := errors.AsType[*remote.Error](err)
-	switch {
-	case ok && re.Code == remote.CodeNotFound && server != "":
-		return c.local.UnknownServer(server)
-	case ok:
+	if re, ok := errors.AsType[*remote.Error](err); ok {
 		return errors.New(re.Message)
 	}
 	return err
 }
-
 // Probe probes the server called name afresh, without touching the live client
 // (harness/mcpProbe, or the manager's mcpManager/probe on a host that serves only that).
 // A refusal is worded by Explain.

