@@ -182,6 +182,7 @@ func (c *Caller) Explain(cx context.Context, server string, err error) error {
 	}
 	return err
 }
+
 // Probe probes the server called name afresh, without touching the live client
 // (harness/mcpProbe, or the manager's mcpManager/probe on a host that serves only that).
 // A refusal is worded by Explain.
