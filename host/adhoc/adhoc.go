@@ -257,3 +257,24 @@ func ClientConfig(raw map[string]any) (mcpclient.Config, bool) {
 	cfg.Default()
 	return cfg, ctx.DecodeInto(raw, &cfg) == nil
 }
+
+// AddSelfEnv adds env to the environment of every row of rows (nested rows included)
+// whose MCP client runs self, the binary itself; the row's own entries win. A test binary
+// that stands in for the harness is told so this way.
+func AddSelfEnv(rows []profiles.Row, self string, env map[string]string) {
+	if len(env) == 0 {
+		return
+	}
+	for i := range rows {
+		r := &rows[i]
+		AddSelfEnv(r.Rows, self, env)
+		cfg, ok := ClientConfig(r.Config)
+		if !ok || cfg.Command == "" || cfg.Command != self {
+			continue
+		}
+		after := cfg
+		after.Env = maps.Clone(env)
+		maps.Copy(after.Env, cfg.Env) // the profile's own entries win
+		r.Config = serverdoc.Patch(r.Config, cfg, after)
+	}
+}

@@ -11,6 +11,7 @@ package mcpsettings
 
 import (
 	"errors"
+	"maps"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -256,4 +257,34 @@ func Show(d *serverdoc.Editor, name, scope string) (Shown, error) {
 	}
 	s.Text = fmt.Sprintf("%s (%s settings, %s)\n%s", name, scope, d.Path(), strings.Join(lines, ""))
 	return s, nil
+}
+
+// AddDefaults gives every enabled manager row of rows (nested rows included) that names
+// no settings file the harness's: the user's file in harnessDir ("" unknown: none), and,
+// when it names neither, the project file found from wd ("" unknown: none).
+func AddDefaults(rows []profiles.Row, harnessDir, wd string) {
+	for i := range rows {
+		r := &rows[i]
+		AddDefaults(r.Rows, harnessDir, wd)
+		if r.Use != host.UseManager || !r.Enabled {
+			continue
+		}
+		_, hasUser := r.Config["settingsFile"]
+		_, hasProject := r.Config["projectSettingsFile"]
+		if hasUser && hasProject {
+			continue
+		}
+		cfg := maps.Clone(r.Config)
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		files := Default(harnessDir, wd)
+		if !hasUser && harnessDir != "" {
+			cfg["settingsFile"] = files.User
+		}
+		if !hasProject && !hasUser && wd != "" {
+			cfg["projectSettingsFile"] = files.Project
+		}
+		r.Config = cfg
+	}
 }

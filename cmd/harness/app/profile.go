@@ -1,13 +1,11 @@
 package app
 
 import (
-	"maps"
 	"os"
 	"strings"
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/host/adhoc"
-	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
 )
 
@@ -65,7 +63,7 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 	}
 	af.AddLoginCommands(a.prog, rows, adhocSets)
 	p.Rows = append(p.Rows, rows...)
-	a.addSelfEnv(p.Rows)
+	adhoc.AddSelfEnv(p.Rows, a.self, a.selfEnv)
 	a.addSettingsDefaults(p.Rows)
 	labels := map[string]string{}
 	for i, r := range rows {
@@ -90,22 +88,3 @@ func (a *invocation) lookupEnv(name string) (string, bool) {
 	return lookupEnv(a.env, name)
 }
 
-// addSelfEnv adds Options.SelfEnv to the env of every row, at any depth,
-// whose config runs the harness binary itself (command == Self).
-func (a *invocation) addSelfEnv(rows []profiles.Row) {
-	if len(a.selfEnv) == 0 {
-		return
-	}
-	for i := range rows {
-		r := &rows[i]
-		a.addSelfEnv(r.Rows)
-		cfg, ok := adhoc.ClientConfig(r.Config)
-		if !ok || cfg.Command == "" || cfg.Command != a.self {
-			continue
-		}
-		after := cfg
-		after.Env = maps.Clone(a.selfEnv)
-		maps.Copy(after.Env, cfg.Env) // the profile's own entries win
-		r.Config = serverdoc.Patch(r.Config, cfg, after)
-	}
-}
