@@ -3,6 +3,8 @@ package hostview
 import (
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -91,4 +93,45 @@ func ServerRows(servers []mcpmanager.View) [][]string {
 		rows = append(rows, []string{s.Name, string(s.Status), Dash(s.Transport), strconv.Itoa(len(s.Tools)), host.JoinLines(detail)})
 	}
 	return rows
+}
+
+// ServerList writes a host's server list (mcp list): with asJSON as it is, else a table of
+// its servers (or a note that there are none), followed by where the manager's settings
+// files are (mcp add writes them; one that does not exist yet is said so). A profile
+// without a manager has no files in the list: defaults, asked then, returns the files mcp
+// add would write (ok false: none), said with a line that their servers do not run in
+// this profile.
+func (o Output) ServerList(l host.ServerList, asJSON bool, defaults func() (st mcpmanager.SettingsStatus, ok bool)) error {
+	if asJSON {
+		return o.JSON(l)
+	}
+	servers := append(slices.Clone(l.Servers), l.Unmanaged...)
+	st := l.Settings
+	if len(servers) == 0 {
+		fmt.Fprintln(o.Notes, "no MCP servers")
+		if st.File == "" && st.ProjectFile == "" {
+			return nil
+		}
+	} else if err := o.Table(ServerRows(servers)); err != nil {
+		return err
+	}
+	fmt.Fprintln(o.Out)
+	if st.File == "" && st.ProjectFile == "" {
+		var ok bool
+		if st, ok = defaults(); !ok {
+			return nil
+		}
+		fmt.Fprintln(o.Out, "this profile has no MCP server manager (plugins.manager), so the servers of the settings files (mcp add) do not run in it:")
+	}
+	for _, f := range []struct{ scope, path string }{{"user", st.File}, {"project", st.ProjectFile}} {
+		if f.path == "" {
+			continue
+		}
+		note := ""
+		if _, err := os.Stat(f.path); err != nil {
+			note = " (does not exist yet)"
+		}
+		fmt.Fprintf(o.Out, "%s settings: %s%s\n", f.scope, f.path, note)
+	}
+	return nil
 }

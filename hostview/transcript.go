@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent/session"
+	"github.com/cordisgo/harness/termui"
 )
 
 // Transcript prints a session's events as a conversation.
@@ -88,4 +89,30 @@ func Sessions(w io.Writer, infos []session.Info) error {
 			in.Model, in.Turns, termsafe.String(title))
 	}
 	return tw.Flush()
+}
+
+// ToolLine writes the line of a tool call's result in a turn followed as it runs (harness
+// ask on a terminal): "[AGENT: ]TOOL OUTCOME (N ms)"; other events write nothing.
+func ToolLine(w io.Writer, ev session.Event) {
+	if ev.Type != session.EventToolResult || ev.Call == nil || ev.Result == nil {
+		return
+	}
+	who := ""
+	if ev.Agent != "" {
+		who = ev.Agent + ": "
+	}
+	fmt.Fprintf(w, "%s%s %s (%d ms)\n", who, termsafe.String(ev.Call.Tool), ev.Result.Outcome, ev.Result.Duration)
+}
+
+// Answer writes a turn's answer, the model's text, on w with one final newline: shown safe
+// on a terminal, as it is when redirected (the answer is the command's output). An empty
+// answer writes nothing.
+func Answer(w io.Writer, text string) {
+	if text == "" {
+		return
+	}
+	if termui.IsTerminal(w) {
+		text = termsafe.String(text)
+	}
+	fmt.Fprintln(w, strings.TrimRight(text, "\n"))
 }

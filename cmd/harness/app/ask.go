@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/hostclient"
-	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/agent/agentapi"
@@ -22,7 +22,6 @@ import (
 	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
-	"github.com/cordisgo/harness/termui"
 	"github.com/cordisgo/harness/turn"
 )
 
@@ -240,12 +239,8 @@ func (a *invocation) runTurn(cx context.Context, rh *hostclient.Host, open func(
 // turnOutcome prints a turn's answer (unless --json) and returns the command's error for
 // how it ended.
 func (a *invocation) turnOutcome(end *session.TurnEnd, err error, id string, f agentFlags) error {
-	if !f.json && end != nil && end.Text != "" {
-		text := end.Text
-		if termui.IsTerminal(a.stdout) {
-			text = termsafe.String(text)
-		}
-		fmt.Fprintln(a.stdout, strings.TrimRight(text, "\n"))
+	if !f.json && end != nil {
+		hostview.Answer(a.stdout, end.Text)
 	}
 	switch {
 	case end == nil:
@@ -271,12 +266,8 @@ func (a *invocation) printEvent(enc *json.Encoder, ev session.Event, asJSON bool
 	if asJSON {
 		return enc.Encode(ev)
 	}
-	if a.term != nil && ev.Type == session.EventToolResult && ev.Call != nil && ev.Result != nil {
-		who := ""
-		if ev.Agent != "" {
-			who = ev.Agent + ": "
-		}
-		fmt.Fprintf(a.term, "%s%s %s (%d ms)\n", who, termsafe.String(ev.Call.Tool), ev.Result.Outcome, ev.Result.Duration)
+	if a.term != nil {
+		hostview.ToolLine(a.term, ev)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -138,62 +137,20 @@ func (a *invocation) mcpList(cx context.Context, f mcpFlags) error {
 	})
 }
 
-// printList prints a server list: as JSON unchanged, or as a table.
+// printList prints a server list (hostview.Output.ServerList); a settings file the
+// manager rejected is a failure of the list: its servers are not what the file says.
 func (a *invocation) printList(l host.ServerList, asJSON bool) error {
-	// A rejected settings file is a failure of the list: its servers are not what the
-	// file says.
-	rejected := func() error {
-		if l.Settings.Error == "" {
-			return nil
-		}
-		return failure(fmt.Errorf("the settings file was rejected (the last good configuration keeps running): %s", l.Settings.Error))
+	defaults := func() (mcpmanager.SettingsStatus, bool) {
+		files, err := a.settingsFiles()
+		return mcpmanager.SettingsStatus{File: files.User, ProjectFile: files.Project}, err == nil
 	}
-	if asJSON {
-		if err := a.out().JSON(l); err != nil {
-			return err
-		}
-		return rejected()
-	}
-	servers := append(slices.Clone(l.Servers), l.Unmanaged...)
-	if len(servers) == 0 {
-		fmt.Fprintln(a.stderr, "no MCP servers")
-		if l.Settings.File != "" || l.Settings.ProjectFile != "" {
-			a.printSettingsFiles(l.Settings)
-		}
-		return rejected()
-	}
-	rows := hostview.ServerRows(servers)
-	if err := a.out().Table(rows); err != nil {
+	if err := a.out().ServerList(l, asJSON, defaults); err != nil {
 		return err
 	}
-	a.printSettingsFiles(l.Settings)
-	return rejected()
-}
-
-// printSettingsFiles says where the manager's settings files are (mcp add writes them),
-// after the list.
-func (a *invocation) printSettingsFiles(st mcpmanager.SettingsStatus) {
-	fmt.Fprintln(a.stdout)
-	if st.File == "" && st.ProjectFile == "" {
-		// No manager in this profile: say where mcp add writes, and what runs those servers.
-		files, err := a.settingsFiles()
-		if err != nil {
-			return
-		}
-		user, project := files.User, files.Project
-		fmt.Fprintln(a.stdout, "this profile has no MCP server manager (plugins.manager), so the servers of the settings files (mcp add) do not run in it:")
-		st = mcpmanager.SettingsStatus{File: user, ProjectFile: project}
+	if l.Settings.Error != "" {
+		return failure(fmt.Errorf("the settings file was rejected (the last good configuration keeps running): %s", l.Settings.Error))
 	}
-	for _, f := range []struct{ scope, path string }{{scopeUser, st.File}, {scopeProject, st.ProjectFile}} {
-		if f.path == "" {
-			continue
-		}
-		note := ""
-		if _, err := os.Stat(f.path); err != nil {
-			note = " (does not exist yet)"
-		}
-		fmt.Fprintf(a.stdout, "%s settings: %s%s\n", f.scope, f.path, note)
-	}
+	return nil
 }
 
 func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error {
