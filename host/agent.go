@@ -130,3 +130,18 @@ func AgentModel(rows []profiles.Row, model string) string {
 	}
 	return ""
 }
+
+// SessionsDir is where the top-level agent of rows keeps its sessions: its row's
+// sessionsDir, else dir (the default, as WithAgentRow gives it). An agent that keeps them
+// in memory only ("-") has none on disk: dir then too.
+func SessionsDir(rows []profiles.Row, dir string) string {
+	for _, r := range rows {
+		if r.Enabled && r.Use == UseAgent {
+			if d, ok := r.Config["sessionsDir"].(string); ok && d != "" && d != "-" {
+				return d
+			}
+			break
+		}
+	}
+	return dir
+}

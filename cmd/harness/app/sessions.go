@@ -134,15 +134,7 @@ func (a *invocation) sessionStore() (*session.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range p.Rows {
-		if r.Enabled && r.Use == host.UseAgent {
-			if d, ok := r.Config["sessionsDir"].(string); ok && d != "" && d != "-" {
-				dir = d
-			}
-			break
-		}
-	}
-	return session.OpenStore(dir), nil
+	return session.OpenStore(host.SessionsDir(p.Rows, dir)), nil
 }
 
 // sessionError reports a session that cannot be read, with a did-you-mean for a mistyped id.
