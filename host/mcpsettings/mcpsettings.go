@@ -11,8 +11,8 @@ package mcpsettings
 
 import (
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
-	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/hostclient"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/agent/agentapi"

@@ -87,4 +87,3 @@ func (a *invocation) lookupEnv(name string) (string, bool) {
 	}
 	return lookupEnv(a.env, name)
 }
-
