@@ -99,7 +99,8 @@ var rules = map[string]rule{
 	// internal/: the ground floor, leaf libraries that everything may import. They import
 	// the standard library, third-party modules and each other, never ctx, plugins/,
 	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).
-	"internal/demoserver":  {},
+	"internal/demoserver":  {project: []string{"internal/loopback", "internal/mcpserve"}},
+	"internal/mcpserve":    {project: []string{"internal/loopback"}},
 	"internal/archtest":    {},
 	"internal/gcpolicy":    {stdOnly: true},
 	"internal/doccheck":    {stdOnly: true},

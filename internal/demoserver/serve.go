@@ -2,21 +2,18 @@ package demoserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// shutdownTimeout bounds how long ServeHTTP waits for open requests to end
-// before closing their connections.
-const shutdownTimeout = 5 * time.Second
+	"github.com/cordisgo/harness/internal/loopback"
+	"github.com/cordisgo/harness/internal/mcpserve"
+)
 
 // ServeStdio serves one session of a fresh server over stdin and stdout
 // (newline-delimited JSON-RPC) until the client closes stdin, the session
@@ -39,14 +36,10 @@ func ServeIO(cx context.Context, opts Options, r io.ReadCloser, w io.WriteCloser
 // serveTransport runs one session of a fresh server over t.
 func serveTransport(cx context.Context, opts Options, t mcp.Transport) error {
 	opts = opts.withDefaults()
-	err := newServer(opts, cx.Done()).Run(cx, t)
-	switch {
-	case err == nil, errors.Is(err, io.EOF):
-		return nil
-	case cx.Err() != nil && errors.Is(err, cx.Err()):
-		return nil
+	if err := mcpserve.Transport(cx, newServer(opts, cx.Done()), t); err != nil {
+		return fmt.Errorf("demoserver: serving stdio: %w", err)
 	}
-	return fmt.Errorf("demoserver: serving stdio: %w", err)
+	return nil
 }
 
 // Handler returns a Streamable HTTP handler serving the demo server.
@@ -83,16 +76,14 @@ func HandlerWithClose(opts Options) (http.Handler, func()) {
 
 // streamableHandler serves every session with s.
 func streamableHandler(s *mcp.Server, opts Options) *mcp.StreamableHTTPHandler {
-	return mcp.NewStreamableHTTPHandler(
-		func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Logger: opts.Logger},
-	)
+	return mcpserve.Handler(s, opts.Logger)
 }
 
 // ServeHTTP listens on addr and serves the demo server's [Handler] at the path
-// /mcp until ctx is done, then closes every session, ends running slow calls
-// and shuts the HTTP server down. It prints the server's URL
-// (http://host:port/mcp) on a line of its own to stderr once it is listening.
+// /mcp, behind the loopback guard's Host and Origin checks (no token), until
+// ctx is done, then closes every session, ends running slow calls and shuts
+// the HTTP server down. It prints the server's URL (http://host:port/mcp) on a
+// line of its own to stderr once it is listening.
 // It returns nil after a clean shutdown and an error if it cannot listen,
 // serve or shut down within a few seconds.
 //
@@ -100,86 +91,22 @@ func streamableHandler(s *mcp.Server, opts Options) *mcp.StreamableHTTPHandler {
 // every interface ("0.0.0.0:8080" listens on all of them), and an empty addr
 // means 127.0.0.1 on a free port.
 func ServeHTTP(cx context.Context, addr string, opts Options) error {
-	addr = listenAddr(addr)
-	var lc net.ListenConfig
-	ln, err := lc.Listen(cx, "tcp", addr)
+	ln, err := mcpserve.Listen(cx, "demoserver", addr)
 	if err != nil {
-		return fmt.Errorf("demoserver: listening on %s: %w", addr, err)
+		return err
 	}
 	return serveHTTP(cx, ln, opts, os.Stderr)
 }
 
-// listenAddr applies ServeHTTP's loopback defaults to addr.
-func listenAddr(addr string) string {
-	if addr == "" {
-		return "127.0.0.1:0"
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr // Listen reports the malformed address
-	}
-	if host == "" {
-		return net.JoinHostPort("127.0.0.1", port)
-	}
-	return addr
-}
-
 // serveHTTP serves the demo server on ln (which it closes) until cx is done,
-// announcing the URL on out.
+// announcing the URL on out. Requests pass the loopback guard's Host and Origin
+// checks; the demo server asks for no token.
 func serveHTTP(cx context.Context, ln net.Listener, opts Options, out io.Writer) error {
 	opts = opts.withDefaults()
-	srv := newServer(opts, cx.Done())
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamableHandler(srv, opts))
-	hs := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
-	}
-	// Shutdown closes the listeners and then runs this hook, so no session
-	// created afterwards is missed except by requests already being read;
-	// the second pass below catches those.
-	hs.RegisterOnShutdown(func() { closeSessions(srv) })
-
-	url := "http://" + ln.Addr().String() + "/mcp"
-	opts.Logger.Info("demo server listening", slog.String("url", url), slog.String("server", opts.Name))
-	if _, err := fmt.Fprintln(out, url); err != nil {
-		_ = ln.Close()
-		return fmt.Errorf("demoserver: announcing %s: %w", url, err)
-	}
-
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		closeSessions(srv)
-		return fmt.Errorf("demoserver: serving HTTP on %s: %w", ln.Addr(), err)
-	case <-cx.Done():
-	}
-
-	scx, cancel := context.WithTimeout(context.WithoutCancel(cx), shutdownTimeout)
-	defer cancel()
-	err := hs.Shutdown(scx)
-	if err != nil {
-		opts.Logger.Warn("demo server: graceful shutdown timed out, closing connections",
-			slog.String("url", url), slog.Any("err", err))
-		err = hs.Close()
-	}
-	closeSessions(srv)
-	if serr := <-served; err == nil && !errors.Is(serr, http.ErrServerClosed) {
-		err = serr
-	}
-	if err != nil {
-		return fmt.Errorf("demoserver: shutting down %s: %w", url, err)
-	}
-	opts.Logger.Info("demo server stopped", slog.String("url", url))
-	return nil
-}
-
-// closeSessions closes every session of s; each Close waits for the
-// session's in-flight requests.
-func closeSessions(s *mcp.Server) {
-	for ss := range s.Sessions() {
-		_ = ss.Close() // best effort: the session is gone either way
-	}
+	return mcpserve.ServeHTTP(cx, ln, newServer(opts, cx.Done()), mcpserve.HTTPOptions{
+		What:   "demo server",
+		Guard:  loopback.Options{Addr: ln.Addr().String()},
+		NoAuth: true,
+		Logger: opts.Logger.With(slog.String("server", opts.Name)),
+	}, out)
 }

@@ -169,21 +169,6 @@ func TestServeHTTPListenError(t *testing.T) {
 	}
 }
 
-func TestListenAddr(t *testing.T) {
-	for in, want := range map[string]string{
-		"":             "127.0.0.1:0",
-		":8080":        "127.0.0.1:8080",
-		"0.0.0.0:8080": "0.0.0.0:8080",
-		"[::1]:9":      "[::1]:9",
-		"localhost:1":  "localhost:1",
-		"bad":          "bad",
-	} {
-		if got := listenAddr(in); got != want {
-			t.Errorf("listenAddr(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestHandlerSharesOneServer documents Handler's choice: sessions share one
 // server, so a tool added in one session is listed, and announced, in all.
 func TestHandlerSharesOneServer(t *testing.T) {
