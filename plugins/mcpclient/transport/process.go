@@ -254,25 +254,49 @@ func (p *Process) Shutdown(cx context.Context, graceful func() error, log *slog.
 // endGroup terminates what is left of the group and reports whether it is
 // confirmed gone.
 func (p *Process) endGroup(log *slog.Logger) bool {
-	if groupGone(p) {
+	return endGroup(groupEnd{
+		term: func() { terminateGroup(p) },
+		kill: func() {
+			log.Warn("mcp server process group ignored SIGTERM, killing it", "pgid", p.pgid)
+			killGroup(p)
+		},
+		gone: func() bool { return groupGone(p) },
+	}, p.killGrace)
+}
+
+// groupEnd is what ending a process group takes: asking its members to exit, killing
+// them, and telling whether any is left.
+type groupEnd struct {
+	term, kill func()
+	gone       func() bool
+}
+
+// endGroup ends a group as a stdio server's is ended: SIGTERM, grace to exit, SIGKILL,
+// and killWait to disappear. It reports whether the group is confirmed gone.
+func endGroup(g groupEnd, grace time.Duration) bool {
+	if g.gone() {
 		return true
 	}
-	terminateGroup(p)
-	if p.waitGone(p.killGrace) {
+	g.term()
+	if waitGone(g.gone, grace) {
 		return true
 	}
-	log.Warn("mcp server process group ignored SIGTERM, killing it", "pgid", p.pgid)
-	killGroup(p)
-	return p.waitGone(killWait)
+	g.kill()
+	return waitGone(g.gone, killWait)
 }
 
 // waitGone polls until the group is gone or d has passed. There is no
 // notification for the exit of processes that are not our children.
 func (p *Process) waitGone(d time.Duration) bool {
+	return waitGone(func() bool { return groupGone(p) }, d)
+}
+
+// waitGone polls gone until it reports true or d has passed.
+func waitGone(gone func() bool, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	step := time.Millisecond
 	for {
-		if groupGone(p) {
+		if gone() {
 			return true
 		}
 		if time.Now().After(deadline) {

@@ -28,11 +28,14 @@ func killGroup(p *Process) { _ = syscall.Kill(-p.pgid, syscall.SIGKILL) }
 // kill(-pgid, 0) fails with ESRCH, or every remaining member is a zombie
 // (already dead; under a PID 1 that does not reap orphans, killed
 // grandchildren stay zombies forever and must not count as survivors).
-func groupGone(p *Process) bool {
-	err := syscall.Kill(-p.pgid, 0)
+func groupGone(p *Process) bool { return pgidGone(p.pgid) }
+
+// pgidGone is groupGone for the group pgid.
+func pgidGone(pgid int) bool {
+	err := syscall.Kill(-pgid, 0)
 	if errors.Is(err, syscall.ESRCH) {
 		return true
 	}
 	// nil or EPERM: some member exists (EPERM: one we may not signal).
-	return onlyZombiesInGroup(p.pgid)
+	return onlyZombiesInGroup(pgid)
 }
