@@ -143,7 +143,13 @@ var rules = map[string]rule{
 	// examples/: the examples of docs/plugins.md (one of them a binary built on cmd/harness/app).
 	"examples": {project: []string{""}},
 	"bench":    {project: []string{""}},
-	"cmd":      {project: []string{""}},
+	// The workspace server (files, edits, search, a sandboxed shell), served by `harness
+	// workspace-server`: an MCP server that nothing of the host imports; its stdio
+	// processes' groups and environment rule are the stdio transport's.
+	"workspace":           {project: []string{"internal/mcpserve", "internal/loopback", "internal/suggest", "internal/userdirs", "plugins/mcpclient/transport", "workspace/gitignore", "workspace/sandbox"}},
+	"workspace/gitignore": {},
+	"workspace/sandbox":   {},
+	"cmd":                 {project: []string{""}},
 }
 
 // testOnly is the folder whose packages only _test.go files may import.
