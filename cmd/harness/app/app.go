@@ -26,6 +26,7 @@ import (
 	"github.com/cordisgo/harness/profiles"
 	"github.com/cordisgo/harness/termform"
 	"github.com/cordisgo/harness/termui"
+	"github.com/cordisgo/harness/workspace/sandbox"
 )
 
 // Options configure a harness binary. The zero value is the stock harness.
@@ -78,6 +79,7 @@ const (
 // default collector: a session waits on its model and allocates little, and
 // the policy's heap goal would be most of its resident memory.
 func Main(opts Options) int {
+	sandbox.Main() // a workspace's shell command, run through this binary: the helper runs it and exits
 	opts.collector = gcpolicy.Start()
 	defer opts.collector.Stop()
 	defer procpolicy.Apply()()

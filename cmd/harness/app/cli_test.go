@@ -37,7 +37,7 @@ func TestUsageErrors(t *testing.T) {
 		want string
 		cmd  string // the command the usage hint names
 	}{
-		{nil, "harness: expected a command: ask, audit, chat, demo-server, mcp, open, profile, prompt, prompts, resources, run, serve, sessions, tools, version\n", "harness"},
+		{nil, "harness: expected a command: ask, audit, chat, demo-server, mcp, open, profile, prompt, prompts, resources, run, serve, sessions, tools, version, workspace-server\n", "harness"},
 		{[]string{"frobnicate"}, `harness: unknown command "frobnicate"; expected one of: ask, audit, chat, `, "harness"},
 		{[]string{"tols"}, `harness: unknown command "tols" (did you mean "tools"?); expected one of: `, "harness"},
 		{[]string{"mcp", "lst"}, `harness: mcp: unknown command "lst" (did you mean "list"?); expected one of: add, `, "harness mcp"},

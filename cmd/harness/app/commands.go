@@ -84,6 +84,7 @@ turn stopped before the model finished (ask, sessions resume).`,
 		a.mcpCommand(),
 		a.profileCommand(),
 		a.demoServerCommand(),
+		a.workspaceServerCommand(),
 		a.versionCommand(),
 	)
 	a.addHostFlags(root)

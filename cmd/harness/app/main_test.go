@@ -19,6 +19,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/oauthtest"
+	"github.com/cordisgo/harness/workspace/sandbox"
 )
 
 // testMainEnv makes the test binary act as the harness binary: TestMain
@@ -32,6 +33,7 @@ const testMainEnv = "HARNESS_TEST_MAIN"
 // from that directory, so that a .harness/ in the checkout or the user's configuration
 // never changes a result.
 func TestMain(m *testing.M) {
+	sandbox.Main() // a workspace's shell command, run through the test binary
 	if os.Getenv(testMainEnv) == "1" {
 		// The test binary as a harness started by a test (a demo server, mostly), with
 		// the environment the test gave it.
