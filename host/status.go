@@ -243,7 +243,7 @@ func ClientView(st mcpclient.Status) mcpmanager.View {
 		ProtocolVersion: st.ProtocolVersion, Tools: st.Tools, InstructionBytes: st.InstructionBytes, StderrTail: st.StderrTail,
 	}
 	if st.ServerName != "" {
-		v.ServerInfo = &mcpmanager.ServerInfo{Name: st.ServerName, Version: st.ServerVersion}
+		v.ServerInfo = &mcpmanager.ServerInfo{Name: st.ServerName, Version: st.ServerVersion, Description: st.ServerDescription}
 	}
 	if st.Scope != nil {
 		if cfg, ok := mcpclient.Plugin.Config(st.Scope); ok {

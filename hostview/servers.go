@@ -55,6 +55,9 @@ func Probe(w io.Writer, out mcpmanager.ProbeResult) {
 		fmt.Fprintf(stdout, ", instructions (%d bytes)", out.InstructionBytes)
 	}
 	fmt.Fprintln(stdout)
+	if d := strings.TrimSpace(out.ServerDescription); d != "" {
+		fmt.Fprintln(stdout, d) // what the server says of itself (the workspace: its sandbox)
+	}
 	if len(out.Tools) == 0 {
 		return
 	}
@@ -79,7 +82,7 @@ func plural(n int) string {
 
 // ServerRows is the table of servers (the header first): name, status, transport, tool
 // count, and the detail of a server that is not connected (its error, the attempt, the last
-// line of its stderr).
+// line of its stderr) or what a connected one says of itself (its description).
 func ServerRows(servers []mcpmanager.View) [][]string {
 	rows := [][]string{{"NAME", "STATUS", "TRANSPORT", "TOOLS", "DETAIL"}}
 	for _, s := range servers {
@@ -89,6 +92,9 @@ func ServerRows(servers []mcpmanager.View) [][]string {
 		}
 		if tail := host.LastLine(s.StderrTail); tail != "" && s.Error != "" && s.Status != mcpmanager.StateConnected && !strings.Contains(detail, tail) {
 			detail += " (stderr: " + tail + ")"
+		}
+		if detail == "" && s.ServerInfo != nil {
+			detail = s.ServerInfo.Description // what a connected server says of itself (the workspace: its sandbox)
 		}
 		rows = append(rows, []string{s.Name, string(s.Status), Dash(s.Transport), strconv.Itoa(len(s.Tools)), host.JoinLines(detail)})
 	}

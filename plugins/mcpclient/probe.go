@@ -113,6 +113,8 @@ type ProbeResult struct {
 	ServerName      string `json:"serverName,omitempty"`
 	ServerVersion   string `json:"serverVersion,omitempty"`
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// ServerDescription is the server's description of itself (serverInfo.description).
+	ServerDescription string `json:"serverDescription,omitempty"`
 	// Instructions reports whether the server sent instructions, and their size.
 	InstructionBytes int `json:"instructionBytes,omitempty"`
 	// Tools lists the tools, at most MaxTools of them; ToolsTruncated says there were more.
@@ -218,6 +220,7 @@ func Probe(pcx context.Context, cfg Config, opts ProbeOptions) ProbeResult {
 	res.Stage = ProbeListTools
 	res.Transport = conn.Transport()
 	res.ServerName, res.ServerVersion, res.ProtocolVersion = info.ServerName, info.ServerVersion, info.ProtocolVersion
+	res.ServerDescription = info.ServerDescription
 	res.InstructionBytes = len(info.Instructions)
 	listStart := time.Now()
 	if info.Capabilities.Tools != nil {

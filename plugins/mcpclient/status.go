@@ -59,6 +59,9 @@ type Status struct {
 	ServerName      string `json:"serverName,omitempty"`
 	ServerVersion   string `json:"serverVersion,omitempty"`
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// ServerDescription is the server's one-line description of itself
+	// (serverInfo.description), such as the workspace server's sandbox.
+	ServerDescription string `json:"serverDescription,omitempty"`
 	// Tools lists the public names of the registered tools.
 	Tools []string `json:"tools,omitempty"`
 	// InstructionBytes is the size of the published instructions.

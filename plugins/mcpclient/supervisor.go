@@ -583,14 +583,15 @@ func (s *supervisor) connectedStatus(g *generation) Status {
 	instr := len(s.instr)
 	s.mu.Unlock()
 	return Status{
-		Phase:            PhaseConnected,
-		Transport:        g.conn.Transport(),
-		ServerName:       info.ServerName,
-		ServerVersion:    info.ServerVersion,
-		ProtocolVersion:  info.ProtocolVersion,
-		Tools:            s.set.Names(),
-		InstructionBytes: instr,
-		StderrTail:       g.conn.StderrTail(),
+		Phase:             PhaseConnected,
+		Transport:         g.conn.Transport(),
+		ServerName:        info.ServerName,
+		ServerVersion:     info.ServerVersion,
+		ServerDescription: info.ServerDescription,
+		ProtocolVersion:   info.ProtocolVersion,
+		Tools:             s.set.Names(),
+		InstructionBytes:  instr,
+		StderrTail:        g.conn.StderrTail(),
 	}
 }
 

@@ -184,12 +184,14 @@ func connectSession(cx context.Context, cfg Config, opts dialOptions, t mcp.Tran
 // Capabilities is never nil (empty when the server sent none); a nil
 // Capabilities.Tools means the server has no tools.
 type initInfo struct {
-	ServerName      string
-	ServerTitle     string
-	ServerVersion   string
-	ProtocolVersion string
-	Instructions    string
-	Capabilities    *mcp.ServerCapabilities
+	ServerName    string
+	ServerTitle   string
+	ServerVersion string
+	// ServerDescription is the server's description of itself (serverInfo.description).
+	ServerDescription string
+	ProtocolVersion   string
+	Instructions      string
+	Capabilities      *mcp.ServerCapabilities
 }
 
 func newInitInfo(res *mcp.InitializeResult) initInfo {
@@ -203,7 +205,7 @@ func newInitInfo(res *mcp.InitializeResult) initInfo {
 		info.Capabilities = res.Capabilities
 	}
 	if si := res.ServerInfo; si != nil { // nil under 2026-07-28 discovery
-		info.ServerName, info.ServerTitle, info.ServerVersion = si.Name, si.Title, si.Version
+		info.ServerName, info.ServerTitle, info.ServerVersion, info.ServerDescription = si.Name, si.Title, si.Version, si.Description
 	}
 	return info
 }

@@ -268,7 +268,7 @@ func (in *instance) fill(v *View) {
 	}
 	v.Attempt, v.MaxAttempts = r.Attempt, r.MaxAttempts
 	if r.ServerName != "" || r.ServerVersion != "" {
-		v.ServerInfo = &ServerInfo{Name: r.ServerName, Version: r.ServerVersion}
+		v.ServerInfo = &ServerInfo{Name: r.ServerName, Version: r.ServerVersion, Description: in.scrub.clean(r.ServerDescription)}
 	}
 	v.ProtocolVersion = r.ProtocolVersion
 	if r.Tools != nil {

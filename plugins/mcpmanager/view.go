@@ -65,6 +65,8 @@ const (
 type ServerInfo struct {
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
+	// Description is the server's description of itself, as it sent it.
+	Description string `json:"description,omitempty"`
 }
 
 // View is a managed server as [Manager.List] shows it. It never carries a secret: Config
