@@ -168,7 +168,7 @@ func (s *Server) current(asked, rel string) (string, fs.FileMode, bool, error) {
 	if err != nil {
 		return "", 0, false, fileError(asked, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var b strings.Builder
 	b.Grow(int(fi.Size()))
 	h := sha256.New()
@@ -254,10 +254,10 @@ func planEdits(content string, specs []editSpec) ([]textEdit, error) {
 		if len(specs) > 1 {
 			which = fmt.Sprintf("edit %d: ", i+1)
 		}
-		switch {
-		case sp.OldText == "":
+		switch sp.OldText {
+		case "":
 			return nil, fmt.Errorf("%soldText is empty: give the exact text to replace (write_file replaces a whole file)", which)
-		case sp.OldText == sp.NewText:
+		case sp.NewText:
 			return nil, fmt.Errorf("%soldText and newText are the same: nothing would change", which)
 		}
 		starts := occurrences(content, sp.OldText)

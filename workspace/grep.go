@@ -118,7 +118,7 @@ func compileGrep(in grepInput) (*grepQuery, error) {
 	typeOK := func(rel string) bool {
 		return len(globs) == 0 || slices.ContainsFunc(globs, func(m func(string) bool) bool { return m(rel) })
 	}
-	var globOK func(string) bool = func(string) bool { return true }
+	globOK := func(string) bool { return true }
 	if in.Glob != "" {
 		globOK = globMatcher(strings.TrimPrefix(in.Glob, "./"))
 	}
@@ -234,7 +234,7 @@ func (s *Server) search(cx context.Context, rel string, q *grepQuery) (string, e
 			return "", err
 		}
 		h, err := grepFile(f, rel, q, make([]byte, 0, grepChunk+4096))
-		f.Close()
+		_ = f.Close()
 		if err != nil {
 			return "", err
 		}
@@ -287,7 +287,7 @@ func (s *Server) searchTree(pcx context.Context, dir string, q *grepQuery, take 
 				if cx.Err() == nil {
 					if f, err := j.f.dir.r.Open(j.f.name); err == nil {
 						h, _ = grepFile(f, j.f.rel, q, buf) // an unreadable file is skipped
-						f.Close()
+						_ = f.Close()
 					}
 				}
 				j.f.dir.release()

@@ -193,7 +193,7 @@ func (sh *shell) start(command string, background bool) (*job, error) {
 	}
 	cmd, err := sandbox.Command(sh.helper, sh.policy, []string{sh.bash, "-c", command})
 	if err != nil {
-		out.Close()
+		_ = out.Close()
 		return nil, err
 	}
 	cmd.Dir = sh.s.root.dir
@@ -201,19 +201,19 @@ func (sh *shell) start(command string, background bool) (*job, error) {
 	transport.OwnGroup(cmd)
 	r, w, err := os.Pipe()
 	if err != nil {
-		out.Close()
+		_ = out.Close()
 		return nil, err
 	}
 	// The pipe's write end goes to the command directly: no copying goroutine of os/exec's
 	// waits on a grandchild that keeps it open.
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
-		out.Close()
+		_ = r.Close()
+		_ = w.Close()
+		_ = out.Close()
 		return nil, fmt.Errorf("starting the command: %w", err)
 	}
-	w.Close()
+	_ = w.Close()
 	j.group = transport.Group(cmd.Process.Pid)
 	sh.mu.Lock()
 	sh.jobs[id] = j
@@ -235,11 +235,11 @@ func (sh *shell) start(command string, background bool) (*job, error) {
 		case <-copied:
 		case <-time.After(time.Second):
 			// Something outside the group holds the pipe (it called setsid): stop reading.
-			r.Close()
+			_ = r.Close()
 			<-copied
 		}
-		r.Close()
-		out.Close()
+		_ = r.Close()
+		_ = out.Close()
 		j.ended = time.Now()
 		close(j.done)
 	}()
@@ -370,7 +370,7 @@ func readAt(path string, off int64, n int) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	buf := make([]byte, n)
 	k, _ := f.ReadAt(buf, max(off, 0))
 	return string(buf[:k])

@@ -35,7 +35,7 @@ func dialOnce(spec string) int {
 	c, err := net.DialTimeout(network, addr, 5*time.Second)
 	if err == nil {
 		_, err = c.Write([]byte("x"))
-		c.Close()
+		_ = c.Close()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dial:", err)
@@ -79,7 +79,7 @@ func newRig(t *testing.T, opts Options, files map[string]string) *rig {
 	st, ct := mcp.NewInMemoryTransports()
 	cx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- mcpServe(cx, srv, st) }()
+	go func() { served <- srv.serve(cx, st) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -88,15 +88,15 @@ func newRig(t *testing.T, opts Options, files map[string]string) *rig {
 	t.Cleanup(func() {
 		_ = cs.Close()
 		cancel()
-		<-served
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
 		if err := srv.Close(); err != nil {
 			t.Errorf("close: %v", err)
 		}
 	})
 	return r
 }
-
-func mcpServe(cx context.Context, s *Server, t mcp.Transport) error { return s.serve(cx, t) }
 
 func write(t *testing.T, dir string, files map[string]string) {
 	t.Helper()

@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -102,7 +101,7 @@ func (s *Server) readFile(_ context.Context, _ *mcp.CallToolRequest, in readInpu
 	if err != nil {
 		return nil, nil, fileError(in.Path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, nil, fileError(in.Path, err)
@@ -180,7 +179,7 @@ func readLines(r *bufio.Reader, offset, limit int, size int64) (string, error) {
 	shown := 0
 	cut := false
 	for ; n < offset-1; n++ {
-		if err := skipLine(r); err == io.EOF {
+		if err := skipLine(r); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			return "", err
@@ -188,10 +187,11 @@ func readLines(r *bufio.Reader, offset, limit int, size int64) (string, error) {
 	}
 	for {
 		line, long, err := readLine(r)
-		if err == io.EOF && line == nil {
+		eof := errors.Is(err, io.EOF)
+		if eof && line == nil {
 			break
 		}
-		if err != nil && err != io.EOF {
+		if err != nil && !eof {
 			return "", err
 		}
 		n++
@@ -206,7 +206,7 @@ func readLines(r *bufio.Reader, offset, limit int, size int64) (string, error) {
 		}
 		b.WriteByte('\n')
 		shown++
-		if err == io.EOF {
+		if eof {
 			break
 		}
 	}
@@ -297,7 +297,7 @@ func fileError(path string, err error) error {
 	}
 	var perr *fs.PathError
 	if errors.As(err, &perr) {
-		return fmt.Errorf("%q: %s: %v", path, perr.Op, perr.Err)
+		return fmt.Errorf("%q: %s: %w", path, perr.Op, perr.Err)
 	}
 	return fmt.Errorf("%q: %w", path, err)
 }
@@ -306,6 +306,3 @@ func fileError(path string, err error) error {
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
-
-// statRoot stats rel through the root without following a final symbolic link.
-func (s *Server) lstat(rel string) (os.FileInfo, error) { return s.root.r.Lstat(rel) }

@@ -53,24 +53,24 @@ func TestSandboxEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tcp.Close()
+	defer func() { _ = tcp.Close() }()
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer udp.Close()
+	defer func() { _ = udp.Close() }()
 	sock := filepath.Join(outside, "s.sock")
 	unixLn, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unixLn.Close()
+	defer func() { _ = unixLn.Close() }()
 	abstract := fmt.Sprintf("@harness-escape-%d", os.Getpid())
 	absLn, err := net.Listen("unix", abstract)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer absLn.Close()
+	defer func() { _ = absLn.Close() }()
 	for _, ln := range []net.Listener{tcp, unixLn, absLn} {
 		go func() {
 			for {
@@ -78,7 +78,7 @@ func TestSandboxEscapes(t *testing.T) {
 				if err != nil {
 					return
 				}
-				c.Close()
+				_ = c.Close()
 			}
 		}()
 	}

@@ -107,7 +107,7 @@ func TestServeHTTPGuard(t *testing.T) {
 	}
 	url = strings.TrimSpace(url)
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	defer pr.Close()
+	defer func() { _ = pr.Close() }()
 
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
@@ -160,7 +160,7 @@ func TestServeHTTPGuard(t *testing.T) {
 		t.Error("OnShutdown never ran")
 	}
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
-		c.Close()
+		_ = c.Close()
 		t.Error("still listening after shutdown")
 	}
 }

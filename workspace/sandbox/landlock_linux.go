@@ -66,7 +66,7 @@ func restrict(p Policy) error {
 	if fd < 0 {
 		return nil // no Landlock: the caller knew (Assess) and said so
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	runtime.LockOSThread() // never unlocked: this thread is the restricted one
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)

@@ -56,7 +56,7 @@ token read from --token-file or $` + workspaceTokenEnv + ` (--no-auth: none, loo
 			if err != nil {
 				return failure(err)
 			}
-			defer srv.Close()
+			defer func() { _ = srv.Close() }() // ends its jobs; nothing is left to report an error to
 			if cmd.Flags().Changed("http") {
 				ln, err := mcpserve.Listen(cmd.Context(), "workspace server", addr)
 				if err != nil {

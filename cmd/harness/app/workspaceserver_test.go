@@ -46,7 +46,7 @@ func TestWorkspaceServerStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	if d := cs.InitializeResult().ServerInfo.Description; !strings.Contains(d, "sandbox workspace-write") {
 		t.Errorf("description %q", d)
 	}
@@ -115,7 +115,7 @@ func TestWorkspaceServerHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	if got := callText(t, cx, cs, "list_dir", map[string]any{}); !strings.Contains(got, "empty directory") {
 		t.Errorf("list_dir: %q", got)
 	}
