@@ -145,9 +145,10 @@ func syncShownTools(srv *mcp.Server, mu *sync.Mutex, shown map[string]string, in
 	}
 }
 
-// toolOf describes a registry tool to MCP clients.
+// toolOf describes a registry tool to MCP clients, with the annotations its server gave it.
 func toolOf(in toolregistry.Info) *mcp.Tool {
-	t := &mcp.Tool{Name: in.Name, Description: in.Description, InputSchema: json.RawMessage(in.Parameters)}
+	t := &mcp.Tool{Name: in.Name, Description: in.Description, InputSchema: json.RawMessage(in.Parameters),
+		Title: in.Meta["title"], Annotations: annotationsOf(in.Meta)}
 	if len(in.OutputSchema) > 0 {
 		t.OutputSchema = json.RawMessage(in.OutputSchema)
 	}
@@ -160,6 +161,32 @@ func toolOf(in toolregistry.Info) *mcp.Tool {
 		}
 	}
 	return t
+}
+
+// annotationsOf turns the hints an MCP client keeps in a tool's metadata ("readOnlyHint":
+// "true", …) back into MCP annotations, so that a client of the gateway sees what the
+// upstream server said of its tool and can decide as the harness's agent does; nil when the
+// server gave none.
+func annotationsOf(meta map[string]string) *mcp.ToolAnnotations {
+	hint := func(k string) (bool, bool) {
+		v, ok := meta[k]
+		return v == "true", ok
+	}
+	ro, hasRO := hint("readOnlyHint")
+	idem, hasIdem := hint("idempotentHint")
+	destr, hasDestr := hint("destructiveHint")
+	open, hasOpen := hint("openWorldHint")
+	if !hasRO && !hasIdem && !hasDestr && !hasOpen {
+		return nil
+	}
+	a := &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: idem}
+	if hasDestr {
+		a.DestructiveHint = &destr
+	}
+	if hasOpen {
+		a.OpenWorldHint = &open
+	}
+	return a
 }
 
 func (r *scopeRoute) callTool(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
