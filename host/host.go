@@ -51,6 +51,10 @@ type Options struct {
 	// ShutdownTimeout bounds the disposal of a row a reload removes; 0 means
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// Self is the path of the running binary when it serves `workspace-server`: wherever an
+	// agent runs, the workspace server is mounted through it (WithWorkspaceRow). Empty
+	// means no workspace unless the profile mounts one.
+	Self string
 }
 
 // Host is a profile mounted in a live scope tree: its rows, the status of every MCP client
@@ -246,11 +250,12 @@ func (h *Host) provideCatalog() {
 }
 
 // mountedRows returns the rows of a profile as this host mounts them: adjusted
-// (Options.AdjustRows), and without the remote API and the page's methods unless it hosts.
+// (Options.AdjustRows), with the workspace where an agent runs (WithWorkspaceRow), and without the remote API and the page's methods unless it hosts.
 func (h *Host) mountedRows(rows []profiles.Row) []profiles.Row {
 	if h.opts.AdjustRows != nil {
 		rows = h.opts.AdjustRows(rows)
 	}
+	rows = WithWorkspaceRow(rows, h.opts.Self)
 	if !h.opts.Hosting {
 		// The remote API and the page's methods are the host's: a one-shot use never
 		// publishes an endpoint.

@@ -140,6 +140,7 @@ func (a *invocation) hostOptions(p *profiles.Profile) host.Options {
 		AdjustRows:      a.adjustRows,
 		OnStatus:        a.liveStatus,
 		ShutdownTimeout: a.shutdownTimeout,
+		Self:            a.self,
 	}
 }
 
