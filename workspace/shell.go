@@ -108,6 +108,11 @@ func newShell(s *Server) (*shell, error) {
 				sh.policy.Writable = append(sh.policy.Writable, cache)
 			}
 		}
+		// Unless the user's own Go build cache is among the writable directories: then
+		// commands share it (and its warmth).
+		if gc := userGoCache(parent); gc != "" && opts.Mode == ModeWorkspaceWrite && insideAny(gc, opts.Writable) {
+			extra["GOCACHE"] = gc
+		}
 		sh.policy.Writable = append(sh.policy.Writable, sh.tmp)
 		if opts.Mode == ModeWorkspaceWrite {
 			sh.policy.Writable = append(sh.policy.Writable, s.root.dir)
@@ -118,6 +123,29 @@ func newShell(s *Server) (*shell, error) {
 	abi := probeABI()
 	sh.enforcement = Enforcement{Mode: opts.Mode, Network: opts.Network || opts.Mode == ModeFullAccess, Report: sandbox.Assess(sh.policy, abi)}
 	return sh, nil
+}
+
+// userGoCache is the Go build cache of the environment parent: its GOCACHE, else
+// go-build in its user cache directory, as the go command finds it.
+func userGoCache(parent []string) string {
+	getenv := lookup(parent)
+	if gc := getenv("GOCACHE"); gc != "" && gc != "off" {
+		return gc
+	}
+	if dir, err := (userdirs.Env{Getenv: getenv}).Cache(); err == nil {
+		return filepath.Join(dir, "go-build")
+	}
+	return ""
+}
+
+// insideAny reports whether p is one of dirs or below one of them.
+func insideAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if within(filepath.Clean(p), filepath.Clean(d)) {
+			return true
+		}
+	}
+	return false
 }
 
 // probeABI is the kernel's Landlock ABI (a variable for the test of a kernel without one).

@@ -163,3 +163,15 @@ func TestShellJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestGoCache: commands get a Go build cache of the sandbox's own, unless the user's is
+// made writable, which they then share.
+func TestGoCache(t *testing.T) {
+	own := newRig(t, Options{}, nil)
+	out := own.ok("shell", map[string]any{"command": "echo $GOCACHE"})
+	contains(t, "own cache", out, filepath.Join("sandbox-cache", "go-build"))
+	userCache := t.TempDir()
+	shared := newRig(t, Options{Writable: []string{userCache}, Env: append(os.Environ(), "GOCACHE="+filepath.Join(userCache, "go-build"))}, nil)
+	out = shared.ok("shell", map[string]any{"command": "echo $GOCACHE; mkdir -p $GOCACHE && touch $GOCACHE/x && echo written"})
+	contains(t, "shared cache", out, filepath.Join(userCache, "go-build")+"\n", "written")
+}
