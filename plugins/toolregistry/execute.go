@@ -41,6 +41,17 @@ type PolicyRequest struct {
 	Caller *ctx.Context
 	// Session is [ExecOptions].Session: who the call is made for.
 	Session any
+
+	preview func(context.Context, json.RawMessage) (*Preview, error) // the tool's Preview
+}
+
+// Preview returns what the call would do, from the tool's [Tool.Preview]: what an approval
+// shows the person. It is nil, with no error, for a tool that gives none.
+func (r *PolicyRequest) Preview(cx context.Context) (*Preview, error) {
+	if r.preview == nil {
+		return nil, nil
+	}
+	return r.preview(cx, r.Args)
 }
 
 // Approver decides on calls the policy answered with [permission.Ask]. Provide one with [ApprovalKey];
@@ -185,7 +196,7 @@ func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Conf
 	if terr := cancelledBeforeDispatch(bcx, name); terr != nil {
 		return nil, terr
 	}
-	x.req = PolicyRequest{CallID: x.rec.CallID, Tool: e.info, Args: args, Caller: c, Session: opts.Session}
+	x.req = PolicyRequest{CallID: x.rec.CallID, Tool: e.info, Args: args, Caller: c, Session: opts.Session, preview: e.tool.Preview}
 	if terr := r.authorize(c, bcx, &x.req, opts.Approver); terr != nil {
 		return nil, terr
 	}

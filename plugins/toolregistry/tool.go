@@ -46,7 +46,27 @@ type Tool struct {
 	Project func(*Result) []Content
 	// Meta is free-form metadata shown in listings (for example "server": "gh").
 	Meta map[string]string
+	// Preview, when set, says what a call with args would do without doing it — the diff
+	// of a write, the command of a shell call — for an approval to show before the person
+	// answers ([PolicyRequest.Preview]). It must change nothing, and may be called
+	// concurrently.
+	Preview func(cx context.Context, args json.RawMessage) (*Preview, error)
 }
+
+// Preview is what a call would do, as an approval shows it. A plain value.
+type Preview struct {
+	// Kind is PreviewDiff (Text is a unified diff), PreviewCommand (a command line, then
+	// where and how it runs) or PreviewText.
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// The kinds of a [Preview].
+const (
+	PreviewDiff    = "diff"
+	PreviewCommand = "command"
+	PreviewText    = "text"
+)
 
 // Call is one execution as the tool sees it.
 //
