@@ -140,7 +140,7 @@ func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
 			out = nil
 		}
 	}
-	return toolregistry.Tool{
+	def := toolregistry.Tool{
 		Name:         public,
 		Description:  t.Description,
 		Parameters:   params,
@@ -148,6 +148,59 @@ func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
 		Timeout:      s.cfg.MaxToolCall(), // the idle timeout is the watchdog's (progress.go)
 		Execute:      rt.execute,
 		Meta:         toolMeta(s.cfg.ServerName, t),
+	}
+	if arg, ok := t.Meta[DryRunMetaKey].(string); ok && arg != "" {
+		def.Preview = rt.preview(arg)
+	}
+	return def
+}
+
+// The _meta keys of the dry-run convention (the workspace server's, package workspace).
+const (
+	// DryRunMetaKey, in a tool's _meta, names its boolean argument that makes a call only
+	// say what it would do: the client calls the tool with it set to preview a call for an
+	// approval ([toolregistry.Tool.Preview]).
+	DryRunMetaKey = "harness/dryRun"
+	// PreviewMetaKey, in a dry run's result _meta, says what the text shows: "diff",
+	// "command" or "text" (the default).
+	PreviewMetaKey = "harness/preview"
+)
+
+// preview is the tool's Preview for a server that offers a dry run through the argument
+// arg: the call made with arg set to true, on the live generation, its text the preview.
+func (t *remoteTool) preview(arg string) func(context.Context, json.RawMessage) (*toolregistry.Preview, error) {
+	return func(cx context.Context, args json.RawMessage) (*toolregistry.Preview, error) {
+		var m map[string]any
+		if err := json.Unmarshal(args, &m); err != nil || m == nil {
+			m = map[string]any{}
+		}
+		m[arg] = true
+		s := t.s
+		g, release, err := s.liveGeneration(cx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		res, err := g.conn.Session().CallTool(cx, &mcp.CallToolParams{Name: t.raw, Arguments: m})
+		if err != nil {
+			return nil, s.callError(cx, g, "tools/call "+t.raw+" (dry run)", err)
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		if res.IsError {
+			return nil, fmt.Errorf("mcp server %q: %s (dry run): %s", s.cfg.ServerName, t.raw, b.String())
+		}
+		kind, _ := res.Meta[PreviewMetaKey].(string)
+		switch kind {
+		case toolregistry.PreviewDiff, toolregistry.PreviewCommand:
+		default:
+			kind = toolregistry.PreviewText
+		}
+		return &toolregistry.Preview{Kind: kind, Text: b.String()}, nil
 	}
 }
 
