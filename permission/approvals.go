@@ -48,11 +48,30 @@ type Request struct {
 	Server string          `json:"server,omitempty"`
 	// Reason is the policy's reason for asking.
 	Reason string `json:"reason,omitempty"`
+	// Preview, for a tool call, is what the call would do as its tool says before it runs
+	// (the diff of a write, the command of a shell call; toolregistry's Tool.Preview): what
+	// a person approving it reads first. Absent for a tool that gives none.
+	Preview *Preview `json:"preview,omitempty"`
 	// Decision is set once decided: allow, allow_session or deny; Why is the reason
 	// (the person's words, "nobody can be asked", ...).
 	Decision Action `json:"decision,omitempty"`
 	Why      string `json:"why,omitempty"`
 }
+
+// Preview is what a call would do, as an approval shows it. A plain value.
+type Preview struct {
+	// Kind is PreviewDiff (Text is a unified diff), PreviewCommand (a command line, then
+	// where and how it runs) or PreviewText.
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// The kinds of a [Preview].
+const (
+	PreviewDiff    = "diff"
+	PreviewCommand = "command"
+	PreviewText    = "text"
+)
 
 // Approvals are the questions a session puts to the person driving it, and the tools that
 // person allowed for the session. A non-interactive session has nobody to ask: every

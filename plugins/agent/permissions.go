@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent/session"
@@ -39,11 +40,26 @@ func (s *Session) ask(cx context.Context, q permission.Request) (bool, string, e
 // it when the policy answered Ask.
 func (s *Session) approve(cx context.Context, req *toolregistry.PolicyRequest, reason string) (toolregistry.Approval, error) {
 	ok, why, err := s.ask(cx, permission.Request{Kind: "tool", CallID: req.CallID, Tool: req.Tool.Name,
-		Args: maskJSON(req.Args), Server: req.Tool.Meta["server"], Reason: reason})
+		Args: maskJSON(req.Args), Server: req.Tool.Meta["server"], Reason: reason, Preview: callPreview(cx, req)})
 	if err != nil {
 		return toolregistry.Approval{}, err
 	}
 	return toolregistry.Approval{Approved: ok, Reason: why}, nil
+}
+
+// previewTimeout bounds the wait for a tool's preview of a call (a dry run on its server).
+const previewTimeout = 10 * time.Second
+
+// callPreview asks the tool what the call would do; a failure is said in the preview's
+// place, and the person decides without it.
+func callPreview(cx context.Context, req *toolregistry.PolicyRequest) *permission.Preview {
+	pcx, cancel := context.WithTimeout(cx, previewTimeout)
+	defer cancel()
+	p, err := req.Preview(pcx)
+	if err != nil {
+		return &permission.Preview{Kind: permission.PreviewText, Text: "(no preview: " + err.Error() + ")"}
+	}
+	return p
 }
 
 // policy is the agent's link in the registry's Policy chain. It decides only calls made

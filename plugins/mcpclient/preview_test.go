@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -34,12 +35,12 @@ func TestDryRunPreview(t *testing.T) {
 	})
 	e := newEnv(t)
 	e.mount(nil, memConfig("w"), &hooks{dial: newMemServer(srv).dial})
-	if _, err := toolregistry.Policy.On(e.root, func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
-		return toolregistry.Decision{Action: toolregistry.Ask}, nil
+	if _, err := toolregistry.Policy.On(e.root, func(*toolregistry.PolicyRequest, func() (permission.Decision, error)) (permission.Decision, error) {
+		return permission.Decision{Action: permission.Ask}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	previews := map[string]*toolregistry.Preview{}
+	previews := map[string]*permission.Preview{}
 	if _, err := toolregistry.ApprovalKey.Provide(e.root, toolregistry.ApproverFunc(func(cx context.Context, req *toolregistry.PolicyRequest, _ string) (toolregistry.Approval, error) {
 		p, err := req.Preview(cx)
 		previews[req.Tool.Name] = p
@@ -51,7 +52,7 @@ func TestDryRunPreview(t *testing.T) {
 	if got := res.Content[0].Text; got != "wrote a.go" {
 		t.Errorf("the call: %q", got)
 	}
-	if p := previews["mcp__w__write"]; p == nil || p.Kind != toolregistry.PreviewDiff || p.Text != "+++ a.go" {
+	if p := previews["mcp__w__write"]; p == nil || p.Kind != permission.PreviewDiff || p.Text != "+++ a.go" {
 		t.Errorf("preview %+v", p)
 	}
 	if b, _ := json.Marshal(calls); string(b) != `[{"path":"a.go","dryRun":true},{"path":"a.go"}]` {

@@ -168,8 +168,8 @@ const (
 
 // preview is the tool's Preview for a server that offers a dry run through the argument
 // arg: the call made with arg set to true, on the live generation, its text the preview.
-func (t *remoteTool) preview(arg string) func(context.Context, json.RawMessage) (*toolregistry.Preview, error) {
-	return func(cx context.Context, args json.RawMessage) (*toolregistry.Preview, error) {
+func (t *remoteTool) preview(arg string) func(context.Context, json.RawMessage) (*permission.Preview, error) {
+	return func(cx context.Context, args json.RawMessage) (*permission.Preview, error) {
 		var m map[string]any
 		if err := json.Unmarshal(args, &m); err != nil || m == nil {
 			m = map[string]any{}
@@ -196,11 +196,11 @@ func (t *remoteTool) preview(arg string) func(context.Context, json.RawMessage) 
 		}
 		kind, _ := res.Meta[PreviewMetaKey].(string)
 		switch kind {
-		case toolregistry.PreviewDiff, toolregistry.PreviewCommand:
+		case permission.PreviewDiff, permission.PreviewCommand:
 		default:
-			kind = toolregistry.PreviewText
+			kind = permission.PreviewText
 		}
-		return &toolregistry.Preview{Kind: kind, Text: b.String()}, nil
+		return &permission.Preview{Kind: kind, Text: b.String()}, nil
 	}
 }
 

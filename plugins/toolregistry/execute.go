@@ -42,12 +42,12 @@ type PolicyRequest struct {
 	// Session is [ExecOptions].Session: who the call is made for.
 	Session any
 
-	preview func(context.Context, json.RawMessage) (*Preview, error) // the tool's Preview
+	preview func(context.Context, json.RawMessage) (*permission.Preview, error) // the tool's Preview
 }
 
 // Preview returns what the call would do, from the tool's [Tool.Preview]: what an approval
 // shows the person. It is nil, with no error, for a tool that gives none.
-func (r *PolicyRequest) Preview(cx context.Context) (*Preview, error) {
+func (r *PolicyRequest) Preview(cx context.Context) (*permission.Preview, error) {
 	if r.preview == nil {
 		return nil, nil
 	}

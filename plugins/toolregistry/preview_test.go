@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -17,11 +18,11 @@ func TestPolicyRequestPreview(t *testing.T) {
 		{Name: "write", Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
 			ran = true
 			return toolregistry.TextResult("written"), nil
-		}, Preview: func(_ context.Context, args json.RawMessage) (*toolregistry.Preview, error) {
+		}, Preview: func(_ context.Context, args json.RawMessage) (*permission.Preview, error) {
 			if ran {
 				t.Error("the preview came after the call")
 			}
-			return &toolregistry.Preview{Kind: toolregistry.PreviewDiff, Text: "+" + string(args)}, nil
+			return &permission.Preview{Kind: permission.PreviewDiff, Text: "+" + string(args)}, nil
 		}},
 		{Name: "plain", Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
 			return toolregistry.TextResult("done"), nil
@@ -31,12 +32,12 @@ func TestPolicyRequestPreview(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := toolregistry.Policy.On(root, func(*toolregistry.PolicyRequest, func() (toolregistry.Decision, error)) (toolregistry.Decision, error) {
-		return toolregistry.Decision{Action: toolregistry.Ask}, nil
+	if _, err := toolregistry.Policy.On(root, func(*toolregistry.PolicyRequest, func() (permission.Decision, error)) (permission.Decision, error) {
+		return permission.Decision{Action: permission.Ask}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]*toolregistry.Preview{}
+	seen := map[string]*permission.Preview{}
 	if _, err := toolregistry.ApprovalKey.Provide(root, toolregistry.ApproverFunc(func(cx context.Context, req *toolregistry.PolicyRequest, _ string) (toolregistry.Approval, error) {
 		p, err := req.Preview(cx)
 		seen[req.Tool.Name] = p

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/jsoncheck"
+	"github.com/cordisgo/harness/permission"
 )
 
 // Tool is a tool definition handed to [Registry.Register] or [Set.Replace]. The registry
@@ -50,23 +51,8 @@ type Tool struct {
 	// of a write, the command of a shell call — for an approval to show before the person
 	// answers ([PolicyRequest.Preview]). It must change nothing, and may be called
 	// concurrently.
-	Preview func(cx context.Context, args json.RawMessage) (*Preview, error)
+	Preview func(cx context.Context, args json.RawMessage) (*permission.Preview, error)
 }
-
-// Preview is what a call would do, as an approval shows it. A plain value.
-type Preview struct {
-	// Kind is PreviewDiff (Text is a unified diff), PreviewCommand (a command line, then
-	// where and how it runs) or PreviewText.
-	Kind string `json:"kind"`
-	Text string `json:"text"`
-}
-
-// The kinds of a [Preview].
-const (
-	PreviewDiff    = "diff"
-	PreviewCommand = "command"
-	PreviewText    = "text"
-)
 
 // Call is one execution as the tool sees it.
 //
