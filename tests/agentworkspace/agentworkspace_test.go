@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -21,7 +22,36 @@ import (
 	"github.com/cordisgo/harness/internal/ptytest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// binDir holds the harness binary the tests build (harness), removed at the end.
+var binDir string
+
+func TestMain(m *testing.M) {
+	var err error
+	if binDir, err = os.MkdirTemp("", "agentworkspace-"); err != nil {
+		panic(err)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { _ = os.RemoveAll(binDir) }))
+}
+
+var (
+	buildOnce sync.Once
+	buildErr  error
+)
+
+// harness builds the harness binary once and returns its path.
+func harness(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(binDir, "harness")
+	buildOnce.Do(func() {
+		if out, err := exec.Command("go", "build", "-o", bin, "github.com/cordisgo/harness/cmd/harness").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return bin
+}
 
 // scratch is a module whose one test fails: Add subtracts.
 var scratch = map[string]string{
@@ -106,10 +136,7 @@ func TestFixTheFailingTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "harness")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/cordisgo/harness/cmd/harness").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := harness(t)
 	home, dir := t.TempDir(), t.TempDir()
 	for name, body := range scratch {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
