@@ -70,6 +70,9 @@ type Options struct {
 	// forms: the prompt and the approval questions read through it, nothing is read ahead,
 	// and Ctrl-C is a key there. Nil reads In line by line.
 	Keyboard Keyboard
+	// Page, on a terminal, shows an approval's preview longer than the screen through the
+	// pager (termui.Page) and reports whether it did; nil, or false, prints it.
+	Page func(cx context.Context, text string) (bool, error)
 }
 
 // Keyboard reads the answers typed on a terminal (termform.Keyboard): ReadLine one line for
@@ -594,6 +597,7 @@ func (ch *chat) approve(cx context.Context, ev session.Event) {
 	if len(ap.Args) > 0 {
 		args = " " + termsafe.String(clipText(string(ap.Args), 200))
 	}
+	ch.showPreview(cx, ap.Preview)
 	for {
 		line, ok, interrupted := ch.readLine(cx, fmt.Sprintf("Allow the agent to %s%s? [y]es, [a]lways this session, [n]o: ", what, args), false)
 		if cx.Err() != nil {

@@ -175,11 +175,13 @@ func TestFixTheFailingTest(t *testing.T) {
 	s.Type("The test fails. Fix it.\r")
 	// Reads run without asking; the command, the edit and the command again ask, each
 	// showing what it will do.
+	// The preview comes first: the command and where it runs, or the diff, coloured.
 	for _, ask := range []struct{ tool, shows string }{
-		{"mcp__workspace__shell", "$ go test ./..."},
-		{"mcp__workspace__edit_file", "+func Add(a, b int) int { return a + b }"},
+		{"mcp__workspace__shell", "$ go test ./...\r\n\x1b[2m(in " + dir},
+		{"mcp__workspace__edit_file", "\x1b[31m-func Add(a, b int) int { return a - b }\x1b[0m\r\n\x1b[32m+func Add(a, b int) int { return a + b }\x1b[0m"},
 		{"mcp__workspace__shell", "$ go test ./..."},
 	} {
+		s.Expect(ask.shows)
 		s.Expect("Allow the agent to run " + ask.tool)
 		s.Expect("? [y]es, [a]lways this session, [n]o: ")
 		s.Type("y\r")

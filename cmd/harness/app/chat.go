@@ -58,6 +58,11 @@ process too. A host without an agent is said in one line, and chat works in proc
 				// waits for a line being streamed instead of erasing it.
 				o.Out = a.term
 			}
+			if o.Keyboard != nil && o.Styled { // a long approval preview through the pager
+				o.Page = func(cx context.Context, text string) (bool, error) {
+					return termui.Page(cx, termui.PageOptions{Term: o.Out, Env: a.env}, text)
+				}
+			}
 			if rh, err := a.runningAgentHost(cmd.Context(), f); err != nil {
 				return err
 			} else if rh != nil {
