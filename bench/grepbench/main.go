@@ -13,6 +13,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -67,7 +68,7 @@ func run(rounds int, smoke bool) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	tree := filepath.Join(tmp, "src")
 	fmt.Fprintf(os.Stderr, "grepbench: copying %s\n", src)
 	files, size, err := copyTree(src, tree)
@@ -82,7 +83,7 @@ func run(rounds int, smoke bool) error {
 	if err != nil {
 		return err
 	}
-	defer ws.Close()
+	defer func() { _ = ws.Close() }()
 	st, ct := mcp.NewInMemoryTransports()
 	cx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -91,7 +92,7 @@ func run(rounds int, smoke bool) error {
 	if err != nil {
 		return err
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 
 	tools := []tool{{"workspace grep", func(p pattern) (int, error) { return workspaceGrep(cx, cs, p) }}}
 	for _, t := range []struct {
@@ -202,7 +203,7 @@ func workspaceGrep(cx context.Context, cs *mcp.ClientSession, p pattern) (int, e
 // external runs a grep and sums its per-file counts (exit status 1: no match).
 func external(bin string, args []string) (int, error) {
 	out, err := exec.Command(bin, args...).Output()
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 1 {
 		err = nil
 	}
 	if err != nil {
