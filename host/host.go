@@ -55,6 +55,10 @@ type Options struct {
 	// agent runs, the workspace server is mounted through it (WithWorkspaceRow). Empty
 	// means no workspace unless the profile mounts one.
 	Self string
+	// SelfEnv is added to the environment of the workspace row the host adds (as
+	// app.Options.SelfEnv is to the profile's rows that run Self): tests make a re-executed
+	// test binary act as the harness with it.
+	SelfEnv map[string]string
 }
 
 // Host is a profile mounted in a live scope tree: its rows, the status of every MCP client
@@ -255,7 +259,7 @@ func (h *Host) mountedRows(rows []profiles.Row) []profiles.Row {
 	if h.opts.AdjustRows != nil {
 		rows = h.opts.AdjustRows(rows)
 	}
-	rows = WithWorkspaceRow(rows, h.opts.Self)
+	rows = WithWorkspaceRow(rows, h.opts.Self, h.opts.SelfEnv)
 	if !h.opts.Hosting {
 		// The remote API and the page's methods are the host's: a one-shot use never
 		// publishes an endpoint.

@@ -25,14 +25,15 @@ func TestWithWorkspaceRow(t *testing.T) {
 		{"the profile's own row, switched off", []profiles.Row{agent, mine}, "/bin/harness", false},
 		{"a client already named workspace", []profiles.Row{agent, other}, "/bin/harness", false},
 	} {
-		got := WithWorkspaceRow(c.rows, c.self)
+		got := WithWorkspaceRow(c.rows, c.self, map[string]string{"X": "1"})
 		if added := len(got) == len(c.rows)+1; added != c.added {
 			t.Errorf("%s: added %v, want %v", c.name, added, c.added)
 			continue
 		}
 		if c.added {
 			r := got[len(got)-1]
-			if r.ID != "workspace" || r.Use != UseClient || r.Config["command"] != c.self || r.Config["serverName"] != "workspace" {
+			if r.ID != "workspace" || r.Use != UseClient || r.Config["command"] != c.self || r.Config["serverName"] != "workspace" ||
+				r.Config["env"].(map[string]any)["X"] != "1" {
 				t.Errorf("%s: row %+v", c.name, r)
 			}
 			if len(c.rows) > 0 && &got[0] == &c.rows[0] {

@@ -141,6 +141,7 @@ func (a *invocation) hostOptions(p *profiles.Profile) host.Options {
 		OnStatus:        a.liveStatus,
 		ShutdownTimeout: a.shutdownTimeout,
 		Self:            a.self,
+		SelfEnv:         a.selfEnv,
 	}
 }
 
