@@ -83,11 +83,11 @@ plugins:
 
 	out := ts(t, url,
 		op("tools/list", map[string]any{}),
-		op("tools/call", map[string]any{"name": "mcp__workspace__read_file", "arguments": map[string]any{"path": "main.go"}}),
-		op("tools/call", map[string]any{"name": "mcp__workspace__edit_file", "arguments": map[string]any{
+		op("tools/call", map[string]any{"name": "workspace__read_file", "arguments": map[string]any{"path": "main.go"}}),
+		op("tools/call", map[string]any{"name": "workspace__edit_file", "arguments": map[string]any{
 			"path": "main.go", "oldText": `println("hello")`, "newText": `println("hello, gateway")`}}),
-		op("tools/call", map[string]any{"name": "mcp__workspace__grep", "arguments": map[string]any{"pattern": "gateway"}}),
-		op("tools/call", map[string]any{"name": "mcp__workspace__shell", "arguments": map[string]any{"command": "cat main.go; echo done > out.txt"}}),
+		op("tools/call", map[string]any{"name": "workspace__grep", "arguments": map[string]any{"pattern": "gateway"}}),
+		op("tools/call", map[string]any{"name": "workspace__shell", "arguments": map[string]any{"command": "cat main.go; echo done > out.txt"}}),
 	)
 	var list struct {
 		Tools []struct {
@@ -103,7 +103,7 @@ plugins:
 		found[tool.Name] = tool.Annotations
 	}
 	for _, name := range []string{"read_file", "list_dir", "glob", "grep", "edit_file", "write_file", "shell", "shell_output", "shell_kill"} {
-		a, ok := found["mcp__workspace__"+name]
+		a, ok := found["workspace__"+name]
 		if !ok {
 			t.Errorf("the gateway does not list %s (it lists %d tools)", name, len(list.Tools))
 			continue
