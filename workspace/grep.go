@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -57,8 +58,11 @@ var fileTypes = map[string][]string{
 
 // grepQuery is a compiled grep: what to match, in which files, what to print.
 type grepQuery struct {
-	re            *regexp.Regexp
-	lit           []byte // a literal every match contains; nil when there is none
+	re  *regexp.Regexp
+	lit []byte // a literal every match contains; nil when there is none
+	// fold: lit is in lower case and found whatever the case of the text's ASCII letters
+	// (a pattern under (?i)); exact: a line holding lit matches (the pattern is lit alone).
+	fold, exact   bool
 	before, after int
 	output        string
 	max           int
@@ -96,8 +100,10 @@ func compileGrep(in grepInput) (*grepQuery, error) {
 	}
 	q.re = re
 	if tree, err := syntax.Parse("(?m)"+expr, syntax.Perl); err == nil {
-		if lit := requiredLiteral(tree.Simplify()); lit != "" && !strings.Contains(lit, "\n") {
-			q.lit = []byte(lit)
+		tree = tree.Simplify()
+		if lit, fold := requiredLiteral(tree); lit != "" && !strings.ContainsAny(lit, "\r\n") {
+			q.lit, q.fold = []byte(lit), fold
+			q.exact = tree.Op == syntax.OpLiteral
 		}
 	}
 	var globs []func(string) bool
@@ -129,14 +135,23 @@ func compileGrep(in grepInput) (*grepQuery, error) {
 }
 
 // requiredLiteral returns a literal that every match of re contains (the longest it finds),
-// or "" when it finds none. Case-folded literals do not count.
-func requiredLiteral(re *syntax.Regexp) string {
+// or "" when it finds none. fold says the literal is case-folded: it is returned in lower
+// case, and only when an ASCII search finds every match of it (ASCII only, and no k or s,
+// which Unicode folds to the Kelvin sign and the long s).
+func requiredLiteral(re *syntax.Regexp) (lit string, fold bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 {
-			return ""
+		if re.Flags&syntax.FoldCase == 0 {
+			return string(re.Rune), false
 		}
-		return string(re.Rune)
+		b := make([]byte, len(re.Rune))
+		for i, r := range re.Rune {
+			if r >= utf8.RuneSelf || strings.ContainsRune("kKsS", r) {
+				return "", false
+			}
+			b[i] = lowerASCII(byte(r))
+		}
+		return string(b), true
 	case syntax.OpCapture, syntax.OpPlus:
 		return requiredLiteral(re.Sub[0])
 	case syntax.OpRepeat:
@@ -144,15 +159,20 @@ func requiredLiteral(re *syntax.Regexp) string {
 			return requiredLiteral(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		best := ""
 		for _, sub := range re.Sub {
-			if l := requiredLiteral(sub); len(l) > len(best) {
-				best = l
+			if l, f := requiredLiteral(sub); len(l) > len(lit) {
+				lit, fold = l, f
 			}
 		}
-		return best
 	}
-	return ""
+	return lit, fold
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // grep is the grep tool.
@@ -233,7 +253,7 @@ func (s *Server) search(cx context.Context, rel string, q *grepQuery) (string, e
 		if err != nil {
 			return "", err
 		}
-		h, err := grepFile(f, rel, q, make([]byte, 0, grepChunk+4096))
+		h, err := grepFile(f, rel, q, make([]byte, 0, grepChunk+4096), new([]byte))
 		_ = f.Close()
 		if err != nil {
 			return "", err
@@ -281,12 +301,12 @@ func (s *Server) searchTree(pcx context.Context, dir string, q *grepQuery, take 
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			buf := make([]byte, 0, grepChunk+4096)
+			buf, low := make([]byte, 0, grepChunk+4096), new([]byte)
 			for j := range jobs {
 				var h fileHits
 				if cx.Err() == nil {
 					if f, err := j.f.dir.r.Open(j.f.name); err == nil {
-						h, _ = grepFile(f, j.f.rel, q, buf) // an unreadable file is skipped
+						h, _ = grepFile(f, j.f.rel, q, buf, low) // an unreadable file is skipped
 						_ = f.Close()
 					}
 				}
@@ -357,9 +377,10 @@ func report(results []fileHits, q *grepQuery, more bool) string {
 
 // grepFile searches one file, a piece of about grepChunk bytes at a time (buf is the
 // worker's buffer), so that a file of any size costs the same memory. A file whose first
-// piece holds a NUL byte is binary and skipped.
-func grepFile(r io.Reader, rel string, q *grepQuery, buf []byte) (fileHits, error) {
-	g := &fileGrep{q: q, h: fileHits{rel: rel}, line: 1}
+// piece holds a NUL byte is binary and skipped. low is the worker's buffer for a piece in
+// lower case.
+func grepFile(r io.Reader, rel string, q *grepQuery, buf []byte, low *[]byte) (fileHits, error) {
+	g := &fileGrep{q: q, h: fileHits{rel: rel}, line: 1, low: low}
 	buf = buf[:0]
 	first := true
 	for {
@@ -408,6 +429,7 @@ type fileGrep struct {
 	afterUntil int // context lines are printed up to this line
 	afterPos   int // offset in the current piece of line printed+1, while afterUntil > printed
 	tail       []numbered
+	low        *[]byte // the piece in lower case (q.fold), the worker's buffer
 }
 
 type numbered struct {
@@ -420,14 +442,25 @@ func (g *fileGrep) region(buf []byte) bool {
 	q := g.q
 	pos, cur, curLine := 0, 0, g.line
 	g.afterPos = 0
+	hay := buf // where the literal is looked for
+	if q.fold {
+		*g.low = slices.Grow((*g.low)[:0], len(buf))[:len(buf)]
+		hay = *g.low
+		for i, c := range buf {
+			hay[i] = lowerASCII(c)
+		}
+	}
 	for pos < len(buf) {
 		var at, end int
 		if q.lit != nil {
-			i := bytes.Index(buf[pos:], q.lit)
+			i := bytes.Index(hay[pos:], q.lit)
 			if i < 0 {
 				break
 			}
 			at, end = pos+i, -1
+			if q.exact {
+				end = at + len(q.lit) // the literal is the match
+			}
 		} else {
 			loc := q.re.FindIndex(buf[pos:])
 			if loc == nil {

@@ -178,6 +178,25 @@ func TestGrep(t *testing.T) {
 		t.Errorf("cap: %q", got)
 	}
 	contains(t, "no match", r.ok("grep", map[string]any{"pattern": "zzz"}), "no matches")
+	// Case-insensitive literals are found by an ASCII search first, and every match the
+	// expression has is still found: letters in either case; k and s, which Unicode folds
+	// to the Kelvin sign and the long s, through the expression alone.
+	folded := newRig(t, Options{}, map[string]string{
+		"h.txt": "Content-Length: 5\ncontent-length: 6\nCONTENT-LENGTH\ncontent_length\n",
+		"k.txt": "\u212Aelvin scale\nkelvin\n\u017Fome\n",
+	})
+	if got := folded.ok("grep", map[string]any{"pattern": "content-LENGTH", "ignoreCase": true, "output": "count"}); got != "h.txt:3\n" {
+		t.Errorf("ignoreCase literal: %q", got)
+	}
+	if got := folded.ok("grep", map[string]any{"pattern": "kelvin", "ignoreCase": true, "output": "count"}); got != "k.txt:2\n" {
+		t.Errorf("ignoreCase with k: %q", got)
+	}
+	if got := folded.ok("grep", map[string]any{"pattern": "SOME", "ignoreCase": true}); got != "k.txt:3:\u017Fome\n" {
+		t.Errorf("ignoreCase with s: %q", got)
+	}
+	if got := folded.ok("grep", map[string]any{"pattern": `length: \d`, "ignoreCase": true, "output": "count"}); got != "h.txt:2\n" {
+		t.Errorf("ignoreCase literal in an expression: %q", got)
+	}
 	r.fails("grep", map[string]any{"pattern": "(unclosed"}, "missing closing )")
 	r.fails("grep", map[string]any{"pattern": "x", "type": "tss"}, `did you mean "css" or "ts"?`)
 }
@@ -196,7 +215,6 @@ func TestGrepPieces(t *testing.T) {
 		}
 	}
 	r := newRig(t, Options{}, map[string]string{"big.txt": b.String()})
-	got := r.ok("grep", map[string]any{"pattern": "MATCH", "context": 2})
 	var want strings.Builder
 	for m := 5000; m <= n; m += 5000 {
 		if m > 5000 {
@@ -210,7 +228,13 @@ func TestGrepPieces(t *testing.T) {
 			fmt.Fprintf(&want, "big.txt-%d-filler line %d\n", m+2, m+2)
 		}
 	}
-	if got != want.String() {
-		t.Errorf("got:\n%s\nwant:\n%s", got, want.String())
+	// The same by an expression, by a literal and by a case-folded literal.
+	for _, args := range []map[string]any{
+		{"pattern": `MATCH \d+$`}, {"pattern": "MATCH"}, {"pattern": "match", "ignoreCase": true},
+	} {
+		args["context"] = 2
+		if got := r.ok("grep", args); got != want.String() {
+			t.Errorf("%v: got:\n%s\nwant:\n%s", args, got, want.String())
+		}
 	}
 }

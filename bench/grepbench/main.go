@@ -1,7 +1,7 @@
 // Command grepbench times the workspace server's grep tool side by side with ripgrep and
 // GNU grep over a copy of the Go standard library's source ($(go env GOROOT)/src), on the
 // same patterns, and prints a markdown table: the median wall time of each (warm page
-// cache), the ratios, and the matching lines each counted.
+// cache; the tools take turns round by round), the ratios, and the matching lines each counted.
 //
 // The workspace's grep is called as a client calls it: through the MCP server (an in-memory
 // connection), output "count" (a line per matching file, every file searched). ripgrep runs
@@ -140,24 +140,27 @@ func run(rounds int, smoke bool) error {
 	}
 	b.WriteString("---|\n")
 	for _, p := range pats {
-		var med []time.Duration
-		var counts []string
-		for _, t := range tools {
-			var times []time.Duration
-			n := 0
-			for range rounds + 1 { // the first round warms the page cache and is not counted
+		// The tools take turns, round by round, so that a busy machine slows them alike;
+		// the first round warms the page cache and is not counted.
+		times := make([][]time.Duration, len(tools))
+		counts := make([]string, len(tools))
+		for r := range rounds + 1 {
+			for i, t := range tools {
 				start := time.Now()
 				c, err := t.run(p)
 				if err != nil {
 					return fmt.Errorf("%s, %q: %w", t.name, p.expr, err)
 				}
-				times = append(times, time.Since(start))
-				n = c
+				if r > 0 {
+					times[i] = append(times[i], time.Since(start))
+				}
+				counts[i] = strconv.Itoa(c)
 			}
-			times = times[1:]
-			slices.Sort(times)
-			med = append(med, times[len(times)/2])
-			counts = append(counts, strconv.Itoa(n))
+		}
+		med := make([]time.Duration, len(tools))
+		for i, ts := range times {
+			slices.Sort(ts)
+			med[i] = ts[len(ts)/2]
 		}
 		fmt.Fprintf(&b, "| %s `%s` |", p.name, p.expr)
 		for _, d := range med {
