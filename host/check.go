@@ -63,7 +63,7 @@ func (ck *checker) rows(rows []profiles.Row, names map[string]string) {
 			continue
 		}
 		scope := names
-		if len(r.Rows) > 0 {
+		if r.AgentScope() {
 			scope = map[string]string{} // the row is an agent scope of its own
 		}
 		if r.Use != "" {

@@ -312,7 +312,7 @@ func withoutUse(rows []profiles.Row, use string) []profiles.Row {
 	out := make([]profiles.Row, len(rows))
 	for i, r := range rows {
 		if r.Use == use {
-			if len(r.Rows) == 0 {
+			if !r.AgentScope() {
 				r.Enabled = false
 			} else {
 				r.Use = "" // an agent scope: its nested rows still mount

@@ -123,7 +123,8 @@ func (m *mounts) failedUse(use string) error {
 }
 
 // mountRows mounts the enabled rows in order on c. A row is
-// catalog[row.Use] mounted with row.Config; a row with nested rows is an
+// catalog[row.Use] mounted with row.Config; a row with nested rows (or an
+// empty plugins map, profiles.Row.AgentScope) is an
 // agent scope named after the row: a layer of its own (ctx.Context.Layered)
 // in which the row's own plugin (if it has one) and then its nested rows
 // are mounted, so that the tools, prompt sections and resource providers
@@ -135,7 +136,7 @@ func mountRows(c *ctx.Context, catalog map[string]ctx.PluginDef, rows []profiles
 		if !r.Enabled {
 			continue
 		}
-		if len(r.Rows) == 0 {
+		if !r.AgentScope() {
 			s, err := c.Plugin(catalog[r.Use], r.Config)
 			if err != nil {
 				return fmt.Errorf("mounting %s: %w", r.Path, err)

@@ -92,7 +92,7 @@ func (r *reloader) apply(cx context.Context, file string) {
 			r.mount(n)
 			added = append(added, n.ID)
 		case reflect.DeepEqual(o, n):
-		case o.Use == n.Use && len(o.Rows) == 0 && len(n.Rows) == 0 && o.Path == n.Path && h.mounts.scope(n.Path) != nil:
+		case o.Use == n.Use && !o.AgentScope() && !n.AgentScope() && o.Path == n.Path && h.mounts.scope(n.Path) != nil:
 			if err := h.mounts.scope(n.Path).Update(n.Config); err != nil {
 				h.logger.Error("profile row not updated", "file", file, "row", n.Path, "err", err)
 				continue

@@ -59,9 +59,16 @@ type Row struct {
 	Config map[string]any
 	// Rows are nested rows, mounted in a child (agent) scope of this row.
 	Rows []Row
+	// Scope is set when the row has a plugins key, even an empty one
+	// (plugins: {}): it is an agent scope. See [Row.AgentScope].
+	Scope bool
 	// Path is the row's key path, e.g. "plugins.agent.plugins.gh".
 	Path string
 }
+
+// AgentScope reports whether the row is an agent scope, mounted in a child
+// scope that is a layer of its own: it has nested rows, or a plugins key.
+func (r Row) AgentScope() bool { return r.Scope || len(r.Rows) > 0 }
 
 //go:embed *.yaml
 var builtins embed.FS

@@ -182,7 +182,7 @@ func (l *loader) row(v any, path []string, depth int) (Row, error) {
 			if err != nil {
 				return Row{}, err
 			}
-			row.Rows = rows
+			row.Rows, row.Scope = rows, true
 		default:
 			return Row{}, l.failAt(kp, ErrUnknownKey,
 				"unknown key: expected "+rowKeys+" (plugin settings go under config)")

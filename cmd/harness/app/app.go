@@ -138,7 +138,7 @@ func (a *invocation) run(cx context.Context, args []string) int {
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(cx)
 	code := exitCode(err)
-	if err != nil && !errors.Is(err, silentFailure) {
+	if err != nil && err.Error() != "" { // an empty error was reported already (silentFailure)
 		errorf(stderr, a.prog, "%v", err)
 		if code == ExitUsage && wantsHint(err) {
 			errorf(stderr, a.prog, "run '%s --help' for usage", cmd.CommandPath())

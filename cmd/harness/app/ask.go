@@ -177,6 +177,11 @@ func (a *invocation) withAgent(cx context.Context, f agentFlags, fn func(context
 			}
 			return failure(fmt.Errorf("profile %q: the agent did not start", h.Profile().Source))
 		}
+		// A subagent that failed to mount would leave the main agent without its tool: the
+		// task would run with the wrong prompt and tools, so it does not run.
+		if err := h.FailedUse(host.UseAgent); err != nil {
+			return profileError(fmt.Errorf("an agent did not start: %w", err))
+		}
 		a.agentHost = h
 		return fn(cx, svc)
 	})

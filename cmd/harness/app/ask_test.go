@@ -121,6 +121,14 @@ func TestAskExitStatus(t *testing.T) {
 	p := agentProfile(t, srv, "  agent:\n    use: agent\n    config: {maxSteps: 2}\n")
 	r := run(t, nil, "-p", p, "ask", "loop")
 	r.expect(t, ExitIncomplete, "partial", "max_steps")
+	if strings.Contains(r.stderr, "harness: \n") {
+		t.Errorf("an empty error line on stderr:\n%s", r.stderr)
+	}
+	p = agentProfile(t, srv, "  agent:\n    use: agent\n    config: {tokenBudget: 10}\n")
+	run(t, nil, "-p", p, "ask", "loop").expect(t, ExitIncomplete, "partial", "token_budget")
+	// finish_reason length: the answer cut at the output limit, printed, exit 3.
+	cut := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "cut short", FinishReason: "length"}}})
+	run(t, nil, "-p", agentProfile(t, cut, ""), "ask", "x").expect(t, ExitIncomplete, "cut short", "the turn stopped before the model finished: length")
 
 	run(t, []string{"DEEPSEEK_API_KEY=", "HOME=" + t.TempDir()}, "ask", "no key").expect(t, ExitFailure, "", "harness: no API key for model flash")
 
