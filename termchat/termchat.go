@@ -86,7 +86,7 @@ type Keyboard interface {
 
 // Commands are the slash commands /help lists, with their arguments (/quit and /help
 // work too).
-var Commands = []string{"/tools", "/model [NAME]", "/reasoning", "/compact [FOCUS]", "/clear", "/resume ID|last", "/exit"}
+var Commands = []string{"/tools", "/model [NAME]", "/retry", "/reasoning", "/compact [FOCUS]", "/clear", "/resume ID|last", "/exit"}
 
 // chat is one harness chat: the session in use and how it is shown.
 type chat struct {
@@ -305,6 +305,12 @@ func (ch *chat) command(cx context.Context, line string) (done bool) {
 		ch.model(cx, arg)
 	case "tools":
 		ch.tools(cx)
+	case "retry":
+		if ch.s.Info().Turns == 0 {
+			ch.io.printf("nothing to retry yet: /retry sends the last message again\n")
+			break
+		}
+		ch.run(cx, func(fn func(session.Event)) (*session.TurnEnd, error) { return ch.s.Retry(cx, 0, fn) })
 	default:
 		known := []string{"/quit", "/help"}
 		for _, c := range Commands {
@@ -437,13 +443,19 @@ func (ch *chat) hasView(cx context.Context, v *view, name string) bool {
 
 // turn sends text and shows the turn as it happens; an interrupt cancels it.
 func (ch *chat) turn(cx context.Context, text string) {
+	ch.run(cx, func(fn func(session.Event)) (*session.TurnEnd, error) { return ch.s.Run(cx, text, 0, fn) })
+}
+
+// run runs a turn (a message sent, or the last one again) and shows it as it happens; an
+// interrupt cancels it.
+func (ch *chat) run(cx context.Context, turn func(func(session.Event)) (*session.TurnEnd, error)) {
 	s := ch.s
 	if ch.o.OnInterrupt != nil {
 		remove := ch.o.OnInterrupt(func() bool { return s.Cancel(cx) == nil })
 		defer remove()
 	}
 	v := &view{ch: ch}
-	end, err := s.Run(cx, text, 0, func(ev session.Event) { v.show(cx, ev) })
+	end, err := turn(func(ev session.Event) { v.show(cx, ev) })
 	v.endLine()
 	switch {
 	case errors.Is(err, agent.ErrCancelled):
@@ -565,6 +577,9 @@ func (v *view) show(cx context.Context, ev session.Event) {
 				note = string(e.Reason) + " · " + note
 			}
 			io.printf("%s\n", io.dim(note))
+			if e.Reason == session.StopIncomplete {
+				io.printf("%s\n", io.dim("(the answer was cut: /retry runs the message again)"))
+			}
 		}
 	}
 }

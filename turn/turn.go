@@ -6,8 +6,8 @@
 //
 // # Concurrency
 //
-// A [Session] runs one turn at a time: [Session.Run] must not be called again before it
-// returns. [Session.Cancel], [Session.Approve] and [Session.Info] may be called from any
+// A [Session] runs one turn at a time: [Session.Run] (or [Session.Retry]) must not be
+// called again before it returns. [Session.Cancel], [Session.Approve] and [Session.Info] may be called from any
 // goroutine, during a turn too (an interrupt cancels it, an approval answers it).
 package turn
 
@@ -133,6 +133,23 @@ func (s *Session) Approve(cx context.Context, id string, ans permission.Answer) 
 // the main agent's last error for a failed one. When cx ends first, the turn is cancelled
 // on the host and cx's error returned; a method the host refused is a *[MethodError].
 func (s *Session) Run(cx context.Context, text string, after int64, fn func(session.Event)) (*session.TurnEnd, error) {
+	return s.run(cx, after, fn, agentapi.MethodSend.Name(), func(cx context.Context, id string) error {
+		_, err := agentapi.MethodSend.Call(cx, s.cl, agentapi.SendParams{Session: id, Text: text})
+		return err
+	})
+}
+
+// Retry runs the last turn's message again (agent/retry, /retry), as [Session.Run] runs a
+// new one.
+func (s *Session) Retry(cx context.Context, after int64, fn func(session.Event)) (*session.TurnEnd, error) {
+	return s.run(cx, after, fn, agentapi.MethodRetry.Name(), func(cx context.Context, id string) error {
+		_, err := agentapi.MethodRetry.Call(cx, s.cl, agentapi.SessionParams{Session: id})
+		return err
+	})
+}
+
+// run follows a turn that send starts (method names it for errors).
+func (s *Session) run(cx context.Context, after int64, fn func(session.Event), method string, send func(context.Context, string) error) (*session.TurnEnd, error) {
 	s.mu.Lock()
 	id, earlier := s.info.ID, s.info.Turns
 	after = max(after, s.seq)
@@ -178,11 +195,11 @@ func (s *Session) Run(cx context.Context, text string, after int64, fn func(sess
 	case <-cx.Done():
 		return nil, cx.Err()
 	}
-	if _, err := agentapi.MethodSend.Call(cx, s.cl, agentapi.SendParams{Session: id, Text: text}); err != nil {
+	if err := send(cx, id); err != nil {
 		if cx.Err() != nil {
 			return nil, cx.Err()
 		}
-		return nil, &MethodError{Method: agentapi.MethodSend.Name(), Err: err}
+		return nil, &MethodError{Method: method, Err: err}
 	}
 	s.mu.Lock()
 	s.info.Turns++

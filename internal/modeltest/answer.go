@@ -225,6 +225,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, c *Call, include
 			pieces = append(pieces, delta{Content: null, ReasoningContent: quote(p)})
 		}
 	}
+	reasoning := len(pieces)
 	for _, p := range split(reply.Content) {
 		d := delta{Content: quote(p)}
 		if c.Thinking {
@@ -248,7 +249,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, c *Call, include
 		return
 	}
 	cutAt := -1
-	if reply.Cut != CutNone {
+	switch {
+	case reply.Cut != CutNone && reply.CutBeforeAnswer:
+		cutAt = reasoning
+	case reply.Cut != CutNone:
 		cutAt = len(pieces) / 2
 	}
 	for i, d := range pieces {

@@ -17,7 +17,8 @@
 // ([EmbeddingModel], [Embed]), for the clients of OpenAI-compatible embeddings endpoints.
 //
 // Faults are per reply: an HTTP error status with Retry-After (429, 500, 503), a stream cut
-// mid-answer (the connection drops, or the stream ends without its finish), and a slow first
+// mid-answer or before any of the answer (the connection drops, or the stream ends without
+// its finish), and a slow first
 // token that the test releases through a channel. Every request is recorded with its raw body,
 // its warnings and the rejection it got, for assertions and prefix-stability measurements.
 //
@@ -109,6 +110,9 @@ type Reply struct {
 	// (CutDrop) or the stream ends without a finish reason and [DONE] (CutEnd). A
 	// non-streaming answer with CutDrop drops the connection before its body.
 	Cut Cut
+	// CutBeforeAnswer moves a stream's cut to the end of the reasoning: nothing of the
+	// answer (no content, no tool call) is sent before it.
+	CutBeforeAnswer bool
 	// Hold, when not nil, delays the first reasoning or content token (the headers and the
 	// role delta are sent) until it is closed or receives.
 	Hold <-chan struct{}

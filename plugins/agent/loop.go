@@ -94,16 +94,22 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 	// registry (an MCP server's sampling request, tool_search); the registry's policy and
 	// approver get it in the call's options.
 	callCx := sampling.WithSampler(context.WithValue(cx, sessKey{}, s), s.sampler)
-	var partial strings.Builder
+	var partial, partialReasoning strings.Builder
+	calling := false // a tool call of the answer in flight was streamed
 	onDelta := func(dl model.Delta) {
 		switch dl.Kind {
 		case model.DeltaReasoning:
+			partialReasoning.WriteString(dl.Text)
 			s.emit(session.Event{Type: session.EventReasoningDelta, Text: dl.Text})
 		case model.DeltaContent:
 			partial.WriteString(dl.Text)
 			s.emit(session.Event{Type: session.EventTextDelta, Text: dl.Text})
+		case model.DeltaToolCall:
+			calling = true
 		case model.DeltaRetry:
 			partial.Reset()
+			partialReasoning.Reset()
+			calling = false
 			msg := "retrying"
 			if dl.Err != nil {
 				msg = dl.Err.Error()
@@ -124,6 +130,8 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 			return finish(session.StopError, err)
 		}
 		partial.Reset()
+		partialReasoning.Reset()
+		calling = false
 		resp, err := m.Generate(cx, req, onDelta)
 		for overflows := 0; errors.Is(err, model.ErrContextTooLong) && overflows < 2 && cx.Err() == nil; overflows++ {
 			// The provider counts otherwise than the estimate: compact and send again,
@@ -138,14 +146,27 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 			resp, err = m.Generate(cx, req, onDelta)
 		}
 		if err != nil {
-			if cx.Err() != nil {
-				// What the person saw stays in the conversation.
-				if partial.Len() > 0 {
-					msg := model.Message{Role: model.RoleAssistant, Content: partial.String()}
-					s.emitAssistant(msg)
-					end.Text = msg.Content
+			// What the person saw of a cancelled or cut answer stays in the conversation
+			// (a tool call cut short cannot: it is dropped).
+			keep := func() {
+				if partial.Len() == 0 {
+					return
 				}
+				msg := model.Message{Role: model.RoleAssistant, Content: partial.String()}
+				if info.Thinking { // sent back as received: DeepSeek's rule for reasoning
+					r := partialReasoning.String()
+					msg.Reasoning = &r
+				}
+				s.emitAssistant(msg)
+				end.Text = msg.Content
+			}
+			switch {
+			case cx.Err() != nil:
+				keep()
 				return finish(session.StopCancelled, nil)
+			case errors.Is(err, model.ErrStreamCut) && (partial.Len() > 0 || calling):
+				keep()
+				return finish(session.StopIncomplete, err)
 			}
 			return finish(session.StopError, err) // a model's errors name it (model.Model)
 		}

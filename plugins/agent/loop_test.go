@@ -434,3 +434,54 @@ func TestImagesNeedImageInput(t *testing.T) {
 		t.Errorf("tool message %q", got)
 	}
 }
+
+// TestCutStream: a stream cut before any of the answer is sent again (the turn answers);
+// cut after a tool call and part of the answer were shown, the text shown is kept, the
+// turn ends incomplete, and Retry runs the message again with the conversation kept (the
+// tool's result is not asked for again), in requests that obey DeepSeek's rules.
+func TestCutStream(t *testing.T) {
+	e := newEnv(t, envOptions{model: modeltest.Options{Replies: []modeltest.Reply{
+		{Reasoning: "thinking it over", Content: "lost", Cut: modeltest.CutDrop, CutBeforeAnswer: true},
+		{Content: "whole answer"},
+		{Reasoning: "add them", ToolCalls: []modeltest.ToolCall{call("mcp__demo__add", `{"a": 2, "b": 40}`)}},
+		{Reasoning: "r", Content: "The sum is forty two", Cut: modeltest.CutDrop},
+		{Reasoning: "again", Content: "The sum is 42."},
+	}}})
+	s := e.start(agent.StartOptions{})
+	if _, err := s.Retry(ctxtest.Wait(t)); !errors.Is(err, agent.ErrNothingToRetry) {
+		t.Fatalf("retry before a turn: %v", err)
+	}
+	if end := e.send(s, "hello"); end.Reason != session.StopDone || end.Text != "whole answer" {
+		t.Fatalf("cut before the answer: %+v", end)
+	}
+	end, err := s.Send(ctxtest.Wait(t), "add 2 and 40")
+	if !errors.Is(err, model.ErrStreamCut) || end.Reason != session.StopIncomplete || end.Text != "The sum" {
+		t.Fatalf("cut mid-answer: %+v, %v", end, err)
+	}
+	end, err = s.Retry(ctxtest.Wait(t))
+	if err != nil || end.Reason != session.StopDone || end.Text != "The sum is 42." {
+		t.Fatalf("retry: %+v, %v", end, err)
+	}
+	reqs := e.srv.Accepted()
+	last := reqs[len(reqs)-1]
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(last.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range body.Messages[1:] { // after the system prompt
+		got = append(got, m.Role+":"+m.Content)
+	}
+	want := []string{"user:hello", "assistant:whole answer", "user:add 2 and 40", "assistant:", "tool:42", "assistant:The sum", "user:add 2 and 40"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the retried request's messages:\n%q\nwant\n%q", got, want)
+	}
+	if n := modeltest.CommonPrefix(reqs[len(reqs)-2].Prompt, last.Prompt); n != len(reqs[len(reqs)-2].Prompt) {
+		t.Errorf("the retry repeats %d of the cut request's %d bytes", n, len(reqs[len(reqs)-2].Prompt))
+	}
+}

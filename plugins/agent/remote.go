@@ -36,7 +36,7 @@ func remoteCode(err error) error {
 	switch {
 	case errors.Is(err, session.ErrUnknownSession), errors.Is(err, ErrUnknownAgent), errors.Is(err, permission.ErrUnknownApproval):
 		code = remote.CodeNotFound
-	case errors.Is(err, ErrBusy), errors.Is(err, ErrNothingToCompact):
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrNothingToCompact), errors.Is(err, ErrNothingToRetry):
 		code = remote.CodeConflict
 	case errors.Is(err, ErrClosed):
 		code = remote.CodeUnavailable
@@ -57,6 +57,24 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 		return ss, nil
 	}
 	none := struct{}{}
+	// start runs a turn of ss (send or retry): the turn is the host's, on a goroutine of the
+	// agent's scope (cancelled and joined when the agent unloads), not on the request's
+	// context.
+	start := func(ss *Session, what string, turn func(context.Context) (*session.TurnEnd, error)) error {
+		if ss.Running() {
+			return remoteCode(ErrBusy)
+		}
+		_, err := c.Go(what+" "+ss.ID(), func(cx context.Context) error {
+			if _, err := turn(cx); err != nil && !errors.Is(err, ErrCancelled) && !errors.Is(err, ErrClosed) {
+				svc.log.Debug("remote turn ended with an error", "session", ss.ID(), "err", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return remoteCode(ErrClosed)
+		}
+		return nil
+	}
 	for _, expose := range []func() (ctx.Disposer, error){
 		func() (ctx.Disposer, error) {
 			return agentapi.MethodAgents.Expose(c, func(context.Context, struct{}) ([]agentapi.AgentInfo, error) {
@@ -113,21 +131,19 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 				if strings.TrimSpace(p.Text) == "" {
 					return none, remote.Errorf(remote.CodeBadRequest, `"text" is empty`)
 				}
-				if ss.Running() {
-					return none, remoteCode(ErrBusy)
-				}
-				// The turn is the host's: it runs on a goroutine of the agent's scope (cancelled
-				// and joined when the agent unloads), not on the request's context.
-				_, err = c.Go("agent/send "+ss.ID(), func(cx context.Context) error {
-					if _, err := ss.Send(cx, p.Text); err != nil && !errors.Is(err, ErrCancelled) && !errors.Is(err, ErrClosed) {
-						svc.log.Debug("remote turn ended with an error", "session", ss.ID(), "err", err)
-					}
-					return nil
-				})
+				return none, start(ss, "agent/send", func(cx context.Context) (*session.TurnEnd, error) { return ss.Send(cx, p.Text) })
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return agentapi.MethodRetry.Expose(c, func(_ context.Context, p agentapi.SessionParams) (struct{}, error) {
+				ss, err := lookup(p.Session)
 				if err != nil {
-					return none, remoteCode(ErrClosed)
+					return none, err
 				}
-				return none, nil
+				if ss.Info().Turns == 0 {
+					return none, remoteCode(ErrNothingToRetry)
+				}
+				return none, start(ss, "agent/retry", ss.Retry)
 			})
 		},
 		func() (ctx.Disposer, error) {

@@ -101,6 +101,9 @@ func TestRemoteSession(t *testing.T) {
 			}
 		}
 	}
+	if _, err := remoteCall(t, root, "agent/retry", map[string]any{"session": info.ID}); err == nil || remoteCodeOf(err) != "conflict" {
+		t.Fatalf("retry before a turn: %v", err)
+	}
 	if _, err := remoteCall(t, root, "agent/send", map[string]any{"session": info.ID, "text": "Note that we need milk."}); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +130,17 @@ func TestRemoteSession(t *testing.T) {
 		t.Fatalf("notes %v", notes)
 	}
 	mu.Unlock()
+	// agent/retry runs the message again.
+	srv.Push(modeltest.Reply{Reasoning: "Again.", Content: "Noted again."})
+	if _, err := remoteCall(t, root, "agent/retry", map[string]any{"session": info.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if user := next(session.EventUser); user.Text != "Note that we need milk." {
+		t.Fatalf("retried message %q", user.Text)
+	}
+	if end := next(session.EventTurnEnd); end.End == nil || end.End.Text != "Noted again." {
+		t.Fatalf("retried turn's end: %+v", end.End)
+	}
 
 	raw, err = remoteCall(t, root, "agent/sessions", nil)
 	if err != nil || !strings.Contains(string(raw), info.ID) {
@@ -149,7 +163,7 @@ func TestRemoteSession(t *testing.T) {
 	}
 	svc, _ := Key.Get(root)
 	ss, ok := svc.Lookup(info.ID)
-	if !ok || len(ss.History()) != 4 {
+	if !ok || len(ss.History()) != 6 { // two turns: the retry added a user message and an answer
 		t.Fatalf("resumed %s: open %v", raw, ok)
 	}
 }

@@ -52,6 +52,8 @@ var (
 	ErrClosed = session.ErrClosed
 	// ErrCancelled: the turn was cancelled.
 	ErrCancelled = agentapi.ErrCancelled
+	// ErrNothingToRetry: Retry before the session's first turn.
+	ErrNothingToRetry = errors.New("agent: no turn to retry yet")
 	// ErrDepth: a subagent would run deeper than the agent's maxDepth.
 	ErrDepth = errors.New("agent: delegation too deep")
 )

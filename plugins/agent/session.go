@@ -56,6 +56,7 @@ type Session struct {
 	history  []model.Message
 	seqs     []int64 // seqs[i]: the sequence number of the event history[i] came from
 	est      estimate
+	lastText string // the user's message of the last turn: what Retry sends again
 	turn     int
 	step     int
 	cancel   context.CancelCauseFunc
@@ -149,6 +150,7 @@ func (svc *Service) resume(d *agentDef, h *session.Header, opts StartOptions) (*
 	for _, ev := range events {
 		if ev.Type == session.EventUser {
 			s.turn++
+			s.lastText = ev.Text
 		}
 		if ev.Type == session.EventSession && ev.Header != nil && ev.Header.Resumed > s.header.Resumed {
 			s.header.Resumed = ev.Header.Resumed
@@ -321,12 +323,33 @@ func (s *Session) Close() error {
 // error is set when the turn failed or was cancelled (matching [ErrCancelled]). Events
 // report the turn as it goes.
 func (s *Session) Send(cx context.Context, text string) (*session.TurnEnd, error) {
+	return s.send(cx, text, false)
+}
+
+// Retry runs the last turn's message again as a new turn (/retry): after a turn that was
+// cut ([session.StopIncomplete]), failed or was cancelled, or any other. The conversation
+// keeps what the earlier turn added — the text shown, the results of the calls made — so
+// the request extends the cached prefix and work done is not done again. It fails with
+// [ErrNothingToRetry] before the first turn, and as Send does otherwise.
+func (s *Session) Retry(cx context.Context) (*session.TurnEnd, error) {
+	return s.send(cx, "", true)
+}
+
+func (s *Session) send(cx context.Context, text string, retry bool) (*session.TurnEnd, error) {
 	tcx, release, err := s.claim(cx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	s.mu.Lock()
+	if retry {
+		if s.lastText == "" {
+			s.mu.Unlock()
+			return nil, ErrNothingToRetry
+		}
+		text = s.lastText
+	}
+	s.lastText = text
 	s.turn++
 	s.step = 0
 	s.mu.Unlock()

@@ -37,6 +37,12 @@ import (
 // conversation and send again.
 var ErrContextTooLong = errors.New("the request does not fit the model's context window")
 
+// ErrStreamCut is the error (matched with errors.Is) of an answer whose stream ended before
+// its finish reason after part of the answer (its text or a tool call) was passed to the
+// callback: the answer is incomplete and is not returned. A cut before any of the answer is
+// retried inside Generate like a 503, and is this error only once the retries run out.
+var ErrStreamCut = errors.New("the answer's stream was cut before its end")
+
 // Role is a message's author.
 type Role string
 
@@ -207,10 +213,11 @@ type Model interface {
 	Info() Info
 	// Generate sends req and streams the answer: on, when not nil, gets each piece as it
 	// arrives, on the calling goroutine. It returns the assembled answer, or an error: a
-	// request the provider refused (an *APIError), a stream cut before its end (never a
-	// silently shortened answer), or cx's error once cx is done. Retryable failures (429,
-	// 500, 503, a failure before the first byte) are retried with backoff inside Generate,
-	// each reported to on as a DeltaRetry. Its errors other than cx's name the model (its
+	// request the provider refused (an *APIError), a stream cut before its end
+	// ([ErrStreamCut]: never a silently shortened answer), or cx's error once cx is done.
+	// Retryable failures (429, 500, 503, a failure before the first byte, a stream cut
+	// before any of the answer's text or tool calls) are retried with backoff inside
+	// Generate, each reported to on as a DeltaRetry. Its errors other than cx's name the model (its
 	// configured name), so callers show them as they are.
 	Generate(cx context.Context, req *Request, on func(Delta)) (*Response, error)
 }

@@ -26,8 +26,8 @@ import (
 )
 
 // ExitIncomplete: harness ask (or sessions resume) ended the turn before the model
-// finished: the step limit, the token budget or the output limit. What the model said
-// last is on stdout.
+// finished: the step limit, the token budget, the output limit, or a stream cut after part
+// of the answer was shown. What the model said last is on stdout.
 const ExitIncomplete = 3
 
 // agentFlags are the flags of the commands that run an agent turn.
@@ -66,7 +66,7 @@ process too). A host without an agent is said in one line, and ask works in proc
 
 Exit status: 0 the model answered; 1 failure (the model's API, an interruption);
 2 usage or profile error; 3 the turn stopped before the model finished (step
-limit, token budget, output limit).`,
+limit, token budget, output limit, an answer whose stream was cut).`,
 		Example: `  harness ask "add 2 and 40 with the demo server"
   harness ask < task.md                                  # the task from stdin
   harness ask --allow 'gh/*' "list my open pull requests" # gh's tools without asking
@@ -258,7 +258,7 @@ func (a *invocation) turnOutcome(end *session.TurnEnd, err error, id string, f a
 	switch end.Reason {
 	case session.StopDone:
 		return nil
-	case session.StopMaxSteps, session.StopTokenBudget, session.StopLength:
+	case session.StopMaxSteps, session.StopTokenBudget, session.StopLength, session.StopIncomplete:
 		a.out().Note("the turn stopped before the model finished: %s (session %s)", end.Reason, id)
 		return &exitError{code: ExitIncomplete, err: errors.New("")}
 	}

@@ -20,14 +20,15 @@ import (
 // testModelConfig configures testmodel: the real Chat Completions provider pointed at a
 // local modeltest server.
 type testModelConfig struct {
-	BaseURL string `json:"baseURL"`
-	APIKey  string `json:"apiKey"`
+	BaseURL    string `json:"baseURL"`
+	APIKey     string `json:"apiKey"`
+	MaxRetries int    `json:"maxRetries"`
 }
 
 // testModel provides the model service with one model, "default", on a modeltest server.
 var testModel = ctx.Define(ctx.Meta{Name: "testmodel"}, func(c *ctx.Context, cfg testModelConfig) error {
 	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "default", Provider: openaicompat.ProviderDeepSeek, BaseURL: cfg.BaseURL,
-		APIKey: cfg.APIKey, RetryBase: time.Millisecond})
+		APIKey: cfg.APIKey, RetryBase: time.Millisecond, MaxRetries: cfg.MaxRetries})
 	if err != nil {
 		return err
 	}
@@ -129,6 +130,22 @@ func TestAskExitStatus(t *testing.T) {
 	// finish_reason length: the answer cut at the output limit, printed, exit 3.
 	cut := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Content: "cut short", FinishReason: "length"}}})
 	run(t, nil, "-p", agentProfile(t, cut, ""), "ask", "x").expect(t, ExitIncomplete, "cut short", "the turn stopped before the model finished: length")
+	// A stream cut before any of the answer is sent again: exit 0. Cut after part of the
+	// answer: that part on stdout, exit 3; in a chat, /retry sends the message again.
+	cut.Push(modeltest.Reply{Reasoning: "hmm", Content: "lost", Cut: modeltest.CutDrop, CutBeforeAnswer: true}, modeltest.Reply{Content: "whole"},
+		modeltest.Reply{Content: "one two three four", Cut: modeltest.CutDrop})
+	p = agentProfile(t, cut, "")
+	run(t, nil, "-p", p, "ask", "x").expect(t, ExitOK, "whole", "")
+	run(t, nil, "-p", p, "ask", "x").expect(t, ExitIncomplete, "one two", "the turn stopped before the model finished: incomplete")
+	cut.Push(modeltest.Reply{Content: "one two three four", Cut: modeltest.CutEnd}, modeltest.Reply{Content: "all of it"})
+	r = runWith(t, t.Context(), testOptions(), "x\n/retry\n", nil, "-p", p, "chat")
+	r.expect(t, ExitOK, "(the answer was cut: /retry runs the message again)", "")
+	r.expect(t, ExitOK, "all of it", "")
+	// Exit 1: the API keeps failing (the retries run out), or refuses.
+	cut.Push(modeltest.Reply{Status: 503}, modeltest.Reply{Status: 503})
+	p = writeFile(t, t.TempDir(), "retries.yaml", "extends: default\nplugins:\n  model:\n    use: testmodel\n    config: {baseURL: \""+
+		cut.URL+"\", apiKey: \""+cut.Key+"\", maxRetries: 1}\n")
+	run(t, nil, "-p", p, "ask", "x").expect(t, ExitFailure, "", "API error 503")
 
 	run(t, []string{"DEEPSEEK_API_KEY=", "HOME=" + t.TempDir()}, "ask", "no key").expect(t, ExitFailure, "", "harness: no API key for model flash")
 

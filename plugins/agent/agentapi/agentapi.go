@@ -32,6 +32,7 @@ var ErrCancelled = errors.New("agent: turn cancelled")
 //	agent/start      call   StartParams    → session.Info (an interactive session, unless unattended)
 //	agent/open       call   OpenParams     → session.Info (a stored session resumed, or the open one)
 //	agent/send       call   SendParams     → {} (the turn runs in the host; follow agent/events)
+//	agent/retry      call   SessionParams  → {} (the last turn's message again, as agent/send; Session.Retry)
 //	agent/events     stream EventsParams   → Event… (durable events after seq `after` replayed, then live ones; ends when the session closes)
 //	agent/cancel     call   SessionParams  → {}
 //	agent/approve    call   ApproveParams  → {}
@@ -52,6 +53,7 @@ var (
 	MethodStart    = remote.NewMethod[StartParams, session.Info]("agent/start")
 	MethodOpen     = remote.NewMethod[OpenParams, session.Info]("agent/open")
 	MethodSend     = remote.NewMethod[SendParams, struct{}]("agent/send")
+	MethodRetry    = remote.NewMethod[SessionParams, struct{}]("agent/retry")
 	MethodEvents   = remote.NewStreamMethod[EventsParams, session.Event]("agent/events")
 	MethodCancel   = remote.NewMethod[SessionParams, struct{}]("agent/cancel")
 	MethodApprove  = remote.NewMethod[ApproveParams, struct{}]("agent/approve")

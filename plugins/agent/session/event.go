@@ -169,6 +169,10 @@ const (
 	StopTokenBudget StopReason = "token_budget"
 	// StopLength: the model's answer was cut at its output limit (finish_reason length).
 	StopLength StopReason = "length"
+	// StopIncomplete: the model's answer stream was cut after part of it (text, a tool
+	// call) was shown; the text shown is kept in the conversation. Session.Retry runs the
+	// turn's message again.
+	StopIncomplete StopReason = "incomplete"
 	// StopCancelled: the turn was cancelled (the session's Cancel or the caller's context).
 	StopCancelled StopReason = "cancelled"
 	// StopError: the model request failed (or the prompt could not be assembled).

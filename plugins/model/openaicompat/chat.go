@@ -51,8 +51,8 @@ var (
 	// ErrRetiredModel is a configuration naming a retired model id.
 	ErrRetiredModel = errors.New("retired model id")
 	// ErrStreamCut is an answer whose stream ended before its finish reason: the answer is
-	// incomplete and is not returned.
-	ErrStreamCut = errors.New("the answer's stream was cut before its end")
+	// incomplete and is not returned. It is [model.ErrStreamCut].
+	ErrStreamCut = model.ErrStreamCut
 )
 
 // APIError is a request the API refused (an HTTP status other than 200).
@@ -399,18 +399,21 @@ func (c *Chat) retryable(err error, attempt int) (time.Duration, bool) {
 		}
 		return backoff, true
 	}
-	var be *beforeFirstByte
+	var be *beforeAnswer
 	if errors.As(err, &be) {
 		return backoff, true
 	}
 	return 0, false
 }
 
-// beforeFirstByte wraps a transport failure before any answer arrived (retryable).
-type beforeFirstByte struct{ err error }
+// beforeAnswer wraps a failure before any of the answer (its text or a tool call) was
+// passed on: a transport failure before the first byte, a stream cut during the reasoning.
+// Sending the request again loses nothing anyone saw (the pieces before a DeltaRetry are
+// void), so it is retried like a 503.
+type beforeAnswer struct{ err error }
 
-func (e *beforeFirstByte) Error() string { return e.err.Error() }
-func (e *beforeFirstByte) Unwrap() error { return e.err }
+func (e *beforeAnswer) Error() string { return e.err.Error() }
+func (e *beforeAnswer) Unwrap() error { return e.err }
 
 func sleepCtx(cx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -482,7 +485,7 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(model.Delta)) (*
 		if cx.Err() != nil {
 			return nil, cx.Err()
 		}
-		return nil, &beforeFirstByte{fmt.Errorf("model %s: %s", c.cfg.Name, c.scrub(err.Error()))}
+		return nil, &beforeAnswer{fmt.Errorf("model %s: %s", c.cfg.Name, c.scrub(err.Error()))}
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		defer func() { _ = res.Body.Close() }()
@@ -498,6 +501,7 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(model.Delta)) (*
 		tools              []*toolBuild
 		byIndex            = map[int]*toolBuild{}
 		finished, received bool
+		answered           bool // a piece of the answer (text, tool call) was passed on
 	)
 	for stream.Next() {
 		received = true
@@ -534,6 +538,7 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(model.Delta)) (*
 				}
 			}
 			if d.Content != "" {
+				answered = true
 				content.WriteString(d.Content)
 				if on != nil {
 					on(model.Delta{Kind: model.DeltaContent, Text: d.Content})
@@ -555,6 +560,7 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(model.Delta)) (*
 					tb.call.Name += tc.Function.Name
 				}
 				tb.args.WriteString(tc.Function.Arguments)
+				answered = true
 				if on != nil && (first || tc.Function.Arguments != "") {
 					on(model.Delta{Kind: model.DeltaToolCall, Index: tb.index, ID: tc.ID, Name: tc.Function.Name, Text: tc.Function.Arguments})
 				}
@@ -570,15 +576,15 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(model.Delta)) (*
 			return nil, cx.Err()
 		}
 		if !received {
-			return nil, &beforeFirstByte{fmt.Errorf("model %s: %s", c.cfg.Name, c.scrub(err.Error()))}
+			return nil, &beforeAnswer{fmt.Errorf("model %s: %s", c.cfg.Name, c.scrub(err.Error()))}
 		}
-		return nil, fmt.Errorf("model %s: %w: %s", c.cfg.Name, ErrStreamCut, c.scrub(err.Error()))
+		return nil, cutError(answered, fmt.Errorf("model %s: %w: %s", c.cfg.Name, ErrStreamCut, c.scrub(err.Error())))
 	}
 	if !finished {
 		if cx.Err() != nil {
 			return nil, cx.Err()
 		}
-		return nil, fmt.Errorf("model %s: %w (no finish reason)", c.cfg.Name, ErrStreamCut)
+		return nil, cutError(answered, fmt.Errorf("model %s: %w (no finish reason)", c.cfg.Name, ErrStreamCut))
 	}
 	out.Message.Content = content.String()
 	if hasReasoning {
@@ -591,6 +597,14 @@ func (c *Chat) attempt(cx context.Context, body []byte, on func(model.Delta)) (*
 		out.Message.ToolCalls = append(out.Message.ToolCalls, tb.call)
 	}
 	return out, nil
+}
+
+// cutError is the error of a stream cut: retryable while none of the answer was passed on.
+func cutError(answered bool, err error) error {
+	if !answered {
+		return &beforeAnswer{err}
+	}
+	return err
 }
 
 // apiError reads a refused request's error body ({"error": {"message", "type", "code"}}, or

@@ -374,15 +374,28 @@ func TestChatRetries(t *testing.T) {
 
 func TestChatCutStream(t *testing.T) {
 	for _, cut := range []modeltest.Cut{modeltest.CutDrop, modeltest.CutEnd} {
-		srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Reasoning: "a b c d", Content: "one two three four", Cut: cut}}})
+		// Cut after part of the answer was passed on: not sent again.
+		srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{{Reasoning: "a", Content: "one two three four", Cut: cut}}})
 		c, _ := newChat(t, srv, openaicompat.ChatConfig{})
 		var got collect
 		resp, err := c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, got.on)
-		if !errors.Is(err, openaicompat.ErrStreamCut) || resp != nil {
+		if !errors.Is(err, openaicompat.ErrStreamCut) || !errors.Is(err, model.ErrStreamCut) || resp != nil {
 			t.Fatalf("cut %d: %v %+v", cut, err, resp)
 		}
-		if got.reasoning.Len() == 0 || len(srv.Requests()) != 1 {
-			t.Fatalf("cut %d: streamed %q, %d requests", cut, got.reasoning.String(), len(srv.Requests()))
+		if got.content.String() != "one" || len(srv.Requests()) != 1 || len(got.retries) != 0 {
+			t.Fatalf("cut %d: streamed %q, %d requests, %d retries", cut, got.content.String(), len(srv.Requests()), len(got.retries))
+		}
+
+		// Cut before any of the answer (during the reasoning): sent again like a 503.
+		srv.Push(modeltest.Reply{Reasoning: "a b c d", Content: "lost", Cut: cut, CutBeforeAnswer: true}, modeltest.Reply{Reasoning: "again", Content: "whole"})
+		c, _ = newChat(t, srv, openaicompat.ChatConfig{RetryBase: time.Millisecond})
+		got = collect{}
+		resp, err = c.Generate(context.Background(), &model.Request{Messages: []model.Message{user("x")}}, got.on)
+		if err != nil || resp.Message.Content != "whole" || len(got.retries) != 1 || !errors.Is(got.retries[0].Err, model.ErrStreamCut) {
+			t.Fatalf("cut %d before the answer: %v %+v, retries %+v", cut, err, resp, got.retries)
+		}
+		if got.content.String() != "whole" || len(srv.Requests()) != 3 {
+			t.Fatalf("cut %d before the answer: streamed %q, %d requests", cut, got.content.String(), len(srv.Requests()))
 		}
 	}
 }
