@@ -9,6 +9,7 @@ import (
 
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/agent/session"
+	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/termui"
 )
 
@@ -72,7 +73,7 @@ func Transcript(w io.Writer, events []session.Event) error {
 // model, turns and title (or why the log could not be read).
 func Sessions(w io.Writer, infos []session.Info) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUPDATED\tAGENT\tMODEL\tTURNS\tTITLE")
+	fmt.Fprintln(tw, "ID\tUPDATED\tAGENT\tMODEL\tTURNS\tTOKENS\tCOST\tTITLE")
 	for _, in := range infos {
 		title := in.Title
 		if in.Err != "" {
@@ -85,8 +86,13 @@ func Sessions(w io.Writer, infos []session.Info) error {
 		if in.Parent != "" {
 			name += " (sub)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", in.ID, in.Updated.Local().Format(time.DateTime), name,
-			in.Model, in.Turns, termsafe.String(title))
+		u := in.Usage
+		cost := "-" // no price known
+		if u.Cost > 0 {
+			cost = model.FormatCost(u.Cost)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", in.ID, in.Updated.Local().Format(time.DateTime), name,
+			in.Model, in.Turns, u.PromptTokens+u.CompletionTokens, cost, termsafe.String(title))
 	}
 	return tw.Flush()
 }

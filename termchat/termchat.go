@@ -86,7 +86,7 @@ type Keyboard interface {
 
 // Commands are the slash commands /help lists, with their arguments (/quit and /help
 // work too).
-var Commands = []string{"/tools", "/model [NAME]", "/retry", "/reasoning", "/compact [FOCUS]", "/clear", "/resume ID|last", "/exit"}
+var Commands = []string{"/tools", "/model [NAME]", "/retry", "/cost", "/reasoning", "/compact [FOCUS]", "/clear", "/resume ID|last", "/exit"}
 
 // chat is one harness chat: the session in use and how it is shown.
 type chat struct {
@@ -97,6 +97,9 @@ type chat struct {
 	// views are the tools that have an interactive view (hostview.HasView), by name, as
 	// the host listed them last (nil: not listed yet).
 	views map[string]bool
+	// total sums the usage of the session in use: its log's when it was opened, then each
+	// request of its agent (subagents' runs are sessions of their own).
+	total session.UsageTotal
 }
 
 // readLine asks a question and reads the answer: through the keyboard on a terminal, else
@@ -221,6 +224,7 @@ func (ch *chat) use(cx context.Context, s *turn.Session) {
 	ch.close(cx)
 	ch.s = s
 	info := s.Info()
+	ch.total = info.Usage
 	who := "the main agent"
 	if info.Agent != "" {
 		who = "agent " + info.Agent
@@ -305,6 +309,8 @@ func (ch *chat) command(cx context.Context, line string) (done bool) {
 		ch.model(cx, arg)
 	case "tools":
 		ch.tools(cx)
+	case "cost":
+		ch.cost()
 	case "retry":
 		if ch.s.Info().Turns == 0 {
 			ch.io.printf("nothing to retry yet: /retry sends the last message again\n")
@@ -393,6 +399,30 @@ func compactionNote(c *session.Compaction) string {
 		trigger += ": " + termsafe.String(c.Focus)
 	}
 	return fmt.Sprintf("── conversation compacted (%s) · %s · about %d → %d tokens ──", trigger, what, c.TokensBefore, c.TokensAfter)
+}
+
+// cost shows the session's tokens and cost, and the model's price when it is known.
+func (ch *chat) cost() {
+	t := ch.total
+	line := fmt.Sprintf("session: %d request%s · %d prompt tokens (%d cached, %d missed) · %d completion tokens",
+		t.Requests, plural(t.Requests), t.PromptTokens, t.CacheHitTokens, t.PromptTokens-t.CacheHitTokens, t.CompletionTokens)
+	name := ch.s.Info().Model
+	var price *model.Price
+	if ch.o.Models != nil {
+		for _, m := range ch.o.Models() {
+			if m.Name == name {
+				price = m.Price
+			}
+		}
+	}
+	if price != nil || t.Cost > 0 {
+		line += " · " + model.FormatCost(t.Cost)
+	}
+	ch.io.printf("%s\n", line)
+	if price != nil {
+		ch.io.printf("%s\n", ch.io.dim(fmt.Sprintf("model %s: $%g per million input tokens on a cache hit, $%g on a miss, $%g per million output tokens",
+			termsafe.String(name), price.InputCacheHit, price.InputCacheMiss, price.Output)))
+	}
 }
 
 // tools lists the tools the agent's host sees at its root (host.MethodTools).
@@ -568,11 +598,18 @@ func (v *view) show(cx context.Context, ev session.Event) {
 		v.endLine()
 		io.printf("%s\n", termsafe.String("error: "+ev.Error))
 		v.shownErr = v.shownErr || ev.Agent == ""
+	case session.EventUsage:
+		if ev.Agent == "" && ev.Usage != nil {
+			v.ch.total.Add(*ev.Usage)
+		}
 	case session.EventTurnEnd:
 		v.endLine()
 		if e := ev.End; e != nil && ev.Agent == "" {
 			note := fmt.Sprintf("%d step%s · %d prompt tokens (%d cached) · %d completion tokens",
 				e.Steps, plural(e.Steps), e.Usage.PromptTokens, e.Usage.CacheHitTokens, e.Usage.CompletionTokens)
+			if e.Usage.Cost > 0 {
+				note += fmt.Sprintf(" · %s (session %s)", model.FormatCost(e.Usage.Cost), model.FormatCost(v.ch.total.Cost))
+			}
 			if e.Reason != session.StopDone {
 				note = string(e.Reason) + " · " + note
 			}

@@ -234,7 +234,7 @@ func (s *Session) compact(cx context.Context, d *agentDef, m model.Model, info m
 	if err != nil {
 		return nil, fmt.Errorf("compacting: %w", err)
 	}
-	u := resp.Usage
+	u := priced(m.Info(), resp.Usage)
 	s.emit(session.Event{Type: session.EventUsage, Usage: &u})
 	summary := strings.TrimSpace(resp.Message.Content)
 	if summary == "" {

@@ -173,7 +173,7 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
 		s.emitAssistant(msg)
-		u := resp.Usage
+		u := priced(info, resp.Usage)
 		s.mu.Lock()
 		s.est.reported(bytes, u.PromptTokens)
 		s.mu.Unlock()
@@ -198,12 +198,21 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 	}
 }
 
+// priced returns u with its cost at the model's price (none when the price is not known).
+func priced(info model.Info, u model.Usage) model.Usage {
+	if info.Price != nil {
+		u.Cost = info.Price.Cost(u)
+	}
+	return u
+}
+
 func addUsage(t *model.Usage, u model.Usage) {
 	t.PromptTokens += u.PromptTokens
 	t.CompletionTokens += u.CompletionTokens
 	t.CacheHitTokens += u.CacheHitTokens
 	t.CacheMissTokens += u.CacheMissTokens
 	t.ReasoningTokens += u.ReasoningTokens
+	t.Cost += u.Cost
 }
 
 // emitAssistant logs the model's message exactly as the model sent it — a resumed

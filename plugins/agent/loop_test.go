@@ -204,6 +204,21 @@ func TestLoopWithDemoServer(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Turns != 1 || list[0].Title != "What is 2 + 40?" || list[0].Usage.Requests != 2 {
 		t.Errorf("list %+v, %v", list, err)
 	}
+	// The cost at DeepSeek Flash's price: of each request's usage, summed in the turn's end
+	// and the session's summary.
+	flash := openaicompat.DeepSeekPrices[openaicompat.DeepSeekFlash]
+	var sum float64
+	for _, ev := range events {
+		if ev.Type == session.EventUsage {
+			if want := flash.Cost(*ev.Usage); ev.Usage.Cost != want || want == 0 {
+				t.Errorf("usage %+v: cost %g, want %g", *ev.Usage, ev.Usage.Cost, want)
+			}
+			sum += ev.Usage.Cost
+		}
+	}
+	if end.Usage.Cost != sum || len(list) == 1 && list[0].Usage.Cost != sum {
+		t.Errorf("the turn's cost %g, the session's %+v, want %g", end.Usage.Cost, list, sum)
+	}
 }
 
 // barrier makes n safe calls wait for each other: it fails the calls if they never run

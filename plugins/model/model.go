@@ -30,6 +30,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // ErrContextTooLong matches (errors.Is) a provider's refusal of a request whose prompt
@@ -176,6 +177,40 @@ type Usage struct {
 	CacheHitTokens   int `json:"cacheHitTokens,omitempty"`
 	CacheMissTokens  int `json:"cacheMissTokens,omitempty"`
 	ReasoningTokens  int `json:"reasoningTokens,omitempty"`
+	// Cost is what the tokens cost in US dollars at the model's [Price] (0 when no price
+	// is known). Providers leave it 0; the agent sets it from [Info].Price.
+	Cost float64 `json:"cost,omitempty"`
+}
+
+// Price is what a model's tokens cost, in US dollars per million tokens: prompt tokens the
+// provider's prefix cache hit, prompt tokens it missed, and completion tokens (reasoning
+// included). It is a plain value.
+type Price struct {
+	InputCacheHit  float64 `json:"inputCacheHit"`
+	InputCacheMiss float64 `json:"inputCacheMiss"`
+	Output         float64 `json:"output"`
+}
+
+// Cost returns what u costs at p, in US dollars. Prompt tokens not reported as cache hits
+// are billed as misses.
+func (p Price) Cost(u Usage) float64 {
+	hit := min(u.CacheHitTokens, u.PromptTokens)
+	miss := u.PromptTokens - hit
+	return (float64(hit)*p.InputCacheHit + float64(miss)*p.InputCacheMiss + float64(u.CompletionTokens)*p.Output) / 1e6
+}
+
+// FormatCost writes an amount in US dollars for people: "$0.0123" (four decimals below a
+// dollar, two above), "<$0.0001" for a positive amount below that, "$0" for none.
+func FormatCost(usd float64) string {
+	switch {
+	case usd <= 0:
+		return "$0"
+	case usd < 0.0001:
+		return "<$0.0001"
+	case usd < 1:
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	return fmt.Sprintf("$%.2f", usd)
 }
 
 // Response is a finished answer: the assistant message assembled from the stream, why it
@@ -205,6 +240,8 @@ type Info struct {
 	Thinking bool `json:"thinking,omitempty"`
 	// MaxTools is the most tools one request may carry (0: no limit known).
 	MaxTools int `json:"maxTools,omitempty"`
+	// Price is what the model's tokens cost (nil: not known; no cost is shown).
+	Price *Price `json:"price,omitempty"`
 }
 
 // Model is one configured model. Implementations are safe for concurrent use.

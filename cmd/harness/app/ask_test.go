@@ -274,3 +274,21 @@ func TestAskWithoutKeyStartsNothing(t *testing.T) {
 		t.Fatalf("a server was started for a task that could not run: %v", err)
 	}
 }
+
+// TestChatCost: the cost of each turn and of the session next to the tokens, /cost, the
+// sessions list's COST column, and the JSON events' cost, at DeepSeek Flash's price.
+func TestChatCost(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Reply: func(*modeltest.Call) modeltest.Reply { return modeltest.Reply{Content: "hi there"} }})
+	p := agentProfile(t, srv, "")
+	r := runWith(t, t.Context(), testOptions(), "hello\nagain\n/cost\n", nil, "-p", p, "chat")
+	r.expect(t, ExitOK, "completion tokens · $0.0", "")
+	r.expect(t, ExitOK, "(session $0.0", "")
+	r.expect(t, ExitOK, "session: 2 requests · ", "")
+	r.expect(t, ExitOK, "model default: $0.0028 per million input tokens on a cache hit, $0.14 on a miss, $0.28 per million output tokens", "")
+	r = run(t, nil, "-p", p, "sessions", "list")
+	r.expect(t, ExitOK, "COST", "")
+	r.expect(t, ExitOK, " $0.0", "")
+	r = run(t, nil, "-p", p, "ask", "--json", "hello")
+	r.expect(t, ExitOK, `"type":"usage"`, "")
+	r.expect(t, ExitOK, `"cost":`, "")
+}

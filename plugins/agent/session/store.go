@@ -229,6 +229,9 @@ type UsageTotal struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
 	CacheHitTokens   int `json:"cacheHitTokens"`
+	// Cost is the requests' cost in US dollars (model.Usage.Cost; 0 when no price was
+	// known).
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // List summarizes the stored sessions, newest first.
@@ -337,17 +340,19 @@ func summarize(info *Info, events []Event) {
 			}
 		case EventUsage:
 			if ev.Usage != nil {
-				info.Usage.add(*ev.Usage)
+				info.Usage.Add(*ev.Usage)
 			}
 		}
 	}
 }
 
-func (u *UsageTotal) add(v model.Usage) {
+// Add counts one request's usage.
+func (u *UsageTotal) Add(v model.Usage) {
 	u.Requests++
 	u.PromptTokens += v.PromptTokens
 	u.CompletionTokens += v.CompletionTokens
 	u.CacheHitTokens += v.CacheHitTokens
+	u.Cost += v.Cost
 }
 
 // Title is the first line of s, cut to 80 characters: a session's title, a question's gist.

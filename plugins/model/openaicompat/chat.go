@@ -35,6 +35,15 @@ const (
 	DeepSeekMaxTools = 128
 )
 
+// DeepSeekPrices are DeepSeek V4's prices in US dollars per million tokens, as DeepSeek's
+// Models & Pricing page was quoted in mid-2026 (docs/agent.md, "Cost", has the sources and
+// the date): a model of these ids on DeepSeek's API gets its price from here unless its
+// configuration sets one.
+var DeepSeekPrices = map[string]model.Price{
+	DeepSeekFlash: {InputCacheHit: 0.0028, InputCacheMiss: 0.14, Output: 0.28},
+	DeepSeekPro:   {InputCacheHit: 0.0145, InputCacheMiss: 1.74, Output: 3.48},
+}
+
 // The providers a [ChatConfig] names.
 const (
 	ProviderDeepSeek = "deepseek"
@@ -135,6 +144,9 @@ type ChatConfig struct {
 	ReasoningEffort string
 	// MaxTools is the most tools per request (0: 128).
 	MaxTools int
+	// Price is what the model's tokens cost (nil: DeepSeekPrices for DeepSeek's models on
+	// DeepSeek, else unknown).
+	Price *model.Price
 	// MaxRetries is how many times a retryable failure is retried (0: 5; negative: none).
 	MaxRetries int
 	// RetryBase is the first backoff (0: 500ms), doubled at each retry up to MaxRetryWait
@@ -197,6 +209,12 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 	if cfg.MaxOutputTokens < 0 || cfg.ContextWindow < 0 || cfg.MaxTools < 0 {
 		return nil, fmt.Errorf("model %s: contextWindow, maxOutputTokens and maxTools cannot be negative", cfg.Name)
 	}
+	if p := cfg.Price; p != nil && (p.InputCacheHit < 0 || p.InputCacheMiss < 0 || p.Output < 0) {
+		return nil, fmt.Errorf("model %s: price: inputCacheHit, inputCacheMiss and output cannot be negative", cfg.Name)
+	}
+	if p, ok := DeepSeekPrices[cfg.Model]; ok && cfg.Price == nil && deepseek {
+		cfg.Price = &p
+	}
 	if deepseek && cfg.MaxOutputTokens > DeepSeekMaxOutput {
 		return nil, fmt.Errorf("model %s: maxOutputTokens %d: DeepSeek accepts at most %d", cfg.Name, cfg.MaxOutputTokens, DeepSeekMaxOutput)
 	}
@@ -232,7 +250,7 @@ func NewChat(cfg ChatConfig) (*Chat, error) {
 	info := model.Info{
 		Name: cfg.Name, Provider: cfg.Provider, ID: cfg.Model,
 		ContextWindow: cfg.ContextWindow, MaxOutputTokens: cfg.MaxOutputTokens,
-		ImageInput: cfg.ImageInput, Thinking: thinking, MaxTools: cfg.MaxTools,
+		ImageInput: cfg.ImageInput, Thinking: thinking, MaxTools: cfg.MaxTools, Price: cfg.Price,
 	}
 	if deepseek {
 		if info.ContextWindow == 0 {

@@ -74,6 +74,10 @@ type ModelConfig struct {
 	// MaxRetries is how many times a 429, 500, 503 or a failure before the answer is
 	// retried (default 5; -1: never).
 	MaxRetries int `json:"maxRetries"`
+	// Price is what the model's tokens cost in US dollars per million tokens
+	// (inputCacheHit, inputCacheMiss, output); unset, DeepSeek's models on DeepSeek have
+	// DeepSeekPrices and others none (no cost is shown).
+	Price *model.Price `json:"price"`
 }
 
 var modelName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
@@ -132,6 +136,7 @@ func (m ModelConfig) chatConfig(name, baseURL string) ChatConfig {
 		Name: name, Provider: m.Provider, BaseURL: baseURL, Model: m.Model,
 		ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens, ImageInput: m.ImageInput,
 		Thinking: m.Thinking, ReasoningEffort: m.ReasoningEffort, MaxTools: m.MaxTools, MaxRetries: m.MaxRetries,
+		Price: m.Price,
 	}
 }
 

@@ -140,3 +140,37 @@ func TestPluginConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginPrices: DeepSeek's models have DeepSeek's prices; a model's price in the
+// profile replaces them, and gives another endpoint's model one; a negative one is refused.
+func TestPluginPrices(t *testing.T) {
+	isolate(t)
+	s := service(t, nil)
+	for _, m := range s.List() {
+		if want := openaicompat.DeepSeekPrices[m.ID]; m.Price == nil || *m.Price != want {
+			t.Errorf("model %s: price %+v, want %+v", m.Name, m.Price, want)
+		}
+	}
+	s = service(t, map[string]any{"default": "flash", "models": map[string]any{
+		"flash": map[string]any{"price": map[string]any{"inputCacheHit": 0.028, "inputCacheMiss": 0.14, "output": 0.28}},
+		"local": map[string]any{"baseURL": "http://127.0.0.1:1", "model": "qwen"},
+		"paid":  map[string]any{"baseURL": "http://127.0.0.1:1", "model": "qwen", "price": map[string]any{"inputCacheMiss": 1, "output": 2}},
+	}})
+	got := map[string]*model.Price{}
+	for _, m := range s.List() {
+		got[m.Name] = m.Price
+	}
+	if p := got["flash"]; p == nil || p.InputCacheHit != 0.028 {
+		t.Errorf("flash's price from the profile: %+v", p)
+	}
+	if p := got["local"]; p != nil {
+		t.Errorf("another endpoint's model has a price: %+v", p)
+	}
+	if p := got["paid"]; p == nil || p.Output != 2 {
+		t.Errorf("paid's price from the profile: %+v", p)
+	}
+	err := openaicompat.Config{Models: map[string]openaicompat.ModelConfig{"flash": {Price: &model.Price{Output: -1}}}}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "models.flash") || !strings.Contains(err.Error(), "price: inputCacheHit, inputCacheMiss and output cannot be negative") {
+		t.Errorf("a negative price: %v", err)
+	}
+}

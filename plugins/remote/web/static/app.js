@@ -1641,7 +1641,9 @@
   // approvals asked inline with their buttons, usage per turn — and the sessions of the
   // host (open and stored) to reopen.
 
-  const chat = { session: "", sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, tools: null, views: [] };
+  const chat = { session: "", sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, tools: null, views: [], cost: 0 };
+  // usd writes an amount in US dollars as the terminal does (model.FormatCost).
+  const usd = (v) => v < 0.0001 ? "<$0.0001" : "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2));
 
   function chatInfo(text) { $("#chat-info").textContent = text; }
 
@@ -1704,7 +1706,7 @@
   function chatFollow(info) {
     if (chat.sub) chat.sub.close();
     for (const v of chat.views.splice(0)) v.then((view) => view && view.teardown("another session was opened"));
-    Object.assign(chat, { session: info.id, seq: 0, live: null, calls: new Map(), turnOpen: false, sending: false, stick: true });
+    Object.assign(chat, { session: info.id, seq: 0, live: null, calls: new Map(), turnOpen: false, sending: false, stick: true, cost: 0 });
     $("#chat-log").replaceChildren();
     $("#chat").dataset.session = info.id;
     chatInfo("session " + info.id + (info.model ? " · model " + info.model : "") + (info.turns ? " · " + info.turns + " turns" : ""));
@@ -1955,7 +1957,8 @@
         chatAppend(el("div", { class: "turn-usage", dataset: { turnEnd: e.reason || "" } },
           (e.reason && e.reason !== "done" ? e.reason + " · " : "") + (e.steps || 0) + " steps · " +
           (u.promptTokens || 0) + " prompt tokens (" + (u.cacheHitTokens || 0) + " cached) · " +
-          (u.completionTokens || 0) + " completion tokens"));
+          (u.completionTokens || 0) + " completion tokens" +
+          (u.cost ? " · " + usd(u.cost) + " (session " + usd(chat.cost += u.cost) + ")" : "")));
         chat.turnOpen = false;
         chatRunning();
         break;
