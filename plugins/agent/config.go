@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"strings"
+
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/toolsearch"
@@ -24,6 +26,15 @@ type Config struct {
 	Model string `json:"model"`
 	// Prompt is a system-prompt section of this agent, registered in its layer.
 	Prompt string `json:"prompt"`
+	// Preamble replaces the agent's preamble section (DefaultPreamble: who the model is, the
+	// date, the working directory, the platform, permissions and the harness's tools);
+	// {{date}}, {{cwd}} and {{platform}} are filled in. "" removes it. A subagent's
+	// replaces the main agent's in its scope.
+	Preamble *string `json:"preamble"`
+	// Instructions are the project instructions the main agent reads into its prompt:
+	// AGENTS.md from the repository's root down to the working directory, and the user's
+	// in the harness's configuration directory.
+	Instructions InstructionsConfig `json:"instructions"`
 	// MaxSteps bounds the model requests of one turn (default 50).
 	MaxSteps int `json:"maxSteps"`
 	// TokenBudget bounds the tokens (prompt and completion) of one turn's requests; 0 means
@@ -97,9 +108,10 @@ type ToolsFilter struct {
 // Default sets the defaults.
 func (o *Config) Default() {
 	*o = Config{MaxSteps: 50, MaxParallel: 10, LargeResultBytes: 50 << 10, MaxDepth: 3, Sampling: permission.Ask, Mode: ModeBoth,
-		Permissions: permission.Rules{Default: permission.Ask},
-		DeferTools:  toolsearch.DeferOptions{Calls: toolsearch.CallsProxy},
-		Compaction:  CompactionConfig{Threshold: 0.8, Keep: 0.16, PruneBytes: 2048, SummaryTokens: 8192}}
+		Permissions:  permission.Rules{Default: permission.Ask},
+		DeferTools:   toolsearch.DeferOptions{Calls: toolsearch.CallsProxy},
+		Compaction:   CompactionConfig{Threshold: 0.8, Keep: 0.16, PruneBytes: 2048, SummaryTokens: 8192},
+		Instructions: InstructionsConfig{File: "AGENTS.md", MaxBytes: 32 << 10}}
 }
 
 // Validate checks ranges, actions and patterns; each problem is a [*ctx.ConfigError].
@@ -116,6 +128,12 @@ func (o Config) Validate() error {
 	}
 	if o.LargeResultBytes <= 0 {
 		p.Add("largeResultBytes", "must be a positive number of bytes, got %d", o.LargeResultBytes)
+	}
+	if o.Instructions.MaxBytes <= 0 {
+		p.Add("instructions.maxBytes", "must be a positive number of bytes, got %d", o.Instructions.MaxBytes)
+	}
+	if f := o.Instructions.File; f == "" || f != "-" && (strings.ContainsAny(f, `/\`) || f == "." || f == "..") {
+		p.Add("instructions.file", `expected a file name such as AGENTS.md, or "-" for none, got %q`, f)
 	}
 	if o.MaxDepth < 0 {
 		p.Add("maxDepth", "must not be negative, got %d", o.MaxDepth)

@@ -87,6 +87,10 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 	})
 	defer stop()
 
+	if msg := s.instructionUpdates(d); msg != nil {
+		ce := s.emit(session.Event{Type: session.EventContext, Message: msg})
+		s.appendHistory(ce.Seq, *msg)
+	}
 	ue := s.emit(session.Event{Type: session.EventUser, Text: text})
 	s.appendHistory(ue.Seq, model.Message{Role: model.RoleUser, Content: text})
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -73,6 +74,8 @@ type agentDef struct {
 	svc       *Service // the service of the tree (nil until found)
 	subs      *toolregistry.Set
 	deferrer  *toolsearch.Deferrer // chooses the definitions of a request (deferTools)
+	// instructions are the main agent's project instruction files, as read at its start.
+	instructions []*instructionFile
 	// syncing serializes syncSubagents: each run reads the index and replaces the set
 	// under it, so the last run always reflects the latest index.
 	syncing sync.Mutex
@@ -111,6 +114,15 @@ func apply(c *ctx.Context, cfg Config) error {
 	}
 	if cfg.Prompt != "" {
 		if err := d.registerPrompt(); err != nil {
+			return err
+		}
+	}
+	if name == "" || cfg.Preamble != nil {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("agent: the working directory: %w", err)
+		}
+		if err := d.registerGrounding(cwd); err != nil {
 			return err
 		}
 	}

@@ -56,7 +56,8 @@ type Session struct {
 	history  []model.Message
 	seqs     []int64 // seqs[i]: the sequence number of the event history[i] came from
 	est      estimate
-	lastText string // the user's message of the last turn: what Retry sends again
+	lastText string              // the user's message of the last turn: what Retry sends again
+	seen     map[string]seenFile // the project instructions as the session last saw them
 	turn     int
 	step     int
 	cancel   context.CancelCauseFunc

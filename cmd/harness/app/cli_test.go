@@ -470,7 +470,7 @@ plugins:
 	var out struct {
 		Sections []host.PromptSection
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Sections) != 1 || out.Sections[0].Owner == "" {
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Sections) != 2 || out.Sections[0].Owner == "" || out.Sections[1].Name != "agent:preamble" {
 		t.Errorf("prompt --json: %v\n%s", err, r.stdout)
 	}
 	run(t, nil, "-p", p, "prompt").expect(t, ExitFailure, "", "who")

@@ -10,6 +10,7 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/profiles"
 )
 
 func (a *invocation) promptCommand() *cobra.Command {
@@ -17,8 +18,12 @@ func (a *invocation) promptCommand() *cobra.Command {
 	var vars []string
 	cmd := &cobra.Command{
 		Use:   "prompt",
-		Short: "Print the system prompt assembled at the root (--json: its sections with their owners)",
-		Args:  noArgs,
+		Short: "Print the system prompt the main agent gets (--json: its sections with their owners)",
+		Long: `Print the system prompt assembled at the root: what the main agent's requests carry
+(its preamble, the project instructions from AGENTS.md files, the MCP servers'
+instructions, ...). With --json, its text and its sections, each with its name, owner
+and order. A profile with a model and no agent gets the agent ask and chat would add.`,
+		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
 			vm := make(map[string]string, len(vars))
 			for _, v := range vars {
@@ -27,6 +32,16 @@ func (a *invocation) promptCommand() *cobra.Command {
 					return usageErrorf("--var %q: expected NAME=VALUE", v)
 				}
 				vm[k] = val
+			}
+			// The prompt ask and chat would send: their agent row, whose preamble and
+			// project instructions are sections of the prompt.
+			a.adjustRows = func(rows []profiles.Row) []profiles.Row {
+				for _, r := range rows {
+					if r.Enabled && r.Use == host.UseModel {
+						return host.WithAgentRow(rows, "-", nil)
+					}
+				}
+				return rows
 			}
 			return a.withCaller(cmd.Context(), func(cx context.Context, c *hostclient.Caller) error {
 				p, err := host.MethodPrompt.Call(cx, c, host.PromptParams{Vars: vm})

@@ -1,12 +1,15 @@
 package app
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/modeltest"
 )
 
@@ -78,5 +81,47 @@ func TestAskAgentMountFailure(t *testing.T) {
 	runWith(t, t.Context(), testOptions(), "hello\n", nil, "-p", p, "chat").expect(t, ExitUsage, "", "an agent did not start: plugins.")
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d model requests, want none", n)
+	}
+}
+
+// TestPromptShowsAgentsMD: harness prompt, in a repository with AGENTS.md at its root and
+// in the working directory, shows the agent's preamble and both files, attributed, the
+// root's first.
+func TestPromptShowsAgentsMD(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(repo, "service")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, repo, "AGENTS.md", "Run go test ./... before saying it works.\n")
+	writeFile(t, sub, "AGENTS.md", "This service speaks JSON only.\n")
+	t.Chdir(sub)
+	r := run(t, nil, "-p", "cli", "prompt")
+	root := "# Project instructions (" + filepath.Join(repo, "AGENTS.md") + ")\n\nRun go test ./... before saying it works."
+	inner := "# Project instructions (" + filepath.Join(sub, "AGENTS.md") + ")\n\nThis service speaks JSON only."
+	r.expect(t, ExitOK, root, "")
+	r.expect(t, ExitOK, inner, "")
+	r.expect(t, ExitOK, "The working directory is "+sub, "")
+	if strings.Index(r.stdout, root) > strings.Index(r.stdout, inner) {
+		t.Errorf("the working directory's instructions come before the root's:\n%s", r.stdout)
+	}
+	r = run(t, nil, "-p", "cli", "prompt", "--json")
+	var out struct {
+		Sections []host.PromptSection
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range out.Sections {
+		got[s.Name] = s.Owner
+	}
+	for _, name := range []string{"agent:preamble", "instructions:project", "instructions:project/service"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("no section %s: %v", name, got)
+		}
 	}
 }

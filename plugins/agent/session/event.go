@@ -30,6 +30,10 @@ const (
 	EventSession EventType = "session"
 	// EventUser is the user's message (Text). Durable.
 	EventUser EventType = "user"
+	// EventContext is a message the harness adds to the conversation before a user's
+	// message (Message, role user): project instructions that changed during the session.
+	// Durable.
+	EventContext EventType = "context"
 	// EventReasoningDelta is a piece of the model's reasoning (Text). Live.
 	EventReasoningDelta EventType = "reasoning.delta"
 	// EventTextDelta is a piece of the model's answer (Text). Live.

@@ -53,6 +53,11 @@ func View(events []Event) (hist []model.Message, seqs []int64, open []model.Tool
 		case EventUser:
 			flush(false)
 			hist, seqs = append(hist, model.Message{Role: model.RoleUser, Content: ev.Text}), append(seqs, ev.Seq)
+		case EventContext:
+			if ev.Message != nil {
+				flush(false)
+				hist, seqs = append(hist, *ev.Message), append(seqs, ev.Seq)
+			}
 		case EventAssistant:
 			if ev.Message == nil {
 				continue
