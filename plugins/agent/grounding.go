@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/userdirs"
@@ -150,18 +151,16 @@ func readInstructions(c *ctx.Context, f *instructionFile, budget int) (string, i
 	if len(text) > budget {
 		c.Logger().Warn("agent: project instructions cut at the size cap (instructions.maxBytes)", "file", f.path, "bytes", len(text), "kept", budget)
 		cut := budget
-		for cut > 0 && !isRuneStart(text[cut]) {
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
-		text = text[:cut] + fmt.Sprintf("\n\n[cut: the file has %d bytes; the harness reads at most %d of instructions]", len(text), cut)
+		text = text[:cut] + fmt.Sprintf("\n\n[cut here: the file has %d bytes, past the cap on project instructions (the agent's instructions.maxBytes)]", len(text))
 		budget = 0
 	} else {
 		budget -= len(text)
 	}
 	return text, budget
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // instructionSection is the prompt text of a file read.
 func instructionSection(f *instructionFile, text string) string {

@@ -70,7 +70,7 @@ func TestGrounding(t *testing.T) {
 		"# User instructions (" + filepath.Join(cfg, "harness", "AGENTS.md") + ")\n\nAnswer briefly.",
 		"# Project instructions (" + filepath.Join(repo, "AGENTS.md") + ")\n\nUse tabs.",
 		"# Project instructions (" + filepath.Join(sub, "AGENTS.md") + ")\n\nlong long",
-		"[cut: the file has 499 bytes; the harness reads at most",
+		"[cut here: the file has 499 bytes, past the cap on project instructions",
 	}
 	at := 0
 	for _, w := range want {
