@@ -105,7 +105,7 @@ func TestGrounding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	var found bool
 	for _, m := range r.History() {
 		found = found || strings.Contains(m.Content, "Use spaces, not tabs.")
