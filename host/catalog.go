@@ -29,8 +29,6 @@ const (
 	UseClient = "mcpclient"
 	// UseAgent is the agent.
 	UseAgent = "agent"
-	// UseModel is the model service (package openaicompat).
-	UseModel = "model"
 	// UsePTC is programmatic tool calling.
 	UsePTC = "ptc"
 	// UseModel is the model service.
