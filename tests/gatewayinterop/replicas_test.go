@@ -248,7 +248,7 @@ func (c *cluster) clients(sessions, calls int, during func(n int, l callLine)) [
 	t := c.t
 	t.Helper()
 	cmd := exec.Command(suite.Node(t), "replicas.mjs", c.lbURL, token, strconv.Itoa(sessions), strconv.Itoa(calls),
-		"mcp__demo__slow", `{"ms":40}`)
+		"demo__slow", `{"ms":40}`) // serve offers SERVER__TOOL (gateway.Options.ShortNames)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
