@@ -470,7 +470,8 @@ plugins:
 	var out struct {
 		Sections []host.PromptSection
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Sections) != 2 || out.Sections[0].Owner == "" || out.Sections[1].Name != "agent:preamble" {
+	// The profile's preamble, then the agent's; the workspace the agent brings adds its own.
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Sections) < 2 || out.Sections[0].Owner == "" || out.Sections[1].Name != "agent:preamble" {
 		t.Errorf("prompt --json: %v\n%s", err, r.stdout)
 	}
 	run(t, nil, "-p", p, "prompt").expect(t, ExitFailure, "", "who")
