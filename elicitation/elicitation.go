@@ -40,6 +40,32 @@ var ErrPass = errors.New("elicitation: responder passes")
 // declined.
 var ErrNoResponder = errors.New("elicitation: no responder")
 
+// Origin names the call a context belongs to, for a responder that shows a question next
+// to the call that raised it: the session it was made for ("" outside one: a page's own
+// call) and the call's name there (an agent's tool call ID, a page's call ref). A plain
+// value.
+type Origin struct {
+	Session string
+	Call    string
+}
+
+type originKey struct{}
+
+// WithOrigin returns a context for a call made for o: the questions its server asks carry
+// it ([OriginOf] of [Request].Call).
+func WithOrigin(pcx context.Context, o Origin) context.Context {
+	return context.WithValue(pcx, originKey{}, o)
+}
+
+// OriginOf returns the origin of the call whose context cx is (or descends from).
+func OriginOf(cx context.Context) (Origin, bool) {
+	if cx == nil {
+		return Origin{}, false
+	}
+	o, ok := cx.Value(originKey{}).(Origin)
+	return o, ok
+}
+
 // Request is one elicitation/create from a server, as responders see it. It is a plain value,
 // shared by the responders asked: they must not modify it.
 type Request struct {

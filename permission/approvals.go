@@ -52,6 +52,8 @@ type Request struct {
 	// (the diff of a write, the command of a shell call; toolregistry's Tool.Preview): what
 	// a person approving it reads first. Absent for a tool that gives none.
 	Preview *Preview `json:"preview,omitempty"`
+	// Sampling is what a server's sampling request asks ("sampling" questions).
+	Sampling *Sampling `json:"sampling,omitempty"`
 	// Decision is set once decided: allow, allow_session or deny; Why is the reason
 	// (the person's words, "nobody can be asked", ...).
 	Decision Action `json:"decision,omitempty"`
@@ -72,6 +74,30 @@ const (
 	PreviewCommand = "command"
 	PreviewText    = "text"
 )
+
+// Sampling is what an MCP server's sampling request asks of the model, for the person to
+// judge before it is sent: the messages (their text; other content described), the
+// system prompt, the token limit and the server's model preferences. A plain value.
+type Sampling struct {
+	SystemPrompt string            `json:"systemPrompt,omitempty"`
+	Messages     []SamplingMessage `json:"messages"`
+	MaxTokens    int64             `json:"maxTokens"`
+	// ModelHints are the names the server would like, in its order; the priorities (0 to
+	// 1) how much it weighs cost, speed and intelligence. The harness answers with the
+	// session's model whatever they say.
+	ModelHints           []string `json:"modelHints,omitempty"`
+	CostPriority         float64  `json:"costPriority,omitempty"`
+	SpeedPriority        float64  `json:"speedPriority,omitempty"`
+	IntelligencePriority float64  `json:"intelligencePriority,omitempty"`
+	Temperature          float64  `json:"temperature,omitempty"`
+}
+
+// SamplingMessage is one message of a [Sampling] request: its role (user or assistant)
+// and text.
+type SamplingMessage struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
 
 // Approvals are the questions a session puts to the person driving it, and the tools that
 // person allowed for the session. A non-interactive session has nobody to ask: every

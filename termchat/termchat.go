@@ -100,6 +100,51 @@ type chat struct {
 	// total sums the usage of the session in use: its log's when it was opened, then each
 	// request of its agent (subagents' runs are sessions of their own).
 	total session.UsageTotal
+
+	// The approvals decided elsewhere (a page, another terminal following the session):
+	// the question asked here about one ends (ending), or is never asked (answered).
+	mu       sync.Mutex
+	ending   map[string]context.CancelFunc
+	answered map[string]bool
+}
+
+// decided is told (turn.Session.OnDecided) that approval id was answered: a question
+// about it ends, or is not asked.
+func (ch *chat) decided(id string) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if end, ok := ch.ending[id]; ok {
+		end()
+		return
+	}
+	if ch.answered == nil {
+		ch.answered = map[string]bool{}
+	}
+	ch.answered[id] = true
+}
+
+// asking returns a context for the question about approval id that ends when someone
+// else answers it, and whether someone already did; done forgets it.
+func (ch *chat) asking(cx context.Context, id string) (qcx context.Context, already bool, done func()) {
+	qcx, cancel := context.WithCancel(cx)
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.answered[id] {
+		delete(ch.answered, id)
+		cancel()
+		return qcx, true, func() {}
+	}
+	if ch.ending == nil {
+		ch.ending = map[string]context.CancelFunc{}
+	}
+	ch.ending[id] = cancel
+	return qcx, false, func() {
+		ch.mu.Lock()
+		delete(ch.ending, id)
+		delete(ch.answered, id)
+		ch.mu.Unlock()
+		cancel()
+	}
 }
 
 // readLine asks a question and reads the answer: through the keyboard on a terminal, else
@@ -223,6 +268,11 @@ func (ch *chat) resume(cx context.Context, id string) error {
 func (ch *chat) use(cx context.Context, s *turn.Session) {
 	ch.close(cx)
 	ch.s = s
+	// Approval IDs are the agent session's: a resumed one counts them again.
+	ch.mu.Lock()
+	ch.ending, ch.answered = nil, nil
+	ch.mu.Unlock()
+	s.OnDecided(ch.decided)
 	info := s.Info()
 	ch.total = info.Usage
 	who := "the main agent"
@@ -650,9 +700,18 @@ func (ch *chat) approve(cx context.Context, ev session.Event) {
 		args = " " + termsafe.String(clipText(string(ap.Args), 200))
 	}
 	ch.showPreview(cx, ap.Preview)
+	qcx, already, done := ch.asking(cx, ap.ID)
+	defer done()
+	if already {
+		return
+	}
 	for {
-		line, ok, interrupted := ch.readLine(cx, fmt.Sprintf("Allow the agent to %s%s? [y]es, [a]lways this session, [n]o: ", what, args), false)
+		line, ok, interrupted := ch.readLine(qcx, fmt.Sprintf("Allow the agent to %s%s? [y]es, [a]lways this session, [n]o: ", what, args), false)
 		if cx.Err() != nil {
+			return
+		}
+		if qcx.Err() != nil { // answered on a page (or another terminal) following the session
+			ch.io.printf("\n%s\n", ch.io.dim("(answered elsewhere)"))
 			return
 		}
 		reason := "the person said no"

@@ -3,7 +3,9 @@ package termchat_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -12,6 +14,8 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/modeltest"
+	"github.com/cordisgo/harness/permission"
+	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -122,6 +126,80 @@ func TestChatToolView(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+}
+
+// watched is an output the test waits on: each write wakes the waiters.
+type watched struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{}
+}
+
+func (w *watched) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return w.buf.Write(p)
+}
+
+func (w *watched) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// wait waits until the output holds want.
+func (w *watched) wait(t *testing.T, cx context.Context, want string) {
+	t.Helper()
+	for !strings.Contains(w.String(), want) {
+		select {
+		case <-w.wrote:
+		case <-cx.Done():
+			t.Fatalf("no %q in:\n%s", want, w.String())
+		}
+	}
+}
+
+// An approval answered elsewhere (a page following the session answers agent/approve)
+// ends the question on the terminal: it says so, and the turn goes on.
+func TestApprovalAnsweredElsewhere(t *testing.T) {
+	root := agenttest.New(t,
+		modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "note", Arguments: `{"text":"milk"}`}}},
+		modeltest.Reply{Content: "Noted: milk."},
+	)
+	cx := ctxtest.Wait(t)
+	in, typed := io.Pipe()
+	out := &watched{wrote: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() { done <- termchat.Run(cx, termchat.Options{Caller: remote.NewLocal(root), In: in, Out: out}) }()
+	if _, err := io.WriteString(typed, "note milk\n"); err != nil {
+		t.Fatal(err)
+	}
+	out.wait(t, cx, "Allow the agent to run note")
+	svc, _ := agent.Key.Get(root)
+	open := svc.Open()
+	if len(open) != 1 || len(open[0].Pending()) != 1 {
+		t.Fatalf("open sessions %d, pending %v", len(open), open[0].Pending())
+	}
+	if err := open[0].Approve(open[0].Pending()[0].ID, permission.Answer{Decision: permission.Allow}); err != nil {
+		t.Fatal(err)
+	}
+	out.wait(t, cx, "Noted: milk.")
+	if _, err := io.WriteString(typed, "/exit\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	_ = typed.Close()
+	for _, want := range []string{"(answered elsewhere)", "note ✓"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
 		}
 	}
 }

@@ -53,9 +53,10 @@ func (e *MethodError) Unwrap() error { return e.Err }
 type Session struct {
 	cl remote.Caller
 
-	mu   sync.Mutex
-	info session.Info
-	seq  int64 // the last durable event of the session seen
+	mu      sync.Mutex
+	info    session.Info
+	seq     int64           // the last durable event of the session seen
+	decided func(id string) // OnDecided's
 }
 
 // Start starts a session (agent/start).
@@ -115,6 +116,17 @@ func (s *Session) Compact(cx context.Context, focus string) (*session.Compaction
 	return &c, nil
 }
 
+// OnDecided sets fn to be told the ID of every approval of the session decided, by
+// whoever answered it (this process, a page, another terminal), as soon as Run's stream
+// brings it, ahead of the events still queued for Run's fn: a caller asking a person can
+// end its question when someone else answered. fn runs on the stream's goroutine and must
+// be quick; nil removes it.
+func (s *Session) OnDecided(fn func(id string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.decided = fn
+}
+
 // Approve answers the session's approval id (agent/approve).
 func (s *Session) Approve(cx context.Context, id string, ans permission.Answer) error {
 	cx, cancel := side(cx)
@@ -157,6 +169,11 @@ func (s *Session) run(cx context.Context, after int64, fn func(session.Event), m
 	// The stream is open before the message is sent, or the turn's first live events (the
 	// reasoning's and the answer's deltas) could pass before it: it starts at the event
 	// before the last one seen (or at the session's first), replayed, which says it is open.
+	// fresh reports the events this turn's caller has not seen: not the durable ones up to
+	// after, not those of earlier turns (a resumed session's).
+	fresh := func(ev session.Event) bool {
+		return (ev.Seq == 0 || ev.Seq > after) && (ev.Turn == 0 || ev.Turn > earlier)
+	}
 	events := make(chan session.Event, 1)
 	scx, stop := context.WithCancel(cx)
 	defer stop()
@@ -164,6 +181,14 @@ func (s *Session) run(cx context.Context, after int64, fn func(session.Event), m
 	go func() {
 		defer close(events)
 		done <- agentapi.MethodEvents.Call(scx, s.cl, agentapi.EventsParams{Session: id, After: max(after-1, 0)}, func(ev session.Event) error {
+			if ev.Type == session.EventApprovalDecided && ev.Approval != nil && fresh(ev) {
+				s.mu.Lock()
+				decided := s.decided
+				s.mu.Unlock()
+				if decided != nil {
+					decided(ev.Approval.ID)
+				}
+			}
 			select {
 			case events <- ev:
 			case <-scx.Done():
@@ -175,13 +200,12 @@ func (s *Session) run(cx context.Context, after int64, fn func(session.Event), m
 			return nil
 		})
 	}()
-	// deliver passes the events this turn's caller has not seen: not the durable ones up
-	// to after, not those of earlier turns (a resumed session's).
+	// deliver passes the fresh events.
 	deliver := func(ev session.Event) {
 		s.mu.Lock()
 		s.seq = max(s.seq, ev.Seq)
 		s.mu.Unlock()
-		if (ev.Seq == 0 || ev.Seq > after) && (ev.Turn == 0 || ev.Turn > earlier) {
+		if fresh(ev) {
 			fn(ev)
 		}
 	}

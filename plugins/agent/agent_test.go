@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -285,8 +286,9 @@ func sampleServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "summarize", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 100, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
-				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize this"}}}}) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+			res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 100, SystemPrompt: "You summarize.", //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+				ModelPreferences: &mcp.ModelPreferences{Hints: []*mcp.ModelHint{{Name: "claude-3-sonnet"}}, IntelligencePriority: 0.8}, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+				Messages:         []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize this"}}}})           //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 			if err != nil {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no sample: " + err.Error()}}}, nil, nil
 			}
@@ -296,7 +298,9 @@ func sampleServer() *mcp.Server {
 }
 
 // TestSampling: a server's sampling request caused by the agent's call is answered by the
-// agent's model once the person approves; without a person it is refused.
+// agent's model once the person approves, the question showing what the server asks
+// (messages, system prompt, token limit, model preferences); without a person it is
+// refused.
 func TestSampling(t *testing.T) {
 	h := mcptest.NewHTTP(t, sampleServer)
 	e := newEnv(t, envOptions{
@@ -325,12 +329,20 @@ func TestSampling(t *testing.T) {
 		t.Errorf("non-interactive: %q", end.Text)
 	}
 	s2 := e.start(agent.StartOptions{Interactive: true})
+	asked := make(chan *permission.Sampling, 1)
 	onEvent(t, s2, func(ev session.Event) {
 		if ev.Type == session.EventApprovalAsked && ev.Approval.Kind == "sampling" {
+			asked <- ev.Approval.Sampling
 			_ = s2.Approve(ev.Approval.ID, permission.Answer{Decision: permission.Allow})
 		}
 	})
 	if end := e.send(s2, "go"); end.Text != "result: sampled: a summary" {
 		t.Errorf("interactive: %q", end.Text)
+	}
+	got := <-asked
+	want := &permission.Sampling{SystemPrompt: "You summarize.", Messages: []permission.SamplingMessage{{Role: "user", Text: "summarize this"}},
+		MaxTokens: 100, ModelHints: []string{"claude-3-sonnet"}, IntelligencePriority: 0.8}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the question shows %+v, want %+v", got, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
@@ -382,7 +383,10 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 			default:
 				o := opts
 				o.CallID = st.tc.ID
-				res, err := d.tools.Execute(cx, d.c, st.target, st.args, o)
+				// A question its server asks shows next to the call (the root session's,
+				// where a subagent's calls are followed too).
+				ocx := elicitation.WithOrigin(cx, elicitation.Origin{Session: s.root().ID(), Call: st.tc.ID})
+				res, err := d.tools.Execute(ocx, d.c, st.target, st.args, o)
 				st.msg, st.res = s.toolMessage(d, info, st.tc.ID, res, err)
 				st.res.View = viewResult(st.info, res)
 			}

@@ -58,7 +58,7 @@ func (s *Session) sample(cx context.Context, r *sampling.Request) (*mcpResult, e
 	case permission.Deny:
 		return nil, errors.New("sampling refused by the agent's configuration")
 	case permission.Ask:
-		ok, why, err := s.ask(cx, permission.Request{Kind: "sampling", Server: r.Server, Reason: samplingSummary(r.Params)})
+		ok, why, err := s.ask(cx, permission.Request{Kind: "sampling", Server: r.Server, Reason: samplingSummary(r.Params), Sampling: samplingAsked(r.Params)})
 		if err != nil {
 			return nil, err
 		}
@@ -84,6 +84,52 @@ func samplingSummary(p *mcp.CreateMessageParams) string { //nolint:staticcheck /
 		last = session.Title(t.Text)
 	}
 	return fmt.Sprintf("a completion of %d message(s), up to %d tokens: %q", len(p.Messages), p.MaxTokens, last)
+}
+
+// maxSampledText bounds the text of one message a sampling question shows (and logs).
+const maxSampledText = 4000
+
+// samplingAsked is what the person is shown of a sampling request: its messages' text (an
+// image or audio described, a long text cut), the system prompt, the token limit and the
+// server's model preferences.
+func samplingAsked(p *mcp.CreateMessageParams) *permission.Sampling { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+	if p == nil {
+		return nil
+	}
+	cut := func(s string) string {
+		if len(s) <= maxSampledText {
+			return s
+		}
+		return cutRunes(s, maxSampledText, true) + fmt.Sprintf(" [… %d more bytes]", len(s)-len(cutRunes(s, maxSampledText, true)))
+	}
+	out := &permission.Sampling{SystemPrompt: cut(p.SystemPrompt), MaxTokens: p.MaxTokens, Temperature: p.Temperature,
+		Messages: make([]permission.SamplingMessage, 0, len(p.Messages))}
+	for _, m := range p.Messages {
+		if m == nil {
+			continue
+		}
+		var text string
+		switch c := m.Content.(type) {
+		case *mcp.TextContent:
+			text = cut(c.Text)
+		case *mcp.ImageContent:
+			text = fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data))
+		case *mcp.AudioContent:
+			text = fmt.Sprintf("[audio: %s, %d bytes]", c.MIMEType, len(c.Data))
+		default:
+			text = "[content not supported]"
+		}
+		out.Messages = append(out.Messages, permission.SamplingMessage{Role: string(m.Role), Text: text})
+	}
+	if mp := p.ModelPreferences; mp != nil {
+		for _, h := range mp.Hints {
+			if h != nil && h.Name != "" {
+				out.ModelHints = append(out.ModelHints, h.Name)
+			}
+		}
+		out.CostPriority, out.SpeedPriority, out.IntelligencePriority = mp.CostPriority, mp.SpeedPriority, mp.IntelligencePriority
+	}
+	return out
 }
 
 // generateSample runs a sampling request on m.

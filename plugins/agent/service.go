@@ -296,7 +296,11 @@ func (s *Service) Agents() []agentapi.AgentInfo {
 		if d.name == "" {
 			p = ""
 		}
-		out = append(out, agentapi.AgentInfo{Name: d.name, Description: d.cfg.Description, Model: d.cfg.Model, Parent: p, MaxSteps: d.cfg.MaxSteps})
+		info := agentapi.AgentInfo{Name: d.name, Description: d.cfg.Description, Model: d.cfg.Model, Parent: p, MaxSteps: d.cfg.MaxSteps}
+		if err := d.models.Check(d.cfg.Model); err != nil {
+			info.ModelProblem = err.Error()
+		}
+		out = append(out, info)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

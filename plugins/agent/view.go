@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
@@ -86,6 +87,7 @@ func (s *Session) CallFromView(cx context.Context, call agentapi.ViewCall) (agen
 		return agentapi.ViewResult{}, fmt.Errorf("%w: %q of %q (its visibility is %s)", ErrNotForViews, call.Tool, call.Server, tool.Meta[permission.MetaUIVisibility])
 	}
 	opts := toolregistry.ExecOptions{CallID: fmt.Sprintf("view_%d", viewCalls.Add(1)), Session: s, Approver: s.approver}
+	cx = elicitation.WithOrigin(cx, elicitation.Origin{Session: s.root().ID(), Call: opts.CallID})
 	res, err := d.tools.Execute(cx, d.c, tool.Name, call.Args, opts)
 	out := agentapi.ViewResult{Outcome: string(toolregistry.CodeOK)}
 	if te, ok := errors.AsType[*toolregistry.ToolError](err); ok {

@@ -59,6 +59,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/sysprompt"
@@ -147,18 +148,6 @@ type CallParams struct {
 	Ref string `json:"ref,omitempty"`
 }
 
-// refKey marks a call's context with its CallParams.Ref.
-type refKey struct{}
-
-// callRef is the Ref of the console call whose context cx is (or descends from), or "".
-func callRef(cx context.Context) string {
-	if cx == nil {
-		return ""
-	}
-	ref, _ := cx.Value(refKey{}).(string)
-	return ref
-}
-
 // ServerParams are the parameters of console/tools and console/instructions.
 type ServerParams struct {
 	Server string `json:"server"`
@@ -220,7 +209,7 @@ func (s *service) tools(_ context.Context, p ServerParams) ([]Tool, error) {
 // callTool executes a tool through the registry's pipeline, bounded by the request.
 func (s *service) callTool(rcx context.Context, p CallParams) (CallResult, error) {
 	if p.Ref != "" {
-		rcx = context.WithValue(rcx, refKey{}, p.Ref)
+		rcx = elicitation.WithOrigin(rcx, elicitation.Origin{Call: p.Ref})
 	}
 	id := fmt.Sprintf("console_%d", s.seq.Add(1))
 	res, err := s.reg.Execute(rcx, s.c, p.Tool, p.Args, toolregistry.ExecOptions{CallID: id})

@@ -27,9 +27,11 @@ type Elicitation struct {
 	Fields []elicitation.Field `json:"fields,omitempty"`
 	// URL is the page to visit (url mode).
 	URL string `json:"url,omitempty"`
-	// Call is the Ref of the console/callTool call that raised the question, when it was
-	// one and the server's client could tell; a page shows the question next to that call.
-	Call string `json:"call,omitempty"`
+	// Call names the call that raised the question, when the server's client could tell:
+	// the Ref of a console/callTool call, or an agent's tool call ID with its Session; a
+	// page shows the question next to that call.
+	Call    string `json:"call,omitempty"`
+	Session string `json:"session,omitempty"`
 	// Action is how a question ended ("done"): accept, decline or cancel when the page
 	// answered, "" when it ended otherwise (answered elsewhere, cancelled by the server,
 	// timed out).
@@ -102,7 +104,10 @@ func (p *pageResponder) Elicit(cx context.Context, r *elicitation.Request) (*eli
 	}
 	p.seq++
 	q := &question{form: r.Form, answer: make(chan *elicitation.Response, 1),
-		ev: Elicitation{Type: "pending", ID: "e" + strconv.FormatUint(p.seq, 10), Server: r.Server, Mode: r.Mode, Message: r.Message, URL: r.URL, Call: callRef(r.Call)}}
+		ev: Elicitation{Type: "pending", ID: "e" + strconv.FormatUint(p.seq, 10), Server: r.Server, Mode: r.Mode, Message: r.Message, URL: r.URL}}
+	if o, ok := elicitation.OriginOf(r.Call); ok {
+		q.ev.Call, q.ev.Session = o.Call, o.Session
+	}
 	if r.Form != nil {
 		q.ev.Fields = r.Form.Fields
 	}

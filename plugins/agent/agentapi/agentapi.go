@@ -134,6 +134,9 @@ type AgentInfo struct {
 	// Parent is the agent this one is a subagent of.
 	Parent   string `json:"parent,omitempty"`
 	MaxSteps int    `json:"maxSteps"`
+	// ModelProblem says why the agent's model cannot answer now (no API key, say: what to
+	// set), "" when it can.
+	ModelProblem string `json:"modelProblem,omitempty"`
 }
 
 // Validate requires the session.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/testkit/harnessbin"
 )
 
@@ -46,16 +48,24 @@ func (h *host) log() string {
 	return h.stderr.String()
 }
 
-// startHost runs the binary as a user would, in a fresh home, until the test ends.
+// startHost runs `harness run -p web --gateway` as a user would, in a fresh home, until
+// the test ends.
 func startHost(t *testing.T) *host {
 	t.Helper()
-	bin := harnessbin.Path(t) // built once for the tests of this process
+	return startHostWith(t, harnessbin.Path(t), nil, "run", "-p", "web", "--gateway", "--addr", "127.0.0.1:0")
+}
+
+// startHostWith runs bin with args (a run command) in a fresh home, its environment the
+// home's, PATH and extra, until the test ends. With --gateway it reads the gateway's
+// endpoint file too.
+func startHostWith(t *testing.T, bin string, extra []string, args ...string) *host {
+	t.Helper()
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "PATH=" + os.Getenv("PATH")}
-	cmd := exec.Command(bin, "run", "-p", "web", "--gateway", "--addr", "127.0.0.1:0")
-	cmd.Env = env
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(env, extra...)
 	cmd.Dir = home
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pipe, err := cmd.StderrPipe()
@@ -110,6 +120,9 @@ func startHost(t *testing.T) *host {
 	}
 	if h.page == "" {
 		t.Fatalf("harness run printed no page URL:\n%s", h.log())
+	}
+	if !slices.Contains(args, "--gateway") {
+		return h
 	}
 	// The gateway's endpoint file, next to the remote API's.
 	files, _ := filepath.Glob(filepath.Join(home, "*", "*", "harness", "gateway.json"))
@@ -297,6 +310,40 @@ func TestHostPage(t *testing.T) {
 			if strings.Contains(body, secret) {
 				t.Fatalf("the page shows %q", secret)
 			}
+		}
+	})
+}
+
+// TestBuiltinProfilesChat: the built-in profiles run the agent, so the page of `harness
+// run` and of `harness -p web run` opens with the Chat view. Without a key the view says
+// what to set; with one (the local model server's, through DEEPSEEK_API_KEY and
+// DEEPSEEK_BASE_URL, as a user points the harness at a DeepSeek-compatible endpoint) a
+// message sent from the page is answered.
+func TestBuiltinProfilesChat(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Reply: func(*modeltest.Call) modeltest.Reply {
+		return modeltest.Reply{Content: "hello from the built-in agent"}
+	}})
+	bin := harnessbin.Path(t)
+	t.Run("run, no key", func(t *testing.T) {
+		h := startHostWith(t, bin, nil, "run")
+		b := browser(t)
+		run(t, b, chromedp.Navigate(h.page), visible(`#chat`),
+			until(`document.querySelectorAll('#chat-agent option').length === 1`, 20*time.Second),
+			until(`(document.querySelector('#chat-notice')?.innerText || "").includes("DEEPSEEK_API_KEY")`, 10*time.Second))
+		if n := text(t, b, `#chat-notice`); !strings.Contains(n, "no API key") || strings.Contains(n, srv.Key) {
+			t.Errorf("the notice without a key: %q", n)
+		}
+	})
+	t.Run("-p web run, a key", func(t *testing.T) {
+		h := startHostWith(t, bin, []string{"DEEPSEEK_API_KEY=" + srv.Key, "DEEPSEEK_BASE_URL=" + srv.URL}, "-p", "web", "run")
+		b := browser(t)
+		run(t, b, chromedp.Navigate(h.page), visible(`#chat`),
+			until(`document.querySelectorAll('#chat-agent option').length === 1`, 20*time.Second),
+			chromedp.SendKeys(chromedp.ID(`chat-input`), "hello"),
+			click(`#chat-send`),
+			until(`(document.querySelector('#chat-log')?.innerText || "").includes("hello from the built-in agent")`, 30*time.Second))
+		if n := eval[bool](t, b, `document.querySelector('#chat-notice').hidden`); !n {
+			t.Errorf("a notice with a key: %q", text(t, b, `#chat-notice`))
 		}
 	})
 }

@@ -159,12 +159,13 @@
       if (questions.has(ev.id)) return;
       const card = questionCard(ev);
       questions.set(ev.id, card);
-      // A question raised by a call made from this tab shows next to that call.
-      const form = ev.call && document.querySelector('form[data-ref="' + CSS.escape(ev.call) + '"]');
+      // A question raised by a call made from this tab shows next to that call, and one
+      // raised by a chat's call next to the call in the conversation.
+      const form = !ev.session && ev.call && document.querySelector('form[data-ref="' + CSS.escape(ev.call) + '"]');
       if (form) {
         card.dataset.here = "call";
         form.querySelector(".out").before(card);
-      } else {
+      } else if (!chatQuestion(card, ev)) {
         $("#questions").append(card);
       }
       activity(ev.server + " asks: " + (ev.message || "(no message)"));
@@ -238,6 +239,7 @@
 
   function questionCard(ev) {
     const card = el("article", { class: "question", dataset: { question: ev.id, server: ev.server, mode: ev.mode } });
+    card._question = ev;
     const note = el("div", { class: "out", "aria-live": "polite" });
     const answer = async (action, content) => {
       for (const b of card.querySelectorAll("button")) b.disabled = true;
@@ -1651,10 +1653,12 @@
     if (!has("agent/start")) return;
     $("#chat").hidden = false;
     try {
-      const agents = await call("agent/agents");
-      $("#chat-agent").replaceChildren(...(agents || []).map((a) =>
+      chat.agents = (await call("agent/agents")) || [];
+      $("#chat-agent").replaceChildren(...chat.agents.map((a) =>
         el("option", { value: a.name }, a.name === "" ? "main" + (a.model ? " (" + a.model + ")" : "") : a.name)));
+      chatNotice();
     } catch (e) { chatInfo("agents: " + e.message); }
+    $("#chat-agent").addEventListener("change", chatNotice);
     await chatSessions();
     const log = $("#chat-log");
     log.addEventListener("scroll", () => { chat.stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40; });
@@ -1669,6 +1673,15 @@
     $("#chat-cancel").addEventListener("click", () => {
       if (chat.session) call("agent/cancel", { session: chat.session }).catch((e) => chatInfo("cancel: " + e.message));
     });
+  }
+
+  // chatNotice says, above the conversation, why the chosen agent's model cannot answer
+  // (no API key: what to set), or nothing.
+  function chatNotice() {
+    const a = (chat.agents || []).find((x) => x.name === ($("#chat-agent").value || ""));
+    const problem = a && a.modelProblem;
+    $("#chat-notice").hidden = !problem;
+    $("#chat-notice").textContent = problem ? "The agent's model cannot answer yet: " + problem + ". Then restart the host." : "";
   }
 
   async function chatSessions() {
@@ -1793,12 +1806,31 @@
         el("summary", {}, el("span", { class: "tool" }, c.tool), outcome), body), outcome, body };
       chat.calls.set(c.id, row);
       chatAppend(row.node);
+      // A question its server asked before the row was drawn (another stream) moves here.
+      for (const q of document.querySelectorAll("#questions [data-question]")) {
+        const ev = q._question;
+        if (ev && chatQuestion(q, ev)) break;
+      }
+      $("#questions-box").hidden = $("#questions").childElementCount === 0;
       // The tool's view, when it has one, under the row (the call's input now, its result
       // with tool.result).
       row.view = chatView(c, row);
       chat.views.push(row.view);
     }
     return row;
+  }
+
+  // chatQuestion puts a server's question (card) raised by a call of the conversation shown
+  // next to that call's row; false when it is not one.
+  function chatQuestion(card, ev) {
+    const row = ev.session && ev.session === chat.session && chat.calls.get(ev.call);
+    if (!row) return false;
+    card.dataset.here = "chat";
+    card.dataset.session = ev.session;
+    card.dataset.call = ev.call;
+    row.node.after(card);
+    if (chat.stick) card.scrollIntoView({ block: "nearest" });
+    return true;
   }
 
   // chatTool finds a tool of the conversation by its public name (console/tools, read
@@ -1838,6 +1870,23 @@
     try { args = JSON.parse(c.args || "{}"); } catch (_) { /* masked or not JSON: the view gets {} */ }
     v.input(args);
     return v;
+  }
+
+  // samplingAsked shows what a server's sampling request asks of the model: the system
+  // prompt, the messages, the token limit and the server's model preferences.
+  function samplingAsked(sm) {
+    const prefs = [];
+    if ((sm.modelHints || []).length) prefs.push("models: " + sm.modelHints.join(", "));
+    for (const [k, label] of [["costPriority", "cost"], ["speedPriority", "speed"], ["intelligencePriority", "intelligence"]]) {
+      if (sm[k]) prefs.push(label + " " + sm[k]);
+    }
+    if (sm.temperature) prefs.push("temperature " + sm.temperature);
+    return el("div", { class: "sampling", dataset: { part: "sampling" } },
+      sm.systemPrompt ? el("p", {}, el("span", { class: "muted" }, "system prompt: "), sm.systemPrompt) : null,
+      el("ol", { class: "sampling-messages" }, (sm.messages || []).map((m) =>
+        el("li", { dataset: { role: m.role } }, el("span", { class: "muted" }, m.role + ": "), el("span", { class: "pre" }, m.text)))),
+      el("p", { class: "muted" }, "up to " + (sm.maxTokens || 0) + " tokens" +
+        (prefs.length ? " · the server prefers " + prefs.join(" · ") + " (the session's model answers)" : "")));
   }
 
   function prettyJSON(text) {
@@ -1915,6 +1964,7 @@
             : "Run " + (a.tool || "a tool") + "?" + (String(a.callId || "").startsWith("view_") ? " Its interactive view calls it." : "") +
               (a.reason ? " (" + a.reason + ")" : "")),
           a.args ? el("pre", {}, prettyJSON(JSON.stringify(a.args))) : null,
+          a.sampling ? samplingAsked(a.sampling) : null,
           el("div", { class: "actions" },
             el("button", { type: "button", class: "primary", dataset: { decision: "allow" }, onclick: () => answer("allow") }, "Allow once"),
             el("button", { type: "button", dataset: { decision: "allow_session" }, onclick: () => answer("allow_session") }, "Allow for this session"),
