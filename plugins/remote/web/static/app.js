@@ -1872,6 +1872,49 @@
     return v;
   }
 
+  // previewView shows what a call would do before it runs (an approval's preview, from the
+  // tool): a unified diff side by side, a command as it will run, other text as it is.
+  function previewView(pv) {
+    if (pv.kind === "diff") return diffSideBySide(pv.text || "");
+    return el("pre", { class: "preview" + (pv.kind === "command" ? " command" : ""), dataset: { preview: pv.kind || "text" } }, pv.text || "");
+  }
+
+  // diffSideBySide lays a unified diff out in two columns, the old text left and the new
+  // right, with their line numbers: a removed line and the added line that replaces it
+  // face each other; a file's header and each hunk's head span both.
+  function diffSideBySide(text) {
+    const body = el("tbody");
+    let oldNo = 0, newNo = 0, del = [], add = [];
+    const cell = (no, t, kind) => [el("td", { class: "ln" }, no === undefined ? "" : String(no)),
+      el("td", { class: "code " + (kind || ""), dataset: kind ? { change: kind } : {} }, t === undefined ? "" : t)];
+    const flush = () => {
+      for (let i = 0; i < Math.max(del.length, add.length); i++) {
+        const d = del[i], a = add[i];
+        body.append(el("tr", {}, ...cell(d && d.no, d && d.t, d ? "del" : ""), ...cell(a && a.no, a && a.t, a ? "add" : "")));
+      }
+      del = []; add = [];
+    };
+    for (const line of text.replace(/\n$/, "").split("\n")) {
+      const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+      if (line.startsWith("--- ") || line.startsWith("+++ ") || hunk) {
+        flush();
+        if (hunk) { oldNo = Number(hunk[1]); newNo = Number(hunk[2]); }
+        body.append(el("tr", { class: hunk ? "hunk" : "file" }, el("td", { colspan: "4" }, line)));
+      } else if (line.startsWith("-")) {
+        del.push({ no: oldNo++, t: line.slice(1) });
+      } else if (line.startsWith("+")) {
+        add.push({ no: newNo++, t: line.slice(1) });
+      } else {
+        flush();
+        const t = line.startsWith(" ") ? line.slice(1) : line;
+        body.append(el("tr", {}, ...cell(oldNo++, t), ...cell(newNo++, t)));
+      }
+    }
+    flush();
+    return el("div", { class: "preview diff", dataset: { preview: "diff" } },
+      el("table", {}, el("thead", {}, el("tr", {}, el("th", { colspan: "2" }, "before"), el("th", { colspan: "2" }, "after"))), body));
+  }
+
   // samplingAsked shows what a server's sampling request asks of the model: the system
   // prompt, the messages, the token limit and the server's model preferences.
   function samplingAsked(sm) {
@@ -1965,6 +2008,7 @@
               (a.reason ? " (" + a.reason + ")" : "")),
           a.args ? el("pre", {}, prettyJSON(JSON.stringify(a.args))) : null,
           a.sampling ? samplingAsked(a.sampling) : null,
+          a.preview ? previewView(a.preview) : null,
           el("div", { class: "actions" },
             el("button", { type: "button", class: "primary", dataset: { decision: "allow" }, onclick: () => answer("allow") }, "Allow once"),
             el("button", { type: "button", dataset: { decision: "allow_session" }, onclick: () => answer("allow_session") }, "Allow for this session"),
