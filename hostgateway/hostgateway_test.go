@@ -55,3 +55,38 @@ func TestPrintClientConfig(t *testing.T) {
 		t.Fatalf("unknown client: %v", err)
 	}
 }
+
+// A configuration's options: the kept token in the configuration directory and the endpoint
+// file next to it by default, an idle timeout of 0 as never, no token with --access; what the
+// command line gets wrong is an *OptionsError.
+func TestConfigOptions(t *testing.T) {
+	dir := t.TempDir()
+	c := hostgateway.Config{Addr: "127.0.0.1:0", Token: hostgateway.TokenOptions{Dir: dir}}
+	o, err := c.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, _ := os.ReadFile(filepath.Join(dir, hostgateway.TokenFileName))
+	if o.HTTP.Token == "" || o.HTTP.Token != strings.TrimSpace(string(kept)) || o.HTTP.SessionIdleTimeout != -1 ||
+		o.EndpointFile != filepath.Join(dir, hostgateway.EndpointFileName) {
+		t.Fatalf("options: %+v", o)
+	}
+	c.Access = "access.yaml"
+	if o, err := c.Options(); err != nil || o.HTTP.Token != "" || o.Access != "access.yaml" {
+		t.Fatalf("with --access: %+v %v", o, err)
+	}
+	for name, bad := range map[string]hostgateway.Config{
+		"no-auth with access":  {Addr: "127.0.0.1:0", NoAuth: true, Access: "access.yaml", Token: hostgateway.TokenOptions{Dir: dir}},
+		"no-auth off loopback": {Addr: "0.0.0.0:0", NoAuth: true, Token: hostgateway.TokenOptions{Dir: dir}},
+		"no directory":         {Addr: "127.0.0.1:0", Token: hostgateway.TokenOptions{File: filepath.Join(dir, hostgateway.TokenFileName), DirErr: errors.New("none")}},
+	} {
+		if _, err := bad.Options(); !isOptionsError(err) {
+			t.Errorf("%s: %v, want an *OptionsError", name, err)
+		}
+	}
+}
+
+func isOptionsError(err error) bool {
+	_, ok := errors.AsType[*hostgateway.OptionsError](err)
+	return ok
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,23 +14,17 @@ import (
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostgateway"
-	"github.com/cordisgo/harness/internal/loopback"
 )
 
 // defaultServeAddr is where serve listens without --addr: loopback, a fixed port so that
 // client configurations can name it.
 const defaultServeAddr = "127.0.0.1:8931"
 
-// gatewayFlags are the flags of the HTTP gateway (serve, and run --gateway).
+// gatewayFlags are the flags of the HTTP gateway (serve, and run --gateway): the gateway's
+// configuration as values (hostgateway.Config), and --print-client-config.
 type gatewayFlags struct {
-	addr, endpointFile, tokenFile, printClient string
-	noAuth, rotate                             bool
-	hosts, origins                             []string
-	idle                                       time.Duration
-	store, storePrefix, replica                string
-	drain                                      time.Duration
-	access, auditFile                          string
-	stateless                                  bool
+	hostgateway.Config
+	printClient string
 
 	flags *pflag.FlagSet // where they were registered, for Changed
 }
@@ -42,22 +35,22 @@ var gatewayFlagNames = []string{"addr", "no-auth", "endpoint-file", "token-file"
 func (gf *gatewayFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	gf.flags = f
-	f.StringVar(&gf.addr, "addr", defaultServeAddr, "the gateway listens on `HOST:PORT` (port 0: a free port; the default is loopback only)")
-	f.BoolVar(&gf.noAuth, "no-auth", false, "serve the gateway without a bearer token (refused unless the address is loopback)")
-	f.StringVar(&gf.endpointFile, "endpoint-file", "", "write the gateway's URL and token to `PATH` (mode 0600; default: gateway.json next to the remote API's endpoint file)")
-	f.StringVar(&gf.tokenFile, "token-file", "", "read the gateway's bearer token from `PATH` instead of the kept one")
-	f.BoolVar(&gf.rotate, "rotate-token", false, "replace the kept gateway token by a new one (configured clients need the new one)")
+	f.StringVar(&gf.Addr, "addr", defaultServeAddr, "the gateway listens on `HOST:PORT` (port 0: a free port; the default is loopback only)")
+	f.BoolVar(&gf.NoAuth, "no-auth", false, "serve the gateway without a bearer token (refused unless the address is loopback)")
+	f.StringVar(&gf.EndpointFile, "endpoint-file", "", "write the gateway's URL and token to `PATH` (mode 0600; default: gateway.json next to the remote API's endpoint file)")
+	f.StringVar(&gf.Token.File, "token-file", "", "read the gateway's bearer token from `PATH` instead of the kept one")
+	f.BoolVar(&gf.Token.Rotate, "rotate-token", false, "replace the kept gateway token by a new one (configured clients need the new one)")
 	f.StringVar(&gf.printClient, "print-client-config", "", "print the configuration of client `NAME` (claude, codex, gemini, qwen, cursor, vscode or all) for the running gateway (else the one serve would start) and exit")
-	f.StringArrayVar(&gf.hosts, "allow-host", nil, "the gateway also accepts this Host header `NAME` (repeatable; loopback names and the --addr host are always accepted)")
-	f.StringArrayVar(&gf.origins, "allow-origin", nil, "the gateway also accepts this browser `ORIGIN` (scheme://host[:port]; repeatable)")
-	f.DurationVar(&gf.idle, "session-idle-timeout", gateway.DefaultSessionIdleTimeout, "close a downstream session with no request or stream open for `DURATION` (an abandoned client; 0: never)")
-	f.StringVar(&gf.store, "store", "", "share sessions with the other replicas of a team's gateway in the Redis server at `URL` (redis://host:6379/0, rediss://…, unix:///path; docs/gateway.md)")
-	f.StringVar(&gf.storePrefix, "store-prefix", "", "start the store's keys with `PREFIX` (default harness:gateway:; gateways with different prefixes share nothing)")
-	f.StringVar(&gf.replica, "replica", "", "name this replica `NAME` in the store and in the X-Harness-Replica header (default: host name and pid)")
-	f.DurationVar(&gf.drain, "drain-timeout", 30*time.Second, "with --store, how long a stopping replica serves its requests in flight, its health check failing, before leaving its sessions to the others (`DURATION`)")
-	f.StringVar(&gf.access, "access", "", "people sign in with the team's identity provider, and the rules of the access `FILE` (YAML) say what each may see and call; replaces the shared token (docs/gateway.md)")
-	f.BoolVar(&gf.stateless, "stateless", false, "serve the stateless protocol revision (2026-07-28) to the clients that ask for it: any replica serves any of their requests, no affinity needed")
-	f.StringVar(&gf.auditFile, "audit-file", "", "append every tool call to the audit trail in `PATH` (JSON Lines; default with --access: gateway-audit.jsonl in the state directory; with --store the trail is in Redis)")
+	f.StringArrayVar(&gf.AllowedHosts, "allow-host", nil, "the gateway also accepts this Host header `NAME` (repeatable; loopback names and the --addr host are always accepted)")
+	f.StringArrayVar(&gf.AllowedOrigins, "allow-origin", nil, "the gateway also accepts this browser `ORIGIN` (scheme://host[:port]; repeatable)")
+	f.DurationVar(&gf.SessionIdleTimeout, "session-idle-timeout", gateway.DefaultSessionIdleTimeout, "close a downstream session with no request or stream open for `DURATION` (an abandoned client; 0: never)")
+	f.StringVar(&gf.Store, "store", "", "share sessions with the other replicas of a team's gateway in the Redis server at `URL` (redis://host:6379/0, rediss://…, unix:///path; docs/gateway.md)")
+	f.StringVar(&gf.StorePrefix, "store-prefix", "", "start the store's keys with `PREFIX` (default harness:gateway:; gateways with different prefixes share nothing)")
+	f.StringVar(&gf.Replica, "replica", "", "name this replica `NAME` in the store and in the X-Harness-Replica header (default: host name and pid)")
+	f.DurationVar(&gf.DrainTimeout, "drain-timeout", 30*time.Second, "with --store, how long a stopping replica serves its requests in flight, its health check failing, before leaving its sessions to the others (`DURATION`)")
+	f.StringVar(&gf.Access, "access", "", "people sign in with the team's identity provider, and the rules of the access `FILE` (YAML) say what each may see and call; replaces the shared token (docs/gateway.md)")
+	f.BoolVar(&gf.Stateless, "stateless", false, "serve the stateless protocol revision (2026-07-28) to the clients that ask for it: any replica serves any of their requests, no affinity needed")
+	f.StringVar(&gf.AuditFile, "audit-file", "", "append every tool call to the audit trail in `PATH` (JSON Lines; default with --access: gateway-audit.jsonl in the state directory; with --store the trail is in Redis)")
 }
 
 // changed returns the name of the first gateway flag given on cmd's command line, or "".
@@ -155,60 +148,44 @@ func (a *invocation) serveStdio(cx context.Context, search bool) error {
 // serveGateway hosts the profile (hostAndWait) with the HTTP gateway on: the address is
 // taken before anything mounts, so that a busy port refuses at once.
 func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage bool) error {
-	opts := gateway.HTTPOptions{Addr: gf.addr, NoAuth: gf.noAuth, AllowedHosts: gf.hosts, AllowedOrigins: gf.origins, SessionIdleTimeout: gf.idle, Stateless: gf.stateless}
-	if gf.idle == 0 {
-		opts.SessionIdleTimeout = -1 // 0 on the command line: never
-	}
-	tok, err := a.gatewayToken(gf.tokenFile, gf.rotate)
-	if err != nil {
-		return usageErrorf("serve: %v", err)
-	}
-	endpointFile := gf.endpointFile
-	if endpointFile == "" {
-		if endpointFile, err = a.gatewayEndpointFile(); err != nil {
-			return usageErrorf("serve: %v", err)
-		}
-	}
+	c := gf.Config
+	c.ShutdownTimeout = a.shutdownTimeout
+	c.Token.Env, _ = lookupEnv(a.env, "HARNESS_GATEWAY_TOKEN")
+	c.Token.Dir, c.Token.DirErr = a.harnessDir()
 	if gf.printClient != "" {
-		if gf.noAuth {
-			tok = ""
+		running, err := c.PrintClient(a.stdout, gf.printClient, gf.flags.Changed("addr"))
+		if file, _ := c.EndpointPath(); running.PID != 0 {
+			a.out().Note("the gateway of the host running as pid %d (%s)", running.PID, file)
 		}
-		return a.printGatewayClient(gf, endpointFile, tok)
+		return gatewayError(err, gf.printClient)
 	}
-	if !gf.noAuth && gf.access == "" {
-		opts.Token = tok
-	}
-	if gf.access != "" && gf.noAuth {
-		return usageErrorf("serve: --no-auth with --access: people sign in with the identity provider")
-	}
-	if err := opts.Check(); err != nil && gf.access == "" {
-		return usageErrorf("serve: %v", err)
-	}
-	ln, err := loopback.Listen(opts.Addr)
+	opts, err := c.Options()
 	if err != nil {
-		return failure(fmt.Errorf("serve: listening on %s: %w%s", opts.Addr, err, hostgateway.Holder(endpointFile, opts.Addr)))
+		return gatewayError(err, "")
+	}
+	ln, err := hostgateway.Listen(opts)
+	if err != nil {
+		return failure(fmt.Errorf("serve: %w", err))
 	}
 	defer func() { _ = ln.Close() }()
 	a.gateway = true
 	return a.hostAndWait(cx, openPage, func(cx context.Context, h *host.Host) (func(), error) {
-		stop, err := hostgateway.Serve(cx, h, ln, hostgateway.Options{HTTP: opts, EndpointFile: endpointFile, ShutdownTimeout: a.shutdownTimeout,
-			Store: gf.store, StorePrefix: gf.storePrefix, Replica: gf.replica, DrainTimeout: gf.drain,
-			Access: gf.access, AuditFile: gf.auditFile})
-		if oe, ok := errors.AsType[*hostgateway.OptionsError](err); ok {
-			return nil, usageErrorf("serve: %v", oe)
-		} else if err != nil {
-			return nil, failure(err)
-		}
-		return stop, nil
+		stop, err := hostgateway.Serve(cx, h, ln, opts)
+		return stop, gatewayError(err, "")
 	})
 }
 
-// gatewayEndpointFile is gateway.json next to the remote API's endpoint file of the
-// invocation's environment.
-func (a *invocation) gatewayEndpointFile() (string, error) {
-	f, err := a.endpointFile("")
-	if err != nil {
-		return "", err
+// gatewayError is the command's error for the gateway's: what it refused of the command line
+// (an option, an unknown client, with a did-you-mean) is a usage error.
+func gatewayError(err error, client string) error {
+	if oe, ok := errors.AsType[*hostgateway.OptionsError](err); ok {
+		return usageErrorf("serve: %v", oe)
 	}
-	return filepath.Join(filepath.Dir(f), "gateway.json"), nil
+	if ue, ok := errors.AsType[*hostgateway.UnknownClientError](err); ok {
+		return usageErrorf("serve: %v%s", ue, nearest(client, hostgateway.ClientNames()))
+	}
+	if err != nil {
+		return failure(err)
+	}
+	return nil
 }
