@@ -1,7 +1,9 @@
 // Package hostclient is the caller of a host: a running host found through its endpoint
 // file ([Dial]), or the tree of a host in this process ([Local]), called through the same
-// typed methods (package host's harness/*, the services' own) over one remote.Caller. The
-// CLI's commands call a host only through it; an embedder may too.
+// typed methods (package host's harness/*, the services' own) over one remote.Caller. [Find]
+// picks the running host a command answers for, and [Run] calls whichever there is: the
+// running host, else one started in process. The CLI's commands call a host only through
+// it; an embedder may too.
 //
 // # Concurrency
 //
@@ -308,4 +310,12 @@ func (c *Caller) ListEveryServer(cx context.Context, tool string) ([]ServerListi
 		}
 	}
 	return out, nil
+}
+
+// List returns the host's server list (harness/mcpList; see [Host.List] for a running host).
+func (c *Caller) List(cx context.Context) (host.ServerList, error) {
+	if c.Host != nil {
+		return c.Host.List(cx)
+	}
+	return host.MethodList.Call(cx, c, struct{}{})
 }

@@ -3,8 +3,10 @@ package hostclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cordisgo/harness/hostclient"
@@ -28,4 +30,44 @@ func TestDial(t *testing.T) {
 	if _, err := hostclient.Dial(context.Background(), ep); !errors.Is(err, hostclient.ErrNoAnswer) {
 		t.Fatalf("a host that does not answer: %v", err)
 	}
+}
+
+// Find works in process without an endpoint file, says so when the file's host does not
+// answer, and with Required makes both a *NoHostError; InProcess looks for nothing.
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	var notes []string
+	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
+	missing := hostclient.FindOptions{EndpointFile: filepath.Join(dir, "none.json"), Note: note}
+	if h, err := hostclient.Find(context.Background(), missing); h != nil || err != nil || len(notes) != 0 {
+		t.Fatalf("no endpoint file: %v %v %q", h, err, notes)
+	}
+	missing.Required = true
+	if _, err := hostclient.Find(context.Background(), missing); !isNoHost(err) || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("no endpoint file, required: %v", err)
+	}
+	if h, err := hostclient.Find(context.Background(), hostclient.FindOptions{InProcess: true, Required: true}); h != nil || err != nil {
+		t.Fatalf("in process: %v %v", h, err)
+	}
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ep := filepath.Join(dir, "endpoint.json")
+	if err := os.WriteFile(ep, []byte(`{"url": "http://127.0.0.1:1", "tokenFile": "`+tok+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	silent := hostclient.FindOptions{EndpointFile: ep, Note: note}
+	if h, err := hostclient.Find(context.Background(), silent); h != nil || err != nil || len(notes) != 1 || !strings.HasSuffix(notes[0], "; working in process") {
+		t.Fatalf("a host that does not answer: %v %v %q", h, err, notes)
+	}
+	silent.Required = true
+	if _, err := hostclient.Find(context.Background(), silent); !isNoHost(err) {
+		t.Fatalf("a host that does not answer, required: %v", err)
+	}
+}
+
+func isNoHost(err error) bool {
+	_, ok := errors.AsType[*hostclient.NoHostError](err)
+	return ok
 }

@@ -15,7 +15,7 @@ import (
 // line, or a choice the host's agent cannot honour (--mode, --allow: its permissions are
 // its own), said in one line too.
 func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*hostclient.Host, error) {
-	rh, err := a.findHost(cx, a.fwd)
+	rh, err := hostclient.Find(cx, a.findOptions(a.fwd))
 	if err != nil || rh == nil {
 		return nil, err
 	}

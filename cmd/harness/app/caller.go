@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -21,25 +20,11 @@ func (a *invocation) hostFlags(cmd *cobra.Command) {
 	cmd.MarkFlagsMutuallyExclusive("local", "host")
 }
 
-// withCaller runs fn with the running host's caller when there is one (findHost) that
-// serves the host's methods, else with this process's tree, started for the command.
+// withCaller runs fn with the running host's caller when there is one (hostclient.Run)
+// that serves the host's methods, else with this process's tree, started for the command.
 func (a *invocation) withCaller(cx context.Context, fn func(context.Context, *hostclient.Caller) error) error {
-	rh, err := a.findHost(cx, a.fwd)
-	if err != nil {
-		return err
-	}
-	if rh != nil {
-		if rh.Serves(host.MethodTools.Name()) {
-			return fn(cx, hostclient.Remote(rh))
-		}
-		if a.fwd.host || a.fwd.endpoint != "" {
-			return failure(fmt.Errorf("%s cannot run %s (it does not serve %s); use --local to work in process", rh, a.cmdPath, host.MethodTools))
-		}
-		a.out().Note("%s cannot run %s; working in process", rh, a.cmdPath)
-	}
-	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		return fn(cx, hostclient.Local(h))
-	})
+	return hostclient.Run(cx, hostclient.RunOptions{FindOptions: a.findOptions(a.fwd), Start: a.withHost,
+		Method: host.MethodTools.Name(), What: a.cmdPath}, fn)
 }
 
 // refused words a method's error for people (hostclient.Caller.Explain); what the method

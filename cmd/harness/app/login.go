@@ -117,7 +117,7 @@ func (a *invocation) mcpLogout(cx context.Context, f loginFlags, name string) er
 // (own).
 func (a *invocation) withLogin(cx context.Context, f loginFlags, name, method string,
 	viaManager func(context.Context, *hostclient.Caller) error, own func(context.Context, mcpclient.Config) error) error {
-	rh, err := a.findHost(cx, f.mcpFlags)
+	rh, err := hostclient.Find(cx, a.findOptions(f.mcpFlags))
 	if err != nil {
 		return err
 	}

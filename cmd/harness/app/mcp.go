@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
-	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/termui"
 )
 
@@ -73,63 +71,26 @@ func (f profileFlags) explicitProfile() bool {
 	return f.name != "" || len(f.sets)+len(f.stdio)+len(f.http) > 0
 }
 
-// findHost returns the running host that the endpoint file names and that answers, or
-// nil to work in process: with --local; when the command line chose its own profile
-// (without --host or --endpoint); when there is no endpoint file, or a stale one, or its
-// host does not answer (those two are noted on stderr). With --host or --endpoint, no
-// host is an error. When it returns a host it says so on stderr.
-func (a *invocation) findHost(pcx context.Context, f mcpFlags) (*hostclient.Host, error) {
-	wanted := f.host || f.endpoint != ""
-	if f.local || (!wanted && a.flags.explicitProfile()) {
-		return nil, nil
-	}
-	none := func(format string, args ...any) (*hostclient.Host, error) {
-		msg := fmt.Sprintf(format, args...)
-		if wanted {
-			return nil, failure(fmt.Errorf("no running host: %s", msg))
-		}
-		a.out().Note("%s; working in process", msg)
-		return nil, nil
-	}
+// findOptions say which running host the command answers for (hostclient.Find): none with
+// --local, or when the command line chose its own profile (without --host or --endpoint);
+// with --host or --endpoint, no host is an error.
+func (a *invocation) findOptions(f mcpFlags) hostclient.FindOptions {
 	file, err := a.endpointFile(f.endpoint)
-	if err != nil {
-		return none("no endpoint file to find a host by: %v", err)
-	}
-	rh, err := hostclient.Dial(pcx, file)
-	switch {
-	case errors.Is(err, remote.ErrStaleEndpoint):
-		return none("ignoring %v", err)
-	case errors.Is(err, os.ErrNotExist) && !wanted:
-		return nil, nil
-	case errors.Is(err, os.ErrNotExist):
-		return none("the endpoint file %s does not exist", file)
-	case errors.Is(err, hostclient.ErrNoAnswer):
-		return none("%v", err)
-	case errors.As(err, new(*hostclient.InfoError)):
-		return nil, failure(err)
-	case err != nil:
-		return none("ignoring the endpoint file: %v", err)
-	}
-	a.out().Note("answering for %s; --local for this profile", rh)
-	return rh, nil
+	wanted := f.host || f.endpoint != ""
+	return hostclient.FindOptions{EndpointFile: file, FileErr: err, InProcess: f.local || (!wanted && a.flags.explicitProfile()),
+		Required: wanted, Note: a.out().Note}
+}
+
+// withMCPCaller runs fn with the caller of the running host, else of the profile mounted in
+// this process (hostclient.Run), whose statuses the command shows itself.
+func (a *invocation) withMCPCaller(cx context.Context, f mcpFlags, fn func(context.Context, *hostclient.Caller) error) error {
+	a.quietStartup = true
+	return hostclient.Run(cx, hostclient.RunOptions{FindOptions: a.findOptions(f), Start: a.withHost}, fn)
 }
 
 func (a *invocation) mcpList(cx context.Context, f mcpFlags) error {
-	rh, err := a.findHost(cx, f)
-	if err != nil {
-		return err
-	}
-	if rh != nil {
-		l, err := rh.List(cx)
-		if err != nil {
-			return err
-		}
-		return a.printList(l, f.asJSON)
-	}
-	a.quietStartup = true // the list shows every status
-	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		// The same method a running host answers, called in process.
-		l, err := host.MethodList.Call(cx, remote.NewLocal(h.Root()), struct{}{})
+	return a.withMCPCaller(cx, f, func(cx context.Context, c *hostclient.Caller) error {
+		l, err := c.List(cx)
 		if err != nil {
 			return err
 		}
@@ -154,35 +115,30 @@ func (a *invocation) printList(l host.ServerList, asJSON bool) error {
 }
 
 func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error {
-	rh, err := a.findHost(cx, f)
-	if err != nil {
-		return err
-	}
-	if rh != nil {
-		out, err := hostclient.Remote(rh).Probe(cx, name)
+	probe := func(cx context.Context, c *hostclient.Caller) error {
+		out, err := c.Probe(cx, name)
 		if err != nil {
 			return err
 		}
 		return a.printProbe(out, f.asJSON)
+	}
+	rh, err := hostclient.Find(cx, a.findOptions(f))
+	if err != nil {
+		return err
+	} else if rh != nil {
+		return probe(cx, hostclient.Remote(rh))
 	}
 	p, err := a.loadProfile()
 	if err != nil {
 		return err
 	}
 	if host.UsesPlugin(p.Rows, host.UseManager) {
-		// The manager resolves its entries (templates, credentials): mount
-		// the profile and ask it (or, for the profile's own rows, probe theirs).
+		// The manager resolves its entries (templates, credentials): mount the profile and
+		// ask it (or, for the profile's own rows, probe theirs).
 		a.quietStartup = true
-		return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-			out, err := hostclient.Local(h).Probe(cx, name)
-			if err != nil {
-				return err
-			}
-			return a.printProbe(out, f.asJSON)
-		})
+		return a.withHost(cx, func(cx context.Context, h *host.Host) error { return probe(cx, hostclient.Local(h)) })
 	}
-	// No manager: probe the configuration of the profile's row, without
-	// mounting anything.
+	// No manager: probe the configuration of the profile's row, without mounting anything.
 	cfg, err := host.ClientConfig(p, a.catalog, name)
 	if err != nil {
 		return err
@@ -222,25 +178,13 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 			fmt.Fprintf(a.stderr, "%s\n", host.StatusLine(hostview.ViewStatus(v)))
 		}
 	}
-	rh, err := a.findHost(cx, f)
-	if err != nil {
-		return err
-	}
-	restart := func(cx context.Context, c *hostclient.Caller) error {
+	return a.withMCPCaller(cx, f, func(cx context.Context, c *hostclient.Caller) error {
 		v, err := c.Restart(cx, name, f.timeout, progress)
 		if te, ok := errors.AsType[*hostclient.RestartTimeoutError](err); ok {
 			return a.printRestart(name, te.Last, te, f.asJSON)
 		}
-		if err != nil && v.Name == "" {
-			return err // refused before anything restarted
-		}
 		return a.printRestart(name, v, err, f.asJSON)
-	}
-	if rh != nil {
-		return restart(cx, hostclient.Remote(rh))
-	}
-	a.quietStartup = true
-	return a.withHost(cx, func(cx context.Context, h *host.Host) error { return restart(cx, hostclient.Local(h)) })
+	})
 }
 
 // printRestart prints a restart's outcome: the server's status once connected, as a line,
