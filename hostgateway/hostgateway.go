@@ -307,13 +307,9 @@ func Token(o TokenOptions) (string, error) {
 		if o.Rotate {
 			return "", errors.New("--rotate-token: the token comes from --token-file; replace that file's content instead")
 		}
-		b, err := os.ReadFile(o.File)
+		tok, err := loopback.ReadToken(o.File)
 		if err != nil {
 			return "", fmt.Errorf("--token-file: %w", err)
-		}
-		tok := strings.TrimSpace(string(b))
-		if tok == "" {
-			return "", fmt.Errorf("--token-file %s: empty", o.File)
 		}
 		return tok, nil
 	case o.Env != "":

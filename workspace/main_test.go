@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/cordisgo/harness/internal/mcpserve"
 	"github.com/cordisgo/harness/workspace/sandbox"
 )
 
@@ -79,7 +80,7 @@ func newRig(t *testing.T, opts Options, files map[string]string) *rig {
 	st, ct := mcp.NewInMemoryTransports()
 	cx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.serve(cx, st) }()
+	go func() { served <- mcpserve.Transport(cx, srv.mcp, st) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
 	if err != nil {
 		t.Fatal(err)

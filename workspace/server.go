@@ -211,23 +211,11 @@ func (s *Server) instructions() string {
 	return b.String()
 }
 
-// ServeStdio serves one session over stdin and stdout until the client closes stdin or cx
-// is done.
-func (s *Server) ServeStdio(cx context.Context) error {
-	return s.serve(cx, &mcp.StdioTransport{})
-}
-
-// ServeIO serves one session read from r and written to w until cx is done or r ends.
+// ServeIO serves one session read from r and written to w until cx is done or r ends; over
+// the process's own stdin and stdout, as a stdio server (mcpserve.Stdio).
 func (s *Server) ServeIO(cx context.Context, r io.Reader, w io.Writer) error {
-	if err := mcpserve.IO(cx, s.mcp, r, w); err != nil {
+	if err := mcpserve.Stdio(cx, s.mcp, r, w); err != nil {
 		return fmt.Errorf("workspace: serving: %w", err)
-	}
-	return nil
-}
-
-func (s *Server) serve(cx context.Context, t mcp.Transport) error {
-	if err := mcpserve.Transport(cx, s.mcp, t); err != nil {
-		return fmt.Errorf("workspace: serving stdio: %w", err)
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ var rules = map[string]rule{
 	// the standard library, third-party modules and each other, never ctx, plugins/,
 	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).
 	"internal/demoserver":  {project: []string{"internal/loopback", "internal/mcpserve"}},
-	"internal/mcpserve":    {project: []string{"internal/loopback"}},
+	"internal/mcpserve":    {project: []string{"internal/loopback", "internal/procpolicy"}},
 	"internal/archtest":    {},
 	"internal/gcpolicy":    {stdOnly: true},
 	"internal/doccheck":    {stdOnly: true},

@@ -27,10 +27,15 @@ func ServeStdio(cx context.Context, opts Options) error {
 	return serveTransport(cx, opts, &mcp.StdioTransport{})
 }
 
-// ServeIO is [ServeStdio] over the given streams instead of the process's stdin and
-// stdout: it serves one session read from r and written to w until cx is done or r ends.
-func ServeIO(cx context.Context, opts Options, r io.ReadCloser, w io.WriteCloser) error {
-	return serveTransport(cx, opts, &mcp.IOTransport{Reader: r, Writer: w})
+// ServeIO is [ServeStdio] over the given streams: it serves one session read from r and
+// written to w until cx is done or r ends, as a stdio server when they are the process's
+// own (mcpserve.Stdio).
+func ServeIO(cx context.Context, opts Options, r io.Reader, w io.Writer) error {
+	opts = opts.withDefaults()
+	if err := mcpserve.Stdio(cx, newServer(opts, cx.Done()), r, w); err != nil {
+		return fmt.Errorf("demoserver: serving stdio: %w", err)
+	}
+	return nil
 }
 
 // serveTransport runs one session of a fresh server over t.

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cordisgo/harness/internal/loopback"
@@ -130,6 +133,27 @@ func TestStatus(t *testing.T) {
 	for err, want := range map[error]int{nil: 200, loopback.ErrHost: 403, loopback.ErrOrigin: 403, loopback.ErrToken: 401, errors.New("x"): 500} {
 		if got := loopback.Status(err); got != want {
 			t.Errorf("Status(%v) = %d, want %d", err, got, want)
+		}
+	}
+}
+
+// A token file's content is the token without its white space; an empty or missing file is
+// an error.
+func TestReadToken(t *testing.T) {
+	dir := t.TempDir()
+	full, empty := filepath.Join(dir, "token"), filepath.Join(dir, "empty")
+	if err := os.WriteFile(full, []byte("  s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := loopback.ReadToken(full); tok != "s3cret" || err != nil {
+		t.Fatalf("token: %q %v", tok, err)
+	}
+	for _, p := range []string{empty, filepath.Join(dir, "missing")} {
+		if _, err := loopback.ReadToken(p); err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v, want an error naming it", p, err)
 		}
 	}
 }

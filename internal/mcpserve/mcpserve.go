@@ -18,11 +18,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/internal/loopback"
+	"github.com/cordisgo/harness/internal/procpolicy"
 )
 
 // shutdownTimeout bounds how long ServeHTTP waits for open requests to end before closing
@@ -47,6 +49,18 @@ func Transport(cx context.Context, s *mcp.Server, t mcp.Transport) error {
 // the session closes neither stream.
 func IO(cx context.Context, s *mcp.Server, r io.Reader, w io.Writer) error {
 	return Transport(cx, s, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+}
+
+// Stdio is [IO] for a server process's command: over the process's own standard streams (r
+// is os.Stdin, w os.Stdout) it serves as a stdio server does, with Go's default GOMAXPROCS
+// (procpolicy.ForStdioServer: blocking reads of stdin would be slowed by the host's policy);
+// over other streams as IO does.
+func Stdio(cx context.Context, s *mcp.Server, r io.Reader, w io.Writer) error {
+	if r == io.Reader(os.Stdin) && w == io.Writer(os.Stdout) {
+		procpolicy.ForStdioServer()
+		return Transport(cx, s, &mcp.StdioTransport{})
+	}
+	return IO(cx, s, r, w)
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/demoserver"
-	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -325,12 +323,7 @@ func (a *invocation) demoServerCommand() *cobra.Command {
 			if cmd.Flags().Changed("http") {
 				return demoserver.ServeHTTP(cmd.Context(), addr, opts)
 			}
-			if a.stdin == os.Stdin && a.stdout == os.Stdout {
-				// Blocking reads of stdin: the host's processor policy would slow it.
-				procpolicy.ForStdioServer()
-				return demoserver.ServeStdio(cmd.Context(), opts)
-			}
-			return demoserver.ServeIO(cmd.Context(), opts, io.NopCloser(a.stdin), nopWriteCloser{a.stdout})
+			return demoserver.ServeIO(cmd.Context(), opts, a.stdin, a.stdout)
 		}),
 	}
 	cmd.Flags().DurationVar(&startDelay, "start-delay", 0, "wait this long before serving (for tests)")

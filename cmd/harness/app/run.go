@@ -93,11 +93,6 @@ func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(cont
 	})
 }
 
-// nopWriteCloser is a writer that Close leaves open (the invocation's stdout).
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
 // readAll reads r to the end, up to 16 MiB.
 func readAll(r io.Reader) ([]byte, error) {
 	const limit = 16 << 20

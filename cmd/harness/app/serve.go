@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostgateway"
+	"github.com/cordisgo/harness/internal/mcpserve"
 )
 
 // defaultServeAddr is where serve listens without --addr: loopback, a fixed port so that
@@ -132,13 +131,11 @@ func (a *invocation) serveStdio(cx context.Context, search bool) error {
 			return failure(err)
 		}
 		defer func() { _ = gw.Close() }()
-		t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
 		srv := gw.Aggregated()
 		if search {
 			srv = gw.Search()
 		}
-		err = srv.Run(cx, t)
-		if err == nil || errors.Is(err, io.EOF) || cx.Err() != nil {
+		if err := mcpserve.IO(cx, srv, a.stdin, a.stdout); err == nil {
 			return nil
 		}
 		return failure(fmt.Errorf("serve --stdio: %w", err))

@@ -1,19 +1,12 @@
 package app
 
 import (
-	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cordisgo/harness/internal/mcpserve"
-	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/workspace"
 )
-
-// workspaceTokenEnv holds the workspace server's bearer token for --http.
-const workspaceTokenEnv = "HARNESS_WORKSPACE_TOKEN"
 
 func (a *invocation) workspaceServerCommand() *cobra.Command {
 	var root, mode, addr, tokenFile string
@@ -35,7 +28,7 @@ refused. The built-in profiles mount it as the server "workspace" wherever an ag
 docs/workspace.md.
 
 With --http the server listens on the loopback and wants "Authorization: Bearer TOKEN", the
-token read from --token-file or $` + workspaceTokenEnv + ` (--no-auth: none, loopback only).`,
+token read from --token-file or $` + workspace.TokenEnv + ` (--no-auth: none, loopback only).`,
 		Example: `  harness workspace-server                         # stdio, in the working directory
   harness workspace-server --root ~/src/app --mode read-only
   harness workspace-server --http 127.0.0.1:8940 --token-file ~/.config/harness/workspace.token`,
@@ -45,30 +38,16 @@ token read from --token-file or $` + workspaceTokenEnv + ` (--no-auth: none, loo
 			if err != nil {
 				return usageErrorf("--mode: %v", err)
 			}
-			token := ""
-			if cmd.Flags().Changed("http") && !noAuth {
-				if token, err = workspaceToken(tokenFile, a.env); err != nil {
+			s := workspace.ServeOptions{HTTP: cmd.Flags().Changed("http"), Addr: addr, Options: workspace.HTTPOptions{NoAuth: noAuth},
+				Announce: a.stderr, In: a.stdin, Out: a.stdout}
+			if s.HTTP && !noAuth {
+				env, _ := lookupEnv(a.env, workspace.TokenEnv)
+				if s.Options.Token, err = workspace.HTTPToken(tokenFile, env); err != nil {
 					return usageErrorf("%v", err)
 				}
 			}
-			srv, err := workspace.New(workspace.Options{Root: root, Mode: m, Network: network, DenyRead: deny, Writable: writable,
-				Logger: a.logger})
-			if err != nil {
-				return failure(err)
-			}
-			defer func() { _ = srv.Close() }() // ends its jobs; nothing is left to report an error to
-			if cmd.Flags().Changed("http") {
-				ln, err := mcpserve.Listen(cmd.Context(), "workspace server", addr)
-				if err != nil {
-					return failure(err)
-				}
-				return srv.ServeHTTP(cmd.Context(), ln, workspace.HTTPOptions{Token: token, NoAuth: noAuth}, a.stderr)
-			}
-			if a.stdin == os.Stdin && a.stdout == os.Stdout {
-				procpolicy.ForStdioServer() // blocking reads of stdin: the host's processor policy would slow it
-				return srv.ServeStdio(cmd.Context())
-			}
-			return srv.ServeIO(cmd.Context(), a.stdin, a.stdout)
+			return workspace.Serve(cmd.Context(), workspace.Options{Root: root, Mode: m, Network: network, DenyRead: deny, Writable: writable,
+				Logger: a.logger}, s)
 		}),
 	}
 	f := cmd.Flags()
@@ -81,24 +60,4 @@ token read from --token-file or $` + workspaceTokenEnv + ` (--no-auth: none, loo
 	f.StringVar(&tokenFile, "token-file", "", "with --http: read the bearer token from `PATH`")
 	f.BoolVar(&noAuth, "no-auth", false, "with --http: no bearer token (refused unless the address is loopback)")
 	return cmd
-}
-
-// workspaceToken reads the bearer token of workspace-server --http: --token-file's, else
-// $HARNESS_WORKSPACE_TOKEN's.
-func workspaceToken(file string, env []string) (string, error) {
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %w", err)
-		}
-		tok := strings.TrimSpace(string(b))
-		if tok == "" {
-			return "", fmt.Errorf("--token-file %s: empty", file)
-		}
-		return tok, nil
-	}
-	if v, ok := lookupEnv(env, workspaceTokenEnv); ok && v != "" {
-		return v, nil
-	}
-	return "", fmt.Errorf("--http needs a bearer token: --token-file PATH or $%s (or --no-auth on the loopback)", workspaceTokenEnv)
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/workspace"
 )
 
 // callText calls a tool and returns its text, failing on a tool error.
@@ -75,7 +77,7 @@ func TestWorkspaceServerHTTP(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	cmd := harnessCmd(t, "workspace-server", "--root", dir, "--http", "127.0.0.1:0")
-	cmd.Env = append(cmd.Env, workspaceTokenEnv+"=tok3n")
+	cmd.Env = append(cmd.Env, workspace.TokenEnv+"=tok3n")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
