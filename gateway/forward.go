@@ -163,6 +163,7 @@ func (d *downstream) Elicit(cx context.Context, r *elicitation.Request) (*elicit
 	if !ok {
 		return nil, elicitation.ErrPass
 	}
+	p.Meta = relatedTo(r.Call, p.Meta)
 	rcx, cancel := d.related(cx)
 	defer cancel()
 	if r.Mode == elicitation.ModeURL && r.ID != "" {
@@ -246,7 +247,12 @@ func (d *downstream) CreateMessage(cx context.Context, r *sampling.Request) (*mc
 	}
 	rcx, cancel := d.related(cx)
 	defer cancel()
-	res, err := d.ss.CreateMessage(rcx, r.Params) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+	params := r.Params
+	if meta := relatedTo(r.Call, params.Meta); meta != nil {
+		p := *params
+		p.Meta, params = meta, &p
+	}
+	res, err := d.ss.CreateMessage(rcx, params) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	if err != nil {
 		if cx.Err() != nil {
 			return nil, context.Cause(cx)
@@ -254,6 +260,17 @@ func (d *downstream) CreateMessage(cx context.Context, r *sampling.Request) (*mc
 		return nil, fmt.Errorf("gateway: downstream session %s: sampling/createMessage: %w", d.ss.ID(), err)
 	}
 	return res, nil
+}
+
+// relatedTo returns meta with the related-task key naming the downstream task the call
+// (call, the request's cause) runs as (mcpclient.ServedTask), as the specification asks of
+// the requests a task causes; meta unchanged when the call is not a task's.
+func relatedTo(call context.Context, meta mcp.Meta) mcp.Meta {
+	id := mcpclient.ServedTask(call)
+	if id == "" {
+		return meta
+	}
+	return withMeta(meta, mcp.Meta{mcpclient.RelatedTaskMeta: map[string]any{"taskId": id}})
 }
 
 // roots lists the downstream session's roots, when its client has some.

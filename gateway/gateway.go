@@ -104,6 +104,7 @@ type Gateway struct {
 	audit    *audit.Writer                 // nil without Options.Audit (team.go)
 	subs     *downstreamSubs               // downstream sessions' resource subscriptions (subscribe.go)
 	sessions *sessionBook                  // downstream sessions and their requests (sessions.go)
+	tasks    *mcpclient.TaskServer         // the tasks downstream sessions run
 
 	callsMu sync.Mutex
 	calls   map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{} // requests in flight (lifecycle.go)
@@ -156,6 +157,11 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 		// The first cleanup registered runs last: after the workers and goroutines made
 		// later have stopped.
 		e.Defer(g.closeSessions)
+		g.tasks = mcpclient.NewTaskServer(g.life)
+		e.Defer(func(context.Context) error {
+			g.tasks.Close(errClosed)
+			return nil
+		})
 		g.agg = g.newScopeRoute("", c)
 		if err := g.notify(); err != nil {
 			return err

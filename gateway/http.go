@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordisgo/harness/gateway/access"
 	"github.com/cordisgo/harness/internal/loopback"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 )
 
 // Route paths.
@@ -221,6 +222,7 @@ func (h *httpFront) serve(w http.ResponseWriter, req *http.Request) {
 	switch req.Method {
 	case http.MethodPost:
 		defer h.g.bindPost(req)()
+		mcpclient.ShimTaskRequest(req) // a tools/call's params.task, which go-sdk drops (mcpclient.TaskServer)
 	case http.MethodDelete:
 		// The go-sdk's close waits for the session's handlers: end them first.
 		h.g.cancelSession(id, errSessionDeleted)

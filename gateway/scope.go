@@ -75,6 +75,7 @@ func (g *Gateway) newScopeRoute(name string, sc *ctx.Context) *scopeRoute {
 		}
 		return out
 	}))
+	g.tasks.Serve(r.srv)
 	label := "aggregated"
 	if name != "" {
 		label = "agent:" + name
@@ -160,6 +161,8 @@ func toolOf(in toolregistry.Info) *mcp.Tool {
 			t.Meta = m
 		}
 	}
+	// A tool its server runs as a task is listed so (execution, mcpclient.TaskServer).
+	mcpclient.MarkTaskSupport(t, in.Meta["taskSupport"])
 	return t
 }
 

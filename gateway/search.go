@@ -99,6 +99,7 @@ func (r *searchRoute) newSession() *mcp.Server {
 	})
 	s.srv.AddReceivingMiddleware(r.g.inFlight(PathSearch)) // a DELETE or a killed client cancels its calls (lifecycle.go)
 	s.srv.AddSendingMiddleware(keepAnswers)
+	r.g.tasks.Serve(s.srv)
 	search := toolOf(toolregistry.Info{Name: toolsearch.SearchToolName, Description: r.d.Tool().Description +
 		" If your tool list does not show them, call them through " + CallToolName + ".", Parameters: r.d.Tool().Parameters})
 	s.srv.AddTool(search, func(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -161,6 +161,7 @@ func (r *serverRoute) newRouteServer(ir *mcp.InitializeResult) *routeServer {
 	srv.AddReceivingMiddleware(r.g.inFlight(PathServers + r.name))
 	srv.AddSendingMiddleware(keepAnswers)
 	srv.AddReceivingMiddleware(levelForwarder(func() []*mcpclient.Upstream { return []*mcpclient.Upstream{r.up} }))
+	r.g.tasks.Serve(srv)
 	return &routeServer{srv: srv, caps: up, printed: map[string]string{}}
 }
 

@@ -184,6 +184,7 @@ func (b *sessionBook) end(ss *mcp.ServerSession) {
 	if rp := b.g.repl; rp != nil {
 		rp.forget(ss.ID())
 	}
+	b.g.tasks.Forget(ss)
 	r := b.open[ss]
 	if r == nil {
 		return

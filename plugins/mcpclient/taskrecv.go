@@ -20,9 +20,10 @@ const recvTaskPoll = 500 * time.Millisecond
 // ones go, whatever their ttl.
 const maxRecvTasks = 256
 
-// recvTask is one server request (sampling/createMessage, elicitation/create) the client
-// runs as a task because the server asked (params.task). Its fields after mu are guarded by
-// mu; done is closed when it ends, after res and err are set.
+// recvTask is one request the receiver runs as a task because the requestor asked
+// (params.task): a server's sampling/createMessage or elicitation/create run by the client,
+// or a downstream client's tools/call run by a server the harness serves (TaskServer). Its
+// fields after mu are guarded by mu; done is closed when it ends, after res and err are set.
 type recvTask struct {
 	created time.Time
 	ttl     *int64
@@ -42,13 +43,27 @@ func (t *recvTask) snapshot() Task {
 	return t.task
 }
 
+// setStatus records a status the task's work reports while it runs (working,
+// input_required); the end is the run's (finish), and a task that ended keeps it.
+func (t *recvTask) setStatus(status, msg string) {
+	if (Task{Status: status}).Terminal() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.task.Terminal() || (t.task.Status == status && t.task.StatusMessage == msg) {
+		return
+	}
+	t.task.Status, t.task.StatusMessage, t.task.LastUpdatedAt = status, msg, taskTime(time.Now())
+}
+
 // finish records the end of the task, unless it was cancelled already (a cancelled task
 // stays cancelled).
 func (t *recvTask) finish(res mcp.Result, err error) {
 	t.mu.Lock()
 	if t.task.Status != TaskCancelled {
 		t.res, t.err = res, err
-		t.task.Status = TaskCompleted
+		t.task.Status, t.task.StatusMessage = TaskCompleted, ""
 		if err != nil {
 			t.task.Status, t.task.StatusMessage = TaskFailed, err.Error()
 		}
@@ -58,20 +73,25 @@ func (t *recvTask) finish(res mcp.Result, err error) {
 	close(t.done)
 }
 
-// recvTasks are the tasks a session runs for its server. It is safe for concurrent use.
+// recvTasks are the tasks a receiver runs for one requestor (a client session's server, a
+// served session's client). It is safe for concurrent use.
 type recvTasks struct {
 	mu    sync.Mutex
 	tasks map[string]*recvTask
 }
 
-// start runs fn as a new task (its context ends with life, or at tasks/cancel) and returns
-// the task as created.
-func (rt *recvTasks) start(lifecx context.Context, ttl *int64, fn func(context.Context) (mcp.Result, error)) Task {
+// start runs fn as a new task and returns the task as created. fn's context carries the
+// values of runcx and ends with it, or at tasks/cancel; fn may report the task's status
+// while it runs (update). id is the ID the task gets ("": a new random one).
+func (rt *recvTasks) start(runcx context.Context, id string, ttl *int64, fn func(cx context.Context, update func(status, msg string)) (mcp.Result, error)) Task {
 	now := time.Now()
-	cx, cancel := context.WithCancelCause(context.WithoutCancel(lifecx))
-	stop := context.AfterFunc(lifecx, func() { cancel(context.Cause(lifecx)) })
+	if id == "" {
+		id = newTaskID()
+	}
+	cx, cancel := context.WithCancelCause(context.WithoutCancel(runcx))
+	stop := context.AfterFunc(runcx, func() { cancel(context.Cause(runcx)) })
 	t := &recvTask{created: now, ttl: ttl, cancel: cancel, done: make(chan struct{}),
-		task: Task{TaskID: newTaskID(), Status: TaskWorking, CreatedAt: taskTime(now), LastUpdatedAt: taskTime(now), TTL: ttl, PollInterval: recvTaskPoll.Milliseconds()}}
+		task: Task{TaskID: id, Status: TaskWorking, CreatedAt: taskTime(now), LastUpdatedAt: taskTime(now), TTL: ttl, PollInterval: recvTaskPoll.Milliseconds()}}
 	rt.mu.Lock()
 	if rt.tasks == nil {
 		rt.tasks = map[string]*recvTask{}
@@ -79,13 +99,14 @@ func (rt *recvTasks) start(lifecx context.Context, ttl *int64, fn func(context.C
 	rt.pruneLocked(now)
 	rt.tasks[t.task.TaskID] = t
 	rt.mu.Unlock()
+	created := t.snapshot()
 	go func() {
 		defer stop()
 		defer cancel(nil)
-		res, err := fn(cx)
+		res, err := fn(cx, t.setStatus)
 		t.finish(res, err)
 	}()
-	return t.snapshot()
+	return created
 }
 
 // pruneLocked forgets the tasks past their ttl, and the oldest ended ones beyond
@@ -137,6 +158,67 @@ func (rt *recvTasks) list() []Task {
 	return out
 }
 
+// cancelAll cancels every task still running, with cause (the requestor's session ended).
+func (rt *recvTasks) cancelAll(cause error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, t := range rt.tasks {
+		t.cancel(cause)
+	}
+}
+
+// getTask answers tasks/get.
+func (rt *recvTasks) getTask(id string) (*taskResult, error) {
+	t, err := rt.get(id)
+	if err != nil {
+		return nil, err
+	}
+	return &taskResult{Task: t.snapshot()}, nil
+}
+
+// cancelTask answers tasks/cancel: by says who cancelled it.
+func (rt *recvTasks) cancelTask(id, by string) (*taskResult, error) {
+	t, err := rt.get(id)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	if t.task.Terminal() {
+		st := t.task.Status
+		t.mu.Unlock()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q is %s already: it cannot be cancelled", id, st)}
+	}
+	t.task.Status, t.task.StatusMessage, t.task.LastUpdatedAt = TaskCancelled, "cancelled by the "+by, taskTime(time.Now())
+	task := t.task
+	t.mu.Unlock()
+	t.cancel(fmt.Errorf("the %s cancelled the task", by))
+	return &taskResult{Task: task}, nil
+}
+
+// result answers tasks/result: it waits for the task's end (or cx's) and returns what the
+// request returned, with the related-task _meta.
+func (rt *recvTasks) result(cx context.Context, id string) (*anyResult, error) {
+	t, err := rt.get(id)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-t.done:
+	case <-cx.Done():
+		return nil, context.Cause(cx)
+	}
+	t.mu.Lock()
+	res, rerr, st := t.res, t.err, t.task.Status
+	t.mu.Unlock()
+	if st == TaskCancelled {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %q was cancelled", id)}
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	return withRelatedTask(res, id)
+}
+
 // taskReceiver is the receiving middleware of a session that declares tasks for sampling or
 // elicitation: a server's request augmented with a task (params.task, which the shim
 // moved to _meta) is answered at once with the task created, and runs on (through the
@@ -167,7 +249,7 @@ func (s *supervisor) taskReceiver(g *generation) mcp.Middleware {
 				// The caller is found now, while the call that caused the request is in
 				// flight; the task runs with the request's values but its own lifetime.
 				callcx := g.callOf(cx, meta)
-				task := g.recv.start(g.life, tp.TTL, func(tcx context.Context) (mcp.Result, error) {
+				task := g.recv.start(g.life, "", tp.TTL, func(tcx context.Context, _ func(string, string)) (mcp.Result, error) {
 					return next(withCause(tcx, callcx), method, req)
 				})
 				s.log.Info("server request run as a task", "method", method, "task", task.TaskID)
@@ -207,51 +289,22 @@ func (s *supervisor) tasksMethod(cx context.Context, g *generation, method strin
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", method, err)}
 		}
 	}
-	if method == "tasks/list" {
-		return &listTasksResult{Tasks: g.recv.list()}, nil
-	}
-	t, err := g.recv.get(p.TaskID)
-	if err != nil {
-		return nil, err
-	}
 	switch method {
+	case "tasks/list":
+		return &listTasksResult{Tasks: g.recv.list()}, nil
 	case "tasks/get":
-		return &taskResult{Task: t.snapshot()}, nil
+		return g.recv.getTask(p.TaskID)
 	case "tasks/cancel":
-		t.mu.Lock()
-		if (Task{Status: t.task.Status}).Terminal() {
-			st := t.task.Status
-			t.mu.Unlock()
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q is %s already: it cannot be cancelled", p.TaskID, st)}
-		}
-		t.task.Status, t.task.StatusMessage, t.task.LastUpdatedAt = TaskCancelled, "cancelled by the server", taskTime(time.Now())
-		task := t.task
-		t.mu.Unlock()
-		t.cancel(errors.New("the server cancelled the task"))
-		return &taskResult{Task: task}, nil
+		return g.recv.cancelTask(p.TaskID, "server")
 	case "tasks/result":
-		select {
-		case <-t.done:
-		case <-cx.Done():
-			return nil, context.Cause(cx)
-		}
-		t.mu.Lock()
-		res, rerr, st := t.res, t.err, t.task.Status
-		t.mu.Unlock()
-		if st == TaskCancelled {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %q was cancelled", p.TaskID)}
-		}
-		if rerr != nil {
-			return nil, rerr
-		}
-		return withRelatedTask(res, p.TaskID)
+		return g.recv.result(cx, p.TaskID)
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: method + " is not supported"}
 }
 
 // withRelatedTask returns res as an object with the related-task _meta the specification
 // asks of a tasks/result.
-func withRelatedTask(res mcp.Result, id string) (mcp.Result, error) {
+func withRelatedTask(res mcp.Result, id string) (*anyResult, error) {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return nil, err

@@ -223,7 +223,7 @@ const longCall = 10 * time.Second
 // asTask reports whether a call of t goes as a task: the server accepts task-augmented
 // tools/call, and the tool requires it, or allows it and the call is expected to be long
 // (the tool's last call on this client took longCall or more).
-func (s *supervisor) asTask(g *generation, t *remoteTool) bool {
+func (s *supervisor) asTask(cx context.Context, g *generation, t *remoteTool) bool {
 	if !g.tasks.toolsCall {
 		return false
 	}
@@ -231,9 +231,26 @@ func (s *supervisor) asTask(g *generation, t *remoteTool) bool {
 	case "required":
 		return true
 	case "optional":
-		return time.Duration(t.lastTook.Load()) >= longCall
+		return taskStatusSink(cx) != nil || time.Duration(t.lastTook.Load()) >= longCall
 	}
 	return false
+}
+
+// taskCallKey carries the status sink of WithTaskCall.
+type taskCallKey struct{}
+
+// WithTaskCall returns cx whose tool calls to MCP servers go as tasks whenever the tool
+// allows it (execution.taskSupport "optional" as well as "required"), each status of the
+// task (the server's answer to each tasks/get) passed to status, which must return
+// quickly. A TaskServer runs the downstream calls it serves as tasks with it, so that the
+// downstream task mirrors the upstream one.
+func WithTaskCall(cx context.Context, status func(Task)) context.Context {
+	return context.WithValue(cx, taskCallKey{}, status)
+}
+
+func taskStatusSink(cx context.Context) func(Task) {
+	f, _ := cx.Value(taskCallKey{}).(func(Task))
+	return f
 }
 
 // callAsTask runs one tools/call as a task: created with the call (params.task), polled
@@ -285,10 +302,14 @@ func (s *supervisor) callAsTask(cx context.Context, g *generation, f *inflight, 
 // polling, to show the status, until pcx ends). It returns a polling error.
 func (s *supervisor) pollTask(pcx context.Context, g *generation, f *inflight, task Task, fetch chan struct{}) error {
 	fetched := false
+	sink := taskStatusSink(pcx)
 	n := 0
 	for {
 		n++
 		s.taskProgress(g, f, task, n)
+		if sink != nil {
+			sink(task)
+		}
 		if !fetched && (task.Terminal() || task.Status == TaskInputRequired) {
 			close(fetch)
 			fetched = true

@@ -78,31 +78,37 @@ func shimRequest(m *jsonrpc.Request) bool {
 		m.Method, m.Params = "ping", b
 		return true
 	case "sampling/createMessage", "elicitation/create":
-		if !bytes.Contains(m.Params, []byte(`"task"`)) {
-			return false
-		}
-		var p map[string]json.RawMessage
-		if json.Unmarshal(m.Params, &p) != nil || p["task"] == nil {
-			return false
-		}
-		meta := map[string]json.RawMessage{}
-		if raw := p["_meta"]; raw != nil && json.Unmarshal(raw, &meta) != nil {
-			return false
-		}
-		meta[metaTask] = p["task"]
-		delete(p, "task")
-		b, err := json.Marshal(meta)
-		if err != nil {
-			return false
-		}
-		p["_meta"] = b
-		if b, err = json.Marshal(p); err != nil {
-			return false
-		}
-		m.Params = b
-		return true
+		return taskToMeta(m)
 	}
 	return false
+}
+
+// taskToMeta moves a request's params.task into _meta (metaTask), where the middleware
+// finds it; it reports whether it did.
+func taskToMeta(m *jsonrpc.Request) bool {
+	if !bytes.Contains(m.Params, []byte(`"task"`)) {
+		return false
+	}
+	var p map[string]json.RawMessage
+	if json.Unmarshal(m.Params, &p) != nil || p["task"] == nil {
+		return false
+	}
+	meta := map[string]json.RawMessage{}
+	if raw := p["_meta"]; raw != nil && json.Unmarshal(raw, &meta) != nil {
+		return false
+	}
+	meta[metaTask] = p["task"]
+	delete(p, "task")
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return false
+	}
+	p["_meta"] = b
+	if b, err = json.Marshal(p); err != nil {
+		return false
+	}
+	m.Params = b
+	return true
 }
 
 // shimResult moves a CreateTaskResult's task, an initialize result's tasks capability and

@@ -2,9 +2,14 @@ package mcpclient
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The shim moves what the SDK's types would drop into _meta, and leaves every other message
@@ -59,4 +64,56 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 	xb, _ := json.Marshal(x)
 	yb, _ := json.Marshal(y)
 	return string(xb) == string(yb)
+}
+
+// A served tools/call's task moves into _meta; other requests keep their bytes.
+func TestShimTaskRequest(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"a call as a task", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"r","arguments":{"topic":"go"},"task":{"ttl":60000},"_meta":{"progressToken":1}}}`,
+			`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{"harness.cordisgo.dev/task":{"ttl":60000},"progressToken":1},"arguments":{"topic":"go"},"name":"r"}}`},
+		{"a plain call with a task argument", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"r","arguments":{"task":"x"}}}`, ``},
+		{"tasks/get", `{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"t"}}`, ``},
+		{"not JSON", `{"task": tools/call`, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(tc.in))
+			ShimTaskRequest(req)
+			out, err := io.ReadAll(req.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if string(out) != tc.in {
+					t.Errorf("got %s, want it unchanged", out)
+				}
+				return
+			}
+			if !sameJSON(t, out, []byte(tc.want)) || req.ContentLength != int64(len(out)) {
+				t.Errorf("got\n%s (length %d)\nwant\n%s", out, req.ContentLength, tc.want)
+			}
+		})
+	}
+}
+
+// A listed tool's execution: "optional" for a session with tasks, and the harness's _meta
+// gone either way.
+func TestListedExecution(t *testing.T) {
+	tool := &mcp.Tool{Name: "r", InputSchema: map[string]any{"type": "object"}}
+	MarkTaskSupport(tool, "required")
+	plain := &mcp.Tool{Name: "p", InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"x": 1}}
+	MarkTaskSupport(plain, "forbidden")
+	for _, tasks := range []bool{true, false} {
+		res, err := listedExecution(&mcp.ListToolsResult{Tools: []*mcp.Tool{tool, plain}}, tasks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(res)
+		want := `{"cacheScope":"","ttlMs":0,"tools":[{"execution":{"taskSupport":"optional"},"inputSchema":{"type":"object"},"name":"r"},{"_meta":{"x":1},"inputSchema":{"type":"object"},"name":"p"}]}`
+		if !tasks {
+			want = `{"cacheScope":"","ttlMs":0,"tools":[{"inputSchema":{"type":"object"},"name":"r"},{"_meta":{"x":1},"inputSchema":{"type":"object"},"name":"p"}]}`
+		}
+		if !sameJSON(t, got, []byte(want)) {
+			t.Errorf("tasks %v: got\n%s\nwant\n%s", tasks, got, want)
+		}
+	}
 }

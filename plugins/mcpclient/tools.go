@@ -295,7 +295,7 @@ func (t *remoteTool) execute(cx context.Context, call *toolregistry.Call) (*tool
 	params := &mcp.CallToolParams{Meta: withProgressToken(meta, f.wire), Name: t.raw, Arguments: call.Args}
 	started := time.Now()
 	var res *mcp.CallToolResult
-	if s.asTask(g, t) {
+	if s.asTask(cx, g, t) {
 		res, err = s.callAsTask(cx, g, f, params)
 	} else {
 		res, err = g.conn.Session().CallTool(cx, params)

@@ -2,7 +2,10 @@
 // Client over Streamable HTTP. Usage: node client.mjs URL TOKEN OPS [ANSWERS]
 // OPS is a JSON array of [method, params] pairs, run in order; the results are printed
 // as one JSON array on stdout (an error as {"error": message}); the op "wait/tools-changed"
-// waits for a notifications/tools/list_changed.
+// waits for a notifications/tools/list_changed. The ops "tasks/call" and "tasks/call-cancel"
+// call a tool as a task (client.experimental.tasks.callToolStream, which asks for a task
+// when the server's capabilities and the listed tool's execution say it may: list the tools
+// first); the first reads the result, the second cancels the task once its status has a message (its work began).
 // ANSWERS, a JSON object, gives the client the capabilities to answer server requests:
 // "elicit" is the elicitation result it answers with (content: the values of the fields the
 // form has), "sample" the sampling result; the
@@ -53,6 +56,9 @@ const calls = {
           onToolsChanged = () => { clearTimeout(timer); resolve({ toolsChanged }); };
         }),
   "tools/list": (p) => client.listTools(p),
+  "tasks/call": (p) => taskCall(p, false),
+  "tasks/call-cancel": (p) => taskCall(p, true),
+  "tasks/list": () => client.experimental.tasks.listTasks(),
   "tools/call": (p) => client.callTool(p),
   "resources/list": (p) => client.listResources(p),
   "resources/templates/list": (p) => client.listResourceTemplates(p),
@@ -61,6 +67,35 @@ const calls = {
   "prompts/get": (p) => client.getPrompt(p),
   "completion/complete": (p) => client.complete(p),
 };
+// taskCall calls a tool as a task and reports what the stream said: the task created, the
+// statuses polled, and the result or the error. With cancel, the task is cancelled once
+// created, and its state then (tasks/get) is reported.
+async function taskCall(params, cancel) {
+  const out = { statuses: [] };
+  for await (const m of client.experimental.tasks.callToolStream(params)) {
+    switch (m.type) {
+      case "taskCreated":
+        out.created = m.task;
+        break;
+      case "taskStatus":
+        out.statuses.push([m.task.status, m.task.statusMessage ?? ""]);
+        // Cancelled once it says what it does: the work has begun.
+        if (cancel && m.task.statusMessage) {
+          out.cancelled = await client.experimental.tasks.cancelTask(m.task.taskId);
+          out.after = await client.experimental.tasks.getTask(m.task.taskId);
+          return out;
+        }
+        break;
+      case "result":
+        out.result = m.result;
+        break;
+      case "error":
+        out.error = String(m.error && m.error.message ? m.error.message : m.error);
+        break;
+    }
+  }
+  return out;
+}
 await client.connect(transport);
 const out = [];
 for (const [method, params] of JSON.parse(ops)) {

@@ -14,7 +14,9 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,10 +43,18 @@ const token = "interop-token"
 // server-everything (stdio, node) behind a gateway, and returns its base URL.
 func gatewayURL(t *testing.T) string {
 	t.Helper()
+	url, _ := gatewayURLLogged(t)
+	return url
+}
+
+// gatewayURLLogged is gatewayURL, with the tree's log kept.
+func gatewayURLLogged(t *testing.T) (string, *logLines) {
+	t.Helper()
+	logs := &logLines{changed: make(chan struct{})}
 	nodeBin := suite.Node(t)
 	everything := suite.File(t, "@modelcontextprotocol/server-everything/dist/index.js")
 
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	root := ctx.New(ctx.Options{Logger: slog.New(logs)})
 	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
 	mount := func(def ctx.PluginDef, cfg any) {
 		s, err := root.Plugin(def, cfg)
@@ -74,7 +84,50 @@ func gatewayURL(t *testing.T) string {
 	mount(mcpclient.Plugin, cfg)
 
 	_, url := gatewaytest.Serve(t, root, gateway.Options{}, gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
-	return url
+	return url, logs
+}
+
+// logLines keeps the messages of a tree's log at info and above. It is safe for
+// concurrent use.
+type logLines struct {
+	mu      sync.Mutex
+	msgs    []string
+	changed chan struct{} // closed and replaced at each message
+}
+
+func (l *logLines) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelInfo }
+func (l *logLines) WithAttrs([]slog.Attr) slog.Handler            { return l }
+func (l *logLines) WithGroup(string) slog.Handler                 { return l }
+
+func (l *logLines) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, r.Message)
+	close(l.changed)
+	l.changed = make(chan struct{})
+	return nil
+}
+
+// await waits (at most 10 s) until msg was logged.
+func (l *logLines) await(t *testing.T, msg string) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		l.mu.Lock()
+		found, changed := slices.Contains(l.msgs, msg), l.changed
+		l.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			t.Fatalf("%q was not logged within 10 s; the log:\n%s", msg, strings.Join(l.msgs, "\n"))
+		}
+	}
 }
 
 type tsOut struct {
@@ -292,4 +345,91 @@ func TestTypeScriptClientTasks(t *testing.T) {
 	contains(t, "the clarifying question", out.Requests[0], `"elicitation/create"`, `could have multiple interpretations`)
 	contains(t, "the async sampling request", out.Requests[1], `"sampling/createMessage"`, `context: hi`)
 	contains(t, "the async elicitation", out.Requests[2], `"elicitation/create"`, `async task demo`)
+}
+
+// TestTypeScriptClientCallsTasks: the TypeScript SDK client calls server-everything's task
+// tool as a task itself, through the aggregated and the per-server route: it learns from the
+// gateway's capabilities and tools/list that it may (execution.taskSupport), gets the task
+// at once, polls it through input_required, answers the clarifying question (which carries
+// the task as its related task), and reads the report with tasks/result; a task it cancels
+// is cancelled, and the gateway cancels the upstream's task.
+func TestTypeScriptClientCallsTasks(t *testing.T) {
+	suite.File(t, "@modelcontextprotocol/sdk/package.json")
+	base, logs := gatewayURLLogged(t)
+	answers := map[string]any{
+		"elicit": map[string]any{"action": "accept", "content": map[string]any{"interpretation": "snake"}},
+	}
+	for _, tc := range []struct{ route, tool string }{
+		{"/mcp/servers/everything", "simulate-research-query"},
+		{"/mcp", "mcp__everything__simulate-research-query"},
+	} {
+		t.Run(strings.TrimPrefix(tc.route, "/"), func(t *testing.T) {
+			out := tsAnswering(t, base+tc.route, answers,
+				op("tools/list", map[string]any{}),
+				op("tasks/call", map[string]any{"name": tc.tool, "arguments": map[string]any{"topic": "python", "ambiguous": true}}),
+				op("tasks/call-cancel", map[string]any{"name": tc.tool, "arguments": map[string]any{"topic": "go"}}),
+				op("tasks/list", map[string]any{}),
+			)
+			var listed struct {
+				Tools []struct {
+					Name      string         `json:"name"`
+					Execution map[string]any `json:"execution"`
+					Meta      map[string]any `json:"_meta"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal(out.Results[0], &listed); err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range listed.Tools {
+				if _, ok := tool.Meta["harness.cordisgo.dev/execution"]; ok {
+					t.Errorf("tool %s lists the harness's own _meta: %v", tool.Name, tool.Meta)
+				}
+				if tool.Name == tc.tool && tool.Execution["taskSupport"] != "optional" {
+					t.Errorf("tool %s lists execution %v, want taskSupport optional", tool.Name, tool.Execution)
+				}
+			}
+			var call struct {
+				Created  struct{ TaskID, Status string } `json:"created"`
+				Statuses [][2]string                     `json:"statuses"`
+				Result   json.RawMessage                 `json:"result"`
+				Error    string                          `json:"error"`
+			}
+			if err := json.Unmarshal(out.Results[1], &call); err != nil {
+				t.Fatal(err)
+			}
+			if call.Created.TaskID == "" || call.Error != "" {
+				t.Fatalf("the task call: %s", out.Results[1])
+			}
+			// The client reads the result when it sees input_required (tasks/result
+			// waits for the end), as the specification's flow has it.
+			if n := len(call.Statuses); n == 0 || call.Statuses[n-1][0] != "input_required" {
+				t.Errorf("the statuses polled end with %v, want input_required", call.Statuses)
+			}
+			contains(t, "the task's result", call.Result, `# Research Report: python (snake)`, `**Clarification**: snake`,
+				`"io.modelcontextprotocol/related-task":{"taskId":"`+call.Created.TaskID+`"}`)
+			if len(out.Requests) != 1 {
+				t.Fatalf("the client answered %d server requests, want 1: %s", len(out.Requests), out.Requests)
+			}
+			contains(t, "the clarifying question", out.Requests[0], `"elicitation/create"`, `could have multiple interpretations`,
+				`"io.modelcontextprotocol/related-task":{"taskId":"`+call.Created.TaskID+`"}`)
+
+			var cancelled struct {
+				Created   struct{ TaskID string }         `json:"created"`
+				Cancelled struct{ TaskID, Status string } `json:"cancelled"`
+				After     struct{ Status string }         `json:"after"`
+			}
+			if err := json.Unmarshal(out.Results[2], &cancelled); err != nil {
+				t.Fatal(err)
+			}
+			if cancelled.Cancelled.Status != "cancelled" || cancelled.After.Status != "cancelled" {
+				t.Errorf("the cancelled task: %s", out.Results[2])
+			}
+			contains(t, "tasks/list", out.Results[3], call.Created.TaskID, cancelled.Created.TaskID)
+			logs.await(t, "task cancelled: its caller went away")
+		})
+	}
+	// A plain call of the tool still works: the gateway runs the upstream's task for it.
+	out := tsAnswering(t, base+"/mcp/servers/everything", answers,
+		op("tools/call", map[string]any{"name": "simulate-research-query", "arguments": map[string]any{"topic": "python", "ambiguous": true}}))
+	contains(t, "the plain call", out.Results[0], `# Research Report: python (snake)`)
 }
