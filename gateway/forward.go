@@ -263,10 +263,10 @@ func (d *downstream) CreateMessage(cx context.Context, r *sampling.Request) (*mc
 }
 
 // relatedTo returns meta with the related-task key naming the downstream task the call
-// (call, the request's cause) runs as (mcpclient.ServedTask), as the specification asks of
-// the requests a task causes; meta unchanged when the call is not a task's.
-func relatedTo(call context.Context, meta mcp.Meta) mcp.Meta {
-	id := mcpclient.ServedTask(call)
+// (callcx, the request's cause) runs as (mcpclient.ServedTask), as the specification asks
+// of the requests a task causes; meta unchanged when the call is not a task's.
+func relatedTo(callcx context.Context, meta mcp.Meta) mcp.Meta {
+	id := mcpclient.ServedTask(callcx)
 	if id == "" {
 		return meta
 	}

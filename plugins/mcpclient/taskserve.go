@@ -59,10 +59,10 @@ type servedSession struct {
 // errSessionEnded is the cause of the tasks cancelled because their session ended.
 var errSessionEnded = errors.New("the session that created the task ended")
 
-// NewTaskServer returns a TaskServer whose tasks run with contexts of life (their values,
+// NewTaskServer returns a TaskServer whose tasks run with contexts of lifecx (their values,
 // and their end).
-func NewTaskServer(life context.Context) *TaskServer {
-	return &TaskServer{life: life, sessions: map[*mcp.ServerSession]*servedSession{}}
+func NewTaskServer(lifecx context.Context) *TaskServer {
+	return &TaskServer{life: lifecx, sessions: map[*mcp.ServerSession]*servedSession{}}
 }
 
 // Serve makes srv serve tasks: the tasks methods, and the middleware. Call it after srv's
