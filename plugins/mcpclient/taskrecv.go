@@ -158,15 +158,6 @@ func (rt *recvTasks) list() []Task {
 	return out
 }
 
-// cancelAll cancels every task still running, with cause (the requestor's session ended).
-func (rt *recvTasks) cancelAll(cause error) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	for _, t := range rt.tasks {
-		t.cancel(cause)
-	}
-}
-
 // getTask answers tasks/get.
 func (rt *recvTasks) getTask(id string) (*taskResult, error) {
 	t, err := rt.get(id)
