@@ -2,10 +2,12 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,22 +25,36 @@ func health(t *testing.T, url string) (int, string) {
 	return res.StatusCode, strings.TrimSpace(string(b))
 }
 
+// drainFleet is demoFleet with a short quiet period: the tests wait for it once per drain.
+func drainFleet(t *testing.T) *fleet {
+	t.Helper()
+	root := newTree(t)
+	mountHTTP(t, root, "demo", demoUpstream(t))
+	return serveGateway(t, root, gateway.Options{DrainQuiet: 20 * time.Millisecond})
+}
+
+// slowCall calls the demo's slow tool for ms milliseconds on cs, and sends its outcome.
+func slowCall(cs *mcp.ClientSession, ms int) <-chan error {
+	out := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__demo__slow", Arguments: map[string]any{"ms": ms}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("the call failed: %v", res.Content)
+		}
+		out <- err
+	}()
+	return out
+}
+
 // A draining gateway fails its health check at once, serves the requests in flight to their
 // end, and Drain returns only once the balancer has seen the check fail and they are done.
 func TestDrain(t *testing.T) {
-	f := demoFleet(t)
+	f := drainFleet(t)
 	if code, body := health(t, f.url); code != http.StatusOK || body != "ok" {
 		t.Fatalf("health before the drain: %d %q", code, body)
 	}
 	cs := connect(t, f.url+"/mcp", nil)
-	slow := make(chan error, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__demo__slow", Arguments: map[string]any{"ms": 300}})
-		if err == nil && res.IsError {
-			err = io.ErrUnexpectedEOF
-		}
-		slow <- err
-	}()
+	slow := slowCall(cs, 300)
 	waitInFlight(t, f, 1)
 
 	drained := make(chan error, 1)
@@ -51,6 +67,55 @@ func TestDrain(t *testing.T) {
 	}
 	if err := <-drained; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A request that reaches a draining gateway before the balancer has seen the health check
+// fail is served too: Drain waits for it, so that closing the gateway once Drain returns
+// fails no call. Once drained, the gateway refuses a request with 503 and a Retry-After,
+// which a balancer retries on another replica. (The rolling restart's lost calls: the
+// drain ended as the check failed, with the calls that came since it began in flight.)
+func TestDrainServesUntilTheBalancerStops(t *testing.T) {
+	f := drainFleet(t)
+	cs := connect(t, f.url+"/mcp", nil)
+	gateway.BeginDrain(f.gw) // nothing in flight: the balancer has not looked yet
+	slow := slowCall(cs, 300)
+	waitInFlight(t, f, 1)
+	drained := make(chan error, 1)
+	go func() { drained <- f.gw.Drain(t.Context()) }()
+	if code, body := health(t, f.url); code != http.StatusServiceUnavailable || body != "draining" {
+		t.Fatalf("health while draining: %d %q", code, body)
+	}
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+	// What a stopping replica does next (hostgateway.Serve, once it stops accepting connections): it
+	// ends the requests still in flight, of which there must be none.
+	if err := f.gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-slow; err != nil {
+		t.Fatalf("the call that came while draining failed: %v", err)
+	}
+
+	// A request that still comes is told to go elsewhere.
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := (&http.Client{Transport: bearer{token}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "send the request again") {
+		t.Fatalf("a request once drained: %d, Retry-After %q: %s", res.StatusCode, res.Header.Get("Retry-After"), b)
+	}
+	if code, _ := health(t, f.url); code != http.StatusServiceUnavailable {
+		t.Fatalf("health once drained: %d", code)
 	}
 }
 

@@ -8,3 +8,6 @@ import (
 // ReapIdle runs the idle-session reaper of h (made by Gateway.Handler) as if its clock
 // read now, and returns how many sessions it closed: the tests' injected clock.
 func ReapIdle(h http.Handler, now time.Time) int { return h.(*httpFront).reaper.reap(now) }
+
+// BeginDrain does the first step of g's Drain: the health check fails from now on.
+func BeginDrain(g *Gateway) { g.drain.begin() }

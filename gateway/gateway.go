@@ -60,6 +60,12 @@ type Options struct {
 	// HTTPOptions.Access), on which route, server and tool, its outcome and duration, and
 	// its arguments with secret-looking values masked. See package audit.
 	Audit audit.Log
+	// DrainQuiet is how long [Gateway.Drain] waits, once the load balancer has seen the
+	// health check fail, for no request to arrive and none to be in flight before it ends
+	// (0: DefaultDrainQuiet): the balancer may still send what it dispatched before it saw
+	// the check fail. A balancer that takes longer to stop sending (one whose health check
+	// marks a server down only after several failures, Kubernetes' endpoints) needs more.
+	DrainQuiet time.Duration
 }
 
 // Gateway serves what a scope tree holds as MCP servers (routes): the aggregated route (the

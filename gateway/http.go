@@ -94,7 +94,8 @@ func NewToken() string { return loopback.NewToken() }
 // PathServers+<name> (the last two also with PathSuffix appended). Every request is checked, in this order, for its Host header (DNS
 // rebinding: 403), its Origin header (403) and its bearer token (401), on every route.
 // An unknown agent or server is 404; a server that has not connected yet is 503, as is
-// every request once the gateway is closed.
+// every request once the gateway has drained ([Gateway.Drain]) or closed, with a
+// Retry-After.
 // opts must pass Check.
 func (g *Gateway) Handler(opts HTTPOptions) (http.Handler, error) {
 	if err := opts.Check(); err != nil {
@@ -160,6 +161,12 @@ func (h *httpFront) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.g.health(w)
 		return
 	}
+	done, ok := h.g.drain.admit(req.Method == http.MethodGet)
+	if !ok {
+		refuse(w)
+		return
+	}
+	defer done()
 	if err := h.guard.Check(req); err != nil {
 		msg := "forbidden: Host header not allowed" // DNS rebinding
 		if errors.Is(err, loopback.ErrOrigin) {
@@ -192,7 +199,7 @@ func (h *httpFront) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if h.g.life.Err() != nil {
-		http.Error(w, "the gateway is closed", http.StatusServiceUnavailable)
+		refuse(w)
 		return
 	}
 	path := routePath(req.URL.Path)

@@ -121,7 +121,6 @@ func (g *Gateway) register(ss *mcp.ServerSession, cancel context.CancelCauseFunc
 		delete(m, k)
 		if len(m) == 0 { // once out of g.calls, m gains no entries
 			delete(g.calls, ss)
-			g.idleIfDrainingLocked()
 		}
 	}
 }

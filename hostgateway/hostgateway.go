@@ -96,9 +96,10 @@ type Options struct {
 	StorePrefix string
 	// Replica names this replica (default: the host name and process id).
 	Replica string
-	// DrainTimeout bounds a replica's drain when it stops (with a Store): the health check
-	// fails at once, and the requests in flight are served to their end before the
-	// sessions are left to the other replicas.
+	// DrainTimeout bounds a replica's drain when it stops (with a Store; gateway.Drain): the
+	// health check fails at once, and the requests that come until the load balancer has
+	// stopped sending are served to their end before the sessions are left to the other
+	// replicas.
 	DrainTimeout time.Duration
 	// Access is the path of the access file (package gateway/access): people sign in with
 	// the team's identity provider, and its rules say what each may see and call. Empty:
@@ -213,8 +214,9 @@ func Serve(cx context.Context, h *host.Host, ln net.Listener, o Options) (func()
 	h.Logger().Info("gateway listening", "url", url, "endpoint_file", endpointFile, "auth", !opts.NoAuth, "store", store != nil)
 	return func() {
 		if store != nil {
-			// A replica: the balancer is told (the health check fails), the requests here are
-			// served to their end, and then the sessions are left to the other replicas.
+			// A replica: the balancer is told (the health check fails), the requests it still
+			// sends are served until it has stopped, and then the sessions are left to the
+			// other replicas (docs/gateway.md, "Rolling restarts").
 			dcx, cancel := context.WithTimeout(context.WithoutCancel(cx), o.DrainTimeout)
 			if err := gw.Drain(dcx); err != nil {
 				h.Logger().Warn("the drain did not finish: requests still in flight end now", "drain_timeout", o.DrainTimeout.String())
@@ -225,14 +227,19 @@ func Serve(cx context.Context, h *host.Host, ln net.Listener, o Options) (func()
 		scx, cancel := context.WithTimeout(context.WithoutCancel(cx), o.ShutdownTimeout)
 		defer cancel()
 		_ = unexpose(scx)
-		if err := gw.Close(); err != nil { // ends the downstream sessions, whose streams would hold Shutdown
+		// Stop accepting first (a balancer's connection then fails, and it retries elsewhere),
+		// then end the downstream sessions, whose streams would hold Shutdown.
+		shut := make(chan error, 1)
+		go func() { shut <- srv.Shutdown(scx) }()
+		served := <-errc // Serve returns once Shutdown has closed the listener
+		if err := gw.Close(); err != nil {
 			h.Logger().Warn("closing the gateway", "err", err)
 		}
-		if err := srv.Shutdown(scx); err != nil {
+		if err := <-shut; err != nil {
 			_ = srv.Close()
 		}
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			h.Logger().Error("gateway stopped", "err", err)
+		if served != nil && !errors.Is(served, http.ErrServerClosed) {
+			h.Logger().Error("gateway stopped", "err", served)
 		}
 		_ = loopback.RemoveFile(endpointFile, ours) // unless another gateway has written it since
 	}, nil

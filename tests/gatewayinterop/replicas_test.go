@@ -42,8 +42,9 @@ type cluster struct {
 	lbURL   string
 	haproxy *exec.Cmd
 
-	logMu sync.Mutex
-	lbLog []string // HAProxy's log lines of the answers other than 200 and 202
+	logMu    sync.Mutex
+	lbLog    []string // HAProxy's log lines of the answers other than 200 and 202
+	timeline []string // the restarts, and the replicas' warnings and drains, with their times
 }
 
 type replicaProc struct {
@@ -143,7 +144,7 @@ defaults
     option httpclose
     option redispatch
     retries 2
-    retry-on conn-failure
+    retry-on conn-failure 503
     errorfile 502 {{errorfile}}
 frontend mcp
     bind {{bind}}
@@ -183,6 +184,9 @@ func (c *cluster) start(i int) error {
 			logged.Write(line)
 			logged.WriteByte('\n')
 		}
+		if l := string(line); strings.Contains(l, " WRN ") || strings.Contains(l, " ERR ") || strings.Contains(l, "drained:") {
+			c.event(name, l)
+		}
 		if !seen && strings.Contains(string(line), "gateway listening") {
 			seen = true
 			close(ready)
@@ -197,6 +201,14 @@ func (c *cluster) start(i int) error {
 	}
 	c.procs[i] = &replicaProc{name: name, cmd: cmd, exited: exited}
 	return nil
+}
+
+// event adds what happened to replica name to the timeline, with the time (milliseconds since
+// the epoch, as replicas.mjs reports the calls').
+func (c *cluster) event(name, what string) {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	c.timeline = append(c.timeline, fmt.Sprintf("%d %s: %s", time.Now().UnixMilli(), name, what))
 }
 
 // kill kills replica i with SIGKILL (its process group: the demo server with it) and
@@ -215,6 +227,8 @@ func (c *cluster) kill(i int) int64 {
 // again on the same port.
 func (c *cluster) restart(i int) {
 	p := c.procs[i]
+	c.event(p.name, "SIGTERM")
+	defer c.event(p.name, "restarted")
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		c.t.Error(err)
 		return
@@ -372,7 +386,7 @@ func TestRollingRestart(t *testing.T) {
 	moves := 0
 	for _, l := range lines {
 		if !l.OK {
-			t.Errorf("session %d call %d failed during the rolling restart (on %q): %s", l.Session, l.Call, l.Before, l.Error)
+			t.Errorf("session %d call %d failed during the rolling restart (on %q, %d..%d): %s", l.Session, l.Call, l.Before, l.Start, l.End, l.Error)
 		}
 		if l.OK && l.Before != "" && l.Replica != l.Before {
 			moves++
@@ -380,6 +394,15 @@ func TestRollingRestart(t *testing.T) {
 	}
 	if moves < sessions {
 		t.Errorf("sessions moved %d times in all; each replica's restart should move its sessions", moves)
+	}
+	c.logMu.Lock()
+	t.Logf("the restarts (each replica's drain: how many requests came while it drained, and after its health check failed):\n%s", strings.Join(c.timeline, "\n"))
+	if t.Failed() {
+		t.Logf("HAProxy's log of the answers other than 200 and 202:\n%s", strings.Join(c.lbLog, "\n"))
+	}
+	c.logMu.Unlock()
+	if t.Failed() {
+		return
 	}
 	t.Logf("%d calls of %d sessions, %d replicas restarted one after the other, sessions moved %d times: no call failed", len(lines), sessions, len(c.procs), moves)
 }
