@@ -3,10 +3,13 @@ package hostview
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/toolsearch"
 )
 
 // Canonical is the machine-readable form of a result: the tool's own
@@ -60,3 +63,59 @@ const (
 // HasView reports whether the tool has an interactive view: its server names a ui://
 // resource for it (_meta.ui, an MCP App), which the management page renders.
 func HasView(in toolregistry.Info) bool { return in.Meta[mcpclient.MetaUIResource] != "" }
+
+// Tools prints tools as aligned columns (name, server, description), a tool with an
+// interactive view marked (ViewMark) and ViewNote after the table.
+func (o Output) Tools(tools []toolregistry.Info) error {
+	rows := make([][]string, 0, len(tools))
+	views := false
+	for _, t := range tools {
+		desc := Summary(t.Description, 72)
+		if HasView(t) {
+			desc, views = ViewMark+desc, true
+		}
+		rows = append(rows, []string{t.Name, Dash(t.Meta["server"]), desc})
+	}
+	if err := o.Columns("no tools", []string{"NAME", "SERVER", "DESCRIPTION"}, rows); err != nil || !views {
+		return err
+	}
+	_, err := fmt.Fprintf(o.Out, "\n%s\n", ViewNote)
+	return err
+}
+
+// Search prints the hits of a tool search: one table (or JSON array of hits) for one query;
+// for several, a table per query under its words, or a JSON array of {"query", "tools"}.
+func (o Output) Search(results []toolsearch.QueryHits, asJSON bool) error {
+	if len(results) == 1 {
+		if asJSON {
+			return o.JSON(results[0].Hits)
+		}
+		return o.hits(results[0].Hits)
+	}
+	if asJSON {
+		return o.JSON(results)
+	}
+	for i, r := range results {
+		if i > 0 {
+			fmt.Fprintln(o.Out)
+		}
+		fmt.Fprintf(o.Out, "%s\n", termsafe.String(fmt.Sprintf("For %q:", r.Query)))
+		if err := o.hits(r.Hits); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hits prints search hits as aligned columns.
+func (o Output) hits(hits []toolsearch.Hit) error {
+	rows := make([][]string, 0, len(hits))
+	for _, h := range hits {
+		where := Dash(h.Server) + "/" + h.Name
+		if len(h.Also) > 0 {
+			where += " (also " + strings.Join(h.Also, ", ") + ")"
+		}
+		rows = append(rows, []string{fmt.Sprintf("%.2f", h.Score), h.PublicName, where, Summary(h.Purpose, 72)})
+	}
+	return o.Columns("no tool matches", []string{"SCORE", "NAME", "SERVER/TOOL", "PURPOSE"}, rows)
+}

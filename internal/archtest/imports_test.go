@@ -91,7 +91,7 @@ var rules = map[string]rule{
 	"host/mcpsettings": {project: []string{"host", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc"}},
 	"hostgateway":      {project: []string{"gateway", "gateway/access", "gateway/audit", "gateway/redisstore", "host", "mcpauth", "internal/loopback", "internal/userdirs"}},
 	"hostclient":       {project: []string{"host", "plugins/mcpmanager", "plugins/remote", "plugins/toolregistry"}},
-	"hostview":         {project: []string{"host", "hostclient", "plugins/agent", "plugins/model", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpprompts", "plugins/mcpresources", "plugins/toolregistry", "internal/termsafe", "termui"}},
+	"hostview":         {project: []string{"host", "hostclient", "plugins/agent", "plugins/model", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpprompts", "plugins/mcpresources", "plugins/toolregistry", "toolsearch", "internal/termsafe", "termui"}},
 	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
 	"termform":         {project: []string{"ctx", "elicitation", "internal/termsafe"}},
 	"turn":             {project: []string{"permission", "plugins/agent/agentapi", "plugins/agent/session", "plugins/remote"}},

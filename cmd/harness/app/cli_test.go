@@ -325,27 +325,6 @@ func TestLogFormats(t *testing.T) {
 	r.expect(t, ExitOK, "", "component=fx")
 }
 
-func TestColour(t *testing.T) {
-	t.Parallel()
-	f, err := os.Open(os.DevNull) // a character device, like a terminal
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
-	if !colour(f, nil) {
-		t.Error("no colour on a character device")
-	}
-	if colour(f, []string{"NO_COLOR=1"}) || colour(f, []string{"TERM=dumb"}) {
-		t.Error("colour despite NO_COLOR or TERM=dumb")
-	}
-	if !colour(f, []string{"NO_COLOR="}) {
-		t.Error("an empty NO_COLOR must not disable colour")
-	}
-	if colour(&strings.Builder{}, nil) {
-		t.Error("colour on a buffer")
-	}
-}
-
 func TestTools(t *testing.T) {
 	t.Parallel()
 	p := writeFile(t, t.TempDir(), "p.yaml", "extends: cli\nplugins:\n  mine:\n    use: testtools\n")

@@ -42,7 +42,7 @@ turn stopped before the model finished (ask, sessions resume).`,
 			if a.term != nil {
 				w = a.term // log lines above the live lines
 			}
-			l, err := newLogger(w, a.logFormat, a.logLevel, def, a.env)
+			l, err := newLogger(w, a.logFormat, a.logLevel, def, a.getenv)
 			if err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func (a *invocation) toolsCommand() *cobra.Command {
 					}
 					return a.out().JSON(tools)
 				}
-				return writeToolTable(a, tools)
+				return a.out().Tools(tools)
 			})
 		}),
 	}
@@ -102,22 +102,4 @@ func (a *invocation) callArgs(argv []string) (string, json.RawMessage, error) {
 		return "", nil, usageErrorf("tools call %s: arguments must be a JSON object, like '{\"text\": \"hi\"}'", name)
 	}
 	return name, raw, nil
-}
-
-// writeToolTable prints tools as aligned columns.
-func writeToolTable(a *invocation, tools []toolregistry.Info) error {
-	rows := make([][]string, 0, len(tools))
-	views := false
-	for _, t := range tools {
-		desc := hostview.Summary(t.Description, 72)
-		if hostview.HasView(t) {
-			desc, views = hostview.ViewMark+desc, true
-		}
-		rows = append(rows, []string{t.Name, hostview.Dash(t.Meta["server"]), desc})
-	}
-	if err := a.out().Columns("no tools", []string{"NAME", "SERVER", "DESCRIPTION"}, rows); err != nil || !views {
-		return err
-	}
-	_, err := fmt.Fprintf(a.stdout, "\n%s\n", hostview.ViewNote)
-	return err
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
-	"github.com/cordisgo/harness/hostview"
-	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/toolsearch"
 )
@@ -70,7 +68,7 @@ its own: one table per query, and with --json an array of {"query", "tools"}.`,
 				if err != nil {
 					return &exitError{code: ExitUsage, err: err} // an unknown --server, as on the fleet
 				}
-				return a.writeSearch(results, asJSON)
+				return a.out().Search(results, asJSON)
 			}
 			// The fleet's tools: a running host's, as tools list answers for it, else this
 			// process's.
@@ -79,7 +77,7 @@ its own: one table per query, and with --json an array of {"query", "tools"}.`,
 				if err != nil {
 					return refused(cx, c, server, err)
 				}
-				return a.writeSearch(results, asJSON)
+				return a.out().Search(results, asJSON)
 			})
 		}),
 	}
@@ -91,41 +89,4 @@ its own: one table per query, and with --json an array of {"query", "tools"}.`,
 	f.IntVar(&schemas, "schemas", 0, "with --json, how many of the best hits carry their inputSchema")
 	f.StringArrayVarP(&queries, "query", "q", nil, "one need of several, ranked on its own (repeat for each)")
 	return cmd
-}
-
-// writeSearch prints the hits of a search: one table (or JSON array of hits) for one
-// query; for several, a table per query, or a JSON array of {"query", "tools"}.
-func (a *invocation) writeSearch(results []toolsearch.QueryHits, asJSON bool) error {
-	if len(results) == 1 {
-		if asJSON {
-			return a.out().JSON(results[0].Hits)
-		}
-		return writeHits(a, results[0].Hits)
-	}
-	if asJSON {
-		return a.out().JSON(results)
-	}
-	for i, r := range results {
-		if i > 0 {
-			fmt.Fprintln(a.stdout)
-		}
-		fmt.Fprintf(a.stdout, "%s\n", termsafe.String(fmt.Sprintf("For %q:", r.Query)))
-		if err := writeHits(a, r.Hits); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeHits prints search hits as aligned columns.
-func writeHits(a *invocation, hits []toolsearch.Hit) error {
-	rows := make([][]string, 0, len(hits))
-	for _, h := range hits {
-		where := hostview.Dash(h.Server) + "/" + h.Name
-		if len(h.Also) > 0 {
-			where += " (also " + strings.Join(h.Also, ", ") + ")"
-		}
-		rows = append(rows, []string{fmt.Sprintf("%.2f", h.Score), h.PublicName, where, hostview.Summary(h.Purpose, 72)})
-	}
-	return a.out().Columns("no tool matches", []string{"SCORE", "NAME", "SERVER/TOOL", "PURPOSE"}, rows)
 }
