@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"path/filepath"
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
@@ -322,4 +324,37 @@ func withoutUse(rows []profiles.Row, use string) []profiles.Row {
 		out[i] = r
 	}
 	return out
+}
+
+// CountRows counts the enabled rows of rows, nested ones included, that mount a plugin.
+func CountRows(rows []profiles.Row) int {
+	n := 0
+	for _, r := range rows {
+		if !r.Enabled {
+			continue
+		}
+		if r.Use != "" {
+			n++
+		}
+		n += CountRows(r.Rows)
+	}
+	return n
+}
+
+// AddTokenFile gives every enabled remote row of rows (nested ones included) that names no
+// token file remote.token in dir (none when dir is "").
+func AddTokenFile(rows []profiles.Row, dir string) {
+	for i := range rows {
+		r := &rows[i]
+		AddTokenFile(r.Rows, dir)
+		if _, ok := r.Config["tokenFile"]; ok || dir == "" || r.Use != UseRemote || !r.Enabled {
+			continue
+		}
+		cfg := maps.Clone(r.Config)
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		cfg["tokenFile"] = filepath.Join(dir, "remote.token")
+		r.Config = cfg
+	}
 }

@@ -234,3 +234,23 @@ func TestMountOffersWhatRowsAnswer(t *testing.T) {
 		})
 	}
 }
+
+// CountRows counts the enabled rows that mount a plugin, nested ones too; AddTokenFile gives
+// the enabled remote rows without a token file remote.token in the directory.
+func TestCountRowsAndTokenFile(t *testing.T) {
+	rows := []profiles.Row{
+		{Use: host.UseRemote, Enabled: true},
+		{Use: host.UseRemote, Enabled: true, Config: map[string]any{"tokenFile": "/own"}},
+		{Enabled: true, Rows: []profiles.Row{{Use: "x", Enabled: true}, {Use: host.UseRemote}}},
+	}
+	if n := host.CountRows(rows); n != 3 {
+		t.Errorf("CountRows: %d, want 3", n)
+	}
+	host.AddTokenFile(rows, "/dir")
+	if got := rows[0].Config["tokenFile"]; got != filepath.Join("/dir", "remote.token") {
+		t.Errorf("remote row: %v", got)
+	}
+	if rows[1].Config["tokenFile"] != "/own" || rows[2].Rows[1].Config != nil {
+		t.Errorf("a row with its own file, or disabled: %v %v", rows[1].Config, rows[2].Rows[1].Config)
+	}
+}

@@ -230,27 +230,12 @@ func (a *invocation) profileCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n := countRows(p.Rows)
+			n := host.CountRows(p.Rows)
 			fmt.Fprintf(a.stdout, "profile %q: ok (%d plugin row%s)\n", p.Source, n, plural(n))
 			return nil
 		}),
 	}
 	return group("profile", "Show or check the merged profile", show, check)
-}
-
-// countRows counts the enabled rows that mount a plugin.
-func countRows(rows []profiles.Row) int {
-	n := 0
-	for _, r := range rows {
-		if !r.Enabled {
-			continue
-		}
-		if r.Use != "" {
-			n++
-		}
-		n += countRows(r.Rows)
-	}
-	return n
 }
 
 func plural(n int) string {

@@ -17,8 +17,10 @@ const (
 	scopeProject = mcpsettings.Project
 )
 
-// parseKeyValues parses KEY=VALUE flags into a map (a later KEY wins); nil for none.
-func parseKeyValues(flag string, kvs []string) (map[string]string, error) {
+// parseKeyValues parses a repeatable flag's KEY=VALUE values into a map, nil for none; want
+// names the form in errors (KEY=VALUE, NAME=VALUE). A key given twice is refused with once,
+// else the later wins.
+func parseKeyValues(flag, want string, kvs []string, once bool) (map[string]string, error) {
 	if len(kvs) == 0 {
 		return nil, nil
 	}
@@ -26,7 +28,10 @@ func parseKeyValues(flag string, kvs []string) (map[string]string, error) {
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usageErrorf("%s %q: expected KEY=VALUE", flag, kv)
+			return nil, usageErrorf("%s %q: expected %s", flag, kv, want)
+		}
+		if _, dup := out[k]; dup && once {
+			return nil, usageErrorf("%s %s: given twice", flag, k)
 		}
 		out[k] = v
 	}
@@ -97,11 +102,11 @@ key order; the change is validated before it is written, and written atomically.
 			if !mcpclient.ValidServerName(name) {
 				return usageErrorf("mcp add: server name %q must match ^[A-Za-z0-9_-]{1,32}$", name)
 			}
-			envs, err := parseKeyValues("--env", env)
+			envs, err := parseKeyValues("--env", "KEY=VALUE", env, false)
 			if err != nil {
 				return err
 			}
-			hs, err := parseKeyValues("--header", headers)
+			hs, err := parseKeyValues("--header", "KEY=VALUE", headers, false)
 			if err != nil {
 				return err
 			}

@@ -30,7 +30,7 @@ func (a *invocation) loadProfile() (*profiles.Profile, error) { return a.loadPro
 // serverName in one scope, and the settings file of an MCP manager row that
 // does not parse or validate.
 func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) {
-	env, err := parseKeyValues("--env", a.flags.env)
+	env, err := parseKeyValues("--env", "KEY=VALUE", a.flags.env, false)
 	if err != nil {
 		return nil, err
 	}

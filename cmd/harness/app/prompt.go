@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,13 +24,9 @@ instructions, ...). With --json, its text and its sections, each with its name, 
 and order. A profile with a model and no agent gets the agent ask and chat would add.`,
 		Args: noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			vm := make(map[string]string, len(vars))
-			for _, v := range vars {
-				k, val, ok := strings.Cut(v, "=")
-				if !ok || k == "" {
-					return usageErrorf("--var %q: expected NAME=VALUE", v)
-				}
-				vm[k] = val
+			vm, err := parseKeyValues("--var", "NAME=VALUE", vars, false)
+			if err != nil {
+				return err
 			}
 			// The prompt ask and chat would send: their agent row, whose preamble and
 			// project instructions are sections of the prompt.

@@ -70,7 +70,7 @@ described, embedded resources with their URI and text, resource links. With
 arguments are refused before the request (exit status 2).`,
 		Args: args(cobra.ExactArgs(2)),
 		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			promptArgs, err := parseArgFlags(argFlags)
+			promptArgs, err := parseKeyValues("--arg", "NAME=VALUE", argFlags, true)
 			if err != nil {
 				return err
 			}
@@ -89,22 +89,6 @@ arguments are refused before the request (exit status 2).`,
 	get.Flags().StringArrayVar(&argFlags, "arg", nil, "a prompt argument, `NAME=VALUE`; repeatable")
 	get.Flags().BoolVar(&getJSON, "json", false, "print the server's GetPromptResult as JSON")
 	return group("prompts", "List and render MCP prompt templates", list, get)
-}
-
-// parseArgFlags reads --arg NAME=VALUE flags.
-func parseArgFlags(flags []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, f := range flags {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok || k == "" {
-			return nil, usageErrorf("--arg %q: expected NAME=VALUE", f)
-		}
-		if _, dup := out[k]; dup {
-			return nil, usageErrorf("--arg %s: given twice", k)
-		}
-		out[k] = v
-	}
-	return out, nil
 }
 
 // promptError words the prompts service's refusals: a missing argument says how to give

@@ -86,7 +86,7 @@ func (a *invocation) hostAndWait(cx context.Context, openPage bool, gw func(cont
 		if srv, ok := remote.Key.Get(h.Root()); ok {
 			a.showPage(srv, openPage) // the plugin has logged its URL
 		}
-		h.Logger().Info("running; interrupt to stop", "profile", h.Profile().Name, "rows", countRows(h.Profile().Rows))
+		h.Logger().Info("running; interrupt to stop", "profile", h.Profile().Name, "rows", host.CountRows(h.Profile().Rows))
 		<-cx.Done()
 		h.Logger().Info("shutting down")
 		return nil
