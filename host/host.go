@@ -54,8 +54,9 @@ type Options struct {
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// Self is the path of the running binary when it serves `workspace-server`: wherever an
-	// agent runs, the workspace server is mounted through it (WithWorkspaceRow). Empty
-	// means no workspace unless the profile mounts one.
+	// agent runs, the workspace server is mounted through it (WithWorkspaceRow), lazily:
+	// listed from the catalog cache (seeded in process when CatalogDir has no entry yet),
+	// started at its first call. Empty means no workspace unless the profile mounts one.
 	Self string
 	// SelfEnv is added to the environment of the workspace row the host adds (as
 	// app.Options.SelfEnv is to the profile's rows that run Self): tests make a re-executed
@@ -256,12 +257,18 @@ func (h *Host) provideCatalog() {
 }
 
 // mountedRows returns the rows of a profile as this host mounts them: adjusted
-// (Options.AdjustRows), with the workspace where an agent runs (WithWorkspaceRow), and without the remote API and the page's methods unless it hosts.
+// (Options.AdjustRows), with the workspace where an agent runs (WithWorkspaceRow, rooted
+// in the working directory, its catalog entry seeded), and without the remote API and the
+// page's methods unless it hosts.
 func (h *Host) mountedRows(rows []profiles.Row) []profiles.Row {
 	if h.opts.AdjustRows != nil {
 		rows = h.opts.AdjustRows(rows)
 	}
-	rows = WithWorkspaceRow(rows, h.opts.Self, h.opts.SelfEnv)
+	dir := workingDir()
+	rows, added := WithWorkspaceRow(rows, h.opts.Self, dir, h.opts.SelfEnv)
+	if added {
+		h.seedWorkspace(rows[len(rows)-1], dir)
+	}
 	if !h.opts.Hosting {
 		// The remote API and the page's methods are the host's: a one-shot use never
 		// publishes an endpoint.

@@ -172,7 +172,7 @@ func TestImportRoundTrips(t *testing.T) {
 				t.Fatalf("import is not deterministic")
 			}
 			p := loadWith(t, profiles.LoadOptions{Name: "imported.yaml", Data: out})
-			want := append([]string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console"}, tt.rows...)
+			want := append([]string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console", "agent"}, tt.rows...)
 			byID := map[string]profiles.Row{}
 			var got []string
 			for _, r := range p.Rows {

@@ -14,7 +14,7 @@ import (
 // catalog is the plugin catalog the tests assume.
 func catalog(use string) bool {
 	switch use {
-	case "toolregistry", "sysprompt", "mcpresources", "mcpprompts", "model", "mcpclient", "mcpmanager", "remote", "console", "x", "y":
+	case "toolregistry", "sysprompt", "mcpresources", "mcpprompts", "model", "mcpclient", "mcpmanager", "remote", "console", "agent", "x", "y":
 		return true
 	}
 	return false

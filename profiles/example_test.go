@@ -60,6 +60,7 @@ plugins:
 	// plugins.manager use="mcpmanager" enabled=true config=0 keys
 	// plugins.remote use="remote" enabled=true config=1 keys
 	// plugins.console use="console" enabled=true config=0 keys
+	// plugins.agent use="agent" enabled=true config=0 keys
 	// plugins.github use="mcpclient" enabled=true config=5 keys
 	// plugins.reviewer use="" enabled=false config=0 keys
 	//   plugins.reviewer.plugins.fs use="mcpclient" enabled=true config=3 keys

@@ -58,12 +58,12 @@ func TestBuiltins(t *testing.T) {
 		rows []string
 		use  map[string]string
 	}{
-		{"cli", []string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console"},
+		{"cli", []string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console", "agent"},
 			map[string]string{"tools": "toolregistry", "prompt": "sysprompt", "resources": "mcpresources", "prompts": "mcpprompts", "model": "model",
 				"manager": "mcpmanager", "remote": "remote", "console": "console"}},
-		{"default", []string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console", "demo"},
+		{"default", []string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console", "agent", "demo"},
 			map[string]string{"demo": "mcpclient"}},
-		{"web", []string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console", "demo"},
+		{"web", []string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console", "agent", "demo"},
 			map[string]string{"manager": "mcpmanager", "remote": "remote", "console": "console"}},
 	}
 	for _, tt := range tests {
@@ -290,7 +290,7 @@ func TestLoadExtendsFiles(t *testing.T) {
 	}
 	write(t, filepath.Join(dir, "sub"), "top.yaml", "extends: ../base.yaml\nplugins:\n  gh:\n    enabled: false\n    config:\n      args: [stdio]\n  fs: {use: mcpclient, config: {serverName: fs}}\n")
 	p := mustLoad(t, profiles.LoadOptions{Name: filepath.Join(dir, "sub", "top.yaml")})
-	if got, want := ids(p.Rows), []string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console", "gh", "fs"}; !slices.Equal(got, want) {
+	if got, want := ids(p.Rows), []string{"tools", "prompt", "resources", "prompts", "model", "manager", "remote", "console", "agent", "gh", "fs"}; !slices.Equal(got, want) {
 		t.Fatalf("rows %v, want %v", got, want)
 	}
 	gh := find(t, p.Rows, "gh")
@@ -330,7 +330,7 @@ func TestLoadAcceptsNulls(t *testing.T) {
 	}
 	// A null plugins map in an extending profile does not wipe the base.
 	p = mustLoad(t, profiles.LoadOptions{Data: []byte("extends: cli\nplugins:\n")})
-	if got := ids(p.Rows); len(got) != 8 {
+	if got := ids(p.Rows); len(got) != 9 {
 		t.Errorf("rows %v", got)
 	}
 }

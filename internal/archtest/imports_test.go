@@ -83,8 +83,9 @@ var rules = map[string]rule{
 	// profile links nothing of MCP.
 	"profiles": {project: []string{"ctx", "internal/redact", "internal/yamlnode"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
-	// never the other way.
-	"host": {project: []string{"ctx", "elicitation", "sampling", "plugins", "profiles", "secrets", "toolsearch", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
+	// never the other way. It lists the workspace server in process to seed the catalog
+	// entry of the workspace it adds (the host lists it in process).
+	"host": {project: []string{"ctx", "elicitation", "sampling", "plugins", "profiles", "secrets", "toolsearch", "workspace", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
 	// The turn driver (an agent's session over its remote methods, in process or on a host)
 	// and the terminal chat on it.
 	"host/adhoc":       {project: []string{"ctx", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},

@@ -77,6 +77,11 @@ func configHash(cfg Config) (string, error) {
 	})
 }
 
+// CatalogHash returns the configuration hash under which the catalog cache keeps the lists
+// of the server c configures ([catalog.Server.ConfigHash]), for a host that knows those
+// lists without starting the server (one it embeds) and seeds the cache with them.
+func (c Config) CatalogHash() (string, error) { return configHash(c) }
+
 // attachCatalog connects s to the catalog service when c sees one: the writer that keeps
 // s's entry current, and, for a lazy client, the entry cached for s's configuration, if any
 // (nil otherwise).
@@ -138,7 +143,7 @@ func (s *supervisor) listed(g *generation, tools []*mcp.Tool) {
 		Tools:           tools,
 	}
 	if info.ServerName != "" || info.ServerVersion != "" {
-		e.ServerInfo = &mcp.Implementation{Name: info.ServerName, Title: info.ServerTitle, Version: info.ServerVersion}
+		e.ServerInfo = &mcp.Implementation{Name: info.ServerName, Title: info.ServerTitle, Version: info.ServerVersion, Description: info.ServerDescription}
 	}
 	s.cat.mu.Lock()
 	if prev := s.cat.latest; prev != nil { // keep the other lists until they are listed again
@@ -263,7 +268,9 @@ func drain[T any](cx context.Context, page func(cursor string) ([]*T, string, er
 }
 
 // cachedTools builds the registry definitions of a cached entry's tools, as a discovery
-// of the same list would (the filters applied again, names that collide left out).
+// of the same list would (the filters applied again, names that collide left out), but
+// without resolving each schema first: the registry compiles them, and a list it refuses
+// makes startLazy start the server to list its tools afresh.
 func (s *supervisor) cachedTools(e *catalog.Server) ([]toolregistry.Tool, error) {
 	publics := make(map[string]string, len(e.Tools))
 	tools := make([]toolregistry.Tool, 0, len(e.Tools))
@@ -276,7 +283,7 @@ func (s *supervisor) cachedTools(e *catalog.Server) ([]toolregistry.Tool, error)
 			return nil, fmt.Errorf("mcp server %q: cached tools %q and %q have the same public name %q", s.cfg.ServerName, other, t.Name, public)
 		}
 		publics[public] = t.Name
-		tools = append(tools, s.toolDef(t, public))
+		tools = append(tools, s.toolDef(t, public, false))
 	}
 	return tools, nil
 }

@@ -274,7 +274,7 @@ func (s *supervisor) startLazy(entry *catalog.Server) bool {
 			s.setInstructions(entry.Instructions)
 			st := Status{Phase: PhaseLazy, Tools: s.set.Names(), InstructionBytes: len(s.instructions()), ProtocolVersion: entry.ProtocolVersion}
 			if si := entry.ServerInfo; si != nil {
-				st.ServerName, st.ServerVersion = si.Name, si.Version
+				st.ServerName, st.ServerVersion, st.ServerDescription = si.Name, si.Version, si.Description
 			}
 			s.report(st)
 			return true

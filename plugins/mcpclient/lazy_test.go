@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
@@ -213,6 +215,33 @@ func testLazyCorruptCache(t *testing.T) {
 	}
 	if e.st.waitPhase(t, "srv", PhaseIdle); ms.dials.Load() != 1 {
 		t.Errorf("dials %d", ms.dials.Load())
+	}
+}
+
+// A cached tool whose schema does not compile (the file edited, or written by another
+// version) is not registered with a looser schema: the cached list is refused and the
+// server starts to list its tools afresh, which replaces the entry.
+func TestLazyCachedSchemaRefused(t *testing.T) { synctest.Test(t, testLazyCachedSchemaRefused) }
+
+func testLazyCachedSchemaRefused(t *testing.T) {
+	e, _, store := newCatalogEnv(t)
+	ms := newMemServer(demo())
+	cfg := lazyConfig("srv", 1_000)
+	hash, err := configHash(cfg)
+	must(t, err)
+	bad := &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": 7}}}}
+	must(t, store.Save("srv", &catalog.Server{ConfigHash: hash, Tools: []*mcp.Tool{bad}}))
+	e.mount(nil, cfg, &hooks{dial: ms.dial, jitter: noJitter})
+	e.st.waitPhase(t, "srv", PhaseConnected)
+	if !strings.Contains(e.log.String(), "the cached catalog cannot be registered") {
+		t.Errorf("no warning:\n%s", e.log.String())
+	}
+	e.mustCall(nil, "mcp__srv__echo", `{"text":"x"}`)
+	synctest.Wait() // the catalog writer has written the server's own list
+	entry, err := store.Load("srv", hash)
+	must(t, err)
+	if len(entry.Tools) < 2 {
+		t.Errorf("the entry was not replaced by the server's list: %d tools", len(entry.Tools))
 	}
 }
 

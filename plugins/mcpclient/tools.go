@@ -106,7 +106,7 @@ func (s *supervisor) discover(cx context.Context, g *generation) ([]toolregistry
 			return nil, fmt.Errorf("mcp server %q: tools %q and %q have the same public name %q: invalid tool list", server, other, t.Name, public)
 		}
 		publics[public] = t.Name
-		tools = append(tools, s.toolDef(t, public))
+		tools = append(tools, s.toolDef(t, public, true))
 		kept = append(kept, t)
 	}
 	s.listed(g, kept)
@@ -125,17 +125,21 @@ func (s *supervisor) discover(cx context.Context, g *generation) ([]toolregistry
 	return tools, nil
 }
 
-// toolDef builds the registry definition of t.
-func (s *supervisor) toolDef(t *mcp.Tool, public string) toolregistry.Tool {
+// toolDef builds the registry definition of t. With resolve, a schema that does not resolve
+// is replaced (the input's by an object schema, the output's by none) so that one tool's bad
+// schema costs only its checks; without, the registry's compile is the only check (a
+// cached list, whose schemas resolved when the server listed them, is registered whole or
+// not at all).
+func (s *supervisor) toolDef(t *mcp.Tool, public string, resolve bool) toolregistry.Tool {
 	rt := &remoteTool{s: s, raw: t.Name, public: public, taskSupport: taskSupportOf(t)}
-	params, err := usableSchema(t.InputSchema)
+	params, err := usableSchema(t.InputSchema, resolve)
 	if err != nil {
 		s.log.Warn("tool input schema unusable; arguments are passed unchecked", "tool", t.Name, "err", err)
 		params = objectSchema
 	}
 	var out json.RawMessage
 	if t.OutputSchema != nil {
-		if out, err = usableSchema(t.OutputSchema); err != nil {
+		if out, err = usableSchema(t.OutputSchema, resolve); err != nil {
 			s.log.Warn("tool output schema unusable; structured content is not checked", "tool", t.Name, "err", err)
 			out = nil
 		}
@@ -246,9 +250,10 @@ func toolMeta(server string, t *mcp.Tool) map[string]string {
 }
 
 // usableSchema returns v (a schema as the SDK decoded it) as JSON the tool registry can
-// compile: a JSON object that resolves. A $schema naming another draft is dropped (the
-// keywords servers use mean the same in the supported drafts).
-func usableSchema(v any) (json.RawMessage, error) {
+// compile: a JSON object that resolves (checked only with resolve, the most costly step of
+// registering a tool). A $schema naming another draft is dropped (the keywords servers use
+// mean the same in the supported drafts).
+func usableSchema(v any, resolve bool) (json.RawMessage, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -266,6 +271,9 @@ func usableSchema(v any) (json.RawMessage, error) {
 				return nil, err
 			}
 		}
+	}
+	if !resolve {
+		return raw, nil
 	}
 	sc := new(jsonschema.Schema)
 	if err := json.Unmarshal(raw, sc); err != nil {

@@ -50,7 +50,8 @@ func runHarness(t *testing.T, dir string, args ...string) string {
 }
 
 // TestProfileOptions: what docs/workspace.md tells a profile to write works as written —
-// the workspace is mounted where an agent runs, rooted in the working directory; a
+// the workspace is mounted where an agent runs (the built-in profiles' among them), rooted
+// in the working directory, listed without starting; a
 // profile's own row roots it elsewhere and makes it read-only; a row switched off leaves
 // it out; without an agent it is not there.
 func TestProfileOptions(t *testing.T) {
@@ -75,9 +76,10 @@ func TestProfileOptions(t *testing.T) {
 		return l
 	}
 
-	// An agent row: the workspace is mounted, rooted where the harness runs.
+	// An agent row: the workspace is mounted, rooted where the harness runs, and listed
+	// without starting (lazy: its tools from the catalog entry the host made in process).
 	l := list("-p", profile("agent.yaml", ""))
-	if len(l.Unmanaged) != 1 || l.Unmanaged[0].Name != "workspace" || l.Unmanaged[0].Status != "connected" {
+	if len(l.Unmanaged) != 1 || l.Unmanaged[0].Name != "workspace" || l.Unmanaged[0].Status != "lazy" {
 		t.Fatalf("with an agent: %+v", l.Unmanaged)
 	}
 	w := l.Unmanaged[0]
@@ -120,7 +122,14 @@ func TestProfileOptions(t *testing.T) {
 		t.Errorf("switched off: %+v", l.Unmanaged)
 	}
 	// No agent, no workspace.
-	if l := list("-p", "cli"); len(l.Unmanaged) != 0 {
-		t.Errorf("the cli profile, without an agent: %+v", l.Unmanaged)
+	if l := list("-p", "cli", "--set", "plugins.agent.enabled=false"); len(l.Unmanaged) != 0 {
+		t.Errorf("the cli profile, its agent switched off: %+v", l.Unmanaged)
+	}
+	// The built-in profile's agent brings it too; a call starts it.
+	if l := list("-p", "cli"); len(l.Unmanaged) != 1 || l.Unmanaged[0].Status != "lazy" {
+		t.Errorf("the cli profile: %+v", l.Unmanaged)
+	}
+	if got := runHarness(t, dir, "-p", "cli", "tools", "call", "--local", "mcp__workspace__list_dir", `{}`); !strings.Contains(got, "agent.yaml") {
+		t.Errorf("list_dir through the built-in profile's lazy workspace: %q", got)
 	}
 }

@@ -226,7 +226,8 @@ func TestAskOnHost(t *testing.T) {
 		}
 		return modeltest.Reply{Content: "tool said: " + last.Content}
 	}})
-	p := agentProfile(t, srv, "  agent:\n    use: agent\n")
+	// The built-in profiles' agent: the profile adds only its model.
+	p := agentProfile(t, srv, "")
 	env := testEnv(t)
 	startRun(t, env, "-p", p, "run")
 
@@ -246,12 +247,13 @@ func TestAskOnHost(t *testing.T) {
 	}
 }
 
-// TestAskHostWithoutAgent: a running host without a model or agent is said in one line,
-// and ask works in process.
+// TestAskHostWithoutAgent: a running host without an agent (its profile turns the
+// built-in one off) is said in one line, and ask works in process.
 func TestAskHostWithoutAgent(t *testing.T) {
 	t.Parallel()
 	env := testEnv(t)
-	startRun(t, env, "run")
+	p := writeFile(t, t.TempDir(), "noagent.yaml", "extends: default\nplugins:\n  agent:\n    enabled: false\n")
+	startRun(t, env, "-p", p, "run")
 	r := run(t, append(env, "DEEPSEEK_API_KEY="), "ask", "hello")
 	r.expect(t, ExitFailure, "", "has no agent (its profile mounts no model or agent); working in process")
 }

@@ -131,7 +131,7 @@ func TestProfileShowDefault(t *testing.T) {
 	}
 	// The dump is a profile: it loads again.
 	again := writeFile(t, t.TempDir(), "again.yaml", r.stdout)
-	run(t, nil, "-p", again, "profile", "check").expect(t, ExitOK, "ok (9 plugin rows)", "")
+	run(t, nil, "-p", again, "profile", "check").expect(t, ExitOK, "ok (10 plugin rows)", "")
 	for _, name := range profiles.BuiltinNames() {
 		run(t, nil, "-p", name, "profile", "check").expect(t, ExitOK, "ok", "")
 	}
@@ -281,7 +281,7 @@ func TestMCPImport(t *testing.T) {
 	// Round trip: the output is a profile that checks, shows and imports
 	// the same way from stdin.
 	prof := writeFile(t, dir, "imported.yaml", r.stdout)
-	run(t, nil, "-p", prof, "profile", "check").expect(t, ExitOK, "ok (10 plugin rows)", "")
+	run(t, nil, "-p", prof, "profile", "check").expect(t, ExitOK, "ok (11 plugin rows)", "")
 	show := run(t, nil, "-p", prof, "profile", "show")
 	show.expect(t, ExitOK, "serverName: fs", "")
 	if strings.Contains(show.stdout, "s3cr3t") || strings.Contains(show.stdout, "Bearer abc") {

@@ -16,7 +16,7 @@ func TestOtherHostsDocuments(t *testing.T) {
   "fetch": {"command": "uvx", "args": ["mcp-server-fetch"], "autoApprove": ["fetch"], "timeout": 60},
   "off": {"command": "x", "disabled": true}}}`)
 	r := run(t, nil, "-p", cline, "profile", "check")
-	r.expect(t, ExitOK, "ok (9 plugin rows)", `warning: key "mcpServers.fetch.autoApprove": ignored`)
+	r.expect(t, ExitOK, "ok (10 plugin rows)", `warning: key "mcpServers.fetch.autoApprove": ignored`)
 	show := run(t, nil, "-p", cline, "profile", "show")
 	show.expect(t, ExitOK, "enabled: false", "")
 
@@ -34,7 +34,7 @@ tool_timeout_sec = 30
 		}
 	}
 	prof := writeFile(t, dir, "figma.yaml", imp.stdout)
-	run(t, nil, "-p", prof, "profile", "check").expect(t, ExitOK, "ok (9 plugin rows)", "")
+	run(t, nil, "-p", prof, "profile", "check").expect(t, ExitOK, "ok (10 plugin rows)", "")
 	// The reference is shown as written, never resolved, by profile show.
 	run(t, []string{"FIGMA_TOKEN=figd_live_secret"}, "-p", codex, "profile", "show").expect(t, ExitOK, "Bearer ${FIGMA_TOKEN}", "")
 
@@ -93,7 +93,7 @@ plugins:
 	}
 	// Other commands are not held back by what only profile check reports.
 	ok := writeFile(t, dir, "ok.yaml", "extends: cli\nplugins:\n  one: {use: mcpclient, enabled: false, config: {serverName: gh, transport: stdio, command: x}}\n")
-	run(t, nil, "-p", ok, "profile", "check").expect(t, ExitOK, "ok (8 plugin rows)", "")
+	run(t, nil, "-p", ok, "profile", "check").expect(t, ExitOK, "ok (9 plugin rows)", "")
 }
 
 // A profile's server expands ${VAR:-default} and ${secret:NAME} when it mounts (the demo

@@ -35,12 +35,14 @@ func TestDefaultToolsList(t *testing.T) {
 	t.Parallel()
 	r := run(t, nil, "tools", "list")
 	r.expect(t, ExitOK, "mcp__demo__echo", "")
-	for _, want := range []string{"mcp__demo__add", "mcp__demo__slow", "mcp__demo__fail", "mcp__demo__image", "read_mcp_resource", "list_mcp_resources"} {
+	// The built-in profile's agent brings the workspace's tools (its server not started).
+	for _, want := range []string{"mcp__demo__add", "mcp__demo__slow", "mcp__demo__fail", "mcp__demo__image", "read_mcp_resource", "list_mcp_resources",
+		"mcp__workspace__read_file", "mcp__workspace__shell"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("tools list lacks %s:\n%s", want, r.stdout)
 		}
 	}
-	if !strings.Contains(r.stdout, "mcp__demo__echo              demo    Returns the given text unchanged.") {
+	if !strings.Contains(r.stdout, "mcp__demo__echo               demo       Returns the given text unchanged.") {
 		t.Errorf("tools list does not show echo's server and description:\n%s", r.stdout)
 	}
 	if r.stderr != "" {
@@ -200,7 +202,7 @@ func TestResourcesOutputsAndErrors(t *testing.T) {
 	res("list", "nosuch").expect(t, ExitFailure, "", "nosuch")
 	res("read", "demo", "demo://missing").expect(t, ExitFailure, "", "Resource not found")
 	res("read", "demo").expect(t, ExitUsage, "", "accepts 2 arg(s)")
-	run(t, nil, "-p", "cli", "resources", "list", "demo").expect(t, ExitFailure, "", "no list_mcp_resources tool")
+	run(t, nil, "-p", "cli", "--set", "plugins.agent.enabled=false", "resources", "list", "demo").expect(t, ExitFailure, "", "no list_mcp_resources tool")
 }
 
 func TestAdhocStdioServer(t *testing.T) {

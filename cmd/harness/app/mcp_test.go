@@ -26,8 +26,10 @@ func TestMCPListInProcess(t *testing.T) {
 	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no-such-server")
 	r := run(t, nil, append([]string{"--stdio", "bad=" + missing, "mcp", "list"}, noHost(t)...)...)
-	r.expect(t, ExitOK, "NAME  STATUS", "")
-	for _, want := range []string{"demo  connected  stdio      8", "bad   failed     stdio      0      connect: fork/exec "} {
+	r.expect(t, ExitOK, "NAME       STATUS", "")
+	// The built-in profile's agent brings the workspace, listed without starting (lazy).
+	for _, want := range []string{"demo       connected  stdio      8", "bad        failed     stdio      0      connect: fork/exec ",
+		"workspace  lazy       stdio      9      workspace "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("mcp list lacks %q:\n%s", want, r.stdout)
 		}
@@ -62,7 +64,7 @@ func TestMCPListInProcess(t *testing.T) {
 		t.Errorf("mcp list --json does not redact the token:\n%s", r.stdout)
 	}
 	var l host.ServerList
-	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Servers)+len(l.Unmanaged) != 2 {
+	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Servers)+len(l.Unmanaged) != 3 { // demo, tok, workspace
 		t.Fatalf("mcp list --json: %v\n%s", err, r.stdout)
 	}
 
@@ -104,8 +106,8 @@ func TestMCPProbe(t *testing.T) {
 		expect(t, ExitFailure, `"stage": "connect"`, "probe of bad failed at connect")
 
 	run(t, nil, append([]string{"mcp", "probe", "nosuch"}, noHost(t)...)...).
-		expect(t, ExitFailure, "", `no MCP server "nosuch" in profile "default"; known: demo`)
-	run(t, nil, append([]string{"-p", "cli", "mcp", "probe", "demo"}, noHost(t)...)...).
+		expect(t, ExitFailure, "", `no MCP server "nosuch" in profile "default"; known: demo, workspace`)
+	run(t, nil, append([]string{"-p", "cli", "--set", "plugins.agent.enabled=false", "mcp", "probe", "demo"}, noHost(t)...)...).
 		expect(t, ExitFailure, "", `no MCP server "demo" in profile "cli": it has no MCP servers`)
 	run(t, nil, "mcp", "probe").expect(t, ExitUsage, "", "accepts 1 arg(s)")
 }
@@ -141,7 +143,7 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 	run(t, nil, "mcp", "list", "--endpoint", endpoint).expect(t, ExitFailure, "", "serves neither harness/mcpList nor mcpManager/list")
 	run(t, nil, "mcp", "restart", "demo", "--endpoint", endpoint).expect(t, ExitFailure, "", "use --local")
 	// --local ignores the host.
-	run(t, nil, "mcp", "list", "--endpoint", endpoint, "--local").expect(t, ExitOK, "demo  connected", "")
+	run(t, nil, "mcp", "list", "--endpoint", endpoint, "--local").expect(t, ExitOK, "demo       connected", "")
 
 	// A stale endpoint: the host is gone.
 	stale := filepath.Join(dir, "stale.endpoint.json")
@@ -179,7 +181,7 @@ func TestMCPWithManagerInProcess(t *testing.T) {
 		"--set", "plugins.manager.config.settingsFile=" + settings,
 		"--set", "plugins.remote.config.tokenFile=" + filepath.Join(dir, "remote.token")}
 	r := run(t, nil, append(web, "mcp", "list", "--local")...)
-	r.expect(t, ExitOK, "managed  connected  streamable-http  8", "")
+	r.expect(t, ExitOK, "managed    connected  streamable-http  8", "")
 	r = run(t, nil, append(web, "mcp", "list", "--local", "--json")...)
 	r.expect(t, ExitOK, `"source": "settings"`, "")
 	if strings.Contains(r.stdout, "s3cr3t-managed") {
@@ -194,16 +196,16 @@ func TestMCPWithManagerInProcess(t *testing.T) {
 	// restarted by name.
 	withDemo := append(slices.Clone(web[:2]), web[4:]...)
 	r = run(t, nil, append(withDemo, "mcp", "list", "--local")...)
-	r.expect(t, ExitOK, "managed  connected  streamable-http  8", "")
-	r.expect(t, ExitOK, "demo     connected  stdio            8", "")
+	r.expect(t, ExitOK, "managed    connected  streamable-http  8", "")
+	r.expect(t, ExitOK, "demo       connected  stdio            8", "")
 	r = run(t, nil, append(withDemo, "mcp", "list", "--local", "--json")...)
 	var l struct {
 		Servers   []mcpmanager.View `json:"servers"`
 		Unmanaged []mcpmanager.View `json:"unmanaged"`
 		Version   uint64            `json:"version"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Servers) != 1 || len(l.Unmanaged) != 1 ||
-		l.Unmanaged[0].Name != "demo" || l.Version == 0 {
+	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Servers) != 1 || len(l.Unmanaged) != 2 ||
+		l.Unmanaged[0].Name != "demo" || l.Unmanaged[1].Name != "workspace" || l.Unmanaged[1].Status != "lazy" || l.Version == 0 {
 		t.Errorf("mcp list --json: %v\n%s", err, r.stdout)
 	}
 	run(t, nil, append(withDemo, "mcp", "restart", "demo", "--local")...).expect(t, ExitOK, "demo: restarted: connected", "")

@@ -119,7 +119,7 @@ func TestSettingsLayersAndHotReload(t *testing.T) {
 	run(t, env, "mcp", "disable", "both", "--scope", "project").expect(t, ExitOK, "both: disabled in "+projectFile, "")
 	web := []string{"-p", "web", "--set", "plugins.demo.enabled=false"}
 	r := run(t, env, append(web, "mcp", "list", "--local")...)
-	r.expect(t, ExitOK, "both  disabled", "")
+	r.expect(t, ExitOK, "both       disabled", "")
 	r.expect(t, ExitOK, "user settings: "+user, "")
 	r.expect(t, ExitOK, "project settings: "+projectFile, "")
 	run(t, env, "mcp", "get", "both").expect(t, ExitOK, "both (project settings, ", "")
@@ -133,7 +133,7 @@ func TestSettingsLayersAndHotReload(t *testing.T) {
 	case <-t.Context().Done():
 		t.Fatalf("the host did not start the added server:\n%s", host.String())
 	}
-	run(t, env, "mcp", "list").expect(t, ExitOK, "added  connected", "answering for the host")
+	run(t, env, "mcp", "list").expect(t, ExitOK, "added      connected", "answering for the host")
 }
 
 // TestAdhocStdioEnv: --env sets the environment of the ad-hoc --stdio servers.

@@ -187,6 +187,13 @@ func (s *Store) Load(server, hash string) (*Server, error) {
 	return e, nil
 }
 
+// Has reports whether the store has a file for server's entry for the configuration hash,
+// without reading it (Load says whether it is usable).
+func (s *Store) Has(server, hash string) bool {
+	_, err := os.Stat(s.path(server, hash))
+	return err == nil
+}
+
 // Save writes e as server's entry (e.ConfigHash names the file) atomically, mode 0600,
 // unless the file holds the same lists already (a server that listed what it listed last
 // time costs a read, not a write). e is not modified; UpdatedAt is set in what is written.

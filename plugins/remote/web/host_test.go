@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/testkit/harnessbin"
 )
 
@@ -309,6 +310,40 @@ func TestHostPage(t *testing.T) {
 			if strings.Contains(body, secret) {
 				t.Fatalf("the page shows %q", secret)
 			}
+		}
+	})
+}
+
+// TestBuiltinProfilesChat: the built-in profiles run the agent, so the page of `harness
+// run` and of `harness -p web run` opens with the Chat view. Without a key the view says
+// what to set; with one (the local model server's, through DEEPSEEK_API_KEY and
+// DEEPSEEK_BASE_URL, as a user points the harness at a DeepSeek-compatible endpoint) a
+// message sent from the page is answered.
+func TestBuiltinProfilesChat(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Reply: func(*modeltest.Call) modeltest.Reply {
+		return modeltest.Reply{Content: "hello from the built-in agent"}
+	}})
+	bin := harnessbin.Path(t)
+	t.Run("run, no key", func(t *testing.T) {
+		h := startHostWith(t, bin, nil, "run")
+		b := browser(t)
+		run(t, b, chromedp.Navigate(h.page), visible(`#chat`),
+			until(`document.querySelectorAll('#chat-agent option').length === 1`, 20*time.Second),
+			until(`(document.querySelector('#chat-notice')?.innerText || "").includes("DEEPSEEK_API_KEY")`, 10*time.Second))
+		if n := text(t, b, `#chat-notice`); !strings.Contains(n, "no API key") || strings.Contains(n, srv.Key) {
+			t.Errorf("the notice without a key: %q", n)
+		}
+	})
+	t.Run("-p web run, a key", func(t *testing.T) {
+		h := startHostWith(t, bin, []string{"DEEPSEEK_API_KEY=" + srv.Key, "DEEPSEEK_BASE_URL=" + srv.URL}, "-p", "web", "run")
+		b := browser(t)
+		run(t, b, chromedp.Navigate(h.page), visible(`#chat`),
+			until(`document.querySelectorAll('#chat-agent option').length === 1`, 20*time.Second),
+			chromedp.SendKeys(chromedp.ID(`chat-input`), "hello"),
+			click(`#chat-send`),
+			until(`(document.querySelector('#chat-log')?.innerText || "").includes("hello from the built-in agent")`, 30*time.Second))
+		if n := eval[bool](t, b, `document.querySelector('#chat-notice').hidden`); !n {
+			t.Errorf("a notice with a key: %q", text(t, b, `#chat-notice`))
 		}
 	})
 }
