@@ -74,6 +74,13 @@ func (e *idleTimeoutError) Is(target error) bool {
 	return target == context.DeadlineExceeded || target == toolregistry.ErrTimeout
 }
 
+// progressGrace bounds how long the end of a request waits for the rest of its progress:
+// the SDK hands notifications to the client on a goroutine of their own, apart from
+// responses, so the last notification a server sent before its answer (300 of 300) can be
+// handled just after the answer arrived. A request whose last notification fell short of
+// its total waits until one reaches it, at most this long, before its Done event.
+const progressGrace = 100 * time.Millisecond
+
 // inflight is one request that carries a progress token: its idle deadline moves with each
 // progress notification.
 type inflight struct {
@@ -86,6 +93,35 @@ type inflight struct {
 	cancel         func(error)
 	deadline       atomic.Int64 // unix nanoseconds
 	progressed     atomic.Bool
+
+	mu              sync.Mutex
+	progress, total float64       // the last notification's
+	complete        chan struct{} // closed once a notification has reached the total
+}
+
+// noted records a notification the client has emitted.
+func (f *inflight) noted(progress, total float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.progress, f.total = progress, total
+	if total > 0 && progress >= total && f.complete != nil {
+		close(f.complete)
+		f.complete = nil
+	}
+}
+
+// shortOfTotal returns a channel closed once a notification reaches the total, when the
+// last one so far fell short of a known total; nil otherwise.
+func (f *inflight) shortOfTotal() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.progressed.Load() || f.total <= 0 || f.progress >= f.total {
+		return nil
+	}
+	if f.complete == nil {
+		f.complete = make(chan struct{})
+	}
+	return f.complete
 }
 
 // watchdog tracks one generation's requests in flight by progress token and ends those that
@@ -98,6 +134,7 @@ type watchdog struct {
 
 	mu      sync.Mutex
 	byToken map[string]*inflight
+	ending  map[string]*inflight // answered, waiting for their last notification (no deadline)
 	timer   *time.Timer
 	armed   int64                         // unix nanoseconds when the timer fires; 0 when not armed
 	held    int                           // server requests (elicitation, sampling) waiting on the user or a model
@@ -161,16 +198,35 @@ func (w *watchdog) add(f *inflight) {
 func (w *watchdog) remove(f *inflight) {
 	w.mu.Lock()
 	delete(w.byToken, f.token)
+	delete(w.ending, f.token)
 	w.settleLocked()
 	w.mu.Unlock()
 }
 
-// touch extends the deadline of the request with token and returns it (nil: not in flight).
+// retire moves f, answered, out of the requests in flight (no deadline, no longer keeping
+// the connection busy) while its last notifications may still arrive: touch finds it
+// until remove.
+func (w *watchdog) retire(f *inflight) {
+	w.mu.Lock()
+	delete(w.byToken, f.token)
+	if w.ending == nil {
+		w.ending = make(map[string]*inflight)
+	}
+	w.ending[f.token] = f
+	w.settleLocked()
+	w.mu.Unlock()
+}
+
+// touch extends the deadline of the request with token and returns it; an answered one
+// still retired is returned as it is; nil: neither.
 func (w *watchdog) touch(token string) *inflight {
 	w.mu.Lock()
-	f := w.byToken[token]
+	f, ended := w.byToken[token], false
+	if f == nil {
+		f, ended = w.ending[token], true
+	}
 	w.mu.Unlock()
-	if f != nil {
+	if f != nil && !ended {
 		f.progressed.Store(true)
 		f.deadline.Store(time.Now().Add(w.idle).UnixNano())
 	}
@@ -332,8 +388,22 @@ func (s *supervisor) watch(cx context.Context, g *generation, method, target, ca
 	return f
 }
 
-// unwatch ends watching f; a request that reported progress emits its Done event.
+// unwatch ends watching f; a request that reported progress emits its Done event. An
+// answered request whose last notification so far fell short of its total first waits, at
+// most progressGrace, for the one that reaches it (handled after the answer, see
+// progressGrace), so that the Done event follows every notification the server sent
+// before answering.
 func (s *supervisor) unwatch(g *generation, f *inflight, err error) {
+	if done := f.shortOfTotal(); done != nil && err == nil {
+		g.watch.retire(f)
+		t := time.NewTimer(progressGrace)
+		select {
+		case <-done:
+		case <-t.C:
+		case <-g.life.Done():
+		}
+		t.Stop()
+	}
 	g.watch.remove(f)
 	if !f.progressed.Load() {
 		return
@@ -347,7 +417,8 @@ func (s *supervisor) unwatch(g *generation, f *inflight, err error) {
 }
 
 // onProgress is the SDK's progress handler for g: it extends the request's deadline and
-// emits ProgressEvent. Notifications for tokens not in flight (late, or forged) are dropped.
+// emits ProgressEvent. Notifications for tokens not in flight (late, or forged) are
+// dropped; an answered request's are emitted while unwatch waits for them.
 func (s *supervisor) onProgress(g *generation, p *mcp.ProgressNotificationParams) {
 	if p.ProgressToken == nil {
 		return
@@ -359,6 +430,7 @@ func (s *supervisor) onProgress(g *generation, p *mcp.ProgressNotificationParams
 	}
 	s.emitProgress(Progress{Server: s.cfg.ServerName, Scope: s.c.Scope(), Method: f.method, Target: f.target, CallID: f.callID,
 		Token: token, Progress: p.Progress, Total: p.Total, Message: s.scrub.Replace(p.Message), Elapsed: time.Since(f.started)})
+	f.noted(p.Progress, p.Total) // after the event: unwatch emits Done once this one is out
 }
 
 func (s *supervisor) emitProgress(p Progress) {

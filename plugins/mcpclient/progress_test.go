@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -18,17 +20,19 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
-// progressServer has three tools: "steady" reports progress every `every` for `total` and
-// answers "done"; "silent" never answers and records that the server saw it cancelled;
-// "chatty" logs one message at each level and answers. Resource "slow://r" is read after
+// progressServer has five tools: "steady" reports progress every `every` for `total` and
+// answers "done"; "burst" reports 1, 2 and 3 of 3 at once and answers, and "short" 1 and 2
+// of 3; "silent" never answers and records that the server saw it cancelled; "chatty" logs
+// one message at each level and answers. Resource "slow://r" is read after
 // reporting progress every `every` for `total`.
 type progressServer struct {
 	srv       *mcp.Server
 	cancelled chan struct{} // closed when "silent" saw its context end
+	handled   chan struct{} // "short" answers once it is closed (the client has its notifications)
 }
 
 func newProgressServer(every, total time.Duration) *progressServer {
-	ps := &progressServer{cancelled: make(chan struct{})}
+	ps := &progressServer{cancelled: make(chan struct{}), handled: make(chan struct{})}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "progress", Version: "1"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}, Logging: &mcp.LoggingCapabilities{}}, //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	})
@@ -53,6 +57,24 @@ func newProgressServer(every, total time.Duration) *progressServer {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
+	burst := func(steps, of int, wait <-chan struct{}) func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			for i := 1; i <= steps; i++ {
+				if err := req.Session.NotifyProgress(cx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(),
+					Progress: float64(i), Total: float64(of)}); err != nil {
+					return nil, nil, err
+				}
+			}
+			select {
+			case <-wait:
+			case <-cx.Done():
+				return nil, nil, cx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+		}
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "burst"}, burst(3, 3, closedCh))
+	mcp.AddTool(srv, &mcp.Tool{Name: "short"}, burst(2, 3, ps.handled))
 	var once atomic.Bool
 	mcp.AddTool(srv, &mcp.Tool{Name: "silent"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		<-cx.Done()
@@ -107,10 +129,10 @@ func TestProgressExtendsIdleDeadline(t *testing.T) {
 		}
 		synctest.Wait()
 		evs := rec.Events()
-		// The last notification may race the result (the SDK handles notifications apart
-		// from responses) and is then dropped: the call is over.
-		if n := len(evs) - 1; n != 23 && n != 24 {
-			t.Fatalf("%d progress events, want 23 or 24 and a done: %+v", len(evs), evs)
+		// The last notification, though it may be handled after the result arrived (the SDK
+		// handles notifications apart from responses), comes before the done.
+		if n := len(evs) - 1; n != 24 {
+			t.Fatalf("%d progress events, want 24 and a done: %+v", len(evs), evs)
 		}
 		first, last := evs[0], evs[len(evs)-1]
 		if first.Server != "p" || first.Method != "tools/call" || first.Target != "steady" || first.Progress != 1 || first.Total != 24 ||
@@ -119,6 +141,76 @@ func TestProgressExtendsIdleDeadline(t *testing.T) {
 		}
 		if !last.Done || last.Err != "" || last.Token != first.Token {
 			t.Fatalf("last event %+v, want done without error", last)
+		}
+	})
+}
+
+// The last notifications a server sends before its answer are emitted before the call's
+// Done event even when the client handles them after the answer arrived: here the
+// listener holds the second until the answer is in (the SDK's notification goroutine waits
+// behind it with the third), and the third still comes before the done.
+func TestLastProgressBeforeDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		gate := make(chan struct{})
+		var (
+			mu  sync.Mutex
+			got []string
+		)
+		if _, err := ProgressEvent.On(e.root, func(p Progress) error {
+			if !p.Done && p.Progress == 2 {
+				<-gate
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if p.Done {
+				got = append(got, "done")
+			} else {
+				got = append(got, fmt.Sprintf("%g/%g", p.Progress, p.Total))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		e.mount(nil, memConfig("p"), &hooks{dial: newMemServer(newProgressServer(time.Second, time.Second).srv).dial})
+		answered := make(chan struct{})
+		go func() {
+			defer close(answered)
+			e.mustCall(nil, "mcp__p__burst", "")
+		}()
+		synctest.Wait() // the answer is in; the second notification is held, the third queued
+		close(gate)
+		<-answered
+		mu.Lock()
+		defer mu.Unlock()
+		if want := []string{"1/3", "2/3", "3/3", "done"}; !slices.Equal(got, want) {
+			t.Fatalf("events %v, want %v", got, want)
+		}
+	})
+}
+
+// A call whose last notification falls short of its total waits for the rest at most
+// progressGrace, then ends with its Done event.
+func TestShortProgressEndsAfterGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ps := newProgressServer(time.Second, time.Second)
+		e, rec := progressEnv(t, ps, time.Minute)
+		if _, err := ProgressEvent.On(e.root, func(p Progress) error {
+			if p.Progress == 2 {
+				close(ps.handled) // the server answers once the client has both notifications
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		e.mustCall(nil, "mcp__p__short", "")
+		if took := time.Since(began); took != progressGrace {
+			t.Errorf("the call took %v, want the grace, %v", took, progressGrace)
+		}
+		evs := rec.Events()
+		if len(evs) != 3 || evs[1].Progress != 2 || !evs[2].Done {
+			t.Fatalf("events %+v", evs)
 		}
 	})
 }

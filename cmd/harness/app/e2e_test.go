@@ -69,6 +69,14 @@ func TestDefaultToolsList(t *testing.T) {
 	}
 }
 
+// TestToolsCallLastProgress: off a terminal, a call's progress is printed line by line to
+// its last notification, which the server sends just before its answer (issue 35, item 9).
+func TestToolsCallLastProgress(t *testing.T) {
+	t.Parallel()
+	r := run(t, nil, "tools", "call", "mcp__demo__slow", `{"ms":300}`, "--local")
+	r.expect(t, ExitOK, "", "progress: demo/slow 300/300 (100%) waited 300 of 300 ms")
+}
+
 func TestDefaultToolsCall(t *testing.T) {
 	t.Parallel()
 	run(t, nil, "tools", "call", "mcp__demo__add", `{"a":2,"b":40}`).expect(t, ExitOK, "42\n", "")
