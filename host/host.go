@@ -16,6 +16,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/secrets"
 	"github.com/cordisgo/harness/sampling"
 	"github.com/cordisgo/harness/toolsearch"
 )
@@ -157,6 +158,9 @@ func (h *Host) Mount() error {
 		return err
 	}
 	h.provideCatalog()
+	if _, err := secrets.ScrubberKey.Provide(root, new(secrets.Scrubber)); err != nil {
+		return err
+	}
 	if _, err := toolsearch.InstructionsKey.Provide(root, toolsearch.InstructionsFunc(mcpclient.InstructionsOf)); err != nil {
 		return err
 	}

@@ -106,6 +106,11 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives diagnostics, never token values (nil: discard).
 	Logger *slog.Logger
+	// Sensitive, if set, is told the token values the authorizer hands out and holds (the
+	// access token it returns, the refresh token beside it), so that the host can mask them
+	// wherever they show up ([secrets.Scrubber]). It must be safe for concurrent use and
+	// quick: it is called with the authorizer's lock held.
+	Sensitive func(value string)
 }
 
 // EnterpriseOptions configure enterprise-managed authorization.
@@ -326,9 +331,19 @@ func (a *Authorizer) usable(t *Token) bool {
 // expire (and, for machine-to-machine grants with known endpoints, requesting a new one).
 // It returns "" when there is none: the request then goes out without one and a 401
 // starts the flow.
-func (a *Authorizer) AccessToken(cx context.Context) (string, error) {
+func (a *Authorizer) AccessToken(cx context.Context) (tok string, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.opts.Sensitive != nil {
+		defer func() {
+			if tok != "" {
+				a.opts.Sensitive(tok)
+			}
+			if a.rec != nil && a.rec.Token != nil && a.rec.Token.RefreshToken != "" {
+				a.opts.Sensitive(a.rec.Token.RefreshToken)
+			}
+		}()
+	}
 	rec, err := a.loadLocked(cx)
 	if err != nil {
 		return "", err

@@ -140,7 +140,9 @@ func TestConcurrentRefreshSendsRefreshTokenOnce(t *testing.T) {
 	if err := a1.Login(cx); err != nil {
 		t.Fatal(err)
 	}
-	a2, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: mcpauth.NewFileStore(path), Now: clock.Now})
+	var told sync.Map // what a2 reported as sensitive (Options.Sensitive: the host's scrubber)
+	a2, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: mcpauth.NewFileStore(path), Now: clock.Now,
+		Sensitive: func(v string) { told.Store(v, true) }})
 	for round := 0; round < 3; round++ {
 		clock.Advance(61 * time.Second)
 		var wg sync.WaitGroup
@@ -157,6 +159,13 @@ func TestConcurrentRefreshSendsRefreshTokenOnce(t *testing.T) {
 		if errs[0] != nil || errs[1] != nil || toks[0] == "" || toks[0] != toks[1] {
 			t.Fatalf("round %d: tokens equal=%t errs %v %v", round, toks[0] == toks[1], errs[0], errs[1])
 		}
+		if _, ok := told.Load(toks[1]); !ok {
+			t.Fatalf("round %d: the access token a2 handed out was not reported sensitive", round)
+		}
+	}
+	rec, _ := mcpauth.NewFileStore(path).Load(cx, a2.Key())
+	if _, ok := told.Load(rec.Token.RefreshToken); !ok {
+		t.Error("the refresh token a2 holds was not reported sensitive")
 	}
 	seen := map[string]bool{}
 	n := 0

@@ -1,7 +1,9 @@
 // Package secrets owns the ${…} references of server configurations and API keys, and the
 // secrets they read: the template syntax, the [Resolver] that expands references and records
 // what it substituted (for scrubbing), and the [Credentials] providers behind
-// ${secret:NAME} (the [CredentialsKey] service, or a [FileCredentials] file).
+// ${secret:NAME} (the [CredentialsKey] service, or a [FileCredentials] file), and the
+// host's one set of the sensitive values it knows, the [Scrubber] ([ScrubberKey]), which
+// masks them in what is stored (the agent's session logs).
 //
 // The MCP client expands a server configuration's fields with it (mcpclient.Config.Expand),
 // the MCP manager its entries, the model service its API keys.
@@ -166,6 +168,10 @@ type Resolver struct {
 	// (wrapping [ErrNoCredentials]); nil means there is none. It is called at most once,
 	// on the first ${secret:…} reference.
 	Secrets func() (Credentials, error)
+	// Scrubber, when set, is given every sensitive value substituted (see
+	// [Resolver.Sensitive]): the host's scrubber ([ScrubberOf]), so that a secret a server
+	// or the model was configured with is masked wherever it shows up later.
+	Scrubber *Scrubber
 
 	creds      Credentials
 	credsErr   error
@@ -243,6 +249,7 @@ func (r *Resolver) expand(t template) (string, error) {
 			r.substituted = append(r.substituted, v)
 			if redact.SecretName(p.text) {
 				r.sensitive = append(r.sensitive, v)
+				r.Scrubber.AddSecret(v)
 			}
 			b.WriteString(v)
 		case partSecret:
@@ -264,6 +271,7 @@ func (r *Resolver) expand(t template) (string, error) {
 			r.substituted = append(r.substituted, v)
 			r.secretVals = append(r.secretVals, v)
 			r.sensitive = append(r.sensitive, v)
+			r.Scrubber.AddSecret(v)
 			b.WriteString(v)
 		}
 	}

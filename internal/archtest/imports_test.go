@@ -63,7 +63,7 @@ var rules = map[string]rule{
 	"plugins/model/openaicompat": {project: []string{"ctx", "plugins/model", "secrets", "internal/suggest", "internal/jsonstr"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	"plugins/ptc":                {project: []string{"ctx", "permission", "plugins/toolregistry", "plugins/sysprompt", "internal/schemawalk"}},
 	// The agent takes models through the interface only, never the provider.
-	"plugins/agent":          {project: []string{"ctx", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
+	"plugins/agent":          {project: []string{"ctx", "secrets", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
 	"plugins/agent/agentapi": {project: []string{"ctx", "permission", "plugins/agent/session", "plugins/remote"}},
 	"plugins/agent/session":  {project: []string{"permission", "plugins/model", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
 	"gateway":                {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit", "mcpauth"}},

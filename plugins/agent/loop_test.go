@@ -21,6 +21,7 @@ import (
 	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/secrets"
 	"github.com/cordisgo/harness/testkit/demotree"
 )
 
@@ -43,6 +44,9 @@ type envOptions struct {
 	before func(root *ctx.Context) error
 	// chat adjusts the provider's configuration.
 	chat func(*openaicompat.ChatConfig)
+	// scrubber, when set, is provided in the root as the host's (secrets.ScrubberKey)
+	// before anything mounts.
+	scrubber *secrets.Scrubber
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -62,6 +66,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 		cfg[k] = v
 	}
 	tree, err := demotree.StartWith("demo", demotree.Options{BeforeClient: func(root *ctx.Context) error {
+		if o.scrubber != nil {
+			if _, err := secrets.ScrubberKey.Provide(root, o.scrubber); err != nil {
+				return err
+			}
+		}
 		if _, err := model.Key.Provide(root, model.NewService(map[string]model.Model{"default": chat}, "")); err != nil {
 			return err
 		}

@@ -128,7 +128,7 @@ func (s *Session) saveResult(callID, text string) (string, error) {
 		return "", err
 	}
 	p := filepath.Join(dir, resultFile(callID))
-	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+	if err := os.WriteFile(p, []byte(s.svc.scrub.Replace(text)), 0o600); err != nil {
 		return "", err
 	}
 	return p, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/secrets"
 	"github.com/cordisgo/harness/toolsearch"
 )
 
@@ -172,7 +173,11 @@ func apply(c *ctx.Context, cfg Config) error {
 		if err != nil {
 			return err
 		}
-		svc := &Service{root: c, store: store, live: map[string]*Session{}, log: c.Logger()}
+		scrub := secrets.ScrubberOf(c)
+		if scrub != nil {
+			store = store.WithScrub(scrub.ReplaceJSON)
+		}
+		svc := &Service{root: c, store: store, scrub: scrub, live: map[string]*Session{}, log: c.Logger()}
 		d.svc = svc
 		if _, err := Key.Provide(c, svc); err != nil {
 			return err
@@ -280,6 +285,7 @@ func (d *agentDef) syncSubagents() {
 type Service struct {
 	root  *ctx.Context
 	store *session.Store
+	scrub *secrets.Scrubber // the host's: masks what is stored (nil: nothing)
 	log   *slog.Logger
 
 	mu     sync.Mutex

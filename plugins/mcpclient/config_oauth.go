@@ -230,6 +230,7 @@ func newAuthorizer(c Config, opts dialOptions) (*mcpauth.Authorizer, error) {
 	o.Interactive = opts.authInteractive
 	o.OpenURL = opts.authOpenURL
 	o.StepUp = opts.authStepUp
+	o.Sensitive = opts.authSensitive
 	if opts.httpBase != nil {
 		o.HTTPClient = &http.Client{Transport: opts.httpBase}
 	}

@@ -103,7 +103,7 @@ func expandAtMount(c *ctx.Context, cfg Config) (Config, error) {
 	if cfg.Expanded || !cfg.HasReferences() {
 		return cfg, nil
 	}
-	r := &secrets.Resolver{Secrets: func() (secrets.Credentials, error) { return secrets.CredentialsFor(c) }}
+	r := &secrets.Resolver{Secrets: func() (secrets.Credentials, error) { return secrets.CredentialsFor(c) }, Scrubber: secrets.ScrubberOf(c)}
 	x, err := cfg.Expand(r)
 	if err != nil {
 		return cfg, fmt.Errorf("mcp server %q: %w", cfg.ServerName, err)

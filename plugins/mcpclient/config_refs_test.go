@@ -30,6 +30,10 @@ func TestExpandAtMount(t *testing.T) {
 	}))); err != nil {
 		t.Fatal(err)
 	}
+	host := new(secrets.Scrubber) // the host's: the secrets only, not every value resolved
+	if _, err := secrets.ScrubberKey.Provide(e.root, host); err != nil {
+		t.Fatal(err)
+	}
 	ms := newMemServer(demo())
 	var dialled Config
 	dial := func(cx context.Context, cfg Config, opts dialOptions) (*connection, error) {
@@ -39,7 +43,7 @@ func TestExpandAtMount(t *testing.T) {
 	cfg := memConfig("exp")
 	cfg.Command = "${HARNESS_TEST_CMD:-my-server}"
 	cfg.Args = []string{"--root=${HARNESS_TEST_DIR}", "--token=${HARNESS_TEST_API_TOKEN}", "$${literal}"}
-	cfg.Env = map[string]string{"EV_TOKEN": "${secret:ev}"}
+	cfg.Env = map[string]string{"EV_TOKEN": "${secret:ev}", "GITHUB_TOKEN": "ghp_literalValue42", "LOG_FORMAT": "structured-json"}
 	s := e.mount(nil, cfg, &hooks{dial: dial})
 	if s.State() != ctx.Active {
 		t.Fatalf("state %v: %v", s.State(), s.Err())
@@ -49,6 +53,9 @@ func TestExpandAtMount(t *testing.T) {
 	}
 	if !slices.Contains(dialled.Secrets, "ev-secret-value-987") || !slices.Contains(dialled.Secrets, "tok-from-env-123456") || slices.Contains(dialled.Secrets, "/srv/data") {
 		t.Errorf("secrets to mask %q: want the secret and the token variable, not the directory", dialled.Secrets)
+	}
+	if got, want := host.Values(), []string{"ev-secret-value-987", "tok-from-env-123456", "ghp_literalValue42"}; !slices.Equal(got, want) {
+		t.Errorf("host scrubber %q, want %q", got, want)
 	}
 	written, _ := Plugin.Config(s)
 	if written.Env["EV_TOKEN"] != "${secret:ev}" || written.Args[0] != "--root=${HARNESS_TEST_DIR}" {

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // Supervisor timing that is not configurable.
@@ -210,7 +210,7 @@ type supervisor struct {
 	jitter func(time.Duration) time.Duration // spreads reconnect delays (spread)
 	dial   dialFunc
 	opts   dialOptions
-	scrub  *strings.Replacer // masks configured secrets in reported text
+	scrub  *secrets.Scrubber // masks configured secrets in reported text
 	// auth authorizes an HTTP server's requests (nil: none); authErr is why it could not
 	// be built (the entry then fails at connect).
 	auth    *mcpauth.Authorizer
@@ -253,6 +253,7 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 		ready:    make(chan struct{}),
 		watchers: make(map[*func(string)]struct{}),
 	}
+	addHostSecrets(secrets.ScrubberOf(c), cfg)
 	s.opts.logger = s.log
 	if h, ok := c.Value(hooksKey{}).(*hooks); ok && h != nil {
 		if h.dial != nil {
@@ -274,6 +275,9 @@ func newSupervisor(c *ctx.Context, cfg Config, set *toolregistry.Set) *superviso
 		}
 		if s.opts.authStepUp == nil {
 			s.opts.authStepUp = s.personHere
+		}
+		if h := secrets.ScrubberOf(c); h != nil && s.opts.authSensitive == nil {
+			s.opts.authSensitive = h.AddSecret
 		}
 		s.auth, s.authErr = newAuthorizer(cfg, s.opts)
 		s.opts.auth = s.auth
@@ -815,43 +819,66 @@ func (s *supervisor) scrubErr(err error) string {
 }
 
 // secretScrubber masks configured secret values (header values, secret-looking env values,
-// URL passwords and query values) in text that is shown in status or probe results.
-func secretScrubber(cfg Config) *strings.Replacer {
-	var secrets []string
-	add := func(v string) {
-		if len(v) >= 4 {
-			secrets = append(secrets, v)
-		}
-		for _, f := range strings.Fields(v) { // "Bearer <token>"
-			if len(f) >= 8 && f != v {
-				secrets = append(secrets, f)
-			}
-		}
-	}
+// URL passwords and query values, the substituted secrets, OAuth client secrets) in text
+// that is shown in status or probe results. The supervisor adds them to the host's
+// scrubber too ([secrets.ScrubberKey]).
+func secretScrubber(cfg Config) *secrets.Scrubber {
+	s := new(secrets.Scrubber)
 	for _, v := range cfg.Headers {
-		add(v)
+		s.AddSecret(v)
 	}
 	for k, v := range cfg.Env {
 		if secretName(k) {
-			add(v)
+			s.AddSecret(v)
 		}
 	}
 	for _, v := range urlSecrets(cfg.URL) {
-		add(v)
+		s.AddSecret(v)
 	}
 	for _, v := range cfg.Secrets {
-		add(v)
+		s.AddSecret(v)
 	}
 	for _, v := range cfg.OAuth.secrets() {
-		add(v)
+		s.AddSecret(v)
 	}
-	// Longest first, so a secret that contains another is masked whole.
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, v := range slices.Compact(secrets) {
-		pairs = append(pairs, v, redactedValue)
+	return s
+}
+
+// addHostSecrets adds to the host's scrubber the values of cfg that are secrets wherever
+// they show up (a tool's result, the agent's session log): the values of env variables and
+// headers with secret-looking names (Authorization, X-Api-Key, GITHUB_TOKEN), a URL's
+// password and its query values with such names, the OAuth client secrets. Values
+// substituted from references reach it through the resolver ([secrets.Resolver.Scrubber]);
+// other configured values (a path, a flag) are masked only in the client's own reports.
+func addHostSecrets(h *secrets.Scrubber, cfg Config) {
+	if h == nil {
+		return
 	}
-	return strings.NewReplacer(pairs...)
+	for k, v := range cfg.Headers {
+		if secretName(k) {
+			h.AddSecret(v)
+		}
+	}
+	for k, v := range cfg.Env {
+		if secretName(k) {
+			h.AddSecret(v)
+		}
+	}
+	if u, err := url.Parse(cfg.URL); err == nil && u != nil {
+		if p, ok := u.User.Password(); ok {
+			h.AddSecret(p)
+		}
+		for k, vs := range u.Query() {
+			if secretName(k) {
+				for _, v := range vs {
+					h.AddSecret(v)
+				}
+			}
+		}
+	}
+	for _, v := range cfg.OAuth.secrets() {
+		h.AddSecret(v)
+	}
 }
 
 // secretName reports whether an environment variable name looks like it holds a secret

@@ -71,6 +71,9 @@ type dialOptions struct {
 	// authStepUp reports whether a step-up (403 insufficient_scope) may run the browser
 	// flow now (mcpauth.Options.StepUp); nil: never.
 	authStepUp func(context.Context) bool
+	// authSensitive is told the tokens the authorizer uses (mcpauth.Options.Sensitive):
+	// the host's scrubber; nil: nobody.
+	authSensitive func(string)
 	// authRecheck is how often a client in needs-auth re-reads the store (0: 30 s).
 	authRecheck time.Duration
 	// httpBase is the RoundTripper under the header injector (nil: a

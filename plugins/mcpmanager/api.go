@@ -36,7 +36,7 @@ func (m *Manager) Register(c *ctx.Context, name string, cfg mcpclient.Config) (c
 	}
 	if e.static() {
 		if err := e.cfg.Validate(); err != nil {
-			return nil, errorf(CodeBadRequest, name, "invalid entry: %s", newScrubber(e.cfg, nil).clean(err.Error()))
+			return nil, errorf(CodeBadRequest, name, "invalid entry: %s", newScrubber(e.cfg, nil).Replace(err.Error()))
 		}
 	}
 	owner := c.Scope().Name()

@@ -3,10 +3,7 @@ package mcpmanager
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 
-	"github.com/cordisgo/harness/internal/redact"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/secrets"
 )
@@ -55,7 +52,7 @@ func (e *entry) redacted() mcpclient.Config { return e.cfg.Redacted() }
 // client, and the values to scrub from anything published about it.
 type resolved struct {
 	cfg   mcpclient.Config
-	scrub *scrubber
+	scrub *secrets.Scrubber
 }
 
 // resolve expands e's references with r (the one implementation profiles use too,
@@ -70,78 +67,37 @@ func (e *entry) resolve(r *secrets.Resolver) (*resolved, error) {
 	cfg.Expanded = true
 	res := &resolved{cfg: cfg, scrub: newScrubber(cfg, r)}
 	// The client masks the same values in its own logs and reports.
-	res.cfg.Secrets = res.scrub.vals
+	res.cfg.Secrets = res.scrub.Values()
 	if err := cfg.Validate(); err != nil {
 		// Validation messages quote few values (a redacted URL at most); scrub anyway.
-		return res, fmt.Errorf("mcp server %q: %s", e.name, res.scrub.clean(err.Error()))
+		return res, fmt.Errorf("mcp server %q: %s", e.name, res.scrub.Replace(err.Error()))
 	}
 	return res, nil
 }
 
-// Minimum lengths of values the scrubber replaces: shorter ones would mangle ordinary text
-// ("1", "true") while hiding nothing worth hiding.
-const (
-	minSecretScrub = 4
-	minValueScrub  = 8
-)
-
-// scrubber replaces known sensitive values in text that the manager publishes (errors,
+// newScrubber returns the masking of what the manager publishes about an entry (errors,
 // stderr tails, log lines): every value substituted from a secret, and every env value,
-// header value and template substitution long enough to be a credential. It is immutable.
-type scrubber struct {
-	repl *strings.Replacer
-	vals []string // the masked values, longest first
-}
-
-func newScrubber(cfg mcpclient.Config, r *secrets.Resolver) *scrubber {
-	seen := make(map[string]bool)
-	var vals []string
-	addv := func(v string, min int) {
-		if len(v) >= min && !seen[v] {
-			seen[v] = true
-			vals = append(vals, v)
-		}
-	}
+// header value and template substitution long enough to be a credential
+// ([secrets.MinValue]). It is wider than what the host's scrubber learns (the secrets
+// alone): a path or a flag is hidden here, next to the server, and nowhere else.
+func newScrubber(cfg mcpclient.Config, r *secrets.Resolver) *secrets.Scrubber {
+	s := new(secrets.Scrubber)
 	if r != nil {
 		for _, v := range r.SecretValues() {
-			addv(v, minSecretScrub)
+			s.AddSecret(v)
 		}
 		for _, v := range r.Substituted() {
-			addv(v, minValueScrub)
+			s.AddValue(v)
 		}
 	}
 	for _, v := range cfg.Env {
-		addv(v, minValueScrub)
+		s.AddValue(v)
 	}
 	for _, v := range []string{cfg.OAuth.ClientSecret, cfg.OAuth.IdPClientSecret} {
-		addv(v, minSecretScrub)
+		s.AddSecret(v)
 	}
 	for _, v := range cfg.Headers {
-		addv(v, minValueScrub)
-		// "Bearer <token>": the token alone may show up too.
-		if _, tok, ok := strings.Cut(v, " "); ok {
-			addv(tok, minValueScrub)
-		}
+		s.AddValue(v) // and "Bearer <token>"'s token alone
 	}
-	if len(vals) == 0 {
-		return &scrubber{}
-	}
-	// Longest first, so a value containing another is replaced whole.
-	slices.SortFunc(vals, func(a, b string) int { return len(b) - len(a) })
-	pairs := make([]string, 0, 2*len(vals))
-	for _, v := range vals {
-		pairs = append(pairs, v, redactedText)
-	}
-	return &scrubber{repl: strings.NewReplacer(pairs...), vals: vals}
-}
-
-// redactedText replaces a scrubbed value: the module's one marker.
-const redactedText = redact.Marker
-
-// clean returns s with every known sensitive value replaced.
-func (s *scrubber) clean(text string) string {
-	if s == nil || s.repl == nil || text == "" {
-		return text
-	}
-	return s.repl.Replace(text)
+	return s
 }

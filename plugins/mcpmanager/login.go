@@ -53,20 +53,20 @@ func (m *Manager) authorizerFor(name string, openURL func(context.Context, strin
 	if !ok {
 		return nil, errorf(CodeNotFound, name, "no configured or registered server has this name")
 	}
-	res, err := d.e.resolve(&secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials})
+	res, err := d.e.resolve(&secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials, Scrubber: secrets.ScrubberOf(m.c)})
 	if err != nil {
 		if errors.Is(err, secrets.ErrNoCredentials) {
 			return nil, errorf(CodeUnavailable, name, "%v", err)
 		}
 		msg := err.Error()
 		if res != nil {
-			msg = res.scrub.clean(msg)
+			msg = res.scrub.Replace(msg)
 		}
 		return nil, errorf(CodeBadRequest, name, "%s", msg)
 	}
 	a, err := Authorizer(res.cfg, m.log, openURL)
 	if e, ok := errors.AsType[*Error](err); ok && e.Code == CodeBadRequest {
-		return nil, errorf(e.Code, name, "%s", res.scrub.clean(e.Msg))
+		return nil, errorf(e.Code, name, "%s", res.scrub.Replace(e.Msg))
 	}
 	return a, err
 }

@@ -124,7 +124,7 @@ type instance struct {
 	src       Source
 	owner     *registration
 	key       string // desired key it was mounted for
-	scrub     *scrubber
+	scrub     *secrets.Scrubber
 	startedAt time.Time
 
 	report      mcpclient.Status
@@ -347,7 +347,7 @@ func (m *Manager) work(runcx context.Context, rec *record) {
 // mount resolves d and mounts a client for it as a child scope whose configuration is the
 // resolved entry, then records the instance.
 func (m *Manager) mount(rec *record, d desired) {
-	r := &secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
+	r := &secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials, Scrubber: secrets.ScrubberOf(m.c)}
 	res, err := d.e.resolve(r)
 	var scope *ctx.Scope
 	if err == nil {
@@ -365,7 +365,7 @@ func (m *Manager) mount(rec *record, d desired) {
 	if err != nil {
 		msg := err.Error()
 		if res != nil {
-			msg = res.scrub.clean(msg)
+			msg = res.scrub.Replace(msg)
 		}
 		rec.mountKey, rec.mountErr = d.key, msg
 		if !m.closed {
@@ -402,7 +402,7 @@ func (inst *instance) updatable(d desired) bool {
 // update hands inst's client the new configuration d (a change of roots alone). When the
 // client cannot take it, the next step replaces the instance.
 func (m *Manager) update(rec *record, inst *instance, d desired) {
-	r := &secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
+	r := &secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials, Scrubber: secrets.ScrubberOf(m.c)}
 	res, err := d.e.resolve(r)
 	if err == nil {
 		err = inst.scope.Update(res.cfg)
@@ -436,7 +436,7 @@ func (m *Manager) dispose(rec *record, inst *instance) {
 	case timedOut:
 		m.blockLocked(rec, fmt.Sprintf("the previous instance did not finish its cleanup within %s", disposeTimeout))
 	case err != nil:
-		m.log.Warn("mcp server cleanup reported errors", "server", rec.name, "err", inst.scrub.clean(err.Error()))
+		m.log.Warn("mcp server cleanup reported errors", "server", rec.name, "err", inst.scrub.Replace(err.Error()))
 	}
 	m.closeGoneLocked(inst.owner)
 	m.dirtyLocked()
@@ -565,7 +565,7 @@ func (m *Manager) applyScopeStateLocked(inst *instance, st ctx.State, err error)
 	case ctx.Failed:
 		msg := "the client failed to load"
 		if err != nil {
-			msg = inst.scrub.clean(err.Error())
+			msg = inst.scrub.Replace(err.Error())
 		}
 		inst.loadErr = msg
 	case ctx.Loading, ctx.Active:

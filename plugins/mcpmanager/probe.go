@@ -164,7 +164,7 @@ func (m *Manager) probe(pcx context.Context, name string, d desired, opts ProbeO
 
 	out := ProbeResult{Name: name, Source: d.src}
 	start := time.Now()
-	r := &secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials}
+	r := &secrets.Resolver{LookupEnv: m.hk.lookupEnv, Secrets: m.credentials, Scrubber: secrets.ScrubberOf(m.c)}
 	res, err := d.e.resolve(r)
 	out.Resolve = time.Since(start)
 	if err != nil {
@@ -174,7 +174,7 @@ func (m *Manager) probe(pcx context.Context, name string, d desired, opts ProbeO
 		out.Stage = ProbeResolve
 		out.Err = err.Error()
 		if res != nil {
-			out.Err = res.scrub.clean(out.Err)
+			out.Err = res.scrub.Replace(out.Err)
 		}
 		out.Cleanup.Outcome = mcpclient.CleanupClosed
 		out.Timings.Total = out.Resolve
@@ -182,9 +182,9 @@ func (m *Manager) probe(pcx context.Context, name string, d desired, opts ProbeO
 	}
 	cr := m.hk.probe(budgetcx, res.cfg, opts)
 	out.ProbeResult = cr
-	out.Err = res.scrub.clean(cr.Err)
-	out.StderrTail = res.scrub.clean(cr.StderrTail)
-	out.Cleanup.Err = res.scrub.clean(cr.Cleanup.Err)
+	out.Err = res.scrub.Replace(cr.Err)
+	out.StderrTail = res.scrub.Replace(cr.StderrTail)
+	out.Cleanup.Err = res.scrub.Replace(cr.Cleanup.Err)
 	out.Timings.Total += out.Resolve
 	if !cr.OK() {
 		var cause error

@@ -234,7 +234,7 @@ func (in *instance) state() (State, string) {
 	case !in.hasReport:
 		return StateStarting, ""
 	}
-	errText := in.scrub.clean(in.report.Err)
+	errText := in.scrub.Replace(in.report.Err)
 	switch in.report.Phase {
 	case mcpclient.PhaseConnected:
 		return StateConnected, ""
@@ -268,16 +268,16 @@ func (in *instance) fill(v *View) {
 	}
 	v.Attempt, v.MaxAttempts = r.Attempt, r.MaxAttempts
 	if r.ServerName != "" || r.ServerVersion != "" {
-		v.ServerInfo = &ServerInfo{Name: r.ServerName, Version: r.ServerVersion, Description: in.scrub.clean(r.ServerDescription)}
+		v.ServerInfo = &ServerInfo{Name: r.ServerName, Version: r.ServerVersion, Description: in.scrub.Replace(r.ServerDescription)}
 	}
 	v.ProtocolVersion = r.ProtocolVersion
 	if r.Tools != nil {
 		v.Tools = slices.Clone(r.Tools)
 	}
 	v.InstructionBytes = r.InstructionBytes
-	v.StderrTail = in.scrub.clean(r.StderrTail)
+	v.StderrTail = in.scrub.Replace(r.StderrTail)
 	if v.Error == "" && r.Err != "" && v.Status != StateConnected {
-		v.Error = in.scrub.clean(r.Err)
+		v.Error = in.scrub.Replace(r.Err)
 	}
 }
 

@@ -84,7 +84,7 @@ func TestResolveScrubsAndNamesKeys(t *testing.T) {
 	if entries[0].cfg.Headers["Authorization"] != "Bearer ${secret:gh}" {
 		t.Fatal("resolution changed the entry")
 	}
-	text := res.scrub.clean("401 for Bearer ghp_0123456789 with some-plain-header")
+	text := res.scrub.Replace("401 for Bearer ghp_0123456789 with some-plain-header")
 	if strings.Contains(text, "ghp_0123456789") || strings.Contains(text, "some-plain-header") {
 		t.Fatalf("not scrubbed: %q", text)
 	}

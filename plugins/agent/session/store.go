@@ -42,7 +42,8 @@ func DefaultDir(getenv func(string) string) (string, error) {
 //
 // A Store is safe for concurrent use; a session's log is written by its session only.
 type Store struct {
-	dir string // "" keeps nothing
+	dir   string              // "" keeps nothing
+	scrub func([]byte) []byte // masks a line before it is written; nil: none
 }
 
 // logName is the event log's file name in a session's directory.
@@ -51,6 +52,14 @@ const logName = "events.jsonl"
 // OpenStore returns the store of the directory dir ("" is a store that keeps nothing:
 // sessions live in memory only). The directory is created when the first session is.
 func OpenStore(dir string) *Store { return &Store{dir: dir} }
+
+// WithScrub returns a store of the same directory whose logs pass every line through scrub
+// before it is written: the host's secret scrubber (secrets.Scrubber.ReplaceJSON), so that
+// a secret a tool printed or the model repeated is never stored. The session in memory is
+// not changed; a resumed session reads the masked text.
+func (s *Store) WithScrub(scrub func([]byte) []byte) *Store {
+	return &Store{dir: s.dir, scrub: scrub}
+}
 
 // Dir returns the store's directory ("" for a store that keeps nothing).
 func (s *Store) Dir() string { return s.dir }
@@ -82,6 +91,8 @@ func ValidID(id string) bool {
 //
 // A File is safe for concurrent use.
 type File struct {
+	scrub func([]byte) []byte // the store's; nil: none
+
 	mu  sync.Mutex
 	f   *os.File
 	err error // the first write error; later writes are skipped
@@ -97,7 +108,7 @@ func (s *Store) Create(id string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: session log: %w", err)
 	}
-	return &File{f: f}, nil
+	return &File{f: f, scrub: s.scrub}, nil
 }
 
 // Reopen opens the log of session id for appending, cutting a torn last line (size is the
@@ -114,7 +125,7 @@ func (s *Store) Reopen(id string, size int64) (*File, error) {
 			return nil, fmt.Errorf("agent: session log %s: dropping the torn tail: %w", p, err)
 		}
 	}
-	return &File{f: f}, nil
+	return &File{f: f, scrub: s.scrub}, nil
 }
 
 // Write appends one event as a line. One write call per line: a crash leaves at worst a
@@ -124,6 +135,9 @@ func (l *File) Write(ev *Event) error {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return err
+	}
+	if l.scrub != nil {
+		b = l.scrub(b)
 	}
 	b = append(b, '\n')
 	l.mu.Lock()

@@ -185,6 +185,7 @@ func newConfigured(c *ctx.Context, name string, m ModelConfig, lookupEnv func(st
 		cc.Provider = ProviderDeepSeek
 	}
 	cc.APIKey, cc.KeyError = resolveKey(c, name, m.APIKey, deepseek, lookupEnv)
+	secrets.ScrubberOf(c).AddSecret(cc.APIKey) // a key written as it is, or read from DEEPSEEK_API_KEY
 	chat, err := NewChat(cc)
 	if err != nil {
 		return nil, fmt.Errorf("model plugin: models.%s: %w", name, err)
@@ -197,7 +198,7 @@ func newConfigured(c *ctx.Context, name string, m ModelConfig, lookupEnv func(st
 // Errors name references, never values.
 func resolveKey(c *ctx.Context, name, configured string, deepseek bool, lookupEnv func(string) (string, bool)) (string, error) {
 	resolver := func() *secrets.Resolver {
-		return &secrets.Resolver{LookupEnv: lookupEnv, Secrets: func() (secrets.Credentials, error) { return secrets.CredentialsFor(c) }}
+		return &secrets.Resolver{LookupEnv: lookupEnv, Secrets: func() (secrets.Credentials, error) { return secrets.CredentialsFor(c) }, Scrubber: secrets.ScrubberOf(c)}
 	}
 	if configured != "" {
 		key, err := resolver().Expand(configured)
