@@ -16,8 +16,8 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
-	"github.com/cordisgo/harness/secrets"
 	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/secrets"
 	"github.com/cordisgo/harness/toolsearch"
 )
 
