@@ -2,11 +2,12 @@
 // NAME=CMDLINE (split like a shell, without one) and --http NAME=URL become mcpclient rows
 // appended at the profile's top level, --set plugins.NAME.… entries that address them are
 // applied to them (the profile loader does not have them), and an --http server's row
-// learns the command line that logs it in. Every error is the command line's (a usage
-// error), naming the flag.
+// learns the command line that logs it in. Every error of these is the command line's (a
+// usage error), naming the flag. [Load] loads a profile the way a harness command does: the
+// profile, these rows, the rows' defaults and the check of every row's configuration.
 //
-// The functions are pure: they change only the rows they are given, and are safe for
-// concurrent use on different rows.
+// The functions are pure: they change only the rows they are given (Load reads the profile's
+// files), and are safe for concurrent use on different rows.
 package adhoc
 
 import (

@@ -88,7 +88,7 @@ var rules = map[string]rule{
 	"host": {project: []string{"ctx", "elicitation", "sampling", "plugins", "profiles", "secrets", "toolsearch", "workspace", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
 	// The turn driver (an agent's session over its remote methods, in process or on a host)
 	// and the terminal chat on it.
-	"host/adhoc":       {project: []string{"ctx", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},
+	"host/adhoc":       {project: []string{"ctx", "host", "host/mcpsettings", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},
 	"host/mcpsettings": {project: []string{"host", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc"}},
 	"hostgateway":      {project: []string{"gateway", "gateway/access", "gateway/audit", "gateway/redisstore", "host", "mcpauth", "internal/loopback", "internal/userdirs"}},
 	"hostclient":       {project: []string{"host", "plugins/mcpmanager", "plugins/remote", "plugins/toolregistry"}},

@@ -1,10 +1,9 @@
 package app
 
 import (
+	"errors"
 	"os"
-	"strings"
 
-	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/host/adhoc"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -34,46 +33,20 @@ func (a *invocation) loadProfileChecked(strict bool) (*profiles.Profile, error) 
 	if err != nil {
 		return nil, err
 	}
-	af := adhoc.Flags{Stdio: a.flags.stdio, HTTP: a.flags.http, Env: env, Sets: a.flags.sets}
-	sets, adhocSets := af.SplitSets()
-	p, err := profiles.Load(profiles.LoadOptions{
-		Name:    a.flags.name,
-		Sets:    sets,
-		Environ: a.env,
-		Catalog: func(use string) bool { _, ok := a.catalog[use]; return ok },
-		Self:    a.self,
-		Servers: host.ServerDocuments{},
-	})
+	dir, err := a.harnessDir()
 	if err != nil {
-		return nil, profileError(err)
+		dir = ""
 	}
-	for _, w := range p.Warnings {
-		a.out().Note("profile %q: warning: %s", p.Source, w)
-	}
-	if _, ok := a.catalog[host.UseClient]; !ok && len(af.Stdio)+len(af.HTTP) > 0 {
-		flag, arg, _ := strings.Cut(af.Label(0), " ")
-		return nil, usageErrorf("%s %q: this binary has no %s plugin", flag, arg, host.UseClient)
-	}
-	rows, err := af.Rows(p)
-	if err == nil {
-		err = adhoc.ApplySets(rows, adhocSets)
-	}
+	wd, err := a.workDir()
 	if err != nil {
-		return nil, usageErrorf("%v", err)
+		wd = ""
 	}
-	af.AddLoginCommands(a.prog, rows, adhocSets)
-	p.Rows = append(p.Rows, rows...)
-	adhoc.AddSelfEnv(p.Rows, a.self, a.selfEnv)
-	a.addSettingsDefaults(p.Rows)
-	labels := map[string]string{}
-	for i, r := range rows {
-		labels[r.Path] = af.Label(i)
-	}
-	warnings, err := host.Check(p, host.CheckOptions{Catalog: a.catalog, Labels: labels, Strict: strict, LookupEnv: a.lookupEnv})
-	for _, w := range warnings {
-		a.out().Note("%s", w)
-	}
-	if err != nil {
+	p, err := adhoc.Load(adhoc.LoadOptions{Name: a.flags.name, Flags: adhoc.Flags{Stdio: a.flags.stdio, HTTP: a.flags.http, Env: env, Sets: a.flags.sets},
+		Environ: a.env, LookupEnv: a.lookupEnv, Catalog: a.catalog, Self: a.self, SelfEnv: a.selfEnv, Prog: a.prog,
+		ConfigDir: dir, WorkDir: wd, Strict: strict, Note: a.out().Note})
+	if fe, ok := errors.AsType[*adhoc.FlagError](err); ok {
+		return nil, usageErrorf("%v", fe.Err)
+	} else if err != nil {
 		return nil, profileError(err)
 	}
 	return p, nil
