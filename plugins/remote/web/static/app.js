@@ -1643,7 +1643,7 @@
   // approvals asked inline with their buttons, usage per turn — and the sessions of the
   // host (open and stored) to reopen.
 
-  const chat = { session: "", sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, tools: null, views: [], cost: 0 };
+  const chat = { session: "", sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, autoTop: 0, resize: null, tools: null, views: [], cost: 0 };
   // usd writes an amount in US dollars as the terminal does (model.FormatCost).
   const usd = (v) => v < 0.0001 ? "<$0.0001" : "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2));
 
@@ -1651,19 +1651,21 @@
 
   async function chatInit() {
     if (!has("agent/start")) return;
-    $("#chat").hidden = false;
-    try {
-      chat.agents = (await call("agent/agents")) || [];
-      $("#chat-agent").replaceChildren(...chat.agents.map((a) =>
-        el("option", { value: a.name }, a.name === "" ? "main" + (a.model ? " (" + a.model + ")" : "") : a.name)));
-      chatNotice();
-    } catch (e) { chatInfo("agents: " + e.message); }
-    $("#chat-agent").addEventListener("change", chatNotice);
-    await chatSessions();
+    // Every control works before the view shows: a click on Send while the lists load
+    // would otherwise submit the form natively, reloading the page.
     const log = $("#chat-log");
-    log.addEventListener("scroll", () => { chat.stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40; });
-    // A view's frame grows after it is appended: the end moves without an append.
-    new ResizeObserver(() => { if (chat.stick) log.scrollTop = log.scrollHeight; }).observe(log);
+    // The view keeps to the end until the person scrolls up, and again once they are back at
+    // the end. Only a scroll above where the page last put the view is theirs: the events
+    // of the page's own scrolls arrive late, when a streamed answer has grown further.
+    log.addEventListener("scroll", () => {
+      if (log.scrollHeight - log.scrollTop - log.clientHeight < 40) chat.stick = true;
+      else if (log.scrollTop < chat.autoTop - 1) chat.stick = false;
+    });
+    // The end moves without an append too: a streamed answer grows, a view's frame grows
+    // after it is appended. Every node of the conversation is watched (chatAppend).
+    chat.resize = new ResizeObserver(() => { if (chat.stick) chatToEnd(); });
+    chat.resize.observe(log);
+    $("#chat-agent").addEventListener("change", chatNotice);
     $("#chat-new").addEventListener("click", () => chatStart());
     $("#chat-sessions").addEventListener("change", (e) => { if (e.target.value) chatOpen(e.target.value); });
     $("#chat-form").addEventListener("submit", (e) => { e.preventDefault(); chatSend(); });
@@ -1673,6 +1675,14 @@
     $("#chat-cancel").addEventListener("click", () => {
       if (chat.session) call("agent/cancel", { session: chat.session }).catch((e) => chatInfo("cancel: " + e.message));
     });
+    $("#chat").hidden = false;
+    try {
+      chat.agents = (await call("agent/agents")) || [];
+      $("#chat-agent").replaceChildren(...chat.agents.map((a) =>
+        el("option", { value: a.name }, a.name === "" ? "main" + (a.model ? " (" + a.model + ")" : "") : a.name)));
+      chatNotice();
+    } catch (e) { chatInfo("agents: " + e.message); }
+    await chatSessions();
   }
 
   // chatNotice says, above the conversation, why the chosen agent's model cannot answer
@@ -1719,8 +1729,9 @@
   function chatFollow(info) {
     if (chat.sub) chat.sub.close();
     for (const v of chat.views.splice(0)) v.then((view) => view && view.teardown("another session was opened"));
-    Object.assign(chat, { session: info.id, seq: 0, live: null, calls: new Map(), turnOpen: false, sending: false, stick: true, cost: 0 });
+    Object.assign(chat, { session: info.id, seq: 0, live: null, calls: new Map(), turnOpen: false, sending: false, stick: true, autoTop: 0, cost: 0 });
     $("#chat-log").replaceChildren();
+    if (chat.resize) { chat.resize.disconnect(); chat.resize.observe($("#chat-log")); }
     $("#chat").dataset.session = info.id;
     chatInfo("session " + info.id + (info.model ? " · model " + info.model : "") + (info.turns ? " · " + info.turns + " turns" : ""));
     chatRunning();
@@ -1764,6 +1775,24 @@
     }
   }
 
+  // chatRetry runs the session's last turn again (agent/retry), from the Retry button of a
+  // turn that ended incomplete or failed; the new turn's user event takes the button away.
+  async function chatRetry(button) {
+    if (!chat.session || chat.running) return;
+    button.disabled = true;
+    chat.sending = true;
+    chatRunning();
+    try {
+      await call("agent/retry", { session: chat.session });
+    } catch (e) {
+      chatInfo("retry: " + e.message);
+      button.disabled = false;
+    } finally {
+      chat.sending = false;
+      chatRunning();
+    }
+  }
+
   // chatRunning shows whether a turn runs (its user event came, its turn.end not yet) or
   // is being sent.
   function chatRunning() {
@@ -1776,12 +1805,20 @@
 
   // chatAppend adds node to the conversation and keeps the view at its end while it is
   // there: a reopened session opens at its end, and a person who scrolled up to read is
-  // not pulled down (chat.stick, kept by the log's scroll events).
+  // not pulled down (chat.stick, kept by the log's scroll events). The node is watched
+  // for growth (a streamed answer, a view's frame), which keeps the end in view too.
   function chatAppend(node) {
-    const log = $("#chat-log");
-    log.append(node);
-    if (chat.stick) log.scrollTop = log.scrollHeight;
+    $("#chat-log").append(node);
+    if (chat.resize) chat.resize.observe(node);
+    if (chat.stick) chatToEnd();
     return node;
+  }
+
+  // chatToEnd scrolls the conversation to its end, noting where the page put it.
+  function chatToEnd() {
+    const log = $("#chat-log");
+    log.scrollTop = log.scrollHeight;
+    chat.autoTop = log.scrollTop;
   }
 
   // chatLive is the assistant message being streamed: its reasoning and text nodes.
@@ -1947,6 +1984,7 @@
         break;
       case "user":
         chat.live = null;
+        for (const b of document.querySelectorAll("#chat-log [data-retry]")) b.remove(); // a new turn: no retrying the old one
         chatAppend(el("div", { class: "msg user" }, ev.text || (ev.message && ev.message.content) || ""));
         chat.turnOpen = true;
         chatRunning();
@@ -2048,11 +2086,16 @@
         const e = ev.end || {};
         const u = e.usage || {};
         chat.live = null;
+        // A turn cut short (its stream cut after part of the answer) or failed can be run
+        // again: agent/retry sends its message again after what the turn added.
+        const retry = e.reason === "incomplete" || e.reason === "error"
+          ? el("button", { type: "button", class: "retry", dataset: { retry: "" }, onclick: (c) => chatRetry(c.currentTarget) }, "Retry")
+          : null;
         chatAppend(el("div", { class: "turn-usage", dataset: { turnEnd: e.reason || "" } },
           (e.reason && e.reason !== "done" ? e.reason + " · " : "") + (e.steps || 0) + " steps · " +
           (u.promptTokens || 0) + " prompt tokens (" + (u.cacheHitTokens || 0) + " cached) · " +
           (u.completionTokens || 0) + " completion tokens" +
-          (u.cost ? " · " + usd(u.cost) + " (session " + usd(chat.cost += u.cost) + ")" : "")));
+          (u.cost ? " · " + usd(u.cost) + " (session " + usd(chat.cost += u.cost) + ")" : ""), retry));
         chat.turnOpen = false;
         chatRunning();
         break;
