@@ -104,7 +104,7 @@ func (d *dumper) rows(rows []Row) (*yamlv3.Node, error) {
 			}
 			n.Content = append(n.Content, yamlnode.Str("config"), c)
 		}
-		if r.AgentScope() || r.Use == "" {
+		if r.AgentScope() {
 			sub, err := d.rows(r.Rows)
 			if err != nil {
 				return nil, err

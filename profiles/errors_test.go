@@ -67,7 +67,7 @@ func TestLoadRejectsBadInput(t *testing.T) {
 		{name: "enabled null", doc: "plugins:\n  a:\n    use: x\n    enabled:\n", want: `key "plugins.a.enabled": expected a boolean, got null`, kind: profiles.ErrType},
 		{name: "use a number", doc: "plugins:\n  a:\n    use: 5\n", want: `line 3: key "plugins.a.use": expected the name of a plugin, got integer 5`, kind: profiles.ErrType},
 		{name: "use empty", doc: "plugins:\n  a:\n    use: ''\n", want: `key "plugins.a.use": expected the name of a plugin, got an empty string`, kind: profiles.ErrType},
-		{name: "use missing", doc: "plugins:\n  a:\n    config: {k: v}\n", want: `line 2: key "plugins.a": missing key "use": expected the name of a plugin, or nested "plugins" for a plain scope`, kind: profiles.ErrInvalid},
+		{name: "use missing", doc: "plugins:\n  a:\n    config: {k: v}\n", want: `line 2: key "plugins.a": missing key "use": expected the name of a plugin, or nested "plugins" for a plain scope (or "enabled: false" to switch the row off)`, kind: profiles.ErrInvalid},
 		{name: "config a list", doc: "plugins:\n  a:\n    use: x\n    config: [a]\n", want: `key "plugins.a.config": expected a map of plugin settings, got a list`, kind: profiles.ErrType},
 		{name: "config a string", doc: "plugins:\n  a:\n    use: x\n    config: url=http://x\n", want: `expected a map of plugin settings, got string "url=http://x"`, kind: profiles.ErrType},
 		{name: "unknown plugin", doc: "plugins:\n  gh:\n    use: mcpclinet\n", want: `line 3: key "plugins.gh.use": unknown plugin "mcpclinet": expected a plugin compiled into this binary`, kind: profiles.ErrUnknownPlugin},

@@ -205,6 +205,20 @@ func TestLoadOverlaysSets(t *testing.T) {
 				t.Errorf("b: %+v", b)
 			}
 		}},
+		{"a new row that only switches something off needs no use", []string{"plugins.workspace.enabled=false"}, func(t *testing.T, p *profiles.Profile) {
+			if got := ids(p.Rows); !slices.Equal(got, []string{"a", "workspace"}) {
+				t.Fatalf("rows %v", got)
+			}
+			if w := p.Rows[1]; w.Enabled || w.Use != "" || w.AgentScope() {
+				t.Errorf("workspace: %+v", w)
+			}
+			// It dumps as it was written, and loads again.
+			out, err := p.YAML(nil)
+			if err != nil || !strings.Contains(string(out), "  workspace:\n    enabled: false\n") || strings.Contains(string(out), "plugins: {}") {
+				t.Fatalf("dump: %v\n%s", err, out)
+			}
+			mustLoad(t, profiles.LoadOptions{Data: out})
+		}},
 		{"null config changes nothing", []string{"plugins.a.config="}, func(t *testing.T, p *profiles.Profile) {
 			if got := p.Rows[0].Config["url"]; got != "http://one" {
 				t.Errorf("url %v", got)

@@ -188,9 +188,11 @@ func (l *loader) row(v any, path []string, depth int) (Row, error) {
 				"unknown key: expected "+rowKeys+" (plugin settings go under config)")
 		}
 	}
-	if row.Use == "" && m["plugins"] == nil {
+	// A row that only switches something off (a row the host would add, such as the agent's
+	// workspace, or one of a base profile named so) needs no plugin.
+	if row.Use == "" && m["plugins"] == nil && row.Enabled {
 		return Row{}, l.failAt(path, ErrInvalid,
-			`missing key "use": expected the name of a plugin, or nested "plugins" for a plain scope`)
+			`missing key "use": expected the name of a plugin, or nested "plugins" for a plain scope (or "enabled: false" to switch the row off)`)
 	}
 	return row, nil
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -170,4 +171,107 @@ func TestRemoteSession(t *testing.T) {
 
 func remoteCodeOf(err error) remote.Code {
 	return remote.CodeOf(err)
+}
+
+// TestRemoteApprovalPreview: what a call would do (the tool's Preview) travels with its
+// approval over the remote API: in the approval.asked event of agent/events, also for a
+// client that follows the session only once the question waits (the page reopening it,
+// from sequence 0), as JSON, and in the session's pending approvals (Session.Pending).
+func TestRemoteApprovalPreview(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{Replies: []modeltest.Reply{
+		{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "edit", Arguments: `{"path":"a.go"}`}}},
+		{Content: "Edited."},
+	}})
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := newRoot(t, map[string]model.Model{"flash": chat})
+	reg, _ := toolregistry.Key.Get(root)
+	diff := "--- a.go\n+++ a.go\n@@ -1 +1 @@\n-package a\n+package b\n"
+	if _, err := reg.Register(root, toolregistry.Tool{
+		Name: "edit", Description: "Edits a file.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+		Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
+			return toolregistry.TextResult("edited"), nil
+		},
+		Preview: func(_ context.Context, args json.RawMessage) (*permission.Preview, error) {
+			if !strings.Contains(string(args), "a.go") {
+				return nil, errors.New("not the call's arguments")
+			}
+			return &permission.Preview{Kind: permission.PreviewDiff, Text: diff}, nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctxtest.MountActive(t, root, Plugin, map[string]any{"sessionsDir": t.TempDir(), "permissions": map[string]any{"ask": []string{"edit"}}})
+	raw, err := remoteCall(t, root, "agent/start", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info session.Info
+	if err := json.Unmarshal(raw, &info); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := root.RemoteMethod("agent/events")
+	// follow streams the session's events from sequence 0 as JSON, as the remote API sends
+	// them, until the first approval.asked, which it returns.
+	follow := func() map[string]any {
+		t.Helper()
+		cx, stop := context.WithCancel(t.Context())
+		defer stop()
+		asked := make(chan map[string]any, 1)
+		go func() {
+			params, _ := json.Marshal(map[string]any{"session": info.ID, "after": 0})
+			_ = ev.Stream(cx, params, func(v any) error {
+				b, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				var m map[string]any
+				if err := json.Unmarshal(b, &m); err != nil {
+					return err
+				}
+				if m["type"] == string(session.EventApprovalAsked) {
+					select {
+					case asked <- m:
+					default:
+					}
+				}
+				return nil
+			})
+		}()
+		select {
+		case m := <-asked:
+			return m
+		case <-time.After(ctxtest.Timeout):
+			t.Fatal("no approval.asked event")
+			return nil
+		}
+	}
+	if _, err := remoteCall(t, root, "agent/send", map[string]any{"session": info.ID, "text": "Rename the package."}); err != nil {
+		t.Fatal(err)
+	}
+	first := follow()  // a client following from the start
+	reopen := follow() // one that comes once the question waits
+	for i, m := range []map[string]any{first, reopen} {
+		a, _ := m["approval"].(map[string]any)
+		p, _ := a["preview"].(map[string]any)
+		if a["tool"] != "edit" || p["kind"] != permission.PreviewDiff || p["text"] != diff {
+			t.Errorf("follower %d: approval.asked %v", i, m)
+		}
+	}
+	svc, _ := Key.Get(root)
+	ss, ok := svc.Lookup(info.ID)
+	if !ok {
+		t.Fatal("no session")
+	}
+	pending := ss.Pending()
+	if len(pending) != 1 || pending[0].Preview == nil || pending[0].Preview.Text != diff {
+		t.Fatalf("pending approvals %+v", pending)
+	}
+	a, _ := first["approval"].(map[string]any)
+	if _, err := remoteCall(t, root, "agent/approve", map[string]any{"session": info.ID, "id": a["id"], "decision": permission.Allow}); err != nil {
+		t.Fatal(err)
+	}
 }

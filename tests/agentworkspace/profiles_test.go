@@ -117,9 +117,13 @@ func TestProfileOptions(t *testing.T) {
 		t.Errorf("a read-only workspace's command wrote: %q; the file is %q", got, b)
 	}
 
-	// Switched off: left out.
-	if l := list("-p", profile("off.yaml", "  workspace:\n    use: mcpclient\n    enabled: false\n")); len(l.Unmanaged) != 0 {
+	// Switched off: left out, by a row that needs no plugin, in a profile or on the
+	// command line.
+	if l := list("-p", profile("off.yaml", "  workspace:\n    enabled: false\n")); len(l.Unmanaged) != 0 {
 		t.Errorf("switched off: %+v", l.Unmanaged)
+	}
+	if l := list("-p", "cli", "--set", "plugins.workspace.enabled=false"); len(l.Unmanaged) != 0 {
+		t.Errorf("switched off with --set: %+v", l.Unmanaged)
 	}
 	// No agent, no workspace.
 	if l := list("-p", "cli", "--set", "plugins.agent.enabled=false"); len(l.Unmanaged) != 0 {
