@@ -18,7 +18,7 @@ var noopResult = toolregistry.TextResult("ok")
 func noop(context.Context, *toolregistry.Call) (*toolregistry.Result, error) { return noopResult, nil }
 
 // benchRegistry mounts a registry with a no-op tool registered at the root.
-func benchRegistry(b *testing.B, tools ...toolregistry.Tool) (*ctx.Context, *toolregistry.Registry) {
+func benchRegistry(b testing.TB, tools ...toolregistry.Tool) (*ctx.Context, *toolregistry.Registry) {
 	b.Helper()
 	root := ctxtest.New(b)
 	reg := ctxtest.MountService(b, root, toolregistry.Plugin, nil, toolregistry.Key)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
@@ -106,14 +107,27 @@ var (
 
 var emptyArgs = json.RawMessage("{}")
 
-// run is the per-execution state, allocated once. It is garbage once Execute returns: the
-// history keeps a copy of rec, not the run.
+// run is the per-execution state that the registry lends to listeners: the [Policy] chain
+// and the approver get req, the [PostExecute] chain rec, and none may keep them (the history
+// and [Executed] get copies of rec). So a run is reused (runs), and a call allocates only
+// what the tool may keep (toolCall): a call allocated 528 bytes in two objects, and on two
+// cores the garbage collector's work was much of what did not scale (issue 39,
+// docs/performance.md).
 type run struct {
-	call Call
 	req  PolicyRequest
 	rec  Record
+	lane *lane // the processor's lane the call took at its start
+}
+
+// runs holds the runs not in use (sync.Pool: one cache per processor).
+var runs = sync.Pool{New: func() any { return new(run) }}
+
+// toolCall is what the tool is handed, and may keep past its return (a Call.Cancel made
+// late is a no-op; a context read late says the call ended): allocated per call, once the
+// call gets as far as the tool.
+type toolCall struct {
+	call Call
 	cx   callContext // the tool's context
-	lane *lane       // the processor's lane the call took at its start
 }
 
 func (x *run) current() (*Result, error) { return x.rec.Result, nil }
@@ -149,7 +163,11 @@ func allowAll() (permission.Decision, error) {
 // not be modified afterwards.
 func (r *Registry) Execute(cx context.Context, c *ctx.Context, name string, args json.RawMessage, opts ExecOptions) (*Result, error) {
 	o := r.options()
-	x := &run{}
+	x := runs.Get().(*run)
+	defer func() {
+		*x = run{} // keeps nothing of the call alive
+		runs.Put(x)
+	}()
 	rec := &x.rec
 	rec.Started = time.Now()
 	x.lane = r.lanes.pick()
@@ -204,8 +222,8 @@ func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Conf
 		return nil, terr
 	}
 
-	x.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Session: opts.Session, Attachments: r.store}
-	res, terr := dispatch(&x.lane.timers, &x.cx, bcx, e, &x.call, o)
+	tc := &toolCall{call: Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Session: opts.Session, Attachments: r.store}}
+	res, terr := dispatch(&x.lane.timers, &tc.cx, bcx, e, &tc.call, o)
 	if terr != nil {
 		return res, terr
 	}

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -26,8 +27,9 @@ const idBlock = 256
 // lane it took, under the lane's locks.
 type lane struct {
 	idMu   sync.Mutex
-	next   uint64 // the next call ID of the block; guarded by idMu
-	end    uint64 // the end of the block; guarded by idMu
+	ids    string          // the block's call IDs, one after the other; guarded by idMu
+	idEnds [idBlock]uint16 // where each ID of the block ends in ids; guarded by idMu
+	next   int             // the block's next ID; guarded by idMu
 	hist   history
 	timers deadlines
 	_      [64]byte // keeps the next lane's locks off this lane's cache line
@@ -73,18 +75,31 @@ func (ls *lanes) pick() *lane {
 }
 
 // callID returns a new call ID, "call_<n>": unique in the registry, increasing within a
-// lane (so, one goroutine's calls in a row usually count 1, 2, 3), not across lanes.
+// lane (so, one goroutine's calls in a row usually count 1, 2, 3), not across lanes. A lane
+// writes a block's IDs into one string and hands out substrings of it: one allocation per
+// block, not one per call.
 func (ls *lanes) callID(l *lane) string {
 	l.idMu.Lock()
-	if l.next == l.end {
-		l.end = ls.seq.Add(idBlock)
-		l.next = l.end - idBlock
+	defer l.idMu.Unlock()
+	if l.ids == "" || l.next == idBlock {
+		end := ls.seq.Add(idBlock)
+		var sb strings.Builder
+		sb.Grow(idBlock * len("call_4294967296"))
+		var num [20]byte
+		for i := range uint64(idBlock) {
+			sb.WriteString("call_")
+			sb.Write(strconv.AppendUint(num[:0], end-idBlock+i+1, 10))
+			l.idEnds[i] = uint16(sb.Len()) // at most idBlock*len("call_18446744073709551615")
+		}
+		l.ids, l.next = sb.String(), 0
 	}
+	start := 0
+	if l.next > 0 {
+		start = int(l.idEnds[l.next-1])
+	}
+	id := l.ids[start:l.idEnds[l.next]]
 	l.next++
-	n := l.next
-	l.idMu.Unlock()
-	var b [24]byte
-	return string(strconv.AppendUint(append(b[:0], "call_"...), n, 10))
+	return id
 }
 
 // records returns the newest size records of all lanes, oldest first (by start time; the
