@@ -139,6 +139,10 @@ func TestReadMemory(t *testing.T) {
 	if m.HWMKiB <= 0 || m.RSSKiB <= 0 || m.RSSKiB > m.HWMKiB {
 		t.Errorf("memory %+v", m)
 	}
+	// The parts of VmRSS (RssShmem aside): the process's own memory and mapped files.
+	if m.AnonKiB <= 0 || m.FileKiB <= 0 || m.AnonKiB+m.FileKiB > m.RSSKiB {
+		t.Errorf("RssAnon %d + RssFile %d KiB, VmRSS %d KiB", m.AnonKiB, m.FileKiB, m.RSSKiB)
+	}
 }
 
 // TestClients makes a few calls with each Go client against the demo server over stdio.

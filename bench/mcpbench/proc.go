@@ -19,6 +19,13 @@ type Memory struct {
 	HWMKiB int64 `json:"vmHWMKiB"`
 	// RSSKiB is VmRSS: the resident set size now.
 	RSSKiB int64 `json:"vmRSSKiB"`
+	// AnonKiB is RssAnon, the part of VmRSS that is the process's own memory (heap,
+	// stacks, runtime); FileKiB is RssFile, the part that is mapped files, mostly the
+	// executable's pages — shared with the page cache and every process running the same
+	// binary, and mapped whole in 2 MiB folios by kernels with large folios for files.
+	// Both are now, not peaks (status has no peak of either).
+	AnonKiB int64 `json:"rssAnonKiB,omitempty"`
+	FileKiB int64 `json:"rssFileKiB,omitempty"`
 }
 
 // ReadMemory reads the memory of process pid (0: this process). It needs Linux's /proc.
@@ -34,14 +41,26 @@ func ReadMemory(pid int) (Memory, error) {
 	return parseStatus(b)
 }
 
-// parseStatus reads VmHWM and VmRSS ("VmHWM:     12345 kB") from a status file.
+// parseStatus reads VmHWM and VmRSS ("VmHWM:     12345 kB") from a status file, and
+// RssAnon and RssFile where the kernel reports them.
 func parseStatus(b []byte) (Memory, error) {
 	var m Memory
 	found := 0
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		key, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmHWM" && key != "VmRSS") {
+		var field *int64
+		switch key {
+		case "VmHWM":
+			field = &m.HWMKiB
+		case "VmRSS":
+			field = &m.RSSKiB
+		case "RssAnon":
+			field = &m.AnonKiB
+		case "RssFile":
+			field = &m.FileKiB
+		}
+		if !ok || field == nil {
 			continue
 		}
 		f := strings.Fields(rest)
@@ -52,12 +71,10 @@ func parseStatus(b []byte) (Memory, error) {
 		if err != nil {
 			return Memory{}, fmt.Errorf("%s: %w", key, err)
 		}
-		if key == "VmHWM" {
-			m.HWMKiB = n
-		} else {
-			m.RSSKiB = n
+		*field = n
+		if key == "VmHWM" || key == "VmRSS" {
+			found++
 		}
-		found++
 	}
 	if found != 2 {
 		return Memory{}, fmt.Errorf("status has no VmHWM or VmRSS line")

@@ -9,8 +9,10 @@ import (
 
 // Memory is a process's resident set size, from /proc/<pid>/status.
 type Memory struct {
-	HWMKiB int64 `json:"vmHWMKiB"`
-	RSSKiB int64 `json:"vmRSSKiB"`
+	HWMKiB  int64 `json:"vmHWMKiB"`
+	RSSKiB  int64 `json:"vmRSSKiB"`
+	AnonKiB int64 `json:"rssAnonKiB,omitempty"`
+	FileKiB int64 `json:"rssFileKiB,omitempty"`
 }
 
 // ReadMemory needs Linux's /proc.

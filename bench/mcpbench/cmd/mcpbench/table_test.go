@@ -22,7 +22,7 @@ const sampleResults = `
 {"kind":"rss","client":"harness","host":"ctx+toolregistry+mcpclient","servers":1,"vmHWMKiB":12288}
 {"kind":"rss","client":"harness","host":"ctx+toolregistry+mcpclient","servers":20,"vmHWMKiB":20480}
 {"kind":"rss","client":"harness","host":"harness run","servers":1,"vmHWMKiB":16384}
-{"kind":"rss","client":"harness","host":"harness run","servers":20,"vmHWMKiB":45000}
+{"kind":"rss","client":"harness","host":"harness run","servers":20,"vmHWMKiB":45000,"rssAnonKiB":9216,"rssFileKiB":35784}
 {"kind":"rss","client":"ts","host":"node","servers":1,"vmHWMKiB":69632}
 {"kind":"startup","servers":20,"rounds":3,"oneMs":50,"parallelMs":500,"sequentialMs":1000,"oneServerCPUMs":45,"parallelServerCPUMs":900,"parallelHostCPUMs":100}
 `
@@ -56,6 +56,7 @@ func TestTable(t *testing.T) {
 		"| peak RSS MiB, 1 server connected | 12.0 | — | — | 68.0 | 0.18× TS | — | — |",
 		"| peak RSS MiB, 20 servers connected | 20.0 | — | — | — | 1.67× 1 server | < 40 MiB | yes |",
 		"| peak RSS MiB, `harness run`, 20 servers | 43.9 | — | — | — | 2.75× 1 server | < 40 MiB | **no** |",
+		"| of which its own (RssAnon) / the binary's mapped file (RssFile) MiB, `harness run`, 20 servers | 9.0 / 34.9 | — | — | — | — | — | — |",
 		"| startup ms, 20 servers in parallel | 500.0 | — | — | — | 10.00× 1 server | < 1.5× 1 server | **no** |",
 		"| go test -bench ns/op, c=1 | 310,000 | — | 290,000 | — | 1.07× go-sdk | — | — |",
 		"| go test -bench allocs/op, c=1 | 95 | — | 45 | — | 2.11× go-sdk | — | — |",
