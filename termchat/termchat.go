@@ -649,9 +649,7 @@ func (v *view) show(cx context.Context, ev session.Event) {
 		io.printf("%s\n", termsafe.String("error: "+ev.Error))
 		v.shownErr = v.shownErr || ev.Agent == ""
 	case session.EventUsage:
-		if ev.Agent == "" && ev.Usage != nil {
-			v.ch.total.Add(*ev.Usage)
-		}
+		v.ch.total.AddEvent(ev)
 	case session.EventTurnEnd:
 		v.endLine()
 		if e := ev.End; e != nil && ev.Agent == "" {

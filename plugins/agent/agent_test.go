@@ -156,7 +156,41 @@ func TestSubagent(t *testing.T) {
 	// The helper's run is a session of its own, logged with its parent.
 	list, _ := e.svc.Store().List()
 	if len(list) != 2 || list[0].Parent != s.ID() && list[1].Parent != s.ID() {
-		t.Errorf("sessions %+v", list)
+		t.Fatalf("sessions %+v", list)
+	}
+	// What the helper used is the parent's turn's too: its cost line and token budget, the
+	// session's totals (its requests stay the helper's).
+	parentInfo, helperInfo := list[0], list[1]
+	if helperInfo.Parent != s.ID() {
+		parentInfo, helperInfo = helperInfo, parentInfo
+	}
+	events, err := e.svc.Store().Read(s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own, folded model.Usage
+	for _, ev := range events {
+		switch {
+		case ev.Type != session.EventUsage:
+		case ev.Agent == "":
+			own.PromptTokens += ev.Usage.PromptTokens
+			own.CompletionTokens += ev.Usage.CompletionTokens
+		case ev.Agent == "helper" && ev.Call != nil && ev.Call.Tool == "agent__helper":
+			folded = *ev.Usage
+		default:
+			t.Errorf("usage event %+v", ev)
+		}
+	}
+	h := helperInfo.Usage
+	if h.Requests != 2 || h.PromptTokens == 0 || folded.PromptTokens != h.PromptTokens || folded.CompletionTokens != h.CompletionTokens {
+		t.Errorf("folded %+v, the helper's session %+v", folded, h)
+	}
+	if end.Usage.PromptTokens != own.PromptTokens+h.PromptTokens || end.Usage.CompletionTokens != own.CompletionTokens+h.CompletionTokens {
+		t.Errorf("turn usage %+v, own %+v + helper's %+v", end.Usage, own, h)
+	}
+	p := parentInfo.Usage
+	if p.Requests != 2 || p.PromptTokens != end.Usage.PromptTokens || p.CompletionTokens != end.Usage.CompletionTokens {
+		t.Errorf("the session's totals %+v, want the turn's %+v over 2 requests", p, end.Usage)
 	}
 }
 

@@ -194,6 +194,7 @@ func (s *Session) runTurn(cx context.Context, text string) (*session.TurnEnd, er
 			return finish(session.StopDone, nil)
 		}
 		s.runCalls(callCx, d, info, msg.ToolCalls)
+		addUsage(&end.Usage, s.takeSubagentUsage())
 		if cx.Err() != nil {
 			return finish(session.StopCancelled, nil)
 		}

@@ -64,6 +64,7 @@ type Session struct {
 	turnDone chan struct{}     // closed when the running turn ends; nil when idle
 	ended    bool              // the running turn emitted its turn.end: it is winding down
 	saved    map[string]string // results kept in memory (not stored sessions)
+	subUsage model.Usage       // what the running turn's subagents used, not yet in its end
 	closed   bool
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/cordisgo/harness/plugins/agent/session"
+	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -69,6 +70,9 @@ func (d *agentDef) delegate(cx context.Context, child string, call *toolregistry
 	if err != nil {
 		return nil, fmt.Errorf("subagent %q: %w", child, err)
 	}
+	if parent != nil {
+		parent.foldSubagentUsage(child, call, end.Usage)
+	}
 	text := end.Text
 	if end.Reason != session.StopDone {
 		text = fmt.Sprintf("[the subagent stopped before finishing: %s]\n%s", end.Reason, text)
@@ -77,4 +81,28 @@ func (d *agentDef) delegate(cx context.Context, child string, call *toolregistry
 		text = "(the subagent gave no answer)"
 	}
 	return toolregistry.TextResult(text), nil
+}
+
+// foldSubagentUsage counts what a subagent's run used (its own subagents' included) as the
+// parent's: a durable usage event in the parent's log, marked with the subagent's name and
+// the delegating call (so the session's totals — sessions list, /cost — include it, and a
+// surface can tell it from the subagent's own per-request events forwarded live), and, at
+// the end of the parent's step, in the turn's usage (its token budget and its cost line).
+func (s *Session) foldSubagentUsage(child string, call *toolregistry.Call, u model.Usage) {
+	if u == (model.Usage{}) {
+		return
+	}
+	s.emit(session.Event{Type: session.EventUsage, Agent: child, Call: &session.CallInfo{ID: call.ID, Tool: call.Tool}, Usage: &u})
+	s.mu.Lock()
+	addUsage(&s.subUsage, u)
+	s.mu.Unlock()
+}
+
+// takeSubagentUsage returns what subagents used since the last call, and forgets it.
+func (s *Session) takeSubagentUsage() model.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.subUsage
+	s.subUsage = model.Usage{}
+	return u
 }

@@ -237,7 +237,8 @@ type Info struct {
 	Err string `json:"error,omitempty"`
 }
 
-// UsageTotal sums token usage.
+// UsageTotal sums token usage: a session's own model requests, and what the subagents it
+// delegated to used (their tokens and cost, not their requests, which are their sessions').
 type UsageTotal struct {
 	Requests         int `json:"requests"`
 	PromptTokens     int `json:"promptTokens"`
@@ -353,9 +354,7 @@ func summarize(info *Info, events []Event) {
 				info.Title = Title(ev.Text)
 			}
 		case EventUsage:
-			if ev.Usage != nil {
-				info.Usage.Add(*ev.Usage)
-			}
+			info.Usage.AddEvent(ev)
 		}
 	}
 }
@@ -367,6 +366,23 @@ func (u *UsageTotal) Add(v model.Usage) {
 	u.CompletionTokens += v.CompletionTokens
 	u.CacheHitTokens += v.CacheHitTokens
 	u.Cost += v.Cost
+}
+
+// AddEvent counts a usage event of a session's log or stream: the session's own request
+// (Agent ""), or a subagent's whole run folded into the session by the delegating call
+// (Agent and Call set). A subagent's per-request events forwarded live (Agent set, no Call)
+// are not counted: the folded event counts them once.
+func (u *UsageTotal) AddEvent(ev Event) {
+	switch {
+	case ev.Type != EventUsage || ev.Usage == nil:
+	case ev.Agent == "":
+		u.Add(*ev.Usage)
+	case ev.Call != nil:
+		u.PromptTokens += ev.Usage.PromptTokens
+		u.CompletionTokens += ev.Usage.CompletionTokens
+		u.CacheHitTokens += ev.Usage.CacheHitTokens
+		u.Cost += ev.Usage.Cost
+	}
 }
 
 // Title is the first line of s, cut to 80 characters: a session's title, a question's gist.
