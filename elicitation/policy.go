@@ -21,6 +21,27 @@ const (
 	PolicyAsk Policy = "ask"
 )
 
+// PolicyEnv is the environment variable that sets the harness's policy, below its
+// --elicitation flag and above a profile's elicitation key.
+const PolicyEnv = "HARNESS_ELICITATION"
+
+// ResolvePolicy returns the policy a harness command runs with: flag's (--elicitation),
+// else env's ($HARNESS_ELICITATION's value), else profile's (the profile's elicitation key),
+// else PolicyAsk. A bad name is an error naming where it was given.
+func ResolvePolicy(flag, env, profile string) (Policy, error) {
+	for _, v := range []struct{ where, name string }{{"--elicitation", flag}, {"$" + PolicyEnv, env}, {"the profile's elicitation key", profile}} {
+		if v.name == "" {
+			continue
+		}
+		p, err := ParsePolicy(v.name)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", v.where, err)
+		}
+		return p, nil
+	}
+	return PolicyAsk, nil
+}
+
 // ParsePolicy checks a policy's name.
 func ParsePolicy(s string) (Policy, error) {
 	switch p := Policy(s); p {

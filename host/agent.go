@@ -2,10 +2,12 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -144,4 +146,32 @@ func SessionsDir(rows []profiles.Row, dir string) string {
 		}
 	}
 	return dir
+}
+
+// AgentMountError is the error of a profile whose agent, or one of its subagents, failed to
+// mount: the profile's (a usage error), not the run's.
+type AgentMountError struct{ Err error }
+
+func (e *AgentMountError) Error() string { return e.Err.Error() }
+func (e *AgentMountError) Unwrap() error { return e.Err }
+
+// StartedAgent returns the agent service at the top level of h, as ask and chat use it: a
+// profile without a model service is an error that points at docs/agent.md; an agent row that
+// failed to mount, or a subagent's (which would leave the main agent without its tool, so
+// the task would run with the wrong prompt and tools), is an *AgentMountError.
+func StartedAgent(h *Host) (*agent.Service, error) {
+	if _, err := Service(h, model.Key, "model service", "model"); err != nil {
+		return nil, fmt.Errorf("%w; see docs/agent.md", err)
+	}
+	svc, ok := agent.Key.Get(h.Root())
+	if !ok {
+		if err := h.FailedUse(UseAgent); err != nil {
+			return nil, &AgentMountError{Err: err}
+		}
+		return nil, fmt.Errorf("profile %q: the agent did not start", h.Profile().Source)
+	}
+	if err := h.FailedUse(UseAgent); err != nil {
+		return nil, &AgentMountError{Err: fmt.Errorf("an agent did not start: %w", err)}
+	}
+	return svc, nil
 }

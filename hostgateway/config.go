@@ -1,6 +1,7 @@
 package hostgateway
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/gateway"
+	"github.com/cordisgo/harness/gateway/audit"
+	"github.com/cordisgo/harness/gateway/redisstore"
 	"github.com/cordisgo/harness/internal/loopback"
 )
 
@@ -123,4 +126,31 @@ func (c Config) PrintClient(w io.Writer, client string, fixedAddr bool) (Endpoin
 		return Endpoint{}, &OptionsError{Err: err}
 	}
 	return Endpoint{}, PrintClientConfig(w, client, url, tok)
+}
+
+// AuditSource says where [ReadAudit] reads a gateway's audit trail: the Redis stream of a
+// team's replicas (Store, StorePrefix, as serve was given them), else the JSON Lines file
+// File (default: the one a gateway with an access file writes, DefaultAuditFile).
+type AuditSource struct {
+	Store, StorePrefix, File string
+}
+
+// ReadAudit reads the calls of the trail s names that q selects, oldest first.
+func ReadAudit(cx context.Context, s AuditSource, q audit.Query) ([]audit.Entry, error) {
+	if s.Store != "" {
+		st, err := redisstore.Open(cx, redisstore.Options{URL: s.Store, Prefix: s.StorePrefix})
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = st.Close() }()
+		return st.Query(cx, q)
+	}
+	file := s.File
+	if file == "" {
+		var err error
+		if file, err = DefaultAuditFile(); err != nil {
+			return nil, err
+		}
+	}
+	return audit.ReadFile(file, q)
 }

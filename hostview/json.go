@@ -3,6 +3,7 @@ package hostview
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 )
 
 // JSON is json.Marshal (json.MarshalIndent with a non-empty indent) without HTML
@@ -50,4 +51,16 @@ func unescapeHTML(b []byte) []byte {
 		i++
 	}
 	return out
+}
+
+// JSONLines writes each of vs as one JSON line on w, as scripts stream them (a session's
+// events, an audit trail's calls).
+func JSONLines[T any](w io.Writer, vs []T) error {
+	enc := json.NewEncoder(w)
+	for _, v := range vs {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package demoserver
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -45,6 +46,25 @@ type Options struct {
 	// Hostile makes a misbehaving server, for tests of terminal safety: HostileText in its
 	// version and instructions, and the tool hostile (see HostileText).
 	Hostile bool
+	// StartDelay makes a server slow to start, for tests of start-up waits and of signals
+	// during start-up: ServeIO and ServeHTTP wait this long before serving, and return nil
+	// if cx ends first.
+	StartDelay time.Duration
+}
+
+// started waits o.StartDelay, and reports whether cx is still going after it.
+func (o Options) started(cx context.Context) bool {
+	if o.StartDelay <= 0 {
+		return true
+	}
+	t := time.NewTimer(o.StartDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-cx.Done():
+		return false
+	}
 }
 
 // withDefaults returns o with every empty field replaced by its default.

@@ -32,6 +32,9 @@ func ServeStdio(cx context.Context, opts Options) error {
 // own (mcpserve.Stdio).
 func ServeIO(cx context.Context, opts Options, r io.Reader, w io.Writer) error {
 	opts = opts.withDefaults()
+	if !opts.started(cx) {
+		return nil
+	}
 	if err := mcpserve.Stdio(cx, newServer(opts, cx.Done()), r, w); err != nil {
 		return fmt.Errorf("demoserver: serving stdio: %w", err)
 	}
@@ -96,6 +99,9 @@ func streamableHandler(s *mcp.Server, opts Options) *mcp.StreamableHTTPHandler {
 // every interface ("0.0.0.0:8080" listens on all of them), and an empty addr
 // means 127.0.0.1 on a free port.
 func ServeHTTP(cx context.Context, addr string, opts Options) error {
+	if !opts.started(cx) {
+		return nil
+	}
 	ln, err := mcpserve.Listen(cx, "demoserver", addr)
 	if err != nil {
 		return err

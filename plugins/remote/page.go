@@ -65,7 +65,20 @@ func (h *handler) sandboxURL(host string) string {
 // browsers never send to the server (so it reaches no access log); the page exchanges it
 // for a session cookie and removes it from the address bar. The URL is a credential: print
 // it to the user, never log it.
-func (s *Server) PageURL() string { return s.URL() + "/#token=" + s.token }
+func (s *Server) PageURL() string { return pageURL(s.URL(), s.token) }
+
+// pageURL is the page's URL on the server at base: its token travels in the fragment.
+func pageURL(base, token string) string { return base + "/#token=" + token }
+
+// EndpointPageURL is the management page's URL of the host whose endpoint file is path
+// (ReadEndpoint).
+func EndpointPageURL(path string) (string, error) {
+	base, token, err := ReadEndpoint(path)
+	if err != nil {
+		return "", err
+	}
+	return pageURL(base, token), nil
+}
 
 // sessionCookieName is the cookie's name for the host listening on hostPort. Cookies do
 // not isolate ports, so two hosts on one machine get two names.

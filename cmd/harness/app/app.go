@@ -139,9 +139,9 @@ func (a *invocation) run(cx context.Context, args []string) int {
 	cmd, err := root.ExecuteContextC(cx)
 	code := exitCode(err)
 	if err != nil && err.Error() != "" { // an empty error was reported already (silentFailure)
-		errorf(stderr, a.prog, "%v", err)
+		a.out().Note("%v", err) // the message may quote a server (its error, its stderr): shown safe
 		if code == ExitUsage && wantsHint(err) {
-			errorf(stderr, a.prog, "run '%s --help' for usage", cmd.CommandPath())
+			a.out().Note("run '%s --help' for usage", cmd.CommandPath())
 		}
 	}
 	return code

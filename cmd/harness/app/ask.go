@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -18,10 +17,10 @@ import (
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
-	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/profiles"
+	"github.com/cordisgo/harness/termui"
 	"github.com/cordisgo/harness/turn"
 )
 
@@ -107,7 +106,7 @@ limit, token budget, output limit, an answer whose stream was cut).`,
 
 // taskText is the task of ask: the arguments, else stdin when it is not a terminal.
 func (a *invocation) taskText(argv []string) (string, error) {
-	if len(argv) == 1 && argv[0] == "-" || len(argv) == 0 && !isTerminalReader(a.stdin) {
+	if in, _ := a.stdin.(*os.File); len(argv) == 1 && argv[0] == "-" || len(argv) == 0 && (in == nil || !termui.IsTerminal(in)) {
 		b, err := readAll(a.stdin)
 		if err != nil {
 			return "", usageErrorf("reading the task from stdin: %v", err)
@@ -121,15 +120,6 @@ func (a *invocation) taskText(argv []string) (string, error) {
 		return t, nil
 	}
 	return "", usageErrorf("a task is required: harness ask \"TASK\", or pipe it on stdin")
-}
-
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // agentError maps the agent's errors: an unknown agent or model is a usage error.
@@ -167,20 +157,11 @@ func (a *invocation) withAgent(cx context.Context, f agentFlags, fn func(context
 		return rows
 	}
 	return a.withHost(cx, func(cx context.Context, h *host.Host) error {
-		if _, err := host.Service(h, model.Key, "model service", "model"); err != nil {
-			return failure(fmt.Errorf("%w; see docs/agent.md", err))
-		}
-		svc, ok := agent.Key.Get(h.Root())
-		if !ok {
-			if err := h.FailedUse(host.UseAgent); err != nil {
-				return profileError(err)
-			}
-			return failure(fmt.Errorf("profile %q: the agent did not start", h.Profile().Source))
-		}
-		// A subagent that failed to mount would leave the main agent without its tool: the
-		// task would run with the wrong prompt and tools, so it does not run.
-		if err := h.FailedUse(host.UseAgent); err != nil {
-			return profileError(fmt.Errorf("an agent did not start: %w", err))
+		svc, err := host.StartedAgent(h)
+		if me, ok := errors.AsType[*host.AgentMountError](err); ok {
+			return profileError(me)
+		} else if err != nil {
+			return failure(err)
 		}
 		a.agentHost = h
 		return fn(cx, svc)

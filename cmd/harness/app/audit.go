@@ -1,15 +1,13 @@
 package app
 
 import (
-	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/gateway/audit"
-	"github.com/cordisgo/harness/gateway/redisstore"
 	"github.com/cordisgo/harness/hostgateway"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
 )
 
@@ -40,18 +38,12 @@ a JSON Lines file (--file; default: the one serve --access writes).`,
 				}
 				q.Since = time.Now().Add(-d)
 			}
-			entries, err := a.readAudit(cmd.Context(), store, prefix, file, q)
+			entries, err := hostgateway.ReadAudit(cmd.Context(), hostgateway.AuditSource{Store: store, StorePrefix: prefix, File: file}, q)
 			if err != nil {
 				return failure(err)
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				for _, e := range entries {
-					if err := enc.Encode(e); err != nil {
-						return err
-					}
-				}
-				return nil
+				return hostview.JSONLines(a.stdout, entries)
 			}
 			return audit.Print(termsafe.Writer(a.stdout), entries)
 		}),
@@ -68,23 +60,4 @@ a JSON Lines file (--file; default: the one serve --access writes).`,
 	f.IntVar(&q.Limit, "limit", audit.DefaultLimit, "at most `N` calls, the newest")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per call")
 	return cmd
-}
-
-// readAudit reads the trail from Redis or from a file.
-func (a *invocation) readAudit(cx context.Context, store, prefix, file string, q audit.Query) ([]audit.Entry, error) {
-	if store != "" {
-		s, err := redisstore.Open(cx, redisstore.Options{URL: store, Prefix: prefix})
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = s.Close() }()
-		return s.Query(cx, q)
-	}
-	if file == "" {
-		var err error
-		if file, err = hostgateway.DefaultAuditFile(); err != nil {
-			return nil, err
-		}
-	}
-	return audit.ReadFile(file, q)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
@@ -62,7 +63,7 @@ turn stopped before the model finished (ask, sessions resume).`,
 	pf.StringArrayVar(&a.flags.http, "http", nil, "add an MCP server over Streamable HTTP, `NAME=URL`; repeatable")
 	pf.StringVar(&a.logFormat, "log-format", logFormatText, "log format on stderr: text or json")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn or error (default warn; info for run)")
-	pf.StringVar(&a.elicitation, "elicitation", "", "who answers MCP servers' questions: `POLICY` ask (a form on the terminal; decline without one), defaults (forms accepted with their defaults) or decline (servers are not offered elicitation); default $"+elicitationEnv+", else the profile's elicitation key, else ask")
+	pf.StringVar(&a.elicitation, "elicitation", "", "who answers MCP servers' questions: `POLICY` ask (a form on the terminal; decline without one), defaults (forms accepted with their defaults) or decline (servers are not offered elicitation); default $"+elicitation.PolicyEnv+", else the profile's elicitation key, else ask")
 	pf.DurationVar(&a.startupTimeout, "startup-timeout", defaultStartupTimeout, "how long to wait for plugins and servers to start")
 	pf.DurationVar(&a.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "how long to wait for a clean shutdown")
 	root.SetFlagErrorFunc(flagError)
@@ -290,20 +291,9 @@ func (a *invocation) demoServerCommand() *cobra.Command {
 		Short: "Serve the embedded demo MCP server (stdio, or Streamable HTTP with --http)",
 		Args:  noArgs,
 		RunE: action(func(cmd *cobra.Command, _ []string) error {
-			opts := demoserver.Options{Logger: a.logger, Hostile: hostile}
+			opts := demoserver.Options{Logger: a.logger, Hostile: hostile, StartDelay: startDelay}
 			if hostile {
 				fmt.Fprintln(a.stderr, "stderr "+demoserver.HostileText) // for the client's stderr tail
-			}
-			if startDelay > 0 {
-				// A server that is slow to start, for tests of start-up
-				// waits and of signals during start-up.
-				t := time.NewTimer(startDelay)
-				select {
-				case <-t.C:
-				case <-cmd.Context().Done():
-					t.Stop()
-					return nil
-				}
 			}
 			if cmd.Flags().Changed("http") {
 				return demoserver.ServeHTTP(cmd.Context(), addr, opts)

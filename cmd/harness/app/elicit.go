@@ -11,33 +11,20 @@ import (
 	"github.com/cordisgo/harness/termui"
 )
 
-// elicitationEnv is the environment variable that sets the elicitation policy (below the
-// --elicitation flag, above the profile's elicitation key).
-const elicitationEnv = "HARNESS_ELICITATION"
-
-// elicitationPolicy returns the policy of this invocation and where it was set: the
+// elicitationPolicy returns the policy of this invocation (elicitation.ResolvePolicy): the
 // --elicitation flag, else $HARNESS_ELICITATION, else the profile's elicitation key (which
 // --set overlays), else ask.
 func (a *invocation) elicitationPolicy(p *profiles.Profile) (elicitation.Policy, error) {
-	if a.elicitation != "" {
-		pol, err := elicitation.ParsePolicy(a.elicitation)
-		if err != nil {
-			return "", usageErrorf("--elicitation: %v", err)
-		}
-		return pol, nil
+	env, _ := lookupEnv(a.env, elicitation.PolicyEnv)
+	profile := ""
+	if p != nil {
+		profile = p.Elicitation
 	}
-	if v, ok := lookupEnv(a.env, elicitationEnv); ok && v != "" {
-		pol, err := elicitation.ParsePolicy(v)
-		if err != nil {
-			return "", usageErrorf("$%s: %v", elicitationEnv, err)
-		}
-		return pol, nil
+	pol, err := elicitation.ResolvePolicy(a.elicitation, env, profile)
+	if err != nil {
+		return "", usageErrorf("%v", err)
 	}
-	if p != nil && p.Elicitation != "" {
-		// profiles checked the name against profiles.ElicitationPolicies.
-		return elicitation.ParsePolicy(p.Elicitation)
-	}
-	return elicitation.PolicyAsk, nil
+	return pol, nil
 }
 
 // provideResponder provides the invocation's own elicitation responder in root, as its

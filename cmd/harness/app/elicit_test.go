@@ -25,16 +25,16 @@ func TestElicitationPolicy(t *testing.T) {
 	}
 
 	run(t, nil, append([]string{"--elicitation", "defaults"}, ask...)...).expect(t, ExitOK, defaultsAnswer, "")
-	run(t, []string{elicitationEnv + "=defaults"}, ask...).expect(t, ExitOK, defaultsAnswer, "")
+	run(t, []string{elicitation.PolicyEnv + "=defaults"}, ask...).expect(t, ExitOK, defaultsAnswer, "")
 	run(t, nil, append([]string{"--set", "elicitation=defaults"}, ask...)...).expect(t, ExitOK, defaultsAnswer, "")
-	run(t, []string{elicitationEnv + "=decline"}, append([]string{"--set", "elicitation=defaults"}, ask...)...).
+	run(t, []string{elicitation.PolicyEnv + "=decline"}, append([]string{"--set", "elicitation=defaults"}, ask...)...).
 		expect(t, ExitFailure, "", "does not support elicitation")
-	run(t, []string{elicitationEnv + "=defaults"}, append([]string{"--elicitation", "decline"}, ask...)...).
+	run(t, []string{elicitation.PolicyEnv + "=defaults"}, append([]string{"--elicitation", "decline"}, ask...)...).
 		expect(t, ExitFailure, "", "does not support elicitation")
 
 	run(t, nil, "--elicitation", "never", "profile", "show").
 		expect(t, ExitUsage, "", `--elicitation: elicitation policy "never": want "decline", "defaults" or "ask"`)
-	run(t, []string{elicitationEnv + "=sometimes"}, ask...).expect(t, ExitUsage, "", "$HARNESS_ELICITATION: elicitation policy \"sometimes\"")
+	run(t, []string{elicitation.PolicyEnv + "=sometimes"}, ask...).expect(t, ExitUsage, "", "$HARNESS_ELICITATION: elicitation policy \"sometimes\"")
 	run(t, nil, "--set", "elicitation=never", "profile", "show").expect(t, ExitUsage, "", `key "elicitation": unknown policy "never"`)
 	run(t, nil, "--set", "elicitation=defaults", "profile", "show").expect(t, ExitOK, "\nelicitation: defaults\n", "")
 }

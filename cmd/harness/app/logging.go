@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/lmittmann/tint"
 	"go.uber.org/fx/fxevent"
 
-	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/termui"
 )
 
@@ -74,11 +72,4 @@ func fxLogger(l *slog.Logger) fxevent.Logger {
 	fl.UseLogLevel(slog.LevelDebug)
 	fl.UseErrorLevel(slog.LevelDebug)
 	return fl
-}
-
-// errorf prints a message for the user to w, prefixed with the program
-// name.
-func errorf(w io.Writer, prog, format string, args ...any) {
-	// The message may quote a server (its error, its stderr): shown safe.
-	fmt.Fprintf(w, "%s: %s\n", prog, termsafe.String(fmt.Sprintf(format, args...)))
 }

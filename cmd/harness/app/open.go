@@ -37,11 +37,7 @@ func (a *invocation) pageURL(endpoint string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	base, token, err := remote.ReadEndpoint(file)
-	if err != nil {
-		return "", err
-	}
-	return base + "/#token=" + token, nil
+	return remote.EndpointPageURL(file)
 }
 
 func (a *invocation) openCommand() *cobra.Command {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -58,13 +57,7 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 				return err
 			}
 			if showJSON {
-				enc := json.NewEncoder(a.stdout)
-				for _, ev := range events {
-					if err := enc.Encode(ev); err != nil {
-						return err
-					}
-				}
-				return nil
+				return hostview.JSONLines(a.stdout, events)
 			}
 			return hostview.Transcript(a.stdout, events)
 		}),
