@@ -414,8 +414,10 @@ func (d *Deferrer) Tool() toolregistry.Tool {
 			"for a task of several steps, pass one query per step in queries. " + how,
 		Parameters: json.RawMessage(searchSchema),
 		Execute:    d.execute,
-		// it reads the registry and loads definitions: no approval needed, safe alongside others
-		Meta: map[string]string{"readOnlyHint": "true"},
+		// It reads the registry and loads definitions: no approval needed, safe alongside
+		// others. It is the agent's own: the gateway does not offer it to its clients, who
+		// have no session of the agent to load tools into (their search is the gateway's).
+		Meta: map[string]string{"readOnlyHint": "true", "harness": "agent"},
 	}
 }
 

@@ -326,3 +326,18 @@ func TestDeferredSearchWithEmbeddings(t *testing.T) {
 		t.Errorf("Validate without a base URL: %v", err)
 	}
 }
+
+// TestAgentToolsMarked: tool_search and call_tool are the agent's own tools (Meta "harness":
+// "agent"), so the gateway does not offer them to its clients, who have no session of the
+// agent for them to load tools into; tool_search stays read-only.
+func TestAgentToolsMarked(t *testing.T) {
+	_, _, d := fleet(t, toolsearch.DeferOptions{MaxTools: 1000, ContextShare: -1})
+	for _, tl := range []toolregistry.Tool{d.Tool(), d.CallTool()} {
+		if tl.Meta["harness"] != "agent" {
+			t.Errorf("%s: Meta %v, want harness=agent", tl.Name, tl.Meta)
+		}
+	}
+	if d.Tool().Meta["readOnlyHint"] != "true" {
+		t.Errorf("tool_search is not read-only: %v", d.Tool().Meta)
+	}
+}
