@@ -1,9 +1,12 @@
 package agent_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
@@ -88,5 +91,64 @@ func TestResumeIsExact(t *testing.T) {
 	reqs := e.srv.Accepted()
 	if n := modeltest.CommonPrefix(reqs[1].Prompt, reqs[2].Prompt); n < len(reqs[1].Prompt)-64 {
 		t.Errorf("after resume the request shares %d of %d bytes", n, len(reqs[1].Prompt))
+	}
+}
+
+// TestResumeReloadsFoundTools: with deferTools.calls "definitions", the tools a search
+// found are in the requests' tools; a resumed session loads them again from the search's
+// result in its log, so its first request carries the same definitions as the last one
+// sent (the prefix holds) and the model calls the found tool by name, not "unknown tool".
+func TestResumeReloadsFoundTools(t *testing.T) {
+	var tools [][]string // each request's tool names
+	var mu sync.Mutex
+	step := 0
+	e := newEnv(t, envOptions{
+		model: modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
+			mu.Lock()
+			defer mu.Unlock()
+			tools = append(tools, slices.Clone(c.Tools))
+			step++
+			switch step {
+			case 1:
+				return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "s1", Name: "tool_search", Arguments: `{"query": "echo text back unchanged", "limit": 1}`}}}
+			case 2, 4:
+				return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: fmt.Sprintf("e%d", step), Name: "mcp__demo__echo", Arguments: `{"text": "hi"}`}}}
+			default:
+				return modeltest.Reply{Content: "echoed"}
+			}
+		}},
+		agent: map[string]any{"deferTools": map[string]any{"maxTools": 2, "calls": "definitions"}},
+	})
+	s := e.start(agent.StartOptions{})
+	e.send(s, "echo hi")
+	mu.Lock()
+	if len(tools) != 3 || slices.Contains(tools[0], "mcp__demo__echo") || !slices.Contains(tools[1], "mcp__demo__echo") {
+		mu.Unlock()
+		t.Fatalf("requests' tools before the resume: %q", tools)
+	}
+	lastBefore := tools[2]
+	mu.Unlock()
+	id := s.ID()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := e.svc.Resume(id, agent.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = resumed.Close() })
+	end := e.send(resumed, "again")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tools) != 5 || !slices.Equal(tools[3], lastBefore) {
+		t.Fatalf("the resumed session's first request's tools %q, want the last ones sent %q", tools[3:], lastBefore)
+	}
+	for _, m := range resumed.History() {
+		if m.Role == "tool" && strings.Contains(m.Content, "unknown tool") {
+			t.Errorf("after the resume: %q", m.Content)
+		}
+	}
+	if end.Reason != session.StopDone || end.Text != "echoed" {
+		t.Errorf("turn end %+v", end)
 	}
 }
