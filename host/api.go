@@ -42,6 +42,10 @@ type Info struct {
 	PID     int    `json:"pid"`
 	Profile string `json:"profile"`
 	Source  string `json:"source"`
+	// AgentProblem says which agent row, or subagent's, failed to mount ("" when none
+	// did): ask and chat refuse such a host's agent as they refuse the profile in process
+	// ([StartedAgent]), since its main agent would run without the subagent's tool.
+	AgentProblem string `json:"agentProblem,omitempty"`
 }
 
 // ServerList is the answer of MethodList: the manager's snapshot (if the profile has a
@@ -94,7 +98,11 @@ func (h *Host) ExposeAPI() error {
 	for _, expose := range append(h.rootMethods(), []func() (ctx.Disposer, error){
 		func() (ctx.Disposer, error) {
 			return MethodInfo.Expose(h.root, func(context.Context, struct{}) (Info, error) {
-				return Info{PID: os.Getpid(), Profile: h.profile.Name, Source: h.profile.Source}, nil
+				info := Info{PID: os.Getpid(), Profile: h.profile.Name, Source: h.profile.Source}
+				if err := h.FailedUse(UseAgent); err != nil {
+					info.AgentProblem = err.Error()
+				}
+				return info, nil
 			})
 		},
 		func() (ctx.Disposer, error) {

@@ -23,6 +23,8 @@ func (a *invocation) runningAgentHost(cx context.Context, f agentFlags) (*hostcl
 	case !rh.Serves(agentapi.MethodStart.Name()):
 		a.out().Note("%s has no agent (its profile mounts no model or agent); working in process", rh)
 		return nil, nil
+	case rh.Info.AgentProblem != "":
+		return nil, profileError(fmt.Errorf("%s: an agent did not start: %s", rh, rh.Info.AgentProblem))
 	case f.mode != "":
 		a.out().Note("--mode: the agent of %s runs in its own mode; working in process", rh)
 		return nil, nil

@@ -79,6 +79,11 @@ func TestAskAgentMountFailure(t *testing.T) {
 	p := agentProfile(t, srv, "  agent:\n    use: agent\n  other:\n    use: agent\n")
 	run(t, nil, "-p", p, "ask", "hello").expect(t, ExitUsage, "", "an agent did not start: plugins.")
 	runWith(t, t.Context(), testOptions(), "hello\n", nil, "-p", p, "chat").expect(t, ExitUsage, "", "an agent did not start: plugins.")
+	// A running host with that profile: ask and chat refuse its agent the same way.
+	env := testEnv(t)
+	startRun(t, env, "-p", p, "run")
+	run(t, env, "ask", "hello").expect(t, ExitUsage, "", "an agent did not start: plugins.")
+	runWith(t, t.Context(), testOptions(), "hello\n", env, "chat").expect(t, ExitUsage, "", "an agent did not start: plugins.")
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d model requests, want none", n)
 	}
