@@ -604,6 +604,13 @@ func (v *view) show(cx context.Context, ev session.Event) {
 	case session.EventRetry:
 		v.endLine()
 		io.printf("%s\n", io.dim("retrying: "+termsafe.String(ev.Error)))
+	case session.EventToolProgress:
+		// A running call's progress message or its task's status, as it changes.
+		if ev.Call == nil || ev.Progress == nil {
+			return
+		}
+		v.endLine()
+		io.printf("  %s%s %s\n", who, termsafe.String(ev.Call.Tool), io.dim(termsafe.String(ev.Progress.Message)))
 	case session.EventToolResult:
 		if ev.Call == nil || ev.Result == nil {
 			return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
@@ -387,6 +388,7 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 				// A question its server asks shows next to the call (the root session's,
 				// where a subagent's calls are followed too).
 				ocx := elicitation.WithOrigin(cx, elicitation.Origin{Session: s.root().ID(), Call: st.tc.ID})
+				ocx = toolregistry.WithProgress(ocx, s.followProgress(st))
 				res, err := d.tools.Execute(ocx, d.c, st.target, st.args, o)
 				st.msg, st.res = s.toolMessage(d, info, st.tc.ID, res, err)
 				st.res.View = viewResult(st.info, res)
@@ -403,6 +405,27 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 			s.appendHistory(ev.Seq, msg)
 		},
 	})
+}
+
+// followProgress returns the progress function of a call (toolregistry.WithProgress):
+// each message the tool reports that differs from its last (a server's progress message, a
+// task's status) becomes an EventToolProgress.
+func (s *Session) followProgress(st *callState) func(toolregistry.Progress) {
+	var mu sync.Mutex
+	last := ""
+	call := &session.CallInfo{ID: st.tc.ID, Tool: st.target}
+	return func(p toolregistry.Progress) {
+		mu.Lock()
+		fresh := p.Message != "" && p.Message != last
+		if fresh {
+			last = p.Message
+		}
+		mu.Unlock()
+		if fresh {
+			s.emit(session.Event{Type: session.EventToolProgress, Call: call,
+				Progress: &session.ProgressInfo{Progress: p.Progress, Total: p.Total, Message: p.Message}})
+		}
+	}
 }
 
 func (s *Session) callInfo(st *callState) *session.CallInfo {

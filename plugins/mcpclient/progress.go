@@ -416,9 +416,10 @@ func (s *supervisor) unwatch(g *generation, f *inflight, err error) {
 	s.emitProgress(p)
 }
 
-// onProgress is the SDK's progress handler for g: it extends the request's deadline and
-// emits ProgressEvent. Notifications for tokens not in flight (late, or forged) are
-// dropped; an answered request's are emitted while unwatch waits for them.
+// onProgress is the SDK's progress handler for g: it extends the request's deadline,
+// emits ProgressEvent and reports the progress to the caller (toolregistry.ReportProgress).
+// Notifications for tokens not in flight (late, or forged) are dropped; an answered
+// request's are emitted while unwatch waits for them.
 func (s *supervisor) onProgress(g *generation, p *mcp.ProgressNotificationParams) {
 	if p.ProgressToken == nil {
 		return
@@ -428,8 +429,11 @@ func (s *supervisor) onProgress(g *generation, p *mcp.ProgressNotificationParams
 	if f == nil {
 		return
 	}
+	msg := s.scrub.Replace(p.Message)
 	s.emitProgress(Progress{Server: s.cfg.ServerName, Scope: s.c.Scope(), Method: f.method, Target: f.target, CallID: f.callID,
-		Token: token, Progress: p.Progress, Total: p.Total, Message: s.scrub.Replace(p.Message), Elapsed: time.Since(f.started)})
+		Token: token, Progress: p.Progress, Total: p.Total, Message: msg, Elapsed: time.Since(f.started)})
+	// The caller that follows its call (an agent's session) gets the same.
+	toolregistry.ReportProgress(f.caller, toolregistry.Progress{Progress: p.Progress, Total: p.Total, Message: msg})
 	f.noted(p.Progress, p.Total) // after the event: unwatch emits Done once this one is out
 }
 

@@ -45,6 +45,10 @@ const (
 	EventAssistant EventType = "assistant"
 	// EventToolStart reports a tool call dispatched to the registry (Call). Durable.
 	EventToolStart EventType = "tool.start"
+	// EventToolProgress reports how far a running call got (Call: its ID and tool;
+	// Progress): its MCP server's progress message, or the status of the task the call
+	// runs as ("task input_required: ..."). Recorded when the message changes. Durable.
+	EventToolProgress EventType = "tool.progress"
 	// EventToolResult is a call's outcome (Call, Result, and Message: the tool message as
 	// the model gets it). Results are recorded in the model's order of the calls. Durable.
 	EventToolResult EventType = "tool.result"
@@ -101,6 +105,7 @@ type Event struct {
 	Message  *model.Message      `json:"message,omitempty"`
 	Call     *CallInfo           `json:"call,omitempty"`
 	Result   *ResultInfo         `json:"result,omitempty"`
+	Progress *ProgressInfo       `json:"progress,omitempty"`
 	Approval *permission.Request `json:"approval,omitempty"`
 	Usage    *model.Usage        `json:"usage,omitempty"`
 	End      *TurnEnd            `json:"end,omitempty"`
@@ -158,6 +163,15 @@ type ResultInfo struct {
 	// interactive view (MCP Apps): a page drawing the session renders the view with it,
 	// also when it replays the log. Left out above 1 MiB (the view then gets the text).
 	View json.RawMessage `json:"view,omitempty"`
+}
+
+// ProgressInfo is how far a running call got, as its tool reported it.
+type ProgressInfo struct {
+	// Progress is how far the call got; Total the total when the tool knows it (0:
+	// unknown); Message the tool's words (a task's: "task <status>: <message>").
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
 }
 
 // StopReason says why a turn ended.

@@ -2017,6 +2017,13 @@
       case "tool.start":
         if (ev.call) chatCallRow(ev.call);
         break;
+      case "tool.progress": {
+        // A running call's progress message or its task's status, until its result.
+        if (!ev.call || !ev.progress) break;
+        const row = chatCallRow(ev.call);
+        if (!row.node.dataset.outcome) row.outcome.textContent = ev.progress.message || "";
+        break;
+      }
       case "tool.result": {
         if (!ev.call) break;
         const row = chatCallRow(ev.call);
