@@ -133,4 +133,3 @@ func readLog(t *testing.T, svc *agent.Service, id string) []session.Event {
 	}
 	return events
 }
-
