@@ -86,7 +86,7 @@ type Keyboard interface {
 
 // Commands are the slash commands /help lists, with their arguments (/quit and /help
 // work too).
-var Commands = []string{"/tools", "/model [NAME]", "/retry", "/cost", "/reasoning", "/compact [FOCUS]", "/clear", "/resume ID|last", "/exit"}
+var Commands = []string{"/tools", "/model [NAME]", "/retry", "/cost", "/reasoning", "/compact [FOCUS]", "/tasks [ID]", "/clear", "/resume ID|last", "/exit"}
 
 // chat is one harness chat: the session in use and how it is shown.
 type chat struct {
@@ -359,6 +359,8 @@ func (ch *chat) command(cx context.Context, line string) (done bool) {
 		ch.model(cx, arg)
 	case "tools":
 		ch.tools(cx)
+	case "tasks":
+		ch.tasks(cx, arg)
 	case "cost":
 		ch.cost()
 	case "retry":
@@ -379,6 +381,51 @@ func (ch *chat) command(cx context.Context, line string) (done bool) {
 		ch.io.printf("unknown command /%s%s (/help lists them)\n", termsafe.String(name), hint)
 	}
 	return false
+}
+
+// tasks lists the session's calls whose work went on in the background (no id), or waits
+// for the result of the one called id and prints it (Ctrl-C stops waiting; the task goes on).
+func (ch *chat) tasks(cx context.Context, id string) {
+	if id == "" {
+		ts, err := ch.s.Tasks(cx)
+		if err != nil {
+			ch.io.printf("%s\n", termsafe.String(err.Error()))
+			return
+		}
+		if len(ts) == 0 {
+			ch.io.printf("no background tasks: a call that outlives its wait goes on as one\n")
+			return
+		}
+		for _, t := range ts {
+			status := t.Status
+			if t.Message != "" {
+				status += ": " + t.Message
+			}
+			if t.Fetched {
+				status += " (result read)"
+			}
+			ch.io.printf("%s  %s on %s  %s  %s\n", termsafe.String(t.ID), termsafe.String(t.Tool), termsafe.String(t.Server),
+				t.Since.Local().Format("15:04:05"), termsafe.String(status))
+		}
+		ch.io.printf("%s\n", ch.io.dim("/tasks ID waits for a task's result"))
+		return
+	}
+	wcx, stop := context.WithCancel(cx)
+	defer stop()
+	if ch.o.OnInterrupt != nil {
+		remove := ch.o.OnInterrupt(func() bool { stop(); return true })
+		defer remove()
+	}
+	ch.io.printf("%s\n", ch.io.dim("waiting for task "+termsafe.String(id)+"… (Ctrl-C stops waiting; the task goes on)"))
+	r, err := ch.s.TaskResult(wcx, id)
+	if err != nil {
+		ch.io.printf("%s\n", termsafe.String(err.Error()))
+		return
+	}
+	if r.IsError {
+		ch.io.printf("the task failed:\n")
+	}
+	ch.io.printf("%s\n", termsafe.String(r.Text))
 }
 
 // model lists the models (no name), or switches the conversation to the model called

@@ -116,6 +116,26 @@ func (s *Session) Compact(cx context.Context, focus string) (*session.Compaction
 	return &c, nil
 }
 
+// Tasks lists the session's calls whose work went on in the background, with their status
+// now (agent/tasks).
+func (s *Session) Tasks(cx context.Context) ([]agentapi.BackgroundTask, error) {
+	ts, err := agentapi.MethodTasks.Call(cx, s.cl, agentapi.SessionParams{Session: s.info.ID})
+	if err != nil {
+		return nil, &MethodError{Method: agentapi.MethodTasks.Name(), Err: err}
+	}
+	return ts, nil
+}
+
+// TaskResult waits for the end of the session's background task id and returns its result
+// (agent/taskResult): cx bounds the wait.
+func (s *Session) TaskResult(cx context.Context, id string) (agentapi.TaskResult, error) {
+	r, err := agentapi.MethodTaskResult.Call(cx, s.cl, agentapi.TaskParams{Session: s.info.ID, ID: id})
+	if err != nil {
+		return r, &MethodError{Method: agentapi.MethodTaskResult.Name(), Err: err}
+	}
+	return r, nil
+}
+
 // OnDecided sets fn to be told the ID of every approval of the session decided, by
 // whoever answered it (this process, a page, another terminal), as soon as Run's stream
 // brings it, ahead of the events still queued for Run's fn: a caller asking a person can

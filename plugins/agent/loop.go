@@ -389,6 +389,7 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 				// where a subagent's calls are followed too).
 				ocx := elicitation.WithOrigin(cx, elicitation.Origin{Session: s.root().ID(), Call: st.tc.ID})
 				ocx = toolregistry.WithProgress(ocx, s.followProgress(st))
+				ocx = toolregistry.WithBackground(ocx, s.keepInBackground(st))
 				res, err := d.tools.Execute(ocx, d.c, st.target, st.args, o)
 				st.msg, st.res = s.toolMessage(d, info, st.tc.ID, res, err)
 				st.res.View = viewResult(st.info, res)

@@ -187,6 +187,31 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
+			return agentapi.MethodTasks.Expose(c, func(cx context.Context, p agentapi.SessionParams) ([]agentapi.BackgroundTask, error) {
+				ss, err := lookup(p.Session)
+				if err != nil {
+					return nil, err
+				}
+				return ss.BackgroundTasks(cx), nil
+			})
+		},
+		func() (ctx.Disposer, error) {
+			return agentapi.MethodTaskResult.Expose(c, func(cx context.Context, p agentapi.TaskParams) (agentapi.TaskResult, error) {
+				ss, err := lookup(p.Session)
+				if err != nil {
+					return agentapi.TaskResult{}, err
+				}
+				res, err := ss.TaskResult(cx, p.ID)
+				if errors.Is(err, ErrUnknownTask) {
+					return agentapi.TaskResult{}, remote.Errorf(remote.CodeNotFound, "%v", err)
+				}
+				if err != nil {
+					return agentapi.TaskResult{}, err
+				}
+				return agentapi.TaskResult{Text: res.Text(), IsError: res.IsError}, nil
+			})
+		},
+		func() (ctx.Disposer, error) {
 			return agentapi.MethodClose.Expose(c, func(_ context.Context, p agentapi.SessionParams) (struct{}, error) {
 				ss, err := lookup(p.Session)
 				if err != nil {

@@ -142,6 +142,9 @@ func apply(c *ctx.Context, cfg Config) error {
 	if _, err := d.tools.Register(c, d.readResultTool()); err != nil {
 		return err
 	}
+	if _, err := d.tools.Register(c, d.taskResultTool()); err != nil {
+		return err
+	}
 	do := cfg.DeferTools
 	do.Session = func(cx context.Context) (any, bool) { return FromContext(cx) }
 	do.Instructions = func(server string) string {

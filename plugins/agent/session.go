@@ -61,10 +61,11 @@ type Session struct {
 	turn     int
 	step     int
 	cancel   context.CancelCauseFunc
-	turnDone chan struct{}     // closed when the running turn ends; nil when idle
-	ended    bool              // the running turn emitted its turn.end: it is winding down
-	saved    map[string]string // results kept in memory (not stored sessions)
-	subUsage model.Usage       // what the running turn's subagents used, not yet in its end
+	turnDone chan struct{}      // closed when the running turn ends; nil when idle
+	ended    bool               // the running turn emitted its turn.end: it is winding down
+	saved    map[string]string  // results kept in memory (not stored sessions)
+	subUsage model.Usage        // what the running turn's subagents used, not yet in its end
+	bg       map[string]*bgTask // calls' work kept in the background, by task ID (the root session's; background.go)
 	closed   bool
 }
 

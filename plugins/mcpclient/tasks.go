@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // Task is the state of one task (MCP's tasks utility, protocol 2025-11-25): a request that
@@ -292,10 +294,68 @@ func (s *supervisor) callAsTask(cx context.Context, g *generation, f *inflight, 
 		s.log.Debug("polling a task failed while its result was read", "task", task.TaskID, "err", s.scrubErr(perr))
 	}
 	if cx.Err() != nil {
+		if res, ok := toolregistry.KeepInBackground(cx, s.backgroundTask(g, f, task.TaskID)); ok {
+			s.log.Info("task kept in the background: its caller stopped waiting", "tool", f.target, "task", task.TaskID)
+			return mcpResult(res), nil
+		}
 		s.cancelTask(g, task.TaskID)
 		return nil, context.Cause(cx)
 	}
 	return res, err
+}
+
+// backgroundTask is the task id, created by the call f on g, as work its caller may keep in
+// the background: its status (tasks/get), its result (tasks/result, the server's questions
+// then attributed to whoever asks for it) and its cancellation, while g's connection lasts.
+func (s *supervisor) backgroundTask(g *generation, f *inflight, id string) *toolregistry.Background {
+	server := s.cfg.ServerName
+	live := func() error {
+		if g.life.Err() != nil {
+			return fmt.Errorf("mcp server %q: the connection that ran task %s ended, and the task with it (a stdio server's tasks end with its process)", server, id)
+		}
+		return nil
+	}
+	return &toolregistry.Background{ID: id, Server: server, Tool: f.target, CallID: f.callID,
+		Status: func(cx context.Context) (string, string, error) {
+			if err := live(); err != nil {
+				return "", "", err
+			}
+			res, err := mcp.CallCustomMethod[*taskIDParams, *taskResult](cx, g.conn.Session(), "tasks/get", &taskIDParams{TaskID: id})
+			if err != nil {
+				return "", "", fmt.Errorf("mcp server %q: tasks/get %s: %w", server, id, err)
+			}
+			return res.Status, res.StatusMessage, nil
+		},
+		Result: func(cx context.Context) (*toolregistry.Result, error) {
+			if err := live(); err != nil {
+				return nil, err
+			}
+			forget := g.trackTask(id, cx)
+			defer forget()
+			res, err := mcp.CallCustomMethod[*taskIDParams, *mcp.CallToolResult](cx, g.conn.Session(), "tasks/result", &taskIDParams{TaskID: id})
+			if err != nil {
+				return nil, fmt.Errorf("mcp server %q: tasks/result %s: %w", server, id, err)
+			}
+			return AdaptResult(f.target, res, nil, s.cfg.MaxOutputBytes), nil
+		},
+		Cancel: func(cx context.Context) error {
+			if err := live(); err != nil {
+				return err
+			}
+			_, err := mcp.CallCustomMethod[*taskIDParams, *taskResult](cx, g.conn.Session(), "tasks/cancel", &taskIDParams{TaskID: id})
+			return err
+		},
+	}
+}
+
+// mcpResult is a registry result (text only: what a caller keeping a call's work in the
+// background says of it) as an MCP tool result.
+func mcpResult(r *toolregistry.Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: r != nil && r.IsError}
+	if r != nil {
+		out.Content = []mcp.Content{&mcp.TextContent{Text: r.Text()}}
+	}
+	return out
 }
 
 // pollTask polls task until it ends or needs input (then it closes fetch and goes on

@@ -3,8 +3,13 @@
 package interop
 
 import (
+	"io"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
@@ -14,6 +19,9 @@ import (
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/model/openaicompat"
+	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/termchat"
 )
 
 // scriptedModel answers as a model using a tool would: its first answer calls tool with
@@ -31,6 +39,16 @@ func scriptedModel(tool, args string) func(*modeltest.Call) modeltest.Reply {
 		}
 		first, _, _ := strings.Cut(last, "\n")
 		return modeltest.Reply{Content: "The tool said: " + first}
+	}
+}
+
+// offerAgent offers on root what the agent answers (sampling), as a host does before it
+// mounts its rows: the MCP client then declares it when it first connects, and does not
+// reconnect to do so when the agent mounts (which would end a stdio server's tasks).
+func offerAgent(t *testing.T, root *ctx.Context) {
+	t.Helper()
+	if _, err := sampling.Offer(root, "host"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -72,6 +90,7 @@ func TestAgentTurnWithTask(t *testing.T) {
 	if _, err := elicitation.Provide(root, "test", r); err != nil {
 		t.Fatal(err)
 	}
+	offerAgent(t, root)
 	mountOn(t, root, stdioConfig(srv))
 	svc := agentOn(t, root, scriptedModel(public(researchTool), `{"topic": "python", "ambiguous": true}`))
 	sess, err := svc.Start(agent.StartOptions{})
@@ -132,4 +151,178 @@ func readLog(t *testing.T, svc *agent.Service, id string) []session.Event {
 		t.Fatal(err)
 	}
 	return events
+}
+
+// backgroundModel answers as a model would that is told a call went to the background: in
+// the turn "research go" it calls the research tool, and when told the call goes on as a
+// task, waits for it with task_result and quotes the report; in the turn "research python
+// later" it calls the tool (an ambiguous query) and leaves the task in the background.
+func backgroundModel(c *modeltest.Call) modeltest.Reply {
+	var user string
+	var tools []modeltest.Message
+	for _, m := range c.Messages {
+		switch m.Role {
+		case "user":
+			user, tools = m.Content, nil
+		case "tool":
+			tools = append(tools, m)
+		}
+	}
+	later := strings.Contains(user, "later")
+	if len(tools) == 0 {
+		args := `{"topic": "go"}`
+		if later {
+			args = `{"topic": "python", "ambiguous": true}`
+		}
+		return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: public(researchTool), Arguments: args}}}
+	}
+	last := tools[len(tools)-1].Content
+	if m := backgroundNote.FindStringSubmatch(last); m != nil {
+		if later {
+			return modeltest.Reply{Content: "It goes on in the background as " + m[1] + "."}
+		}
+		return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "task_result", Arguments: `{"id": "` + m[1] + `"}`}}}
+	}
+	first, _, _ := strings.Cut(last, "\n")
+	return modeltest.Reply{Content: "The tool said: " + first}
+}
+
+var backgroundNote = regexp.MustCompile(`in the background as task (\S+) of`)
+
+// TestAgentBackgroundTask: a task that outlives its call's wait (maxToolCallMs) goes on in
+// the background: the model is told so, the log records it (task.background), the model
+// fetches its result with task_result in the same turn; a second one left in the
+// background is listed by the chat's /tasks with its status, and /tasks ID waits for its
+// result (its clarifying question answered meanwhile) and prints the report.
+func TestAgentBackgroundTask(t *testing.T) {
+	srv := locate(t)
+	root := ctxtest.New(t)
+	r := &answering{modes: []elicitation.Mode{elicitation.ModeForm}, answer: func(req *elicitation.Request) *elicitation.Response {
+		if hasField(req, "interpretation") {
+			return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"interpretation": "snake"}}
+		}
+		return &elicitation.Response{Action: elicitation.Decline}
+	}}
+	if _, err := elicitation.Provide(root, "test", r); err != nil {
+		t.Fatal(err)
+	}
+	cfg := stdioConfig(srv)
+	cfg.ToolCallTimeoutMs, cfg.MaxToolCallMs = 1000, 1500 // the research takes 4 s
+	offerAgent(t, root)
+	mountOn(t, root, cfg)
+	svc := agentOn(t, root, backgroundModel)
+
+	in, typed := io.Pipe()
+	out := &shownText{changed: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: out}) }()
+	typeLine := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(typed, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	typeLine("research go")
+	out.await(t, "The tool said: # Research Report: go")
+	typeLine("research python later")
+	shown := out.await(t, "It goes on in the background as ")
+	m := regexp.MustCompile(`It goes on in the background as (\S+)\.`).FindStringSubmatch(shown)
+	later := m[1]
+	typeLine("/tasks")
+	listing := out.await(t, "/tasks ID waits for a task's result")
+	typeLine("/tasks " + later)
+	out.await(t, "# Research Report: python (snake)")
+	typeLine("/exit")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	_ = typed.Close()
+
+	// The listing: both tasks, the first read, the second still running.
+	listing = listing[len(shown):]
+	lines := strings.Split(listing, "\n")
+	var first, second string
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, later):
+			second = l
+		case strings.Contains(l, researchTool):
+			first = l
+		}
+	}
+	if !strings.Contains(first, "completed") || !strings.Contains(first, "(result read)") {
+		t.Errorf("/tasks lists the fetched task as %q; it showed:\n%s", first, listing)
+	}
+	if !strings.Contains(second, public(researchTool)) || !strings.Contains(second, "on everything") ||
+		!(strings.Contains(second, "working") || strings.Contains(second, "input_required")) || strings.Contains(second, "(result read)") {
+		t.Errorf("/tasks lists the running task as %q", second)
+	}
+	if !slices.ContainsFunc(r.requests(), func(q *elicitation.Request) bool { return hasField(q, "interpretation") }) {
+		t.Error("the second task's clarifying question was never asked")
+	}
+
+	// The log: each call's task recorded as it went to the background, the call's result
+	// saying so, task_result's the report.
+	id, err := svc.Store().Resolve(session.Last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var background []session.TaskInfo
+	var results []string
+	for _, ev := range readLog(t, svc, id) {
+		switch ev.Type {
+		case session.EventTaskBackground:
+			if ev.Call == nil || ev.Task == nil || ev.Task.Server != serverName || ev.Task.Tool != public(researchTool) {
+				t.Fatalf("a task.background event %+v", ev)
+			}
+			background = append(background, *ev.Task)
+		case session.EventToolResult:
+			results = append(results, ev.Call.Tool+": "+ev.Message.Content)
+		}
+	}
+	if len(background) != 2 || background[1].ID != later {
+		t.Fatalf("the log's background tasks %+v, want 2, the second %s", background, later)
+	}
+	if len(results) != 3 || !strings.Contains(results[0], "in the background as task "+background[0].ID) ||
+		!strings.HasPrefix(results[1], "task_result: # Research Report: go") || !strings.Contains(results[2], "in the background as task "+later) {
+		t.Errorf("the calls' results in the log:\n%s", strings.Join(results, "\n"))
+	}
+}
+
+// shownText is what a chat showed, with a way to wait for a line. It is safe for
+// concurrent use.
+type shownText struct {
+	mu      sync.Mutex
+	b       strings.Builder
+	changed chan struct{} // closed and replaced at each write
+}
+
+func (s *shownText) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Write(p)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return len(p), nil
+}
+
+// await waits (at most 30 s) until the text shown since the last await contains want, and
+// returns that text.
+func (s *shownText) await(t *testing.T, want string) string {
+	t.Helper()
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for {
+		s.mu.Lock()
+		text, changed := s.b.String(), s.changed
+		s.mu.Unlock()
+		if strings.Contains(text, want) {
+			return text
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			t.Fatalf("the chat did not show %q within 30 s; it showed:\n%s", want, text)
+		}
+	}
 }

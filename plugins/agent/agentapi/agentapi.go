@@ -13,6 +13,7 @@ package agentapi
 import (
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/permission"
@@ -39,6 +40,8 @@ var ErrCancelled = errors.New("agent: turn cancelled")
 //	agent/close      call   SessionParams  → {}
 //	agent/compact    call   CompactParams  → session.Compaction (the history summarised now; conflict while a turn runs)
 //	agent/callTool   call   ViewCallParams → ViewResult (a call made by a tool's view shown in the session)
+//	agent/tasks      call   SessionParams  → []BackgroundTask (the calls whose work went on in the background, with their status now)
+//	agent/taskResult call   TaskParams     → TaskResult (waits for a background task's end: its result)
 //
 // A turn started with agent/send belongs to the host, not to the request: it goes on when
 // the page that sent it closes, and ends with agent/cancel, the session's close or the
@@ -48,18 +51,20 @@ var ErrCancelled = errors.New("agent: turn cancelled")
 // The agent's remote methods, each declared once with its parameters and answer (the
 // table above): the agent serves them and clients call them through these values.
 var (
-	MethodAgents   = remote.NewMethod[struct{}, []AgentInfo]("agent/agents")
-	MethodSessions = remote.NewMethod[struct{}, SessionList]("agent/sessions")
-	MethodStart    = remote.NewMethod[StartParams, session.Info]("agent/start")
-	MethodOpen     = remote.NewMethod[OpenParams, session.Info]("agent/open")
-	MethodSend     = remote.NewMethod[SendParams, struct{}]("agent/send")
-	MethodRetry    = remote.NewMethod[SessionParams, struct{}]("agent/retry")
-	MethodEvents   = remote.NewStreamMethod[EventsParams, session.Event]("agent/events")
-	MethodCancel   = remote.NewMethod[SessionParams, struct{}]("agent/cancel")
-	MethodApprove  = remote.NewMethod[ApproveParams, struct{}]("agent/approve")
-	MethodClose    = remote.NewMethod[SessionParams, struct{}]("agent/close")
-	MethodCompact  = remote.NewMethod[CompactParams, session.Compaction]("agent/compact")
-	MethodCallTool = remote.NewMethod[ViewCallParams, ViewResult]("agent/callTool")
+	MethodAgents     = remote.NewMethod[struct{}, []AgentInfo]("agent/agents")
+	MethodSessions   = remote.NewMethod[struct{}, SessionList]("agent/sessions")
+	MethodStart      = remote.NewMethod[StartParams, session.Info]("agent/start")
+	MethodOpen       = remote.NewMethod[OpenParams, session.Info]("agent/open")
+	MethodSend       = remote.NewMethod[SendParams, struct{}]("agent/send")
+	MethodRetry      = remote.NewMethod[SessionParams, struct{}]("agent/retry")
+	MethodEvents     = remote.NewStreamMethod[EventsParams, session.Event]("agent/events")
+	MethodCancel     = remote.NewMethod[SessionParams, struct{}]("agent/cancel")
+	MethodApprove    = remote.NewMethod[ApproveParams, struct{}]("agent/approve")
+	MethodClose      = remote.NewMethod[SessionParams, struct{}]("agent/close")
+	MethodCompact    = remote.NewMethod[CompactParams, session.Compaction]("agent/compact")
+	MethodCallTool   = remote.NewMethod[ViewCallParams, ViewResult]("agent/callTool")
+	MethodTasks      = remote.NewMethod[SessionParams, []BackgroundTask]("agent/tasks")
+	MethodTaskResult = remote.NewMethod[TaskParams, TaskResult]("agent/taskResult")
 )
 
 // CompactParams are the parameters of agent/compact: the session, and what the summary
@@ -193,4 +198,41 @@ func (p ViewCallParams) Validate() error {
 	probs.Require("server", p.Server, "the view's MCP server")
 	probs.Require("tool", p.Tool, "the tool's name on its server")
 	return probs.Err()
+}
+
+// BackgroundTask is a call of a session whose work went on in the background (a task of
+// its MCP server): what agent/tasks lists.
+type BackgroundTask struct {
+	// ID is the task's ID (its server's); Server, Tool and CallID say which call made it.
+	ID     string    `json:"id"`
+	Server string    `json:"server"`
+	Tool   string    `json:"tool"`
+	CallID string    `json:"callId"`
+	Since  time.Time `json:"since"`
+	// Status and Message are the task's status now, as its server says ("unknown" and
+	// the reason when it cannot say: the server's connection, and the task with it, ended).
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+	// Fetched says its result was read (task_result, agent/taskResult).
+	Fetched bool `json:"fetched,omitempty"`
+}
+
+// TaskParams names a background task of a session.
+type TaskParams struct {
+	Session string `json:"session"`
+	ID      string `json:"id"`
+}
+
+// Validate implements remote.Validator.
+func (p TaskParams) Validate() error {
+	if p.ID == "" {
+		return errors.New(`"id" is required: the task's ID (agent/tasks lists them)`)
+	}
+	return requireSession(p.Session)
+}
+
+// TaskResult is a background task's result as the model would get it.
+type TaskResult struct {
+	Text    string `json:"text"`
+	IsError bool   `json:"isError,omitempty"`
 }

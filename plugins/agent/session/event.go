@@ -49,6 +49,10 @@ const (
 	// Progress): its MCP server's progress message, or the status of the task the call
 	// runs as ("task input_required: ..."). Recorded when the message changes. Durable.
 	EventToolProgress EventType = "tool.progress"
+	// EventTaskBackground reports a call whose work goes on in the background after the
+	// turn stopped waiting for it (Call, Task): a task of its MCP server, whose result the
+	// model fetches with task_result and a person with /tasks. Durable.
+	EventTaskBackground EventType = "task.background"
 	// EventToolResult is a call's outcome (Call, Result, and Message: the tool message as
 	// the model gets it). Results are recorded in the model's order of the calls. Durable.
 	EventToolResult EventType = "tool.result"
@@ -106,6 +110,7 @@ type Event struct {
 	Call     *CallInfo           `json:"call,omitempty"`
 	Result   *ResultInfo         `json:"result,omitempty"`
 	Progress *ProgressInfo       `json:"progress,omitempty"`
+	Task     *TaskInfo           `json:"task,omitempty"`
 	Approval *permission.Request `json:"approval,omitempty"`
 	Usage    *model.Usage        `json:"usage,omitempty"`
 	End      *TurnEnd            `json:"end,omitempty"`
@@ -172,6 +177,14 @@ type ProgressInfo struct {
 	Progress float64 `json:"progress"`
 	Total    float64 `json:"total,omitempty"`
 	Message  string  `json:"message,omitempty"`
+}
+
+// TaskInfo names a call's work that went on in the background: the task ID its MCP
+// server gave it, the server and the tool.
+type TaskInfo struct {
+	ID     string `json:"id"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
 }
 
 // StopReason says why a turn ended.
