@@ -215,7 +215,9 @@ func TestAgentBackgroundTask(t *testing.T) {
 	in, typed := io.Pipe()
 	out := &shownText{changed: make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: out}) }()
+	go func() {
+		done <- termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: out})
+	}()
 	typeLine := func(line string) {
 		t.Helper()
 		if _, err := io.WriteString(typed, line+"\n"); err != nil {
