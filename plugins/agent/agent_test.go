@@ -119,7 +119,7 @@ func TestSubagent(t *testing.T) {
 	if len(helperCalls) != 2 {
 		t.Fatalf("%d helper requests", len(helperCalls))
 	}
-	if !slices.Equal(helperCalls[0].Tools, []string{"mcp__demo__echo", "read_tool_result"}) {
+	if !slices.Equal(helperCalls[0].Tools, []string{"mcp__demo__echo", "read_tool_result", "task_result"}) {
 		t.Errorf("helper's tools %v", helperCalls[0].Tools)
 	}
 	if sys := helperCalls[0].Messages[0]; sys.Role != "system" || !strings.Contains(sys.Content, "You are the helper.") {

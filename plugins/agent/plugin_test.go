@@ -96,10 +96,10 @@ func TestSubagentTools(t *testing.T) {
 
 	reg, _ := toolregistry.Key.Get(root)
 	got := names(reg.List(root))
-	if want := []string{"agent__coder", "agent__docs", "call_tool", "read_tool_result", "tool_search"}; !slices.Equal(got, want) {
+	if want := []string{"agent__coder", "agent__docs", "call_tool", "read_tool_result", "task_result", "tool_search"}; !slices.Equal(got, want) {
 		t.Errorf("root tools %v, want %v", got, want)
 	}
-	if got := names(reg.List(coderLayer)); !slices.Equal(got, []string{"agent__review", "call_tool", "read_tool_result", "tool_search"}) {
+	if got := names(reg.List(coderLayer)); !slices.Equal(got, []string{"agent__review", "call_tool", "read_tool_result", "task_result", "tool_search"}) {
 		t.Errorf("coder's tools %v", got)
 	}
 	svc, _ := Key.Get(root)
