@@ -658,6 +658,12 @@ func (v *view) show(cx context.Context, ev session.Event) {
 		}
 		v.endLine()
 		io.printf("  %s%s %s\n", who, termsafe.String(ev.Call.Tool), io.dim(termsafe.String(ev.Progress.Message)))
+	case session.EventTaskBackground:
+		if ev.Task == nil {
+			return
+		}
+		v.endLine()
+		io.printf("  %s%s %s\n", who, termsafe.String(ev.Task.Tool), io.dim("goes on in the background as task "+termsafe.String(ev.Task.ID)+" (/tasks "+termsafe.String(ev.Task.ID)+" waits for it)"))
 	case session.EventToolResult:
 		if ev.Call == nil || ev.Result == nil {
 			return

@@ -230,6 +230,9 @@ func TestAgentBackgroundTask(t *testing.T) {
 	shown := out.await(t, "It goes on in the background as ")
 	m := regexp.MustCompile(`It goes on in the background as (\S+)\.`).FindStringSubmatch(shown)
 	later := m[1]
+	if !strings.Contains(shown, "simulate-research-query goes on in the background as task "+later+" (/tasks "+later+" waits for it)") {
+		t.Errorf("the chat did not say the call went to the background:\n%s", shown)
+	}
 	typeLine("/tasks")
 	listing := out.await(t, "/tasks ID waits for a task's result")
 	typeLine("/tasks " + later)

@@ -2017,6 +2017,9 @@
       case "tool.start":
         if (ev.call) chatCallRow(ev.call);
         break;
+      case "task.background":
+        if (ev.task) chatInfo((ev.task.tool || "a call") + " goes on in the background as task " + ev.task.id + " of " + (ev.task.server || "its server"));
+        break;
       case "tool.progress": {
         // A running call's progress message or its task's status, until its result.
         if (!ev.call || !ev.progress) break;
