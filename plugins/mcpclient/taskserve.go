@@ -169,10 +169,10 @@ func (ts *TaskServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if ex := req.GetExtra(); ex != nil {
 				extra = &mcp.RequestExtra{TokenInfo: ex.TokenInfo}
 			}
-			run := &mcp.CallToolRequest{Session: ss, Params: &plain, Extra: extra}
-			if !offersTasks(ss) {
-				return next(cx, method, run)
+			if !offersTasks(ss) { // a plain call, as the session's protocol has no tasks
+				return next(cx, method, &mcp.CallToolRequest{Session: ss, Params: &plain, Extra: req.GetExtra()})
 			}
+			run := &mcp.CallToolRequest{Session: ss, Params: &plain, Extra: extra}
 			return ts.start(ss, tp, func(tcx context.Context) (mcp.Result, error) {
 				return next(tcx, method, run)
 			})
