@@ -116,6 +116,15 @@ func (s *Session) Compact(cx context.Context, focus string) (*session.Compaction
 	return &c, nil
 }
 
+// Background ends the turn in flight as Cancel does, its running tasks kept in the
+// background (agent/background).
+func (s *Session) Background(cx context.Context) error {
+	cx, cancel := side(cx)
+	defer cancel()
+	_, err := agentapi.MethodBackground.Call(cx, s.cl, agentapi.SessionParams{Session: s.info.ID})
+	return err
+}
+
 // Tasks lists the session's calls whose work went on in the background, with their status
 // now (agent/tasks).
 func (s *Session) Tasks(cx context.Context) ([]agentapi.BackgroundTask, error) {

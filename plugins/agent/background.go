@@ -42,7 +42,7 @@ func (s *Session) keepInBackground(st *callState) func(*toolregistry.Background)
 		s.emit(session.Event{Type: session.EventTaskBackground, Call: s.callInfo(st),
 			Task: &session.TaskInfo{ID: b.ID, Server: b.Server, Tool: st.target}})
 		return toolregistry.TextResult(fmt.Sprintf("The call goes on in the background as task %s of the MCP server %q: "+
-			"it took longer than this call waits. Call %s with {\"id\": %q} to wait for its result.", b.ID, b.Server, taskResultTool, b.ID))
+			"the call stopped waiting for it. Call %s with {\"id\": %q} to wait for its result.", b.ID, b.Server, taskResultTool, b.ID))
 	}
 }
 

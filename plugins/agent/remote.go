@@ -187,6 +187,16 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 			})
 		},
 		func() (ctx.Disposer, error) {
+			return agentapi.MethodBackground.Expose(c, func(_ context.Context, p agentapi.SessionParams) (struct{}, error) {
+				ss, err := lookup(p.Session)
+				if err != nil {
+					return none, err
+				}
+				ss.Background()
+				return none, nil
+			})
+		},
+		func() (ctx.Disposer, error) {
 			return agentapi.MethodTasks.Expose(c, func(cx context.Context, p agentapi.SessionParams) ([]agentapi.BackgroundTask, error) {
 				ss, err := lookup(p.Session)
 				if err != nil {

@@ -287,6 +287,21 @@ func (s *Session) Cancel() {
 	}
 }
 
+// Background ends the turn in flight, if any, as Cancel does, except that running calls
+// whose work can go on (tasks of MCP servers) are kept in the background instead of
+// cancelled: the person stopped waiting, not the work ([Session.BackgroundTasks] lists
+// them, [Session.TaskResult] waits for one). Send then returns with
+// [session.StopCancelled], its error matching [ErrCancelled] and
+// [toolregistry.ErrStopWaiting].
+func (s *Session) Background() {
+	s.mu.Lock()
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(toolregistry.ErrStopWaiting)
+	}
+}
+
 // Close cancels the turn in flight, waits for it to end, ends the subscriptions and
 // closes the log; the log of a session started (not resumed) here that never had a turn is
 // removed. It is idempotent.

@@ -3,6 +3,7 @@
 package interop
 
 import (
+	"errors"
 	"io"
 	"regexp"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/model/openaicompat"
 	"github.com/cordisgo/harness/plugins/remote"
+	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
 	"github.com/cordisgo/harness/termchat"
 )
@@ -329,5 +331,58 @@ func (s *shownText) await(t *testing.T, want string) string {
 		case <-timeout.C:
 			t.Fatalf("the chat did not show %q within 30 s; it showed:\n%s", want, text)
 		}
+	}
+}
+
+// TestAgentTurnSentToBackground: a person who stops waiting for a turn (Session.Background,
+// agent/background) ends it as a cancel does, but the task its call runs goes on in the
+// background instead of being cancelled: the log records it, the session lists it, and its
+// result can be waited for later.
+func TestAgentTurnSentToBackground(t *testing.T) {
+	srv := locate(t)
+	root := ctxtest.New(t)
+	offerAgent(t, root)
+	mountOn(t, root, stdioConfig(srv))
+	svc := agentOn(t, root, scriptedModel(public(researchTool), `{"topic": "rust"}`))
+	sess, err := svc.Start(agent.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sess.Close() }()
+	sub := sess.Subscribe(0)
+	defer sub.Close()
+	wcx := ctxtest.Wait(t)
+	go func() {
+		for {
+			ev, err := sub.Next(wcx)
+			if err != nil {
+				return
+			}
+			if ev.Type == session.EventToolProgress && strings.HasPrefix(ev.Progress.Message, "task working") {
+				sess.Background() // the person stops waiting once the task runs
+				return
+			}
+		}
+	}()
+	end, err := sess.Send(ctxtest.Wait(t), "Research rust.")
+	if end == nil || end.Reason != session.StopCancelled || !errors.Is(err, agent.ErrCancelled) || !errors.Is(err, toolregistry.ErrStopWaiting) {
+		t.Fatalf("the turn ended %+v, %v; want cancelled, stopped waiting", end, err)
+	}
+	var kept *session.TaskInfo
+	for _, ev := range readLog(t, svc, sess.ID()) {
+		if ev.Type == session.EventTaskBackground {
+			kept = ev.Task
+		}
+	}
+	if kept == nil {
+		t.Fatal("no task.background in the log")
+	}
+	tasks := sess.BackgroundTasks(ctxtest.Wait(t))
+	if len(tasks) != 1 || tasks[0].ID != kept.ID || tasks[0].Status != "working" {
+		t.Fatalf("the background tasks %+v, want %s working", tasks, kept.ID)
+	}
+	res, err := sess.TaskResult(ctxtest.Wait(t), kept.ID)
+	if err != nil || !strings.HasPrefix(res.Text(), "# Research Report: rust") {
+		t.Fatalf("the task's result %v, %v", res, err)
 	}
 }

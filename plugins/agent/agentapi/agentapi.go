@@ -40,6 +40,7 @@ var ErrCancelled = errors.New("agent: turn cancelled")
 //	agent/close      call   SessionParams  → {}
 //	agent/compact    call   CompactParams  → session.Compaction (the history summarised now; conflict while a turn runs)
 //	agent/callTool   call   ViewCallParams → ViewResult (a call made by a tool's view shown in the session)
+//	agent/background call   SessionParams  → {} (the turn stops waiting: its running tasks go on in the background)
 //	agent/tasks      call   SessionParams  → []BackgroundTask (the calls whose work went on in the background, with their status now)
 //	agent/taskResult call   TaskParams     → TaskResult (waits for a background task's end: its result)
 //
@@ -64,6 +65,7 @@ var (
 	MethodCompact    = remote.NewMethod[CompactParams, session.Compaction]("agent/compact")
 	MethodCallTool   = remote.NewMethod[ViewCallParams, ViewResult]("agent/callTool")
 	MethodTasks      = remote.NewMethod[SessionParams, []BackgroundTask]("agent/tasks")
+	MethodBackground = remote.NewMethod[SessionParams, struct{}]("agent/background")
 	MethodTaskResult = remote.NewMethod[TaskParams, TaskResult]("agent/taskResult")
 )
 
