@@ -71,29 +71,15 @@ func TestElicitationPassesThrough(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("%s: %v %s", rt.path, err, text(res))
 		}
-		if !jsonEqual(t, got, []byte(multiSelect)) {
+		if !mcptest.SameJSON(t, got, []byte(multiSelect)) {
 			t.Errorf("%s: the session was shown\n%s\nwant the server's\n%s", rt.path, got, multiSelect)
 		}
 		want := `{"action":"accept","content":{"colours":["g","b"],"extra":"kept","size":"l"}}`
-		if !jsonEqual(t, []byte(text(res)), []byte(want)) {
+		if !mcptest.SameJSON(t, []byte(text(res)), []byte(want)) {
 			t.Errorf("%s: the server got %s, want %s", rt.path, text(res), want)
 		}
 		_ = cs.Close()
 	}
-}
-
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("%s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	xb, _ := json.Marshal(x)
-	yb, _ := json.Marshal(y)
-	return string(xb) == string(yb)
 }
 
 // TestCompletionErrorCodes: completions the gateway cannot route are JSON-RPC errors with
@@ -190,7 +176,7 @@ func TestGatewayMadeLate(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("%v %s", err, text(res))
 	}
-	if want := `{"action":"accept","content":{"colours":["r"]}}`; !jsonEqual(t, []byte(text(res)), []byte(want)) {
+	if want := `{"action":"accept","content":{"colours":["r"]}}`; !mcptest.SameJSON(t, []byte(text(res)), []byte(want)) {
 		t.Errorf("the server got %s, want %s", text(res), want)
 	}
 }
@@ -259,10 +245,10 @@ func TestTitledMultiSelectAnswerForwarded(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("%v %s", err, text(res))
 	}
-	if !jsonEqual(t, shown, []byte(sep1330Strict)) {
+	if !mcptest.SameJSON(t, shown, []byte(sep1330Strict)) {
 		t.Errorf("the session was shown\n%s\nwant the server's\n%s", shown, sep1330Strict)
 	}
-	if want := `{"action":"accept","content":{"colours":["g"]}}`; !jsonEqual(t, []byte(text(res)), []byte(want)) {
+	if want := `{"action":"accept","content":{"colours":["g"]}}`; !mcptest.SameJSON(t, []byte(text(res)), []byte(want)) {
 		t.Errorf("the server got %s, want %s (what the user answered)", text(res), want)
 	}
 }

@@ -33,6 +33,8 @@ const (
 	UsePTC = "ptc"
 	// UseModel is the model service.
 	UseModel = "model"
+	// UseResources is the shared resource tools (list_mcp_resources, …) and subscriptions.
+	UseResources = "mcpresources"
 )
 
 // builtins is the plugin catalog compiled into the harness: profile rows name these
@@ -43,7 +45,7 @@ var builtins = map[string]ctx.PluginDef{
 	"sysprompt":    sysprompt.Plugin,
 	UseRemote:      remote.Plugin,
 	UseClient:      mcpclient.Plugin,
-	"mcpresources": mcpresources.Plugin,
+	UseResources:   mcpresources.Plugin,
 	"mcpprompts":   mcpprompts.Plugin,
 	UseManager:     mcpmanager.Plugin,
 	UseConsole:     console.Plugin,

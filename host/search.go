@@ -38,6 +38,24 @@ func (p SearchParams) Validate() error {
 	return probs.Err()
 }
 
+// ReadCatalog reads a catalog file's servers and their tools (toolsearch.ReadCatalog), a tool
+// without a public name given the one its server's client would offer it by
+// (mcpclient.PublicToolName), for [SearchTools] without starting anything.
+func ReadCatalog(path string) ([]toolsearch.Server, error) {
+	servers, err := toolsearch.ReadCatalog(path)
+	if err != nil {
+		return nil, err
+	}
+	for i := range servers {
+		for j := range servers[i].Tools {
+			if t := &servers[i].Tools[j]; t.PublicName == "" {
+				t.PublicName = mcpclient.PublicToolName(servers[i].Name, t.Name)
+			}
+		}
+	}
+	return servers, nil
+}
+
 // SearchTools ranks the tools of servers for each query of p (a limit of 0 is
 // toolsearch.DefaultLimit). A server p names that servers lacks is an
 // [*UnknownServerError] looked for where.

@@ -98,3 +98,12 @@ func PromptRows(ps []mcpprompts.Prompt) [][]string {
 	}
 	return rows
 }
+
+// Prompts prints prompts as a table (PromptRows), or "no prompts" on Notes.
+func (o Output) Prompts(ps []mcpprompts.Prompt) error {
+	if len(ps) == 0 {
+		fmt.Fprintln(o.Notes, "no prompts")
+		return nil
+	}
+	return o.Table(PromptRows(ps))
+}

@@ -164,6 +164,20 @@ func (s *Session) Approve(cx context.Context, id string, ans permission.Answer) 
 	return err
 }
 
+// Refuse denies the approval ev asks for, when it is the main agent's (a subagent's goes
+// to its parent), telling the model reason: for a turn with nobody to ask (harness ask on a
+// running host). Any other event is left alone; a turn that ended meanwhile is no error.
+func (s *Session) Refuse(cx context.Context, ev session.Event, reason string) error {
+	if ev.Type != session.EventApprovalAsked || ev.Approval == nil || ev.Agent != "" {
+		return nil
+	}
+	err := s.Approve(cx, ev.Approval.ID, permission.Answer{Decision: permission.Deny, Reason: reason})
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
 // Run sends text as the session's next message and passes the turn's events to fn, in
 // order, on the caller's goroutine, until the main agent's turn ends: the events of the
 // session after sequence number after (0: from its start; the durable events up to after

@@ -45,7 +45,7 @@ var rules = map[string]rule{
 	"elicitation":               {project: []string{"ctx", "internal/redact", "internal/schemawalk"}},
 	"sampling":                  {project: []string{"ctx"}},
 	"plugins/mcpclient/catalog": {project: []string{"ctx", "internal/atomicfile", "internal/userdirs"}},
-	"plugins/mcpclient":         {project: []string{"ctx", "secrets", "permission", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpclient/catalog", "mcpauth", "elicitation", "sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/jsoncheck", "internal/userdirs"}},
+	"plugins/mcpclient":         {project: []string{"ctx", "secrets", "permission", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpclient/catalog", "mcpauth", "elicitation", "sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/jsoncheck", "internal/userdirs", "internal/version"}},
 	"plugins/mcpmanager":        {project: []string{"ctx", "secrets", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "internal/filewatch", "internal/atomicfile"}},
 	// Server documents sit on top of the client's configuration types; the client never
 	// imports them back.
@@ -65,7 +65,7 @@ var rules = map[string]rule{
 	// The agent takes models through the interface only, never the provider.
 	"plugins/agent":          {project: []string{"ctx", "secrets", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
 	"plugins/agent/agentapi": {project: []string{"ctx", "permission", "plugins/agent/session", "plugins/remote"}},
-	"plugins/agent/session":  {project: []string{"permission", "plugins/model", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
+	"plugins/agent/session":  {project: []string{"permission", "plugins/model", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
 	"gateway":                {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit", "mcpauth"}},
 	// The gateway's shared state in Redis, behind gateway.Store.
 	"gateway/redisstore": {project: []string{"gateway", "gateway/audit"}},
@@ -112,8 +112,10 @@ var rules = map[string]rule{
 	"internal/loopback":    {project: []string{"internal/atomicfile"}, stdOnly: true},
 	"internal/atomicfile":  {stdOnly: true},
 	"internal/npmci":       {stdOnly: true},
-	"internal/oauthtest":   {project: []string{"internal/npmci"}},
+	"internal/oauthtest":   {project: []string{"internal/npmci", "internal/syncio"}},
 	"internal/procpolicy":  {stdOnly: true},
+	"internal/syncio":      {stdOnly: true},
+	"internal/version":     {stdOnly: true},
 	"internal/redact":      {stdOnly: true},
 	"internal/suggest":     {stdOnly: true},
 	"internal/termsafe":    {stdOnly: true},

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/npmci"
+	"github.com/cordisgo/harness/internal/syncio"
 )
 
 // oidcPackages is the npm package of oidc-provider, pinned in oidc/ next to this file.
@@ -108,7 +109,7 @@ func Start(t testing.TB, cfg Config) *Provider {
 	cmd.Dir = oidcPackages.Dir
 	cmd.Env = append(os.Environ(), "OIDC_CONFIG="+string(b), "NODE_ENV=test")
 	var stderr strings.Builder
-	cmd.Stderr = &lockedWriter{w: &stderr}
+	cmd.Stderr = &syncio.Writer{W: &stderr}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -154,17 +155,6 @@ func Start(t testing.TB, cfg Config) *Provider {
 		t.Fatalf("oidc-provider did not print READY within a minute: %s", stderr.String())
 	}
 	return p
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // TokenRequests returns the token requests received so far.

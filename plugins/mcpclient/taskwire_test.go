@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // The shim moves what the SDK's types would drop into _meta, and leaves every other message
@@ -38,7 +40,7 @@ func TestShimMessages(t *testing.T) {
 			if want == "" {
 				want = tc.in
 			}
-			if !sameJSON(t, out, []byte(want)) {
+			if !mcptest.SameJSON(t, out, []byte(want)) {
 				t.Errorf("got\n%s\nwant\n%s", out, want)
 			}
 			msg, err := jsonrpc.DecodeMessage([]byte(tc.in))
@@ -50,20 +52,6 @@ func TestShimMessages(t *testing.T) {
 			}
 		})
 	}
-}
-
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("%s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	xb, _ := json.Marshal(x)
-	yb, _ := json.Marshal(y)
-	return string(xb) == string(yb)
 }
 
 // A served tools/call's task moves into _meta; other requests keep their bytes.
@@ -88,7 +76,7 @@ func TestShimTaskRequest(t *testing.T) {
 				}
 				return
 			}
-			if !sameJSON(t, out, []byte(tc.want)) || req.ContentLength != int64(len(out)) {
+			if !mcptest.SameJSON(t, out, []byte(tc.want)) || req.ContentLength != int64(len(out)) {
 				t.Errorf("got\n%s (length %d)\nwant\n%s", out, req.ContentLength, tc.want)
 			}
 		})
@@ -112,7 +100,7 @@ func TestListedExecution(t *testing.T) {
 		if !tasks {
 			want = `{"cacheScope":"","ttlMs":0,"tools":[{"inputSchema":{"type":"object"},"name":"r"},{"_meta":{"x":1},"inputSchema":{"type":"object"},"name":"p"}]}`
 		}
-		if !sameJSON(t, got, []byte(want)) {
+		if !mcptest.SameJSON(t, got, []byte(want)) {
 			t.Errorf("tasks %v: got\n%s\nwant\n%s", tasks, got, want)
 		}
 	}

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/internal/version"
 	"github.com/cordisgo/harness/mcpauth"
 	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 )
@@ -104,11 +104,7 @@ func (o dialOptions) implementation() *mcp.Implementation {
 	if o.clientInfo != nil {
 		return o.clientInfo
 	}
-	version := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		version = bi.Main.Version
-	}
-	return &mcp.Implementation{Name: "cordisgo-harness", Version: version}
+	return &mcp.Implementation{Name: "cordisgo-harness", Version: version.Main()}
 }
 
 // dial connects to the server described by cfg (which must have passed

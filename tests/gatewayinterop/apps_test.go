@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os/exec"
-	"reflect"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +15,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/gatewaytest"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // appServers is the page's suite of the MCP org's example MCP App servers (pinned once, in
@@ -109,7 +109,7 @@ func TestTypeScriptClientApps(t *testing.T) {
 		for _, tl := range list.Tools {
 			if tl.Name == route.tool {
 				found = true
-				if len(tl.Meta) == 0 || !sameJSON(t, tl.Meta, want) {
+				if len(tl.Meta) == 0 || !mcptest.SameJSON(t, tl.Meta, want) {
 					t.Errorf("%s: %s's _meta %s, the server's %s", route.path, tl.Name, tl.Meta, want)
 				}
 			}
@@ -123,21 +123,8 @@ func TestTypeScriptClientApps(t *testing.T) {
 		if err := json.Unmarshal(out.Results[1], &read); err != nil || len(read.Contents) == 0 {
 			t.Fatalf("%s: resources/read %s: %v: %.600s", route.path, uri, err, out.Results[1])
 		}
-		if !sameJSON(t, read.Contents, wantPage) {
+		if !mcptest.SameJSON(t, read.Contents, wantPage) {
 			t.Errorf("%s: the view %s read through the gateway differs from the server's:\n%.400s\nwant\n%.400s", route.path, uri, read.Contents, wantPage)
 		}
 	}
-}
-
-// sameJSON reports whether two JSON texts hold the same value.
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("%v: %s", err, a)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	return reflect.DeepEqual(x, y)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/gcpolicy"
 	"github.com/cordisgo/harness/internal/procpolicy"
+	"github.com/cordisgo/harness/internal/syncio"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 	"github.com/cordisgo/harness/profiles"
@@ -233,7 +234,7 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 	if _, ok := stderr.(*os.File); !ok {
 		// The logger, the progress lines and the messages write to stderr from several
 		// goroutines; a file takes each write whole, another writer (a buffer) needs a lock.
-		a.stderr = &lockedWriter{w: stderr}
+		a.stderr = &syncio.Writer{W: stderr}
 	}
 	if a.workDir == nil {
 		a.workDir = os.Getwd
@@ -250,18 +251,6 @@ func (o Options) newInvocation(stdin io.Reader, stdout, stderr io.Writer, env []
 		a.self = abs
 	}
 	return a
-}
-
-// lockedWriter makes one writer safe for concurrent use, each write whole.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // interrupter passes an interrupt (SIGINT) to the handler a command installed: when it

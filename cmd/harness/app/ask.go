@@ -13,7 +13,6 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
-	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
@@ -194,12 +193,8 @@ func (a *invocation) runTurn(cx context.Context, rh *hostclient.Host, open func(
 		if printErr == nil {
 			printErr = a.printEvent(enc, ev, f.json)
 		}
-		if ev.Type == session.EventApprovalAsked && ev.Approval != nil && ev.Agent == "" {
-			answer := permission.Answer{Decision: permission.Deny,
-				Reason: "nobody to ask (harness ask); run harness chat to approve calls, or ask --local --allow PATTERN"}
-			if err := s.Approve(cx, ev.Approval.ID, answer); err != nil && !errors.Is(err, context.Canceled) {
-				a.out().Note("refusing %s: %v", ev.Approval.Tool, err)
-			}
+		if err := s.Refuse(cx, ev, "nobody to ask (harness ask); run harness chat to approve calls, or ask --local --allow PATTERN"); err != nil {
+			a.out().Note("refusing %s: %v", ev.Approval.Tool, err)
 		}
 	})
 	if me, ok := errors.AsType[*turn.MethodError](err); ok && cx.Err() == nil {

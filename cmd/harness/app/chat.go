@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/plugins/agent"
-	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/termchat"
@@ -79,7 +78,7 @@ process too. A host without an agent is said in one line, and chat works in proc
 				}
 				o.ResumeError = func(id string, err error) error {
 					if remote.CodeOf(err) == remote.CodeNotFound {
-						return sessionError(svc.Store(), id, session.ErrUnknownSession) // the store and a did-you-mean
+						return sessionError(svc.Store().Unknown(id)) // the store and a did-you-mean
 					}
 					return agentError(err)
 				}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/internal/version"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -318,28 +317,8 @@ func (a *invocation) versionCommand() *cobra.Command {
 		Short: "Print the harness version",
 		Args:  noArgs,
 		RunE: action(func(*cobra.Command, []string) error {
-			fmt.Fprintln(a.stdout, versionLine(a.prog, a.version))
+			fmt.Fprintln(a.stdout, version.Line(a.prog, a.version))
 			return nil
 		}),
 	}
-}
-
-// versionLine reports the version (the main module's, unless overridden),
-// the VCS revision when the build recorded one, and the toolchain.
-func versionLine(prog, version string) string {
-	rev := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if version == "" {
-			version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				rev = " " + s.Value[:12]
-			}
-		}
-	}
-	if version == "" {
-		version = "(devel)"
-	}
-	return fmt.Sprintf("%s %s%s %s %s/%s", prog, version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

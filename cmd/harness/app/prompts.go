@@ -54,7 +54,7 @@ server: a table with the arguments (<required> [optional]), or with --json
 						a.out().Note("%s", e.Error)
 					}
 				}
-				return a.printPromptTable(l.Prompts)
+				return a.out().Prompts(l.Prompts)
 			})
 		}),
 	}
@@ -103,15 +103,4 @@ func promptError(err error) error {
 		return err
 	}
 	return failure(err)
-}
-
-// printPromptTable prints prompts as a table: server, prompt, arguments (<required>
-// [optional]), description.
-func (a *invocation) printPromptTable(ps []mcpprompts.Prompt) error {
-	if len(ps) == 0 {
-		fmt.Fprintln(a.stderr, "no prompts")
-		return nil
-	}
-	rows := hostview.PromptRows(ps)
-	return a.out().Table(rows)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/termsafe"
@@ -15,16 +16,9 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
-// The shared resource tools the mcpresources plugin registers; the
-// resources commands call them through the registry like a model would,
-// so they see exactly what an agent at the root sees.
-const (
-	toolListResources     = mcpresources.ToolList
-	toolListTemplates     = mcpresources.ToolTemplates
-	toolReadResource      = mcpresources.ToolRead
-	resourcesPluginRowUse = "mcpresources"
-)
-
+// resourcesCommand is resources list, templates, read and watch: they call the shared resource
+// tools the mcpresources plugin registers through the registry like a model would, so they
+// see exactly what an agent at the root sees.
 func (a *invocation) resourcesCommand() *cobra.Command {
 	var asJSON bool
 	var cursor, output string
@@ -74,20 +68,20 @@ func (a *invocation) resourcesCommand() *cobra.Command {
 		Use:   "list [SERVER]",
 		Short: "List the resources of the MCP servers (or of one): URI, name, MIME type, size",
 		Args:  args(cobra.MaximumNArgs(1)),
-		RunE:  action(listing(toolListResources)),
+		RunE:  action(listing(mcpresources.ToolList)),
 	}
 	templates := &cobra.Command{
 		Use:   "templates [SERVER]",
 		Short: "List the resource templates of the MCP servers (or of one)",
 		Args:  args(cobra.MaximumNArgs(1)),
-		RunE:  action(listing(toolListTemplates)),
+		RunE:  action(listing(mcpresources.ToolTemplates)),
 	}
 	read := &cobra.Command{
 		Use:   "read SERVER URI",
 		Short: "Read one resource of a server: its text to stdout; binary contents with --output FILE",
 		Args:  args(cobra.ExactArgs(2)),
 		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			return call(cmd, toolReadResource, map[string]string{"server": argv[0], "uri": argv[1]})
+			return call(cmd, mcpresources.ToolRead, map[string]string{"server": argv[0], "uri": argv[1]})
 		}),
 	}
 	read.Flags().StringVarP(&output, "output", "o", "", "write the contents to `FILE` (a binary resource is written only so)")
@@ -111,7 +105,7 @@ func resourceTool(cx context.Context, c *hostclient.Caller, tool string, args js
 // what the profile needs.
 func resourceRefusal(cx context.Context, c *hostclient.Caller, tool string, err error) error {
 	if errors.Is(err, hostclient.ErrNoTool) {
-		return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, resourcesPluginRowUse)
+		return fmt.Errorf("no %s tool at the root: the profile needs a %s row and an MCP server with resources", tool, host.UseResources)
 	}
 	if err != nil {
 		return refused(cx, c, "", err)

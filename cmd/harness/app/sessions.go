@@ -9,7 +9,6 @@ import (
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostview"
-	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/agent/agentapi"
 	"github.com/cordisgo/harness/plugins/agent/session"
@@ -106,14 +105,11 @@ func (a *invocation) readSession(id string) (*session.Store, []session.Event, er
 	if err != nil {
 		return nil, nil, err
 	}
-	resolved, err := st.Resolve(id)
-	if err == nil {
-		var events []session.Event
-		if events, err = st.Read(resolved); err == nil {
-			return st, events, nil
-		}
+	events, err := st.ReadID(id)
+	if err != nil {
+		return nil, nil, sessionError(err)
 	}
-	return nil, nil, sessionError(st, id, err)
+	return st, events, nil
 }
 
 // sessionStore is the store of the profile's top-level agent (its sessionsDir), else of
@@ -130,21 +126,15 @@ func (a *invocation) sessionStore() (*session.Store, error) {
 	return session.OpenStore(host.SessionsDir(p.Rows, dir)), nil
 }
 
-// sessionError reports a session that cannot be read, with a did-you-mean for a mistyped id.
-func sessionError(st *session.Store, id string, err error) error {
-	if !errors.Is(err, session.ErrUnknownSession) {
+// sessionError reports a session that cannot be read: an unknown one (with a did-you-mean
+// for a mistyped id, session.UnknownError) is a usage error.
+func sessionError(err error) error {
+	ue, ok := errors.AsType[*session.UnknownError](err)
+	switch {
+	case !ok:
 		return failure(err)
+	case ue.ID == session.Last:
+		return usageErrorf("%v", ue)
 	}
-	if id == session.Last {
-		return usageErrorf("no stored session in %s yet", st.Dir())
-	}
-	infos, _ := st.List()
-	ids := make([]string, 0, len(infos))
-	for _, in := range infos {
-		ids = append(ids, in.ID)
-	}
-	if hint := suggest.Phrase(suggest.Closest(id, ids, suggest.Options{})); hint != "" {
-		return usageErrorf("no session %q in %s (%s); see harness sessions list", id, st.Dir(), hint)
-	}
-	return usageErrorf("no session %q in %s; see harness sessions list", id, st.Dir())
+	return usageErrorf("%v; see harness sessions list", ue)
 }

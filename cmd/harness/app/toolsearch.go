@@ -10,7 +10,6 @@ import (
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
-	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/toolsearch"
 )
 
@@ -52,17 +51,9 @@ its own: one table per query, and with --json an array of {"query", "tools"}.`,
 			}
 			p := host.SearchParams{Queries: all, Server: server, Limit: limit, Schemas: schemas}
 			if catalog != "" {
-				servers, err := toolsearch.ReadCatalog(catalog)
+				servers, err := host.ReadCatalog(catalog)
 				if err != nil {
 					return usageErrorf("tools search: %v", err)
-				}
-				for i := range servers {
-					for j := range servers[i].Tools {
-						t := &servers[i].Tools[j]
-						if t.PublicName == "" {
-							t.PublicName = mcpclient.PublicToolName(servers[i].Name, t.Name)
-						}
-					}
 				}
 				results, err := host.SearchTools(servers, p, fmt.Sprintf("in catalog %s", catalog))
 				if err != nil {

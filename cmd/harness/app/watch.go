@@ -11,6 +11,7 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
+	"github.com/cordisgo/harness/plugins/mcpresources"
 )
 
 // watchCommand is `resources watch SERVER URI…`.
@@ -36,7 +37,7 @@ func (a *invocation) watchCommand() *cobra.Command {
 func (a *invocation) watchResources(cx context.Context, server string, uris []string, read, asJSON bool) error {
 	return a.withCaller(cx, func(cx context.Context, c *hostclient.Caller) error {
 		if !c.Has(host.MethodWatchResources.Name()) {
-			return failure(c.MountsNo("mcpResources service", resourcesPluginRowUse))
+			return failure(c.MountsNo("mcpResources service", host.UseResources))
 		}
 		var dropped int64
 		err := host.MethodWatchResources.Call(cx, c, host.WatchParams{Server: server, URIs: uris}, func(u host.ResourceUpdate) error {
@@ -70,14 +71,14 @@ func (a *invocation) printUpdate(cx context.Context, c *hostclient.Caller, u hos
 	var raw json.RawMessage
 	if read {
 		args, _ := json.Marshal(map[string]string{"server": u.Server, "uri": u.URI})
-		res, terr, err := resourceTool(cx, c, toolReadResource, args)
+		res, terr, err := resourceTool(cx, c, mcpresources.ToolRead, args)
 		switch {
 		case err != nil:
 			w.Error = err.Error()
 		case terr != nil:
 			w.Error = terr.Error()
 		case res == nil || len(res.Raw) == 0:
-			w.Error = toolReadResource + " returned no result"
+			w.Error = mcpresources.ToolRead + " returned no result"
 		default:
 			raw = res.Raw
 		}
