@@ -54,7 +54,7 @@ func TestReconnectResyncsResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	uris := func() []string {
 		var out []string
 		for r, err := range cs.Resources(t.Context(), nil) {
