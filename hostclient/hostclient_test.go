@@ -19,6 +19,15 @@ func TestDial(t *testing.T) {
 	if _, err := hostclient.Dial(context.Background(), filepath.Join(dir, "none.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("no endpoint file: %v", err)
 	}
+	ep := silentEndpoint(t, dir)
+	if _, err := hostclient.Dial(context.Background(), ep); !errors.Is(err, hostclient.ErrNoAnswer) {
+		t.Fatalf("a host that does not answer: %v", err)
+	}
+}
+
+// silentEndpoint writes an endpoint file in dir whose host is not listening.
+func silentEndpoint(t *testing.T, dir string) string {
+	t.Helper()
 	tok := filepath.Join(dir, "token")
 	if err := os.WriteFile(tok, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"), 0o600); err != nil {
 		t.Fatal(err)
@@ -27,9 +36,7 @@ func TestDial(t *testing.T) {
 	if err := os.WriteFile(ep, []byte(`{"url": "http://127.0.0.1:1", "tokenFile": "`+tok+`"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hostclient.Dial(context.Background(), ep); !errors.Is(err, hostclient.ErrNoAnswer) {
-		t.Fatalf("a host that does not answer: %v", err)
-	}
+	return ep
 }
 
 // Find works in process without an endpoint file, says so when the file's host does not
@@ -49,14 +56,7 @@ func TestFind(t *testing.T) {
 	if h, err := hostclient.Find(context.Background(), hostclient.FindOptions{InProcess: true, Required: true}); h != nil || err != nil {
 		t.Fatalf("in process: %v %v", h, err)
 	}
-	tok := filepath.Join(dir, "token")
-	if err := os.WriteFile(tok, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ep := filepath.Join(dir, "endpoint.json")
-	if err := os.WriteFile(ep, []byte(`{"url": "http://127.0.0.1:1", "tokenFile": "`+tok+`"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ep := silentEndpoint(t, dir)
 	silent := hostclient.FindOptions{EndpointFile: ep, Note: note}
 	if h, err := hostclient.Find(context.Background(), silent); h != nil || err != nil || len(notes) != 1 || !strings.HasSuffix(notes[0], "; working in process") {
 		t.Fatalf("a host that does not answer: %v %v %q", h, err, notes)

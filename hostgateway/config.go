@@ -58,6 +58,18 @@ func (c Config) EndpointPath() (string, error) {
 	return filepath.Join(c.Token.Dir, EndpointFileName), nil
 }
 
+// tokenAndFile resolves the bearer token ([Token]) and the endpoint file; what is missing is
+// an *OptionsError.
+func (c Config) tokenAndFile() (token, endpointFile string, err error) {
+	if token, err = Token(c.Token); err == nil {
+		endpointFile, err = c.EndpointPath()
+	}
+	if err != nil {
+		return "", "", &OptionsError{Err: err}
+	}
+	return token, endpointFile, nil
+}
+
 // Options checks c and returns the options of [Serve]: the token resolved ([Token]; none
 // with NoAuth or Access), the endpoint file defaulted, the HTTP options checked. What it
 // refuses is an *OptionsError (a usage error).
@@ -67,13 +79,9 @@ func (c Config) Options() (Options, error) {
 	if c.SessionIdleTimeout == 0 {
 		http.SessionIdleTimeout = -1 // 0 on the command line: never
 	}
-	tok, err := Token(c.Token)
+	tok, endpointFile, err := c.tokenAndFile()
 	if err != nil {
-		return Options{}, &OptionsError{Err: err}
-	}
-	endpointFile, err := c.EndpointPath()
-	if err != nil {
-		return Options{}, &OptionsError{Err: err}
+		return Options{}, err
 	}
 	switch {
 	case c.Access != "" && c.NoAuth:
@@ -106,13 +114,9 @@ func Listen(o Options) (net.Listener, error) {
 // returns the gateway it found running (zero: none). An unknown client is an
 // *UnknownClientError; what c lacks, an *OptionsError.
 func (c Config) PrintClient(w io.Writer, client string, fixedAddr bool) (Endpoint, error) {
-	tok, err := Token(c.Token)
+	tok, endpointFile, err := c.tokenAndFile()
 	if err != nil {
-		return Endpoint{}, &OptionsError{Err: err}
-	}
-	endpointFile, err := c.EndpointPath()
-	if err != nil {
-		return Endpoint{}, &OptionsError{Err: err}
+		return Endpoint{}, err
 	}
 	if c.NoAuth {
 		tok = ""

@@ -45,7 +45,7 @@ var rules = map[string]rule{
 	"elicitation":               {project: []string{"ctx", "internal/redact", "internal/schemawalk"}},
 	"sampling":                  {project: []string{"ctx"}},
 	"plugins/mcpclient/catalog": {project: []string{"ctx", "internal/atomicfile", "internal/userdirs"}},
-	"plugins/mcpclient":         {project: []string{"ctx", "secrets", "permission", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpclient/catalog", "mcpauth", "elicitation", "sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/jsoncheck", "internal/userdirs", "internal/version"}},
+	"plugins/mcpclient":         {project: []string{"ctx", "secrets", "permission", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpclient/catalog", "mcpauth", "elicitation", "sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/jsoncheck", "internal/userdirs", "internal/syncio", "internal/version"}},
 	"plugins/mcpmanager":        {project: []string{"ctx", "secrets", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "internal/filewatch", "internal/atomicfile"}},
 	// Server documents sit on top of the client's configuration types; the client never
 	// imports them back.

@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -13,26 +12,9 @@ import (
 
 	harnessctx "github.com/cordisgo/harness/ctx"
 
+	"github.com/cordisgo/harness/internal/syncio"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the SDK's concurrent log writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func memoryConfig(protocol string) Config {
 	var c Config
@@ -43,7 +25,7 @@ func memoryConfig(protocol string) Config {
 
 // dialInMemory connects the client side of this package to srv over an
 // in-memory pipe; wire, if non-nil, receives the client's raw JSON-RPC.
-func dialInMemory(t *testing.T, srv *mcp.Server, cfg Config, opts dialOptions, wire *syncBuffer) (*connection, *mcp.ServerSession) {
+func dialInMemory(t *testing.T, srv *mcp.Server, cfg Config, opts dialOptions, wire *syncio.Buffer) (*connection, *mcp.ServerSession) {
 	t.Helper()
 	cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -113,7 +95,7 @@ func TestServerWithoutToolsCapability(t *testing.T) {
 func TestNoClientCapabilities(t *testing.T) {
 	for _, protocol := range []string{"", "auto"} {
 		t.Run("protocol="+protocol, func(t *testing.T) {
-			var wire syncBuffer
+			var wire syncio.Buffer
 			_, ss := dialInMemory(t, mcptest.NewServer(""), memoryConfig(protocol), dialOptions{}, &wire)
 			for _, capability := range []string{`"roots"`, `"sampling"`, `"elicitation"`} {
 				if strings.Contains(wire.String(), capability) {
