@@ -18,6 +18,7 @@ import (
 	"github.com/knadh/koanf/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
 
+	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/internal/yamlnode"
 )
 
@@ -70,10 +71,35 @@ const (
 	maxNesting   = 32      // depth of nested plugin rows
 	defaultName  = "default"
 	dataLabel    = "<input>"
-	topKeys      = "description, extends, elicitation, fleet or plugins"
-	rowKeys      = "use, enabled, config or plugins"
 	keySeparator = "\x00" // joins key paths in lookup maps; not expected inside keys
 )
+
+// The keys of a profile's top level and of a plugin row, as unknown-key errors list them.
+var (
+	topKeys = []string{"description", "extends", "elicitation", "fleet", "plugins"}
+	rowKeys = []string{"use", "enabled", "config", "plugins"}
+)
+
+// orList is "a, b or c".
+func orList(keys []string) string {
+	return strings.Join(keys[:len(keys)-1], ", ") + " or " + keys[len(keys)-1]
+}
+
+// unknownKey is the message of an unknown key: the keys expected there, and the nearest
+// of them when key looks mistyped; note, when not "", follows in the parentheses.
+func unknownKey(key string, keys []string, note string) string {
+	msg := "unknown key: expected " + orList(keys)
+	hint := suggest.Phrase(suggest.Closest(key, keys, suggest.Options{Max: 1}))
+	switch {
+	case hint != "" && note != "":
+		return msg + " (" + hint + " " + note + ")"
+	case hint != "":
+		return msg + " (" + hint + ")"
+	case note != "":
+		return msg + " (" + note + ")"
+	}
+	return msg
+}
 
 // Load reads a profile, layers its extends chain, the --set overlays and
 // the HARNESS_* environment over it, validates the result strictly and
@@ -265,9 +291,12 @@ func resolve(name, dir string) (*doc, *lookupError) {
 	if !isPath(name) {
 		data, ok := Builtin(name)
 		if !ok {
-			return nil, &lookupError{kind: ErrNotFound, msg: fmt.Sprintf(
-				"unknown built-in profile %q: expected one of %s, or a path to a .yaml file",
-				name, strings.Join(BuiltinNames(), ", "))}
+			msg := fmt.Sprintf("unknown built-in profile %q: expected one of %s, or a path to a .yaml file",
+				name, strings.Join(BuiltinNames(), ", "))
+			if hint := suggest.Phrase(suggest.Closest(name, BuiltinNames(), suggest.Options{Max: 1})); hint != "" {
+				msg += " (" + hint + ")"
+			}
+			return nil, &lookupError{kind: ErrNotFound, msg: msg}
 		}
 		return &doc{name: name, key: "builtin:" + name, builtin: true, data: data}, nil
 	}

@@ -78,17 +78,17 @@ func (l *loader) build(name string) (*Profile, error) {
 			}
 			p.Rows = rows
 		default:
-			msg := "unknown key: expected " + topKeys
+			note := ""
 			switch {
 			case !slices.Contains([]string{"mcpServers", "mcp_servers", "servers", "mcp"}, key):
 			case l.opts.Servers == nil:
-				msg += ` (another host's server document is read as a profile only through a server-document reader, ` +
+				note = `another host's server document is read as a profile only through a server-document reader, ` +
 					`and none is installed: the harness binary installs one, a program passes host.ServerDocuments ` +
-					`as LoadOptions.Servers; or convert it with "harness mcp import")`
+					`as LoadOptions.Servers; or convert it with "harness mcp import"`
 			default:
-				msg += ` (convert an mcpServers document with "harness mcp import")`
+				note = `convert an mcpServers document with "harness mcp import"`
 			}
-			return nil, l.failAt(path, ErrUnknownKey, msg)
+			return nil, l.failAt(path, ErrUnknownKey, unknownKey(key, topKeys, note))
 		}
 	}
 	if l.origin([]string{"plugins"}) == nil {
@@ -142,7 +142,7 @@ func (l *loader) rows(v any, path []string, depth int) ([]Row, error) {
 func (l *loader) row(v any, path []string, depth int) (Row, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return Row{}, l.failAt(path, ErrType, "expected a map with "+rowKeys+", got "+yamlnode.Value(v))
+		return Row{}, l.failAt(path, ErrType, "expected a map with "+orList(rowKeys)+", got "+yamlnode.Value(v))
 	}
 	row := Row{ID: path[len(path)-1], Enabled: true, Config: map[string]any{}, Path: joinPath(path)}
 	for _, key := range l.sorted(m, path) {
@@ -184,8 +184,7 @@ func (l *loader) row(v any, path []string, depth int) (Row, error) {
 			}
 			row.Rows, row.Scope = rows, true
 		default:
-			return Row{}, l.failAt(kp, ErrUnknownKey,
-				"unknown key: expected "+rowKeys+" (plugin settings go under config)")
+			return Row{}, l.failAt(kp, ErrUnknownKey, unknownKey(key, rowKeys, "plugin settings go under config"))
 		}
 	}
 	// A row that only switches something off (a row the host would add, such as the agent's

@@ -256,7 +256,7 @@ func (ch *chat) resume(cx context.Context, id string) error {
 	}
 	ch.use(cx, s)
 	info := s.Info()
-	note := fmt.Sprintf("resumed: %d turns", info.Turns)
+	note := fmt.Sprintf("resumed: %d turn%s", info.Turns, plural(info.Turns))
 	if info.ResumedUnder != "" && info.Profile != "" {
 		note += fmt.Sprintf(" · made under profile %s, now resumed under %s", termsafe.String(info.Profile), termsafe.String(info.ResumedUnder))
 	}

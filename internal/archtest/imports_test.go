@@ -81,7 +81,7 @@ var rules = map[string]rule{
 	// Profiles depend on ctx and the configuration libraries only: other hosts' server
 	// documents come through a reader the host installs (host.ServerDocuments), so loading a
 	// profile links nothing of MCP.
-	"profiles": {project: []string{"ctx", "internal/redact", "internal/yamlnode"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
+	"profiles": {project: []string{"ctx", "internal/redact", "internal/suggest", "internal/yamlnode"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
 	// never the other way. It lists the workspace server in process to seed the catalog
 	// entry of the workspace it adds (the host lists it in process).

@@ -71,7 +71,7 @@ limit, token budget, output limit, an answer whose stream was cut).`,
   harness ask --json "summarize README.md" | jq .        # every event as a JSON line`,
 		Args: args(cobra.ArbitraryArgs),
 		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			task, err := a.taskText(argv)
+			task, err := a.taskText(argv, `harness ask "TASK"`, "")
 			if err != nil {
 				return err
 			}
@@ -103,8 +103,10 @@ limit, token budget, output limit, an answer whose stream was cut).`,
 	return cmd
 }
 
-// taskText is the task of ask: the arguments, else stdin when it is not a terminal.
-func (a *invocation) taskText(argv []string) (string, error) {
+// taskText is the task of ask (and of sessions resume): the arguments, else stdin when it
+// is not a terminal. usage is the command line that shows where the task goes; more, when
+// not "", is said after it.
+func (a *invocation) taskText(argv []string, usage, more string) (string, error) {
 	if in, _ := a.stdin.(*os.File); len(argv) == 1 && argv[0] == "-" || len(argv) == 0 && (in == nil || !termui.IsTerminal(in)) {
 		b, err := readAll(a.stdin)
 		if err != nil {
@@ -113,12 +115,12 @@ func (a *invocation) taskText(argv []string) (string, error) {
 		if t := strings.TrimSpace(string(b)); t != "" {
 			return t, nil
 		}
-		return "", usageErrorf("a task is required: harness ask \"TASK\", or pipe it on stdin (stdin was empty)")
+		return "", usageErrorf("a task is required: %s, or pipe it on stdin (stdin was empty)%s", usage, more)
 	}
 	if t := strings.TrimSpace(strings.Join(argv, " ")); t != "" {
 		return t, nil
 	}
-	return "", usageErrorf("a task is required: harness ask \"TASK\", or pipe it on stdin")
+	return "", usageErrorf("a task is required: %s, or pipe it on stdin%s", usage, more)
 }
 
 // agentError maps the agent's errors: an unknown agent or model is a usage error.

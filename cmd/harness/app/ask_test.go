@@ -103,6 +103,9 @@ func TestAskWithDemoServer(t *testing.T) {
 	r = run(t, nil, "-p", p, "sessions", "show", first.ID[:len(first.ID)-1]+"x")
 	r.expect(t, ExitUsage, "", "did you mean")
 
+	// Without a task, resume says where the task goes and how to go on in a conversation.
+	run(t, nil, "-p", p, "sessions", "resume", first.ID).expect(t, ExitUsage, "", `harness sessions resume ID "TASK"`)
+	run(t, nil, "-p", p, "sessions", "resume", first.ID).expect(t, ExitUsage, "", "harness chat --resume ID")
 	srv.Push(modeltest.Reply{Content: "resumed fine"})
 	run(t, nil, "-p", p, "sessions", "resume", first.ID, "and", "now?").expect(t, ExitOK, "resumed fine", "")
 	// "last" is the session updated last: the first one, just resumed.

@@ -72,7 +72,8 @@ left by a crash, is dropped; calls left without a result get an aborted one) and
 the agent works on the task with it. Output and exit status as harness ask.`,
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			task, err := a.taskText(argv[1:])
+			task, err := a.taskText(argv[1:], `harness sessions resume ID "TASK"`,
+				"; harness chat --resume ID continues it as a conversation")
 			if err != nil {
 				return err
 			}
