@@ -195,6 +195,9 @@ func (a *invocation) runTurn(cx context.Context, rh *hostclient.Host, open func(
 		if printErr == nil {
 			printErr = a.printEvent(enc, ev, f.json)
 		}
+		if rh == nil {
+			return // the unattended agent refuses it; a second answer finds no question
+		}
 		if err := s.Refuse(cx, ev, "nobody to ask (harness ask); run harness chat to approve calls, or ask --local --allow PATTERN"); err != nil {
 			a.out().Note("refusing %s: %v", ev.Approval.Tool, err)
 		}
