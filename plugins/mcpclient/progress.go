@@ -99,11 +99,21 @@ type inflight struct {
 	complete        chan struct{} // closed once a notification has reached the total
 }
 
-// noted records a notification the client has emitted.
+// expect records a notification's total as it arrives, before it is emitted: an answer
+// handled meanwhile (the SDK handles notifications apart from responses, and concurrently)
+// then waits for the notification that reaches it.
+func (f *inflight) expect(total float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.total = max(f.total, total)
+}
+
+// noted records a notification the client has emitted (the highest progress so far: the
+// SDK may hand notifications over out of order).
 func (f *inflight) noted(progress, total float64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.progress, f.total = progress, total
+	f.progress, f.total = max(f.progress, progress), max(f.total, total)
 	if total > 0 && progress >= total && f.complete != nil {
 		close(f.complete)
 		f.complete = nil
@@ -429,6 +439,7 @@ func (s *supervisor) onProgress(g *generation, p *mcp.ProgressNotificationParams
 	if f == nil {
 		return
 	}
+	f.expect(p.Total)
 	msg := s.scrub.Replace(p.Message)
 	s.emitProgress(Progress{Server: s.cfg.ServerName, Scope: s.c.Scope(), Method: f.method, Target: f.target, CallID: f.callID,
 		Token: token, Progress: p.Progress, Total: p.Total, Message: msg, Elapsed: time.Since(f.started)})

@@ -21,18 +21,19 @@ import (
 )
 
 // progressServer has five tools: "steady" reports progress every `every` for `total` and
-// answers "done"; "burst" reports 1, 2 and 3 of 3 at once and answers, and "short" 1 and 2
-// of 3; "silent" never answers and records that the server saw it cancelled; "chatty" logs
+// answers "done"; "burst" reports 1 of 3, then (once firstSeen is closed: the client
+// handled it) 2 and 3 of 3 at once and answers, and "short" 1 and 2 of 3; "silent" never answers and records that the server saw it cancelled; "chatty" logs
 // one message at each level and answers. Resource "slow://r" is read after
 // reporting progress every `every` for `total`.
 type progressServer struct {
 	srv       *mcp.Server
 	cancelled chan struct{} // closed when "silent" saw its context end
 	handled   chan struct{} // "short" answers once it is closed (the client has its notifications)
+	firstSeen chan struct{} // "burst" goes on after its first notification once it is closed
 }
 
 func newProgressServer(every, total time.Duration) *progressServer {
-	ps := &progressServer{cancelled: make(chan struct{}), handled: make(chan struct{})}
+	ps := &progressServer{cancelled: make(chan struct{}), handled: make(chan struct{}), firstSeen: make(chan struct{})}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "progress", Version: "1"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}, Logging: &mcp.LoggingCapabilities{}}, //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	})
@@ -57,12 +58,19 @@ func newProgressServer(every, total time.Duration) *progressServer {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
-	burst := func(steps, of int, wait <-chan struct{}) func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	burst := func(steps, of int, afterFirst, wait <-chan struct{}) func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			for i := 1; i <= steps; i++ {
 				if err := req.Session.NotifyProgress(cx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(),
 					Progress: float64(i), Total: float64(of)}); err != nil {
 					return nil, nil, err
+				}
+				if i == 1 {
+					select {
+					case <-afterFirst:
+					case <-cx.Done():
+						return nil, nil, cx.Err()
+					}
 				}
 			}
 			select {
@@ -73,8 +81,8 @@ func newProgressServer(every, total time.Duration) *progressServer {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 		}
 	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "burst"}, burst(3, 3, closedCh))
-	mcp.AddTool(srv, &mcp.Tool{Name: "short"}, burst(2, 3, ps.handled))
+	mcp.AddTool(srv, &mcp.Tool{Name: "burst"}, burst(3, 3, ps.firstSeen, closedCh))
+	mcp.AddTool(srv, &mcp.Tool{Name: "short"}, burst(2, 3, closedCh, ps.handled))
 	var once atomic.Bool
 	mcp.AddTool(srv, &mcp.Tool{Name: "silent"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		<-cx.Done()
@@ -157,22 +165,26 @@ func TestLastProgressBeforeDone(t *testing.T) {
 			mu  sync.Mutex
 			got []string
 		)
+		ps := newProgressServer(time.Second, time.Second)
 		if _, err := ProgressEvent.On(e.root, func(p Progress) error {
 			if !p.Done && p.Progress == 2 {
 				<-gate
 			}
 			mu.Lock()
-			defer mu.Unlock()
 			if p.Done {
 				got = append(got, "done")
 			} else {
 				got = append(got, fmt.Sprintf("%g/%g", p.Progress, p.Total))
 			}
+			mu.Unlock()
+			if !p.Done && p.Progress == 1 {
+				close(ps.firstSeen) // 1/3 is out: the server sends the rest and answers
+			}
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		e.mount(nil, memConfig("p"), &hooks{dial: newMemServer(newProgressServer(time.Second, time.Second).srv).dial})
+		e.mount(nil, memConfig("p"), &hooks{dial: newMemServer(ps.srv).dial})
 		answered := make(chan struct{})
 		go func() {
 			defer close(answered)
