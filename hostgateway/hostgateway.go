@@ -120,6 +120,11 @@ func DefaultAuditFile() (string, error) {
 	return filepath.Join(dir, "harness", "gateway-audit.jsonl"), nil
 }
 
+// URL is the gateway's aggregated endpoint on ln, listening at addr: what clients connect to.
+func URL(addr string, ln net.Listener) string {
+	return "http://" + loopback.DialAddr(addr, ln.Addr()) + gateway.PathAggregated
+}
+
 // Serve serves h's tree as a gateway on ln and writes the endpoint file; the function it
 // returns shuts both down (a replica with a store drains first, within o.DrainTimeout),
 // within o.ShutdownTimeout. Options the gateway refuses are an *OptionsError.
@@ -183,7 +188,7 @@ func Serve(cx context.Context, h *host.Host, ln net.Listener, o Options) (func()
 	}
 	// A listener on every interface is named by its loopback address, which the gateway's
 	// Host check accepts.
-	url := "http://" + loopback.DialAddr(opts.Addr, ln.Addr()) + gateway.PathAggregated
+	url := URL(opts.Addr, ln)
 	if other, ok := loopback.Held(endpointFile); ok && other.URL != url {
 		// Another gateway is serving from this file (its URL holds its port, so two gateways
 		// in one process are told apart too): keep it, and write ours next to it.

@@ -88,6 +88,30 @@ type Keyboard interface {
 // work too).
 var Commands = []string{"/tools", "/model [NAME]", "/retry", "/cost", "/reasoning", "/compact [FOCUS]", "/tasks [ID]", "/clear", "/resume ID|last", "/exit"}
 
+// commandHelp says what each of [Commands] does, in its order.
+var commandHelp = []string{
+	"the tools the agent sees",
+	"the models of the profile, or switch the conversation to NAME",
+	"send the last message again (after a cut stream or an error)",
+	"the session's tokens and cost, and the model's price",
+	"show or hide the model's reasoning",
+	"summarize the conversation so far to free the context (FOCUS: what to keep)",
+	"the calls still running in the background, or wait for task ID's result",
+	"start a new session",
+	"continue a stored session (harness sessions list), or the latest",
+	"leave (Ctrl-D too)",
+}
+
+// CommandsHelp is the list of the chat's commands with what each does, one per line,
+// indented by two spaces: what /help prints and harness chat --help shows.
+func CommandsHelp() string {
+	var b strings.Builder
+	for i, c := range Commands {
+		fmt.Fprintf(&b, "  %-18s%s\n", c, commandHelp[i])
+	}
+	return b.String()
+}
+
 // chat is one harness chat: the session in use and how it is shown.
 type chat struct {
 	o         Options
@@ -98,7 +122,7 @@ type chat struct {
 	// the host listed them last (nil: not listed yet).
 	views map[string]bool
 	// total sums the usage of the session in use: its log's when it was opened, then each
-	// request of its agent (subagents' runs are sessions of their own).
+	// request of its agent and each subagent's run (session.UsageTotal.AddEvent).
 	total session.UsageTotal
 
 	// The approvals decided elsewhere (a page, another terminal following the session):
@@ -337,7 +361,7 @@ func (ch *chat) command(cx context.Context, line string) (done bool) {
 	case "exit", "quit":
 		return true
 	case "help":
-		ch.io.printf("%s\n", strings.Join(Commands, "  "))
+		ch.io.printf("%s", CommandsHelp())
 	case "reasoning":
 		ch.reasoning = !ch.reasoning
 		ch.io.printf("reasoning %s\n", map[bool]string{true: "shown", false: "hidden"}[ch.reasoning])

@@ -203,3 +203,18 @@ func TestApprovalAnsweredElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandsHelp: /help (and harness chat --help) says what every command does, one per
+// line.
+func TestCommandsHelp(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(termchat.CommandsHelp(), "\n"), "\n")
+	if len(lines) != len(termchat.Commands) {
+		t.Fatalf("%d lines for %d commands:\n%s", len(lines), len(termchat.Commands), termchat.CommandsHelp())
+	}
+	for i, l := range lines {
+		usage, help, _ := strings.Cut(strings.TrimSpace(l), "  ")
+		if usage != termchat.Commands[i] || strings.TrimSpace(help) == "" {
+			t.Errorf("line %q: want %q and what it does", l, termchat.Commands[i])
+		}
+	}
+}

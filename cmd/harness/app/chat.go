@@ -28,13 +28,7 @@ call, you answer y (once), a (for the rest of the session) or n.
 Ctrl-C cancels the turn in flight (the model's stream and the tool calls: servers are
 told); at the prompt, Ctrl-C or Ctrl-D (or /exit) leaves. Commands:
 
-  /tools            the tools the agent sees
-  /model [NAME]     the models of the profile, or switch the conversation to NAME
-  /reasoning        show or hide the model's reasoning
-  /clear            start a new session
-  /resume ID|last   continue a stored session (harness sessions list), or the latest
-  /exit             leave
-
+` + termchat.CommandsHelp() + `
 Sessions are logged like those of harness ask: harness sessions list|show|resume.
 
 With a host running (harness run), chat talks with the host's agent, on the host's

@@ -57,6 +57,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"tools", "call", "greet", "{bad"}, "arguments must be a JSON object", "harness tools call"},
 		{[]string{"tools", "call", "greet", "[1]"}, "arguments must be a JSON object", "harness tools call"},
 		{[]string{"tools", "list", "--jsn"}, `unknown flag: --jsn (did you mean "--json"?)`, "harness tools list"},
+		{[]string{"serve", "--port", "0"}, `unknown flag: --port (did you mean "--addr"? it takes HOST:PORT)`, "harness serve"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := run(t, nil, tc.args...)

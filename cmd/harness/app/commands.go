@@ -136,10 +136,18 @@ func flagError(cmd *cobra.Command, err error) error {
 				names = append(names, "--"+f.Name)
 			}
 		})
-		return usageErrorf("%v%s", err, nearest("--"+name, names))
+		hint := nearest("--"+name, names)
+		if syn, ok := flagSynonyms[strings.SplitN(name, "=", 2)[0]]; ok && hint == "" && cmd.Flags().Lookup(syn) != nil {
+			hint = fmt.Sprintf(" (did you mean %q? it takes HOST:PORT)", "--"+syn)
+		}
+		return usageErrorf("%v%s", err, hint)
 	}
 	return usageErrorf("%v", err)
 }
+
+// flagSynonyms are flag names other tools use for one of ours, which no spelling
+// suggestion finds.
+var flagSynonyms = map[string]string{"port": "addr", "host": "addr", "listen": "addr", "bind": "addr"}
 
 // noArgs is the argument check of a command that takes none.
 func noArgs(cmd *cobra.Command, args []string) error {

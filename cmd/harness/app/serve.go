@@ -168,6 +168,9 @@ func (a *invocation) serveGateway(cx context.Context, gf *gatewayFlags, openPage
 	a.gateway = true
 	return a.hostAndWait(cx, openPage, func(cx context.Context, h *host.Host) (func(), error) {
 		stop, err := hostgateway.Serve(cx, h, ln, opts)
+		if err == nil {
+			fmt.Fprintf(a.stderr, "gateway: %s (harness serve --print-client-config CLIENT: a client's settings)\n", hostgateway.URL(opts.HTTP.Addr, ln))
+		}
 		return stop, gatewayError(err, "")
 	})
 }

@@ -52,6 +52,9 @@ func TestServeHTTP(t *testing.T) {
 	if strings.Contains(stderr.String(), e.Token) {
 		t.Fatal("the token is in the log")
 	}
+	if !strings.Contains(stderr.String(), "gateway: "+e.URL+" (harness serve --print-client-config CLIENT") {
+		t.Errorf("the gateway's URL is not said on a line of its own:\n%s", stderr.String())
+	}
 	// --print-client-config names the running gateway, as its endpoint file says (URL with
 	// its port, token), not the default port.
 	printed := run(t, testEnv(t), "serve", "--endpoint-file", ep, "--print-client-config", "qwen")
@@ -88,7 +91,7 @@ func TestServeHTTP(t *testing.T) {
 // startServe runs serve with args until cx is done and waits for it to listen.
 func startServe(t *testing.T, cx context.Context, args ...string) (<-chan int, *watchWriter) {
 	t.Helper()
-	return startInProcess(t, cx, testEnv(t), "", "gateway listening", append([]string{"serve"}, args...)...)
+	return startInProcess(t, cx, testEnv(t), "", "harness serve --print-client-config CLIENT", append([]string{"serve"}, args...)...)
 }
 
 // readEndpoint reads an endpoint file.
