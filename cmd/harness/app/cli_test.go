@@ -350,7 +350,11 @@ func TestTools(t *testing.T) {
 	run(t, nil, "-p", p, "tools", "call", "broken").expect(t, ExitFailure, "broken on purpose", "broken on purpose")
 	run(t, nil, "-p", p, "tools", "call", "broken", "--json").expect(t, ExitFailure, `"isError": true`, "broken on purpose")
 	run(t, nil, "-p", p, "tools", "call", "greet").expect(t, ExitFailure, "", "who")
-	run(t, nil, "-p", p, "tools", "call", "nosuch").expect(t, ExitFailure, "", `unknown tool "nosuch"`)
+	unknown := run(t, nil, "-p", p, "tools", "call", "nosuch")
+	unknown.expect(t, ExitFailure, "", `unknown tool "nosuch"`)
+	if unknown.stdout != "" {
+		t.Errorf("the refusal is on stdout too, as if it were the tool's output: %q", unknown.stdout)
+	}
 
 	// A profile without a registry.
 	empty := writeFile(t, t.TempDir(), "e.yaml", "plugins: {}\n")

@@ -65,8 +65,8 @@ there; --local runs it in this process.`,
 					if err := a.out().JSON(hostview.CanonicalCall(res, terr)); err != nil {
 						return err
 					}
-				} else if text := res.Text(); text != "" {
-					fmt.Fprintln(a.stdout, termsafe.String(text))
+				} else if text := res.Text(); text != "" && (out.Error == nil || out.Error.Code == toolregistry.CodeToolError) {
+					fmt.Fprintln(a.stdout, termsafe.String(text)) // the tool's output; the registry's refusals only on stderr
 				}
 				if terr != nil {
 					return failure(terr)
