@@ -284,12 +284,17 @@ func (s *Store) List() ([]Info, error) {
 // (not a subagent's): `harness chat --resume last`, `sessions show last`.
 const Last = "last"
 
+// minPrefix is the shortest beginning of a session id that [Store.Resolve] completes: the
+// date and time of day ("20261205-043743"), as people copy them from sessions list.
+const minPrefix = len("20060102-1504")
+
 // Resolve returns the session id names: [Last] is the most recently updated
-// top-level session (an [ErrUnknownSession] when the store has none); any other id is
-// returned as it is.
+// top-level session (an [ErrUnknownSession] when the store has none); the beginning of
+// exactly one stored id, at least the date and the time to the minute long and not itself
+// a stored id, is that id (as git takes a short hash); any other id is returned as it is.
 func (s *Store) Resolve(id string) (string, error) {
 	if id != Last {
-		return id, nil
+		return s.complete(id), nil
 	}
 	infos, err := s.List()
 	if err != nil {
@@ -305,6 +310,33 @@ func (s *Store) Resolve(id string) (string, error) {
 		return "", fmt.Errorf("%w: %q: no stored session yet", ErrUnknownSession, id)
 	}
 	return infos[best].ID, nil
+}
+
+// complete returns the stored id that id is the unique beginning of, or id.
+func (s *Store) complete(id string) string {
+	if s.dir == "" || len(id) < minPrefix || !ValidID(id) {
+		return id
+	}
+	if _, err := os.Stat(filepath.Join(s.SessionDir(id), logName)); err == nil {
+		return id
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return id
+	}
+	match := ""
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), id) {
+			if match != "" {
+				return id // ambiguous: the caller's error names the candidates
+			}
+			match = e.Name()
+		}
+	}
+	if match == "" {
+		return id
+	}
+	return match
 }
 
 // Info summarizes session id.

@@ -99,3 +99,35 @@ func TestStoreTornTail(t *testing.T) {
 		t.Errorf("list: %+v, %v", list, err)
 	}
 }
+
+// TestResolvePrefix: the beginning of one stored id (the date and the time, as people copy
+// them from sessions list) names it; an ambiguous or too short one stays as it is, so the
+// caller says it is unknown, with the nearest ids.
+func TestResolvePrefix(t *testing.T) {
+	st := OpenStore(t.TempDir())
+	for _, id := range []string{"20261205-043743-7e0dd7", "20261205-050102-aa0001", "20261205-050102-bb0002"} {
+		lf, err := st.Create(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lf.Write(&Event{Seq: 1, Type: EventSession, Header: &Header{ID: id, Created: time.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+		_ = lf.Close()
+	}
+	for in, want := range map[string]string{
+		"20261205-043743":        "20261205-043743-7e0dd7",
+		"20261205-0437":          "20261205-043743-7e0dd7",
+		"20261205-043743-7e0dd7": "20261205-043743-7e0dd7",
+		"20261205-050102":        "20261205-050102", // two sessions that second
+		"20261205":               "20261205",        // too short
+		"20261205-043743-zz":     "20261205-043743-zz",
+	} {
+		if got, err := st.Resolve(in); err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := st.ReadID("20261205-043743"); err != nil {
+		t.Errorf("ReadID of a prefix: %v", err)
+	}
+}
