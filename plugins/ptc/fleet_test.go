@@ -133,9 +133,14 @@ func TestCancelMidProgram(t *testing.T) {
 	done := make(chan *ptc.Outcome)
 	go func() {
 		done <- r.Run(cx, root, ptc.Program{Code: `
-await Promise.all(["a", "b", "c"].map((s) => tools["mcp__" + s + "__slow"]({ms: 600000})));
+await Promise.all(["a", "b", "c"].map((s) => tools["mcp__" + s + "__slow"]({ms: 20000})));
 return "finished";`})
 	}()
+	// The calls are seen as they reach the HTTP handler, before the server has registered
+	// them: a cancellation can overtake its call there and be ignored (go-sdk), so the slow
+	// calls are kept short enough (20 s) for the servers' close to end them anyway — they
+	// ran 10 minutes and CI's package timeout killed the run. What is checked is the
+	// client's side: the cancellations sent and the calls' outcomes.
 	for _, s := range servers {
 		<-s.calls
 	}
