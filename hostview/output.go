@@ -8,6 +8,10 @@ import (
 	"github.com/cordisgo/harness/internal/termsafe"
 )
 
+// ErrShown is the failure of an outcome a view has written for people with its cause (a
+// failed probe): a command exits with a failure and says nothing more.
+var ErrShown = errors.New("the failure is shown")
+
 // Output is where a command's answer goes: its result on Out (tables wrapped to Width, 0:
 // not wrapped), and what people should know beside it (a server's error, a page that has
 // more, contents not written) on Notes as "PROG: note" lines. The views below write to it;

@@ -73,6 +73,53 @@ func Probe(w io.Writer, out mcpmanager.ProbeResult) {
 	_ = tw.Flush()
 }
 
+// ProbeOutcome writes a probe's outcome ([Probe], or as it is with asJSON) and returns the
+// probe's failure: a failed probe ([ErrShown] when written for people: the text says its
+// cause), or one whose connection could not be cleaned up.
+func (o Output) ProbeOutcome(out mcpmanager.ProbeResult, asJSON bool) error {
+	if asJSON {
+		if err := o.JSON(out); err != nil {
+			return err
+		}
+	} else {
+		Probe(o.Out, out)
+	}
+	switch {
+	case !out.OK() && asJSON:
+		return fmt.Errorf("probe of %s failed at %s: %s", out.Name, out.Stage, out.Err)
+	case !out.OK():
+		return ErrShown
+	case out.Cleanup.Outcome != "" && out.Cleanup.Outcome != mcpclient.CleanupClosed:
+		return fmt.Errorf("probe of %s: closing the connection: %s: %s", out.Name, out.Cleanup.Outcome, out.Cleanup.Err)
+	}
+	return nil
+}
+
+// Restarted writes a restart's outcome (mcp restart NAME): the server's status once
+// connected, as a line, or as {"server": …} with asJSON. It returns the restart's failure:
+// err (a restart refused before anything restarted, or a server that neither connected nor
+// failed in time: v is its last status), or a server that failed.
+func (o Output) Restarted(name string, v mcpmanager.View, err error, asJSON bool) error {
+	if err != nil && v.Name == "" {
+		return err // refused before anything restarted
+	}
+	if asJSON {
+		if werr := o.JSON(host.RestartEvent{Server: v}); werr != nil {
+			return werr
+		}
+	}
+	switch {
+	case err != nil:
+		return err
+	case v.Status != mcpmanager.StateConnected && !host.NotStarted(mcpclient.Phase(v.Status)):
+		return fmt.Errorf("restarted, but mcp server %s", host.StatusLine(ViewStatus(v)))
+	}
+	if !asJSON {
+		fmt.Fprintf(o.Out, "%s: restarted: %s\n", name, strings.TrimPrefix(host.StatusLine(ViewStatus(v)), v.Name+": "))
+	}
+	return nil
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/host"
+	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/gcpolicy"
 	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/internal/syncio"
@@ -279,8 +280,11 @@ func (i *interrupter) take() bool {
 func action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		err := fn(cmd, args)
-		if err == nil || errors.Is(err, silentFailure) {
+		switch {
+		case err == nil || errors.Is(err, silentFailure):
 			return err
+		case errors.Is(err, hostview.ErrShown):
+			return silentFailure
 		}
 		if _, ok := errors.AsType[*exitError](err); ok {
 			return err

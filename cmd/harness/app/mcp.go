@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,6 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
 	"github.com/cordisgo/harness/hostview"
-	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/termui"
 )
@@ -120,7 +118,7 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 		if err != nil {
 			return err
 		}
-		return a.printProbe(out, f.asJSON)
+		return a.out().ProbeOutcome(out, f.asJSON)
 	}
 	rh, err := hostclient.Find(cx, a.findOptions(f))
 	if err != nil {
@@ -143,29 +141,7 @@ func (a *invocation) mcpProbe(cx context.Context, f mcpFlags, name string) error
 	if err != nil {
 		return err
 	}
-	return a.printProbe(host.ProbeConfig(cx, name, cfg, a.logger), f.asJSON)
-}
-
-// printProbe prints a probe's outcome; a failed probe, or one whose
-// connection could not be cleaned up, is a failure.
-func (a *invocation) printProbe(out mcpmanager.ProbeResult, asJSON bool) error {
-	if asJSON {
-		if err := a.out().JSON(out); err != nil {
-			return err
-		}
-	} else {
-		hostview.Probe(a.stdout, out)
-	}
-	switch {
-	case !out.OK():
-		if asJSON {
-			return failure(fmt.Errorf("probe of %s failed at %s: %s", out.Name, out.Stage, out.Err))
-		}
-		return silentFailure
-	case out.Cleanup.Outcome != "" && out.Cleanup.Outcome != mcpclient.CleanupClosed:
-		return failure(fmt.Errorf("probe of %s: closing the connection: %s: %s", out.Name, out.Cleanup.Outcome, out.Cleanup.Err))
-	}
-	return nil
+	return a.out().ProbeOutcome(host.ProbeConfig(cx, name, cfg, a.logger), f.asJSON)
 }
 
 func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) error {
@@ -181,32 +157,8 @@ func (a *invocation) mcpRestart(cx context.Context, f mcpFlags, name string) err
 	return a.withMCPCaller(cx, f, func(cx context.Context, c *hostclient.Caller) error {
 		v, err := c.Restart(cx, name, f.timeout, progress)
 		if te, ok := errors.AsType[*hostclient.RestartTimeoutError](err); ok {
-			return a.printRestart(name, te.Last, te, f.asJSON)
+			return a.out().Restarted(name, te.Last, te, f.asJSON)
 		}
-		return a.printRestart(name, v, err, f.asJSON)
+		return a.out().Restarted(name, v, err, f.asJSON)
 	})
-}
-
-// printRestart prints a restart's outcome: the server's status once connected, as a line,
-// or as {"server": …} with --json. A server that failed, or that neither connected nor
-// failed in time (err), is a failure, reported with its cause.
-func (a *invocation) printRestart(name string, v mcpmanager.View, err error, asJSON bool) error {
-	if err != nil && v.Name == "" {
-		return err // refused before anything restarted
-	}
-	if asJSON {
-		if werr := a.out().JSON(host.RestartEvent{Server: v}); werr != nil {
-			return werr
-		}
-	}
-	switch {
-	case err != nil:
-		return failure(err)
-	case v.Status != mcpmanager.StateConnected && !host.NotStarted(mcpclient.Phase(v.Status)):
-		return failure(fmt.Errorf("restarted, but mcp server %s", host.StatusLine(hostview.ViewStatus(v))))
-	}
-	if !asJSON {
-		fmt.Fprintf(a.stdout, "%s: restarted: %s\n", name, strings.TrimPrefix(host.StatusLine(hostview.ViewStatus(v)), v.Name+": "))
-	}
-	return nil
 }
