@@ -33,6 +33,29 @@ var ErrEnded = errors.New("the session closed before the turn ended")
 // errTurnOver ends the events stream of a turn that has ended.
 var errTurnOver = errors.New("turn over")
 
+// IncompleteError is the outcome of a turn that stopped before the model finished: the
+// step limit, the token budget, the output limit, or an answer whose stream was cut after
+// part of it (Reason says which).
+type IncompleteError struct{ Reason session.StopReason }
+
+func (e *IncompleteError) Error() string {
+	return "the turn stopped before the model finished: " + string(e.Reason)
+}
+
+// Outcome is the error of a turn for which [Session.Run] (or Retry) returned end and err:
+// nil when the model answered, an *[IncompleteError] when the turn stopped before it
+// finished, else err (agentapi.ErrCancelled for a cancelled turn).
+func Outcome(end *session.TurnEnd, err error) error {
+	if end == nil || err != nil {
+		return err
+	}
+	switch end.Reason {
+	case session.StopMaxSteps, session.StopTokenBudget, session.StopLength, session.StopIncomplete:
+		return &IncompleteError{Reason: end.Reason}
+	}
+	return nil
+}
+
 // MethodError is the refusal of one of the agent's methods (agent/start, agent/open,
 // agent/send, agent/events): Err is the host's error, Method the method's name. Its text is
 // the host's message (a *remote.Error's, without its code).

@@ -101,3 +101,33 @@ func TestCancelAndRefusal(t *testing.T) {
 		t.Fatalf("interrupted turn: %+v %v", end, err)
 	}
 }
+
+// Outcome is nil for an answered turn, an *IncompleteError naming the reason for one that
+// stopped before the model finished, and the turn's own error otherwise.
+func TestOutcome(t *testing.T) {
+	failed := errors.New("the model's API failed")
+	for _, c := range []struct {
+		end        *session.TurnEnd
+		err        error
+		want       error
+		incomplete session.StopReason
+	}{
+		{end: &session.TurnEnd{Reason: session.StopDone}},
+		{end: &session.TurnEnd{Reason: session.StopMaxSteps}, incomplete: session.StopMaxSteps},
+		{end: &session.TurnEnd{Reason: session.StopTokenBudget}, incomplete: session.StopTokenBudget},
+		{end: &session.TurnEnd{Reason: session.StopLength}, incomplete: session.StopLength},
+		{end: &session.TurnEnd{Reason: session.StopIncomplete}, incomplete: session.StopIncomplete},
+		{end: &session.TurnEnd{Reason: session.StopCancelled}, err: agentapi.ErrCancelled, want: agentapi.ErrCancelled},
+		{end: &session.TurnEnd{Reason: session.StopError}, err: failed, want: failed},
+		{err: turn.ErrEnded, want: turn.ErrEnded},
+	} {
+		err := turn.Outcome(c.end, c.err)
+		ie, ok := errors.AsType[*turn.IncompleteError](err)
+		switch {
+		case c.incomplete != "" && (!ok || ie.Reason != c.incomplete):
+			t.Errorf("Outcome(%+v, %v) = %v, want an IncompleteError for %s", c.end, c.err, err, c.incomplete)
+		case c.incomplete == "" && !errors.Is(err, c.want):
+			t.Errorf("Outcome(%+v, %v) = %v, want %v", c.end, c.err, err, c.want)
+		}
+	}
+}

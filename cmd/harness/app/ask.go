@@ -228,20 +228,15 @@ func (a *invocation) turnOutcome(end *session.TurnEnd, err error, id string, f a
 	if !f.json && end != nil {
 		hostview.Answer(a.stdout, end.Text)
 	}
+	err = turn.Outcome(end, err)
 	switch {
-	case end == nil:
-		return failure(err)
 	case errors.Is(err, agent.ErrCancelled):
 		return failure(errors.New("interrupted"))
+	case errors.As(err, new(*turn.IncompleteError)):
+		a.out().Note("%v (session %s)", err, id)
+		return &exitError{code: ExitIncomplete, err: errors.New("")}
 	case err != nil:
 		return failure(err)
-	}
-	switch end.Reason {
-	case session.StopDone:
-		return nil
-	case session.StopMaxSteps, session.StopTokenBudget, session.StopLength, session.StopIncomplete:
-		a.out().Note("the turn stopped before the model finished: %s (session %s)", end.Reason, id)
-		return &exitError{code: ExitIncomplete, err: errors.New("")}
 	}
 	return nil
 }
