@@ -126,6 +126,10 @@ var rules = map[string]rule{
 	"internal/filewatch":   {},
 	"internal/ptytest":     {},
 	"internal/modeltest":   {stdOnly: true},
+
+	// The test rig of the embedded servers' tests (only tests import it).
+	"internal/mcpserve/mcpservetest": {},
+
 	// The binary's own packages, which nothing outside cmd/harness imports.
 	// testkit/: rigs that tests import (only _test.go files may import them).
 	"testkit/mcptest":     {project: []string{"ctx", "ctx/ctxtest"}},

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/mcpserve/mcpservetest"
 )
 
 func TestServeStdioSubprocess(t *testing.T) {
@@ -208,23 +210,5 @@ func TestHandlerSharesOneServer(t *testing.T) {
 }
 
 func TestServeIO(t *testing.T) {
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	cx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ServeIO(cx, Options{}, sr, sw) }()
-	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := client.Connect(cx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "io"}})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "io" {
-		t.Fatalf("echo: %v %v", res, err)
-	}
-	_ = cs.Close()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	mcpservetest.EchoOverIO(t, func(cx context.Context, r io.Reader, w io.Writer) error { return ServeIO(cx, Options{}, r, w) })
 }

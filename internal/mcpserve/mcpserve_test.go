@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/internal/loopback"
+	"github.com/cordisgo/harness/internal/mcpserve/mcpservetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -53,24 +54,7 @@ func TestListenError(t *testing.T) {
 }
 
 func TestIO(t *testing.T) {
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	cx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- IO(cx, newServer(), sr, sw) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(cx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := cs.CallTool(cx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "io"}})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "io" {
-		t.Fatalf("echo: %v %v", res, err)
-	}
-	_ = cs.Close()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	mcpservetest.EchoOverIO(t, func(cx context.Context, r io.Reader, w io.Writer) error { return IO(cx, newServer(), r, w) })
 }
 
 // bearer adds a token to every request.
