@@ -140,15 +140,16 @@ func (g *generation) untrack(call *toolregistry.Call) {
 	g.callsMu.Unlock()
 }
 
-// cancelCalls ends the tool calls in flight; it runs once, when life ends.
+// cancelCalls ends the tool calls in flight; it runs once, when life ends. It cancels them
+// holding callsMu, so that a call's untrack returns only once no Cancel is still to come: a
+// Call must not be cancelled after its call returned (the registry reuses it).
 func (g *generation) cancelCalls() {
 	g.callsMu.Lock()
-	calls := g.calls
-	g.calls = nil
-	g.callsMu.Unlock()
-	for call := range calls {
+	defer g.callsMu.Unlock()
+	for call := range g.calls {
 		call.Cancel(errGenerationClosed)
 	}
+	g.calls = nil
 }
 
 // bind returns a context for one request on g: cancelled with parent, or when g closes.

@@ -54,21 +54,19 @@ func (d *deadlines) armLocked(when time.Time) {
 	}
 }
 
-// fire ends the calls whose deadline has passed and re-arms the timer for the next one.
+// fire ends the calls whose deadline has passed and re-arms the timer for the next one. It
+// ends them holding d.mu, so that a call's stop, which takes d.mu, returns only once no end
+// of fire's is still to come: the call's context is reused once it returned (toolCall).
 func (d *deadlines) fire() {
 	now := time.Now()
-	var expired []*callContext
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	for len(d.heap) > 0 && !d.heap[0].deadline.After(now) {
-		expired = append(expired, heap.Pop(&d.heap).(*callContext))
+		heap.Pop(&d.heap).(*callContext).end(errTimeout)
 	}
 	d.armed = time.Time{}
 	if len(d.heap) > 0 {
 		d.armLocked(d.heap[0].deadline)
-	}
-	d.mu.Unlock()
-	for _, c := range expired {
-		c.end(errTimeout)
 	}
 }
 

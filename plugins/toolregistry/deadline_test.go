@@ -3,9 +3,12 @@ package toolregistry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/cordisgo/harness/ctx/ctxtest"
 )
 
 // One timer serves calls with different timeouts: each call ends at its own deadline, as a
@@ -151,5 +154,55 @@ func TestCallContextLazy(t *testing.T) {
 	case <-c.Done():
 	default:
 		t.Fatal("the call's end did not close Done")
+	}
+}
+
+// A tool that waited on its context may have derived contexts that outlive the call and
+// read the call's values through it: its Call and context are never reused, and read after
+// any number of later calls they still say the call ended, with its ID. (Those of a tool
+// that never waited are reused; TestExecuteAllocations counts them.)
+func TestWaitedContextIsNotReused(t *testing.T) {
+	root := ctxtest.New(t)
+	reg := ctxtest.MountService(t, root, Plugin, nil, Key)
+	var keptCx context.Context
+	var keptCall *Call
+	var kept context.Context // derived from the call's context, as a tool's request would be
+	for _, tl := range []Tool{
+		{Name: "waits", Execute: func(cx context.Context, call *Call) (*Result, error) {
+			if keptCx == nil {
+				derived, cancel := context.WithCancel(cx)
+				defer cancel()
+				keptCx, keptCall, kept = cx, call, derived
+			}
+			_ = cx.Done()
+			return &Result{}, nil
+		}},
+		{Name: "noop", Execute: func(context.Context, *Call) (*Result, error) { return &Result{}, nil }},
+	} {
+		if _, err := reg.Register(root, tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 200 {
+		name := "noop"
+		if i%2 == 0 {
+			name = "waits"
+		}
+		if _, err := reg.Execute(root, root, name, nil, ExecOptions{CallID: fmt.Sprintf("c%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keptCall.ID != "c0" || keptCall.Tool != "waits" {
+		t.Fatalf("the kept Call became another call's: id %q, tool %q", keptCall.ID, keptCall.Tool)
+	}
+	for what, cx := range map[string]context.Context{"the call's context": keptCx, "a context derived from it": kept} {
+		select {
+		case <-cx.Done():
+		default:
+			t.Fatalf("%s is live again after later calls", what)
+		}
+		if !errors.Is(cx.Err(), context.Canceled) {
+			t.Fatalf("%s: err %v, want context.Canceled", what, cx.Err())
+		}
 	}
 }

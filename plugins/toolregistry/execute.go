@@ -122,12 +122,30 @@ type run struct {
 // runs holds the runs not in use (sync.Pool: one cache per processor).
 var runs = sync.Pool{New: func() any { return new(run) }}
 
-// toolCall is what the tool is handed, and may keep past its return (a Call.Cancel made
-// late is a no-op; a context read late says the call ended): allocated per call, once the
-// call gets as far as the tool.
+// toolCall is what the tool is handed: its Call and its context. Both belong to the
+// execution, and a tool must not use them after it returned ([Tool].Execute), so a toolCall
+// is reused by a later call when the tool never waited on its context. One that did (its
+// standard context, and any context derived from it, exists) is left to the collector: a
+// derived context kept past the call reads the call's values through it, and must see the
+// call ended. Reusing them is what makes a call that does not wait allocate nothing; the
+// 192 bytes per call were what the collector still spent its cycles on, and what kept
+// concurrent calls from scaling with cores (issue 39, docs/performance.md).
 type toolCall struct {
 	call Call
 	cx   callContext // the tool's context
+}
+
+// toolCalls holds the toolCalls not in use (sync.Pool: one cache per processor).
+var toolCalls = sync.Pool{New: func() any { return new(toolCall) }}
+
+// release readies tc for a later call, unless its tool made the context's standard one;
+// tc's call has returned, its deadline is stopped and its context ended.
+func (tc *toolCall) release() {
+	if tc.cx.std.Load() != nil {
+		return
+	}
+	*tc = toolCall{}
+	toolCalls.Put(tc)
 }
 
 func (x *run) current() (*Result, error) { return x.rec.Result, nil }
@@ -222,8 +240,10 @@ func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Conf
 		return nil, terr
 	}
 
-	tc := &toolCall{call: Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Session: opts.Session, Attachments: r.store}}
+	tc := toolCalls.Get().(*toolCall)
+	tc.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Session: opts.Session, Attachments: r.store}
 	res, terr := dispatch(&x.lane.timers, &tc.cx, bcx, e, &tc.call, o)
+	tc.release()
 	if terr != nil {
 		return res, terr
 	}

@@ -348,12 +348,12 @@ func TestCallerUnloadCancels(t *testing.T) {
 
 func TestCallContents(t *testing.T) {
 	root, reg := newRegistry(t, nil)
-	got := make(chan *toolregistry.Call, 1)
+	got := make(chan toolregistry.Call, 1) // a copy: the Call is the execution's
 	values := make(chan any, 1)
 	type key struct{}
 	if _, err := reg.Register(root, toolregistry.Tool{Name: "probe",
 		Execute: func(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
-			got <- call
+			got <- *call
 			values <- cx.Value(key{})
 			return nil, nil
 		}}); err != nil {

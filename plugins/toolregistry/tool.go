@@ -39,7 +39,8 @@ type Tool struct {
 	// return promptly once ctx is done: the registry does not abandon a running call. A
 	// returned error is a tool error ([CodeToolError]), and so is a *Result with IsError set.
 	// The returned *Result must not be modified afterwards: the registry hands it to callers
-	// and keeps it in its history.
+	// and keeps it in its history. cx and call are the execution's: work that outlives the
+	// call must not use them (nor read cx's values), since the registry reuses them.
 	Execute func(cx context.Context, call *Call) (*Result, error)
 	// Project, when set, computes the model-facing content of a successful result (for
 	// example from [Result.Raw]). It runs once per execution, right after Execute, and its
@@ -56,7 +57,8 @@ type Tool struct {
 
 // Call is one execution as the tool sees it.
 //
-// A Call is owned by the execution; the tool must not keep it after Execute returns.
+// A Call is owned by the execution: the tool must not use it, nor the context it was
+// handed with it, after Execute returns. The registry reuses both for later calls.
 type Call struct {
 	// ID identifies the execution: [ExecOptions.CallID], or "call_<n>" when none was given.
 	ID string
@@ -80,8 +82,9 @@ type Call struct {
 // such as a connection that can close while the call is in flight: cancelling through the
 // call costs nothing per call, where deriving a context from the call's to cancel would
 // cost several allocations. The registry treats the tool's result as it would any other.
-// Cancel is safe to call concurrently and more than once (the first cause wins); it is a
-// no-op after the call has returned, and on a Call the registry did not make.
+// Cancel is safe to call concurrently and more than once (the first cause wins) while the
+// call runs, and a no-op on a Call the registry did not make. It must not be called once
+// the call has returned: the Call may then be another call's.
 func (c *Call) Cancel(cause error) {
 	if c.cc != nil {
 		c.cc.end(cause)
