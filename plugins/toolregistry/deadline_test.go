@@ -164,15 +164,15 @@ func TestCallContextLazy(t *testing.T) {
 func TestWaitedContextIsNotReused(t *testing.T) {
 	root := ctxtest.New(t)
 	reg := ctxtest.MountService(t, root, Plugin, nil, Key)
-	var keptCx context.Context
+	var callcx context.Context
 	var keptCall *Call
-	var kept context.Context // derived from the call's context, as a tool's request would be
+	var keptcx context.Context // derived from the call's context, as a tool's request would be
 	for _, tl := range []Tool{
 		{Name: "waits", Execute: func(cx context.Context, call *Call) (*Result, error) {
-			if keptCx == nil {
-				derived, cancel := context.WithCancel(cx)
+			if callcx == nil {
+				derivedcx, cancel := context.WithCancel(cx)
 				defer cancel()
-				keptCx, keptCall, kept = cx, call, derived
+				callcx, keptCall, keptcx = cx, call, derivedcx
 			}
 			_ = cx.Done()
 			return &Result{}, nil
@@ -195,7 +195,7 @@ func TestWaitedContextIsNotReused(t *testing.T) {
 	if keptCall.ID != "c0" || keptCall.Tool != "waits" {
 		t.Fatalf("the kept Call became another call's: id %q, tool %q", keptCall.ID, keptCall.Tool)
 	}
-	for what, cx := range map[string]context.Context{"the call's context": keptCx, "a context derived from it": kept} {
+	for what, cx := range map[string]context.Context{"the call's context": callcx, "a context derived from it": keptcx} {
 		select {
 		case <-cx.Done():
 		default:
