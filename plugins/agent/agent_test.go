@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -315,28 +314,14 @@ func TestResume(t *testing.T) {
 	}
 }
 
-// sampleServer is an MCP server whose tool asks the client's model for a completion.
-func sampleServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "summarize", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 100, SystemPrompt: "You summarize.", //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
-				ModelPreferences: &mcp.ModelPreferences{Hints: []*mcp.ModelHint{{Name: "claude-3-sonnet"}}, IntelligencePriority: 0.8}, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
-				Messages:         []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize this"}}}})           //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
-			if err != nil {
-				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no sample: " + err.Error()}}}, nil, nil
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
-		})
-	return srv
-}
-
 // TestSampling: a server's sampling request caused by the agent's call is answered by the
 // agent's model once the person approves, the question showing what the server asks
 // (messages, system prompt, token limit, model preferences); without a person it is
 // refused.
 func TestSampling(t *testing.T) {
-	h := mcptest.NewHTTP(t, sampleServer)
+	h := mcptest.NewHTTP(t, mcptest.NewSampler(mcp.CreateMessageParams{MaxTokens: 100, SystemPrompt: "You summarize.", //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		ModelPreferences: &mcp.ModelPreferences{Hints: []*mcp.ModelHint{{Name: "claude-3-sonnet"}}, IntelligencePriority: 0.8}, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		Messages:         []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize this"}}}}))          //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	e := newEnv(t, envOptions{
 		model: modeltest.Options{Reply: func(c *modeltest.Call) modeltest.Reply {
 			last := c.Messages[len(c.Messages)-1]

@@ -3,7 +3,6 @@
 package web_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -17,23 +16,6 @@ import (
 	"github.com/cordisgo/harness/sampling"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
-
-// samplerServer has one tool, summarize, which asks its client for a completion
-// (sampling) with a system prompt, a token limit and model preferences.
-func samplerServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "summarize", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 321, SystemPrompt: "You summarize release notes.", //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
-				ModelPreferences: &mcp.ModelPreferences{Hints: []*mcp.ModelHint{{Name: "claude-3-sonnet"}}, SpeedPriority: 0.25},         //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
-				Messages:         []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize the notes of 2.0"}}}}) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
-			if err != nil {
-				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no sample: " + err.Error()}}}, nil, nil
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
-		})
-	return srv
-}
 
 // TestChatQuestions: what a server asks during a chat's tool call shows in the
 // conversation. The demo server's ask, called by the model, raises a form that shows next
@@ -59,7 +41,9 @@ func TestChatQuestions(t *testing.T) {
 	if _, err := sampling.Offer(s.root, "host"); err != nil {
 		t.Fatal(err)
 	}
-	h := mcptest.NewHTTP(t, samplerServer)
+	h := mcptest.NewHTTP(t, mcptest.NewSampler(mcp.CreateMessageParams{MaxTokens: 321, SystemPrompt: "You summarize release notes.", //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		ModelPreferences: &mcp.ModelPreferences{Hints: []*mcp.ModelHint{{Name: "claude-3-sonnet"}}, SpeedPriority: 0.25},          //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		Messages:         []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize the notes of 2.0"}}}})) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	ctxtest.Mount(t, s.root, mcpclient.Plugin, map[string]any{"serverName": "s", "transport": "streamable-http", "url": h.URL()})
 	withAgent(t, s, srv, map[string]any{"allow": []string{"demo/*", "s/*"}})
 	b := browser(t)
