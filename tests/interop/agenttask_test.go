@@ -54,6 +54,25 @@ func offerAgent(t *testing.T, root *ctx.Context) {
 	}
 }
 
+// researchRoot returns a root for an agent calling the research tool: its elicitation
+// responder (returned, to read what it was asked) answers the tool's clarifying question
+// ("snake") and declines any other, and the agent's features are offered (offerAgent).
+func researchRoot(t *testing.T) (*ctx.Context, *answering) {
+	t.Helper()
+	root := ctxtest.New(t)
+	r := &answering{modes: []elicitation.Mode{elicitation.ModeForm}, answer: func(req *elicitation.Request) *elicitation.Response {
+		if hasField(req, "interpretation") {
+			return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"interpretation": "snake"}}
+		}
+		return &elicitation.Response{Action: elicitation.Decline}
+	}}
+	if _, err := elicitation.Provide(root, "test", r); err != nil {
+		t.Fatal(err)
+	}
+	offerAgent(t, root)
+	return root, r
+}
+
 // agentOn mounts the agent on root (an env's, with its MCP client) with a model that
 // answers as reply does; sessions are stored in a temporary directory.
 func agentOn(t *testing.T, root *ctx.Context, reply func(*modeltest.Call) modeltest.Reply) *agent.Service {
@@ -82,17 +101,7 @@ func agentOn(t *testing.T, root *ctx.Context, reply func(*modeltest.Call) modelt
 // and the report returns to the model as the tool's result.
 func TestAgentTurnWithTask(t *testing.T) {
 	srv := locate(t)
-	root := ctxtest.New(t)
-	r := &answering{modes: []elicitation.Mode{elicitation.ModeForm}, answer: func(req *elicitation.Request) *elicitation.Response {
-		if hasField(req, "interpretation") {
-			return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"interpretation": "snake"}}
-		}
-		return &elicitation.Response{Action: elicitation.Decline}
-	}}
-	if _, err := elicitation.Provide(root, "test", r); err != nil {
-		t.Fatal(err)
-	}
-	offerAgent(t, root)
+	root, r := researchRoot(t)
 	mountOn(t, root, stdioConfig(srv))
 	svc := agentOn(t, root, scriptedModel(public(researchTool), `{"topic": "python", "ambiguous": true}`))
 	sess, err := svc.Start(agent.StartOptions{})
@@ -198,19 +207,9 @@ var backgroundNote = regexp.MustCompile(`in the background as task (\S+) of`)
 // result (its clarifying question answered meanwhile) and prints the report.
 func TestAgentBackgroundTask(t *testing.T) {
 	srv := locate(t)
-	root := ctxtest.New(t)
-	r := &answering{modes: []elicitation.Mode{elicitation.ModeForm}, answer: func(req *elicitation.Request) *elicitation.Response {
-		if hasField(req, "interpretation") {
-			return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"interpretation": "snake"}}
-		}
-		return &elicitation.Response{Action: elicitation.Decline}
-	}}
-	if _, err := elicitation.Provide(root, "test", r); err != nil {
-		t.Fatal(err)
-	}
+	root, r := researchRoot(t)
 	cfg := stdioConfig(srv)
 	cfg.ToolCallTimeoutMs, cfg.MaxToolCallMs = 1000, 1500 // the research takes 4 s
-	offerAgent(t, root)
 	mountOn(t, root, cfg)
 	svc := agentOn(t, root, backgroundModel)
 
