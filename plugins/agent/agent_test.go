@@ -292,11 +292,7 @@ func TestResume(t *testing.T) {
 	_, _ = f.WriteString(`{"seq":99,"type":"tool.res`)
 	_ = f.Close()
 
-	r, err := e.svc.Resume(id, agent.StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
+	r := e.resume(id)
 	if end := e.send(r, "second"); end.Text != "second answer" {
 		t.Fatalf("%+v", end)
 	}

@@ -104,15 +104,7 @@ func TestLongSessionCompacts(t *testing.T) {
 	}
 	last := e.srv.Accepted()
 	lastPrompt := last[len(last)-1].Prompt
-	id := s.ID()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := e.svc.Resume(id, agent.StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
+	r := e.reopen(s)
 	if !sameJSON(r.History(), live) {
 		t.Fatal("the resumed history differs from the one the model saw")
 	}

@@ -98,14 +98,7 @@ func TestGrounding(t *testing.T) {
 	if third := requestMessages(t, reqs[len(reqs)-1]); len(third) != n+2 {
 		t.Errorf("%d messages after an unchanged turn, want %d", len(third), n+2)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := e.svc.Resume(s.ID(), agent.StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = r.Close() }()
+	r := e.reopen(s)
 	var found bool
 	for _, m := range r.History() {
 		found = found || strings.Contains(m.Content, "Use spaces, not tabs.")

@@ -113,6 +113,26 @@ func (e *env) start(opts agent.StartOptions) *agent.Session {
 	return s
 }
 
+// resume resumes session id; it is closed when the test ends.
+func (e *env) resume(id string) *agent.Session {
+	e.t.Helper()
+	r, err := e.svc.Resume(id, agent.StartOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// reopen closes s and resumes it, as a person does who quits and comes back.
+func (e *env) reopen(s *agent.Session) *agent.Session {
+	e.t.Helper()
+	if err := s.Close(); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.resume(s.ID())
+}
+
 func (e *env) send(s *agent.Session, text string) *session.TurnEnd {
 	e.t.Helper()
 	end, err := s.Send(ctxtest.Wait(e.t), text)

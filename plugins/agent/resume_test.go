@@ -76,11 +76,7 @@ func TestResumeIsExact(t *testing.T) {
 	if _, err := agent.ProfileKey.Provide(e.root, "home"); err != nil {
 		t.Fatal(err)
 	}
-	r, err := e.svc.Resume(id, agent.StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
+	r := e.resume(id)
 	if !sameJSON(r.History(), live) {
 		t.Fatalf("resumed history differs:\n%+v\n%+v", r.History(), live)
 	}
@@ -128,15 +124,7 @@ func TestResumeReloadsFoundTools(t *testing.T) {
 	}
 	lastBefore := tools[2]
 	mu.Unlock()
-	id := s.ID()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	resumed, err := e.svc.Resume(id, agent.StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = resumed.Close() })
+	resumed := e.reopen(s)
 	end := e.send(resumed, "again")
 	mu.Lock()
 	defer mu.Unlock()

@@ -63,15 +63,7 @@ func TestSessionLogMasksSecrets(t *testing.T) {
 	if strings.Contains(string(saved), token) || !strings.HasPrefix(string(saved), "token="+redact.Marker) {
 		t.Errorf("saved result: %.80q", saved)
 	}
-	id := s.ID()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	resumed, err := e.svc.Resume(id, agent.StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = resumed.Close() })
+	resumed := e.reopen(s)
 	var all strings.Builder
 	for _, m := range resumed.History() {
 		all.WriteString(m.Content)
