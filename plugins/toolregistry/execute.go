@@ -138,14 +138,21 @@ type toolCall struct {
 // toolCalls holds the toolCalls not in use (sync.Pool: one cache per processor).
 var toolCalls = sync.Pool{New: func() any { return new(toolCall) }}
 
-// release readies tc for a later call, unless its tool made the context's standard one;
-// tc's call has returned, its deadline is stopped and its context ended.
+// newToolCall returns a toolCall for a call, ready but for its context's init.
+func newToolCall(call Call) *toolCall {
+	tc := toolCalls.Get().(*toolCall)
+	tc.call, tc.cx = call, callContext{}
+	return tc
+}
+
+// release hands tc back for a later call, unless its tool made the context's standard one;
+// tc's call has returned, its deadline is stopped and its context ended. tc is cleared when
+// it is next taken, not here: until then a late read of the context (a tool that broke the
+// rule) still finds the call ended, not a zero context.
 func (tc *toolCall) release() {
-	if tc.cx.std.Load() != nil {
-		return
+	if tc.cx.std.Load() == nil {
+		toolCalls.Put(tc)
 	}
-	*tc = toolCall{}
-	toolCalls.Put(tc)
 }
 
 func (x *run) current() (*Result, error) { return x.rec.Result, nil }
@@ -240,8 +247,7 @@ func (r *Registry) pipeline(c *ctx.Context, bcx context.Context, x *run, o *Conf
 		return nil, terr
 	}
 
-	tc := toolCalls.Get().(*toolCall)
-	tc.call = Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Session: opts.Session, Attachments: r.store}
+	tc := newToolCall(Call{ID: x.rec.CallID, Tool: name, Args: args, Caller: c, Session: opts.Session, Attachments: r.store})
 	res, terr := dispatch(&x.lane.timers, &tc.cx, bcx, e, &tc.call, o)
 	tc.release()
 	if terr != nil {
