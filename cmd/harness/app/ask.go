@@ -99,7 +99,7 @@ limit, token budget, output limit, an answer whose stream was cut).`,
 		}),
 	}
 	f.add(cmd)
-	a.hostFlags(cmd)
+	a.fwd.add(cmd)
 	return cmd
 }
 

@@ -11,12 +11,13 @@ import (
 	"github.com/cordisgo/harness/plugins/remote"
 )
 
-// hostFlags are the flags of a command that answers for a running host or this process.
-func (a *invocation) hostFlags(cmd *cobra.Command) {
+// add gives cmd the flags that choose between a running host and this process,
+// set in f (a.fwd for the commands that answer for either).
+func (f *mcpFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&a.fwd.endpoint, "endpoint", "", "the running host's endpoint `FILE` (default: the remote plugin's default endpoint file); implies --host")
-	fl.BoolVar(&a.fwd.local, "local", false, "do not use a running host: mount the profile in this process")
-	fl.BoolVar(&a.fwd.host, "host", false, "use the running host even when -p, --stdio, --http or --set are given (which otherwise mean this process)")
+	fl.StringVar(&f.endpoint, "endpoint", "", "the running host's endpoint `FILE` (default: the remote plugin's default endpoint file); implies --host")
+	fl.BoolVar(&f.local, "local", false, "do not look for a running host: mount the profile in this process")
+	fl.BoolVar(&f.host, "host", false, "answer for the running host even when -p, --stdio, --http or --set are given (which otherwise mean this process)")
 	cmd.MarkFlagsMutuallyExclusive("local", "host")
 }
 

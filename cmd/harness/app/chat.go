@@ -84,7 +84,7 @@ process too. A host without an agent is said in one line, and chat works in proc
 		}),
 	}
 	f.add(cmd)
-	a.hostFlags(cmd)
+	a.fwd.add(cmd)
 	cmd.Flags().StringVar(&resume, "resume", "", "continue the stored session `ID` (last: the most recent one)")
 	cmd.Flags().BoolVar(&noReasoning, "no-reasoning", false, "hide the model's reasoning")
 	return cmd

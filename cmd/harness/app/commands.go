@@ -103,7 +103,7 @@ var hostCommands = []string{
 func (a *invocation) addHostFlags(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
 		if slices.Contains(hostCommands, commandPath(sub)) {
-			a.hostFlags(sub)
+			a.fwd.add(sub)
 		}
 		a.addHostFlags(sub)
 	}

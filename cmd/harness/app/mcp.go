@@ -53,12 +53,8 @@ func (a *invocation) mcpManageCommands() []*cobra.Command {
 	restart.Flags().DurationVar(&f.timeout, "timeout", host.DefaultRestartTimeout, "how long to wait for the server to connect or fail")
 	cmds := []*cobra.Command{list, probe, restart}
 	for _, c := range cmds {
-		fl := c.Flags()
-		fl.StringVar(&f.endpoint, "endpoint", "", "the running host's endpoint `FILE` (default: the remote plugin's default endpoint file); implies --host")
-		fl.BoolVar(&f.local, "local", false, "do not look for a running host: mount the profile in this process")
-		fl.BoolVar(&f.host, "host", false, "answer for the running host even when -p, --stdio, --http or --set are given (which otherwise mean this process)")
-		fl.BoolVar(&f.asJSON, "json", false, "print the answer as JSON")
-		c.MarkFlagsMutuallyExclusive("local", "host")
+		f.add(c)
+		c.Flags().BoolVar(&f.asJSON, "json", false, "print the answer as JSON")
 	}
 	return cmds
 }
