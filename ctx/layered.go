@@ -421,3 +421,28 @@ func (k *TreeLayers[T]) In(c *Context) *Layers[T] {
 	v, _ := r.layered.LoadOrStore(k, NewLayers[T](k.kind))
 	return v.(*Layers[T])
 }
+
+// LayerChange is a value added to a layer or gone from it: its name and the layer's scope
+// (what [TreeLayers.AddAnnounced] emits). It is a plain value.
+type LayerChange struct {
+	Name  string
+	Layer *Scope
+}
+
+// AddAnnounced adds v under name into c's layer of c's tree's set as [Layers.Add] does, and
+// emits changed from c, with the name and the layer, once v is added and again once it is
+// gone: for values whose coming and going others follow (elicitation's responders and
+// sampling's samplers decide what an MCP client declares). A listener's error is logged.
+func (k *TreeLayers[T]) AddAnnounced(c *Context, name string, v T, changed Event[LayerChange]) (Disposer, error) {
+	announce := func() {
+		if err := changed.Emit(c, LayerChange{Name: name, Layer: c.Layer()}); err != nil {
+			c.Logger().Warn("change listener failed", "event", changed.Name(), "name", name, "err", err)
+		}
+	}
+	dispose, err := k.In(c).Add(c, name, v, announce)
+	if err != nil {
+		return nil, err
+	}
+	announce()
+	return dispose, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -290,6 +291,39 @@ func TestLayersTreesIsolated(t *testing.T) {
 	mustAdd(t, key.In(one), one, "n", "1")
 	if key.In(two).Len() != 0 {
 		t.Fatal("a value leaked into another tree")
+	}
+}
+
+// AddAnnounced emits its event with the value's name and layer when the value comes and
+// when it goes; a refused value announces nothing, and a failing listener is logged.
+func TestTreeLayersAddAnnounced(t *testing.T) {
+	root, log := ctxtest.NewLogged(t)
+	changed := ctx.NewEvent[ctx.LayerChange]("test/changed")
+	changes := ctxtest.Record(t, root, changed)
+	if _, err := changed.On(root, func(ctx.LayerChange) error { return errors.New("listener broke") }); err != nil {
+		t.Fatal(err)
+	}
+	key := ctx.NewTreeLayers[string]("responder")
+	agent := agentIn(t, root, "agent")
+	dispose, err := key.AddAnnounced(agent, "r", "one", changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := key.AddAnnounced(agent, "r", "two", changed); !errors.Is(err, ctx.ErrDuplicateName) {
+		t.Fatalf("second value under one name: %v", err)
+	}
+	if e, ok := key.In(agent).Get(agent.Scope(), "r"); !ok || e.Value != "one" {
+		t.Fatalf("agent sees %+v", e)
+	}
+	if err := dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	want := ctx.LayerChange{Name: "r", Layer: agent.Layer()}
+	if ch := changes.Events(); len(ch) != 2 || ch[0] != want || ch[1] != want {
+		t.Fatalf("changes %+v, want r in the agent's layer coming and going", ch)
+	}
+	if !strings.Contains(log.String(), "change listener failed") {
+		t.Fatalf("the failing listener is not logged:\n%s", log)
 	}
 }
 

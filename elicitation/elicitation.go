@@ -122,12 +122,7 @@ func Provide(c *ctx.Context, name string, r Responder) (ctx.Disposer, error) {
 	if r == nil {
 		return nil, fmt.Errorf("elicitation: responder %q is nil", name)
 	}
-	dispose, err := responders.In(c).Add(c, name, r, func() { changed(c, name) })
-	if err != nil {
-		return nil, err
-	}
-	changed(c, name)
-	return dispose, nil
+	return responders.AddAnnounced(c, name, r, ChangedEvent)
 }
 
 // Offer declares, in c's layer, that requests of modes from the MCP clients in c's layer
@@ -153,10 +148,7 @@ func (offer) Elicit(context.Context, *Request) (*Response, error) { return nil, 
 
 // Change is a responder provided or gone (ChangedEvent): its name and the layer it is in.
 // It is a plain value.
-type Change struct {
-	Name  string
-	Layer *ctx.Scope
-}
+type Change = ctx.LayerChange
 
 // ChangedEvent is emitted from the providing context when a responder (or an [Offer]) is
 // provided and when it goes. An MCP client listens, so that one connected before a
@@ -164,12 +156,6 @@ type Change struct {
 // modes it would declare grew). Listeners run on the providing goroutine and must return
 // quickly.
 var ChangedEvent = ctx.NewEvent[Change]("elicitation/changed")
-
-func changed(c *ctx.Context, name string) {
-	if err := ChangedEvent.Emit(c, Change{Name: name, Layer: c.Layer()}); err != nil {
-		c.Logger().Warn("elicitation change listener failed", "responder", name, "err", err)
-	}
-}
 
 // Modes returns the modes some responder (or offer) visible from c supports, form first;
 // nil when there is none (the capability is then not advertised).

@@ -157,13 +157,7 @@ func TestDefaultsPolicy(t *testing.T) {
 // clients each time a responder or an offer comes or goes.
 func TestOffer(t *testing.T) {
 	root := ctxtest.New(t)
-	var changes []string
-	if _, err := elicitation.ChangedEvent.On(root, func(c elicitation.Change) error {
-		changes = append(changes, c.Name)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	changes := ctxtest.Record(t, root, elicitation.ChangedEvent)
 	if _, err := elicitation.Offer(root, "empty"); err == nil {
 		t.Fatal("an offer of no mode was taken")
 	}
@@ -189,7 +183,7 @@ func TestOffer(t *testing.T) {
 	if m := elicitation.Modes(root); m != nil {
 		t.Fatalf("modes %v after the offer went", m)
 	}
-	if len(changes) != 2 || changes[0] != "host" || changes[1] != "host" {
-		t.Fatalf("changes %q, want the offer coming and going", changes)
+	if ch := changes.Events(); len(ch) != 2 || ch[0].Name != "host" || ch[1].Name != "host" {
+		t.Fatalf("changes %+v, want the offer coming and going", ch)
 	}
 }

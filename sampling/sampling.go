@@ -65,12 +65,7 @@ func Provide(c *ctx.Context, name string, s Sampler) (ctx.Disposer, error) {
 	if s == nil {
 		return nil, fmt.Errorf("sampling: sampler %q is nil", name)
 	}
-	dispose, err := samplers.In(c).Add(c, name, s, func() { changed(c, name) })
-	if err != nil {
-		return nil, err
-	}
-	changed(c, name)
-	return dispose, nil
+	return samplers.AddAnnounced(c, name, s, ChangedEvent)
 }
 
 // Offer declares, in c's layer, that the sampling requests of the MCP clients in c's layer
@@ -87,22 +82,13 @@ func Offer(c *ctx.Context, name string) (ctx.Disposer, error) {
 
 // Change is a sampler provided or gone (ChangedEvent): its name and the layer it is in. It
 // is a plain value.
-type Change struct {
-	Name  string
-	Layer *ctx.Scope
-}
+type Change = ctx.LayerChange
 
 // ChangedEvent is emitted from the providing context when a sampler (or an [Offer]) is
 // provided and when it goes. An MCP client connected before a sampler came listens, and
 // reconnects to declare sampling. Listeners run on the providing goroutine and must return
 // quickly.
 var ChangedEvent = ctx.NewEvent[Change]("sampling/changed")
-
-func changed(c *ctx.Context, name string) {
-	if err := ChangedEvent.Emit(c, Change{Name: name, Layer: c.Layer()}); err != nil {
-		c.Logger().Warn("sampling change listener failed", "sampler", name, "err", err)
-	}
-}
 
 // Available reports whether a sampler (or an offer) is visible from c (the capability is
 // then advertised).

@@ -74,13 +74,7 @@ func TestSamplePassingScopedSampler(t *testing.T) {
 // the clients each time a sampler or an offer comes or goes.
 func TestOffer(t *testing.T) {
 	root := ctxtest.New(t)
-	var changes []string
-	if _, err := sampling.ChangedEvent.On(root, func(c sampling.Change) error {
-		changes = append(changes, c.Name)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	changes := ctxtest.Record(t, root, sampling.ChangedEvent)
 	dispose, err := sampling.Offer(root, "host")
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +95,7 @@ func TestOffer(t *testing.T) {
 	if sampling.Available(root) {
 		t.Fatal("available after the offer went")
 	}
-	if len(changes) != 2 || changes[0] != "host" || changes[1] != "host" {
-		t.Fatalf("changes %q, want the offer coming and going", changes)
+	if ch := changes.Events(); len(ch) != 2 || ch[0].Name != "host" || ch[1].Name != "host" {
+		t.Fatalf("changes %+v, want the offer coming and going", ch)
 	}
 }
