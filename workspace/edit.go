@@ -46,39 +46,35 @@ type editSpec struct {
 
 // writeFile is write_file.
 func (s *Server) writeFile(_ context.Context, _ *mcp.CallToolRequest, in writeInput) (*mcp.CallToolResult, any, error) {
-	rel, err := s.root.rel(in.Path)
+	f, err := s.current(in.Path)
 	if err != nil {
 		return nil, nil, err
 	}
-	old, mode, exists, err := s.current(in.Path, rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	diff := wholeFileDiff(rel, old, in.Content)
+	diff := wholeFileDiff(f.rel, f.content, in.Content)
 	what := "replace"
 	switch {
-	case !exists:
+	case !f.exists:
 		what = "create"
-		diff = wholeFileDiff(rel, "", in.Content)
+		diff = wholeFileDiff(f.rel, "", in.Content)
 	case diff == "":
 		what = "leave unchanged"
 	}
 	if in.DryRun {
-		return preview(fmt.Sprintf("write_file would %s %s (%d bytes)\n%s", what, rel, len(in.Content), diff), "diff"), nil, nil
+		return preview(fmt.Sprintf("write_file would %s %s (%d bytes)\n%s", what, f.rel, len(in.Content), diff), "diff"), nil, nil
 	}
-	if !exists {
-		if err := s.root.r.MkdirAll(path.Dir(rel), 0o755); err != nil {
+	if !f.exists {
+		if err := s.root.r.MkdirAll(path.Dir(f.rel), 0o755); err != nil {
 			return nil, nil, fileError(in.Path, err)
 		}
 	}
-	if err := s.replace(rel, mode, func(w io.StringWriter) error {
+	if err := s.replace(f.rel, f.mode, func(w io.StringWriter) error {
 		_, err := w.WriteString(in.Content)
 		return err
 	}); err != nil {
 		return nil, nil, fileError(in.Path, err)
 	}
 	past := map[string]string{"create": "created", "replace": "replaced", "leave unchanged": "left unchanged"}[what]
-	return text(fmt.Sprintf("%s %s (%d bytes)\n%s", past, rel, len(in.Content), diff)), nil, nil
+	return text(fmt.Sprintf("%s %s (%d bytes)\n%s", past, f.rel, len(in.Content), diff)), nil, nil
 }
 
 // editFile is edit_file.
@@ -90,30 +86,26 @@ func (s *Server) editFile(_ context.Context, _ *mcp.CallToolRequest, in editInpu
 	case len(specs) == 0:
 		specs = []editSpec{{OldText: in.OldText, NewText: in.NewText, All: in.All}}
 	}
-	rel, err := s.root.rel(in.Path)
+	f, err := s.current(in.Path)
 	if err != nil {
 		return nil, nil, err
 	}
-	old, mode, exists, err := s.current(in.Path, rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !exists {
+	if !f.exists {
 		return nil, nil, fmt.Errorf("%q does not exist: make it with write_file", in.Path)
 	}
-	edits, err := planEdits(old, specs)
+	edits, err := planEdits(f.content, specs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", rel, err)
+		return nil, nil, fmt.Errorf("%s: %w", f.rel, err)
 	}
-	diff := unifiedDiff(rel, old, edits)
+	diff := unifiedDiff(f.rel, f.content, edits)
 	n := len(edits)
 	if in.DryRun {
-		return preview(fmt.Sprintf("edit_file would make %d replacement%s in %s\n%s", n, plural(n), rel, diff), "diff"), nil, nil
+		return preview(fmt.Sprintf("edit_file would make %d replacement%s in %s\n%s", n, plural(n), f.rel, diff), "diff"), nil, nil
 	}
-	if err := s.replace(rel, mode, func(w io.StringWriter) error {
+	if err := s.replace(f.rel, f.mode, func(w io.StringWriter) error {
 		last := 0
 		for _, e := range edits {
-			if _, err := w.WriteString(old[last:e.start]); err != nil {
+			if _, err := w.WriteString(f.content[last:e.start]); err != nil {
 				return err
 			}
 			if _, err := w.WriteString(e.text); err != nil {
@@ -121,12 +113,12 @@ func (s *Server) editFile(_ context.Context, _ *mcp.CallToolRequest, in editInpu
 			}
 			last = e.end
 		}
-		_, err := w.WriteString(old[last:])
+		_, err := w.WriteString(f.content[last:])
 		return err
 	}); err != nil {
 		return nil, nil, fileError(in.Path, err)
 	}
-	return text(fmt.Sprintf("edited %s: %d replacement%s\n%s", rel, n, plural(n), diff)), nil, nil
+	return text(fmt.Sprintf("edited %s: %d replacement%s\n%s", f.rel, n, plural(n), diff)), nil, nil
 }
 
 func plural(n int) string {
@@ -144,43 +136,55 @@ func preview(s, kind string) *mcp.CallToolResult {
 	return r
 }
 
-// current reads the file at rel for a write: its content ("" when it does not exist), its
-// mode, and whether it exists. It refuses what the write tools must not touch: a directory,
-// a special file, a file with several hard links, a file larger than the edit limit, and a
-// file that changed since it was last read.
-func (s *Server) current(asked, rel string) (string, fs.FileMode, bool, error) {
+// target is a file a write tool is about to change, as current found it.
+type target struct {
+	rel     string      // its path below the root
+	content string      // "" when it does not exist
+	mode    fs.FileMode // what the new file gets
+	exists  bool
+}
+
+// current resolves the path a write tool was asked for below the root and reads the file
+// there. It refuses what the write tools must not touch: a path outside the root, a
+// directory, a special file, a file with several hard links, a file larger than the edit
+// limit, and a file that changed since it was last read.
+func (s *Server) current(asked string) (target, error) {
+	rel, err := s.root.rel(asked)
+	if err != nil {
+		return target{}, err
+	}
 	fi, err := s.root.r.Stat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", 0o644, false, nil
+		return target{rel: rel, mode: 0o644}, nil
 	case err != nil:
-		return "", 0, false, fileError(asked, err)
+		return target{}, fileError(asked, err)
 	case fi.IsDir():
-		return "", 0, false, fmt.Errorf("%q is a directory", asked)
+		return target{}, fmt.Errorf("%q is a directory", asked)
 	case !fi.Mode().IsRegular():
-		return "", 0, false, fmt.Errorf("%q is not a regular file (%s)", asked, fi.Mode().Type())
+		return target{}, fmt.Errorf("%q is not a regular file (%s)", asked, fi.Mode().Type())
 	case hardLinked(fi):
-		return "", 0, false, &PathError{Path: asked, Err: ErrHardLink, Detail: "edit it with the shell if the change should reach every name"}
+		return target{}, &PathError{Path: asked, Err: ErrHardLink, Detail: "edit it with the shell if the change should reach every name"}
 	case fi.Size() > hashLimit:
-		return "", 0, false, fmt.Errorf("%q is %s, more than the %s the write tools handle: use the shell", asked, byteSize(fi.Size()), byteSize(hashLimit))
+		return target{}, fmt.Errorf("%q is %s, more than the %s the write tools handle: use the shell", asked, byteSize(fi.Size()), byteSize(hashLimit))
 	}
 	f, err := s.root.r.Open(rel)
 	if err != nil {
-		return "", 0, false, fileError(asked, err)
+		return target{}, fileError(asked, err)
 	}
 	defer func() { _ = f.Close() }()
 	var b strings.Builder
 	b.Grow(int(fi.Size()))
 	h := sha256.New()
 	if _, err := io.Copy(&b, io.TeeReader(f, h)); err != nil {
-		return "", 0, false, fileError(asked, err)
+		return target{}, fileError(asked, err)
 	}
 	now := snapshot{size: int64(b.Len()), hashed: true}
 	h.Sum(now.sum[:0])
 	if rec, ok := s.reads.get(rel); ok && !rec.same(now) {
-		return "", 0, false, &PathError{Path: asked, Err: ErrStale, Detail: "read it again before changing it"}
+		return target{}, &PathError{Path: asked, Err: ErrStale, Detail: "read it again before changing it"}
 	}
-	return b.String(), fi.Mode().Perm(), true, nil
+	return target{rel: rel, content: b.String(), mode: fi.Mode().Perm(), exists: true}, nil
 }
 
 // replace writes the file rel anew through write, atomically: a temporary file in the same
