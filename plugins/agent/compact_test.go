@@ -153,12 +153,8 @@ func TestCompactOnDemand(t *testing.T) {
 	}
 	e.send(s, "third")
 	reqs := e.srv.Accepted()
-	var body struct {
-		Messages []struct{ Content string } `json:"messages"`
-	}
-	_ = json.Unmarshal(reqs[len(reqs)-1].Body, &body)
-	if len(body.Messages) != 5 || !strings.Contains(body.Messages[1].Content, "<compacted-summary>") {
-		t.Fatalf("the request after /compact: %+v", body.Messages)
+	if msgs := requestMessages(t, reqs[len(reqs)-1]); len(msgs) != 5 || !strings.Contains(msgs[1], "<compacted-summary>") {
+		t.Fatalf("the request after /compact: %q", msgs)
 	}
 }
 

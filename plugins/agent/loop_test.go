@@ -508,20 +508,8 @@ func TestCutStream(t *testing.T) {
 	}
 	reqs := e.srv.Accepted()
 	last := reqs[len(reqs)-1]
-	var body struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(last.Body, &body); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, m := range body.Messages[1:] { // after the system prompt
-		got = append(got, m.Role+":"+m.Content)
-	}
-	want := []string{"user:hello", "assistant:whole answer", "user:add 2 and 40", "assistant:", "tool:42", "assistant:The sum", "user:add 2 and 40"}
+	got := requestMessages(t, last)[1:] // after the system prompt
+	want := []string{"user: hello", "assistant: whole answer", "user: add 2 and 40", "assistant: ", "tool: 42", "assistant: The sum", "user: add 2 and 40"}
 	if !slices.Equal(got, want) {
 		t.Errorf("the retried request's messages:\n%q\nwant\n%q", got, want)
 	}
