@@ -39,6 +39,32 @@ func remoteCall(t *testing.T, root *ctx.Context, name string, params any) (json.
 	return out, nil
 }
 
+// remoteSession returns a root whose model "flash" is srv's and whose registry has tool,
+// with the agent mounted to ask before every call of tool, and the session it started as
+// the remote API does (agent/start).
+func remoteSession(t *testing.T, srv *modeltest.Server, tool toolregistry.Tool) (*ctx.Context, session.Info) {
+	t.Helper()
+	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := newRoot(t, map[string]model.Model{"flash": chat})
+	reg, _ := toolregistry.Key.Get(root)
+	if _, err := reg.Register(root, tool); err != nil {
+		t.Fatal(err)
+	}
+	ctxtest.MountActive(t, root, Plugin, map[string]any{"sessionsDir": t.TempDir(), "permissions": map[string]any{"ask": []string{tool.Name}}})
+	raw, err := remoteCall(t, root, "agent/start", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info session.Info
+	if err := json.Unmarshal(raw, &info); err != nil || info.ID == "" {
+		t.Fatalf("agent/start: %s %v", raw, err)
+	}
+	return root, info
+}
+
 // The agent/* methods drive an interactive session as the management page does: start,
 // follow the events, send, answer the approval the policy asks, see the turn end; the
 // session is listed, closed and opened again from its log.
@@ -47,15 +73,9 @@ func TestRemoteSession(t *testing.T) {
 		{Reasoning: "The user wants a note.", ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "note", Arguments: `{"text":"milk"}`}}},
 		{Reasoning: "Done.", Content: "Noted: milk."},
 	}})
-	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := newRoot(t, map[string]model.Model{"flash": chat})
-	reg, _ := toolregistry.Key.Get(root)
 	var notes []string
 	var mu sync.Mutex
-	if _, err := reg.Register(root, toolregistry.Tool{
+	root, info := remoteSession(t, srv, toolregistry.Tool{
 		Name: "note", Description: "Writes a note down.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 		Execute: func(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
@@ -66,19 +86,7 @@ func TestRemoteSession(t *testing.T) {
 			mu.Unlock()
 			return toolregistry.TextResult("written"), nil
 		},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	ctxtest.MountActive(t, root, Plugin, map[string]any{"sessionsDir": t.TempDir(), "permissions": map[string]any{"ask": []string{"note"}}})
-
-	raw, err := remoteCall(t, root, "agent/start", map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var info session.Info
-	if err := json.Unmarshal(raw, &info); err != nil || info.ID == "" {
-		t.Fatalf("agent/start: %s %v", raw, err)
-	}
+	})
 
 	// Follow the session's events as the page does.
 	events := make(chan session.Event, 64)
@@ -143,7 +151,7 @@ func TestRemoteSession(t *testing.T) {
 		t.Fatalf("retried turn's end: %+v", end.End)
 	}
 
-	raw, err = remoteCall(t, root, "agent/sessions", nil)
+	raw, err := remoteCall(t, root, "agent/sessions", nil)
 	if err != nil || !strings.Contains(string(raw), info.ID) {
 		t.Fatalf("agent/sessions: %s %v", raw, err)
 	}
@@ -182,14 +190,8 @@ func TestRemoteApprovalPreview(t *testing.T) {
 		{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "edit", Arguments: `{"path":"a.go"}`}}},
 		{Content: "Edited."},
 	}})
-	chat, err := openaicompat.NewChat(openaicompat.ChatConfig{Name: "flash", BaseURL: srv.URL, APIKey: srv.Key, Provider: openaicompat.ProviderDeepSeek})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := newRoot(t, map[string]model.Model{"flash": chat})
-	reg, _ := toolregistry.Key.Get(root)
 	diff := "--- a.go\n+++ a.go\n@@ -1 +1 @@\n-package a\n+package b\n"
-	if _, err := reg.Register(root, toolregistry.Tool{
+	root, info := remoteSession(t, srv, toolregistry.Tool{
 		Name: "edit", Description: "Edits a file.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
 		Execute: func(context.Context, *toolregistry.Call) (*toolregistry.Result, error) {
@@ -201,18 +203,7 @@ func TestRemoteApprovalPreview(t *testing.T) {
 			}
 			return &permission.Preview{Kind: permission.PreviewDiff, Text: diff}, nil
 		},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	ctxtest.MountActive(t, root, Plugin, map[string]any{"sessionsDir": t.TempDir(), "permissions": map[string]any{"ask": []string{"edit"}}})
-	raw, err := remoteCall(t, root, "agent/start", map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var info session.Info
-	if err := json.Unmarshal(raw, &info); err != nil {
-		t.Fatal(err)
-	}
+	})
 	ev, _ := root.RemoteMethod("agent/events")
 	// follow streams the session's events from sequence 0 as JSON, as the remote API sends
 	// them, until the first approval.asked, which it returns.
