@@ -273,10 +273,7 @@ func TestAskWithoutKeyStartsNothing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "started")
-	script := writeFile(t, dir, "server.sh", "#!/bin/sh\ntouch "+mark+"\nsleep 5\n")
-	if err := os.Chmod(script, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, dir, "server.sh", "#!/bin/sh\ntouch "+mark+"\nsleep 5\n")
 	p := writeFile(t, dir, "p.yaml", "extends: cli\nplugins:\n  marker:\n    use: mcpclient\n    config: {serverName: marker, transport: stdio, command: "+script+"}\n")
 	env := []string{"DEEPSEEK_API_KEY=", "HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "config")}
 	run(t, env, "-p", p, "ask", "no key").expect(t, ExitFailure, "", "harness: no API key for model flash: set DEEPSEEK_API_KEY")

@@ -114,10 +114,7 @@ func TestTerminalURL(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	opened := filepath.Join(dir, "opened")
-	browser := writeFile(t, dir, "browser", "#!/bin/sh\necho \"$1\" > "+opened+"\n")
-	if err := os.Chmod(browser, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	browser := writeScript(t, dir, "browser", "#!/bin/sh\necho \"$1\" > "+opened+"\n")
 	s, exits := askOnTerminal(t, []string{"BROWSER=" + browser}, `{"mode": "url"}`)
 	s.Expect("demo asks you to open a page: Confirm on the demo page.\r\n  https://example.com/harness-demo/confirm?id=demo-")
 	s.Expect("(on example.com)")

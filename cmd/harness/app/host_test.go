@@ -35,10 +35,7 @@ func newHostFixture(t *testing.T) *hostFixture {
 	t.Helper()
 	dir := t.TempDir()
 	url := demoURL(t)
-	script := writeFile(t, dir, "fails.sh", "#!/bin/sh\necho 'oops: no database' >&2\nexit 3\n")
-	if err := os.Chmod(script, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, dir, "fails.sh", "#!/bin/sh\necho 'oops: no database' >&2\nexit 3\n")
 	settings := writeFile(t, dir, "mcp-servers.yaml", `# the servers of the test host
 servers:
   managed:

@@ -178,6 +178,16 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
+// writeScript writes an executable shell script content to dir/name and returns its path.
+func writeScript(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := writeFile(t, dir, name, content)
+	if err := os.Chmod(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // expect fails the test unless r has the exit code and its streams contain
 // the substrings.
 func (r result) expect(t *testing.T, code int, stdout, stderr string) {
