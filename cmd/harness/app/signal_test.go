@@ -25,7 +25,7 @@ import (
 // group id: stdio servers run in groups of their own), and tools call logs
 // "calling tool" just before it calls.
 
-// exitDeadline is a generous bound on the harness's exit after SIGTERM:
+// exitDeadline is a generous bound on the harness's exit after a signal:
 // the test only fails if the harness hangs.
 const exitDeadline = 30 * time.Second
 
@@ -45,7 +45,7 @@ func startHarness(t *testing.T, args ...string) *harnessProc {
 	exited := proctest.Start(t, cmd, func(line []byte) {
 		var rec map[string]any
 		if json.Unmarshal(line, &rec) == nil {
-			h.logs <- rec // waitLog or a drain (terminate, cleanup) reads it
+			h.logs <- rec // waitLog or a drain (exitOn, cleanup) reads it
 		}
 	})
 	go func() {
@@ -78,18 +78,17 @@ func (h *harnessProc) waitLog(t *testing.T, msg string) map[string]any {
 	return nil
 }
 
-// terminate sends SIGTERM and waits, up to exitDeadline, for the exit
-// status.
-func (h *harnessProc) terminate(t *testing.T) int {
+// exitOn sends sig and waits, up to exitDeadline, for the exit status.
+func (h *harnessProc) exitOn(t *testing.T, sig syscall.Signal) int {
 	t.Helper()
-	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := h.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	go drain(h.logs)
 	select {
 	case <-h.done:
 	case <-time.After(exitDeadline):
-		t.Fatalf("the harness did not exit within %v of SIGTERM", exitDeadline)
+		t.Fatalf("the harness did not exit within %v of %v", exitDeadline, sig)
 	}
 	return h.cmd.ProcessState.ExitCode()
 }
@@ -181,7 +180,7 @@ func TestSIGTERMDuringStartup(t *testing.T) {
 	if len(recorded) < 2 {
 		t.Fatalf("the server's shell and its child are not both running: %+v", recorded)
 	}
-	if code := h.terminate(t); code != ExitFailure {
+	if code := h.exitOn(t, syscall.SIGTERM); code != ExitFailure {
 		t.Errorf("exit status %d after SIGTERM during start-up, want %d", code, ExitFailure)
 	}
 	checkNoSurvivors(t, recorded, pgids)
@@ -197,7 +196,7 @@ func TestSIGTERMDuringCall(t *testing.T) {
 	h.waitLog(t, "calling tool")
 	recorded, pgids := snapshot(t, h, pid)
 	began := time.Now()
-	if code := h.terminate(t); code != ExitFailure {
+	if code := h.exitOn(t, syscall.SIGTERM); code != ExitFailure {
 		t.Errorf("exit status %d after SIGTERM during a call, want %d", code, ExitFailure)
 	}
 	t.Logf("exited %v after SIGTERM", time.Since(began).Round(time.Millisecond))
@@ -212,7 +211,7 @@ func TestSIGTERMRun(t *testing.T) {
 	pid := logPid(t, h.waitLog(t, "mcp server started"))
 	h.waitLog(t, "running; interrupt to stop")
 	recorded, pgids := snapshot(t, h, pid)
-	if code := h.terminate(t); code != ExitOK {
+	if code := h.exitOn(t, syscall.SIGTERM); code != ExitOK {
 		t.Errorf("exit status %d after SIGTERM, want %d", code, ExitOK)
 	}
 	checkNoSurvivors(t, recorded, pgids)
@@ -247,16 +246,7 @@ func TestSecondSignalEndsProcessGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitLog(t, "shutting down")
-	if err := h.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	go drain(h.logs)
-	select {
-	case <-h.done:
-	case <-time.After(exitDeadline):
-		t.Fatalf("the harness did not exit within %v of the second signal", exitDeadline)
-	}
-	if code := h.cmd.ProcessState.ExitCode(); code != ExitFailure {
+	if code := h.exitOn(t, syscall.SIGINT); code != ExitFailure {
 		t.Errorf("exit status %d after a second signal, want %d", code, ExitFailure)
 	}
 	checkNoSurvivors(t, recorded, pgids)
