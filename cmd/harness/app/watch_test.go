@@ -12,24 +12,18 @@ import (
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
-// watchServer serves a subscribable server over HTTP and sends one update of each URI
-// subscribed, once the subscription is in place.
-func watchServer(t *testing.T) (*mcptest.Subscribable, string) {
+// watch runs `resources watch web ARGS` against a subscribable server ("web", over HTTP)
+// that sends one update of each of the first updates URIs subscribed, once the
+// subscription is in place, until stdout holds every string of want; then it interrupts the
+// command. It fails the test unless the command exits 0.
+func watch(t *testing.T, updates int, want []string, args ...string) (sub *mcptest.Subscribable, stdout, stderr string) {
 	t.Helper()
-	sub := mcptest.NewSubscribable(true)
+	sub = mcptest.NewSubscribable(true)
 	h := mcptest.NewHTTP(t, func() *mcp.Server { return sub.Server })
-	return sub, h.URL()
-}
-
-// TestResourcesWatch: `resources watch` subscribes, prints one JSON object per update with
-// the new contents (--read), and unsubscribes when interrupted.
-func TestResourcesWatch(t *testing.T) {
-	t.Parallel()
-	sub, url := watchServer(t)
 	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {
-		for range 2 {
+		for range updates {
 			select {
 			case uri := <-sub.Subscribed:
 				sub.Update(t, uri)
@@ -38,15 +32,23 @@ func TestResourcesWatch(t *testing.T) {
 			}
 		}
 	}()
-	// Interrupt once both updates are printed.
-	stdout := &watchWriter{want: []string{`"uri":"sub://a"`, `"uri":"sub://b"`}, seen: cancel}
-	var stderr strings.Builder
-	code := testOptions().Run(cx, []string{"--http", "web=" + url, "resources", "watch", "web", "sub://b", "sub://a", "--json", "--read"},
-		strings.NewReader(""), stdout, &stderr, nil)
+	out := &watchWriter{want: want, seen: cancel}
+	var errs strings.Builder
+	code := testOptions().Run(cx, append([]string{"--http", "web=" + h.URL(), "resources", "watch", "web"}, args...),
+		strings.NewReader(""), out, &errs, nil)
 	if code != ExitOK {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr.String())
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs.String())
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	return sub, out.String(), errs.String()
+}
+
+// TestResourcesWatch: `resources watch` subscribes, prints one JSON object per update with
+// the new contents (--read), and unsubscribes when interrupted.
+func TestResourcesWatch(t *testing.T) {
+	t.Parallel()
+	// Interrupted once both updates are printed.
+	sub, stdout, stderr := watch(t, 2, []string{`"uri":"sub://a"`, `"uri":"sub://b"`}, "sub://b", "sub://a", "--json", "--read")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("want one line per update:\n%s", stdout)
 	}
@@ -71,8 +73,8 @@ func TestResourcesWatch(t *testing.T) {
 	if !got["sub://a"] || !got["sub://b"] {
 		t.Fatalf("unsubscribed %v", got)
 	}
-	if !strings.Contains(stderr.String(), "watching 2 resource(s) of web") {
-		t.Errorf("stderr:\n%s", stderr.String())
+	if !strings.Contains(stderr, "watching 2 resource(s) of web") {
+		t.Errorf("stderr:\n%s", stderr)
 	}
 }
 
@@ -80,24 +82,7 @@ func TestResourcesWatch(t *testing.T) {
 // the URI; a server that cannot subscribe is an error naming it.
 func TestResourcesWatchLines(t *testing.T) {
 	t.Parallel()
-	sub, url := watchServer(t)
-	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	go func() {
-		select {
-		case uri := <-sub.Subscribed:
-			sub.Update(t, uri)
-		case <-cx.Done():
-		}
-	}()
-	stdout := &watchWriter{want: []string{"  web  sub://a\n"}, seen: cancel}
-	var stderr strings.Builder
-	code := testOptions().Run(cx, []string{"--http", "web=" + url, "resources", "watch", "web", "sub://a"},
-		strings.NewReader(""), stdout, &stderr, nil)
-	if code != ExitOK {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr.String())
-	}
-	line := stdout.String()
+	_, line, _ := watch(t, 1, []string{"  web  sub://a\n"}, "sub://a")
 	if _, err := time.Parse(time.RFC3339, strings.Fields(line)[0]); err != nil || strings.Count(line, "\n") != 1 {
 		t.Fatalf("want one line starting with the time: %q (%v)", line, err)
 	}
