@@ -1,18 +1,15 @@
 package app
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
-	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 	"github.com/cordisgo/harness/plugins/remote"
@@ -128,17 +125,7 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	token := filepath.Join(dir, "remote.token")
-	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer func() { _ = root.Scope().Dispose(context.WithoutCancel(cx)) }()
-	s, err := root.Plugin(remote.Plugin, map[string]any{"tokenFile": token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Wait(cx); err != nil {
-		t.Fatal(err)
-	}
+	s := ctxtest.MountActive(t, ctxtest.New(t), remote.Plugin, map[string]any{"tokenFile": token})
 	endpoint := remote.EndpointFileFor(token)
 	run(t, nil, "mcp", "list", "--endpoint", endpoint).expect(t, ExitFailure, "", "serves neither harness/mcpList nor mcpManager/list")
 	run(t, nil, "mcp", "restart", "demo", "--endpoint", endpoint).expect(t, ExitFailure, "", "use --local")
@@ -151,7 +138,7 @@ func TestMCPAgainstRunningHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Dispose(cx); err != nil {
+	if err := s.Dispose(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(token, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
