@@ -53,27 +53,6 @@ func (a *invocation) mcpAuthCommands() []*cobra.Command {
 	return []*cobra.Command{login, logout}
 }
 
-// showURL tells the user where to log in.
-func (a *invocation) showURL(name, u string, opened bool) {
-	if opened {
-		fmt.Fprintf(a.stderr, "Opening the browser to log in to %s. If it does not open, visit:\n  %s\n", name, u)
-		return
-	}
-	fmt.Fprintf(a.stderr, "To log in to %s, open this URL in a browser on this machine:\n  %s\n", name, u)
-}
-
-// loginEvent prints a login's event: the URL to visit, then the outcome.
-func (a *invocation) loginEvent(ev mcpmanager.LoginEvent, f loginFlags) {
-	switch {
-	case ev.URL != "":
-		a.showURL(ev.Server, ev.URL, !f.noBrowser)
-	case ev.Done && ev.Scope != "":
-		fmt.Fprintf(a.stdout, "%s: logged in (scope %s)\n", ev.Server, ev.Scope)
-	case ev.Done:
-		fmt.Fprintf(a.stdout, "%s: logged in\n", ev.Server)
-	}
-}
-
 func (a *invocation) mcpLogin(cx context.Context, f loginFlags, name string) error {
 	if f.gateway != "" {
 		return a.mcpLoginThrough(cx, f, name)
@@ -82,15 +61,15 @@ func (a *invocation) mcpLogin(cx context.Context, f loginFlags, name string) err
 	return a.withLogin(cx, f, name, method.Name(), func(cx context.Context, c *hostclient.Caller) error {
 		// The host runs the flow, so its live client picks the token up at once.
 		return method.Call(cx, c, mcpmanager.LoginParams{Name: name, NoBrowser: f.noBrowser}, func(ev mcpmanager.LoginEvent) error {
-			a.loginEvent(ev, f)
+			a.out().Login(ev, !f.noBrowser)
 			return nil
 		})
 	}, func(cx context.Context, cfg mcpclient.Config) error {
 		ev, err := mcpmanager.LoginConfig(cx, cfg, mcpmanager.LoginOptions{NoBrowser: f.noBrowser}, func(u string) {
-			a.loginEvent(mcpmanager.LoginEvent{Server: name, URL: u}, f)
+			a.out().LoginURL(name, u, !f.noBrowser)
 		}, a.logger)
 		if err == nil {
-			a.loginEvent(ev, f)
+			a.out().Login(ev, !f.noBrowser)
 		}
 		return err
 	})
@@ -168,7 +147,7 @@ func (a *invocation) mcpLoginThrough(cx context.Context, f loginFlags, name stri
 		return failure(err)
 	}
 	open := func(cx context.Context, u string) error {
-		a.showURL(name, u, !f.noBrowser)
+		a.out().LoginURL(name, u, !f.noBrowser)
 		if f.noBrowser {
 			return nil
 		}
