@@ -29,3 +29,20 @@ func TestJSONLines(t *testing.T) {
 		t.Errorf("JSONLines: %q", got)
 	}
 }
+
+// Output.JSON writes a nil slice as [] (scripts read a list), a value as indented JSON.
+func TestOutputJSON(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{[]string(nil), "[]\n"},
+		{[]string{}, "[]\n"},
+		{map[string]any{"a": "<b>"}, "{\n  \"a\": \"<b>\"\n}\n"},
+	} {
+		var b strings.Builder
+		if err := (Output{Out: &b}).JSON(c.v); err != nil || b.String() != c.want {
+			t.Errorf("JSON(%#v) = %q, %v; want %q", c.v, b.String(), err, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/cordisgo/harness/internal/termsafe"
 )
@@ -27,8 +28,12 @@ func (o Output) Note(format string, args ...any) {
 	fmt.Fprintf(o.Notes, "%s: %s\n", o.Prog, termsafe.String(fmt.Sprintf(format, args...)))
 }
 
-// JSON writes v on Out as indented JSON, as scripts read it ([JSON]).
+// JSON writes v on Out as indented JSON, as scripts read it ([JSON]); a nil slice is
+// written as [], a list of nothing.
 func (o Output) JSON(v any) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.IsNil() {
+		v = []struct{}{}
+	}
 	b, err := JSON(v, "  ")
 	if err != nil {
 		return errors.New("encoding JSON: " + err.Error())

@@ -32,9 +32,6 @@ func (a *invocation) sessionsCommand() *cobra.Command {
 				return failure(err)
 			}
 			if listJSON {
-				if infos == nil {
-					infos = []session.Info{}
-				}
 				return a.out().JSON(infos)
 			}
 			if len(infos) == 0 {

@@ -27,9 +27,6 @@ func (a *invocation) toolsCommand() *cobra.Command {
 					return refused(cx, c, "", err)
 				}
 				if listJSON {
-					if tools == nil {
-						tools = []toolregistry.Info{}
-					}
 					return a.out().JSON(tools)
 				}
 				return a.out().Tools(tools)
