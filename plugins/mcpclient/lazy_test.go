@@ -46,15 +46,54 @@ func dispose(t *testing.T, s *ctx.Scope) {
 	}
 }
 
-// mountCached mounts a lazy server once so that it fills the catalog and stops when idle,
-// unloads it, and mounts it again: it comes up lazy, from the cache, without starting.
-func (e *env) mountCached(t *testing.T, cfg Config, h *hooks) {
+// lazyRig is a catalog env with an in-memory demo server and cfg, a lazy configuration
+// "srv" of it (a test may change cfg before it mounts).
+type lazyRig struct {
+	*env
+	dir   string
+	store *catalog.Store
+	ms    *memServer
+	cfg   Config
+}
+
+func newLazyRig(t *testing.T, idleMs int) *lazyRig {
 	t.Helper()
-	sc := e.mount(nil, cfg, h)
-	e.st.waitPhase(t, cfg.ServerName, PhaseIdle)
+	e, dir, store := newCatalogEnv(t)
+	return &lazyRig{env: e, dir: dir, store: store, ms: newMemServer(demo()), cfg: lazyConfig("srv", idleMs)}
+}
+
+// mountSrv mounts r.cfg on the root, dialling r.ms.
+func (r *lazyRig) mountSrv() *ctx.Scope {
+	return r.mount(nil, r.cfg, &hooks{dial: r.ms.dial, jitter: noJitter})
+}
+
+// hash is r.cfg's configuration hash.
+func (r *lazyRig) hash(t *testing.T) string {
+	t.Helper()
+	hash, err := configHash(r.cfg)
+	must(t, err)
+	return hash
+}
+
+// mountCached mounts the lazy server once so that it fills the catalog and stops when idle,
+// unloads it, and mounts it again: it comes up lazy, from the cache, without starting.
+func (r *lazyRig) mountCached(t *testing.T) {
+	t.Helper()
+	sc := r.mountSrv()
+	r.st.waitPhase(t, "srv", PhaseIdle)
 	dispose(t, sc)
-	e.mount(nil, cfg, h)
-	e.st.waitPhase(t, cfg.ServerName, PhaseLazy)
+	r.mountSrv()
+	r.st.waitPhase(t, "srv", PhaseLazy)
+}
+
+// mountWarned mounts the server, which must start (connect) and log warning.
+func (r *lazyRig) mountWarned(t *testing.T, warning string) {
+	t.Helper()
+	r.mountSrv()
+	r.st.waitPhase(t, "srv", PhaseConnected)
+	if !strings.Contains(r.log.String(), warning) {
+		t.Errorf("no warning %q:\n%s", warning, r.log.String())
+	}
 }
 
 // The whole life of a lazy server: without a cache it starts once to fill it and stops
@@ -63,21 +102,17 @@ func (e *env) mountCached(t *testing.T, cfg Config, h *hooks) {
 func TestLazyServerLifecycle(t *testing.T) { synctest.Test(t, testLazyServerLifecycle) }
 
 func testLazyServerLifecycle(t *testing.T) {
-	e, dir, store := newCatalogEnv(t)
-	ms := newMemServer(demo())
-	cfg := lazyConfig("srv", 5_000)
-	h := &hooks{dial: ms.dial, jitter: noJitter}
+	e := newLazyRig(t, 5_000)
+	ms := e.ms
 
-	sc := e.mount(nil, cfg, h)
+	sc := e.mountSrv()
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	synctest.Wait() // the catalog writer has written the entry
-	hash, err := configHash(cfg)
-	must(t, err)
-	entry, err := store.Load("srv", hash)
+	entry, err := e.store.Load("srv", e.hash(t))
 	if err != nil || len(entry.Tools) == 0 {
 		t.Fatalf("catalog entry after the first start: %v, %+v", err, entry)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "srv.*.json"))
+	files, _ := filepath.Glob(filepath.Join(e.dir, "srv.*.json"))
 	if len(files) != 1 {
 		t.Fatalf("cache files %v", files)
 	}
@@ -96,7 +131,7 @@ func testLazyServerLifecycle(t *testing.T) {
 
 	// Mounted again: the cached tools, no start.
 	dials := ms.dials.Load()
-	sc = e.mount(nil, cfg, h)
+	sc = e.mountSrv()
 	st := e.st.waitPhase(t, "srv", PhaseLazy)
 	if !slices.Contains(st.Tools, "mcp__srv__echo") || !slices.Contains(e.names(nil), "mcp__srv__echo") {
 		t.Fatalf("lazy tools %v, registry %v", st.Tools, e.names(nil))
@@ -131,9 +166,8 @@ func testLazyServerLifecycle(t *testing.T) {
 func TestLazyIdleCountsFromLastCall(t *testing.T) { synctest.Test(t, testLazyIdleCountsFromLastCall) }
 
 func testLazyIdleCountsFromLastCall(t *testing.T) {
-	e, _, _ := newCatalogEnv(t)
-	ms := newMemServer(demo())
-	e.mount(nil, lazyConfig("srv", 1_000), &hooks{dial: ms.dial, jitter: noJitter})
+	e := newLazyRig(t, 1_000)
+	e.mountSrv()
 	e.st.waitPhase(t, "srv", PhaseConnected)
 	time.Sleep(900 * time.Millisecond) // the bubble's clock
 	e.mustCall(nil, "mcp__srv__echo", `{"text":"x"}`)
@@ -142,8 +176,8 @@ func testLazyIdleCountsFromLastCall(t *testing.T) {
 	if d := time.Since(last); d != time.Second {
 		t.Errorf("stopped %v after the last call, want 1s", d)
 	}
-	if ms.dials.Load() != 1 {
-		t.Errorf("dials %d", ms.dials.Load())
+	if e.ms.dials.Load() != 1 {
+		t.Errorf("dials %d", e.ms.dials.Load())
 	}
 }
 
@@ -151,11 +185,8 @@ func testLazyIdleCountsFromLastCall(t *testing.T) {
 func TestLazyConcurrentFirstCalls(t *testing.T) { synctest.Test(t, testLazyConcurrentFirstCalls) }
 
 func testLazyConcurrentFirstCalls(t *testing.T) {
-	e, _, _ := newCatalogEnv(t)
-	ms := newMemServer(demo())
-	cfg := lazyConfig("srv", 1_000)
-	h := &hooks{dial: ms.dial, jitter: noJitter}
-	e.mountCached(t, cfg, h)
+	e := newLazyRig(t, 1_000)
+	e.mountCached(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
@@ -165,8 +196,8 @@ func testLazyConcurrentFirstCalls(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	if ms.dials.Load() != 2 {
-		t.Errorf("dials %d, want 2 (the fill, then one start for eight calls)", ms.dials.Load())
+	if e.ms.dials.Load() != 2 {
+		t.Errorf("dials %d, want 2 (the fill, then one start for eight calls)", e.ms.dials.Load())
 	}
 }
 
@@ -175,14 +206,11 @@ func testLazyConcurrentFirstCalls(t *testing.T) {
 func TestLazyStartFailure(t *testing.T) { synctest.Test(t, testLazyStartFailure) }
 
 func testLazyStartFailure(t *testing.T) {
-	e, _, _ := newCatalogEnv(t)
-	ms := newMemServer(demo())
-	cfg := lazyConfig("srv", 1_000)
-	cfg.Reconnect.Enabled = false
-	h := &hooks{dial: ms.dial, jitter: noJitter}
-	e.mountCached(t, cfg, h)
+	e := newLazyRig(t, 1_000)
+	e.cfg.Reconnect.Enabled = false
+	e.mountCached(t)
 
-	ms.failNext.Store(1)
+	e.ms.failNext.Store(1)
 	_, err := e.call(nil, "mcp__srv__echo", `{"text":"x"}`)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `mcp server "srv" (startup: lazy) failed to start`) ||
 		!strings.Contains(err.Error(), "connection refused (test)") {
@@ -198,23 +226,16 @@ func testLazyStartFailure(t *testing.T) {
 func TestLazyCorruptCache(t *testing.T) { synctest.Test(t, testLazyCorruptCache) }
 
 func testLazyCorruptCache(t *testing.T) {
-	e, dir, _ := newCatalogEnv(t)
-	ms := newMemServer(demo())
-	cfg := lazyConfig("srv", 1_000)
-	hash, err := configHash(cfg)
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, "srv."+hash[:16]+".json"), []byte(`{"servers": {"srv": {"tools": [{"name": `), 0o600))
-	e.mount(nil, cfg, &hooks{dial: ms.dial, jitter: noJitter})
-	e.st.waitPhase(t, "srv", PhaseConnected)
-	if !strings.Contains(e.log.String(), "ignoring an unusable catalog cache file") {
-		t.Errorf("no warning:\n%s", e.log.String())
-	}
+	e := newLazyRig(t, 1_000)
+	file := filepath.Join(e.dir, "srv."+e.hash(t)[:16]+".json")
+	must(t, os.WriteFile(file, []byte(`{"servers": {"srv": {"tools": [{"name": `), 0o600))
+	e.mountWarned(t, "ignoring an unusable catalog cache file")
 	synctest.Wait()
-	if _, err := os.ReadFile(filepath.Join(dir, "srv."+hash[:16]+".json")); err != nil {
+	if _, err := os.ReadFile(file); err != nil {
 		t.Fatal(err)
 	}
-	if e.st.waitPhase(t, "srv", PhaseIdle); ms.dials.Load() != 1 {
-		t.Errorf("dials %d", ms.dials.Load())
+	if e.st.waitPhase(t, "srv", PhaseIdle); e.ms.dials.Load() != 1 {
+		t.Errorf("dials %d", e.ms.dials.Load())
 	}
 }
 
@@ -224,21 +245,13 @@ func testLazyCorruptCache(t *testing.T) {
 func TestLazyCachedSchemaRefused(t *testing.T) { synctest.Test(t, testLazyCachedSchemaRefused) }
 
 func testLazyCachedSchemaRefused(t *testing.T) {
-	e, _, store := newCatalogEnv(t)
-	ms := newMemServer(demo())
-	cfg := lazyConfig("srv", 1_000)
-	hash, err := configHash(cfg)
-	must(t, err)
+	e := newLazyRig(t, 1_000)
 	bad := &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": 7}}}}
-	must(t, store.Save("srv", &catalog.Server{ConfigHash: hash, Tools: []*mcp.Tool{bad}}))
-	e.mount(nil, cfg, &hooks{dial: ms.dial, jitter: noJitter})
-	e.st.waitPhase(t, "srv", PhaseConnected)
-	if !strings.Contains(e.log.String(), "the cached catalog cannot be registered") {
-		t.Errorf("no warning:\n%s", e.log.String())
-	}
+	must(t, e.store.Save("srv", &catalog.Server{ConfigHash: e.hash(t), Tools: []*mcp.Tool{bad}}))
+	e.mountWarned(t, "the cached catalog cannot be registered")
 	e.mustCall(nil, "mcp__srv__echo", `{"text":"x"}`)
 	synctest.Wait() // the catalog writer has written the server's own list
-	entry, err := store.Load("srv", hash)
+	entry, err := e.store.Load("srv", e.hash(t))
 	must(t, err)
 	if len(entry.Tools) < 2 {
 		t.Errorf("the entry was not replaced by the server's list: %d tools", len(entry.Tools))
