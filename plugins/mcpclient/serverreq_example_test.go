@@ -20,17 +20,7 @@ import (
 // ones.
 func ExampleWithRoots() {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "lister", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.ListRoots(cx, nil) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
-		if err != nil {
-			return nil, nil, err
-		}
-		var uris []string
-		for _, r := range res.Roots {
-			uris = append(uris, r.URI)
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(uris)}}}, nil, nil
-	})
+	mcptest.AddRootsTool(srv) // its tool roots answers with the roots the client lists
 	web := httptest.NewServer(mcptest.Handler(srv))
 	defer web.Close()
 
@@ -71,10 +61,12 @@ func ExampleWithRoots() {
 	// [file:///srv/project]
 }
 
-// A gateway forwards a downstream resources/read through the client, so that the read is
-// watched like the client's own (idle timeout, progress) and the requests the server sends
-// meanwhile reach the caller.
-func ExampleUpstream_ReadResource() {
+// A gateway forwards a downstream caller's requests through the client: a resources/read
+// with ReadResource, so that the read is watched like the client's own (idle timeout,
+// progress) and the requests the server sends meanwhile reach the caller; any other request
+// (a prompt, a completion) on the client's session inside Track, so that a server request
+// arriving meanwhile is never attributed to another caller's call in flight.
+func ExampleUpstream() {
 	tree, err := demotree.Start("demo") // the tool registry and a client of the demo server
 	if err != nil {
 		fmt.Println(err)
@@ -89,28 +81,16 @@ func ExampleUpstream_ReadResource() {
 		return
 	}
 	fmt.Println(res.Contents[0].URI)
-	// Output: demo://config.json
-}
 
-// A gateway tracks the requests it sends on a client's session for a caller (a prompt, a
-// completion), so that a server request arriving meanwhile is never attributed to another
-// caller's call in flight.
-func ExampleUpstream_Track() {
-	tree, err := demotree.Start("demo")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer tree.Close()
-	u, _ := mcpclient.LookupUpstream(tree.Root, "demo")
-	cx := mcpclient.WithOrigin(context.Background(), "session-1")
 	done := u.Track(cx)
-	res, err := u.Session().GetPrompt(cx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"file": "main.go"}})
+	prompt, err := u.Session().GetPrompt(cx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"file": "main.go"}})
 	done()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.Messages[0].Content.(*mcp.TextContent).Text)
-	// Output: Please review main.go.
+	fmt.Println(prompt.Messages[0].Content.(*mcp.TextContent).Text)
+	// Output:
+	// demo://config.json
+	// Please review main.go.
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
 // askServer has tools that send requests back to the client: "ask" elicits a name and an age
@@ -55,17 +56,7 @@ func askServerWith(opts *mcp.ServerOptions) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "caps"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return text(capsSummary(req.Session.InitializeParams().Capabilities)), nil, nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.ListRoots(cx, nil) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
-		if err != nil {
-			return nil, nil, err
-		}
-		var uris []string
-		for _, r := range res.Roots {
-			uris = append(uris, r.URI)
-		}
-		return text(fmt.Sprint(uris)), nil, nil
-	})
+	mcptest.AddRootsTool(srv)
 	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.CreateMessage(cx, &mcp.CreateMessageParams{MaxTokens: 10, //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}) //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
