@@ -40,10 +40,7 @@ func TestLoginStartsFromTheFirstRealRequest(t *testing.T) {
 		t.Fatalf("stored challenge %+v, want resource_metadata %s", rec, e.srv.MetadataURL)
 	}
 
-	login, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: (&countingOpener{}).open})
-	if err := login.Login(cx); err != nil {
-		t.Fatalf("login from the stored challenge: %v", err)
-	}
+	e.login(t, cx, store, nil)
 	if rec, _ := store.Load(cx, live.Key()); rec.Challenge != nil || rec.Token == nil {
 		t.Fatalf("after the login: %v challenge %+v", rec, rec.Challenge)
 	}
@@ -52,10 +49,7 @@ func TestLoginStartsFromTheFirstRealRequest(t *testing.T) {
 	}
 
 	// Nothing stored: the login's own exchange meets the challenge.
-	fresh, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: &mcpauth.MemoryStore{}, OpenURL: (&countingOpener{}).open})
-	if err := fresh.Login(cx); err != nil {
-		t.Fatalf("login with nothing stored: %v", err)
-	}
+	e.login(t, cx, &mcpauth.MemoryStore{}, nil)
 }
 
 // Issue 23 item 2: a client that may not open a browser meets 403 insufficient_scope: it
@@ -66,10 +60,7 @@ func TestStepUpConvergesThroughLogin(t *testing.T) {
 	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
 	opener := &countingOpener{}
-	login, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
-	if err := login.Login(cx); err != nil {
-		t.Fatal(err)
-	}
+	login := e.login(t, cx, store, opener)
 	live, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store})
 	cs := connect(t, cx, live, e.srv.URL)
 	e.srv.RequireScopes("mcp:read", "mcp:write")
@@ -151,10 +142,7 @@ func TestRegistrationUsesAssignedAuthMethod(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{AssignAuthMethod: mcpauth.AuthClientSecretPost}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
 	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
-	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: (&countingOpener{}).open})
-	if err := a.Login(cx); err != nil {
-		t.Fatalf("login with an assigned auth method: %v", err)
-	}
+	a := e.login(t, cx, store, nil)
 	rec, _ := store.Load(cx, a.Key())
 	if rec.Client.AuthMethod != mcpauth.AuthClientSecretPost || rec.Client.Secret == "" {
 		t.Fatalf("client %s method %q secret %t, want the assigned client_secret_post with its secret", rec.Client.Kind, rec.Client.AuthMethod, rec.Client.Secret != "")
@@ -176,10 +164,7 @@ func TestStepUpInBand(t *testing.T) {
 	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
 	opener := &countingOpener{}
-	login, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
-	if err := login.Login(cx); err != nil {
-		t.Fatal(err)
-	}
+	e.login(t, cx, store, opener)
 	var browser atomic.Bool
 	live, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open,
 		StepUp: func(context.Context) bool { return browser.Load() }})

@@ -81,10 +81,7 @@ func TestLoginWithDynamicRegistration(t *testing.T) {
 	// A second login reuses the stored registration (the same client ID).
 	reg := rec.Client.ID
 	opener := &countingOpener{}
-	a3, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
-	if err := a3.Login(cx); err != nil {
-		t.Fatalf("second login: %v", err)
-	}
+	e.login(t, cx, store, opener)
 	rec3, _ := store.Load(cx, a.Key())
 	if rec3.Client.ID != reg || opener.n != 1 {
 		t.Fatalf("second login: client %q (want the stored %q), %d browser opens", rec3.Client.ID, reg, opener.n)

@@ -52,6 +52,20 @@ func (c *countingOpener) open(cx context.Context, u string) error {
 	return oauthtest.Browse(cx, u)
 }
 
+// login signs in to e's server through a browser opened by opener (a fresh one when nil),
+// keeping the credentials in store, and returns the authorizer that did.
+func (e *env) login(t *testing.T, cx context.Context, store mcpauth.Store, opener *countingOpener) *mcpauth.Authorizer {
+	t.Helper()
+	if opener == nil {
+		opener = &countingOpener{}
+	}
+	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
+	if err := a.Login(cx); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	return a
+}
+
 func fileStore(t *testing.T) *mcpauth.FileStore {
 	return mcpauth.NewFileStore(filepath.Join(t.TempDir(), "state", "harness", "credentials.json"))
 }

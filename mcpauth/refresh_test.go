@@ -106,10 +106,7 @@ func TestNeedsAuth(t *testing.T) {
 
 	store := &mcpauth.MemoryStore{}
 	opener := &countingOpener{}
-	login, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: opener.open})
-	if err := login.Login(cx); err != nil {
-		t.Fatal(err)
-	}
+	login := e.login(t, cx, store, opener)
 	rec, _ := store.Load(cx, login.Key())
 	if err := e.p.Revoke(cx, rec.Client.ID, rec.Client.Secret, rec.Token.RefreshToken); err != nil {
 		t.Fatal(err)
@@ -190,10 +187,7 @@ func TestLogoutRevokes(t *testing.T) {
 	e := newEnv(t, oauthtest.Config{}, oauthtest.ServerOptions{Scopes: []string{"mcp:read"}})
 	cx := testCtx(t)
 	store := &mcpauth.MemoryStore{}
-	a, _ := mcpauth.New(mcpauth.Options{ServerName: "demo", ServerURL: e.srv.URL, Store: store, OpenURL: (&countingOpener{}).open})
-	if err := a.Login(cx); err != nil {
-		t.Fatal(err)
-	}
+	a := e.login(t, cx, store, nil)
 	rec, _ := store.Load(cx, a.Key())
 	if rec.RevocationEndpoint == "" {
 		t.Fatal("no revocation endpoint stored")
