@@ -101,17 +101,9 @@ func apply(c *ctx.Context, cfg Config) error {
 	}
 	token := loopback.NewToken()
 
-	ln, err := loopback.Listen(listenAddr)
+	ln, err := listen(c, "listener", listenAddr)
 	if err != nil {
-		return fmt.Errorf("remote API: listen on %s: %w", listenAddr, err)
-	}
-	if _, err := c.Defer("listener", func(context.Context) error {
-		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-			return err
-		}
-		return nil
-	}); err != nil {
-		return err // Defer closed ln already
+		return fmt.Errorf("remote API: %w", err)
 	}
 	// The apps' sandbox: a second listener on the same address, a port of its own (another
 	// origin for the browser), serving the sandbox proxy (sandbox.go).
@@ -119,17 +111,9 @@ func apply(c *ctx.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	sln, err := loopback.Listen(sandboxAddr)
+	sln, err := listen(c, "sandbox-listener", sandboxAddr)
 	if err != nil {
-		return fmt.Errorf("remote API: the apps' sandbox: listen on %s: %w", sandboxAddr, err)
-	}
-	if _, err := c.Defer("sandbox-listener", func(context.Context) error {
-		if err := sln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-			return err
-		}
-		return nil
-	}); err != nil {
-		return err // Defer closed sln already
+		return fmt.Errorf("remote API: the apps' sandbox: %w", err)
 	}
 	_, pagePort, _ := net.SplitHostPort(ln.Addr().String())
 	_, sandboxPort, _ := net.SplitHostPort(sln.Addr().String())
@@ -187,6 +171,24 @@ func apply(c *ctx.Context, cfg Config) error {
 // serve runs the HTTP server on ln until run is cancelled, then closes every connection
 // and waits for the handlers still running (their request contexts derive from run, so
 // the methods they call see the cancellation).
+// listen listens on addr (loopback.Listen) until c's scope ends, when the listener, named
+// name among the scope's deferred closes, is closed.
+func listen(c *ctx.Context, name, addr string) (net.Listener, error) {
+	ln, err := loopback.Listen(addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if _, err := c.Defer(name, func(context.Context) error {
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	}); err != nil {
+		return nil, err // Defer closed ln already
+	}
+	return ln, nil
+}
+
 func (h *handler) serve(runcx context.Context, ln net.Listener) error {
 	return serveHTTP(runcx, ln, h, h.log, h.inflight.closeAndWait)
 }
