@@ -81,6 +81,16 @@ func receive(t *testing.T, ch <-chan answer) answer {
 	}
 }
 
+// accepted receives the form's answer and fails the test unless the person accepted it.
+func accepted(t *testing.T, ch <-chan answer) *elicitation.Response {
+	t.Helper()
+	a := receive(t, ch)
+	if a.err != nil || a.res.Action != elicitation.Accept {
+		t.Fatalf("answer %+v, %v", a.res, a.err)
+	}
+	return a.res
+}
+
 // demoSchema is the demo server's ask form.
 const demoSchema = `{"type": "object", "required": ["name", "age"], "properties": {
 	"name": {"type": "string", "title": "Name", "description": "What to call you", "minLength": 1, "maxLength": 40, "default": "Ada"},
@@ -125,18 +135,15 @@ func TestForm(t *testing.T) {
 	s.Expect("Send? [Y/n/cancel] ")
 	s.Type("\r")
 
-	a := receive(t, ch)
-	if a.err != nil || a.res.Action != elicitation.Accept {
-		t.Fatalf("answer %+v, %v", a.res, a.err)
-	}
+	res := accepted(t, ch)
 	want := map[string]any{"name": "Ada", "age": 42.0, "token": "hunter2", "color": "blue", "subscribe": false}
 	for k, v := range want {
-		if a.res.Content[k] != v {
-			t.Errorf("%s = %#v, want %#v (content %v)", k, a.res.Content[k], v, a.res.Content)
+		if res.Content[k] != v {
+			t.Errorf("%s = %#v, want %#v (content %v)", k, res.Content[k], v, res.Content)
 		}
 	}
-	if len(a.res.Content) != len(want) {
-		t.Errorf("content %v, want %v", a.res.Content, want)
+	if len(res.Content) != len(want) {
+		t.Errorf("content %v, want %v", res.Content, want)
 	}
 	if strings.Contains(s.All(), "hunter2") {
 		t.Errorf("the secret was echoed:\n%s", s.All())
@@ -160,9 +167,8 @@ func TestRequiredWithoutDefault(t *testing.T) {
 	s.Type("nope\r")
 	s.Expect("email: expected an email address")
 	s.Type("ada@example.com\r\r\r") // typed ahead: the note left out, then Send
-	a := receive(t, ch)
-	if a.err != nil || a.res.Action != elicitation.Accept || len(a.res.Content) != 1 || a.res.Content["email"] != "ada@example.com" {
-		t.Fatalf("answer %+v, %v", a.res, a.err)
+	if res := accepted(t, ch); len(res.Content) != 1 || res.Content["email"] != "ada@example.com" {
+		t.Fatalf("answer %+v", res)
 	}
 }
 
@@ -183,12 +189,9 @@ func TestChoices(t *testing.T) {
 	s.Type("dogs\r")
 	s.Expect("x\r\n  a number of at most 1000\r\n  [3.14] > ")
 	s.Type("\r\r")
-	a := receive(t, ch)
-	if a.err != nil || a.res.Action != elicitation.Accept {
-		t.Fatalf("answer %+v, %v", a.res, a.err)
-	}
-	if got := fmt.Sprintf("%v %v %v", a.res.Content["fish"], a.res.Content["pet"], a.res.Content["x"]); got != "[fish-1 fish-3] pet-2 3.14" {
-		t.Errorf("content %v", a.res.Content)
+	res := accepted(t, ch)
+	if got := fmt.Sprintf("%v %v %v", res.Content["fish"], res.Content["pet"], res.Content["x"]); got != "[fish-1 fish-3] pet-2 3.14" {
+		t.Errorf("content %v", res.Content)
 	}
 }
 
@@ -292,9 +295,7 @@ func TestURL(t *testing.T) {
 	s.Expect("demo asks you to open a page: Confirm\\x1b[2J on the demo page.\r\n  https://example.com/confirm?id=demo-1\r\n  (on example.com)\r\n")
 	s.Expect("Open it in the browser? [Y/n/cancel] ")
 	s.Type("\r")
-	if a := receive(t, ch); a.err != nil || a.res.Action != elicitation.Accept {
-		t.Fatalf("answer %+v, %v", a.res, a.err)
-	}
+	accepted(t, ch)
 	if len(opened) != 1 || opened[0] != req.URL {
 		t.Errorf("opened %v", opened)
 	}
