@@ -80,28 +80,25 @@ func parseTemplate(s string) (template, error) {
 			lit.Reset()
 		}
 	}
-	for i := 0; i < len(s); {
+	var err error
+	_, closed := redact.Refs(s, func(text string, ref bool) {
 		switch {
-		case strings.HasPrefix(s[i:], "$${"):
-			lit.WriteString("${")
-			i += 3
-		case strings.HasPrefix(s[i:], "${"):
-			end := strings.IndexByte(s[i+2:], '}')
-			if end < 0 {
-				return template{}, errors.New(`"${" without a closing "}" (write "$${" for a literal "${")`)
-			}
-			body := s[i+2 : i+2+end]
-			p, err := parseRef(body)
-			if err != nil {
-				return template{}, err
-			}
-			flush()
-			t.parts = append(t.parts, p)
-			i += 2 + end + 1
+		case err != nil:
+		case !ref:
+			lit.WriteString(text)
 		default:
-			lit.WriteByte(s[i])
-			i++
+			var p tmplPart
+			if p, err = parseRef(text); err == nil {
+				flush()
+				t.parts = append(t.parts, p)
+			}
 		}
+	})
+	switch {
+	case err != nil:
+		return template{}, err
+	case !closed:
+		return template{}, errors.New(`"${" without a closing "}" (write "$${" for a literal "${")`)
 	}
 	flush()
 	return t, nil

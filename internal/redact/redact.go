@@ -1,7 +1,8 @@
 // Package redact is the module's one rule for showing configuration values that may be
 // secrets: one marker ([Marker]), one test for secret-looking names ([SecretName]), and the
 // reference-aware masking of values ([Value]) and URLs ([URL]) used by profile dumps, MCP
-// server views, the client's logs and the CLI.
+// server views, the client's logs and the CLI, and the lexer of the ${…} references
+// ([Refs]) that package secrets parses.
 //
 // The rule: redaction hides values, not references. "${secret:evtoken}" and
 // "Bearer ${GITHUB_TOKEN}" say where a value comes from and are shown as written; a literal
@@ -83,26 +84,49 @@ func IsReference(s string) bool {
 func stripRefs(s string) (string, bool) {
 	var b strings.Builder
 	found := false
-	for i := 0; i < len(s); {
-		switch {
-		case strings.HasPrefix(s[i:], "$${"):
-			b.WriteString("${")
-			i += 3
-		case strings.HasPrefix(s[i:], "${"):
-			end := strings.IndexByte(s[i:], '}')
-			if end < 0 {
-				b.WriteString(s[i:])
-				return b.String(), found
-			}
+	rest, _ := Refs(s, func(text string, ref bool) {
+		if ref {
 			found = true
-			b.WriteByte(' ')
-			i += end + 1
-		default:
-			b.WriteByte(s[i])
-			i++
+			text = " "
 		}
-	}
+		b.WriteString(text)
+	})
+	b.WriteString(rest) // a "${" not closed is literal text
 	return b.String(), found
+}
+
+// Refs is the lexer of the ${…} reference syntax (package secrets parses what it finds;
+// [IsReference] reads it): it passes the pieces of s to fn in order, each run of literal
+// text with ref false (a "$${" escape is the literal "${") and the body of each reference,
+// between "${" and "}", with ref true. At a "${" without a closing "}" it stops and
+// returns the rest of s from there, with ok false.
+func Refs(s string, fn func(text string, ref bool)) (rest string, ok bool) {
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			fn(s[i:], false)
+			break
+		}
+		j += i
+		if j > i && s[j-1] == '$' { // "$${"
+			if j-1 > i {
+				fn(s[i:j-1], false)
+			}
+			fn("${", false)
+			i = j + 2
+			continue
+		}
+		if j > i {
+			fn(s[i:j], false)
+		}
+		end := strings.IndexByte(s[j+2:], '}')
+		if end < 0 {
+			return s[j:], false
+		}
+		fn(s[j+2:j+2+end], true)
+		i = j + 2 + end + 1
+	}
+	return "", true
 }
 
 // URL returns raw with its credentials hidden: the password of the user information and

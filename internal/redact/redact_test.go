@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestValue(t *testing.T) {
 	for in, want := range map[string]string{
@@ -51,6 +54,38 @@ func TestSecretName(t *testing.T) {
 	} {
 		if got := SecretName(name); got != want {
 			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// Refs passes literal runs and reference bodies in order, "$${" as the literal "${", and
+// stops at a "${" that is not closed.
+func TestRefs(t *testing.T) {
+	for _, c := range []struct {
+		in, want, rest string
+		ok             bool
+	}{
+		{"", "", "", true},
+		{"plain", "[plain]", "", true},
+		{"${A}", "{A}", "", true},
+		{"Bearer ${GH_TOKEN}!", "[Bearer ]{GH_TOKEN}[!]", "", true},
+		{"${A}${secret:b}", "{A}{secret:b}", "", true},
+		{"$${A}", "[${][A}]", "", true},
+		{"$$${A}", "[$][${][A}]", "", true},
+		{"a${B:-x}c${", "[a]{B:-x}[c]", "${", false},
+		{"${a${b}", "{a${b}", "", true},
+		{"x ${UNCLOSED", "[x ]", "${UNCLOSED", false},
+	} {
+		var b strings.Builder
+		rest, ok := Refs(c.in, func(text string, ref bool) {
+			if ref {
+				b.WriteString("{" + text + "}")
+			} else {
+				b.WriteString("[" + text + "]")
+			}
+		})
+		if b.String() != c.want || rest != c.rest || ok != c.ok {
+			t.Errorf("Refs(%q): pieces %s, rest %q, ok %v; want %s, %q, %v", c.in, b.String(), rest, ok, c.want, c.rest, c.ok)
 		}
 	}
 }
