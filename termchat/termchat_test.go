@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostview"
@@ -25,6 +26,43 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// serveTools serves harness/tools on root the way a host does (it is the host's), from the
+// root's registry, each listing passed through edit first when it is not nil.
+func serveTools(t *testing.T, root *ctx.Context, edit func([]toolregistry.Info)) {
+	t.Helper()
+	if _, err := host.MethodTools.Expose(root, func(context.Context, struct{}) ([]toolregistry.Info, error) {
+		reg, _ := toolregistry.Key.Get(root)
+		tools := reg.List(root)
+		if edit != nil {
+			edit(tools)
+		}
+		return tools, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chatLines runs a chat with root's agent that reads the lines of input, and returns what
+// it wrote.
+func chatLines(t *testing.T, root *ctx.Context, input string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: strings.NewReader(input), Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// expectAll fails the test for each of wants that got does not contain.
+func expectAll(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+}
+
 // A chat read from lines: a message answered after its approval, the tools, an unknown
 // command with a did-you-mean, a message refused ("n"), and /exit.
 func TestChat(t *testing.T) {
@@ -34,19 +72,8 @@ func TestChat(t *testing.T) {
 		modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "call_2", Name: "note", Arguments: `{"text":"eggs"}`}}},
 		modeltest.Reply{Content: "Not noted."},
 	)
-	// harness/tools is the host's: serve it the way a host does, from the root's registry.
-	if _, err := host.MethodTools.Expose(root, func(context.Context, struct{}) ([]toolregistry.Info, error) {
-		reg, _ := toolregistry.Key.Get(root)
-		return reg.List(root), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	in := strings.NewReader("note milk\ny\n/tools\n/tols\n/model flash\nnote eggs\nn\n/exit\n")
-	var out bytes.Buffer
-	if err := termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: &out}); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
+	serveTools(t, root, nil)
+	got := chatLines(t, root, "note milk\ny\n/tools\n/tols\n/model flash\nnote eggs\nn\n/exit\n")
 	// /model switches the conversation's model: the same session goes on.
 	if banners := strings.Count(got, "harness chat · the main agent"); banners != 2 {
 		t.Errorf("%d banners, want 2 (the start and /model):\n%s", banners, got)
@@ -55,17 +82,13 @@ func TestChat(t *testing.T) {
 	if strings.Count(got, "session "+first) != 2 {
 		t.Errorf("/model started another session than %s:\n%s", first, got)
 	}
-	for _, want := range []string{
+	expectAll(t, got,
 		"harness chat · the main agent · model flash · session ",
 		"A note.", "Allow the agent to run note", "note ✓", "waiting for approval)", "Noted: milk.",
 		"note                                     Writes a note down.",
 		`unknown command /tols (did you mean "/tools"?)`,
 		"note ✗ denied", "Not noted.",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("no %q in:\n%s", want, got)
-		}
-	}
+	)
 }
 
 // /compact summarises the conversation on demand and marks the place; with nothing to
@@ -77,21 +100,11 @@ func TestCompact(t *testing.T) {
 		modeltest.Reply{Content: "Two greetings were exchanged."}, // the summary
 		modeltest.Reply{Content: "Still here."},
 	)
-	in := strings.NewReader("/compact\nhi\nhi again\n/compact the greetings\nstill there?\n/exit\n")
-	var out bytes.Buffer
-	if err := termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: &out}); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
-	for _, want := range []string{
+	expectAll(t, chatLines(t, root, "/compact\nhi\nhi again\n/compact the greetings\nstill there?\n/exit\n"),
 		"compact: agent: nothing to compact",
 		"── conversation compacted (manual: the greetings) · 2 messages summarised · about ",
 		"Still here.",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("no %q in:\n%s", want, got)
-		}
-	}
+	)
 }
 
 // TestChatToolView (issue 38, item 6): a tool with an interactive view (an MCP App's
@@ -102,32 +115,18 @@ func TestChatToolView(t *testing.T) {
 		modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "note", Arguments: `{"text":"milk"}`}}},
 		modeltest.Reply{Content: "Noted: milk."},
 	)
-	if _, err := host.MethodTools.Expose(root, func(context.Context, struct{}) ([]toolregistry.Info, error) {
-		reg, _ := toolregistry.Key.Get(root)
-		tools := reg.List(root)
+	serveTools(t, root, func(tools []toolregistry.Info) {
 		for i := range tools {
 			if tools[i].Name == "note" { // as mcpclient records a tool whose server names a view
 				tools[i].Meta = map[string]string{mcpclient.MetaUIResource: "ui://notes/view.html"}
 			}
 		}
-		return tools, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: strings.NewReader("note milk\ny\n/tools\n/exit\n"), Out: &out}); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
-	for _, want := range []string{
+	})
+	expectAll(t, chatLines(t, root, "note milk\ny\n/tools\n/exit\n"),
 		"note ✓", "its interactive view is in the page's Chat view (harness open)",
 		"note                                     [view] Writes a note down.",
 		hostview.ViewNote,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("no %q in:\n%s", want, got)
-		}
-	}
+	)
 }
 
 // watched is an output the test waits on: each write wakes the waiters.
@@ -197,11 +196,7 @@ func TestApprovalAnsweredElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = typed.Close()
-	for _, want := range []string{"(answered elsewhere)", "note ✓"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("no %q in:\n%s", want, out.String())
-		}
-	}
+	expectAll(t, out.String(), "(answered elsewhere)", "note ✓")
 }
 
 // TestCommandsHelp: /help (and harness chat --help) says what every command does, one per
