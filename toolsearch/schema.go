@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/cordisgo/harness/internal/jsonstr"
 )
 
 // maxParamText bounds the parameter text indexed per tool, so that one enormous schema
@@ -326,16 +328,8 @@ func (s *jsonScanner) element(first bool) bool {
 	return true
 }
 
-func (s *jsonScanner) space() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
-		}
-	}
-}
+// space skips JSON whitespace.
+func (s *jsonScanner) space() { s.pos = jsonstr.Space(s.data, s.pos) }
 
 // skip moves past one value (object, array, string or literal), reporting false (and
 // setting bad) when the JSON is malformed. Nested values are checked for balance and string

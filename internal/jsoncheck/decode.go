@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/cordisgo/harness/internal/jsonstr"
 )
 
 // decodeJSON decodes raw, for the schema validator, into exactly the value json.Unmarshal
@@ -33,16 +35,7 @@ type decoder struct {
 }
 
 // space skips JSON whitespace.
-func (d *decoder) space() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
+func (d *decoder) space() { d.i = jsonstr.Space(d.b, d.i) }
 
 func (d *decoder) value(depth int) (any, bool) {
 	if d.i >= len(d.b) {

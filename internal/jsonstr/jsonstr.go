@@ -1,7 +1,9 @@
 // Package jsonstr appends Go strings as JSON strings, byte for byte as encoding/json writes
 // them, for the hand-written encoders of hot paths (the MCP result adapter, the model
 // provider's request body) that must not go through reflection. It is the module's one
-// copy of that escaping.
+// copy of that escaping, and of the whitespace the hand-written readers of JSON text skip
+// ([Space]: the argument check's decoder, the tool index's schema scanner, the resource
+// renderer's projector).
 //
 // Every function is pure and safe for concurrent use.
 package jsonstr
@@ -61,4 +63,18 @@ func Append(b []byte, s string, escapeHTML bool) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// Space returns the index of the first byte of b at or after i that is not JSON whitespace
+// (space, tab, line feed, carriage return), len(b) when there is none.
+func Space(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
 }

@@ -36,3 +36,23 @@ func FuzzAppend(f *testing.F) {
 	f.Add("<&>\u2028\xff\n")
 	f.Fuzz(check)
 }
+
+// Space skips JSON's four whitespace bytes and nothing else.
+func TestSpace(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		i    int
+		want int
+	}{
+		{"", 0, 0},
+		{" \t\r\n{", 0, 4},
+		{"{ }", 1, 2},
+		{"{}", 1, 1},
+		{"\v\f{", 0, 0}, // not JSON whitespace
+		{"   ", 1, 3},
+	} {
+		if got := Space([]byte(c.in), c.i); got != c.want {
+			t.Errorf("Space(%q, %d) = %d, want %d", c.in, c.i, got, c.want)
+		}
+	}
+}

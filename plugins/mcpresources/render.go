@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/cordisgo/harness/internal/jsonstr"
 )
 
 // modelText renders a provider's result for the model: a header naming the server, then the
@@ -32,16 +34,8 @@ type projector struct {
 	out []byte
 }
 
-func (p *projector) space() {
-	for p.i < len(p.in) {
-		switch p.in[p.i] {
-		case ' ', '\t', '\r', '\n':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+// space skips JSON whitespace.
+func (p *projector) space() { p.i = jsonstr.Space(p.in, p.i) }
 
 // stringEnd returns the index just past the string starting at p.i, and whether it holds
 // escapes.
