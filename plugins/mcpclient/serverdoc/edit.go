@@ -386,6 +386,29 @@ func jsonString(s string) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
+// writeItemsJSON writes n items of an object or array between open and end: each on a line
+// of its own, one step deeper than indent, written by item(i) and followed by a comma unless
+// it is the last; no lines at all when n is 0.
+func writeItemsJSON(b *bytes.Buffer, open, end string, n int, indent string, item func(i int) error) error {
+	if n == 0 {
+		b.WriteString(open + end)
+		return nil
+	}
+	b.WriteString(open + "\n")
+	for i := range n {
+		b.WriteString(indent + "  ")
+		if err := item(i); err != nil {
+			return err
+		}
+		if i+1 < n {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(indent + end)
+	return nil
+}
+
 // writeNodeJSON writes a YAML node tree (as decoded from JSON, or edited) as indented
 // JSON, keeping the order of mapping keys.
 func writeNodeJSON(b *bytes.Buffer, n *yaml.Node, indent string) error {
@@ -393,41 +416,15 @@ func writeNodeJSON(b *bytes.Buffer, n *yaml.Node, indent string) error {
 	case yaml.AliasNode:
 		return writeNodeJSON(b, n.Alias, indent)
 	case yaml.MappingNode:
-		if len(n.Content) == 0 {
-			b.WriteString("{}")
-			return nil
-		}
-		b.WriteString("{\n")
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			b.WriteString(indent + "  ")
-			b.Write(jsonString(n.Content[i].Value))
+		return writeItemsJSON(b, "{", "}", len(n.Content)/2, indent, func(i int) error {
+			b.Write(jsonString(n.Content[2*i].Value))
 			b.WriteString(": ")
-			if err := writeNodeJSON(b, n.Content[i+1], indent+"  "); err != nil {
-				return err
-			}
-			if i+2 < len(n.Content) {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString(indent + "}")
+			return writeNodeJSON(b, n.Content[2*i+1], indent+"  ")
+		})
 	case yaml.SequenceNode:
-		if len(n.Content) == 0 {
-			b.WriteString("[]")
-			return nil
-		}
-		b.WriteString("[\n")
-		for i, c := range n.Content {
-			b.WriteString(indent + "  ")
-			if err := writeNodeJSON(b, c, indent+"  "); err != nil {
-				return err
-			}
-			if i+1 < len(n.Content) {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString(indent + "]")
+		return writeItemsJSON(b, "[", "]", len(n.Content), indent, func(i int) error {
+			return writeNodeJSON(b, n.Content[i], indent+"  ")
+		})
 	case yaml.ScalarNode:
 		switch n.ShortTag() {
 		case "!!null":

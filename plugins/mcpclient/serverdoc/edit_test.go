@@ -159,3 +159,54 @@ func TestPatch(t *testing.T) {
 		t.Fatal("Patch changed its argument")
 	}
 }
+
+// An edited JSON document is written whole as indented JSON: keys in their order, empty
+// arrays and objects on the line of their key, the others one item a line.
+func TestEditorWritesJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.json")
+	const doc = `{"servers": {"a": {"transport": "stdio", "command": "x", "args": [], "env": {}}, "b": {"transport": "stdio", "command": "y", "args": ["1", "2"]}}}` + "\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ed, err := serverdoc.Open(path, serverdoc.EditOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcpclient.Config{Transport: mcpclient.TransportStdio, Command: "c", Args: []string{"-v"}}
+	c.Default()
+	if err := ed.Add("c", c, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := ed.Save(); err != nil {
+		t.Fatal(err)
+	}
+	const want = `{
+  "servers": {
+    "a": {
+      "transport": "stdio",
+      "command": "x",
+      "args": [],
+      "env": {}
+    },
+    "b": {
+      "transport": "stdio",
+      "command": "y",
+      "args": [
+        "1",
+        "2"
+      ]
+    },
+    "c": {
+      "transport": "stdio",
+      "command": "c",
+      "args": [
+        "-v"
+      ]
+    }
+  }
+}
+`
+	if got, _ := os.ReadFile(path); string(got) != want {
+		t.Fatalf("file now:\n%s\nwant:\n%s", got, want)
+	}
+}
