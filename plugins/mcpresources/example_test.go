@@ -28,17 +28,27 @@ func (docsServer) Request(_ context.Context, req mcpresources.Request, _ mcpreso
 	return json.RawMessage(`{"resourceTemplates":[]}`), nil
 }
 
+// newTree returns a tree with the tool registry, then the plugins given, then the resource
+// service, settled, and the resource service.
+func newTree(plugins ...ctx.PluginDef) (*ctx.Context, *mcpresources.Service) {
+	root := ctx.New(ctx.Options{})
+	_, _ = root.Plugin(toolregistry.Plugin, nil)
+	for _, def := range plugins {
+		_, _ = root.Plugin(def, nil)
+	}
+	_, _ = root.Plugin(mcpresources.Plugin, nil)
+	_ = root.Settle(context.Background())
+	resources, _ := mcpresources.Key.Get(root)
+	return root, resources
+}
+
 // A server's provider brings the three shared tools; the model reads resources through
 // them, and sees binary contents described rather than dumped.
 func Example() {
-	root := ctx.New(ctx.Options{})
+	root, resources := newTree()
 	defer func() { _ = root.Scope().Dispose(context.Background()) }()
-	_, _ = root.Plugin(toolregistry.Plugin, nil)
-	_, _ = root.Plugin(mcpresources.Plugin, nil)
-	_ = root.Settle(context.Background())
 
 	// What the MCP client does for its server "docs".
-	resources, _ := mcpresources.Key.Get(root)
 	if _, err := resources.Register(root, "docs", docsServer{}); err != nil {
 		fmt.Println(err)
 		return
@@ -67,13 +77,8 @@ func Example() {
 // Servers registered in an agent scope are visible to that agent only; the prompt section
 // lists what the assembling scope sees.
 func Example_agentScopes() {
-	root := ctx.New(ctx.Options{})
+	root, resources := newTree(sysprompt.Plugin)
 	defer func() { _ = root.Scope().Dispose(context.Background()) }()
-	_, _ = root.Plugin(toolregistry.Plugin, nil)
-	_, _ = root.Plugin(sysprompt.Plugin, nil)
-	_, _ = root.Plugin(mcpresources.Plugin, nil)
-	_ = root.Settle(context.Background())
-	resources, _ := mcpresources.Key.Get(root)
 	_, _ = resources.Register(root, "docs", docsServer{})
 
 	// An agent scope is a layer of its own; what is registered through it stays inside.
@@ -130,12 +135,8 @@ func (s feedSub) Close() error {
 // Two subscribers of one URI share the server's subscription; a server whose provider
 // cannot subscribe is refused by name.
 func ExampleService_Subscribe() {
-	root := ctx.New(ctx.Options{})
+	root, resources := newTree()
 	defer func() { _ = root.Scope().Dispose(context.Background()) }()
-	_, _ = root.Plugin(toolregistry.Plugin, nil)
-	_, _ = root.Plugin(mcpresources.Plugin, nil)
-	_ = root.Settle(context.Background())
-	resources, _ := mcpresources.Key.Get(root)
 	_, _ = resources.Register(root, "feed", &feedServer{refs: map[string]int{}})
 	_, _ = resources.Register(root, "docs", docsServer{})
 
