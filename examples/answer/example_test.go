@@ -3,37 +3,35 @@ package answer_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/examples/answer"
-	"github.com/cordisgo/harness/internal/demoserver"
-	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/demotree"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // The demo server's ask tool asks its form and its URL; the plugin's responder answers both.
 func Example() {
-	h, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	srv := httptest.NewServer(h)
-	defer func() { closeSessions(); srv.Close() }()
-
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer func() { _ = root.Scope().Dispose(context.Background()) }()
-	_, _ = root.Plugin(toolregistry.Plugin, nil)
-	_, _ = root.Plugin(answer.Plugin, struct{}{})
-	_ = root.Settle(context.Background()) // the responder is there before the client connects
-	var cfg mcpclient.Config
-	cfg.Default()
-	cfg.ServerName, cfg.Transport, cfg.URL = "demo", mcpclient.TransportStreamableHTTP, srv.URL
-	_, _ = root.Plugin(mcpclient.Plugin, cfg)
-	_ = root.Settle(context.Background())
+	// The demo server, the tool registry and a client of the demo server; the plugin is
+	// mounted, and loaded, before the client connects.
+	tree, err := demotree.StartWith("demo", demotree.Options{BeforeClient: func(root *ctx.Context) error {
+		s, err := root.Plugin(answer.Plugin, struct{}{})
+		if err == nil {
+			err = s.Wait(context.Background())
+		}
+		return err
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer tree.Close()
+	root := tree.Root
 
 	reg, _ := toolregistry.Key.Get(root)
 	for _, args := range []string{`{}`, `{"mode": "url"}`} {
