@@ -12,6 +12,7 @@ import (
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/regtest"
 )
 
 // mcpManager/progress over real HTTP: a demo server's slow tool reports progress, the
@@ -43,15 +44,12 @@ func TestRemoteProgress(t *testing.T) {
 	first, stop1, err1 := open()
 
 	reg, _ := toolregistry.Key.Get(h.root)
-	done := make(chan error, 1)
+	var done <-chan regtest.Outcome
 	var p CallProgress
 	// The stream is set up on its own goroutine: a call that ends before it follows is
 	// called again.
 	for seen := false; !seen; {
-		go func() {
-			_, err := reg.Execute(cx, h.root, "mcp__d__slow", json.RawMessage(`{"ms":1500}`), toolregistry.ExecOptions{CallID: "call_progress"})
-			done <- err
-		}()
+		done = regtest.Start(cx, reg, h.root, "mcp__d__slow", json.RawMessage(`{"ms":1500}`), toolregistry.ExecOptions{CallID: "call_progress"})
 	wait:
 		for {
 			select {
@@ -59,9 +57,9 @@ func TestRemoteProgress(t *testing.T) {
 				if seen = p.Progress.Progress > 0 && !p.Done; seen {
 					break wait
 				}
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
+			case o := <-done:
+				if o.Err != nil {
+					t.Fatal(o.Err)
 				}
 				break wait
 			}
@@ -78,10 +76,10 @@ func TestRemoteProgress(t *testing.T) {
 		if q.ID != p.ID || q.Done {
 			t.Fatalf("second stream's first value: %+v, want the call %s in flight", q, p.ID)
 		}
-	case err := <-done:
-		t.Fatalf("the 1.5 s call ended (%v) before a second stream was set up", err)
+	case o := <-done:
+		t.Fatalf("the 1.5 s call ended (%v) before a second stream was set up", o.Err)
 	}
-	if err := <-done; err != nil {
+	if err := (<-done).Err; err != nil {
 		t.Fatal(err)
 	}
 	for _, vals := range []<-chan CallProgress{first, second} {

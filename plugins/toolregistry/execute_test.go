@@ -14,6 +14,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/regtest"
 )
 
 var sentinels = map[toolregistry.Code]error{
@@ -305,21 +306,13 @@ func TestCancelDuringExecution(t *testing.T) {
 	started := registerBlock(t, root, reg)
 	cx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	type outcome struct {
-		res *toolregistry.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := reg.Execute(cx, root, "block", nil, toolregistry.ExecOptions{})
-		done <- outcome{res, err}
-	}()
+	done := regtest.Start(cx, reg, root, "block", nil, toolregistry.ExecOptions{})
 	<-started
 	cancel()
 	o := <-done
-	checkOutcome(t, o.res, o.err, toolregistry.CodeCancelled, "Error: cancelled: context canceled")
-	if !errors.Is(o.err, context.Canceled) {
-		t.Fatalf("%v does not wrap context.Canceled", o.err)
+	checkOutcome(t, o.Res, o.Err, toolregistry.CodeCancelled, "Error: cancelled: context canceled")
+	if !errors.Is(o.Err, context.Canceled) {
+		t.Fatalf("%v does not wrap context.Canceled", o.Err)
 	}
 }
 
@@ -328,16 +321,12 @@ func TestCallerUnloadCancels(t *testing.T) {
 	started := registerBlock(t, root, reg)
 	agent := ctxtest.MountActive(t, root, plugin("agent", func(*ctx.Context, *toolregistry.Registry) error { return nil }), nil)
 	c := scopeCtx(t, agent)
-	done := make(chan error, 1)
-	go func() {
-		_, err := reg.Execute(c, c, "block", nil, toolregistry.ExecOptions{})
-		done <- err
-	}()
+	done := regtest.Start(c, reg, c, "block", nil, toolregistry.ExecOptions{})
 	<-started
 	if err := agent.Dispose(ctxtest.Wait(t)); err != nil {
 		t.Fatal(err)
 	}
-	err := <-done
+	err := (<-done).Err
 	if !errors.Is(err, toolregistry.ErrCancelled) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("call of an unloaded caller: %v, want cancelled", err)
 	}

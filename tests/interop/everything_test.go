@@ -23,6 +23,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpresources"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/regtest"
 )
 
 // serverName is the plugin's local name for the reference server.
@@ -433,37 +434,29 @@ func testTapped(t *testing.T, p *tap, cfg mcpclient.Config) {
 		const raw = "trigger-long-running-operation"
 		callcx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		type outcome struct {
-			res *toolregistry.Result
-			err error
-		}
-		done := make(chan outcome, 1)
-		go func() {
-			args := fmt.Sprintf(`{"duration":%d,"steps":1}`, longOperation)
-			res, err := e.reg.Execute(callcx, e.root, public(raw), json.RawMessage(args), toolregistry.ExecOptions{})
-			done <- outcome{res, err}
-		}()
+		args := fmt.Sprintf(`{"duration":%d,"steps":1}`, longOperation)
+		done := regtest.Start(callcx, e.reg, e.root, public(raw), json.RawMessage(args), toolregistry.ExecOptions{})
 		isCall := func(ev event) bool { return ev.Method == "tools/call" && ev.Tool == raw }
 		p.waitFor(t, "the tools/call of "+raw, func(evs []event) bool { return slices.ContainsFunc(evs, isCall) })
 		cancel()
 
 		deadline := time.NewTimer(cancelDeadline)
 		defer deadline.Stop()
-		var o outcome
+		var o regtest.Outcome
 		select {
 		case o = <-done:
 		case <-deadline.C:
 			t.Fatalf("the cancelled call had not returned %v after the cancellation (the operation lasts %ds)", cancelDeadline, longOperation)
 		}
 		var terr *toolregistry.ToolError
-		if !errors.As(o.err, &terr) || terr.Code != toolregistry.CodeCancelled {
-			t.Fatalf("cancelled call: %v, want a %s tool error", o.err, toolregistry.CodeCancelled)
+		if !errors.As(o.Err, &terr) || terr.Code != toolregistry.CodeCancelled {
+			t.Fatalf("cancelled call: %v, want a %s tool error", o.Err, toolregistry.CodeCancelled)
 		}
 		if strings.HasPrefix(terr.Msg, "cancelled before dispatch") {
 			t.Fatalf("the call never reached the server: %v", terr)
 		}
-		if o.res == nil || !o.res.IsError {
-			t.Fatalf("cancelled call result %+v, want an error result", o.res)
+		if o.Res == nil || !o.Res.IsError {
+			t.Fatalf("cancelled call result %+v, want an error result", o.Res)
 		}
 		hist := e.reg.History()
 		if last := hist[len(hist)-1]; last.Tool != public(raw) || last.Outcome != toolregistry.CodeCancelled {
