@@ -113,37 +113,30 @@ func TestSettingsEditsRaceRestartsAndProbes(t *testing.T) {
 			time.Sleep(time.Duration(r.IntN(80)) * time.Millisecond)
 		}
 	}()
-	go func() { // the restarter
+	// A racer calls op n times, each on a name drawn at random and followed by a pause of up
+	// to 20 ms.
+	racer := func(seed uint64, n int, what string, calls *int, op func(cx context.Context, name string) error) {
 		defer wg.Done()
-		r := rand.New(rand.NewPCG(3, 4))
-		for range 40 {
+		r := rand.New(rand.NewPCG(seed, seed+1))
+		for range n {
 			cx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			err := m.Restart(cx, names[r.IntN(len(names))])
+			err := op(cx, names[r.IntN(len(names))])
 			cancel()
 			if !expected(err) {
-				t.Errorf("restart: %v", err)
+				t.Errorf("%s: %v", what, err)
 			}
-			count(&restarts, err)
+			count(calls, err)
 			time.Sleep(time.Duration(r.IntN(20)) * time.Millisecond)
 		}
-	}()
-	go func() { // the prober
-		defer wg.Done()
-		r := rand.New(rand.NewPCG(5, 6))
-		for range 20 {
-			cx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			res, err := m.Probe(cx, names[r.IntN(len(names))], mcpmanager.ProbeOptions{BudgetMs: 20_000})
-			cancel()
-			switch {
-			case !expected(err):
-				t.Errorf("probe: %v", err)
-			case err == nil && !res.OK() && !res.Cancelled:
-				t.Errorf("probe of a working server failed: %s %s", res.Stage, res.Err)
-			}
-			count(&probes, err)
-			time.Sleep(time.Duration(r.IntN(20)) * time.Millisecond)
+	}
+	go racer(3, 40, "restart", &restarts, m.Restart)
+	go racer(5, 20, "probe", &probes, func(cx context.Context, name string) error {
+		res, err := m.Probe(cx, name, mcpmanager.ProbeOptions{BudgetMs: 20_000})
+		if err == nil && !res.OK() && !res.Cancelled {
+			t.Errorf("probe of a working server failed: %s %s", res.Stage, res.Err)
 		}
-	}()
+		return err
+	})
 	raced := make(chan struct{})
 	go func() {
 		wg.Wait()
