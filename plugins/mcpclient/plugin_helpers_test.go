@@ -216,12 +216,13 @@ func memConfig(server string) Config {
 
 func demo() *mcp.Server { return demoserver.New(demoserver.Options{}) }
 
-// countLists counts the tools/list requests a server receives.
-func countLists(srv *mcp.Server) *atomic.Int32 {
+// countRequests counts the requests of a method (tools/list, tools/call, …) a server
+// receives.
+func countRequests(srv *mcp.Server, of string) *atomic.Int32 {
 	var n atomic.Int32
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "tools/list" {
+			if method == of {
 				n.Add(1)
 			}
 			return next(cx, method, req)

@@ -112,7 +112,7 @@ func TestAppToolMeta(t *testing.T) {
 func TestPaginationDrained(t *testing.T) {
 	e := newEnv(t)
 	srv := demoserver.New(demoserver.Options{PageSize: 2})
-	lists := countLists(srv)
+	lists := countRequests(srv, "tools/list")
 	e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(srv).dial})
 	if got := len(e.names(nil)); got != 8 {
 		t.Fatalf("%d tools: %v", got, e.names(nil))
@@ -184,7 +184,7 @@ func TestDeniedTools(t *testing.T) {
 func TestNoToolsCapability(t *testing.T) {
 	e := newEnv(t)
 	srv := bareServer()
-	lists := countLists(srv)
+	lists := countRequests(srv, "tools/list")
 	s := e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(srv).dial})
 	ctxtest.RequireState(t, s, ctx.Active)
 	st := e.st.waitPhase(t, "srv", PhaseConnected)
@@ -344,15 +344,7 @@ func TestListChangedStorm(t *testing.T) {
 func TestCalls(t *testing.T) {
 	e := newEnv(t)
 	srv := demo()
-	var calls atomic.Int32
-	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "tools/call" {
-				calls.Add(1)
-			}
-			return next(cx, method, req)
-		}
-	})
+	calls := countRequests(srv, "tools/call")
 	e.mount(nil, memConfig("srv"), &hooks{dial: newMemServer(srv).dial})
 	if _, err := e.call(nil, "mcp__srv__echo", `{"text":5}`); !errors.Is(err, toolregistry.ErrInvalidArgs) {
 		t.Errorf("bad args: %v", err)
