@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -176,6 +177,16 @@ func attr(r slog.Record, key string) string {
 }
 
 // callTool calls a tool and fails the test on a protocol error.
+// listsTool reports whether cs's tools/list holds the tool name.
+func listsTool(t *testing.T, cs *mcp.ClientSession, name string) bool {
+	t.Helper()
+	list, err := cs.ListTools(testContext(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(list.Tools, func(tool *mcp.Tool) bool { return tool.Name == name })
+}
+
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(testContext(t), &mcp.CallToolParams{Name: name, Arguments: args})

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 
@@ -200,11 +199,7 @@ func TestHandlerSharesOneServer(t *testing.T) {
 
 	callTool(t, a, "add_tool", map[string]any{"name": "shared"})
 	receive(t, changed, "list_changed in the other session")
-	list, err := b.ListTools(testContext(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(list.Tools, func(tool *mcp.Tool) bool { return tool.Name == "extra_shared" }) {
+	if !listsTool(t, b, "extra_shared") {
 		t.Error("the other session does not list extra_shared")
 	}
 }

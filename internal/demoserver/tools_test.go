@@ -321,11 +321,7 @@ func TestAddToolListChanged(t *testing.T) {
 		}
 		receive(t, changed, "tools/list_changed")
 
-		list, err := cs.ListTools(testContext(t), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.ContainsFunc(list.Tools, func(tool *mcp.Tool) bool { return tool.Name == "extra_x1" }) {
+		if !listsTool(t, cs, "extra_x1") {
 			t.Fatalf("extra_x1 not listed after add_tool")
 		}
 		if got := text(t, callTool(t, cs, "extra_x1", map[string]any{})); !strings.HasPrefix(got, "extra_x1:") {

@@ -122,6 +122,13 @@ func formResponder(fn func(cx context.Context, r *elicitation.Request) (*elicita
 	return &responder{modes: []elicitation.Mode{elicitation.ModeForm}, fn: fn}
 }
 
+// decliner declines every form it is asked.
+func decliner() *responder {
+	return formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+		return &elicitation.Response{Action: elicitation.Decline}, nil
+	})
+}
+
 func provideResponder(t *testing.T, c *ctx.Context, r elicitation.Responder) {
 	t.Helper()
 	if _, err := elicitation.Provide(c, "test", r); err != nil {
@@ -176,9 +183,7 @@ func TestElicitationAnswered(t *testing.T) {
 // nobody is asked.
 func TestElicitationFormsAsSent(t *testing.T) {
 	e := newEnv(t)
-	r := formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
-		return &elicitation.Response{Action: elicitation.Decline}, nil
-	})
+	r := decliner()
 	provideResponder(t, e.root, r)
 	e.mount(nil, memConfig("a"), &hooks{dial: newMemServer(askServer()).dial})
 	titled := `{"schema": {"type": "object", "properties": {"pick": {"type": "array", "minItems": 1, "items": {"type": "string",
@@ -269,9 +274,7 @@ func TestElicitationHoldsIdleDeadline(t *testing.T) {
 // ones; calls with different origins in flight make the request unattributed.
 func TestElicitationDirectedToTheCaller(t *testing.T) {
 	e := newEnv(t)
-	scoped := formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
-		return &elicitation.Response{Action: elicitation.Decline}, nil
-	})
+	scoped := decliner()
 	provideResponder(t, e.root, scoped)
 	e.mount(nil, memConfig("a"), &hooks{dial: newMemServer(askServer()).dial})
 	mine := formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
@@ -422,9 +425,7 @@ func TestInputRequestsAttributedExactly(t *testing.T) {
 	e := newEnv(t)
 	cfg := memConfig("r")
 	cfg.ProtocolVersion = ProtocolAuto
-	provideResponder(t, e.root, formResponder(func(context.Context, *elicitation.Request) (*elicitation.Response, error) {
-		return &elicitation.Response{Action: elicitation.Decline}, nil
-	}))
+	provideResponder(t, e.root, decliner())
 	e.mount(nil, cfg, &hooks{dial: newMemServer(srv).dial})
 	if st := e.st.waitPhase(t, "r", PhaseConnected); st.ProtocolVersion < "2026-07-28" {
 		t.Fatalf("negotiated %s", st.ProtocolVersion)
