@@ -142,22 +142,10 @@ func (s *Scrubber) Replace(text string) string {
 	if s == nil {
 		return text
 	}
-	s.mu.Lock()
-	if len(s.vals) == 0 {
-		s.mu.Unlock()
-		return text
+	if r := s.replacer(&s.repl, func(vals []string) []string { return vals }); r != nil {
+		return r.Replace(text)
 	}
-	if s.repl == nil {
-		vals := s.sortedLocked()
-		pairs := make([]string, 0, 2*len(vals))
-		for _, v := range vals {
-			pairs = append(pairs, v, redact.Marker)
-		}
-		s.repl = strings.NewReplacer(pairs...)
-	}
-	r := s.repl
-	s.mu.Unlock()
-	return r.Replace(text)
+	return text
 }
 
 // ReplaceJSON returns the JSON text b with every value masked where it appears inside a
@@ -168,36 +156,50 @@ func (s *Scrubber) ReplaceJSON(b []byte) []byte {
 	if s == nil {
 		return b
 	}
-	s.mu.Lock()
-	if len(s.vals) == 0 {
-		s.mu.Unlock()
-		return b
+	if r := s.replacer(&s.jsonRepl, jsonForms); r != nil {
+		return []byte(r.Replace(string(b)))
 	}
-	if s.jsonRepl == nil {
-		vals := s.sortedLocked()
-		seen := make(map[string]bool, 3*len(vals))
-		var forms []string
-		for _, v := range vals {
-			once := jsonEscape(v)
-			for _, f := range []string{once, jsonEscape(once), v} {
-				// The raw form of a value with characters JSON escapes cannot appear in
-				// JSON text; replacing it could cut an escape sequence in two.
-				if !seen[f] && (f != v || once == v) {
-					seen[f] = true
-					forms = append(forms, f)
-				}
-			}
-		}
-		slices.SortStableFunc(forms, func(a, b string) int { return len(b) - len(a) })
-		pairs := make([]string, 0, 2*len(forms))
-		for _, f := range forms {
+	return b
+}
+
+// replacer returns the replacer kept in *slot (s.repl or s.jsonRepl), which masks each of
+// the texts forms lists for the values (sorted as sortedLocked sorts them), building it
+// when the values changed since; nil when there are no values.
+func (s *Scrubber) replacer(slot **strings.Replacer, forms func(vals []string) []string) *strings.Replacer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.vals) == 0 {
+		return nil
+	}
+	if *slot == nil {
+		fs := forms(s.sortedLocked())
+		pairs := make([]string, 0, 2*len(fs))
+		for _, f := range fs {
 			pairs = append(pairs, f, redact.Marker)
 		}
-		s.jsonRepl = strings.NewReplacer(pairs...)
+		*slot = strings.NewReplacer(pairs...)
 	}
-	r := s.jsonRepl
-	s.mu.Unlock()
-	return []byte(r.Replace(string(b)))
+	return *slot
+}
+
+// jsonForms lists the forms of vals inside JSON strings, longest first: each value escaped
+// once and twice, and as it is where escaping leaves it alone.
+func jsonForms(vals []string) []string {
+	seen := make(map[string]bool, 3*len(vals))
+	var forms []string
+	for _, v := range vals {
+		once := jsonEscape(v)
+		for _, f := range []string{once, jsonEscape(once), v} {
+			// The raw form of a value with characters JSON escapes cannot appear in
+			// JSON text; replacing it could cut an escape sequence in two.
+			if !seen[f] && (f != v || once == v) {
+				seen[f] = true
+				forms = append(forms, f)
+			}
+		}
+	}
+	slices.SortStableFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	return forms
 }
 
 // jsonEscape returns v as it appears between the quotes of a JSON string written by
