@@ -442,15 +442,11 @@ func (rd *reader) jsonServer(p []string, name string, entry map[string]any) (*Se
 			c.add(to, n)
 		}
 	}
-	enabled := true
-	if d, ok := entry["disabled"]; ok {
-		b, ok := d.(bool)
-		if !ok {
-			return nil, rd.im.fail(at("disabled"), ctx.ErrWrongType, "expected a boolean, got "+rd.im.describe(d))
-		}
-		enabled = !b
+	disabled, err := rd.flag(p, entry, "disabled", false)
+	if err != nil {
+		return nil, err
 	}
-	return rd.finish(p, name, enabled, c)
+	return rd.finish(p, name, !disabled, c)
 }
 
 // start begins a server's configuration: its transport and the values of keys, converted
@@ -573,15 +569,25 @@ func (rd *reader) codexServer(p []string, name string, entry map[string]any) (*S
 			c.add(to, n)
 		}
 	}
-	enabled := true
-	if e, ok := entry["enabled"]; ok {
-		b, ok := e.(bool)
-		if !ok {
-			return nil, rd.im.fail(at("enabled"), ctx.ErrWrongType, "expected a boolean, got "+rd.im.describe(e))
-		}
-		enabled = b
+	enabled, err := rd.flag(p, entry, "enabled", true)
+	if err != nil {
+		return nil, err
 	}
 	return rd.finish(p, name, enabled, c)
+}
+
+// flag reads the boolean key of the entry at p, absent when it is not there; another value
+// fails, naming the key.
+func (rd *reader) flag(p []string, entry map[string]any, key string, absent bool) (bool, error) {
+	v, ok := entry[key]
+	if !ok {
+		return absent, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, rd.im.fail(append(slices.Clip(p), key), ctx.ErrWrongType, "expected a boolean, got "+rd.im.describe(v))
+	}
+	return b, nil
 }
 
 // number reads a TOML or JSON number.

@@ -1,6 +1,7 @@
 package serverdoc_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -180,4 +181,18 @@ func typed(t *testing.T, name string, config map[string]any) mcpclient.Config {
 	}
 	c.ServerName = name
 	return c
+}
+
+// A disabled (JSON hosts) or enabled (Codex) that is not a boolean is refused, naming the
+// key.
+func TestReadFlagNotBoolean(t *testing.T) {
+	for _, c := range []struct{ doc, source, key string }{
+		{`{"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}`, "x.json", "mcpServers.a.disabled"},
+		{"[mcp_servers.a]\ncommand = \"x\"\nenabled = \"yes\"\n", "config.toml", "mcp_servers.a.enabled"},
+	} {
+		_, err := serverdoc.Read([]byte(c.doc), serverdoc.ReadOptions{Source: c.source})
+		if !errors.Is(err, ctx.ErrWrongType) || !strings.Contains(err.Error(), c.key) || !strings.Contains(err.Error(), "expected a boolean, got") {
+			t.Errorf("%s: %v, want a wrong type naming %s", c.source, err, c.key)
+		}
+	}
 }
