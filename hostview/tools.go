@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -20,6 +21,22 @@ func Canonical(res *toolregistry.Result) any {
 		return res.Raw
 	}
 	return res
+}
+
+// Call writes a tool call's outcome (tools call): with asJSON its canonical result
+// ([CanonicalCall]), else the tool's text output, shown safe, when the tool produced it (a
+// result, or the tool's own error; the registry's refusals are only the returned error).
+// It returns the call's error.
+func (o Output) Call(out host.CallResult, asJSON bool) error {
+	res, terr := out.Result, out.Err()
+	if asJSON {
+		if err := o.JSON(CanonicalCall(res, terr)); err != nil {
+			return err
+		}
+	} else if text := res.Text(); text != "" && (out.Error == nil || out.Error.Code == toolregistry.CodeToolError) {
+		fmt.Fprintln(o.Out, termsafe.String(text))
+	}
+	return terr
 }
 
 // CanonicalCall is the --json form of a call's outcome: Canonical(res),

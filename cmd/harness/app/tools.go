@@ -3,14 +3,11 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/hostclient"
-	"github.com/cordisgo/harness/hostview"
-	"github.com/cordisgo/harness/internal/termsafe"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -57,18 +54,7 @@ there; --local runs it in this process.`,
 				if err != nil {
 					return refused(cx, c, "", err)
 				}
-				res, terr := out.Result, out.Err()
-				if callJSON {
-					if err := a.out().JSON(hostview.CanonicalCall(res, terr)); err != nil {
-						return err
-					}
-				} else if text := res.Text(); text != "" && (out.Error == nil || out.Error.Code == toolregistry.CodeToolError) {
-					fmt.Fprintln(a.stdout, termsafe.String(text)) // the tool's output; the registry's refusals only on stderr
-				}
-				if terr != nil {
-					return failure(terr)
-				}
-				return nil
+				return a.out().Call(out, callJSON)
 			})
 		}),
 	}
