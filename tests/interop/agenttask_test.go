@@ -217,7 +217,10 @@ func TestAgentBackgroundTask(t *testing.T) {
 	out := &shownText{changed: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		done <- termchat.Run(ctxtest.Wait(t), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: out})
+		// The chat lasts for the test, each step bounded by its await: its two researches
+		// alone take 8 s of the server's stages (and up to 1 s more each for its tasks/result
+		// poll), too close to ctxtest.Timeout for the whole chat.
+		done <- termchat.Run(t.Context(), termchat.Options{Caller: remote.NewLocal(root), In: in, Out: out})
 	}()
 	typeLine := func(line string) {
 		t.Helper()
