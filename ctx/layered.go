@@ -434,15 +434,28 @@ type LayerChange struct {
 // gone: for values whose coming and going others follow (elicitation's responders and
 // sampling's samplers decide what an MCP client declares). A listener's error is logged.
 func (k *TreeLayers[T]) AddAnnounced(c *Context, name string, v T, changed Event[LayerChange]) (Disposer, error) {
-	announce := func() {
+	dispose, announce, err := k.AddAnnouncedLater(c, name, v, changed)
+	if err != nil {
+		return nil, err
+	}
+	announce()
+	return dispose, nil
+}
+
+// AddAnnouncedLater is [TreeLayers.AddAnnounced] whose first announcement is the caller's:
+// v is in place when it returns, and announce emits changed (its going is announced as
+// AddAnnounced's is). Values of several sets added as one step are all in place before any
+// is announced (gateway.Offer: elicitation and sampling, so that a client that follows
+// both reconnects once for them, not once each).
+func (k *TreeLayers[T]) AddAnnouncedLater(c *Context, name string, v T, changed Event[LayerChange]) (_ Disposer, announce func(), _ error) {
+	announce = func() {
 		if err := changed.Emit(c, LayerChange{Name: name, Layer: c.Layer()}); err != nil {
 			c.Logger().Warn("change listener failed", "event", changed.Name(), "name", name, "err", err)
 		}
 	}
 	dispose, err := k.In(c).Add(c, name, v, announce)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	announce()
-	return dispose, nil
+	return dispose, announce, nil
 }

@@ -327,6 +327,30 @@ func TestTreeLayersAddAnnounced(t *testing.T) {
 	}
 }
 
+// AddAnnouncedLater's value is in place at once and announced when the caller says; its
+// going is announced as AddAnnounced's is.
+func TestTreeLayersAddAnnouncedLater(t *testing.T) {
+	root := ctxtest.New(t)
+	changed := ctx.NewEvent[ctx.LayerChange]("test/changed")
+	changes := ctxtest.Record(t, root, changed)
+	key := ctx.NewTreeLayers[string]("responder")
+	dispose, announce, err := key.AddAnnouncedLater(root, "r", "one", changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := key.In(root).Get(root.Scope(), "r"); !ok || e.Value != "one" || len(changes.Events()) != 0 {
+		t.Fatalf("before the announcement: %+v, changes %+v", e, changes.Events())
+	}
+	announce()
+	if err := dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatal(err)
+	}
+	want := ctx.LayerChange{Name: "r", Layer: root.Layer()}
+	if ch := changes.Events(); len(ch) != 2 || ch[0] != want || ch[1] != want {
+		t.Fatalf("changes %+v, want r coming (announced) and going", ch)
+	}
+}
+
 func TestLayerCache(t *testing.T) {
 	root := ctxtest.New(t)
 	ls := ctx.NewLayers[string]("thing")

@@ -139,6 +139,19 @@ func Offer(c *ctx.Context, name string, modes ...Mode) (ctx.Disposer, error) {
 	return Provide(c, name, offer(slices.Clone(modes)))
 }
 
+// OfferQuietly is [Offer] announced when the caller says: the offer is in place when it
+// returns, and [ChangedEvent] is emitted when announce is called (its going is announced as
+// Offer's is). It is for offers of several kinds made as one step (gateway.Offer:
+// elicitation and sampling): with all of them in place before any is announced, a client
+// connected before them reconnects once, declaring them all, where one announced before
+// the next is in place can make it reconnect once per offer.
+func OfferQuietly(c *ctx.Context, name string, modes ...Mode) (_ ctx.Disposer, announce func(), _ error) {
+	if len(modes) == 0 {
+		return nil, nil, fmt.Errorf("elicitation: offer %q names no mode", name)
+	}
+	return responders.AddAnnouncedLater(c, name, offer(slices.Clone(modes)), ChangedEvent)
+}
+
 // offer is what Offer provides: a responder that supports its modes and passes every request.
 type offer []Mode
 

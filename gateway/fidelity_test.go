@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,9 +16,11 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/sampling"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -178,6 +181,34 @@ func TestGatewayMadeLate(t *testing.T) {
 	}
 	if want := `{"action":"accept","content":{"colours":["r"]}}`; !mcptest.SameJSON(t, []byte(text(res)), []byte(want)) {
 		t.Errorf("the server got %s, want %s", text(res), want)
+	}
+}
+
+// TestOfferIsOneStep: when gateway.Offer announces either offer, both are in place, so a
+// client that hears the first announcement reconnects once, declaring elicitation and
+// sampling; announced one by one, it could reconnect between them and then again (the
+// per-server route answered 503 meanwhile: TestGatewayMadeLate and Example failed 1 run
+// in 15-60).
+func TestOfferIsOneStep(t *testing.T) {
+	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
+	var heard []string
+	inPlace := func(kind string) error {
+		heard = append(heard, fmt.Sprintf("%s: elicitation %v, sampling %v", kind, elicitation.Modes(root), sampling.Available(root)))
+		return nil
+	}
+	if _, err := elicitation.ChangedEvent.On(root, func(elicitation.Change) error { return inPlace("elicitation") }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sampling.ChangedEvent.On(root, func(sampling.Change) error { return inPlace("sampling") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := gateway.Offer(root); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"elicitation: elicitation [form url], sampling true", "sampling: elicitation [form url], sampling true"}
+	if !slices.Equal(heard, want) {
+		t.Errorf("announced as %q, want %q", heard, want)
 	}
 }
 

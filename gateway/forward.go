@@ -24,12 +24,25 @@ const offerName = "gateway"
 // before it reconnect once to declare them; a host that will serve a gateway offers them
 // before it mounts the fleet (harness serve does), and then none has to. Offer is
 // idempotent per layer; the offers are effects of c.
+//
+// The two offers are one step: both are in place before either is announced, so that a
+// client reconnects once, declaring both. Announced one by one, a client could reconnect
+// between them and then again, and a new session of its per-server route would meet the
+// second reconnection (503) after the first had ended.
 func Offer(c *ctx.Context) error {
-	if _, err := elicitation.Offer(c, offerName, elicitation.ModeForm, elicitation.ModeURL); err != nil && !errors.Is(err, ctx.ErrDuplicateName) {
+	_, announceElicitation, err := elicitation.OfferQuietly(c, offerName, elicitation.ModeForm, elicitation.ModeURL)
+	if err != nil && !errors.Is(err, ctx.ErrDuplicateName) {
 		return fmt.Errorf("gateway: offering elicitation: %w", err)
 	}
-	if _, err := sampling.Offer(c, offerName); err != nil && !errors.Is(err, ctx.ErrDuplicateName) {
+	_, announceSampling, err := sampling.OfferQuietly(c, offerName)
+	if announceElicitation != nil {
+		announceElicitation()
+	}
+	if err != nil && !errors.Is(err, ctx.ErrDuplicateName) {
 		return fmt.Errorf("gateway: offering sampling: %w", err)
+	}
+	if announceSampling != nil {
+		announceSampling()
 	}
 	return nil
 }

@@ -168,6 +168,9 @@ func demoUpstream(t *testing.T) string {
 }
 
 func text(res *mcp.CallToolResult) string {
+	if res == nil {
+		return "(no result)"
+	}
 	var b strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {

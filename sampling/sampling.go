@@ -75,10 +75,22 @@ func Provide(c *ctx.Context, name string, s Sampler) (ctx.Disposer, error) {
 // when they connect ([Available]); a request nobody answers when it arrives fails with
 // [ErrNoSampler]. The offer is an effect of c, like [Provide]'s sampler.
 func Offer(c *ctx.Context, name string) (ctx.Disposer, error) {
-	return Provide(c, name, Func(func(context.Context, *Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
-		return nil, ErrPass
-	}))
+	return Provide(c, name, offer)
 }
+
+// OfferQuietly is [Offer] announced when the caller says: the offer is in place when it
+// returns, and [ChangedEvent] is emitted when announce is called (its going is announced as
+// Offer's is). It is for offers of several kinds made as one step (gateway.Offer:
+// elicitation and sampling): with all of them in place before any is announced, a client
+// connected before them reconnects once, declaring them all.
+func OfferQuietly(c *ctx.Context, name string) (_ ctx.Disposer, announce func(), _ error) {
+	return samplers.AddAnnouncedLater(c, name, offer, ChangedEvent)
+}
+
+// offer is what Offer provides: a sampler that passes every request.
+var offer Sampler = Func(func(context.Context, *Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+	return nil, ErrPass
+})
 
 // Change is a sampler provided or gone (ChangedEvent): its name and the layer it is in. It
 // is a plain value.
