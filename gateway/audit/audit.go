@@ -11,10 +11,8 @@
 package audit
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +20,8 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"github.com/cordisgo/harness/internal/jsonl"
 )
 
 // Outcomes of a call, besides the tool registry's error codes (denied, invalid_arguments,
@@ -86,102 +86,60 @@ type Log interface {
 	Query(cx context.Context, q Query) ([]Entry, error)
 }
 
-// File is a [Log] in a JSON Lines file: each Append is one write of whole lines to a file
-// opened for appending (mode 0600), then an fsync. Query reads the whole file. It is safe
-// for concurrent use within a process; several processes may append to one file (each
-// write appends whole lines).
+// File is a [Log] in a JSON Lines file (internal/jsonl): each Append is one write of whole
+// lines to a file opened for appending (mode 0600), then an fsync. Query reads the whole
+// file. It is safe for concurrent use within a process; several processes may append to one
+// file (each write appends whole lines).
 type File struct {
-	path string
-	mu   sync.Mutex
-	f    *os.File
+	lines *jsonl.File[Entry]
 }
 
 // OpenFile opens (creating) the audit file at path.
 func OpenFile(path string) (*File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	lines, err := jsonl.Open[Entry](path, os.O_CREATE, jsonl.Options{Sync: true})
 	if err != nil {
 		return nil, fmt.Errorf("audit file: %w", err)
 	}
-	return &File{path: path, f: f}, nil
+	return &File{lines: lines}, nil
 }
 
 // Path returns the file's path.
-func (l *File) Path() string { return l.path }
+func (l *File) Path() string { return l.lines.Path() }
 
 // Append implements [Log].
 func (l *File) Append(_ context.Context, entries []Entry) error {
-	var buf []byte
-	for _, e := range entries {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		buf = append(append(buf, b...), '\n')
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return errors.New("audit file: closed")
-	}
-	if _, err := l.f.Write(buf); err != nil {
-		return fmt.Errorf("audit file %s: %w", l.path, err)
-	}
-	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("audit file %s: %w", l.path, err)
+	if err := l.lines.Append(entries...); err != nil {
+		return fmt.Errorf("audit file %s: %w", l.Path(), err)
 	}
 	return nil
 }
 
 // Query implements [Log].
 func (l *File) Query(_ context.Context, q Query) ([]Entry, error) {
-	return ReadFile(l.path, q)
+	return ReadFile(l.Path(), q)
 }
 
 // Close closes the file.
-func (l *File) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
-	}
-	err := l.f.Close()
-	l.f = nil
-	return err
-}
+func (l *File) Close() error { return l.lines.Close() }
 
 // ReadFile returns the newest entries of the audit file at path that q selects, oldest
 // first. A line that is not an entry (a write cut short by a crash) is skipped.
 func ReadFile(path string, q Query) ([]Entry, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("audit file: %w", err)
-	}
-	defer func() { _ = f.Close() }() // read only
-	return readEntries(f, q)
-}
-
-func readEntries(r io.Reader, q Query) ([]Entry, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
 	var out []Entry
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var e Entry
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			continue
-		}
+	_, err := jsonl.ReadFile(path, func(e Entry) {
 		if q.Match(e) {
 			out = append(out, e)
 			if len(out) > 2*limit {
 				out = slices.Delete(out, 0, len(out)-limit)
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("audit file: %w", err)
 	}
 	if len(out) > limit {
 		out = out[len(out)-limit:]

@@ -65,13 +65,13 @@ var rules = map[string]rule{
 	// The agent takes models through the interface only, never the provider.
 	"plugins/agent":          {project: []string{"ctx", "secrets", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
 	"plugins/agent/agentapi": {project: []string{"ctx", "permission", "plugins/agent/session", "plugins/remote"}},
-	"plugins/agent/session":  {project: []string{"permission", "plugins/model", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
+	"plugins/agent/session":  {project: []string{"permission", "plugins/model", "internal/jsonl", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
 	"gateway":                {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit", "mcpauth"}},
 	// The gateway's shared state in Redis, behind gateway.Store.
 	"gateway/redisstore": {project: []string{"gateway", "gateway/audit"}},
 	// A team's gateway: who signs in and what each may do; the audit trail.
 	"gateway/access":  {project: []string{"ctx", "secrets"}},
-	"gateway/audit":   {stdOnly: true},
+	"gateway/audit":   {project: []string{"internal/jsonl"}, stdOnly: true},
 	"plugins/console": {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
 
 	// The tool-search evaluation set's format and scores, for the retrieval test and
@@ -111,6 +111,7 @@ var rules = map[string]rule{
 	"internal/jsonstr":     {stdOnly: true},
 	"internal/loopback":    {project: []string{"internal/atomicfile"}, stdOnly: true},
 	"internal/atomicfile":  {stdOnly: true},
+	"internal/jsonl":       {stdOnly: true},
 	"internal/npmci":       {stdOnly: true},
 	"internal/oauthtest":   {project: []string{"internal/npmci", "internal/syncio"}},
 	"internal/procpolicy":  {stdOnly: true},

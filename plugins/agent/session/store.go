@@ -1,10 +1,8 @@
 package session
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,10 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/cordisgo/harness/internal/jsonl"
 	"github.com/cordisgo/harness/internal/userdirs"
 	"github.com/cordisgo/harness/plugins/model"
 )
@@ -87,15 +85,12 @@ func ValidID(id string) bool {
 	return true
 }
 
-// File appends events to one session's log file.
+// File appends events to one session's log file (an internal/jsonl file that fails every
+// write after one that failed, so that the log stays a prefix of the session's events).
 //
 // A File is safe for concurrent use.
 type File struct {
-	scrub func([]byte) []byte // the store's; nil: none
-
-	mu  sync.Mutex
-	f   *os.File
-	err error // the first write error; later writes are skipped
+	lines *jsonl.File[*Event]
 }
 
 // Create makes the directory and the log of a new session id (0700 and 0600).
@@ -104,64 +99,39 @@ func (s *Store) Create(id string) (*File, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent: session log: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, logName), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("agent: session log: %w", err)
-	}
-	return &File{f: f, scrub: s.scrub}, nil
+	return s.open(id, os.O_CREATE|os.O_EXCL)
 }
 
 // Reopen opens the log of session id for appending, cutting a torn last line (size is the
 // length of the complete lines, as [Store.ReadSize] returns it).
 func (s *Store) Reopen(id string, size int64) (*File, error) {
-	p := filepath.Join(s.SessionDir(id), logName)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o600)
+	l, err := s.open(id, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.lines.Cut(size); err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("agent: session log %s: dropping the torn tail: %w", l.lines.Path(), err)
+	}
+	return l, nil
+}
+
+// open opens the log of session id for appending, with flag's further bits.
+func (s *Store) open(id string, flag int) (*File, error) {
+	lines, err := jsonl.Open[*Event](filepath.Join(s.SessionDir(id), logName), flag, jsonl.Options{Scrub: s.scrub, StopAtError: true})
 	if err != nil {
 		return nil, fmt.Errorf("agent: session log: %w", err)
 	}
-	if st, err := f.Stat(); err == nil && st.Size() > size {
-		if err := f.Truncate(size); err != nil {
-			_ = f.Close()
-			return nil, fmt.Errorf("agent: session log %s: dropping the torn tail: %w", p, err)
-		}
-	}
-	return &File{f: f, scrub: s.scrub}, nil
+	return &File{lines: lines}, nil
 }
 
 // Write appends one event as a line. One write call per line: a crash leaves at worst a
 // torn last line, which reading drops. After a failed write every later one fails with
 // the same error.
-func (l *File) Write(ev *Event) error {
-	b, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	if l.scrub != nil {
-		b = l.scrub(b)
-	}
-	b = append(b, '\n')
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.err != nil || l.f == nil {
-		return l.err
-	}
-	if _, err := l.f.Write(b); err != nil {
-		l.err = err
-	}
-	return l.err
-}
+func (l *File) Write(ev *Event) error { return l.lines.Append(ev) }
 
 // Close closes the file; it is idempotent.
-func (l *File) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
-	}
-	err := l.f.Close()
-	l.f = nil
-	return err
-}
+func (l *File) Close() error { return l.lines.Close() }
 
 // Read returns the events of session id's log. A last line that is incomplete or not
 // JSON (the process died while writing it) is dropped; any other bad line is an error
@@ -180,32 +150,18 @@ func (s *Store) ReadSize(id string) ([]Event, int64, error) {
 		return nil, 0, fmt.Errorf("%w %q: not a session id", ErrUnknownSession, id)
 	}
 	p := filepath.Join(s.SessionDir(id), logName)
-	data, err := os.ReadFile(p)
+	var events []Event
+	size, err := jsonl.ReadFile(p, func(ev Event) { events = append(events, ev) }, func(line int, last bool, err error) error {
+		if last { // torn by a crash mid-write
+			return nil
+		}
+		return fmt.Errorf("agent: session log %s: line %d: %w", p, line, err)
+	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("%w %q (no %s)", ErrUnknownSession, id, p)
 	}
 	if err != nil {
 		return nil, 0, err
-	}
-	var events []Event
-	var size int64
-	line := 0
-	for len(data) > 0 {
-		line++
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 { // torn tail
-			break
-		}
-		var ev Event
-		if err := json.Unmarshal(data[:i], &ev); err != nil {
-			if i+1 == len(data) { // the last line: torn by a crash mid-write
-				break
-			}
-			return nil, 0, fmt.Errorf("agent: session log %s: line %d: %w", p, line, err)
-		}
-		events = append(events, ev)
-		size += int64(i + 1)
-		data = data[i+1:]
 	}
 	if len(events) == 0 || events[0].Type != EventSession || events[0].Header == nil {
 		return nil, 0, fmt.Errorf("agent: session log %s: no session header", p)
