@@ -296,73 +296,61 @@ type Decision struct {
 // MayCall decides whether who may call server's tool (server Builtin for the tools of no
 // MCP server). A deny wins over an allow; what no rule allows follows Otherwise.
 func (p *Policy) MayCall(who Person, server, tool string) Decision {
-	allowed := false
-	for _, r := range p.cfg.Rules {
-		if !r.applies(who) {
-			continue
-		}
-		for _, pat := range r.Deny {
-			if matches(pat, server, tool) {
-				return Decision{Reason: fmt.Sprintf("%s may not call %s/%s (the gateway's access rules deny %s)", who.ID, server, tool, pat)}
-			}
-		}
-		for _, pat := range r.Allow {
-			if matches(pat, server, tool) {
-				allowed = true
-			}
-		}
+	call := func(pat string) bool { return matches(pat, server, tool) }
+	switch ok, deny := p.decide(who, call, call); {
+	case deny != "":
+		return Decision{Reason: fmt.Sprintf("%s may not call %s/%s (the gateway's access rules deny %s)", who.ID, server, tool, deny)}
+	case !ok:
+		return Decision{Reason: fmt.Sprintf("%s may not call %s/%s (no access rule allows it)", who.ID, server, tool)}
 	}
-	if allowed || p.cfg.Otherwise == "allow" {
-		return Decision{Allowed: true}
-	}
-	return Decision{Reason: fmt.Sprintf("%s may not call %s/%s (no access rule allows it)", who.ID, server, tool)}
+	return Decision{Allowed: true}
 }
 
 // MaySee reports whether who is shown server (and its resources and prompts): a rule
 // allows the server, or one of its tools, and no rule denies the whole server.
 func (p *Policy) MaySee(who Person, server string) bool {
-	allowed := false
-	for _, r := range p.cfg.Rules {
-		if !r.applies(who) {
-			continue
-		}
-		for _, pat := range r.Deny {
-			if !strings.Contains(pat, "/") && matches(pat, server, "") {
-				return false
-			}
-		}
-		for _, pat := range r.Allow {
-			if matches(pat, server, "") {
-				allowed = true
-			}
-		}
-	}
-	return allowed || p.cfg.Otherwise == "allow"
+	ok, deny := p.decide(who, wholeServer(server), func(pat string) bool { return matches(pat, server, "") })
+	return ok && deny == ""
 }
 
 // MayUseServer reports whether who may read server's resources and get its prompts: the
 // whole server is allowed (not only some of its tools) and not denied.
 func (p *Policy) MayUseServer(who Person, server string) Decision {
-	allowed := false
+	switch ok, deny := p.decide(who, wholeServer(server), wholeServer(server)); {
+	case deny != "":
+		return Decision{Reason: fmt.Sprintf("%s may not use server %s (the gateway's access rules deny %s)", who.ID, server, deny)}
+	case !ok:
+		return Decision{Reason: fmt.Sprintf("%s may not use server %s (no access rule allows it)", who.ID, server)}
+	}
+	return Decision{Allowed: true}
+}
+
+// decide applies the rules that apply to who: the first of their deny patterns that denies
+// matches is returned (a deny wins); otherwise ok says whether one of their allow patterns
+// that allows matches, or what no rule allows is allowed (Otherwise).
+func (p *Policy) decide(who Person, denies, allows func(pattern string) bool) (ok bool, deny string) {
 	for _, r := range p.cfg.Rules {
 		if !r.applies(who) {
 			continue
 		}
 		for _, pat := range r.Deny {
-			if !strings.Contains(pat, "/") && matches(pat, server, "") {
-				return Decision{Reason: fmt.Sprintf("%s may not use server %s (the gateway's access rules deny %s)", who.ID, server, pat)}
+			if denies(pat) {
+				return false, pat
 			}
 		}
 		for _, pat := range r.Allow {
-			if !strings.Contains(pat, "/") && matches(pat, server, "") {
-				allowed = true
+			if allows(pat) {
+				ok = true
 			}
 		}
 	}
-	if allowed || p.cfg.Otherwise == "allow" {
-		return Decision{Allowed: true}
-	}
-	return Decision{Reason: fmt.Sprintf("%s may not use server %s (no access rule allows it)", who.ID, server)}
+	return ok || p.cfg.Otherwise == "allow", ""
+}
+
+// wholeServer returns whether a pattern names the whole of server (not only some of its
+// tools).
+func wholeServer(server string) func(pattern string) bool {
+	return func(pat string) bool { return !strings.Contains(pat, "/") && matches(pat, server, "") }
 }
 
 // withGroups returns who with the access file's groups added.
