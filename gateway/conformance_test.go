@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,20 +50,16 @@ func connectNotes(t *testing.T, url string) (*mcp.ClientSession, *notes) {
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { n.tools <- struct{}{} },
 		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { n.prompts <- struct{}{} },
 	})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs, n
+	return dial(t, c, url, nil), n
 }
 
+// within waits for ch (what it signals names it in the failure), at most 10 s.
 func within(t *testing.T, what string, ch <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-ch:
 	case <-time.After(10 * time.Second):
-		t.Fatalf("no %s", what)
+		t.Fatalf("%s: not within 10 s", what)
 	}
 }
 
@@ -142,13 +137,7 @@ func TestConformanceServer(t *testing.T) {
 		Argument: mcp.CompleteParamsArgument{Name: "arg1", Value: "x"}}); err != nil {
 		t.Fatalf("completion/complete: %v", err)
 	}
-	var uris []string
-	for r, err := range cs.Resources(t.Context(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		uris = append(uris, r.URI)
-	}
+	uris := listed(t, cs.Resources(t.Context(), nil), func(r *mcp.Resource) string { return r.URI })
 	if !slices.Contains(uris, "test://watched-resource") || len(uris) < 2 {
 		t.Fatalf("resources: %v", uris)
 	}
@@ -178,13 +167,7 @@ func TestConformanceServer(t *testing.T) {
 	if res, err := agg.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__conf__test_simple_text"}); err != nil || res.IsError {
 		t.Fatalf("aggregated call: %v %+v", err, res)
 	}
-	var prompts []string
-	for p, err := range agg.Prompts(t.Context(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		prompts = append(prompts, p.Name)
-	}
+	prompts := listed(t, agg.Prompts(t.Context(), nil), func(p *mcp.Prompt) string { return p.Name })
 	if !slices.Contains(prompts, "mcp__conf__test_simple_prompt") || !slices.ContainsFunc(prompts, func(s string) bool { return strings.Contains(s, "transient_prompt") }) {
 		t.Fatalf("aggregated prompts: %v", prompts)
 	}

@@ -33,6 +33,18 @@ func drainFleet(t *testing.T) *fleet {
 	return serveGateway(t, root, gateway.Options{DrainQuiet: 20 * time.Millisecond})
 }
 
+// drain begins f's drain, checks that the health check fails at once ("draining"), and
+// sends what Drain returns.
+func drain(t *testing.T, f *fleet) <-chan error {
+	t.Helper()
+	drained := make(chan error, 1)
+	go func() { drained <- f.gw.Drain(t.Context()) }()
+	if code, body := health(t, f.url); code != http.StatusServiceUnavailable || body != "draining" {
+		t.Fatalf("health while draining: %d %q", code, body)
+	}
+	return drained
+}
+
 // slowCall calls the demo's slow tool for ms milliseconds on cs, and sends its outcome.
 func slowCall(cs *mcp.ClientSession, ms int) <-chan error {
 	out := make(chan error, 1)
@@ -56,12 +68,7 @@ func TestDrain(t *testing.T) {
 	cs := connect(t, f.url+"/mcp", nil)
 	slow := slowCall(cs, 300)
 	waitInFlight(t, f, 1)
-
-	drained := make(chan error, 1)
-	go func() { drained <- f.gw.Drain(t.Context()) }()
-	if code, body := health(t, f.url); code != http.StatusServiceUnavailable || body != "draining" {
-		t.Fatalf("health while draining: %d %q", code, body)
-	}
+	drained := drain(t, f)
 	if err := <-slow; err != nil {
 		t.Fatalf("the call in flight failed: %v", err)
 	}
@@ -81,11 +88,7 @@ func TestDrainServesUntilTheBalancerStops(t *testing.T) {
 	gateway.BeginDrain(f.gw) // nothing in flight: the balancer has not looked yet
 	slow := slowCall(cs, 300)
 	waitInFlight(t, f, 1)
-	drained := make(chan error, 1)
-	go func() { drained <- f.gw.Drain(t.Context()) }()
-	if code, body := health(t, f.url); code != http.StatusServiceUnavailable || body != "draining" {
-		t.Fatalf("health while draining: %d %q", code, body)
-	}
+	drained := drain(t, f)
 	if err := <-drained; err != nil {
 		t.Fatal(err)
 	}

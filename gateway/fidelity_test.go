@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -66,10 +65,7 @@ func TestElicitationPassesThrough(t *testing.T) {
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"colours": []any{"g", "b"}, "size": "l", "extra": "kept"}}, nil
 			},
 		})
-		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + rt.path, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := dial(t, c, f.url+rt.path, nil)
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: rt.tool})
 		if err != nil || res.IsError {
 			t.Fatalf("%s: %v %s", rt.path, err, text(res))
@@ -170,17 +166,9 @@ func TestGatewayMadeLate(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"colours": []any{"r"}}}, nil
 		},
 	})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp/servers/forms", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cs.Close() }()
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pick"})
-	if err != nil || res.IsError {
-		t.Fatalf("%v %s", err, text(res))
-	}
-	if want := `{"action":"accept","content":{"colours":["r"]}}`; !mcptest.SameJSON(t, []byte(text(res)), []byte(want)) {
-		t.Errorf("the server got %s, want %s", text(res), want)
+	got := call(t, dial(t, c, f.url+"/mcp/servers/forms", nil), "pick")
+	if want := `{"action":"accept","content":{"colours":["r"]}}`; !mcptest.SameJSON(t, []byte(got), []byte(want)) {
+		t.Errorf("the server got %s, want %s", got, want)
 	}
 }
 
@@ -267,19 +255,11 @@ func TestTitledMultiSelectAnswerForwarded(t *testing.T) {
 			return next(cx, method, req)
 		}
 	})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp/servers/forms", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cs.Close() }()
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pick"})
-	if err != nil || res.IsError {
-		t.Fatalf("%v %s", err, text(res))
-	}
+	got := call(t, dial(t, c, f.url+"/mcp/servers/forms", nil), "pick")
 	if !mcptest.SameJSON(t, shown, []byte(sep1330Strict)) {
 		t.Errorf("the session was shown\n%s\nwant the server's\n%s", shown, sep1330Strict)
 	}
-	if want := `{"action":"accept","content":{"colours":["g"]}}`; !mcptest.SameJSON(t, []byte(text(res)), []byte(want)) {
-		t.Errorf("the server got %s, want %s (what the user answered)", text(res), want)
+	if want := `{"action":"accept","content":{"colours":["g"]}}`; !mcptest.SameJSON(t, []byte(got), []byte(want)) {
+		t.Errorf("the server got %s, want %s (what the user answered)", got, want)
 	}
 }

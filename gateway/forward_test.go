@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,13 +232,7 @@ func (a *asker) connect(t *testing.T, url string, roots ...string) *mcp.ClientSe
 	for _, r := range roots {
 		c.AddRoots(&mcp.Root{URI: r}) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
 	}
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}},
-		&mcp.ClientSessionOptions{ProtocolVersion: legacy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return dial(t, c, url, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
 }
 
 func call(t *testing.T, cs *mcp.ClientSession, tool string) string {
@@ -481,12 +474,7 @@ func TestDemoAskForwarded(t *testing.T) {
 			completed <- r.Params.ElicitationID
 		},
 	})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}},
-		&mcp.ClientSessionOptions{ProtocolVersion: legacy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs := dial(t, c, f.url+"/mcp", &mcp.ClientSessionOptions{ProtocolVersion: legacy})
 	if got := call(t, cs, "mcp__demo__ask"); got != "accept: age=85, color=green, name=Grace, subscribe=false" {
 		t.Fatalf("form: %q", got)
 	}
@@ -554,11 +542,7 @@ func TestReadProgress(t *testing.T) {
 					f.progressed <- struct{}{}
 				},
 			})
-			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + rt.path, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cs.Close() })
+			cs := dial(t, c, f.url+rt.path, nil)
 			p := &mcp.ReadResourceParams{URI: "ask://progress"}
 			p.SetProgressToken("read-1")
 			res, err := cs.ReadResource(t.Context(), p)

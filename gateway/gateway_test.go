@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -116,6 +117,18 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // connect opens a downstream go-sdk session on path; changed receives a value per
 // tools/list_changed.
+// dial connects c to the gateway's route at url with the test's token (opts may be nil);
+// the session closes when the test ends.
+func dial(t *testing.T, c *mcp.Client, url string, opts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
 func connect(t *testing.T, url string, changed chan<- string) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
@@ -128,24 +141,26 @@ func connect(t *testing.T, url string, changed chan<- string) *mcp.ClientSession
 		}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return dial(t, c, url, nil)
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
-	var names []string
-	for tool, err := range cs.Tools(t.Context(), nil) {
+	return listed(t, cs.Tools(t.Context(), nil), func(tool *mcp.Tool) string { return tool.Name })
+}
+
+// listed returns key of each item of a session's list (cs.Tools, cs.Resources, ...),
+// failing the test on an error.
+func listed[T any](t *testing.T, list iter.Seq2[T, error], key func(T) string) []string {
+	t.Helper()
+	var out []string
+	for item, err := range list {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names = append(names, tool.Name)
+		out = append(out, key(item))
 	}
-	return names
+	return out
 }
 
 // waitTools waits (bounded by the test's context) until the session lists name.
@@ -207,13 +222,7 @@ func TestAggregatedRoute(t *testing.T) {
 	}
 
 	// Resources under their own URIs, templates routed to the server.
-	var uris []string
-	for r, err := range cs.Resources(t.Context(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		uris = append(uris, r.URI)
-	}
+	uris := listed(t, cs.Resources(t.Context(), nil), func(r *mcp.Resource) string { return r.URI })
 	if !slices.Contains(uris, "demo://readme") {
 		t.Fatalf("resources: %v", uris)
 	}
@@ -427,12 +436,7 @@ func TestProgressAndCancellation(t *testing.T) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "p", Version: "1"}, &mcp.ClientOptions{
 			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { ch <- r.Params },
 		})
-		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cs.Close() })
-		return cs, ch
+		return dial(t, c, f.url+"/mcp", nil), ch
 	}
 	a, aProgress := progress()
 	_, bProgress := progress()

@@ -37,15 +37,6 @@ func hangServer(t *testing.T) (url string, started, cancelled chan struct{}) {
 	return h.URL(), started, cancelled
 }
 
-func awaitSignal(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: not within 10 s", what)
-	}
-}
-
 // TestDeleteCancelsCalls: a downstream session ended with DELETE while a call is in flight
 // is answered at once, and the call is cancelled upstream.
 func TestDeleteCancelsCalls(t *testing.T) {
@@ -55,7 +46,7 @@ func TestDeleteCancelsCalls(t *testing.T) {
 	f := serveGateway(t, root, gateway.Options{})
 	cs := connect(t, f.url+"/mcp", nil)
 	go func() { _, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__up__hang"}) }()
-	awaitSignal(t, started, "the call reaching the server")
+	within(t, "the call reaching the server", started)
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, f.url+"/mcp", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Mcp-Session-Id", cs.ID())
@@ -68,8 +59,8 @@ func TestDeleteCancelsCalls(t *testing.T) {
 		}
 		close(deleted)
 	}()
-	awaitSignal(t, deleted, "DELETE answered")
-	awaitSignal(t, cancelled, "the call cancelled upstream")
+	within(t, "DELETE answered", deleted)
+	within(t, "the call cancelled upstream", cancelled)
 }
 
 // killable is an HTTP client transport whose connections can all be cut at once, as when
@@ -127,10 +118,10 @@ func TestKilledClientCancelsCalls(t *testing.T) {
 			defer close(returned)
 			_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: rt.tool})
 		}()
-		awaitSignal(t, started, rt.path+": the call reaching the server")
+		within(t, rt.path+": the call reaching the server", started)
 		k.kill()
-		awaitSignal(t, cancelled, rt.path+": the call cancelled upstream")
-		awaitSignal(t, returned, rt.path+": the killed client's call returning")
+		within(t, rt.path+": the call cancelled upstream", cancelled)
+		within(t, rt.path+": the killed client's call returning", returned)
 		_ = cs.Close()
 		k.rt.CloseIdleConnections()
 	}
@@ -312,12 +303,12 @@ func TestDisposedScopeLeavesNoGoroutine(t *testing.T) {
 		_, err := agg.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__up__hang"})
 		returned <- err
 	}()
-	awaitSignal(t, started, "the call reaching the server")
+	within(t, "the call reaching the server", started)
 
 	if err := s.Dispose(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	awaitSignal(t, cancelled, "the call cancelled upstream")
+	within(t, "the call cancelled upstream", cancelled)
 	if got := <-sub.Unsubscribed; got != "sub://a" {
 		t.Fatalf("unsubscribed %q", got)
 	}

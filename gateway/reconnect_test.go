@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -50,20 +49,9 @@ func TestReconnectResyncsResources(t *testing.T) {
 			default:
 			}
 		}})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cs.Close() }()
+	cs := dial(t, c, f.url+"/mcp", nil)
 	uris := func() []string {
-		var out []string
-		for r, err := range cs.Resources(t.Context(), nil) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, r.URI)
-		}
-		return out
+		return listed(t, cs.Resources(t.Context(), nil), func(r *mcp.Resource) string { return r.URI })
 	}
 	wait := func(want string) {
 		deadline := time.After(10 * time.Second)

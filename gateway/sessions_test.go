@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -69,10 +68,7 @@ func TestSessions(t *testing.T) {
 			default:
 			}
 		}})
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp/servers/demo", HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := dial(t, client, f.url+"/mcp/servers/demo", nil)
 	waitTools(t, cs, changed, "echo")
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "secret-argument"}}); err != nil {
 		t.Fatal(err)
