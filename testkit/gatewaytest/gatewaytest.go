@@ -4,17 +4,29 @@
 package gatewaytest
 
 import (
-	"net/http/httptest"
+	"net"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/gateway"
 )
 
 // Serve makes a gateway over root with opts and serves its routes (handler options httpOpts)
-// on an httptest server, and returns the gateway and the server's base URL. The gateway and
-// the server close when the test ends. Call it from the test's goroutine.
+// on a local port, and returns the gateway and the server's base URL. The gateway and the
+// server close when the test ends. Call it from the test's goroutine.
 func Serve(t testing.TB, root *ctx.Context, opts gateway.Options, httpOpts gateway.HTTPOptions) (*gateway.Gateway, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ServeOn(t, ln, root, opts, httpOpts), "http://" + ln.Addr().String()
+}
+
+// ServeOn is Serve on ln (whose address the test needed before: an OAuth resource's URL).
+func ServeOn(t testing.TB, ln net.Listener, root *ctx.Context, opts gateway.Options, httpOpts gateway.HTTPOptions) *gateway.Gateway {
 	t.Helper()
 	gw, err := gateway.New(root, opts)
 	if err != nil {
@@ -24,7 +36,8 @@ func Serve(t testing.TB, root *ctx.Context, opts gateway.Options, httpOpts gatew
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { _ = gw.Close(); srv.Close() })
-	return gw, srv.URL
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = gw.Close(); _ = srv.Close() })
+	return gw
 }

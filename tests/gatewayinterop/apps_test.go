@@ -1,19 +1,15 @@
 package gatewayinterop
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"os/exec"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/internal/npmci"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/gatewaytest"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
@@ -70,25 +66,14 @@ func TestTypeScriptClientApps(t *testing.T) {
 	}
 
 	// The same server behind the gateway.
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	mount := func(def ctx.PluginDef, cfg any) {
-		s, err := root.Plugin(def, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mount(toolregistry.Plugin, nil)
+	root := newTree(t, nil)
 	if err := gateway.Offer(root); err != nil { // as harness serve does, before the servers
 		t.Fatal(err)
 	}
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.Command, cfg.Args, cfg.FailOnStartupError = "basic", mcpclient.TransportStdio, node, []string{entry, "--stdio"}, true
-	mount(mcpclient.Plugin, cfg)
+	mount(t, root, mcpclient.Plugin, cfg)
 	_, base := gatewaytest.Serve(t, root, gateway.Options{}, gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
 
 	want, _ := json.Marshal(direct.Meta)

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -22,12 +21,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/gateway"
-	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/internal/npmci"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/gatewaytest"
 	"github.com/cordisgo/harness/testkit/harnessbin"
 )
@@ -54,34 +50,17 @@ func gatewayURLLogged(t *testing.T) (string, *logLines) {
 	nodeBin := suite.Node(t)
 	everything := suite.File(t, "@modelcontextprotocol/server-everything/dist/index.js")
 
-	root := ctx.New(ctx.Options{Logger: slog.New(logs)})
-	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	mount := func(def ctx.PluginDef, cfg any) {
-		s, err := root.Plugin(def, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mount(toolregistry.Plugin, nil)
+	root := newTree(t, logs)
 	// As harness serve does: the clients then offer elicitation and sampling, which the
 	// gateway forwards to the calling session.
 	if err := gateway.Offer(root); err != nil {
 		t.Fatal(err)
 	}
-	dh, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	demo := httptest.NewServer(dh)
-	t.Cleanup(func() { closeSessions(); demo.Close() })
+	mountDemo(t, root)
 	var cfg mcpclient.Config
 	cfg.Default()
-	cfg.ServerName, cfg.Transport, cfg.URL, cfg.FailOnStartupError = "demo", mcpclient.TransportStreamableHTTP, demo.URL+"/mcp", true
-	mount(mcpclient.Plugin, cfg)
-	cfg = mcpclient.Config{}
-	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.Command, cfg.Args, cfg.FailOnStartupError = "everything", mcpclient.TransportStdio, nodeBin, []string{everything, "stdio"}, true
-	mount(mcpclient.Plugin, cfg)
+	mount(t, root, mcpclient.Plugin, cfg)
 
 	_, url := gatewaytest.Serve(t, root, gateway.Options{}, gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
 	return url, logs

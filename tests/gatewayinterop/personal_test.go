@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -16,14 +15,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/gateway/access"
 	"github.com/cordisgo/harness/gateway/redisstore"
 	"github.com/cordisgo/harness/hostgateway"
 	"github.com/cordisgo/harness/internal/oauthtest"
 	"github.com/cordisgo/harness/mcpauth"
-	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/gatewaytest"
 	"github.com/cordisgo/harness/testkit/redistest"
 )
 
@@ -97,26 +95,7 @@ func newPersonalFleet(t *testing.T) *personalFleet {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	s, err := root.Plugin(toolregistry.Plugin, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gateway.New(root, gateway.Options{Store: store, Vault: store, Replica: "r1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := gw.Handler(gateway.HTTPOptions{Addr: ln.Addr().String(), Access: access.New(cfg)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = gw.Close(); _ = srv.Close() })
+	gatewaytest.ServeOn(t, ln, newTree(t, nil), gateway.Options{Store: store, Vault: store, Replica: "r1"}, gateway.HTTPOptions{Addr: ln.Addr().String(), Access: access.New(cfg)})
 	return f
 }
 

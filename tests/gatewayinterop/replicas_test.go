@@ -7,10 +7,8 @@
 package gatewayinterop
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -261,39 +259,27 @@ type callLine struct {
 func (c *cluster) clients(sessions, calls int, during func(n int, l callLine)) []callLine {
 	t := c.t
 	t.Helper()
-	cmd := exec.Command(suite.Node(t), "replicas.mjs", c.lbURL, token, strconv.Itoa(sessions), strconv.Itoa(calls),
-		"demo__slow", `{"ms":40}`) // serve offers SERVER__TOOL (gateway.Options.ShortNames)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var lines []callLine
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		text := sc.Text()
-		if text == `"READY"` || text == `"DONE"` {
-			continue
-		}
-		var l callLine
-		if err := json.Unmarshal([]byte(text), &l); err != nil {
-			t.Fatalf("replicas.mjs: %q: %v", text, err)
-		}
-		lines = append(lines, l)
-		if during != nil {
-			during(len(lines), l)
-		}
-	}
-	_, _ = io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("replicas.mjs: %v\n%s", err, stderr.String())
+	stderr, err := runNode(t.Context(), t, "replicas.mjs", []string{c.lbURL, token, strconv.Itoa(sessions), strconv.Itoa(calls),
+		"demo__slow", `{"ms":40}`}, // serve offers SERVER__TOOL (gateway.Options.ShortNames)
+		func(text string) {
+			if text == `"READY"` || text == `"DONE"` {
+				return
+			}
+			var l callLine
+			if err := json.Unmarshal([]byte(text), &l); err != nil {
+				t.Fatalf("replicas.mjs: %q: %v", text, err)
+			}
+			lines = append(lines, l)
+			if during != nil {
+				during(len(lines), l)
+			}
+		})
+	if err != nil {
+		t.Fatalf("replicas.mjs: %v\n%s", err, stderr)
 	}
 	if len(lines) != sessions*calls {
-		t.Fatalf("%d calls reported, want %d\n%s", len(lines), sessions*calls, stderr.String())
+		t.Fatalf("%d calls reported, want %d\n%s", len(lines), sessions*calls, stderr)
 	}
 	return lines
 }

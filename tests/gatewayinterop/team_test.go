@@ -3,14 +3,11 @@
 package gatewayinterop
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,14 +16,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/gateway/access"
 	"github.com/cordisgo/harness/gateway/audit"
-	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/internal/oauthtest"
-	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/gatewaytest"
 )
 
 // teamGateway serves the demo server through a gateway whose people sign in with
@@ -56,33 +51,8 @@ func teamGateway(t *testing.T, format string) (string, *gateway.Gateway, string)
 		t.Fatal(err)
 	}
 
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	for _, m := range []struct {
-		def ctx.PluginDef
-		cfg any
-	}{{toolregistry.Plugin, nil}} {
-		s, err := root.Plugin(m.def, m.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dh, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
-	demo := httptest.NewServer(dh)
-	t.Cleanup(func() { closeSessions(); demo.Close() })
-	var mc mcpclient.Config
-	mc.Default()
-	mc.ServerName, mc.Transport, mc.URL, mc.FailOnStartupError = "demo", mcpclient.TransportStreamableHTTP, demo.URL+"/mcp", true
-	s, err := root.Plugin(mcpclient.Plugin, mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	root := newTree(t, nil)
+	mountDemo(t, root)
 
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
 	trail, err := audit.OpenFile(auditPath)
@@ -90,17 +60,7 @@ func teamGateway(t *testing.T, format string) (string, *gateway.Gateway, string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = trail.Close() })
-	gw, err := gateway.New(root, gateway.Options{Audit: trail})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := gw.Handler(gateway.HTTPOptions{Addr: ln.Addr().String(), Access: access.New(cfg)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = gw.Close(); _ = srv.Close() })
+	gw := gatewaytest.ServeOn(t, ln, root, gateway.Options{Audit: trail}, gateway.HTTPOptions{Addr: ln.Addr().String(), Access: access.New(cfg)})
 	return url, gw, auditPath
 }
 
@@ -110,39 +70,26 @@ func signIn(t *testing.T, url, login string, ops ...any) []json.RawMessage {
 	b, _ := json.Marshal(ops)
 	cx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(cx, suite.Node(t), "signin.mjs", url, string(b))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var results []json.RawMessage
 	authorized := false
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	stderr, err := runNode(cx, t, "signin.mjs", []string{url, string(b)}, func(line string) {
 		if u, ok := strings.CutPrefix(line, "AUTHORIZE "); ok {
 			authorized = true
 			if err := oauthtest.BrowseAs(cx, u, login); err != nil {
 				t.Errorf("signing in as %s: %v", login, err)
 			}
-			continue
+			return
 		}
 		var r struct{ Results []json.RawMessage }
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("signin.mjs: %q: %v", line, err)
 		}
 		results = r.Results
-	}
-	if err := cmd.Wait(); err != nil {
+	})
+	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			t.Fatalf("signin.mjs as %s: %v\n%s", login, err, stderr.String())
+			t.Fatalf("signin.mjs as %s: %v\n%s", login, err, stderr)
 		}
 		t.Fatal(err)
 	}

@@ -1,0 +1,82 @@
+//go:build unix
+
+package gatewayinterop
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/demoserver"
+	"github.com/cordisgo/harness/plugins/mcpclient"
+	"github.com/cordisgo/harness/plugins/toolregistry"
+)
+
+// newTree returns a root that logs to h (nil: nowhere), with the tool registry mounted;
+// it is disposed when the test ends.
+func newTree(t *testing.T, h slog.Handler) *ctx.Context {
+	t.Helper()
+	if h == nil {
+		h = slog.DiscardHandler
+	}
+	root := ctx.New(ctx.Options{Logger: slog.New(h)})
+	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
+	mount(t, root, toolregistry.Plugin, nil)
+	return root
+}
+
+// mount mounts def with cfg on root and waits until it has loaded.
+func mount(t *testing.T, root *ctx.Context, def ctx.PluginDef, cfg any) {
+	t.Helper()
+	s, err := root.Plugin(def, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mountDemo serves the demo server (Streamable HTTP, in process) until the test ends and
+// mounts a client of it, named demo, on root.
+func mountDemo(t *testing.T, root *ctx.Context) {
+	t.Helper()
+	dh, closeSessions := demoserver.HandlerWithClose(demoserver.Options{})
+	demo := httptest.NewServer(dh)
+	t.Cleanup(func() { closeSessions(); demo.Close() })
+	var cfg mcpclient.Config
+	cfg.Default()
+	cfg.ServerName, cfg.Transport, cfg.URL, cfg.FailOnStartupError = "demo", mcpclient.TransportStreamableHTTP, demo.URL+"/mcp", true
+	mount(t, root, mcpclient.Plugin, cfg)
+}
+
+// runNode runs script (a file of this directory) with args under node until cx ends, calls
+// line with each line the script prints, and returns what it printed on stderr and how it
+// ended (exec.Cmd.Wait's error).
+func runNode(cx context.Context, t *testing.T, script string, args []string, line func(string)) (stderr string, _ error) {
+	t.Helper()
+	cmd := exec.CommandContext(cx, suite.Node(t), append([]string{script}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line(sc.Text())
+	}
+	_, _ = io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	return errOut.String(), err
+}
