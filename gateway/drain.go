@@ -93,7 +93,8 @@ func (d *drainState) wakeLocked() {
 //     elsewhere; HAProxy with retry-on 503), and Drain returns nil.
 //
 // When cx ends first, Drain refuses new requests from then on too and returns cx's error;
-// requests still in flight go on until the gateway is closed. Close the gateway afterwards
+// requests still in flight go on until the gateway is closed, which answers each with a
+// JSON-RPC error that says to retry it. Close the gateway afterwards
 // (and stop accepting connections first): its sessions end here, and their records stay
 // in the store for the other replicas.
 func (g *Gateway) Drain(cx context.Context) error {
@@ -135,6 +136,33 @@ func (g *Gateway) Drain(cx context.Context) error {
 			d.refusing = true
 			d.mu.Unlock()
 			return cx.Err()
+		}
+	}
+}
+
+// closeAnswerWait bounds how long a gateway's close waits for the answers of the requests
+// it ended (awaitAnswers).
+const closeAnswerWait = 5 * time.Second
+
+// awaitAnswers waits, at most closeAnswerWait, until no request is in flight (streams
+// aside): a closing gateway has ended its requests (errStopped), and each answer must be
+// written on its POST before the sessions close, which would cut it.
+func (g *Gateway) awaitAnswers() {
+	d := &g.drain
+	d.begin() // the health check fails already (closed); an ending request now wakes d
+	timeout := time.NewTimer(closeAnswerWait)
+	defer timeout.Stop()
+	for {
+		d.mu.Lock()
+		n, wake := d.inFlight, d.wake
+		d.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-wake:
+		case <-timeout.C:
+			return
 		}
 	}
 }

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/gateway"
@@ -119,6 +121,28 @@ func TestDrainServesUntilTheBalancerStops(t *testing.T) {
 	}
 	if code, _ := health(t, f.url); code != http.StatusServiceUnavailable {
 		t.Fatalf("health once drained: %d", code)
+	}
+}
+
+// A drain that runs out (harness serve's --drain-timeout) leaves a call in flight, which the
+// close that follows ends: the call is answered with a JSON-RPC error that says to retry,
+// not cut without an answer.
+func TestDrainTimeoutAnswersCallsInFlight(t *testing.T) {
+	f := drainFleet(t)
+	cs := connect(t, f.url+"/mcp", nil)
+	slow := slowCall(cs, 60_000)
+	waitInFlight(t, f, 1)
+	dcx, cancel := context.WithCancel(t.Context())
+	cancel() // the drain's time is up
+	if err := f.gw.Drain(dcx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a drain out of time: %v", err)
+	}
+	if err := f.gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var je *jsonrpc.Error
+	if err := <-slow; !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError || !strings.Contains(je.Message, "stopped before it answered") || !strings.Contains(je.Message, "retry it") {
+		t.Fatalf("the call in flight at the close: %v, want a JSON-RPC error %d that says to retry", err, jsonrpc.CodeInternalError)
 	}
 }
 

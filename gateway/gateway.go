@@ -198,8 +198,8 @@ func New(c *ctx.Context, opts Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Close stops the workers and goroutines, cancels the requests in flight and closes every
-// downstream session: it disposes the gateway's effect, as the unload of its context's
+// Close stops the workers and goroutines, ends the requests in flight (each is answered
+// with a JSON-RPC error that says to retry it) and closes every downstream session: it disposes the gateway's effect, as the unload of its context's
 // scope does. It is idempotent.
 func (g *Gateway) Close() error {
 	return g.dispose(context.Background())
@@ -216,6 +216,9 @@ func (g *Gateway) closeSessions(context.Context) error {
 	}
 	g.heard = nil
 	g.mu.Unlock()
+	// The requests in flight were ended as the close began (inFlightCall): once their
+	// answers (errStopped) are written, their sessions close.
+	g.awaitAnswers()
 	for _, r := range routes {
 		for _, s := range r.mcpServers() {
 			for ss := range s.Sessions() {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -100,7 +101,40 @@ func (g *Gateway) inFlightCall(cx context.Context, ss *mcp.ServerSession, method
 	if end != nil {
 		defer func() { end(cx, res, err) }()
 	}
-	return next(cx, method, req)
+	res, err = next(cx, method, req)
+	if failed := err != nil || isToolError(res); failed && errors.Is(context.Cause(cx), errClosed) {
+		return nil, errStopped
+	}
+	return res, err
+}
+
+// errStopped answers a request that a gateway's close ended before it was answered (a
+// replica's drain that ran out, a gateway closed under load): a JSON-RPC error that says
+// to retry, as HAProxy answers for a replica that died (docs/gateway.md, "What fails how").
+var errStopped = &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+	Message: "the gateway serving this request stopped before it answered: it may or may not have taken effect; retry it (behind a balancer, the session goes on on another replica)"}
+
+// isToolError reports whether res is a tool call's error result.
+func isToolError(res mcp.Result) bool {
+	r, ok := res.(*mcp.CallToolResult)
+	return ok && r != nil && r.IsError
+}
+
+// whenEnded calls end once the downstream session ss has ended, from a goroutine of the
+// gateway's effect (at once when the gateway has closed). The gateway's close ends the
+// session, once the answers of the requests it ended are written (awaitAnswers).
+func (g *Gateway) whenEnded(label string, ss *mcp.ServerSession, end func()) {
+	if _, err := g.life.Go(label, func(runcx context.Context) error {
+		defer context.AfterFunc(runcx, func() {
+			g.awaitAnswers()
+			_ = ss.Close()
+		})()
+		_ = ss.Wait()
+		end()
+		return nil
+	}); err != nil {
+		end() // the gateway closed meanwhile
+	}
 }
 
 // register records cancel as a request of ss in flight until the returned function is called.

@@ -151,17 +151,9 @@ func (b *sessionBook) recLocked(ss *mcp.ServerSession, route string) (r *session
 	return r, true
 }
 
-// watch moves ss to the ended sessions when it ends, from a goroutine of the gateway's
-// effect: the gateway's close ends the session, and so the watcher.
+// watch moves ss to the ended sessions when it ends.
 func (b *sessionBook) watch(ss *mcp.ServerSession) {
-	if _, err := b.g.life.Go("gateway:session", func(runcx context.Context) error {
-		defer context.AfterFunc(runcx, func() { _ = ss.Close() })()
-		_ = ss.Wait()
-		b.end(ss)
-		return nil
-	}); err != nil {
-		b.end(ss) // the gateway closed meanwhile
-	}
+	b.g.whenEnded("gateway:session", ss, func() { b.end(ss) })
 }
 
 // opened records ss after its initialize.

@@ -54,15 +54,7 @@ func (d *downstreamSubs) subscribe(cx context.Context, ss *mcp.ServerSession, u 
 	uris[uri] = sub
 	d.mu.Unlock()
 	if fresh {
-		// The session's watcher: the gateway's close ends the session, and so the watcher.
-		if _, err := d.g.life.Go("gateway:subscriptions", func(runcx context.Context) error {
-			defer context.AfterFunc(runcx, func() { _ = ss.Close() })()
-			_ = ss.Wait()
-			d.releaseSession(ss)
-			return nil
-		}); err != nil {
-			d.releaseSession(ss) // the gateway closed meanwhile
-		}
+		d.g.whenEnded("gateway:subscriptions", ss, func() { d.releaseSession(ss) })
 	}
 	return nil
 }

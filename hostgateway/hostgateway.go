@@ -99,7 +99,8 @@ type Options struct {
 	// DrainTimeout bounds a replica's drain when it stops (with a Store; gateway.Drain): the
 	// health check fails at once, and the requests that come until the load balancer has
 	// stopped sending are served to their end before the sessions are left to the other
-	// replicas.
+	// replicas. Requests still in flight when it runs out are answered with a JSON-RPC
+	// error that says to retry them.
 	DrainTimeout time.Duration
 	// Access is the path of the access file (package gateway/access): people sign in with
 	// the team's identity provider, and its rules say what each may see and call. Empty:
@@ -224,7 +225,7 @@ func Serve(cx context.Context, h *host.Host, ln net.Listener, o Options) (func()
 			// other replicas (docs/gateway.md, "Rolling restarts").
 			dcx, cancel := context.WithTimeout(context.WithoutCancel(cx), o.DrainTimeout)
 			if err := gw.Drain(dcx); err != nil {
-				h.Logger().Warn("the drain did not finish: requests still in flight end now", "drain_timeout", o.DrainTimeout.String())
+				h.Logger().Warn("the drain did not finish: requests still in flight are answered with an error that says to retry", "drain_timeout", o.DrainTimeout.String())
 			}
 			cancel()
 			defer closeStore()
