@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -253,31 +254,31 @@ func (r *serverRoute) list(cx context.Context) ([]listed, bool) {
 		}
 	}
 	if caps.Resources != nil {
-		for res, err := range cs.Resources(cx, nil) {
-			if err != nil {
-				r.g.log.Warn("resources/list failed", "server", r.name, "err", err)
-				break
-			}
+		eachListed(r, "resources/list", cs.Resources(cx, nil), func(res *mcp.Resource) {
 			item("resource:"+res.URI, res, func(srv *mcp.Server) { srv.AddResource(res, r.read) })
-		}
-		for t, err := range cs.ResourceTemplates(cx, nil) {
-			if err != nil {
-				r.g.log.Warn("resources/templates/list failed", "server", r.name, "err", err)
-				break
-			}
+		})
+		eachListed(r, "resources/templates/list", cs.ResourceTemplates(cx, nil), func(t *mcp.ResourceTemplate) {
 			item("template:"+t.URITemplate, t, func(srv *mcp.Server) { srv.AddResourceTemplate(t, r.read) })
-		}
+		})
 	}
 	if caps.Prompts != nil {
-		for p, err := range cs.Prompts(cx, nil) {
-			if err != nil {
-				r.g.log.Warn("prompts/list failed", "server", r.name, "err", err)
-				break
-			}
+		eachListed(r, "prompts/list", cs.Prompts(cx, nil), func(p *mcp.Prompt) {
 			item("prompt:"+p.Name, p, func(srv *mcp.Server) { srv.AddPrompt(p, r.prompt) })
-		}
+		})
 	}
 	return items, true
+}
+
+// eachListed calls add with each item of list, one of the upstream's lists (method); a
+// failure is logged and ends the list, whose items so far stay.
+func eachListed[T any](r *serverRoute, method string, list iter.Seq2[T, error], add func(T)) {
+	for v, err := range list {
+		if err != nil {
+			r.g.log.Warn(method+" failed", "server", r.name, "err", err)
+			return
+		}
+		add(v)
+	}
 }
 
 // apply makes rs show items, those its capabilities cover: it adds what is new or changed

@@ -147,43 +147,37 @@ func (g *Gateway) screen(cx context.Context, route, method string, req mcp.Reque
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:
 		out := *r
-		out.Tools = nil
-		for _, t := range r.Tools {
+		out.Tools = kept(r.Tools, func(t *mcp.Tool) bool {
 			server, tool := g.toolOn(route, t.Name)
-			if pol.MayCall(who, server, tool).Allowed {
-				out.Tools = append(out.Tools, t)
-			}
-		}
+			return pol.MayCall(who, server, tool).Allowed
+		})
 		return &out, nil
 	case *mcp.ListResourcesResult:
 		out := *r
-		out.Resources = nil
-		for _, x := range r.Resources {
-			if mayUse(serverOf("resource", x.URI)) == nil {
-				out.Resources = append(out.Resources, x)
-			}
-		}
+		out.Resources = kept(r.Resources, func(x *mcp.Resource) bool { return mayUse(serverOf("resource", x.URI)) == nil })
 		return &out, nil
 	case *mcp.ListResourceTemplatesResult:
 		out := *r
-		out.ResourceTemplates = nil
-		for _, x := range r.ResourceTemplates {
-			if mayUse(serverOf("template", x.URITemplate)) == nil {
-				out.ResourceTemplates = append(out.ResourceTemplates, x)
-			}
-		}
+		out.ResourceTemplates = kept(r.ResourceTemplates, func(x *mcp.ResourceTemplate) bool { return mayUse(serverOf("template", x.URITemplate)) == nil })
 		return &out, nil
 	case *mcp.ListPromptsResult:
 		out := *r
-		out.Prompts = nil
-		for _, x := range r.Prompts {
-			if mayUse(serverOf("prompt", x.Name)) == nil {
-				out.Prompts = append(out.Prompts, x)
-			}
-		}
+		out.Prompts = kept(r.Prompts, func(x *mcp.Prompt) bool { return mayUse(serverOf("prompt", x.Name)) == nil })
 		return &out, nil
 	}
 	return res, err
+}
+
+// kept returns the items of xs that keep keeps, in order (nil when none): a list with what
+// the rules hide left out.
+func kept[T any](xs []T, keep func(T) bool) []T {
+	var out []T
+	for _, x := range xs {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // toolOn names the tool a route lists as name: on a per-server route, that server's tool;
