@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/toolsearch"
+	"github.com/cordisgo/harness/toolsearch/searcheval"
 )
 
 // largeFleet is the evaluation catalog four times over (each copy's servers renamed
@@ -37,15 +38,13 @@ func largeFleet(tb testing.TB) []toolsearch.Server {
 // queries are the evaluation tasks' queries.
 func queries(tb testing.TB) []string {
 	tb.Helper()
-	data, err := readFile("testdata/tasks.tsv")
+	tasks, err := searcheval.ReadTasks("testdata/tasks.tsv")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var out []string
-	for _, line := range strings.Split(data, "\n") {
-		if cols := strings.Split(line, "\t"); len(cols) == 3 && !strings.HasPrefix(line, "#") {
-			out = append(out, cols[2])
-		}
+	out := make([]string, len(tasks))
+	for i, tk := range tasks {
+		out[i] = tk.Query
 	}
 	return out
 }
