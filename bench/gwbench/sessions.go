@@ -119,20 +119,22 @@ func manySessions(args []string) error {
 	// Every session calls at once, rounds times.
 	var lat []time.Duration
 	var latMu sync.Mutex
+	// call makes one call on cs and records how long it took in *into (and its error).
+	call := func(cs *mcp.ClientSession, text string, into *[]time.Duration) {
+		t := time.Now()
+		_, err := cs.CallTool(cx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": text}})
+		d := time.Since(t)
+		latMu.Lock()
+		defer latMu.Unlock()
+		if err != nil {
+			firstErr = errors.Join(firstErr, err)
+		}
+		*into = append(*into, d)
+	}
 	began := time.Now()
 	for range *rounds {
 		for _, cs := range css {
-			wg.Go(func() {
-				t := time.Now()
-				_, err := cs.CallTool(cx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "x"}})
-				d := time.Since(t)
-				latMu.Lock()
-				if err != nil {
-					firstErr = errors.Join(firstErr, err)
-				}
-				lat = append(lat, d)
-				latMu.Unlock()
-			})
+			wg.Go(func() { call(cs, "x", &lat) })
 		}
 		wg.Wait()
 	}
@@ -154,15 +156,7 @@ func manySessions(args []string) error {
 				if i >= *calls16 {
 					return
 				}
-				t := time.Now()
-				_, err := css[i%len(css)].CallTool(cx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "y"}})
-				d := time.Since(t)
-				latMu.Lock()
-				if err != nil {
-					firstErr = errors.Join(firstErr, err)
-				}
-				lat16 = append(lat16, d)
-				latMu.Unlock()
+				call(css[i%len(css)], "y", &lat16)
 			}
 		})
 	}
