@@ -296,12 +296,8 @@ func (s *supervisor) tasksMethod(cx context.Context, g *generation, method strin
 // withRelatedTask returns res as an object with the related-task _meta the specification
 // asks of a tasks/result.
 func withRelatedTask(res mcp.Result, id string) (*anyResult, error) {
-	b, err := json.Marshal(res)
+	v, err := resultMap(res)
 	if err != nil {
-		return nil, err
-	}
-	var v map[string]any
-	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, err
 	}
 	setMeta(v, metaRelatedTask, map[string]any{"taskId": id})
