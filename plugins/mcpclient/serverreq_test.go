@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -102,14 +103,7 @@ type responder struct {
 	seen  []*elicitation.Request
 }
 
-func (r *responder) Supports(m elicitation.Mode) bool {
-	for _, x := range r.modes {
-		if x == m {
-			return true
-		}
-	}
-	return false
-}
+func (r *responder) Supports(m elicitation.Mode) bool { return slices.Contains(r.modes, m) }
 
 func (r *responder) Elicit(cx context.Context, req *elicitation.Request) (*elicitation.Response, error) {
 	r.mu.Lock()
