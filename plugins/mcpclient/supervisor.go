@@ -772,10 +772,7 @@ func (s *supervisor) setInstructions(raw string) {
 		return
 	}
 	s.instr = text
-	fns := make([]func(string), 0, len(s.watchers))
-	for fn := range s.watchers {
-		fns = append(fns, *fn)
-	}
+	fns := callbacks(s.watchers)
 	s.mu.Unlock()
 	for _, fn := range fns {
 		fn(text)
@@ -794,6 +791,16 @@ func (s *supervisor) instructions() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.instr
+}
+
+// callbacks returns the functions of a set of observers, to be called once the lock that
+// guards the set is released (an observer may add or remove observers).
+func callbacks[T any](set map[*func(T)]struct{}) []func(T) {
+	fns := make([]func(T), 0, len(set))
+	for p := range set {
+		fns = append(fns, *p)
+	}
+	return fns
 }
 
 // watchInstructions calls fn after every change of the instructions, until the returned

@@ -142,10 +142,7 @@ func (u *Upstream) Listen(fn func(Notice)) (stop func()) {
 func (u *Upstream) notify(n Notice) {
 	n.Server = u.Server()
 	u.mu.Lock()
-	fns := make([]func(Notice), 0, len(u.listeners))
-	for p := range u.listeners {
-		fns = append(fns, *p)
-	}
+	fns := callbacks(u.listeners)
 	u.mu.Unlock()
 	for _, fn := range fns {
 		fn(n)
