@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/benchtest"
 
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
@@ -182,20 +182,9 @@ func BenchmarkCallPaired(b *testing.B) {
 			*into = append(*into, call())
 			*cpu += processCPU() - c0
 		}
-		i := 0
 		b.ResetTimer()
-		for b.Loop() {
-			// Alternate the order, so that neither kind always follows the other.
-			if i++; i%2 == 0 {
-				timed(rawCall, &raw, &rawCPU)
-				timed(pluginCall, &plugin, &pluginCPU)
-			} else {
-				timed(pluginCall, &plugin, &pluginCPU)
-				timed(rawCall, &raw, &rawCPU)
-			}
-		}
-		// Medians: a busy machine adds outliers that would dominate means.
-		r, p := median(raw), median(plugin)
+		benchtest.Alternate(b, func() { timed(rawCall, &raw, &rawCPU) }, func() { timed(pluginCall, &plugin, &pluginCPU) })
+		r, p := benchtest.Median(raw), benchtest.Median(plugin)
 		b.ReportMetric(float64(r), "raw-ns/call")
 		b.ReportMetric(float64(p), "plugin-ns/call")
 		b.ReportMetric(100*float64(p-r)/float64(r), "overhead-%")
@@ -210,11 +199,6 @@ func BenchmarkCallPaired(b *testing.B) {
 		cfg.ServerName = "bench"
 		run(b, cfg, nil)
 	})
-}
-
-func median(d []time.Duration) time.Duration {
-	slices.Sort(d)
-	return d[len(d)/2]
 }
 
 // BenchmarkPluginPath is everything a plugin call adds to the round trip, without the round

@@ -16,6 +16,7 @@ import (
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/plugins/mcpclient/catalog"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/benchtest"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -159,18 +160,9 @@ func BenchmarkLazyFirstCall(b *testing.B) {
 		*into = append(*into, time.Since(begin))
 		mustNil(b, s.Dispose(context.Background()))
 	}
-	i := 0
-	for b.Loop() {
-		if i++; i%2 == 0 {
-			run(eagerCfg, &eager)
-			run(lazyCfg, &lazy)
-		} else {
-			run(lazyCfg, &lazy)
-			run(eagerCfg, &eager)
-		}
-	}
+	benchtest.Alternate(b, func() { run(eagerCfg, &eager) }, func() { run(lazyCfg, &lazy) })
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	le, ee := median(lazy), median(eager)
+	le, ee := benchtest.Median(lazy), benchtest.Median(eager)
 	b.ReportMetric(ms(le), "lazy-first-call-ms")
 	b.ReportMetric(ms(ee), "eager-start+call-ms")
 	b.ReportMetric(ms(le-ee), "overhead-ms")

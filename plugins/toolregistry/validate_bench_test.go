@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/testkit/benchtest"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -79,18 +79,9 @@ func BenchmarkValidationPaired(b *testing.B) {
 				*calls = append(*calls, time.Since(t0))
 			}
 			var regChecks, regCalls, sdkChecks, sdkCalls []time.Duration
-			i := 0
-			for b.Loop() {
-				if i++; i%2 == 0 {
-					call(registryCheck, &regChecks, &regCalls)
-					call(sdkCheck, &sdkChecks, &sdkCalls)
-				} else {
-					call(sdkCheck, &sdkChecks, &sdkCalls)
-					call(registryCheck, &regChecks, &regCalls)
-				}
-			}
-			rc, sc := medianOf(regCalls), medianOf(sdkCalls)
-			rv, sv := medianOf(regChecks), medianOf(sdkChecks)
+			benchtest.Alternate(b, func() { call(registryCheck, &regChecks, &regCalls) }, func() { call(sdkCheck, &sdkChecks, &sdkCalls) })
+			rc, sc := benchtest.Median(regCalls), benchtest.Median(sdkCalls)
+			rv, sv := benchtest.Median(regChecks), benchtest.Median(sdkChecks)
 			b.ReportMetric(float64(rc), "registry-ns/call")
 			b.ReportMetric(float64(sc), "sdk-ns/call")
 			b.ReportMetric(float64(rv), "registry-validate-ns")
@@ -118,9 +109,4 @@ func benchStdioSession(b *testing.B) *mcp.ClientSession {
 	}
 	b.Cleanup(func() { _ = cs.Close() })
 	return cs
-}
-
-func medianOf(d []time.Duration) time.Duration {
-	slices.Sort(d)
-	return d[len(d)/2]
 }
