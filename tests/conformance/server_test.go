@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -153,13 +154,7 @@ func gatewayRoute(t *testing.T, bin string) string {
 	t.Helper()
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	reg, err := root.Plugin(toolregistry.Plugin, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 	// As harness serve does before it mounts the profile: the gateway's responder and
 	// sampler, so the upstream client offers elicitation and sampling to its server.
 	if err := gateway.Offer(root); err != nil {
@@ -168,13 +163,7 @@ func gatewayRoute(t *testing.T, bin string) string {
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.Command, cfg.FailOnStartupError = "conf", mcpclient.TransportStdio, bin, true
-	up, err := root.Plugin(mcpclient.Plugin, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := up.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	ctxtest.MountActive(t, root, mcpclient.Plugin, cfg)
 	_, url := gatewaytest.Serve(t, root, gateway.Options{}, gateway.HTTPOptions{NoAuth: true, Addr: "127.0.0.1:0"})
 	return url + "/mcp/servers/conf"
 }
