@@ -60,13 +60,41 @@ func (x *run) growth() int64 {
 // collect forces a collection unless one was started less than gcSpacing ago; it reports
 // whether it did. Safe from any goroutine.
 func (x *run) collect() bool {
-	last := x.lastGC.Load()
-	now := time.Now().UnixNano()
-	if now-last < int64(gcSpacing) || !x.lastGC.CompareAndSwap(last, now) {
+	x.gcMu.Lock()
+	now := time.Now()
+	if now.Sub(x.lastGC) < gcSpacing {
+		x.gcMu.Unlock()
 		return false
 	}
+	done := make(chan struct{})
+	x.lastGC, x.gcDone = now, done
+	x.gcMu.Unlock()
 	runtime.GC()
 	x.collected.Store(time.Now().UnixNano())
+	close(done)
+	return true
+}
+
+// collectedNow reports whether the heap has just been collected: collect forced a
+// collection, or one the run forced lately (the watcher's, on its own goroutine) was still
+// running, and has now ended. Without the wait, a budget asked while the watcher collects
+// would count the garbage being collected against the run.
+func (x *run) collectedNow() bool {
+	if x.collect() {
+		return true
+	}
+	x.gcMu.Lock()
+	done := x.gcDone
+	x.gcMu.Unlock()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false // ended before: it did not help
+	default:
+	}
+	<-done
 	return true
 }
 
@@ -154,7 +182,7 @@ func (x *run) exceeds(what string, bytes int64) *Error {
 	if bytes > limit {
 		return x.memoryError(what + " needs about " + size(bytes) + ", more than the whole limit")
 	}
-	if x.growth()+bytes <= limit || x.collect() && x.growth()+bytes <= limit {
+	if x.growth()+bytes <= limit || x.collectedNow() && x.growth()+bytes <= limit {
 		return nil
 	}
 	return x.memoryError(what + " needs about " + size(bytes) + ", more than the run has left (" + size(max(limit-x.growth(), 0)) + ")")

@@ -161,8 +161,10 @@ type run struct {
 	endCalls   context.CancelCauseFunc
 	heapBase   int64        // the heap when the run began (set before the watcher starts)
 	heapGrowth atomic.Int64 // the largest growth seen
-	lastGC     atomic.Int64 // when the run last started a forced collection (unix ns)
-	collected  atomic.Int64 // when the last one it forced ended (unix ns)
+	collected  atomic.Int64 // when the last collection it forced ended (unix ns)
+	gcMu       sync.Mutex
+	lastGC     time.Time     // when the run last started a forced collection (guarded by gcMu)
+	gcDone     chan struct{} // closed when that collection ends (guarded by gcMu)
 
 	// bridge state (loop goroutine only)
 	queue     []*pending
