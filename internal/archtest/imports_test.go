@@ -143,6 +143,7 @@ var rules = map[string]rule{
 	"testkit/agenttest":   {project: []string{"ctx", "ctx/ctxtest", "internal/modeltest", "plugins/agent", "plugins/model", "plugins/sysprompt", "plugins/toolregistry"}},
 	"testkit/redistest":   {stdOnly: true},
 	"testkit/benchtest":   {stdOnly: true},
+	"testkit/elicittest":  {project: []string{"elicitation"}},
 	// tests/: the integration suites that run the plugins against other implementations.
 	"tests/interop":        {project: []string{""}},
 	"tests/ptcinterop":     {project: []string{""}},

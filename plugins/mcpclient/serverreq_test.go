@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/testkit/elicittest"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
 
@@ -95,25 +95,11 @@ func capsSummary(c *mcp.ClientCapabilities) string {
 	return strings.Join(out, " ")
 }
 
-// responder answers with fn and records the requests it saw.
-type responder struct {
-	modes []elicitation.Mode
-	fn    func(cx context.Context, r *elicitation.Request) (*elicitation.Response, error)
-	mu    sync.Mutex
-	seen  []*elicitation.Request
-}
-
-func (r *responder) Supports(m elicitation.Mode) bool { return slices.Contains(r.modes, m) }
-
-func (r *responder) Elicit(cx context.Context, req *elicitation.Request) (*elicitation.Response, error) {
-	r.mu.Lock()
-	r.seen = append(r.seen, req)
-	r.mu.Unlock()
-	return r.fn(cx, req)
-}
+// responder answers with its Answer and records the requests it saw.
+type responder = elicittest.Recorder
 
 func formResponder(fn func(cx context.Context, r *elicitation.Request) (*elicitation.Response, error)) *responder {
-	return &responder{modes: []elicitation.Mode{elicitation.ModeForm}, fn: fn}
+	return &responder{Modes: []elicitation.Mode{elicitation.ModeForm}, Answer: fn}
 }
 
 // decliner declines every form it is asked.
@@ -163,7 +149,7 @@ func TestElicitationAnswered(t *testing.T) {
 	if got := e.mustCall(nil, "mcp__a__ask", "").Text(); got != `accept {"age":36,"name":"Ada"}` {
 		t.Fatalf("result %q", got)
 	}
-	req := r.seen[0]
+	req := r.Requests()[0]
 	if req.Server != "a" || req.Message != "who are you?" || len(req.Form.Fields) != 2 || req.Form.Fields[0].Name != "name" ||
 		!req.Form.Fields[0].Required || req.Form.Fields[1].Default != 30.0 || req.Call == nil {
 		t.Fatalf("request %+v, form %+v", req, req.Form)
@@ -185,12 +171,12 @@ func TestElicitationFormsAsSent(t *testing.T) {
 	if got := e.mustCall(nil, "mcp__a__choose", titled).Text(); got != "decline" {
 		t.Fatalf("result %q, want decline", got)
 	}
-	if len(r.seen) != 1 {
-		t.Fatalf("the responder was asked %d times", len(r.seen))
+	if len(r.Requests()) != 1 {
+		t.Fatalf("the responder was asked %d times", len(r.Requests()))
 	}
-	f := r.seen[0].Form.Fields
+	f := r.Requests()[0].Form.Fields
 	if len(f) != 1 || f[0].Kind != elicitation.Multi || len(f[0].Options) != 2 || f[0].Options[1] != (elicitation.Option{Value: "v2", Title: "Second"}) {
-		t.Fatalf("form %+v", r.seen[0].Form)
+		t.Fatalf("form %+v", r.Requests()[0].Form)
 	}
 	nested := `{"schema": {"type": "object", "properties": {"who": {"type": "object", "properties": {"name": {"type": "string"}}}}}}`
 	res, err := e.call(nil, "mcp__a__choose", nested)
@@ -200,7 +186,7 @@ func TestElicitationFormsAsSent(t *testing.T) {
 	if msg := fmt.Sprint(err, res); !strings.Contains(msg, `mcp server \"a\": elicitation:`) && !strings.Contains(msg, `mcp server "a": elicitation:`) {
 		t.Errorf("the refusal does not name the server: %s", msg)
 	}
-	if len(r.seen) != 1 {
+	if len(r.Requests()) != 1 {
 		t.Errorf("the responder was asked about a refused form")
 	}
 }
@@ -282,7 +268,7 @@ func TestElicitationDirectedToTheCaller(t *testing.T) {
 	if got := res.Text(); got != `accept {"age":30,"name":"mine"}` {
 		t.Fatalf("result %q", got)
 	}
-	if len(scoped.seen) != 0 {
+	if len(scoped.Requests()) != 0 {
 		t.Fatalf("the scoped responder was asked too")
 	}
 }
@@ -510,7 +496,7 @@ func TestRenegotiatesWhenAnswersGrow(t *testing.T) {
 		t.Fatal("the two connections overlapped")
 	}
 	// Another form responder declares nothing new; the last one going reconnects nothing.
-	provideResponder(t, e.root, formResponder(r.fn))
+	provideResponder(t, e.root, formResponder(r.Answer))
 	if err := dispose(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
 	"github.com/cordisgo/harness/termchat"
+	"github.com/cordisgo/harness/testkit/elicittest"
 )
 
 // scriptedModel answers as a model using a tool would: its first answer calls tool with
@@ -57,15 +58,15 @@ func offerAgent(t *testing.T, root *ctx.Context) {
 // researchRoot returns a root for an agent calling the research tool: its elicitation
 // responder (returned, to read what it was asked) answers the tool's clarifying question
 // ("snake") and declines any other, and the agent's features are offered (offerAgent).
-func researchRoot(t *testing.T) (*ctx.Context, *answering) {
+func researchRoot(t *testing.T) (*ctx.Context, *elicittest.Recorder) {
 	t.Helper()
 	root := ctxtest.New(t)
-	r := &answering{modes: []elicitation.Mode{elicitation.ModeForm}, answer: func(req *elicitation.Request) *elicitation.Response {
+	r := answering([]elicitation.Mode{elicitation.ModeForm}, func(req *elicitation.Request) *elicitation.Response {
 		if hasField(req, "interpretation") {
 			return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"interpretation": "snake"}}
 		}
 		return &elicitation.Response{Action: elicitation.Decline}
-	}}
+	})
 	if _, err := elicitation.Provide(root, "test", r); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestAgentTurnWithTask(t *testing.T) {
 		t.Fatalf("the turn ended %s with %q", end.Reason, end.Text)
 	}
 	var asked *elicitation.Request
-	for _, q := range r.requests() {
+	for _, q := range r.Requests() {
 		if hasField(q, "interpretation") {
 			asked = q
 		}
@@ -266,7 +267,7 @@ func TestAgentBackgroundTask(t *testing.T) {
 		!(strings.Contains(second, "working") || strings.Contains(second, "input_required")) || strings.Contains(second, "(result read)") {
 		t.Errorf("/tasks lists the running task as %q", second)
 	}
-	if !slices.ContainsFunc(r.requests(), func(q *elicitation.Request) bool { return hasField(q, "interpretation") }) {
+	if !slices.ContainsFunc(r.Requests(), func(q *elicitation.Request) bool { return hasField(q, "interpretation") }) {
 		t.Error("the second task's clarifying question was never asked")
 	}
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +15,7 @@ import (
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/testkit/elicittest"
 )
 
 // The reference server's triggers of server requests, registered only for clients that
@@ -26,28 +26,12 @@ const (
 	samplingTool = "trigger-sampling-request"
 )
 
-// answering is a test responder: it records the requests it gets and answers with answer.
-type answering struct {
-	modes  []elicitation.Mode
-	answer func(*elicitation.Request) *elicitation.Response
-
-	mu   sync.Mutex
-	seen []*elicitation.Request
-}
-
-func (a *answering) Supports(m elicitation.Mode) bool { return slices.Contains(a.modes, m) }
-
-func (a *answering) Elicit(_ context.Context, r *elicitation.Request) (*elicitation.Response, error) {
-	a.mu.Lock()
-	a.seen = append(a.seen, r)
-	a.mu.Unlock()
-	return a.answer(r), nil
-}
-
-func (a *answering) requests() []*elicitation.Request {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.seen)
+// answering returns a test responder for modes: it records the requests it gets and
+// answers with answer.
+func answering(modes []elicitation.Mode, answer func(*elicitation.Request) *elicitation.Response) *elicittest.Recorder {
+	return &elicittest.Recorder{Modes: modes, Answer: func(_ context.Context, req *elicitation.Request) (*elicitation.Response, error) {
+		return answer(req), nil
+	}}
 }
 
 // stdioConfig is the reference server over stdio.
@@ -94,7 +78,7 @@ func TestEverythingServerRequests(t *testing.T) {
 
 	t.Run("responder", func(t *testing.T) {
 		root := ctxtest.New(t)
-		r := &answering{modes: []elicitation.Mode{elicitation.ModeForm, elicitation.ModeURL}, answer: func(req *elicitation.Request) *elicitation.Response {
+		r := answering([]elicitation.Mode{elicitation.ModeForm, elicitation.ModeURL}, func(req *elicitation.Request) *elicitation.Response {
 			if req.Mode == elicitation.ModeURL {
 				return &elicitation.Response{Action: elicitation.Accept}
 			}
@@ -105,7 +89,7 @@ func TestEverythingServerRequests(t *testing.T) {
 				}
 			}
 			return &elicitation.Response{Action: elicitation.Accept, Content: content}
-		}}
+		})
 		if _, err := elicitation.Provide(root, "test", r); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +101,7 @@ func TestEverythingServerRequests(t *testing.T) {
 				t.Errorf("result lacks %q:\n%s", want, res.Text())
 			}
 		}
-		seen := r.requests()
+		seen := r.Requests()
 		if len(seen) != 1 || seen[0].Server != serverName || seen[0].Call == nil || seen[0].Message != "Please provide inputs for the following fields:" {
 			t.Fatalf("requests %+v", seen)
 		}
@@ -146,7 +130,7 @@ func TestEverythingServerRequests(t *testing.T) {
 		if !strings.Contains(res.Text(), "User completed the URL elicitation flow") || !strings.Contains(res.Text(), "Elicitation ID: e-1") {
 			t.Fatalf("URL result %q", res.Text())
 		}
-		seen = r.requests()
+		seen = r.Requests()
 		if last := seen[len(seen)-1]; last.Mode != elicitation.ModeURL || last.URL != "https://example.com/authorize" || last.ID != "e-1" {
 			t.Fatalf("URL request %+v", last)
 		}
@@ -154,9 +138,9 @@ func TestEverythingServerRequests(t *testing.T) {
 
 	t.Run("invalid answer refused", func(t *testing.T) {
 		root := ctxtest.New(t)
-		r := &answering{modes: []elicitation.Mode{elicitation.ModeForm}, answer: func(*elicitation.Request) *elicitation.Response {
+		r := answering([]elicitation.Mode{elicitation.ModeForm}, func(*elicitation.Request) *elicitation.Response {
 			return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"name": "Ada", "integer": 500.0}}
-		}}
+		})
 		if _, err := elicitation.Provide(root, "test", r); err != nil {
 			t.Fatal(err)
 		}

@@ -45,7 +45,7 @@ func TestEverythingTasks(t *testing.T) {
 				cfg.URL = startHTTPServer(t, srv).url
 			}
 			root := ctxtest.New(t)
-			r := &answering{modes: []elicitation.Mode{elicitation.ModeForm}, answer: func(req *elicitation.Request) *elicitation.Response {
+			r := answering([]elicitation.Mode{elicitation.ModeForm}, func(req *elicitation.Request) *elicitation.Response {
 				switch {
 				case hasField(req, "interpretation"):
 					return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"interpretation": "snake"}}
@@ -53,7 +53,7 @@ func TestEverythingTasks(t *testing.T) {
 					return &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"name": "Ada", "favoriteColor": "Green", "agreeToTerms": true}}
 				}
 				return &elicitation.Response{Action: elicitation.Decline}
-			}}
+			})
 			if _, err := elicitation.Provide(root, "test", r); err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestEverythingTasks(t *testing.T) {
 				}
 			}
 			var asked *elicitation.Request
-			for _, q := range r.requests() {
+			for _, q := range r.Requests() {
 				if hasField(q, "interpretation") {
 					asked = q
 				}
