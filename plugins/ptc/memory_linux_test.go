@@ -57,7 +57,7 @@ func TestMemoryProbesUnderAddressSpaceLimit(t *testing.T) {
 		}
 		out, err := child(c.limit, c.headroom, names)
 		if err != nil || !strings.Contains(out, "host alive: ok") {
-			t.Fatalf("the child did not survive the probes (%v):\n%s", err, tail(out, 4000))
+			t.Fatalf("the child did not survive the probes (%v):\n%s%s", err, fatalHead(out), tail(out, 4000))
 		}
 		var reported int
 		for _, line := range strings.Split(out, "\n") {
@@ -145,6 +145,16 @@ func memoryChild(spec string) int {
 	hwm, _ := procfs.StatusKB(os.Getpid(), "VmHWM")
 	fmt.Printf("host alive: %s (peak resident %d MiB)\n", strings.Trim(string(out.Value), `"`), hwm>>10)
 	return 0
+}
+
+// fatalHead returns the start of a Go runtime crash in s (its "fatal error:" line and the
+// failing goroutine's trace), which a tail of a long crash dump leaves out; "" when s has none.
+func fatalHead(s string) string {
+	i := strings.Index(s, "fatal error:")
+	if i < 0 {
+		return ""
+	}
+	return s[i:min(len(s), i+1500)] + "\n…\n"
 }
 
 func tail(s string, n int) string {
