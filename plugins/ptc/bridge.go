@@ -437,13 +437,22 @@ func (x *run) sleep(fc goja.FunctionCall) goja.Value {
 		panic(x.vm.NewTypeError("sleep(ms) takes 0 to " + strconv.Itoa(x.l.MaxSleepMs) + " milliseconds"))
 	}
 	p, resolve, _ := x.vm.NewPromise()
-	var t *time.Timer
-	t = time.AfterFunc(time.Duration(n*float64(time.Millisecond)), func() {
+	x.slept++
+	id := x.slept
+	t := x.afterFunc(time.Duration(n*float64(time.Millisecond)), func(x *run) {
 		x.deliver(func() {
-			delete(x.sleeps, t)
-			_ = resolve(goja.Undefined())
+			if s, ok := x.sleeps[id]; ok {
+				delete(x.sleeps, id)
+				_ = s.resolve(goja.Undefined())
+			}
 		})
 	})
-	x.sleeps[t] = struct{}{}
+	x.sleeps[id] = sleeping{timer: t, resolve: resolve}
 	return x.vm.ToValue(p)
+}
+
+// sleeping is a sleep pending: its timer and what resolves its promise.
+type sleeping struct {
+	timer   *time.Timer
+	resolve func(any) error
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/big"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -43,10 +44,11 @@ func compileProgram(code string) (*goja.Program, *Error) {
 	wrapped := wrapStart + code + wrapEnd
 	if ast, err := goja.Parse(programName, wrapped, parser.WithDisableSourceMaps); err == nil {
 		f := scanSource(ast)
-		if f.bigInt {
-			return nil, bigIntError(ast, f)
+		if e := f.refused(ast); e != nil {
+			return nil, e
 		}
 		if !f.objectSpread {
+			rewriteConcatenation(ast)
 			if prg, err := goja.CompileAST(ast, true); err == nil {
 				return prg, nil
 			}
@@ -81,9 +83,10 @@ func compileProgram(code string) (*goja.Program, *Error) {
 	if err != nil {
 		return nil, &Error{Kind: KindCompile, Msg: err.Error()}
 	}
-	if f := scanSource(ast); f.bigInt {
-		return nil, bigIntError(ast, f)
+	if e := scanSource(ast).refused(ast); e != nil {
+		return nil, e
 	}
+	rewriteConcatenation(ast)
 	prg, err := goja.CompileAST(ast, true)
 	if err != nil {
 		return nil, &Error{Kind: KindCompile, Msg: err.Error()}
@@ -91,12 +94,28 @@ func compileProgram(code string) (*goja.Program, *Error) {
 	return prg, nil
 }
 
-func bigIntError(p *ast.Program, f sourceFeatures) *Error {
-	e := &Error{Kind: KindCompile, Msg: errBigInt}
-	if p.File != nil && f.bigIntAt > 0 {
-		e.Line = p.File.Position(int(f.bigIntAt) - 1).Line
+// refused is the compile error for what a program may not use (BigInt, the helpers'
+// names), nil when it uses neither.
+func (f sourceFeatures) refused(p *ast.Program) *Error {
+	var e *Error
+	var at file.Idx
+	switch {
+	case f.bigInt:
+		e, at = &Error{Kind: KindCompile, Msg: errBigInt}, f.bigIntAt
+	case f.reserved != "":
+		e, at = &Error{Kind: KindCompile, Msg: reservedError(f.reserved)}, f.reservedAt
+	default:
+		return nil
+	}
+	if p.File != nil && at > 0 {
+		e.Line = p.File.Position(int(at) - 1).Line
 	}
 	return e
+}
+
+// reservedError explains why name is refused.
+func reservedError(name string) string {
+	return name + " is a name the sandbox keeps for itself (names starting with " + concatPrefix + " are reserved); rename it"
 }
 
 // sourceFeatures are what scanSource found in a program.
@@ -104,39 +123,42 @@ type sourceFeatures struct {
 	bigInt       bool     // a BigInt literal
 	bigIntAt     file.Idx // where the first one is
 	objectSpread bool     // object spread ({...x}) or rest ({...rest} = x)
+	reserved     string   // the first name the helpers keep (reservedName)
+	reservedAt   file.Idx // where it is
 }
 
 var astPackage = reflect.TypeFor[ast.Program]().PkgPath()
 
-// scanSource walks a syntax tree for the features compileProgram treats apart.
-func scanSource(p *ast.Program) sourceFeatures {
-	var f sourceFeatures
+// walkSyntax visits every node of a syntax tree once, in order: see is called with each
+// node (a pointer) before its children; replace, when not nil, with each expression held in
+// a field or list after its children, and an expression it returns takes that one's place.
+func walkSyntax(p *ast.Program, see func(node any), replace func(ast.Expression) ast.Expression) {
+	seen := map[uintptr]bool{}
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
 		switch v.Kind() {
-		case reflect.Interface, reflect.Pointer:
+		case reflect.Pointer:
+			if v.IsNil() || seen[v.Pointer()] {
+				return
+			}
+			seen[v.Pointer()] = true
+			if v.CanInterface() {
+				see(v.Interface())
+			}
+			walk(v.Elem())
+		case reflect.Interface:
 			if v.IsNil() {
 				return
 			}
-			if v.Kind() == reflect.Pointer && v.CanInterface() {
-				switch n := v.Interface().(type) {
-				case *ast.NumberLiteral:
-					if _, ok := n.Value.(*big.Int); ok && !f.bigInt {
-						f.bigInt, f.bigIntAt = true, n.Idx
-					}
-				case *ast.ObjectLiteral:
-					for _, p := range n.Value {
-						if _, ok := p.(*ast.SpreadElement); ok {
-							f.objectSpread = true
-						}
-					}
-				case *ast.ObjectPattern:
-					if n.Rest != nil {
-						f.objectSpread = true
-					}
+			walk(v.Elem())
+			if replace == nil || !v.CanSet() {
+				return
+			}
+			if e, ok := v.Interface().(ast.Expression); ok {
+				if r := replace(e); r != nil {
+					v.Set(reflect.ValueOf(r))
 				}
 			}
-			walk(v.Elem())
 		case reflect.Struct:
 			if v.Type().PkgPath() != astPackage {
 				return
@@ -151,5 +173,69 @@ func scanSource(p *ast.Program) sourceFeatures {
 		}
 	}
 	walk(reflect.ValueOf(p))
+}
+
+// scanSource walks a syntax tree for the features compileProgram treats apart.
+func scanSource(p *ast.Program) sourceFeatures {
+	var f sourceFeatures
+	walkSyntax(p, func(node any) {
+		switch n := node.(type) {
+		case *ast.NumberLiteral:
+			if _, ok := n.Value.(*big.Int); ok && !f.bigInt {
+				f.bigInt, f.bigIntAt = true, n.Idx
+			}
+		case *ast.ObjectLiteral:
+			for _, p := range n.Value {
+				if _, ok := p.(*ast.SpreadElement); ok {
+					f.objectSpread = true
+				}
+			}
+		case *ast.ObjectPattern:
+			if n.Rest != nil {
+				f.objectSpread = true
+			}
+		case *ast.Identifier:
+			if f.reserved == "" && reservedName(n.Name.String()) {
+				f.reserved, f.reservedAt = n.Name.String(), n.Idx
+			}
+		}
+	}, nil)
 	return f
+}
+
+// compileRunTime compiles code built at run time (what: eval or a Function constructor) as
+// compileProgram does a program: its size counts against the budget, BigInt, object spread
+// and the helpers' names are refused (thrown as a TypeError), and its concatenations are
+// rewritten. Nil when src does not compile: the original then reports the error as the
+// language says.
+func (x *run) compileRunTime(what, src string) *goja.Program {
+	x.allow(what+" of "+strconv.Itoa(len(src))+" characters", int64(len(src))*bytesPerSourceChar)
+	p, err := goja.Parse("eval", src, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil
+	}
+	switch f := scanSource(p); {
+	case f.bigInt:
+		panic(x.vm.NewTypeError(what + ": " + errBigInt))
+	case f.objectSpread:
+		panic(x.vm.NewTypeError(what + ": object spread and rest ({...x}) are not available in code built at run time; copy the properties with Object.assign"))
+	case f.reserved != "":
+		panic(x.vm.NewTypeError(what + ": " + reservedError(f.reserved)))
+	}
+	rewriteConcatenation(p)
+	prg, err := goja.CompileAST(p, false)
+	if err != nil {
+		return nil
+	}
+	return prg
+}
+
+// runCompiled runs code compileRunTime compiled, at global scope as an indirect eval would,
+// rethrowing what it throws.
+func (x *run) runCompiled(prg *goja.Program) goja.Value {
+	v, err := x.vm.RunProgram(prg)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

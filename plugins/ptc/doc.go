@@ -35,7 +35,8 @@
 // run fails and the output captured up to the limit is returned, never cut silently),
 // number of tool calls and memory. goja has no heap cap: every built-in whose allocation the
 // program sizes asks a budget before it allocates (the limit minus the heap's growth since
-// the run began), the Go loops that drain iterators or call replacers stop at their next
+// the run began), and so does every concatenation (compile rewrites +, += and template
+// literals into calls of helpers that ask it; concat.go), the Go loops that drain iterators or call replacers stop at their next
 // call once the run is stopped, a watcher samples the heap every 2 ms and stops the run once
 // it grew by more than MaxMemoryBytes (garbage collected first), object spread is compiled to
 // a loop of the program's own, and BigInt is not available. The bound is the process's heap,

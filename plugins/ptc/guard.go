@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/dop251/goja"
-	"github.com/dop251/goja/parser"
 )
 
 // The allocation guards: the built-ins whose allocation the program sizes, wrapped so that
@@ -56,7 +55,7 @@ func (x *run) guard() error {
 			return err
 		}
 	}
-	for _, install := range []func() error{x.guardArrays, x.guardObjects, x.guardTypedArrays, x.guardFunctions, x.guardIterators, x.guardStrings, x.guardRegExps, x.guardJSON} {
+	for _, install := range []func() error{x.guardConcatenation, x.guardArrays, x.guardObjects, x.guardTypedArrays, x.guardFunctions, x.guardIterators, x.guardStrings, x.guardRegExps, x.guardJSON} {
 		if err := install(); err != nil {
 			return err
 		}
@@ -120,14 +119,21 @@ func (x *run) guardConstructor(name string, check func(args []goja.Value)) error
 	if target == nil || goja.IsUndefined(target) {
 		return nil
 	}
-	p, err := x.guardedConstructor(target.ToObject(x.vm), check)
+	p, err := x.guardedConstructor(target.ToObject(x.vm), func(args []goja.Value) *goja.Object {
+		check(args)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	return x.vm.GlobalObject().DefineDataProperty(name, p, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 }
 
-func (x *run) guardedConstructor(obj *goja.Object, check func(args []goja.Value)) (goja.Value, error) {
+// guardedConstructor is a proxy of the constructor obj that runs check before each call and
+// construction; when check returns an object, that object is the result in place of the
+// original's (constructed, it takes the prototype of the new target, as the original's
+// would).
+func (x *run) guardedConstructor(obj *goja.Object, check func(args []goja.Value) *goja.Object) (goja.Value, error) {
 	call, _ := goja.AssertFunction(obj)
 	ctor, _ := goja.AssertConstructor(obj)
 	var pv goja.Value // the proxy
@@ -146,11 +152,22 @@ func (x *run) guardedConstructor(obj *goja.Object, check func(args []goja.Value)
 	}
 	p := x.vm.NewProxy(obj, &goja.ProxyTrapConfig{
 		Apply: func(_ *goja.Object, this goja.Value, args []goja.Value) goja.Value {
-			check(args)
+			if made := check(args); made != nil {
+				return made
+			}
 			return x.invoke(call, this, args...)
 		},
 		Construct: func(_ *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
-			check(args)
+			if made := check(args); made != nil {
+				if !newTarget.SameAs(pv) {
+					if proto, ok := newTarget.Get("prototype").(*goja.Object); ok {
+						if err := made.SetPrototype(proto); err != nil {
+							panic(err)
+						}
+					}
+				}
+				return made
+			}
 			o, err := ctor(newTarget, args...)
 			if err != nil {
 				panic(err)
@@ -639,22 +656,13 @@ func (x *run) guardFunctions() error {
 		}
 	}
 
-	// Code compiled at run time: its size, and what compile refuses in a program.
-	checkSource := func(what, src string) {
-		x.allow(what+" of "+strconv.Itoa(len(src))+" characters", int64(len(src))*bytesPerSourceChar)
-		ast, err := goja.Parse("eval", src, parser.WithDisableSourceMaps)
-		if err != nil {
-			return // the original reports the syntax error
-		}
-		if f := scanSource(ast); f.bigInt {
-			panic(vm.NewTypeError(what + ": " + errBigInt))
-		} else if f.objectSpread {
-			panic(vm.NewTypeError(what + ": object spread and rest ({...x}) are not available in code built at run time; copy the properties with Object.assign"))
-		}
-	}
+	// Code compiled at run time: compiled as a program is (compileRunTime), so its size
+	// counts, what compile refuses is refused, and its concatenations ask the budget.
 	if err := x.wrap(vm.GlobalObject(), "eval", func(orig goja.Callable, fc goja.FunctionCall) goja.Value {
 		if src, ok := fc.Argument(0).(goja.String); ok {
-			checkSource("eval", src.String())
+			if prg := x.compileRunTime("eval", src.String()); prg != nil {
+				return x.runCompiled(prg)
+			}
 		}
 		return x.invoke(orig, goja.Undefined(), fc.Arguments...)
 	}); err != nil {
@@ -667,13 +675,13 @@ func (x *run) guardFunctions() error {
 		return err
 	}
 	ctors := kinds.ToObject(vm)
-	for i, name := range []string{"Function", "AsyncFunction", "GeneratorFunction"} {
+	for i, kind := range []struct{ name, keyword string }{{"Function", "function"}, {"AsyncFunction", "async function"}, {"GeneratorFunction", "function*"}} {
 		c, ok := ctors.Get(strconv.Itoa(i)).(*goja.Object)
 		if !ok {
 			continue
 		}
-		p, err := x.guardedConstructor(c, func(args []goja.Value) {
-			src := "(function anonymous("
+		p, err := x.guardedConstructor(c, func(args []goja.Value) *goja.Object {
+			src := "(" + kind.keyword + " anonymous("
 			for i, a := range args {
 				if i == len(args)-1 {
 					src += "\n) {\n" + a.String() + "\n})"
@@ -687,7 +695,12 @@ func (x *run) guardFunctions() error {
 			if len(args) == 0 {
 				src += "\n) {\n\n})"
 			}
-			checkSource(name, src)
+			prg := x.compileRunTime(kind.name, src)
+			if prg == nil {
+				return nil
+			}
+			f, _ := x.runCompiled(prg).(*goja.Object)
+			return f
 		})
 		if err != nil {
 			return err
@@ -696,7 +709,7 @@ func (x *run) guardFunctions() error {
 		if err := proto.DefineDataProperty("constructor", p, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 			return err
 		}
-		if name == "Function" {
+		if kind.name == "Function" {
 			if err := vm.GlobalObject().DefineDataProperty("Function", p, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 				return err
 			}

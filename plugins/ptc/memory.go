@@ -13,9 +13,9 @@ import (
 // instructions) does not stop. A run bounds its memory three ways (docs/ptc.md, "Memory",
 // has the design and its measured limits):
 //
-//   - a budget: every built-in call whose allocation the program sizes is refused before it
-//     allocates when it needs more than the run has left (allow; the guards are in
-//     guard*.go);
+//   - a budget: every built-in call whose allocation the program sizes, and every
+//     concatenation, is refused before it allocates when it needs more than the run has left
+//     (allow; the guards are in guard*.go, the concatenation helpers in concat.go);
 //   - checkpoints: the Go loops that call back into something the run controls (iterators'
 //     next, replacer functions) stop there once the run is stopped (checkpoint);
 //   - a watcher: the process heap is sampled every memoryTick while the run lasts, and the

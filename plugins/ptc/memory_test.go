@@ -51,9 +51,15 @@ var memoryProbes = []memoryProbe{
 	{name: "escape", code: `return escape("\u0800".repeat(4e6)).length`},
 	{name: "atob and btoa", code: `return atob(btoa("x".repeat(4e6))).length`},
 
-	// Concatenation: no guard can refuse it ahead; the watcher stops it.
-	{name: "concatenation", code: `let s = "x"; for (;;) s += s`},
-	{name: "template literal", code: "let s = \"x\"; for (;;) s = `${s}${s}`"},
+	// Concatenation, rewritten by compile into calls that ask the budget (concat.go).
+	{name: "concatenation", code: `let s = "x"; for (;;) s += s`, text: "concatenation of"},
+	{name: "template literal", code: "let s = \"x\"; for (;;) s = `${s}${s}`", text: "template literal of"},
+	{name: "concatenation with +", code: `let s = "x"; for (;;) s = s + s`, text: "concatenation of"},
+	{name: "concatenation of objects", code: `let s = "x"; const o = {toString: () => s}; for (;;) s = o + o`, text: "concatenation of"},
+	{name: "concatenation into a member", code: `const o = {s: "x"}; for (;;) o.s += o.s`, text: "concatenation of"},
+	{name: "concatenation into a computed member", code: `const a = ["x"]; const at = () => a; for (;;) at()[0] += a[0]`, text: "concatenation of"},
+	{name: "concatenation in eval", code: `(globalThis as any).s = "x"; for (;;) eval("s += s")`, text: "concatenation of"},
+	{name: "concatenation in a Function", code: `const twice = new Function("s", "return ` + "`${s}${s}`" + `"); let s = "x"; for (;;) s = twice(s)`, text: "template literal of"},
 	{name: "string building in a loop", code: `const parts = []; for (;;) parts.push("x".repeat(1000) + parts.length)`},
 
 	// Regular expressions and their results.
@@ -229,6 +235,8 @@ func TestGuardedBuiltinsKeepTheirMeaning(t *testing.T) {
 		{"typed arrays", `const t = Uint8Array.from([3, 1, 2]); return [Array.from(t.slice(1)), t.join("-"), Array.from(t.map((x) => x * 2)), new ArrayBuffer(4).slice(1).byteLength, Array.from(new Uint8Array(new ArrayBuffer(8), 2, 3))]`,
 			`[[1,2],"3-1-2",[6,2,4],3,[0,0,0]]`},
 		{"eval and Function", `const f = new Function("a", "b", "return a + b"); return [eval("1 + 2"), f(2, 3), (async function () {}).constructor("return 4") instanceof Function, Function() instanceof Function]`, `[3,5,true,true]`},
+		{"Function kinds", `class F extends Function {} const g = (function* () {}).constructor("a", "yield a + 1"); return [new F("return 1") instanceof F, new F("return 1")(), [...g(1)], String(new Function("a", "return a + 1"))]`,
+			`[true,1,[2],"function anonymous(a\n) {\nreturn a + 1\n}"]`},
 		{"apply and spread", `return [Math.max.apply(null, [1, 5, 2]), Reflect.apply(Math.min, null, [4, 3]), Math.max(...[7, 8]), [..."ab"], [...new Set([1, 1, 2])], Array.from(new Map([[1, 2]]))]`,
 			`[5,3,8,["a","b"],[1,2],[[1,2]]]`},
 		{"regexps keep their state", `const r = /a/g; r.lastIndex = 1; const m = "aaa".match(r); return [m.length, r.lastIndex]`, `[3,0]`},

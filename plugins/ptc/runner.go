@@ -171,7 +171,9 @@ type run struct {
 	ready     []*pending              // calls the scheduler started, not launched yet (see launch)
 	sched     *toolregistry.Scheduler // the one batch rule: safe calls overlap, others run alone
 	made      int
-	sleeps    map[*time.Timer]struct{}
+	sleeps    map[int]sleeping // the sleeps pending, by number
+	slept     int              // the sleeps started
+	ref       *runRef          // what the run's timers hold
 	console   strings.Builder
 	busy      time.Duration
 	cpu       *time.Timer // the CPU limit's timer, armed while the interpreter runs
@@ -205,7 +207,8 @@ func (r *Runner) Run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 func (r *Runner) run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 	start := time.Now()
 	x := &run{r: r, l: r.limits, c: c, callID: p.CallID, jobs: make(chan job, 16), sched: toolregistry.NewScheduler(r.limits.MaxConcurrentCalls),
-		stop: make(chan struct{}), done: make(chan struct{}), sleeps: map[*time.Timer]struct{}{}}
+		stop: make(chan struct{}), done: make(chan struct{}), sleeps: map[int]sleeping{}, ref: &runRef{}}
+	x.ref.p.Store(x)
 	if x.callID == "" {
 		x.callID = "ptc"
 	}
@@ -264,9 +267,10 @@ func (r *Runner) run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 
 	// End what is left: calls in flight (cancelled), sleeps, the memory watcher.
 	x.endCalls(context.Canceled)
-	for t := range x.sleeps {
-		t.Stop()
+	for _, s := range x.sleeps {
+		s.timer.Stop()
 	}
+	x.ref.p.Store(nil)
 	close(x.done)
 	x.wg.Wait()
 	stopMem()
@@ -286,6 +290,26 @@ func (r *Runner) run(cx context.Context, c *ctx.Context, p Program) *Outcome {
 	r.logger.Debug("ptc run", "call_id", x.callID, "description", p.Description, "calls", len(out.Calls),
 		"cpu", out.CPU, "wall", out.Wall, "failed", out.Err != nil)
 	return out
+}
+
+// runRef is how the run's timers reach it: the run while it lasts, nil once it has ended.
+// A stopped timer can stay in the runtime's timer heap until its time would have come (the
+// CPU limit's, a minute), keeping what its function holds reachable; holding the run, that
+// is the interpreter and every value of the program, which the next run would then count
+// in the live heap it measures its growth from, and see freed under it as room it never
+// had.
+type runRef struct{ p atomic.Pointer[run] }
+
+// afterFunc is time.AfterFunc for the run: f gets the run, unless it has ended. f must
+// reach the run only through its argument (a closure over x or a value of the interpreter
+// keeps them alive as above).
+func (x *run) afterFunc(d time.Duration, f func(x *run)) *time.Timer {
+	ref := x.ref
+	return time.AfterFunc(d, func() {
+		if x := ref.p.Load(); x != nil {
+			f(x)
+		}
+	})
 }
 
 // fail stops the run with e: the first call wins. Safe from any goroutine.
@@ -308,7 +332,7 @@ func (x *run) enter(fn func()) {
 		left = time.Nanosecond
 	}
 	if x.cpu == nil {
-		x.cpu = time.AfterFunc(left, func() {
+		x.cpu = x.afterFunc(left, func(x *run) {
 			x.fail(&Error{Kind: KindCPU, Msg: "the program's code ran longer than " + ms(x.l.CPUTimeMs).String() + " (CPU time limit; time spent waiting for tools does not count)"})
 		})
 	} else {
