@@ -70,17 +70,7 @@ func askServer(release <-chan struct{}, started chan<- struct{}, progressed <-ch
 		}
 		return result(res.Model+": "+res.Content.(*mcp.TextContent).Text, nil)
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.ListRoots(cx, nil) //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
-		if err != nil {
-			return result("", err)
-		}
-		var uris []string
-		for _, r := range res.Roots {
-			uris = append(uris, r.URI)
-		}
-		return result(fmt.Sprint(uris), nil)
-	})
+	mcptest.AddRootsTool(srv)
 	mcp.AddTool(srv, &mcp.Tool{Name: "wait"}, func(cx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		started <- struct{}{}
 		select {

@@ -4,8 +4,9 @@
 // ([Main], [Stdio]) in one of the misbehaviours a client must survive ([Mode]), in memory
 // ([InMemory]), and over Streamable HTTP behind an httptest endpoint that can be restarted
 // ([NewHTTP]) — a server with subscribable resources that reports its subscriptions
-// ([Subscribable]), the collector of what stdio test servers report ([Events]), and the
-// comparison of two JSON texts ([SameJSON]). Status
+// ([Subscribable]), a tool that lists the calling client's roots ([AddRootsTool]), the
+// collector of what stdio test servers report ([Events]), and the comparison of two JSON
+// texts ([SameJSON]). Status
 // recording is [ctxtest.Record]'s job.
 //
 // Only tests may import this package (internal/archtest checks it).
