@@ -32,7 +32,8 @@ import (
 // them). A tool the server lists as supporting tasks (it carries the execution a client's
 // listing of an MCP server gave it, or [MarkTaskSupport]'s) is listed with taskSupport
 // "optional", whatever the MCP server said: a plain call of it is served too (the upstream
-// task's status then goes out as progress). A tool call of any tool may be run as a task.
+// task's status then goes out as progress). A task-augmented call of a tool listed without
+// task support gets the error the specification gives (-32601, method not found).
 //
 // Each session's tasks are its own: another session's tasks/get of it is "not found". A
 // task's ttl is honoured, at most 256 are kept per session, and [TaskServer.Forget] (the
@@ -172,12 +173,47 @@ func (ts *TaskServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !offersTasks(ss) { // a plain call, as the session's protocol has no tasks
 				return next(cx, method, &mcp.CallToolRequest{Session: ss, Params: &plain, Extra: req.GetExtra()})
 			}
+			switch support, err := toolTaskSupport(cx, next, ss, plain.Name); {
+			case err != nil:
+				return nil, err
+			case support != "optional" && support != "required":
+				// The specification's answer; the SDK words every -32601 as its own "method
+				// not found: "tools/call"".
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+			}
 			run := &mcp.CallToolRequest{Session: ss, Params: &plain, Extra: extra}
 			return ts.start(ss, tp, func(tcx context.Context) (mcp.Result, error) {
 				return next(tcx, method, run)
 			})
 		}
 		return next(cx, method, req)
+	}
+}
+
+// toolTaskSupport is the execution.taskSupport the server lists tool with for ss ("" when
+// it lists none, or does not list the tool; "forbidden" when it says so), read from its own listing: next is the rest
+// of the server's receiving middleware, so the listing is the one ss would get (every page
+// of it).
+func toolTaskSupport(cx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession, tool string) (string, error) {
+	params := &mcp.ListToolsParams{}
+	for {
+		res, err := next(cx, "tools/list", &mcp.ListToolsRequest{Session: ss, Params: params})
+		if err != nil {
+			return "", err
+		}
+		lr, ok := res.(*mcp.ListToolsResult)
+		if !ok {
+			return "", nil
+		}
+		for _, t := range lr.Tools {
+			if t.Name == tool {
+				return taskSupportOf(t), nil
+			}
+		}
+		if lr.NextCursor == "" {
+			return "", nil
+		}
+		params = &mcp.ListToolsParams{Cursor: lr.NextCursor}
 	}
 }
 

@@ -6,6 +6,7 @@
 // call a tool as a task (client.experimental.tasks.callToolStream, which asks for a task
 // when the server's capabilities and the listed tool's execution say it may: list the tools
 // first); the first reads the result, the second cancels the task once its status has a message (its work began).
+// "tasks/call-forced" asks for a task whatever the listing says (the call a client must not make).
 // ANSWERS, a JSON object, gives the client the capabilities to answer server requests:
 // "elicit" is the elicitation result it answers with (content: the values of the fields the
 // form has), "sample" the sampling result; the
@@ -58,6 +59,7 @@ const calls = {
   "tools/list": (p) => client.listTools(p),
   "tasks/call": (p) => taskCall(p, false),
   "tasks/call-cancel": (p) => taskCall(p, true),
+  "tasks/call-forced": (p) => taskCall(p, false, { task: {} }),
   "tasks/list": () => client.experimental.tasks.listTasks(),
   "tools/call": (p) => client.callTool(p),
   "resources/list": (p) => client.listResources(p),
@@ -70,9 +72,9 @@ const calls = {
 // taskCall calls a tool as a task and reports what the stream said: the task created, the
 // statuses polled, and the result or the error. With cancel, the task is cancelled once
 // created, and its state then (tasks/get) is reported.
-async function taskCall(params, cancel) {
+async function taskCall(params, cancel, options) {
   const out = { statuses: [] };
-  for await (const m of client.experimental.tasks.callToolStream(params)) {
+  for await (const m of client.experimental.tasks.callToolStream(params, undefined, options)) {
     switch (m.type) {
       case "taskCreated":
         out.created = m.task;

@@ -407,8 +407,17 @@ func TestTypeScriptClientCallsTasks(t *testing.T) {
 			logs.await(t, "task cancelled: its caller went away")
 		})
 	}
-	// A plain call of the tool still works: the gateway runs the upstream's task for it.
+	// A plain call of the tool still works: the gateway runs the upstream's task for it. A
+	// task asked of a tool listed without task support is refused as the specification says
+	// (-32601), and no task is made.
 	out := tsAnswering(t, base+"/mcp/servers/everything", answers,
-		op("tools/call", map[string]any{"name": "simulate-research-query", "arguments": map[string]any{"topic": "python", "ambiguous": true}}))
+		op("tools/call", map[string]any{"name": "simulate-research-query", "arguments": map[string]any{"topic": "python", "ambiguous": true}}),
+		op("tools/list", map[string]any{}),
+		op("tasks/call-forced", map[string]any{"name": "echo", "arguments": map[string]any{"message": "hi"}}),
+		op("tasks/list", map[string]any{}))
 	contains(t, "the plain call", out.Results[0], `# Research Report: python (snake)`)
+	contains(t, "the forced task", out.Results[2], `MCP error -32601: method not found`)
+	if strings.Contains(string(out.Results[2]), `"created"`) || strings.Contains(string(out.Results[3]), "taskId") {
+		t.Errorf("a task was made for a tool without task support: %s %s", out.Results[2], out.Results[3])
+	}
 }
