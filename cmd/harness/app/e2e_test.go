@@ -192,6 +192,14 @@ func TestDefaultResources(t *testing.T) {
 	if r.stdout != "" {
 		t.Errorf("blob read wrote to stdout:\n%q", r.stdout)
 	}
+	// A read that fails leaves stdout empty (a `> file` never holds an error message), unlike
+	// tools call, whose stdout is what the model is shown; --json prints the failed result.
+	r = run(t, nil, "resources", "read", "demo", "demo://nosuch")
+	r.expect(t, ExitFailure, "", "Resource not found")
+	if r.stdout != "" {
+		t.Errorf("a failed read wrote to stdout:\n%q", r.stdout)
+	}
+	run(t, nil, "resources", "read", "demo", "demo://nosuch", "--json").expect(t, ExitFailure, `"isError": true`, "Resource not found")
 	out := filepath.Join(t.TempDir(), "logo.png")
 	run(t, nil, "resources", "read", "demo", "demo://logo.png", "--output", out).expect(t, ExitOK, "", "wrote 92 B to "+out)
 	if b, err := os.ReadFile(out); err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
