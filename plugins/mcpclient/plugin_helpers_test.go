@@ -100,7 +100,7 @@ func (m *memServer) dial(cx context.Context, cfg Config, opts dialOptions) (*con
 	if err != nil {
 		return nil, connectError(cfg.ServerName, err, "")
 	}
-	cs, err := connectSession(cx, cfg, opts, shimTransport{ct})
+	cs, err := connectSession(cx, cfg, opts, opts.shim(ct))
 	if err != nil {
 		_ = ss.Close()
 		return nil, connectError(cfg.ServerName, err, "")

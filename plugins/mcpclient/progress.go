@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
@@ -74,11 +76,15 @@ func (e *idleTimeoutError) Is(target error) bool {
 	return target == context.DeadlineExceeded || target == toolregistry.ErrTimeout
 }
 
-// progressGrace bounds how long the end of a request waits for the rest of its progress:
-// the SDK hands notifications to the client on a goroutine of their own, apart from
-// responses, so the last notification a server sent before its answer (300 of 300) can be
-// handled just after the answer arrived. A request whose last notification fell short of
-// its total waits until one reaches it, at most this long, before its Done event.
+// progressGrace bounds how long the end of a request waits for its progress notifications
+// to be handled. The SDK hands notifications to the client on a goroutine of their own,
+// apart from responses, so the last notification a server sent before its answer (300 of
+// 300) can be handled just after the answer arrived. The transport counts each request's
+// notifications as it reads them (onProgressRead), before the answer it read after them, and
+// the request's end waits until that many have been handled: the Done event follows every
+// notification the server sent before answering, and a request whose notifications are all
+// out does not wait at all. The bound only guards against a count the client never reaches
+// (a notification the SDK would drop after the transport read it).
 const progressGrace = 100 * time.Millisecond
 
 // inflight is one request that carries a progress token: its idle deadline moves with each
@@ -93,45 +99,36 @@ type inflight struct {
 	cancel         func(error)
 	deadline       atomic.Int64 // unix nanoseconds
 	progressed     atomic.Bool
+	arrived        atomic.Int64 // its notifications the transport has read (watchdog.arrive)
 
-	mu              sync.Mutex
-	progress, total float64       // the last notification's
-	complete        chan struct{} // closed once a notification has reached the total
+	mu      sync.Mutex
+	handled int64         // of those, the ones emitted (noted)
+	caught  chan struct{} // closed once handled reaches arrived (caughtUp)
 }
 
-// expect records a notification's total as it arrives, before it is emitted: an answer
-// handled meanwhile (the SDK handles notifications apart from responses, and concurrently)
-// then waits for the notification that reaches it.
-func (f *inflight) expect(total float64) {
+// noted records a notification the client has emitted.
+func (f *inflight) noted() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.total = max(f.total, total)
-}
-
-// noted records a notification the client has emitted (the highest progress so far: the
-// SDK may hand notifications over out of order).
-func (f *inflight) noted(progress, total float64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.progress, f.total = max(f.progress, progress), max(f.total, total)
-	if total > 0 && progress >= total && f.complete != nil {
-		close(f.complete)
-		f.complete = nil
+	f.handled++
+	if f.caught != nil && f.handled >= f.arrived.Load() {
+		close(f.caught)
+		f.caught = nil
 	}
 }
 
-// shortOfTotal returns a channel closed once a notification reaches the total, when the
-// last one so far fell short of a known total; nil otherwise.
-func (f *inflight) shortOfTotal() <-chan struct{} {
+// caughtUp returns a channel closed once every notification the transport has read for f
+// so far has been emitted; nil when they all have.
+func (f *inflight) caughtUp() <-chan struct{} {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.progressed.Load() || f.total <= 0 || f.progress >= f.total {
+	if f.handled >= f.arrived.Load() {
 		return nil
 	}
-	if f.complete == nil {
-		f.complete = make(chan struct{})
+	if f.caught == nil {
+		f.caught = make(chan struct{})
 	}
-	return f.complete
+	return f.caught
 }
 
 // watchdog tracks one generation's requests in flight by progress token and ends those that
@@ -225,6 +222,20 @@ func (w *watchdog) retire(f *inflight) {
 	w.ending[f.token] = f
 	w.settleLocked()
 	w.mu.Unlock()
+}
+
+// arrive counts a notification of the request with token (in flight or retired) as the
+// transport reads it, before the SDK hands it over; unknown tokens are ignored.
+func (w *watchdog) arrive(token string) {
+	w.mu.Lock()
+	f := w.byToken[token]
+	if f == nil {
+		f = w.ending[token]
+	}
+	w.mu.Unlock()
+	if f != nil {
+		f.arrived.Add(1)
+	}
 }
 
 // touch extends the deadline of the request with token and returns it; an answered one
@@ -361,6 +372,23 @@ func (s *supervisor) newToken() string {
 	return "harness-" + strconv.FormatUint(s.tokens.Add(1), 10)
 }
 
+// progressRead returns the token of a notifications/progress message as the transport read
+// it (decoded as the SDK decodes it: a string, or a number as float64); false for any other
+// message.
+func progressRead(msg jsonrpc.Message) (any, bool) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.ID.IsValid() || req.Method != "notifications/progress" {
+		return nil, false
+	}
+	var p struct {
+		ProgressToken any `json:"progressToken"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || p.ProgressToken == nil {
+		return nil, false
+	}
+	return p.ProgressToken, true
+}
+
 // tokenKey is the watchdog's key of a progress token: strings and numbers (which JSON
 // decodes as float64) never collide.
 func tokenKey(t any) string {
@@ -399,12 +427,10 @@ func (s *supervisor) watch(cx context.Context, g *generation, method, target, ca
 }
 
 // unwatch ends watching f; a request that reported progress emits its Done event. An
-// answered request whose last notification so far fell short of its total first waits, at
-// most progressGrace, for the one that reaches it (handled after the answer, see
-// progressGrace), so that the Done event follows every notification the server sent
-// before answering.
+// answered request first waits for the notifications the transport read before its answer
+// to be emitted (see progressGrace), so that the Done event follows every one of them.
 func (s *supervisor) unwatch(g *generation, f *inflight, err error) {
-	if done := f.shortOfTotal(); done != nil && err == nil {
+	if done := f.caughtUp(); done != nil && err == nil {
 		g.watch.retire(f)
 		t := time.NewTimer(progressGrace)
 		select {
@@ -439,13 +465,12 @@ func (s *supervisor) onProgress(g *generation, p *mcp.ProgressNotificationParams
 	if f == nil {
 		return
 	}
-	f.expect(p.Total)
 	msg := s.scrub.Replace(p.Message)
 	s.emitProgress(Progress{Server: s.cfg.ServerName, Scope: s.c.Scope(), Method: f.method, Target: f.target, CallID: f.callID,
 		Token: token, Progress: p.Progress, Total: p.Total, Message: msg, Elapsed: time.Since(f.started)})
 	// The caller that follows its call (an agent's session) gets the same.
 	toolregistry.ReportProgress(f.caller, toolregistry.Progress{Progress: p.Progress, Total: p.Total, Message: msg})
-	f.noted(p.Progress, p.Total) // after the event: unwatch emits Done once this one is out
+	f.noted() // after the event: unwatch emits Done once this one is out
 }
 
 func (s *supervisor) emitProgress(p Progress) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -201,9 +202,10 @@ func TestLastProgressBeforeDone(t *testing.T) {
 	})
 }
 
-// A call whose last notification falls short of its total waits for the rest at most
-// progressGrace, then ends with its Done event.
-func TestShortProgressEndsAfterGrace(t *testing.T) {
+// A call whose last notification falls short of its total ends with its Done event as soon
+// as the notifications the server sent are out: the client counts them as they are read,
+// and waits for no others (it waited progressGrace for the one reaching the total).
+func TestShortProgressEndsWithoutWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ps := newProgressServer(time.Second, time.Second)
 		e, rec := progressEnv(t, ps, time.Minute)
@@ -217,8 +219,8 @@ func TestShortProgressEndsAfterGrace(t *testing.T) {
 		}
 		began := time.Now()
 		e.mustCall(nil, "mcp__p__short", "")
-		if took := time.Since(began); took != progressGrace {
-			t.Errorf("the call took %v, want the grace, %v", took, progressGrace)
+		if took := time.Since(began); took != 0 {
+			t.Errorf("the call took %v of the fake clock, want no wait", took)
 		}
 		evs := rec.Events()
 		if len(evs) != 3 || evs[1].Progress != 2 || !evs[2].Done {
@@ -360,5 +362,28 @@ func TestProtocolConfigValidation(t *testing.T) {
 	cfg.ToolCallTimeoutMs, cfg.MaxToolCallMs = 900_000, 600_000
 	if got := cfg.MaxToolCall(); got != 15*time.Minute {
 		t.Fatalf("MaxToolCall() = %v, want the idle timeout when it is longer", got)
+	}
+}
+
+// An HTTP transport's reading side counts each progress notification, by the token the
+// server sent, before it shims the message; other messages are not counted.
+func TestHTTPReadCountsProgress(t *testing.T) {
+	var read []any
+	rewrite := dialOptions{onProgressRead: func(token any) { read = append(read, token) }}.rewrite()
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"harness-7","progress":1,"total":3}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":12,"progress":2}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"notifications/progress"}}`,
+		`{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"\"notifications/progress\""}]}}`,
+	} {
+		if got := rewrite([]byte(msg)); string(got) != msg {
+			t.Errorf("rewrite changed %s into %s", msg, got)
+		}
+	}
+	if want := []any{"harness-7", float64(12)}; !reflect.DeepEqual(read, want) {
+		t.Fatalf("counted %v, want %v", read, want)
+	}
+	if tokenKey(read[1]) != tokenKey(float64(12)) {
+		t.Fatalf("a numeric token's key %q", tokenKey(read[1]))
 	}
 }

@@ -34,6 +34,7 @@ var ServerLogEvent = ctx.NewEvent[ServerLog]("mcp-client/server-log")
 func (s *supervisor) protocolOptions(g *generation, opts *dialOptions) {
 	g.watch.idle = s.cfg.ToolCallTimeout()
 	opts.onProgress = func(p *mcp.ProgressNotificationParams) { s.onProgress(g, p) }
+	opts.onProgressRead = func(token any) { g.watch.arrive(tokenKey(token)) }
 	opts.onLog = s.serverLog
 	opts.onClient = func(co *mcp.ClientOptions) func(*mcp.Client) {
 		s.resourceHandlers(co)

@@ -170,24 +170,59 @@ func shimBytes(b []byte) []byte {
 }
 
 // shimTransport wraps a transport whose connection the SDK does not need to see through
-// (stdio, in-memory): every message read is shimmed. HTTP transports are shimmed below,
-// in their round tripper (transport.HTTP.Rewrite): the SDK's own streamable connection
-// must stay the one it talks to.
-type shimTransport struct{ mcp.Transport }
+// (stdio, in-memory): every message read is shimmed, and a progress notification counted
+// (progressRead). HTTP transports are shimmed below, in their round tripper
+// (transport.HTTP.Rewrite, dialOptions.rewrite): the SDK's own streamable connection must
+// stay the one it talks to.
+type shimTransport struct {
+	mcp.Transport
+	progressRead func(token any) // dialOptions.onProgressRead
+}
+
+// shim wraps t in the reading side this package puts under every session (shimTransport).
+func (o dialOptions) shim(t mcp.Transport) mcp.Transport {
+	return shimTransport{Transport: t, progressRead: o.onProgressRead}
+}
+
+// rewrite is the reading side of an HTTP transport: it counts a progress notification, then
+// shims the message (shimBytes).
+func (o dialOptions) rewrite() func([]byte) []byte {
+	if o.onProgressRead == nil {
+		return shimBytes
+	}
+	return func(b []byte) []byte {
+		if bytes.Contains(b, []byte(`"notifications/progress"`)) {
+			if msg, err := jsonrpc.DecodeMessage(b); err == nil {
+				if token, ok := progressRead(msg); ok {
+					o.onProgressRead(token)
+				}
+			}
+		}
+		return shimBytes(b)
+	}
+}
 
 func (t shimTransport) Connect(cx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(cx)
 	if err != nil {
 		return nil, err
 	}
-	return shimConn{c}, nil
+	return shimConn{c, t.progressRead}, nil
 }
 
-type shimConn struct{ mcp.Connection }
+type shimConn struct {
+	mcp.Connection
+	progressRead func(token any)
+}
 
 func (c shimConn) Read(cx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(cx)
 	if err == nil {
+		if c.progressRead != nil {
+			if token, ok := progressRead(msg); ok {
+				c.progressRead(token)
+			}
+		}
 		shimMessage(msg)
 	}
 	return msg, err

@@ -49,7 +49,11 @@ type dialOptions struct {
 	// onProgress and onLog receive notifications/progress and notifications/message on the
 	// SDK's notification goroutine (nil: ignored). They must return quickly.
 	onProgress func(*mcp.ProgressNotificationParams)
-	onLog      func(*mcp.LoggingMessageParams) //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
+	// onProgressRead is told the token of each notifications/progress as the transport
+	// reads it, before the SDK hands it to onProgress (nil: nobody); on the transport's
+	// reading goroutine, so it must return quickly.
+	onProgressRead func(token any)
+	onLog          func(*mcp.LoggingMessageParams) //nolint:staticcheck // SEP-2577: server logs stay for peers on protocol versions that have them (2025-11-25)
 	// parentEnv is the environment a stdio child may inherit from
 	// (nil: os.Environ()); goos selects the allow-list ("": runtime.GOOS).
 	parentEnv []string

@@ -29,7 +29,7 @@ func dialHTTP(cx context.Context, cfg Config, opts dialOptions) (*connection, er
 		base = opts.auth.Transport(base)
 	}
 	t := transport.NewHTTP(cfg.URL, cfg.Headers, base, opts.onTransportReady)
-	t.Rewrite = shimBytes
+	t.Rewrite = opts.rewrite()
 	kind := TransportStreamableHTTP
 	cs, err := connectSession(cx, cfg, opts, t.Streamable())
 	if err != nil && cx.Err() == nil && t.Rejected() {

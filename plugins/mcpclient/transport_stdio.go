@@ -25,7 +25,7 @@ func dialStdio(cx context.Context, cfg Config, opts dialOptions) (*connection, e
 	if err != nil {
 		return nil, connectError(cfg.ServerName, err, "")
 	}
-	cs, err := connectSession(cx, cfg, opts, shimTransport{p.Transport(opts.terminateDuration, opts.onTransportReady)})
+	cs, err := connectSession(cx, cfg, opts, opts.shim(p.Transport(opts.terminateDuration, opts.onTransportReady)))
 	if !p.StopWatchdog() {
 		// ctx ended while connecting and the watchdog killed the group.
 		// Report ctx's error whichever symptom the SDK saw first (EOF or
