@@ -1,6 +1,7 @@
 package ptc
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -33,7 +34,8 @@ import (
 // toString) before it measures, and __ptc_str converts one substitution when the template
 // would. Tagged templates build no string and are left alone. The names are reserved: a
 // program that names one does not compile. Code compiled at run time (eval, Function) is
-// rewritten the same way.
+// rewritten the same way. The helpers are Go functions, which goja calls at about half the
+// cost of JavaScript ones; only an object or a symbol takes a JavaScript slow path.
 
 // concatPrefix starts every helper's name, which programs may not use.
 const concatPrefix = "__ptc_"
@@ -50,9 +52,10 @@ const (
 // budget (smallAlloc's worth of characters).
 const smallConcat = smallAlloc / bytesPerChar
 
-// concatHelpers builds the helpers that are JavaScript (so the common case never leaves
-// the interpreter) from the budget's check and the originals they must not take from the
-// program's globals.
+// concatHelpers builds the helpers' slow paths, which are JavaScript: the conversion of an
+// object to a primitive as + does it, and String of an object or a symbol, with the
+// originals they must not take from the program's globals. The common cases (numbers,
+// strings, the other primitives) never leave Go: plus and str.
 var concatHelpers = goja.MustCompile("concat.js", `(function (room, small, apply, TypeError, String, toPrimitive) {
 	"use strict";
 	const isObject = (v) => v !== null && (typeof v === "object" || typeof v === "function");
@@ -77,15 +80,7 @@ var concatHelpers = goja.MustCompile("concat.js", `(function (room, small, apply
 		}
 		throw new TypeError("Cannot convert object to primitive value");
 	};
-	const plus = (a, b) => {
-		if (typeof a === "string") {
-			if (typeof b === "string") {
-				if (a.length + b.length > small) room(a.length + b.length);
-				return a + b;
-			}
-		} else if (typeof a === "number" && typeof b === "number") {
-			return a + b;
-		}
+	const plusSlow = (a, b) => {
 		a = primitive(a);
 		b = primitive(b);
 		if (typeof a === "string" || typeof b === "string") {
@@ -94,13 +89,13 @@ var concatHelpers = goja.MustCompile("concat.js", `(function (room, small, apply
 		}
 		return a + b;
 	};
-	const plusAt = (o, k) => {
+	const plusAt = (plus) => (o, k) => {
 		const key = typeof k === "symbol" ? k : String(k);
 		const v = o[key];
 		return (b) => (o[key] = plus(v, b));
 	};
-	const str = (v) => typeof v === "string" ? v : typeof v === "symbol" ? "" + v : String(v);
-	return [plus, plusAt, str];
+	const strSlow = (v) => typeof v === "symbol" ? "" + v : String(v);
+	return [plusSlow, plusAt, strSlow];
 })`, true)
 
 // guardConcatenation installs the helpers the compiled program calls, as globals that the
@@ -114,8 +109,7 @@ func (x *run) guardConcatenation() error {
 	}
 	build, _ := goja.AssertFunction(mk)
 	room := func(fc goja.FunctionCall) goja.Value {
-		n := fc.Argument(0).ToInteger()
-		x.allow("concatenation of "+strconv.FormatInt(n, 10)+" characters", n*bytesPerChar)
+		x.room("concatenation", fc.Argument(0).ToInteger())
 		return goja.Undefined()
 	}
 	fns, err := build(goja.Undefined(), vm.ToValue(room), vm.ToValue(smallConcat), x.global("Reflect").Get("apply"),
@@ -124,13 +118,87 @@ func (x *run) guardConcatenation() error {
 		return err
 	}
 	list := fns.ToObject(vm)
+	x.plusSlow, _ = goja.AssertFunction(list.Get("0"))
+	x.strSlow, _ = goja.AssertFunction(list.Get("2"))
+	makePlusAt, _ := goja.AssertFunction(list.Get("1"))
+	plus := vm.ToValue(x.plus)
+	plusAt, err := makePlusAt(goja.Undefined(), plus)
+	if err != nil {
+		return err
+	}
 	g := vm.GlobalObject()
-	for i, name := range []string{plusName, plusAtName, strName} {
-		if err := g.DefineDataProperty(name, list.Get(strconv.Itoa(i)), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+	for name, v := range map[string]goja.Value{plusName: plus, plusAtName: plusAt, strName: vm.ToValue(x.str), catName: vm.ToValue(x.cat)} {
+		if err := g.DefineDataProperty(name, v, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 			return err
 		}
 	}
-	return g.DefineDataProperty(catName, vm.ToValue(x.cat), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+	return nil
+}
+
+// room asks the budget for a string of n characters that what builds, when it is not small.
+func (x *run) room(what string, n int64) {
+	if n > smallConcat {
+		x.allow(what+" of "+strconv.FormatInt(n, 10)+" characters", n*bytesPerChar)
+	}
+}
+
+// int64Type is what goja exports an integer number as.
+var int64Type = reflect.TypeFor[int64]()
+
+// plus is a + b. Two strings are measured and joined, a string and another primitive too
+// (its ToString is short), two other primitives added as numbers; an object or a symbol on
+// either side goes to the JavaScript slow path, which converts it as + does.
+func (x *run) plus(fc goja.FunctionCall) goja.Value {
+	a, b := fc.Argument(0), fc.Argument(1)
+	if objectOrSymbol(a) || objectOrSymbol(b) {
+		return x.invoke(x.plusSlow, goja.Undefined(), a, b)
+	}
+	sa, aStr := a.(goja.String)
+	sb, bStr := b.(goja.String)
+	switch {
+	case aStr && !bStr:
+		sb, bStr = x.primitiveString(b), true
+	case bStr && !aStr:
+		sa, aStr = x.primitiveString(a), true
+	}
+	if aStr && bStr {
+		x.room("concatenation", int64(sa.Length())+int64(sb.Length()))
+		return sa.Concat(sb)
+	}
+	if a.ExportType() == int64Type && b.ExportType() == int64Type {
+		return x.vm.ToValue(a.ToInteger() + b.ToInteger()) // as goja adds two integers
+	}
+	return x.vm.ToValue(a.ToFloat() + b.ToFloat())
+}
+
+// str converts a template literal's substitution to a string as the template would: an
+// object or a symbol by the JavaScript slow path (String, or the TypeError a symbol throws).
+func (x *run) str(fc goja.FunctionCall) goja.Value {
+	v := fc.Argument(0)
+	switch v.(type) {
+	case goja.String:
+		return v
+	case *goja.Object, *goja.Symbol:
+		return x.invoke(x.strSlow, goja.Undefined(), v)
+	}
+	return x.primitiveString(v)
+}
+
+// primitiveString is a primitive other than a string or a symbol (a number, a boolean, null
+// or undefined) as JavaScript writes it: goja's String of it ("1.5", "-1e+21", "NaN",
+// "true", "null"). goja's ToString gives such a value back as it is.
+func (x *run) primitiveString(v goja.Value) goja.String {
+	s, _ := x.vm.ToValue(v.String()).(goja.String)
+	return s
+}
+
+// objectOrSymbol reports whether v is an object or a symbol: what + converts in JavaScript.
+func objectOrSymbol(v goja.Value) bool {
+	switch v.(type) {
+	case *goja.Object, *goja.Symbol:
+		return true
+	}
+	return false
 }
 
 // cat joins a template literal's pieces (strings: its text and its substitutions, each
@@ -144,9 +212,7 @@ func (x *run) cat(fc goja.FunctionCall) goja.Value {
 		}
 		n += int64(s.Length())
 	}
-	if n > smallConcat {
-		x.allow("template literal of "+strconv.FormatInt(n, 10)+" characters", n*bytesPerChar)
-	}
+	x.room("template literal", n)
 	var b goja.StringBuilder
 	b.Grow(int(n))
 	for _, a := range fc.Arguments {

@@ -11,6 +11,9 @@ func TestConcatenationKeepsItsMeaning(t *testing.T) {
 		{"numbers and strings", `return [1 + 2, "a" + 1, 1 + "a", 1.5 + 2, null + 1, true + 1, "x" + null + undefined, [1, 2] + [3], 1 + 2 + "3", "1" + 2 + 3]`,
 			`[3,"a1","1a",3.5,1,2,"xnullundefined","1,23","33","123"]`},
 		{"undefined is NaN", `return Number.isNaN(undefined + 1)`, `true`},
+		{"primitives written as String writes them", "const xs = [-0, 1e21, 1.5e-7, NaN, -Infinity, 2 ** 53, 0.1 + 0.2, 123456789012, -5, true, false, null, undefined, 1 / 3]; " +
+			"return [xs.filter((v) => \"\" + v !== String(v) || v + \"\" !== String(v) || `${v}` !== String(v) || `<${v}>` !== \"<\" + String(v) + \">\").map(String), 0.1 + 0.2, 2 ** 53 + 2, String(1 / (-0 + -0)), String(1 / (-0 + 0))]",
+			`[[],0.30000000000000004,9007199254740994,"-Infinity","Infinity"]`},
 		{"objects convert by valueOf first", `const o = {valueOf() { return 2 }, toString() { return "x" }}; return [o + 1, "" + o, ` + "`${o}`" + `]`, `[3,"2","x"]`},
 		{"Symbol.toPrimitive sees the hint", `const o = {[Symbol.toPrimitive](h: string) { return h }}; return [o + "", ` + "`${o}`" + `, String(o)]`, `["default","string","string"]`},
 		{"dates and functions", `return [typeof (new Date(0) + 1), (new Date(0) + 1).endsWith("1"), String((function f() {}) + "").startsWith("function f")]`, `["string",true,true]`},

@@ -182,6 +182,8 @@ type run struct {
 	errCtor   goja.Value                // ToolCallError
 	patterns  map[string]*regexp.Regexp // guard: the patterns Go's regexp engine runs
 
+	plusSlow     goja.Callable // guard: + with an object or a symbol (concat.go)
+	strSlow      goja.Callable // guard: a template's substitution that is an object or a symbol
 	jsonReplacer goja.Value    // guard: the replacer of the guarded JSON.stringify
 	jsonWriters  []*jsonWriter // guard: its calls in progress, innermost last
 
