@@ -191,9 +191,9 @@ func (ts *TaskServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // toolTaskSupport is the execution.taskSupport the server lists tool with for ss ("" when
-// it lists none, or does not list the tool; "forbidden" when it says so), read from its own listing: next is the rest
-// of the server's receiving middleware, so the listing is the one ss would get (every page
-// of it).
+// it lists none or does not list the tool), read from its own listing: next is the rest of
+// the server's receiving middleware, so the listing is the one ss would get (every page of
+// it).
 func toolTaskSupport(cx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession, tool string) (string, error) {
 	params := &mcp.ListToolsParams{}
 	for {

@@ -43,12 +43,11 @@ const errBigInt = "BigInt is not available in programs: its arithmetic allocates
 func compileProgram(code string) (*goja.Program, *Error) {
 	wrapped := wrapStart + code + wrapEnd
 	if ast, err := goja.Parse(programName, wrapped, parser.WithDisableSourceMaps); err == nil {
-		f := scanSource(ast)
+		f := prepareSource(ast)
 		if e := f.refused(ast); e != nil {
 			return nil, e
 		}
 		if !f.objectSpread {
-			rewriteConcatenation(ast)
 			if prg, err := goja.CompileAST(ast, true); err == nil {
 				return prg, nil
 			}
@@ -83,10 +82,9 @@ func compileProgram(code string) (*goja.Program, *Error) {
 	if err != nil {
 		return nil, &Error{Kind: KindCompile, Msg: err.Error()}
 	}
-	if e := scanSource(ast).refused(ast); e != nil {
+	if e := prepareSource(ast).refused(ast); e != nil {
 		return nil, e
 	}
-	rewriteConcatenation(ast)
 	prg, err := goja.CompileAST(ast, true)
 	if err != nil {
 		return nil, &Error{Kind: KindCompile, Msg: err.Error()}
@@ -118,7 +116,7 @@ func reservedError(name string) string {
 	return name + " is a name the sandbox keeps for itself (names starting with " + concatPrefix + " are reserved); rename it"
 }
 
-// sourceFeatures are what scanSource found in a program.
+// sourceFeatures are what prepareSource found in a program.
 type sourceFeatures struct {
 	bigInt       bool     // a BigInt literal
 	bigIntAt     file.Idx // where the first one is
@@ -175,8 +173,10 @@ func walkSyntax(p *ast.Program, see func(node any), replace func(ast.Expression)
 	walk(reflect.ValueOf(p))
 }
 
-// scanSource walks a syntax tree for the features compileProgram treats apart.
-func scanSource(p *ast.Program) sourceFeatures {
+// prepareSource walks a syntax tree once: it finds the features compile treats apart and
+// rewrites the concatenations (concatCall). A tree that is then refused, or compiled again
+// from esbuild's output, is dropped, so rewriting it first costs nothing that matters.
+func prepareSource(p *ast.Program) sourceFeatures {
 	var f sourceFeatures
 	walkSyntax(p, func(node any) {
 		switch n := node.(type) {
@@ -199,7 +199,7 @@ func scanSource(p *ast.Program) sourceFeatures {
 				f.reserved, f.reservedAt = n.Name.String(), n.Idx
 			}
 		}
-	}, nil)
+	}, concatCall)
 	return f
 }
 
@@ -214,15 +214,13 @@ func (x *run) compileRunTime(what, src string) *goja.Program {
 	if err != nil {
 		return nil
 	}
-	switch f := scanSource(p); {
-	case f.bigInt:
-		panic(x.vm.NewTypeError(what + ": " + errBigInt))
-	case f.objectSpread:
-		panic(x.vm.NewTypeError(what + ": object spread and rest ({...x}) are not available in code built at run time; copy the properties with Object.assign"))
-	case f.reserved != "":
-		panic(x.vm.NewTypeError(what + ": " + reservedError(f.reserved)))
+	f := prepareSource(p)
+	if e := f.refused(p); e != nil {
+		panic(x.vm.NewTypeError(what + ": " + e.Msg))
 	}
-	rewriteConcatenation(p)
+	if f.objectSpread {
+		panic(x.vm.NewTypeError(what + ": object spread and rest ({...x}) are not available in code built at run time; copy the properties with Object.assign"))
+	}
 	prg, err := goja.CompileAST(p, false)
 	if err != nil {
 		return nil

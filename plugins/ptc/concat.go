@@ -221,11 +221,8 @@ func (x *run) cat(fc goja.FunctionCall) goja.Value {
 	return b.String()
 }
 
-// rewriteConcatenation rewrites the concatenations of a syntax tree into calls of the
-// helpers, in place, each after its operands.
-func rewriteConcatenation(p *ast.Program) { walkSyntax(p, func(any) {}, concatCall) }
-
-// concatCall is the helper call that replaces e, or nil when e concatenates nothing.
+// concatCall is the helper call that replaces e, or nil when e concatenates nothing;
+// prepareSource applies it to every expression of a program, each after its operands.
 func concatCall(e ast.Expression) ast.Expression {
 	switch n := e.(type) {
 	case *ast.BinaryExpression:
