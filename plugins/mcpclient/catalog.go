@@ -14,9 +14,9 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
-// maxCatalogPages bounds each prompts/resources listing written to the catalog: the
+// maxCatalogItems bounds each prompts/resources listing written to the catalog: the
 // catalog is for search and lazy registration, not a mirror of a server's every resource.
-const maxCatalogPages = 10
+const maxCatalogItems = 1000
 
 // catalog keeps one client's entry of the catalog cache current: a snapshot of the lists
 // is taken after every successful discovery (connect, reconnect, tools/list_changed) and
@@ -179,33 +179,33 @@ func (s *supervisor) writeCatalog(runcx context.Context) error {
 	defer done()
 	cs := g.conn.Session()
 	if info.Capabilities.Prompts != nil {
-		if ps, err := drain(cx, func(cur string) ([]*mcp.Prompt, string, error) {
-			r, err := cs.ListPrompts(cx, &mcp.ListPromptsParams{Cursor: cur})
+		if ps, _, err := listAll(func(cursor string) ([]*mcp.Prompt, string, error) {
+			r, err := cs.ListPrompts(cx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
 			}
 			return r.Prompts, r.NextCursor, nil
-		}); s.catalogListed("prompts/list", err) {
+		}, maxCatalogItems); s.catalogListed("prompts/list", err) {
 			e.Prompts = ps
 		}
 	}
 	if info.Capabilities.Resources != nil {
-		if rs, err := drain(cx, func(cur string) ([]*mcp.Resource, string, error) {
-			r, err := cs.ListResources(cx, &mcp.ListResourcesParams{Cursor: cur})
+		if rs, _, err := listAll(func(cursor string) ([]*mcp.Resource, string, error) {
+			r, err := cs.ListResources(cx, &mcp.ListResourcesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
 			}
 			return r.Resources, r.NextCursor, nil
-		}); s.catalogListed("resources/list", err) {
+		}, maxCatalogItems); s.catalogListed("resources/list", err) {
 			e.Resources = rs
 		}
-		if ts, err := drain(cx, func(cur string) ([]*mcp.ResourceTemplate, string, error) {
-			r, err := cs.ListResourceTemplates(cx, &mcp.ListResourceTemplatesParams{Cursor: cur})
+		if ts, _, err := listAll(func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
+			r, err := cs.ListResourceTemplates(cx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
 			}
 			return r.ResourceTemplates, r.NextCursor, nil
-		}); s.catalogListed("resources/templates/list", err) {
+		}, maxCatalogItems); s.catalogListed("resources/templates/list", err) {
 			e.ResourceTemplates = ts
 		}
 	}
@@ -241,30 +241,6 @@ func (s *supervisor) catalogListed(what string, err error) bool {
 		s.log.Debug("catalog: listing failed; the cache keeps the previous one", "request", what, "err", s.scrubErr(err))
 	}
 	return err == nil
-}
-
-// drain follows a listing's cursors for at most maxCatalogPages pages.
-func drain[T any](cx context.Context, page func(cursor string) ([]*T, string, error)) ([]*T, error) {
-	var (
-		out    []*T
-		cursor string
-	)
-	for range maxCatalogPages {
-		items, next, err := page(cursor)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			if it != nil {
-				out = append(out, it)
-			}
-		}
-		if next == "" || next == cursor || cx.Err() != nil {
-			break
-		}
-		cursor = next
-	}
-	return out, nil
 }
 
 // cachedTools builds the registry definitions of a cached entry's tools, as a discovery

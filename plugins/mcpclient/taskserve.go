@@ -195,26 +195,26 @@ func (ts *TaskServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // the server's receiving middleware, so the listing is the one ss would get (every page of
 // it).
 func toolTaskSupport(cx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession, tool string) (string, error) {
-	params := &mcp.ListToolsParams{}
-	for {
-		res, err := next(cx, "tools/list", &mcp.ListToolsRequest{Session: ss, Params: params})
+	tools, _, err := listAll(func(cursor string) ([]*mcp.Tool, string, error) {
+		res, err := next(cx, "tools/list", &mcp.ListToolsRequest{Session: ss, Params: &mcp.ListToolsParams{Cursor: cursor}})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		lr, ok := res.(*mcp.ListToolsResult)
 		if !ok {
-			return "", nil
+			return nil, "", nil
 		}
-		for _, t := range lr.Tools {
-			if t.Name == tool {
-				return taskSupportOf(t), nil
-			}
-		}
-		if lr.NextCursor == "" {
-			return "", nil
-		}
-		params = &mcp.ListToolsParams{Cursor: lr.NextCursor}
+		return lr.Tools, lr.NextCursor, nil
+	}, 0)
+	if err != nil {
+		return "", err
 	}
+	for _, t := range tools {
+		if t.Name == tool {
+			return taskSupportOf(t), nil
+		}
+	}
+	return "", nil
 }
 
 // start runs call as a new task of ss and returns the task created.

@@ -18,46 +18,18 @@ import (
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
-// maxToolPages bounds one tools/list drain: a server whose cursors never end is refused
-// rather than followed for ever.
-const maxToolPages = 1000
-
 // objectSchema is the parameters schema of a tool whose own schema cannot be used.
 var objectSchema = json.RawMessage(`{"type":"object"}`)
 
-// listTools drains tools/list, following nextCursor until it is empty. A cursor the server
-// already returned in this drain (a loop) or more than maxToolPages pages reject the listing.
+// listTools lists cs's tools, every page of them (listAll; limit as there).
 func listTools(cx context.Context, cs *mcp.ClientSession, limit int) ([]*mcp.Tool, bool, error) {
-	var (
-		out     []*mcp.Tool
-		params  mcp.ListToolsParams
-		cursors = make(map[string]bool)
-	)
-	for page := 1; ; page++ {
-		res, err := cs.ListTools(cx, &params)
+	return listAll(func(cursor string) ([]*mcp.Tool, string, error) {
+		res, err := cs.ListTools(cx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, false, err
+			return nil, "", err
 		}
-		for _, t := range res.Tools {
-			if t != nil {
-				out = append(out, t)
-			}
-		}
-		if limit > 0 && len(out) >= limit {
-			return out[:limit], res.NextCursor != "" || len(out) > limit, nil
-		}
-		next := res.NextCursor
-		switch {
-		case next == "":
-			return out, false, nil
-		case cursors[next]:
-			return nil, false, fmt.Errorf("the server repeated the cursor %q: invalid tool list", next)
-		case page >= maxToolPages:
-			return nil, false, fmt.Errorf("the tool list has more than %d pages", maxToolPages)
-		}
-		cursors[next] = true
-		params.Cursor = next
-	}
+		return res.Tools, res.NextCursor, nil
+	}, limit)
 }
 
 // remoteTool is one discovered tool: what its Execute needs, built once per discovery so a
