@@ -46,6 +46,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/internal/loopback"
 	"github.com/cordisgo/harness/internal/procfs"
 )
 
@@ -196,7 +197,7 @@ func runAll(args []string) error {
 	lives := make([]*live, len(kinds))
 	for i, k := range kinds {
 		rows[i] = &row{name: k.name}
-		port, err := freePort()
+		port, err := loopback.FreePort()
 		if err != nil {
 			return err
 		}
@@ -273,15 +274,6 @@ func runAll(args []string) error {
 		}
 	}
 	return nil
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 var httpClient = func(tok string) *http.Client {

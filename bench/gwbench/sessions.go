@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/internal/loopback"
 	"github.com/cordisgo/harness/internal/procfs"
 )
 
@@ -41,7 +42,7 @@ func manySessions(args []string) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return err
 	}

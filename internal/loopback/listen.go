@@ -53,3 +53,15 @@ func DialAddr(addr string, ln net.Addr) string {
 	}
 	return net.JoinHostPort(ip, strconv.Itoa(a.Port))
 }
+
+// FreePort returns a port of 127.0.0.1 that was free a moment ago, for a child process that
+// must be told its port before it listens (a server given --addr or PORT). Another process
+// may take the port in between: a caller that listens itself passes port 0 instead.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

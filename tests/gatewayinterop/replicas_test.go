@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cordisgo/harness/internal/loopback"
 	"github.com/cordisgo/harness/testkit/harnessbin"
 	"github.com/cordisgo/harness/testkit/proctest"
 	"github.com/cordisgo/harness/testkit/redistest"
@@ -67,16 +68,6 @@ func lookOrSkip(t *testing.T, prog, pkg string) string {
 	return ""
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
 	suite.File(t, "@modelcontextprotocol/sdk/package.json")
@@ -84,14 +75,22 @@ func newCluster(t *testing.T, n int) *cluster {
 	c := &cluster{t: t, dir: t.TempDir()}
 	c.redis = redistest.Start(t, redistest.Options{})
 	c.bin = harnessbin.Path(t) // built once for the suite's tests
+	// The replicas' ports, then the balancer's.
+	for range n + 1 {
+		port, err := loopback.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ports = append(c.ports, port)
+	}
+	lbPort := c.ports[n]
+	c.ports = c.ports[:n]
 	for i := range n {
-		c.ports = append(c.ports, freePort(t))
 		c.procs = append(c.procs, nil)
 		if err := c.start(i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	lbPort := freePort(t)
 	c.lbURL = fmt.Sprintf("http://127.0.0.1:%d/mcp", lbPort)
 	cfg := filepath.Join(c.dir, "haproxy.cfg")
 	errPage := filepath.Join(c.dir, "502.http")

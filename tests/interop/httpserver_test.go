@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cordisgo/harness/internal/loopback"
 )
 
 const (
@@ -55,7 +57,7 @@ func startHTTPServer(t *testing.T, srv server) *httpServer {
 }
 
 func tryStartHTTPServer(t *testing.T, srv server) (*httpServer, error) {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -128,16 +130,6 @@ func (h *httpServer) stop(t *testing.T) {
 		}
 		<-h.exited
 	}
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // tail keeps the last max bytes written to it. It is safe for concurrent use.
