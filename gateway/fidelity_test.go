@@ -146,7 +146,7 @@ func TestRoundsReadsPromptsProgress(t *testing.T) {
 func TestGatewayMadeLate(t *testing.T) {
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	mount(t, root, toolregistry.Plugin, nil)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 	statuses := ctxtest.Record(t, root, mcpclient.StatusEvent)
 	mountHTTP(t, root, "forms", formServer(t))
 	connected := func(all []mcpclient.Status) int {

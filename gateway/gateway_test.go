@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/permission"
@@ -40,26 +41,13 @@ func newTree(t *testing.T) *ctx.Context {
 	t.Helper()
 	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	mount(t, root, toolregistry.Plugin, nil)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 	// As harness serve does before it mounts the fleet: the clients declare what the
 	// gateway answers from their first connection, and none reconnects when it is made.
 	if err := gateway.Offer(root); err != nil {
 		t.Fatal(err)
 	}
 	return root
-}
-
-// mount mounts def with cfg on c and waits for its activation.
-func mount(t *testing.T, c *ctx.Context, def ctx.PluginDef, cfg any) *ctx.Scope {
-	t.Helper()
-	s, err := c.Plugin(def, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 func mountHTTP(t *testing.T, c *ctx.Context, name, url string) *ctx.Scope {
@@ -75,7 +63,7 @@ func mountHTTP(t *testing.T, c *ctx.Context, name, url string) *ctx.Scope {
 // mountConfig mounts an MCP client with cfg on c and waits for its activation.
 func mountConfig(t *testing.T, c *ctx.Context, cfg mcpclient.Config) *ctx.Scope {
 	t.Helper()
-	return mount(t, c, mcpclient.Plugin, cfg)
+	return ctxtest.MountActive(t, c, mcpclient.Plugin, cfg)
 }
 
 // subscribable serves a test server that accepts resource subscriptions over HTTP, and

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
@@ -284,7 +285,7 @@ func TestDisposedScopeLeavesNoGoroutine(t *testing.T) {
 		gws <- gw
 		return nil
 	})
-	s := mount(t, root, host, nil)
+	s := ctxtest.MountActive(t, root, host, nil)
 	gw := <-gws
 	h, err := gw.Handler(gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
@@ -28,7 +29,7 @@ func localTools(t *testing.T, root *ctx.Context, names map[string]map[string]str
 		}
 		return nil
 	})
-	mount(t, root, def, nil)
+	ctxtest.MountActive(t, root, def, nil)
 }
 
 // The agent's own tools (read_tool_result, the subagent tools) are not offered: not listed

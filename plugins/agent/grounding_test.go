@@ -38,23 +38,7 @@ func requestMessages(t *testing.T, r modeltest.Request) []string {
 // session reaches the model as a message before the next user message, the system prompt
 // byte for byte the same, and a resumed session has that message in its history.
 func TestGrounding(t *testing.T) {
-	repo := t.TempDir()
-	sub := filepath.Join(repo, "svc")
-	cfg := t.TempDir()
-	for _, d := range []string{filepath.Join(repo, ".git"), sub, filepath.Join(cfg, "harness")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write := func(path, text string) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(cfg, "harness", "AGENTS.md"), "Answer briefly.")
-	write(filepath.Join(repo, "AGENTS.md"), "Use tabs.")
-	write(filepath.Join(sub, "AGENTS.md"), strings.Repeat("long ", 100))
+	repo, sub, cfg := agent.InstructionTree(t, "Answer briefly.", "Use tabs.", strings.Repeat("long ", 100))
 	t.Setenv("XDG_CONFIG_HOME", cfg)
 	t.Chdir(sub)
 	e := newEnv(t, envOptions{
@@ -82,7 +66,9 @@ func TestGrounding(t *testing.T) {
 	}
 
 	// The root's file changes: the next request carries it as a message; the prompt stays.
-	write(filepath.Join(repo, "AGENTS.md"), "Use spaces, not tabs.")
+	if err := os.WriteFile(filepath.Join(repo, "AGENTS.md"), []byte("Use spaces, not tabs."), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	e.send(s, "second")
 	reqs := e.srv.Accepted()
 	second := requestMessages(t, reqs[len(reqs)-1])

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -70,16 +71,7 @@ func fleet(t *testing.T) (*ctx.Context, map[string]*server) {
 		var cfg mcpclient.Config
 		cfg.Default()
 		cfg.ServerName, cfg.Transport, cfg.URL = name, mcpclient.TransportStreamableHTTP, url
-		sc, err := root.Plugin(mcpclient.Plugin, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sc.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := root.Settle(context.Background()); err != nil {
-		t.Fatal(err)
+		ctxtest.MountActive(t, root, mcpclient.Plugin, cfg)
 	}
 	return root, servers
 }

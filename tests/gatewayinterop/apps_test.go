@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/internal/npmci"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -73,7 +74,7 @@ func TestTypeScriptClientApps(t *testing.T) {
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.Command, cfg.Args, cfg.FailOnStartupError = "basic", mcpclient.TransportStdio, node, []string{entry, "--stdio"}, true
-	mount(t, root, mcpclient.Plugin, cfg)
+	ctxtest.MountActive(t, root, mcpclient.Plugin, cfg)
 	_, base := gatewaytest.Serve(t, root, gateway.Options{}, gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
 
 	want, _ := json.Marshal(direct.Meta)

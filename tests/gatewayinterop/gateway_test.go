@@ -21,6 +21,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/internal/npmci"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -60,7 +61,7 @@ func gatewayURLLogged(t *testing.T) (string, *logLines) {
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.Command, cfg.Args, cfg.FailOnStartupError = "everything", mcpclient.TransportStdio, nodeBin, []string{everything, "stdio"}, true
-	mount(t, root, mcpclient.Plugin, cfg)
+	ctxtest.MountActive(t, root, mcpclient.Plugin, cfg)
 
 	_, url := gatewaytest.Serve(t, root, gateway.Options{}, gateway.HTTPOptions{Token: token, Addr: "127.0.0.1:0"})
 	return url, logs

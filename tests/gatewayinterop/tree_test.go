@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
@@ -27,20 +28,8 @@ func newTree(t *testing.T, h slog.Handler) *ctx.Context {
 	}
 	root := ctx.New(ctx.Options{Logger: slog.New(h)})
 	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	mount(t, root, toolregistry.Plugin, nil)
+	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 	return root
-}
-
-// mount mounts def with cfg on root and waits until it has loaded.
-func mount(t *testing.T, root *ctx.Context, def ctx.PluginDef, cfg any) {
-	t.Helper()
-	s, err := root.Plugin(def, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // mountDemo serves the demo server (Streamable HTTP, in process) until the test ends and
@@ -53,7 +42,7 @@ func mountDemo(t *testing.T, root *ctx.Context) {
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.URL, cfg.FailOnStartupError = "demo", mcpclient.TransportStreamableHTTP, demo.URL+"/mcp", true
-	mount(t, root, mcpclient.Plugin, cfg)
+	ctxtest.MountActive(t, root, mcpclient.Plugin, cfg)
 }
 
 // runNode runs script (a file of this directory) with args under node until cx ends, calls

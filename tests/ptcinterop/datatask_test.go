@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/mcpclient"
@@ -169,18 +170,9 @@ func (d dataTask) run(t *testing.T, mode string) (answer string, bytes, requests
 		{sysprompt.Plugin, nil}, {ptc.Plugin, ptcConfig},
 		{agent.Plugin, map[string]any{"sessionsDir": "-", "permissions": map[string]any{"default": "allow"}}},
 	} {
-		s, err := root.Plugin(p.def, p.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Every plugin's contributions (the system prompt's sections, PTC's declarations) are in
-	// place before the session's first request.
-	if err := root.Settle(context.Background()); err != nil {
-		t.Fatal(err)
+		// Settled: every plugin's contributions (the system prompt's sections, PTC's
+		// declarations) are in place before the session's first request.
+		ctxtest.MountActive(t, root, p.def, p.cfg)
 	}
 	svc, _ := agent.Key.Get(root)
 	sess, err := svc.Start(agent.StartOptions{Mode: mode, Ephemeral: true})
