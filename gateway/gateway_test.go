@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -37,17 +36,9 @@ type fleet struct {
 	url  string
 }
 
+// newTree is a root with the tool registry and the gateway's offers.
 func newTree(t *testing.T) *ctx.Context {
-	t.Helper()
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	// As harness serve does before it mounts the fleet: the clients declare what the
-	// gateway answers from their first connection, and none reconnects when it is made.
-	if err := gateway.Offer(root); err != nil {
-		t.Fatal(err)
-	}
-	return root
+	return gatewaytest.Tree(t, gatewaytest.TreeOptions{Offer: true})
 }
 
 func mountHTTP(t *testing.T, c *ctx.Context, name, url string) *ctx.Scope {

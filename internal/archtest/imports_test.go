@@ -136,7 +136,7 @@ var rules = map[string]rule{
 	"testkit/mcptest":     {project: []string{"ctx", "ctx/ctxtest"}},
 	"testkit/demotree":    {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
 	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
-	"testkit/gatewaytest": {project: []string{"ctx", "gateway"}},
+	"testkit/gatewaytest": {project: []string{"ctx", "ctx/ctxtest", "gateway", "plugins/toolregistry"}},
 	"testkit/proctest":    {project: []string{"internal/procfs"}, stdOnly: true},
 	"testkit/harnessbin":  {stdOnly: true},
 	"testkit/screentest":  {stdOnly: true},

@@ -4,9 +4,7 @@ package conformance
 
 import (
 	"bufio"
-	"context"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -16,11 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/gateway"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/testkit/gatewaytest"
 )
 
@@ -152,14 +148,9 @@ func directServer(t *testing.T, bin string) string {
 // does, and returns the per-server route's URL.
 func gatewayRoute(t *testing.T, bin string) string {
 	t.Helper()
-	root := ctx.New(ctx.Options{Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
 	// As harness serve does before it mounts the profile: the gateway's responder and
 	// sampler, so the upstream client offers elicitation and sampling to its server.
-	if err := gateway.Offer(root); err != nil {
-		t.Fatal(err)
-	}
+	root := gatewaytest.Tree(t, gatewaytest.TreeOptions{Offer: true})
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.Command, cfg.FailOnStartupError = "conf", mcpclient.TransportStdio, bin, true

@@ -67,10 +67,7 @@ func TestTypeScriptClientApps(t *testing.T) {
 	}
 
 	// The same server behind the gateway.
-	root := newTree(t, nil)
-	if err := gateway.Offer(root); err != nil { // as harness serve does, before the servers
-		t.Fatal(err)
-	}
+	root := gatewaytest.Tree(t, gatewaytest.TreeOptions{Offer: true}) // as harness serve does, before the servers
 	var cfg mcpclient.Config
 	cfg.Default()
 	cfg.ServerName, cfg.Transport, cfg.Command, cfg.Args, cfg.FailOnStartupError = "basic", mcpclient.TransportStdio, node, []string{entry, "--stdio"}, true

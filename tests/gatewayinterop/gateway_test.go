@@ -51,12 +51,9 @@ func gatewayURLLogged(t *testing.T) (string, *logLines) {
 	nodeBin := suite.Node(t)
 	everything := suite.File(t, "@modelcontextprotocol/server-everything/dist/index.js")
 
-	root := newTree(t, logs)
-	// As harness serve does: the clients then offer elicitation and sampling, which the
-	// gateway forwards to the calling session.
-	if err := gateway.Offer(root); err != nil {
-		t.Fatal(err)
-	}
+	// As harness serve does: the clients offer elicitation and sampling, which the gateway
+	// forwards to the calling session.
+	root := gatewaytest.Tree(t, gatewaytest.TreeOptions{Logger: logs, Offer: true})
 	mountDemo(t, root)
 	var cfg mcpclient.Config
 	cfg.Default()

@@ -95,7 +95,7 @@ func newPersonalFleet(t *testing.T) *personalFleet {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	gatewaytest.ServeOn(t, ln, newTree(t, nil), gateway.Options{Store: store, Vault: store, Replica: "r1"}, gateway.HTTPOptions{Addr: ln.Addr().String(), Access: access.New(cfg)})
+	gatewaytest.ServeOn(t, ln, gatewaytest.Tree(t, gatewaytest.TreeOptions{}), gateway.Options{Store: store, Vault: store, Replica: "r1"}, gateway.HTTPOptions{Addr: ln.Addr().String(), Access: access.New(cfg)})
 	return f
 }
 

@@ -51,7 +51,7 @@ func teamGateway(t *testing.T, format string) (string, *gateway.Gateway, string)
 		t.Fatal(err)
 	}
 
-	root := newTree(t, nil)
+	root := gatewaytest.Tree(t, gatewaytest.TreeOptions{})
 	mountDemo(t, root)
 
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")

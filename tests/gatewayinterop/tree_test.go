@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"log/slog"
 	"net/http/httptest"
 	"os/exec"
 	"strings"
@@ -16,21 +15,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/plugins/mcpclient"
-	"github.com/cordisgo/harness/plugins/toolregistry"
 )
-
-// newTree returns a root that logs to h (nil: nowhere), with the tool registry mounted;
-// it is disposed when the test ends.
-func newTree(t *testing.T, h slog.Handler) *ctx.Context {
-	t.Helper()
-	if h == nil {
-		h = slog.DiscardHandler
-	}
-	root := ctx.New(ctx.Options{Logger: slog.New(h)})
-	t.Cleanup(func() { _ = root.Scope().Dispose(context.Background()) })
-	ctxtest.MountActive(t, root, toolregistry.Plugin, nil)
-	return root
-}
 
 // mountDemo serves the demo server (Streamable HTTP, in process) until the test ends and
 // mounts a client of it, named demo, on root.
