@@ -46,16 +46,34 @@ func remoteCode(err error) error {
 	return &remoteError{code: code, err: err}
 }
 
+// lookupFunc finds the open session of an id, or fails with a remote error.
+type lookupFunc func(id string) (*Session, error)
+
+// onSession exposes m on c with h, which runs on the open session the parameters name:
+// the lookup, and its not_found, are this function's.
+func onSession[P agentapi.OnSession, R any](c *ctx.Context, m remote.Method[P, R], lookup lookupFunc, h func(context.Context, *Session, P) (R, error)) func() (ctx.Disposer, error) {
+	return func() (ctx.Disposer, error) {
+		return m.Expose(c, func(cx context.Context, p P) (R, error) {
+			ss, err := lookup(p.SessionID())
+			if err != nil {
+				var zero R
+				return zero, err
+			}
+			return h(cx, ss, p)
+		})
+	}
+}
+
 // exposeRemote exposes the agent/* methods of svc as effects of c (the main agent's scope).
 // Their parameters are decoded strictly, once ([remote.Method.Expose]).
 func exposeRemote(c *ctx.Context, svc *Service) error {
-	lookup := func(id string) (*Session, error) {
+	lookup := lookupFunc(func(id string) (*Session, error) {
 		ss, ok := svc.Lookup(id)
 		if !ok {
 			return nil, &remoteError{code: remote.CodeNotFound, err: fmt.Errorf("%w: %q is not open (agent/open resumes a stored one)", session.ErrUnknownSession, id)}
 		}
 		return ss, nil
-	}
+	})
 	none := struct{}{}
 	// start runs a turn of ss (send or retry): the turn is the host's, on a goroutine of the
 	// agent's scope (cancelled and joined when the agent unloads), not on the request's
@@ -122,127 +140,67 @@ func exposeRemote(c *ctx.Context, svc *Service) error {
 				return ss.Info(), nil
 			})
 		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodSend.Expose(c, func(_ context.Context, p agentapi.SendParams) (struct{}, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return none, err
-				}
-				if strings.TrimSpace(p.Text) == "" {
-					return none, remote.Errorf(remote.CodeBadRequest, `"text" is empty`)
-				}
-				return none, start(ss, "agent/send", func(cx context.Context) (*session.TurnEnd, error) { return ss.Send(cx, p.Text) })
-			})
-		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodRetry.Expose(c, func(_ context.Context, p agentapi.SessionParams) (struct{}, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return none, err
-				}
-				if ss.Info().Turns == 0 {
-					return none, remoteCode(ErrNothingToRetry)
-				}
-				return none, start(ss, "agent/retry", ss.Retry)
-			})
-		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodCancel.Expose(c, func(_ context.Context, p agentapi.SessionParams) (struct{}, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return none, err
-				}
-				ss.Cancel()
-				return none, nil
-			})
-		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodApprove.Expose(c, func(_ context.Context, p agentapi.ApproveParams) (struct{}, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return none, err
-				}
-				switch p.Decision {
-				case permission.Allow, permission.AllowSession, permission.Deny:
-				default:
-					return none, remote.Errorf(remote.CodeBadRequest, `"decision" must be %q, %q or %q, got %q`, permission.Allow, permission.AllowSession, permission.Deny, p.Decision)
-				}
-				return none, remoteCode(ss.Approve(p.ID, p.Answer))
-			})
-		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodCallTool.Expose(c, func(cx context.Context, p agentapi.ViewCallParams) (agentapi.ViewResult, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return agentapi.ViewResult{}, err
-				}
-				res, err := ss.CallFromView(cx, p.ViewCall)
-				switch {
-				case errors.Is(err, toolregistry.ErrUnknownTool):
-					return res, remote.Errorf(remote.CodeNotFound, "%v", err)
-				case errors.Is(err, ErrNotForViews):
-					return res, remote.Errorf(remote.CodeBadRequest, "%v", err)
-				}
-				return res, remoteCode(err)
-			})
-		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodBackground.Expose(c, func(_ context.Context, p agentapi.SessionParams) (struct{}, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return none, err
-				}
-				ss.Background()
-				return none, nil
-			})
-		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodTasks.Expose(c, func(cx context.Context, p agentapi.SessionParams) ([]agentapi.BackgroundTask, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return nil, err
-				}
-				return ss.BackgroundTasks(cx), nil
-			})
-		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodTaskResult.Expose(c, func(cx context.Context, p agentapi.TaskParams) (agentapi.TaskResult, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return agentapi.TaskResult{}, err
-				}
-				res, err := ss.TaskResult(cx, p.ID)
-				if errors.Is(err, ErrUnknownTask) {
-					return agentapi.TaskResult{}, remote.Errorf(remote.CodeNotFound, "%v", err)
-				}
-				if err != nil {
-					return agentapi.TaskResult{}, err
-				}
-				return agentapi.TaskResult{Text: res.Text(), IsError: res.IsError}, nil
-			})
-		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodClose.Expose(c, func(_ context.Context, p agentapi.SessionParams) (struct{}, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return none, err
-				}
-				return none, remoteCode(ss.Close())
-			})
-		},
-		func() (ctx.Disposer, error) {
-			return agentapi.MethodCompact.Expose(c, func(cx context.Context, p agentapi.CompactParams) (session.Compaction, error) {
-				ss, err := lookup(p.Session)
-				if err != nil {
-					return session.Compaction{}, err
-				}
-				comp, err := ss.Compact(cx, p.Focus)
-				if err != nil {
-					return session.Compaction{}, remoteCode(err)
-				}
-				return *comp, nil
-			})
-		},
+		onSession(c, agentapi.MethodSend, lookup, func(_ context.Context, ss *Session, p agentapi.SendParams) (struct{}, error) {
+			if strings.TrimSpace(p.Text) == "" {
+				return none, remote.Errorf(remote.CodeBadRequest, `"text" is empty`)
+			}
+			return none, start(ss, "agent/send", func(cx context.Context) (*session.TurnEnd, error) { return ss.Send(cx, p.Text) })
+		}),
+		onSession(c, agentapi.MethodRetry, lookup, func(_ context.Context, ss *Session, _ agentapi.SessionParams) (struct{}, error) {
+			if ss.Info().Turns == 0 {
+				return none, remoteCode(ErrNothingToRetry)
+			}
+			return none, start(ss, "agent/retry", ss.Retry)
+		}),
+		onSession(c, agentapi.MethodCancel, lookup, func(_ context.Context, ss *Session, _ agentapi.SessionParams) (struct{}, error) {
+			ss.Cancel()
+			return none, nil
+		}),
+		onSession(c, agentapi.MethodApprove, lookup, func(_ context.Context, ss *Session, p agentapi.ApproveParams) (struct{}, error) {
+			switch p.Decision {
+			case permission.Allow, permission.AllowSession, permission.Deny:
+			default:
+				return none, remote.Errorf(remote.CodeBadRequest, `"decision" must be %q, %q or %q, got %q`, permission.Allow, permission.AllowSession, permission.Deny, p.Decision)
+			}
+			return none, remoteCode(ss.Approve(p.ID, p.Answer))
+		}),
+		onSession(c, agentapi.MethodCallTool, lookup, func(cx context.Context, ss *Session, p agentapi.ViewCallParams) (agentapi.ViewResult, error) {
+			res, err := ss.CallFromView(cx, p.ViewCall)
+			switch {
+			case errors.Is(err, toolregistry.ErrUnknownTool):
+				return res, remote.Errorf(remote.CodeNotFound, "%v", err)
+			case errors.Is(err, ErrNotForViews):
+				return res, remote.Errorf(remote.CodeBadRequest, "%v", err)
+			}
+			return res, remoteCode(err)
+		}),
+		onSession(c, agentapi.MethodBackground, lookup, func(_ context.Context, ss *Session, _ agentapi.SessionParams) (struct{}, error) {
+			ss.Background()
+			return none, nil
+		}),
+		onSession(c, agentapi.MethodTasks, lookup, func(cx context.Context, ss *Session, _ agentapi.SessionParams) ([]agentapi.BackgroundTask, error) {
+			return ss.BackgroundTasks(cx), nil
+		}),
+		onSession(c, agentapi.MethodTaskResult, lookup, func(cx context.Context, ss *Session, p agentapi.TaskParams) (agentapi.TaskResult, error) {
+			res, err := ss.TaskResult(cx, p.ID)
+			if errors.Is(err, ErrUnknownTask) {
+				return agentapi.TaskResult{}, remote.Errorf(remote.CodeNotFound, "%v", err)
+			}
+			if err != nil {
+				return agentapi.TaskResult{}, err
+			}
+			return agentapi.TaskResult{Text: res.Text(), IsError: res.IsError}, nil
+		}),
+		onSession(c, agentapi.MethodClose, lookup, func(_ context.Context, ss *Session, _ agentapi.SessionParams) (struct{}, error) {
+			return none, remoteCode(ss.Close())
+		}),
+		onSession(c, agentapi.MethodCompact, lookup, func(cx context.Context, ss *Session, p agentapi.CompactParams) (session.Compaction, error) {
+			comp, err := ss.Compact(cx, p.Focus)
+			if err != nil {
+				return session.Compaction{}, remoteCode(err)
+			}
+			return *comp, nil
+		}),
 		func() (ctx.Disposer, error) {
 			return agentapi.MethodEvents.Expose(c, func(cx context.Context, p agentapi.EventsParams, send func(session.Event) error) error {
 				ss, err := lookup(p.Session)

@@ -161,6 +161,28 @@ func (p EventsParams) Validate() error { return requireSession(p.Session) }
 // Validate requires the session.
 func (p ApproveParams) Validate() error { return requireSession(p.Session) }
 
+// OnSession is what the parameters of a method on one open session have: the session's
+// id, which the agent looks up before the method runs.
+type OnSession interface{ SessionID() string }
+
+// SessionID returns the session's id.
+func (p SessionParams) SessionID() string { return p.Session }
+
+// SessionID returns the session's id.
+func (p SendParams) SessionID() string { return p.Session }
+
+// SessionID returns the session's id.
+func (p ApproveParams) SessionID() string { return p.Session }
+
+// SessionID returns the session's id.
+func (p CompactParams) SessionID() string { return p.Session }
+
+// SessionID returns the session's id.
+func (p ViewCallParams) SessionID() string { return p.Session }
+
+// SessionID returns the session's id.
+func (p TaskParams) SessionID() string { return p.Session }
+
 func requireSession(id string) error {
 	var p ctx.Problems
 	p.Require("session", id, "the session's id")
