@@ -140,6 +140,56 @@ func TestRoundsReadsPromptsProgress(t *testing.T) {
 	}
 }
 
+// TestRoundStateBelongsToItsRequest: a round's request state resumes only the request
+// that started it. Handed to another method (a resource read), or to the same method for
+// another tool, it is refused as invalid params, and the gateway goes on: the round it
+// names is still there for its own retry.
+func TestRoundStateBelongsToItsRequest(t *testing.T) {
+	f := newAskFleet(t, nil)
+	for _, rt := range f.servers(t) {
+		t.Run(rt.name, func(t *testing.T) {
+			a := &asker{name: "alice"}
+			as := a.connectLatestWith(t, rt.srv, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+			first, err := as.CallTool(t.Context(), &mcp.CallToolParams{Name: rt.prefix + "ask"})
+			if err != nil || first.RequestState == "" || len(first.InputRequests) != 1 {
+				t.Fatalf("first round: %v %+v", err, first)
+			}
+			answers := mcp.InputResponseMap{"gateway": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "alice"}}}
+			_, err = as.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ask://me", RequestState: first.RequestState, InputResponses: answers})
+			if err == nil || !strings.Contains(err.Error(), "the request state belongs to tools/call mcp__ask__ask") {
+				t.Fatalf("the call's state on a read: %v", err)
+			}
+			_, err = as.CallTool(t.Context(), &mcp.CallToolParams{Name: rt.prefix + "steps", RequestState: first.RequestState, InputResponses: answers})
+			if err == nil || !strings.Contains(err.Error(), "the request state belongs to tools/call mcp__ask__ask") {
+				t.Fatalf("the call's state on another tool: %v", err)
+			}
+			res, err := as.CallTool(t.Context(), &mcp.CallToolParams{Name: rt.prefix + "ask", RequestState: first.RequestState, InputResponses: answers})
+			if err != nil || text(res) != `accept {"name":"alice"}` {
+				t.Fatalf("the call's own retry: %v %+v", err, res)
+			}
+		})
+	}
+}
+
+// TestAbandonedRoundEnds: a round whose retry never comes ends with the gateway. The
+// server's question, which nobody will answer now, is given up, so the upstream client's
+// connection can close and the tree disposes (it waited for ever for that question).
+func TestAbandonedRoundEnds(t *testing.T) {
+	f := newAskFleet(t, nil)
+	a := &asker{name: "alice"}
+	as := a.connectLatestWith(t, f.gw.Aggregated(), &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	first, err := as.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__ask__ask"})
+	if err != nil || first.RequestState == "" {
+		t.Fatalf("first round: %v %+v", err, first)
+	}
+	if err := f.gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.root.Scope().Dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatalf("the tree did not dispose after an abandoned round: %v", err)
+	}
+}
+
 // TestGatewayMadeLate: a gateway made after the fleet connected (no offer before it) needs
 // no preparation: its upstream clients reconnect once to declare elicitation, and a form
 // then reaches the calling downstream session.

@@ -42,11 +42,13 @@ func inRounds(ss *mcp.ServerSession) bool {
 // roundCall is a request of a 2026-07-28 session running in the background.
 type roundCall struct {
 	g        *Gateway
+	what     string // the request that started the call: its method and target
 	caps     *mcp.ClientCapabilities
 	cancel   context.CancelFunc
-	asks     chan *question // server requests of the call, one at a time
-	result   chan roundEnd  // the call's outcome (buffered)
-	progress string         // the gateway's progress token of the call upstream
+	ended    <-chan struct{} // closed when the call ends (answered, cancelled, idle, the gateway closed)
+	asks     chan *question  // server requests of the call, one at a time
+	result   chan roundEnd   // the call's outcome (buffered)
+	progress string          // the gateway's progress token of the call upstream
 
 	asked *question   // the question of the last round, awaiting the retry
 	idle  *time.Timer // cancels the call when the retry does not come
@@ -80,11 +82,18 @@ type roundWork func(bcx context.Context, meta mcp.Meta) (mcp.Result, error)
 // token is the progress token of this round's request; what names the request in errors.
 func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, state string, answers mcp.InputResponseMap, token any, work roundWork) (mcp.Result, *roundAsk, error) {
 	if state != "" {
-		v, ok := g.rounds.LoadAndDelete(state)
+		v, ok := g.rounds.Load(state)
 		if !ok {
 			return nil, nil, invalidParams(fmt.Errorf("gateway: %s: the request state is unknown or expired", what))
 		}
 		rc := v.(*roundCall)
+		if rc.what != what {
+			// The round goes on for its own retry.
+			return nil, nil, invalidParams(fmt.Errorf("gateway: %s: the request state belongs to %s", what, rc.what))
+		}
+		if !g.rounds.CompareAndDelete(state, rc) { // expired, or taken by a concurrent retry
+			return nil, nil, invalidParams(fmt.Errorf("gateway: %s: the request state is unknown or expired", what))
+		}
 		rc.idle.Stop()
 		var answer mcp.InputResponse
 		if answers != nil {
@@ -94,13 +103,13 @@ func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, s
 		rc.asked = nil
 		return rc.wait(cx, ss, token)
 	}
-	rc := &roundCall{g: g, caps: ss.InitializeParams().Capabilities, asks: make(chan *question), result: make(chan roundEnd, 1),
+	rc := &roundCall{g: g, what: what, caps: ss.InitializeParams().Capabilities, asks: make(chan *question), result: make(chan roundEnd, 1),
 		progress: fmt.Sprintf("gw-%d", g.tokenSeq.Add(1))}
 	if rc.caps == nil {
 		rc.caps = &mcp.ClientCapabilities{}
 	}
 	bcx, cancel := context.WithCancel(context.WithoutCancel(cx))
-	rc.cancel = cancel
+	rc.cancel, rc.ended = cancel, bcx.Done()
 	bcx = mcpclient.WithOrigin(bcx, rc)
 	bcx = elicitation.WithResponder(bcx, rc)
 	bcx = sampling.WithSampler(bcx, rc)
@@ -118,60 +127,76 @@ func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, s
 	return rc.wait(cx, ss, token)
 }
 
-// executeInRounds is execute for a session on 2026-07-28.
-func (g *Gateway) executeInRounds(cx context.Context, caller *ctx.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, public string) (*mcp.CallToolResult, error) {
-	res, ask, err := g.runInRounds(cx, ss, "tools/call "+public, p.RequestState, p.InputResponses, p.GetProgressToken(),
-		func(bcx context.Context, meta mcp.Meta) (mcp.Result, error) {
-			r, err := g.callTool(mcpclient.WithCallMeta(bcx, meta), caller, public, p.Arguments)
-			return g.result(r, err), nil
-		})
+// typedRounds is runInRounds for a request whose result is an R: work's result, or the
+// input-required round asked makes of the requests and the state of the retry.
+func typedRounds[R mcp.Result](cx context.Context, g *Gateway, ss *mcp.ServerSession, what string, p roundParams, work func(bcx context.Context, meta mcp.Meta) (R, error), asked func(requests mcp.InputRequestMap, state string) R) (R, error) {
+	var zero R
+	res, ask, err := g.runInRounds(cx, ss, what, p.state, p.answers, p.token, func(bcx context.Context, meta mcp.Meta) (mcp.Result, error) {
+		return work(bcx, meta)
+	})
 	switch {
 	case err != nil:
-		return nil, err
+		return zero, err
 	case ask != nil:
-		return &mcp.CallToolResult{InputRequests: ask.requests, RequestState: ask.state}, nil
+		return asked(ask.requests, ask.state), nil
 	}
-	return res.(*mcp.CallToolResult), nil
+	r, ok := res.(R)
+	if !ok { // runInRounds resumes only the request that started the call
+		return zero, fmt.Errorf("gateway: %s: the call's result is a %T", what, res)
+	}
+	return r, nil
+}
+
+// roundParams are what a request carries for its rounds: the state and answers of a retry,
+// and its progress token.
+type roundParams struct {
+	state   string
+	answers mcp.InputResponseMap
+	token   any
+}
+
+// executeInRounds is execute for a session on 2026-07-28.
+func (g *Gateway) executeInRounds(cx context.Context, caller *ctx.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, public string) (*mcp.CallToolResult, error) {
+	return typedRounds(cx, g, ss, "tools/call "+public, roundParams{p.RequestState, p.InputResponses, p.GetProgressToken()},
+		func(bcx context.Context, meta mcp.Meta) (*mcp.CallToolResult, error) {
+			r, err := g.callTool(mcpclient.WithCallMeta(bcx, meta), caller, public, p.Arguments)
+			return g.result(r, err), nil
+		},
+		func(requests mcp.InputRequestMap, state string) *mcp.CallToolResult {
+			return &mcp.CallToolResult{InputRequests: requests, RequestState: state}
+		})
 }
 
 // readInRounds is read for a session on 2026-07-28.
 func (g *Gateway) readInRounds(cx context.Context, u *mcpclient.Upstream, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	p := *req.Params
-	res, ask, err := g.runInRounds(cx, req.Session, "resources/read "+p.URI, p.RequestState, p.InputResponses, p.GetProgressToken(),
-		func(bcx context.Context, meta mcp.Meta) (mcp.Result, error) {
+	return typedRounds(cx, g, req.Session, "resources/read "+p.URI, roundParams{p.RequestState, p.InputResponses, p.GetProgressToken()},
+		func(bcx context.Context, meta mcp.Meta) (*mcp.ReadResourceResult, error) {
 			// The session's _meta names its protocol (2026-07-28), not the upstream's: only
 			// the gateway's progress token goes up, as for tool calls.
 			q := p
 			q.RequestState, q.InputResponses, q.Meta = "", nil, meta
 			return u.ReadResource(bcx, &q)
+		},
+		func(requests mcp.InputRequestMap, state string) *mcp.ReadResourceResult {
+			return &mcp.ReadResourceResult{InputRequests: requests, RequestState: state}
 		})
-	switch {
-	case err != nil:
-		return nil, err
-	case ask != nil:
-		return &mcp.ReadResourceResult{InputRequests: ask.requests, RequestState: ask.state}, nil
-	}
-	return res.(*mcp.ReadResourceResult), nil
 }
 
 // promptInRounds is a prompts/get of a session on 2026-07-28, for the prompt raw of u.
 func (g *Gateway) promptInRounds(cx context.Context, u *mcpclient.Upstream, cs *mcp.ClientSession, req *mcp.GetPromptRequest, raw string) (*mcp.GetPromptResult, error) {
 	p := *req.Params
-	res, ask, err := g.runInRounds(cx, req.Session, "prompts/get "+p.Name, p.RequestState, p.InputResponses, p.GetProgressToken(),
-		func(bcx context.Context, meta mcp.Meta) (mcp.Result, error) {
+	return typedRounds(cx, g, req.Session, "prompts/get "+p.Name, roundParams{p.RequestState, p.InputResponses, p.GetProgressToken()},
+		func(bcx context.Context, meta mcp.Meta) (*mcp.GetPromptResult, error) {
 			q := p
 			q.Name, q.RequestState, q.InputResponses, q.Meta = raw, "", nil, meta
 			untrack := u.Track(bcx)
 			defer untrack()
 			return cs.GetPrompt(bcx, &q)
+		},
+		func(requests mcp.InputRequestMap, state string) *mcp.GetPromptResult {
+			return &mcp.GetPromptResult{InputRequests: requests, RequestState: state}
 		})
-	switch {
-	case err != nil:
-		return nil, err
-	case ask != nil:
-		return &mcp.GetPromptResult{InputRequests: ask.requests, RequestState: ask.state}, nil
-	}
-	return res.(*mcp.GetPromptResult), nil
 }
 
 // withMeta returns base with extra's keys set over it (a copy; nil when both are empty).
@@ -223,14 +248,22 @@ func (rc *roundCall) ask(cx context.Context, req mcp.InputRequest) (mcp.InputRes
 	case rc.asks <- q:
 	case <-cx.Done():
 		return nil, context.Cause(cx)
+	case <-rc.ended:
+		return nil, errRoundEnded
 	}
 	select {
 	case a := <-q.answer:
 		return a, nil
 	case <-cx.Done():
 		return nil, context.Cause(cx)
+	case <-rc.ended: // the retry never came, or the gateway closed: nobody will answer
+		return nil, errRoundEnded
 	}
 }
+
+// errRoundEnded is the error of a server request whose round call ended before the client
+// answered it.
+var errRoundEnded = errors.New("gateway: the call ended before the client answered")
 
 // errNoAnswer is the error of a round whose retry carried no answer of the expected kind.
 var errNoAnswer = errors.New("gateway: the client's retry carried no answer to the input request")
