@@ -9,7 +9,6 @@ package gatewayinterop
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
