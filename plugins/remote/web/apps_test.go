@@ -208,10 +208,8 @@ func TestChatApps(t *testing.T) {
 	const tool = "mcp__basic__get-time"
 	pending := `[...document.querySelectorAll('#chat-log [data-approval]')].filter(e => e.querySelector('[data-decision]'))`
 	b := browser(t)
-	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("basic", "connected"), 60*time.Second), visible(`#chat`),
-		until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
-		chromedp.SendKeys(chromedp.ID(`chat-input`), "What time is it?"),
-		click(`#chat-send`),
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("basic", "connected"), 60*time.Second), chatReady(10*time.Second),
+		say("What time is it?"),
 		until(pending+`.length === 1`, 20*time.Second),
 		click(`#chat-log [data-approval] [data-decision="allow"]`),
 		until(`!!document.querySelector('#chat-log [data-turn-end]')`, 20*time.Second),

@@ -247,6 +247,16 @@ func poll(expr string, timeout time.Duration) chromedp.Action[chromedp.Void] {
 
 func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
 
+// chatReady waits until the Chat view shows and lists the profile's one agent.
+func chatReady(timeout time.Duration) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(visible(`#chat`), until(`document.querySelectorAll('#chat-agent option').length === 1`, timeout))
+}
+
+// say types text into the Chat view's input and sends it.
+func say(text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.SendKeys(chromedp.ID(`chat-input`), text), click(`#chat-send`))
+}
+
 func visible(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.WaitVisible(chromedp.CSS(sel))
 }

@@ -46,8 +46,8 @@ func TestChatFollows(t *testing.T) {
 	withAgent(t, s, srv, map[string]any{"ask": []string{"alpha/echo"}})
 	b := browser(t)
 	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("alpha", "connected"), 30*time.Second),
-		visible(`#chat`), until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
-		chromedp.SendKeys(chromedp.ID(`chat-input`), "a long one"), click(`#chat-send`),
+		chatReady(10*time.Second),
+		say("a long one"),
 		until(`!!document.querySelector('#chat-log [data-turn-end]')`, 20*time.Second),
 		until(atEnd, 5*time.Second))
 
@@ -64,7 +64,7 @@ func TestChatFollows(t *testing.T) {
 	// them is brought into view.
 	run(t, b, chromedp.Evaluate[chromedp.Void](`document.querySelector('#chat-log').scrollTop = 0; null`, chromedp.EvalAsValue),
 		until(`document.querySelector('#chat-log').scrollTop === 0`, 5*time.Second),
-		chromedp.SendKeys(chromedp.ID(`chat-input`), "echo it"), click(`#chat-send`),
+		say("echo it"),
 		until(`!!document.querySelector('#chat-log [data-approval] [data-decision="allow"]')`, 20*time.Second),
 		until(inView(`#chat-log [data-approval]`), 5*time.Second))
 	run(t, b, click(`#chat-log [data-approval] [data-decision="allow"]`),

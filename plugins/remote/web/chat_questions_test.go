@@ -47,9 +47,8 @@ func TestChatQuestions(t *testing.T) {
 	ctxtest.Mount(t, s.root, mcpclient.Plugin, map[string]any{"serverName": "s", "transport": "streamable-http", "url": h.URL()})
 	withAgent(t, s, srv, map[string]any{"allow": []string{"demo/*", "s/*"}})
 	b := browser(t)
-	run(t, b, chromedp.Navigate(s.srv.PageURL()), visible(`#chat`),
-		until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
-		chromedp.SendKeys(chromedp.ID(`chat-input`), "ask me"), click(`#chat-send`),
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), chatReady(10*time.Second),
+		say("ask me"),
 		until(`!!document.querySelector('#chat-log [data-question]')`, 20*time.Second))
 	if next := eval[string](t, b, `document.querySelector('#chat-log [data-question]').previousElementSibling?.dataset.tool || ""`); next != "mcp__demo__ask" {
 		t.Errorf("the question follows %q, want the call's row", next)
@@ -60,7 +59,7 @@ func TestChatQuestions(t *testing.T) {
 	run(t, b, click(`#chat-log [data-question] [data-answer="accept"]`),
 		until(`!document.querySelector('#chat-log [data-question]') && (document.querySelector('#chat-log').innerText.includes("done: "))`, 20*time.Second))
 
-	run(t, b, chromedp.SendKeys(chromedp.ID(`chat-input`), "summarize"), click(`#chat-send`),
+	run(t, b, say("summarize"),
 		until(`!!document.querySelector('#chat-log [data-approval] [data-decision="allow"]')`, 20*time.Second))
 	card := text(t, b, `#chat-log [data-approval]`)
 	for _, want := range []string{"summarize the notes of 2.0", "You summarize release notes.", "321 tokens", "claude-3-sonnet", "speed 0.25"} {

@@ -27,9 +27,8 @@ func TestChatRetry(t *testing.T) {
 	withAgent(t, s, srv, nil)
 	b := browser(t)
 	last := `[...document.querySelectorAll('#chat-log [data-turn-end]')].pop()`
-	run(t, b, chromedp.Navigate(s.srv.PageURL()), visible(`#chat`),
-		until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
-		chromedp.SendKeys(chromedp.ID(`chat-input`), "answer me"), click(`#chat-send`),
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), chatReady(10*time.Second),
+		say("answer me"),
 		until(last+`?.dataset.turnEnd === "incomplete"`, 20*time.Second),
 		until(`document.querySelector('#chat').dataset.running === "false"`, 10*time.Second))
 	if n := eval[int](t, b, `document.querySelectorAll('#chat-log [data-retry]').length`); n != 1 {
@@ -45,7 +44,7 @@ func TestChatRetry(t *testing.T) {
 	}
 
 	// A failed turn: the same.
-	run(t, b, chromedp.SendKeys(chromedp.ID(`chat-input`), "and again"), click(`#chat-send`),
+	run(t, b, say("and again"),
 		until(last+`?.dataset.turnEnd === "error"`, 20*time.Second),
 		until(`!!document.querySelector('#chat-log [data-retry]')`, 10*time.Second),
 		click(`#chat-log [data-retry]`),

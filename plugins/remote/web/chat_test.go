@@ -31,9 +31,8 @@ func TestChat(t *testing.T) {
 	withAgent(t, s, srv, map[string]any{"ask": []string{"alpha/echo"}})
 	b := browser(t)
 	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("alpha", "connected"), 30*time.Second),
-		visible(`#chat`), until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
-		chromedp.SendKeys(chromedp.ID(`chat-input`), "Echo hello from the chat"),
-		click(`#chat-send`),
+		chatReady(10*time.Second),
+		say("Echo hello from the chat"),
 		until(`!!document.querySelector('#chat-log [data-approval] [data-decision="allow"]')`, 20*time.Second))
 	if card := text(t, b, `#chat-log [data-approval]`); !strings.Contains(card, "mcp__alpha__echo") || !strings.Contains(card, "hello from the chat") {
 		t.Fatalf("the approval card: %q", card)
@@ -54,7 +53,7 @@ func TestChat(t *testing.T) {
 		t.Fatalf("reasoning: %q", r)
 	}
 	// /compact summarises the conversation (agent/compact) and marks the place.
-	run(t, b, chromedp.SendKeys(chromedp.ID(`chat-input`), "/compact the greeting"), click(`#chat-send`),
+	run(t, b, say("/compact the greeting"),
 		until(`!!document.querySelector('#chat-log details.compaction[data-compaction="manual"]')`, 20*time.Second))
 	if mark := eval[string](t, b, `document.querySelector('#chat-log details.compaction').textContent`); !strings.Contains(mark, "conversation compacted (manual: the greeting)") ||
 		!strings.Contains(mark, "The user had the server echo a greeting.") {
@@ -91,8 +90,7 @@ func TestChatFastTurn(t *testing.T) {
 	s := newStack(t, nil)
 	withAgent(t, s, srv, nil)
 	b := browser(t)
-	run(t, b, chromedp.Navigate(s.srv.PageURL()), visible(`#chat`),
-		until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), chatReady(10*time.Second),
 		chromedp.Evaluate[chromedp.Void](`(() => {
 			const f = window.fetch;
 			window.fetch = async (...a) => {
@@ -104,12 +102,11 @@ func TestChatFastTurn(t *testing.T) {
 				return r;
 			};
 		})(); null`, chromedp.EvalAsValue),
-		chromedp.SendKeys(chromedp.ID(`chat-input`), "one"),
-		click(`#chat-send`),
+		say("one"),
 		until(`document.querySelector('#chat').dataset.sends === "1"`, 20*time.Second))
 	if st := eval[string](t, b, `[document.querySelector('#chat').dataset.running, document.querySelector('#chat-send').disabled, document.querySelector('#chat-cancel').hidden].join(" ")`); st != "false false true" {
 		t.Fatalf("after a turn that ended before its send's answer: running, Send disabled, Cancel hidden = %s", st)
 	}
-	run(t, b, chromedp.SendKeys(chromedp.ID(`chat-input`), "two"), click(`#chat-send`),
+	run(t, b, say("two"),
 		until(`(document.querySelector('#chat-log')?.innerText || "").includes("second answer")`, 20*time.Second))
 }

@@ -327,8 +327,7 @@ func TestBuiltinProfilesChat(t *testing.T) {
 	t.Run("run, no key", func(t *testing.T) {
 		h := startHostWith(t, bin, nil, "run")
 		b := browser(t)
-		run(t, b, chromedp.Navigate(h.page), visible(`#chat`),
-			until(`document.querySelectorAll('#chat-agent option').length === 1`, 20*time.Second),
+		run(t, b, chromedp.Navigate(h.page), chatReady(20*time.Second),
 			until(`(document.querySelector('#chat-notice')?.innerText || "").includes("DEEPSEEK_API_KEY")`, 10*time.Second))
 		if n := text(t, b, `#chat-notice`); !strings.Contains(n, "no API key") || strings.Contains(n, srv.Key) {
 			t.Errorf("the notice without a key: %q", n)
@@ -337,10 +336,8 @@ func TestBuiltinProfilesChat(t *testing.T) {
 	t.Run("-p web run, a key", func(t *testing.T) {
 		h := startHostWith(t, bin, []string{"DEEPSEEK_API_KEY=" + srv.Key, "DEEPSEEK_BASE_URL=" + srv.URL}, "-p", "web", "run")
 		b := browser(t)
-		run(t, b, chromedp.Navigate(h.page), visible(`#chat`),
-			until(`document.querySelectorAll('#chat-agent option').length === 1`, 20*time.Second),
-			chromedp.SendKeys(chromedp.ID(`chat-input`), "hello"),
-			click(`#chat-send`),
+		run(t, b, chromedp.Navigate(h.page), chatReady(20*time.Second),
+			say("hello"),
 			until(`(document.querySelector('#chat-log')?.innerText || "").includes("hello from the built-in agent")`, 30*time.Second))
 		if n := eval[bool](t, b, `document.querySelector('#chat-notice').hidden`); !n {
 			t.Errorf("a notice with a key: %q", text(t, b, `#chat-notice`))

@@ -43,9 +43,8 @@ func TestApprovalPreview(t *testing.T) {
 	}
 	withAgent(t, s, srv, map[string]any{"ask": []string{"edit", "shell"}})
 	b := browser(t)
-	run(t, b, chromedp.Navigate(s.srv.PageURL()), visible(`#chat`),
-		until(`document.querySelectorAll('#chat-agent option').length === 1`, 10*time.Second),
-		chromedp.SendKeys(chromedp.ID(`chat-input`), "fix the typo"), click(`#chat-send`),
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), chatReady(10*time.Second),
+		say("fix the typo"),
 		until(`!!document.querySelector('#chat-log [data-approval] [data-preview="diff"]')`, 20*time.Second))
 	// The removed line faces the line that replaces it, each with its number.
 	row := eval[string](t, b, `[...document.querySelectorAll('#chat-log [data-preview="diff"] tbody tr')]
