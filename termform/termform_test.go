@@ -70,6 +70,15 @@ func ask(cx context.Context, r *Responder, req *elicitation.Request) <-chan answ
 	return ch
 }
 
+// askNumber puts a form of one integer, n (default 1), to r in the background and waits
+// for its prompt.
+func (s *screen) askNumber(cx context.Context, r *Responder) <-chan answer {
+	s.t.Helper()
+	ch := ask(cx, r, formRequest(s.t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
+	s.Expect("[1] > ")
+	return ch
+}
+
 func receive(t *testing.T, ch <-chan answer) answer {
 	t.Helper()
 	select {
@@ -211,8 +220,7 @@ func TestDeclineAndCancel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScreen(t)
 			r := s.responder(Options{})
-			ch := ask(t.Context(), r, formRequest(t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
-			s.Expect("[1] > ")
+			ch := s.askNumber(t.Context(), r)
 			s.Type(tc.keys)
 			a := receive(t, ch)
 			if a.err != nil || a.res.Action != tc.want || a.res.Content != nil {
@@ -232,8 +240,7 @@ func TestClosedElsewhere(t *testing.T) {
 	s := newScreen(t)
 	r := s.responder(Options{})
 	cx, cancel := context.WithCancel(t.Context())
-	ch := ask(cx, r, formRequest(t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
-	s.Expect("[1] > ")
+	ch := s.askNumber(cx, r)
 	cancel()
 	a := receive(t, ch)
 	if !errors.Is(a.err, context.Canceled) {
@@ -242,8 +249,7 @@ func TestClosedElsewhere(t *testing.T) {
 	s.Expect("demo's question was closed")
 	s.assertCooked()
 
-	ch = ask(t.Context(), r, formRequest(t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
-	s.Expect("[1] > ")
+	ch = s.askNumber(t.Context(), r)
 	s.Type("7\r\r")
 	if a := receive(t, ch); a.err != nil || a.res.Content["n"] != 7.0 {
 		t.Fatalf("second form: %+v, %v", a.res, a.err)
@@ -327,8 +333,7 @@ func TestRestore(t *testing.T) {
 	s := newScreen(t)
 	r := s.responder(Options{})
 	cx, cancel := context.WithCancel(t.Context())
-	ch := ask(cx, r, formRequest(t, `{"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`))
-	s.Expect("[1] > ")
+	ch := s.askNumber(cx, r)
 	if s.Cooked() {
 		t.Fatal("the terminal is in its line mode while the form reads it")
 	}
