@@ -149,8 +149,11 @@ func newActivation(s *Scope, c *Context) *activation {
 	return a
 }
 
-// safeCall runs fn, turning a panic into a *PanicError.
-func safeCall(fn func() error) (err error) {
+// Safely calls fn and returns its error, or a panic in fn as a [*PanicError] with the value
+// and the stack: the way to run code of another plugin (a listener, a responder, a tool) so
+// that its bug fails the one call instead of the process. It may be called from any
+// goroutine.
+func Safely(fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: debug.Stack()}

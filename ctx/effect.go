@@ -104,7 +104,7 @@ func (n *node) dispose(cx context.Context) error {
 		}
 	}
 	if n.fn != nil {
-		if err := safeCall(func() error { return n.fn(cx) }); err != nil {
+		if err := Safely(func() error { return n.fn(cx) }); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n.label, err))
 		}
 	}
@@ -174,7 +174,7 @@ func (e *Effect) Defer(fn func(context.Context) error) {
 // runLate runs a cleanup whose registration was refused, at once, so that what it releases
 // does not leak; its error is logged.
 func (c *Context) runLate(label string, fn func(context.Context) error) {
-	if err := safeCall(func() error { return fn(c.scope.r.unwindCtx) }); err != nil {
+	if err := Safely(func() error { return fn(c.scope.r.unwindCtx) }); err != nil {
 		c.Logger().Error("late cleanup failed", "effect", label, "err", err)
 	}
 }
@@ -211,7 +211,7 @@ func (c *Context) Effect(label string, setup func(e *Effect) error) (Disposer, e
 	ec.std = stdcx
 	ec.node = n
 	e := &Effect{n: n, ctx: &ec}
-	err = safeCall(func() error { return setup(e) })
+	err = Safely(func() error { return setup(e) })
 	r.mu.Lock()
 	n.inSetup = false
 	r.mu.Unlock()
@@ -262,7 +262,7 @@ func (c *Context) Go(label string, fn func(context.Context) error) (Disposer, er
 		defer close(finished)
 		defer n.release()
 		defer cancel(nil) // its context leaves c's with it
-		err := safeCall(func() error { return fn(stdcx) })
+		err := Safely(func() error { return fn(stdcx) })
 		if err != nil && stdcx.Err() == nil {
 			c.Logger().Error("goroutine failed", "goroutine", label, "err", err)
 		} else if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrScopeUnloaded) {

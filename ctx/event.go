@@ -224,7 +224,7 @@ func (e Event[A]) emitInternal(r *root, a A) {
 			continue
 		}
 		fn := l.fn.(func(A) error)
-		if err := safeCall(func() error { return fn(a) }); err != nil {
+		if err := Safely(func() error { return fn(a) }); err != nil {
 			l.ctx.Logger().Error("listener failed", "event", e.d.name, "err", err)
 		}
 	}
@@ -244,7 +244,7 @@ func (e Event[A]) Parallel(c *Context, a A, opts ...DispatchOption) error {
 			continue
 		}
 		wg.Go(func() {
-			if err := safeCall(func() error { return l.fn.(func(A) error)(a) }); err != nil {
+			if err := Safely(func() error { return l.fn.(func(A) error)(a) }); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -283,7 +283,7 @@ func (e Bail[A, R]) Serial(c *Context, a A, opts ...DispatchOption) (R, bool, er
 			res R
 			ok  bool
 		)
-		err := safeCall(func() (err error) {
+		err := Safely(func() (err error) {
 			res, ok, err = l.fn.(func(A) (R, bool, error))(a)
 			return err
 		})
@@ -353,7 +353,7 @@ func (e Chain[A, R]) Waterfall(c *Context, a A, last func() (R, error), opts ...
 			return step(i + 1)
 		}
 		var res R
-		err := safeCall(func() (err error) {
+		err := Safely(func() (err error) {
 			res, err = ls[i].fn.(func(A, func() (R, error)) (R, error))(a, next)
 			return err
 		})

@@ -295,7 +295,7 @@ func (s *Scope) Update(raw any) error {
 		accepted := true
 		for _, h := range hooks {
 			ok := false
-			if err := safeCall(func() error { ok = h.fn(cfg); return nil }); err != nil {
+			if err := Safely(func() error { ok = h.fn(cfg); return nil }); err != nil {
 				s.logger.Error("update hook failed", "err", err)
 			}
 			if !ok {
@@ -486,7 +486,7 @@ func (s *Scope) loadLocked(ep epoch) {
 			r.mu.Lock()
 			s.cfg = cfg
 			r.mu.Unlock()
-			err = safeCall(func() error { return s.def.apply(c, cfg) })
+			err = Safely(func() error { return s.def.apply(c, cfg) })
 		}
 		r.mu.Lock()
 	}

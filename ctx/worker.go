@@ -61,7 +61,7 @@ func (w *Worker) Kick() <-chan struct{} {
 func (w *Worker) run() {
 	w.mu.Unlock()
 	defer w.mu.Lock()
-	if err := safeCall(func() error { return w.fn(w.runCtx) }); err != nil {
+	if err := Safely(func() error { return w.fn(w.runCtx) }); err != nil {
 		w.c.Logger().Error("worker run failed", "worker", w.label, "err", err)
 	}
 }

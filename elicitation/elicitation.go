@@ -241,7 +241,11 @@ func Elicit(cx context.Context, c *ctx.Context, r *Request) (*Response, error) {
 
 // ask asks one responder and checks its answer.
 func ask(cx context.Context, rs Responder, r *Request) (*Response, error) {
-	res, err := rs.Elicit(cx, r)
+	var res *Response
+	err := ctx.Safely(func() (err error) { // a responder's bug fails this question only
+		res, err = rs.Elicit(cx, r)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

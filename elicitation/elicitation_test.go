@@ -187,3 +187,26 @@ func TestOffer(t *testing.T) {
 		t.Fatalf("changes %+v, want the offer coming and going", ch)
 	}
 }
+
+// panicky is a responder with a bug: it panics on every question.
+type panicky struct{}
+
+func (panicky) Supports(elicitation.Mode) bool { return true }
+func (panicky) Elicit(context.Context, *elicitation.Request) (*elicitation.Response, error) {
+	panic("a responder's bug")
+}
+
+// A responder that panics fails its answer, as a *ctx.PanicError among the reasons; the
+// others still answer, and the process goes on.
+func TestPanickingResponder(t *testing.T) {
+	root := ctxtest.New(t)
+	mustProvide(t, root, "buggy", panicky{})
+	res, err := elicitation.Elicit(context.Background(), root, formRequest(t))
+	if pe, ok := errors.AsType[*ctx.PanicError](err); !ok || res.Action != elicitation.Decline || pe.Value != "a responder's bug" || len(pe.Stack) == 0 {
+		t.Fatalf("answer %+v, %v; want declined with the panic", res, err)
+	}
+	mustProvide(t, root, "fine", &fixed{modes: form, res: &elicitation.Response{Action: elicitation.Accept, Content: map[string]any{"n": "x"}}})
+	if res, err := elicitation.Elicit(context.Background(), root, formRequest(t)); err != nil || res.Action != elicitation.Accept {
+		t.Fatalf("with a working responder too: %+v, %v", res, err)
+	}
+}

@@ -112,6 +112,8 @@ type Gateway struct {
 	sessions *sessionBook                  // downstream sessions and their requests (sessions.go)
 	tasks    *mcpclient.TaskServer         // the tasks downstream sessions run
 
+	onRequest func(method string) // tests only (export_test.go): runs inside each request's handling
+
 	callsMu sync.Mutex
 	calls   map[*mcp.ServerSession]map[*context.CancelCauseFunc]struct{} // requests in flight (lifecycle.go)
 	drain   drainState                                                   // drain.go

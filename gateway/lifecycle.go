@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,6 +102,18 @@ func (g *Gateway) inFlightCall(cx context.Context, ss *mcp.ServerSession, method
 	if end != nil {
 		defer func() { end(cx, res, err) }()
 	}
+	defer func() {
+		// A bug met while handling one request answers that request with an internal error,
+		// logged with its stack; it does not take the gateway, and every other session, down
+		// (the SDK runs handlers without a recover).
+		if v := recover(); v != nil {
+			g.log.Error("gateway: handling a request panicked", "method", method, "session", ss.ID(), "panic", v, "stack", string(debug.Stack()))
+			res, err = nil, errPanicked
+		}
+	}()
+	if g.onRequest != nil {
+		g.onRequest(method)
+	}
 	res, err = next(cx, method, req)
 	if failed := err != nil || isToolError(res); failed && errors.Is(context.Cause(cx), errClosed) {
 		return nil, errStopped
@@ -113,6 +126,10 @@ func (g *Gateway) inFlightCall(cx context.Context, ss *mcp.ServerSession, method
 // to retry, as HAProxy answers for a replica that died (docs/gateway.md, "What fails how").
 var errStopped = &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 	Message: "the gateway serving this request stopped before it answered: it may or may not have taken effect; retry it (behind a balancer, the session goes on on another replica)"}
+
+// errPanicked answers a request whose handling panicked.
+var errPanicked = &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+	Message: "internal error: the gateway failed while handling this request (its log has the cause)"}
 
 // isToolError reports whether res is a tool call's error result.
 func isToolError(res mcp.Result) bool {

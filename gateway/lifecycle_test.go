@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -331,5 +332,28 @@ func TestDisposedScopeLeavesNoGoroutine(t *testing.T) {
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*conn).serve")); err != nil {
 		t.Fatalf("goroutines left after the gateway's scope was disposed: %v", err)
+	}
+}
+
+// TestPanicAnswersOneRequest: a panic while the gateway handles one request (a bug) answers
+// that request with an internal error; the session, and the gateway, go on.
+func TestPanicAnswersOneRequest(t *testing.T) {
+	f := newAskFleet(t, nil)
+	gateway.OnRequest(f.gw, func(method string) {
+		if method == "resources/list" {
+			panic("a bug")
+		}
+	})
+	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), mcptest.InMemory(t, f.gw.Aggregated()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cs.Close() }()
+	if _, err := cs.ListResources(t.Context(), nil); err == nil || !strings.Contains(err.Error(), "internal error: the gateway failed while handling this request") {
+		t.Fatalf("the request that panicked: %v", err)
+	}
+	if res, err := cs.ListTools(t.Context(), nil); err != nil || len(res.Tools) == 0 {
+		t.Fatalf("the session after the panic: %v %v", res, err)
 	}
 }

@@ -121,17 +121,26 @@ func WithSampler(pcx context.Context, s Sampler) context.Context {
 func Sample(cx context.Context, c *ctx.Context, r *Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
 	if r.Call != nil {
 		if d, ok := r.Call.Value(directedKey{}).(Sampler); ok {
-			res, err := d.CreateMessage(cx, r)
+			res, err := create(cx, d, r)
 			if !errors.Is(err, ErrPass) {
 				return res, err
 			}
 		}
 	}
 	for _, e := range samplers.In(c).Visible(c.Scope()) {
-		res, err := e.Value.CreateMessage(cx, r)
+		res, err := create(cx, e.Value, r)
 		if !errors.Is(err, ErrPass) {
 			return res, err
 		}
 	}
 	return nil, ErrNoSampler
+}
+
+// create asks s; a panic in s (a sampler's bug) fails this request only.
+func create(cx context.Context, s Sampler, r *Request) (res *mcp.CreateMessageResult, err error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+	err = ctx.Safely(func() (err error) {
+		res, err = s.CreateMessage(cx, r)
+		return err
+	})
+	return res, err
 }

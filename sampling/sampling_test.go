@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/sampling"
 )
@@ -97,5 +98,22 @@ func TestOffer(t *testing.T) {
 	}
 	if ch := changes.Events(); len(ch) != 2 || ch[0].Name != "host" || ch[1].Name != "host" {
 		t.Fatalf("changes %+v, want the offer coming and going", ch)
+	}
+}
+
+// A sampler that panics fails the request with a *ctx.PanicError; the process goes on.
+func TestPanickingSampler(t *testing.T) {
+	root := ctxtest.New(t)
+	buggy := sampling.Func(func(context.Context, *sampling.Request) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SEP-2577: sampling stays for peers on protocol versions that have it (2025-11-25)
+		panic("a sampler's bug")
+	})
+	if _, err := sampling.Provide(root, "buggy", buggy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sampling.Sample(context.Background(), root, &sampling.Request{}); !errors.As(err, new(*ctx.PanicError)) {
+		t.Fatalf("error %v, want the panic", err)
+	}
+	if _, err := sampling.Sample(context.Background(), root, &sampling.Request{Call: sampling.WithSampler(context.Background(), buggy)}); !errors.As(err, new(*ctx.PanicError)) {
+		t.Fatalf("a call's own sampler: error %v, want the panic", err)
 	}
 }

@@ -335,7 +335,7 @@ func (r *Registry) approve(c *ctx.Context, bcx context.Context, req *PolicyReque
 		return &ToolError{Code: CodeDenied, Tool: name, Msg: "denied: " + what + " but no approval service is mounted"}
 	}
 	var a Approval
-	err := safely(func() (err error) {
+	err := ctx.Safely(func() (err error) {
 		a, err = ap.Approve(bcx, req, reason)
 		return err
 	})
@@ -406,7 +406,7 @@ func dispatch(dl *deadlines, cc *callContext, bcx context.Context, e *entry, cal
 	}
 	if e.tool.Project != nil {
 		var content []Content
-		if pe := safely(func() error { content = e.tool.Project(res); return nil }); pe != nil {
+		if pe := ctx.Safely(func() error { content = e.tool.Project(res); return nil }); pe != nil {
 			return nil, &ToolError{Code: CodePanic, Tool: name, Msg: "projection " + pe.Error(), Err: pe}
 		}
 		projected := *res
@@ -431,16 +431,6 @@ func invoke(cx context.Context, fn func(context.Context, *Call) (*Result, error)
 	}()
 	res, err = fn(cx, call)
 	return res, nil, err
-}
-
-// safely runs fn, turning a panic into a *ctx.PanicError.
-func safely(fn func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &ctx.PanicError{Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return fn()
 }
 
 // finish runs steps 6 to 8.
