@@ -42,12 +42,8 @@ func TestChatFollows(t *testing.T) {
 		{ToolCalls: []modeltest.ToolCall{{ID: "call_1", Name: "mcp__alpha__echo", Arguments: `{"text":"follow me"}`}}},
 		{Content: "echoed"},
 	}})
-	s := newStack(t, []string{"alpha"})
-	withAgent(t, s, srv, map[string]any{"ask": []string{"alpha/echo"}})
-	b := browser(t)
-	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("alpha", "connected"), 30*time.Second),
-		chatReady(10*time.Second),
-		say("a long one"),
+	s, b := alphaChat(t, srv)
+	run(t, b, say("a long one"),
 		until(`!!document.querySelector('#chat-log [data-turn-end]')`, 20*time.Second),
 		until(atEnd, 5*time.Second))
 

@@ -3,6 +3,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -27,12 +28,8 @@ func TestChat(t *testing.T) {
 		{Reasoning: "It echoed.", Content: "The server said: hello from the chat"},
 		{Content: "The user had the server echo a greeting."}, // the summary of /compact
 	}})
-	s := newStack(t, []string{"alpha"})
-	withAgent(t, s, srv, map[string]any{"ask": []string{"alpha/echo"}})
-	b := browser(t)
-	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("alpha", "connected"), 30*time.Second),
-		chatReady(10*time.Second),
-		say("Echo hello from the chat"),
+	s, b := alphaChat(t, srv)
+	run(t, b, say("Echo hello from the chat"),
 		until(`!!document.querySelector('#chat-log [data-approval] [data-decision="allow"]')`, 20*time.Second))
 	if card := text(t, b, `#chat-log [data-approval]`); !strings.Contains(card, "mcp__alpha__echo") || !strings.Contains(card, "hello from the chat") {
 		t.Fatalf("the approval card: %q", card)
@@ -66,6 +63,18 @@ func TestChat(t *testing.T) {
 		chromedp.SetValue(chromedp.ID(`chat-sessions`), id),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#chat-sessions').dispatchEvent(new Event("change")); null`, chromedp.EvalAsValue),
 		until(`(document.querySelector('#chat-log')?.innerText || "").includes("The server said: hello from the chat")`, 10*time.Second))
+}
+
+// alphaChat is a stack with the server alpha and the main agent on srv, which asks before
+// alpha's echo runs, and a browser on its page once alpha is connected and the Chat view
+// lists the agent.
+func alphaChat(t *testing.T, srv *modeltest.Server) (*stack, context.Context) {
+	t.Helper()
+	s := newStack(t, []string{"alpha"})
+	withAgent(t, s, srv, map[string]any{"ask": []string{"alpha/echo"}})
+	b := browser(t)
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("alpha", "connected"), 30*time.Second), chatReady(10*time.Second))
+	return s, b
 }
 
 // withAgent mounts the main agent on the stack, on the model server srv, with the
