@@ -747,14 +747,9 @@ func (s *supervisor) report(st Status) {
 		"attempt", st.Attempt, "max_attempts", st.MaxAttempts, "tools", len(st.Tools), "err", st.Err)
 
 	if sink, ok := StatusSinkKey.Get(s.c); ok && sink != nil {
-		func() {
-			defer func() {
-				if v := recover(); v != nil {
-					s.log.Warn("status sink failed while reporting", "phase", st.Phase, "panic", v)
-				}
-			}()
-			sink.ReportStatus(st)
-		}()
+		if err := ctx.Safely(func() error { sink.ReportStatus(st); return nil }); err != nil {
+			s.log.Warn("status sink failed while reporting", "phase", st.Phase, "err", err)
+		}
 	}
 	if err := StatusEvent.Emit(s.c, st); err != nil {
 		s.log.Warn("status listener failed", "phase", st.Phase, "err", err)

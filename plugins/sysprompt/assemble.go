@@ -3,7 +3,6 @@ package sysprompt
 import (
 	"bytes"
 	"cmp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -163,12 +162,11 @@ func (e *entry) segsFor(out string) ([]segment, error) {
 
 // callRender runs the Render function, turning a panic into a *ctx.PanicError.
 func (e *entry) callRender(a *Assembly) (out string, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &ctx.PanicError{Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return e.render(a)
+	err = ctx.Safely(func() (err error) {
+		out, err = e.render(a)
+		return err
+	})
+	return out, err
 }
 
 // view returns the cached view for sc, building it after a change. Every scope below the
