@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"runtime/debug"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
@@ -44,9 +47,31 @@ func (s *supervisor) protocolOptions(g *generation, opts *dialOptions) {
 			if withClient != nil {
 				withClient(cl)
 			}
+			cl.AddReceivingMiddleware(recovering(s.log)) // outermost
 		}
 	}
 }
+
+// recovering is the outermost receiving middleware of a server's session: a bug met while
+// handling one of the server's requests or notifications (its input is untrusted) fails
+// that message with an internal error, logged on log with the panic's stack, instead of
+// taking the host down (the SDK runs handlers without a recover).
+func recovering(log *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(cx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			defer func() {
+				if v := recover(); v != nil {
+					log.Error("handling a message of the server panicked", "method", method, "panic", v, "stack", string(debug.Stack()))
+					res, err = nil, errHandlerPanicked
+				}
+			}()
+			return next(cx, method, req)
+		}
+	}
+}
+
+// errHandlerPanicked answers a server's request whose handling panicked.
+var errHandlerPanicked = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the client failed while handling this request"}
 
 // connected runs right after a generation's handshake, within the startup timeout: it sends
 // logging/setLevel when logLevel is configured and the server offers logging. A refusal is

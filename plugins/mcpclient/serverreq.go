@@ -337,7 +337,11 @@ func (s *supervisor) callerRoots(g *generation) mcp.Middleware {
 			if !ok {
 				return next(cx, method, req)
 			}
-			roots, err := fn(cx)
+			var roots []*mcp.Root                  //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+			err := ctx.Safely(func() (err error) { // the caller's code: its panic is a failure like an error
+				roots, err = fn(cx)
+				return err
+			})
 			if err != nil {
 				if !errors.Is(err, ErrNoRoots) {
 					s.log.Warn("the caller's roots could not be listed; answering the configured roots", "err", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
@@ -311,6 +312,36 @@ func TestRoots(t *testing.T) {
 	}
 	if got, want := e.mustCall(nil, "mcp__a__roots", "").Text(), "[file:///srv/data file://"+dir+"]"; got != want {
 		t.Fatalf("roots %s, want %s", got, want)
+	}
+}
+
+// A caller's roots function that panics (another plugin's bug) fails like one that returns
+// an error: the server gets the configured roots, the client logs why and goes on.
+func TestCallerRootsPanic(t *testing.T) {
+	e := askEnv(t, func(c *Config) { c.Roots = []string{"file:///srv/data/"} })
+	cx := WithRoots(WithOrigin(context.Background(), "s1"), func(context.Context) ([]*mcp.Root, error) { //nolint:staticcheck // SEP-2577: roots stay for peers on protocol versions that have them (2025-11-25)
+		panic("a roots bug")
+	})
+	res, err := e.reg.Execute(cx, e.root, "mcp__a__roots", nil, toolregistry.ExecOptions{})
+	if err != nil || res.Text() != "[file:///srv/data]" {
+		t.Fatalf("roots: %v %v", res, err)
+	}
+	if !strings.Contains(e.log.String(), "the caller's roots could not be listed") || !strings.Contains(e.log.String(), "a roots bug") {
+		t.Errorf("no log of the panic:\n%s", e.log.String())
+	}
+}
+
+// The outermost receiving middleware turns a panic while handling a server's message into
+// an internal error for that message, logged with its stack.
+func TestServerMessagePanicContained(t *testing.T) {
+	root, log := ctxtest.NewLogged(t)
+	h := recovering(root.Logger())(func(context.Context, string, mcp.Request) (mcp.Result, error) { panic("a handler bug") })
+	res, err := h(context.Background(), "roots/list", nil)
+	if res != nil || err != errHandlerPanicked {
+		t.Fatalf("%v, %v; want the internal error", res, err)
+	}
+	if s := log.String(); !strings.Contains(s, "handling a message of the server panicked") || !strings.Contains(s, "a handler bug") || !strings.Contains(s, "goroutine") {
+		t.Errorf("the log lacks the panic or its stack:\n%s", s)
 	}
 }
 
