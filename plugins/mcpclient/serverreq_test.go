@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -337,7 +338,7 @@ func TestServerMessagePanicContained(t *testing.T) {
 	root, log := ctxtest.NewLogged(t)
 	h := recovering(root.Logger())(func(context.Context, string, mcp.Request) (mcp.Result, error) { panic("a handler bug") })
 	res, err := h(context.Background(), "roots/list", nil)
-	if res != nil || err != errHandlerPanicked {
+	if res != nil || !errors.Is(err, errHandlerPanicked) {
 		t.Fatalf("%v, %v; want the internal error", res, err)
 	}
 	if s := log.String(); !strings.Contains(s, "handling a message of the server panicked") || !strings.Contains(s, "a handler bug") || !strings.Contains(s, "goroutine") {
