@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,10 +48,33 @@ func (s *supervisor) protocolOptions(g *generation, opts *dialOptions) {
 			if withClient != nil {
 				withClient(cl)
 			}
+			cl.AddReceivingMiddleware(endWith(g.life))
 			cl.AddReceivingMiddleware(recovering(s.log)) // outermost
 		}
 	}
 }
+
+// endWith makes the handling of each of the server's requests end with lifecx (the
+// generation's): the SDK's close waits for those handlers, and a server may never take its
+// question back (a tool that ignores its own cancellation), so a pending question would
+// hold the close, and the host's shutdown, for ever.
+func endWith(lifecx context.Context) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(cx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "notifications/") {
+				return next(cx, method, req)
+			}
+			cx, cancel := context.WithCancelCause(cx)
+			defer cancel(nil)
+			defer context.AfterFunc(lifecx, func() { cancel(errSessionClosing) })()
+			return next(cx, method, req)
+		}
+	}
+}
+
+// errSessionClosing is the cause that ends the server's requests in flight when its session
+// closes.
+var errSessionClosing = errors.New("the session with the server is closing")
 
 // recovering is the outermost receiving middleware of a server's session: a bug met while
 // handling one of the server's requests or notifications (its input is untrusted) fails

@@ -536,3 +536,48 @@ func TestRenegotiatesWhenAnswersGrow(t *testing.T) {
 		t.Fatalf("capabilities %s after %d dials, want the second connection kept", got, m.dials.Load())
 	}
 }
+
+// waiter answers no question: it waits until the question's context ends, and closes asked
+// when the first question arrives.
+type waiter struct {
+	once  sync.Once
+	asked chan struct{}
+}
+
+func (*waiter) Supports(elicitation.Mode) bool { return true }
+
+func (w *waiter) Elicit(cx context.Context, _ *elicitation.Request) (*elicitation.Response, error) {
+	w.once.Do(func() { close(w.asked) })
+	<-cx.Done()
+	return nil, cx.Err()
+}
+
+// TestCloseEndsServerQuestions: a server that asks a question and never takes it back (its
+// tool ignores its own cancellation) cannot hold the client's close. The questions of a
+// closing session end with it (their responders' contexts end), so the dispose returns; the
+// SDK's close waits for the handlers of the server's requests.
+func TestCloseEndsServerQuestions(t *testing.T) {
+	e := newEnv(t)
+	w := &waiter{asked: make(chan struct{})}
+	if _, err := elicitation.Provide(e.root, "waiter", w); err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "stubborn", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(cx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		_, err := req.Session.Elicit(context.WithoutCancel(cx), &mcp.ElicitParams{Message: "?", RequestedSchema: json.RawMessage(`{"type": "object", "properties": {"n": {"type": "string"}}}`)})
+		return nil, nil, err
+	})
+	s := e.mount(nil, memConfig("a"), &hooks{dial: newMemServer(srv).dial})
+	called := make(chan error, 1)
+	go func() {
+		_, err := e.call(nil, "mcp__a__ask", "{}")
+		called <- err
+	}()
+	<-w.asked
+	if err := s.Dispose(ctxtest.Wait(t)); err != nil {
+		t.Fatalf("the client did not close with a question pending: %v", err)
+	}
+	if err := <-called; err == nil {
+		t.Fatal("the call succeeded after its client closed")
+	}
+}
