@@ -10,6 +10,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 )
@@ -151,9 +152,9 @@ func StatusLine(st mcpclient.Status) string {
 	b.WriteString(string(st.Phase))
 	switch st.Phase {
 	case mcpclient.PhaseConnected:
-		fmt.Fprintf(&b, " (%d tool%s)", len(st.Tools), plural(len(st.Tools)))
+		fmt.Fprintf(&b, " (%d tool%s)", len(st.Tools), words.Plural(len(st.Tools)))
 	case mcpclient.PhaseLazy, mcpclient.PhaseIdle:
-		fmt.Fprintf(&b, " (%d tool%s, starts at the first call)", len(st.Tools), plural(len(st.Tools)))
+		fmt.Fprintf(&b, " (%d tool%s, starts at the first call)", len(st.Tools), words.Plural(len(st.Tools)))
 	case mcpclient.PhaseReconnecting, mcpclient.PhaseConnecting:
 		if st.Attempt > 0 && st.MaxAttempts > 0 {
 			fmt.Fprintf(&b, " (attempt %d of %d)", st.Attempt, st.MaxAttempts)
@@ -189,18 +190,7 @@ func JoinLines(s string) string {
 // cut).
 func LastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	r := []rune(strings.TrimSpace(lines[len(lines)-1]))
-	if len(r) > 200 {
-		return string(r[:199]) + "…"
-	}
-	return string(r)
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+	return words.Clip(strings.TrimSpace(lines[len(lines)-1]), 200)
 }
 
 // ViewStatus turns a manager's status change into the client status it reads as (for

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpmanager"
 )
@@ -47,7 +48,7 @@ func Probe(w io.Writer, out mcpmanager.ProbeResult) {
 	}
 	server := strings.TrimSpace(out.ServerName + " " + out.ServerVersion)
 	fmt.Fprintf(stdout, "%s: ok in %v: %s over %s, protocol %s, %d tool%s", out.Name, total,
-		Dash(server), out.Transport, out.ProtocolVersion, len(out.Tools), plural(len(out.Tools)))
+		Dash(server), out.Transport, out.ProtocolVersion, len(out.Tools), words.Plural(len(out.Tools)))
 	if out.ToolsTruncated {
 		fmt.Fprint(stdout, " (more not listed)")
 	}
@@ -118,13 +119,6 @@ func (o Output) Restarted(name string, v mcpmanager.View, err error, asJSON bool
 		fmt.Fprintf(o.Out, "%s: restarted: %s\n", name, strings.TrimPrefix(host.StatusLine(ViewStatus(v)), v.Name+": "))
 	}
 	return nil
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // ServerRows is the table of servers (the header first): name, status, transport, tool

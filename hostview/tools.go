@@ -8,6 +8,7 @@ import (
 
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/toolsearch"
@@ -63,11 +64,7 @@ func CanonicalCall(res *toolregistry.Result, terr error) any {
 // Summary returns the first line of s, cut to at most n runes.
 func Summary(s string, n int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
+	return words.Clip(s, n)
 }
 
 // ViewMark starts the description of a tool with an interactive view in a list, and

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/termui"
@@ -61,7 +62,7 @@ func Transcript(w io.Writer, events []session.Event) error {
 			if ev.End != nil {
 				u := ev.End.Usage
 				fmt.Fprintf(&b, "  (%s%s after %d step%s; %d prompt tokens, %d cached; %d completion tokens)\n", who,
-					ev.End.Reason, ev.End.Steps, plural(ev.End.Steps), u.PromptTokens, u.CacheHitTokens, u.CompletionTokens)
+					ev.End.Reason, ev.End.Steps, words.Plural(ev.End.Steps), u.PromptTokens, u.CacheHitTokens, u.CompletionTokens)
 			}
 		}
 	}

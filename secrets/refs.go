@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/cordisgo/harness/internal/redact"
+	"github.com/cordisgo/harness/internal/words"
 )
 
 // A template is a string with ${…} references in it (a server configuration's command, args,
@@ -125,13 +126,7 @@ func parseRef(body string) (tmplPart, error) {
 }
 
 // clip shortens text quoted in an error about a malformed reference.
-func clip(s string) string {
-	const max = 40
-	if len(s) > max {
-		return s[:max] + "…"
-	}
-	return s
-}
+func clip(s string) string { return words.Clip(s, 41) }
 
 // static reports whether t has no references.
 func (t template) static() bool {

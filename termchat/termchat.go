@@ -27,6 +27,7 @@ import (
 	"github.com/cordisgo/harness/hostview"
 	"github.com/cordisgo/harness/internal/suggest"
 	"github.com/cordisgo/harness/internal/termsafe"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/permission"
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/agent/agentapi"
@@ -280,7 +281,7 @@ func (ch *chat) resume(cx context.Context, id string) error {
 	}
 	ch.use(cx, s)
 	info := s.Info()
-	note := fmt.Sprintf("resumed: %d turn%s", info.Turns, plural(info.Turns))
+	note := fmt.Sprintf("resumed: %d turn%s", info.Turns, words.Plural(info.Turns))
 	if info.ResumedUnder != "" && info.Profile != "" {
 		note += fmt.Sprintf(" · made under profile %s, now resumed under %s", termsafe.String(info.Profile), termsafe.String(info.ResumedUnder))
 	}
@@ -526,7 +527,7 @@ func compactionNote(c *session.Compaction) string {
 func (ch *chat) cost() {
 	t := ch.total
 	line := fmt.Sprintf("session: %d request%s · %d prompt tokens (%d cached, %d missed) · %d completion tokens",
-		t.Requests, plural(t.Requests), t.PromptTokens, t.CacheHitTokens, t.PromptTokens-t.CacheHitTokens, t.CompletionTokens)
+		t.Requests, words.Plural(t.Requests), t.PromptTokens, t.CacheHitTokens, t.PromptTokens-t.CacheHitTokens, t.CompletionTokens)
 	name := ch.s.Info().Model
 	var price *model.Price
 	if ch.o.Models != nil {
@@ -738,7 +739,7 @@ func (v *view) show(cx context.Context, ev session.Event) {
 		v.endLine()
 		if e := ev.End; e != nil && ev.Agent == "" {
 			note := fmt.Sprintf("%d step%s · %d prompt tokens (%d cached) · %d completion tokens",
-				e.Steps, plural(e.Steps), e.Usage.PromptTokens, e.Usage.CacheHitTokens, e.Usage.CompletionTokens)
+				e.Steps, words.Plural(e.Steps), e.Usage.PromptTokens, e.Usage.CacheHitTokens, e.Usage.CompletionTokens)
 			if e.Usage.Cost > 0 {
 				note += fmt.Sprintf(" · %s (session %s)", model.FormatCost(e.Usage.Cost), model.FormatCost(v.ch.total.Cost))
 			}
@@ -758,13 +759,6 @@ func outcomeWord(o string) string {
 		return "✓"
 	}
 	return "✗ " + o
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // approve asks the person about a call (or a server's sampling request) and answers.
@@ -828,9 +822,4 @@ func (ch *chat) approve(cx context.Context, ev session.Event) {
 	}
 }
 
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+func clipText(s string, n int) string { return words.Clip(s, n+1) }

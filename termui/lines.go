@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/cordisgo/harness/internal/words"
 )
 
 // Lines is the block of live lines at the bottom of a terminal: the progress bar
@@ -118,10 +120,4 @@ func eraseLines(n int) string {
 }
 
 // cutColumns cuts s to n runes (a rune taken for a column), ending with "…" when cut.
-func cutColumns(s string, n int) string {
-	r := []rune(s)
-	if n < 1 || len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
+func cutColumns(s string, n int) string { return words.Clip(s, n) }

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordisgo/harness/internal/words"
 )
 
 // ErrStale is an edit or a write of a file that changed on disk since it was last read
@@ -100,7 +102,7 @@ func (s *Server) editFile(_ context.Context, _ *mcp.CallToolRequest, in editInpu
 	diff := unifiedDiff(f.rel, f.content, edits)
 	n := len(edits)
 	if in.DryRun {
-		return preview(fmt.Sprintf("edit_file would make %d replacement%s in %s\n%s", n, plural(n), f.rel, diff), "diff"), nil, nil
+		return preview(fmt.Sprintf("edit_file would make %d replacement%s in %s\n%s", n, words.Plural(n), f.rel, diff), "diff"), nil, nil
 	}
 	if err := s.replace(f.rel, f.mode, func(w io.StringWriter) error {
 		last := 0
@@ -118,14 +120,7 @@ func (s *Server) editFile(_ context.Context, _ *mcp.CallToolRequest, in editInpu
 	}); err != nil {
 		return nil, nil, fileError(in.Path, err)
 	}
-	return text(fmt.Sprintf("edited %s: %d replacement%s\n%s", f.rel, n, plural(n), diff)), nil, nil
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+	return text(fmt.Sprintf("edited %s: %d replacement%s\n%s", f.rel, n, words.Plural(n), diff)), nil, nil
 }
 
 // preview is a dry run's result: the text, and in _meta what kind of preview it is ("diff"

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cordisgo/harness/internal/jsonl"
+	"github.com/cordisgo/harness/internal/words"
 )
 
 // Outcomes of a call, besides the tool registry's error codes (denied, invalid_arguments,
@@ -287,17 +288,10 @@ func Print(w io.Writer, entries []Entry) error {
 		}
 		outcome := e.Outcome
 		if e.Error != "" && e.Outcome != OK {
-			outcome += ": " + clip(e.Error, 80)
+			outcome += ": " + words.Clip(e.Error, 80)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%d\t%s\n", e.Time.Local().Format("2006-01-02 15:04:05"), who, e.Server, e.Tool,
-			outcome, e.DurationMs, clip(string(e.Args), 60))
+			outcome, e.DurationMs, words.Clip(string(e.Args), 60))
 	}
 	return tw.Flush()
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

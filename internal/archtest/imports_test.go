@@ -46,13 +46,13 @@ var rules = map[string]rule{
 	"sampling":                  {project: []string{"ctx"}},
 	"plugins/mcpclient/catalog": {project: []string{"ctx", "internal/atomicfile", "internal/userdirs"}},
 	"plugins/mcpclient":         {project: []string{"ctx", "secrets", "permission", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpclient/catalog", "mcpauth", "elicitation", "sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/jsoncheck", "internal/userdirs", "internal/syncio", "internal/version"}},
-	"plugins/mcpmanager":        {project: []string{"ctx", "secrets", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "internal/filewatch", "internal/atomicfile"}},
+	"plugins/mcpmanager":        {project: []string{"ctx", "secrets", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "internal/filewatch", "internal/atomicfile", "internal/words"}},
 	// Server documents sit on top of the client's configuration types; the client never
 	// imports them back.
-	"plugins/mcpclient/serverdoc": {project: []string{"ctx", "plugins/mcpclient", "internal/yamlnode", "internal/atomicfile"}},
+	"plugins/mcpclient/serverdoc": {project: []string{"ctx", "plugins/mcpclient", "internal/yamlnode", "internal/atomicfile", "internal/words"}},
 	// The ${…} references and the secrets they read, below the client (and the model
 	// service, which needs only them).
-	"secrets": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "internal/userdirs"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
+	"secrets": {project: []string{"ctx", "internal/redact", "internal/yamlnode", "internal/userdirs", "internal/words"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	// A stdio server's process (group, stderr ring, environment), below the client's
 	// sessions; it imports nothing of the project.
 	"plugins/mcpclient/transport": {project: []string{"internal/procfs"}},
@@ -60,18 +60,18 @@ var rules = map[string]rule{
 	// The model interface and service; its provider (and the plugin that configures models)
 	// is the subpackage openaicompat, which the interface never imports.
 	"plugins/model":              {project: []string{"ctx", "internal/suggest"}, not: []string{"plugins/model/openaicompat"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
-	"plugins/model/openaicompat": {project: []string{"ctx", "plugins/model", "secrets", "internal/suggest", "internal/jsonstr"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
-	"plugins/ptc":                {project: []string{"ctx", "permission", "plugins/toolregistry", "plugins/sysprompt", "internal/schemawalk"}},
+	"plugins/model/openaicompat": {project: []string{"ctx", "plugins/model", "secrets", "internal/suggest", "internal/jsonstr", "internal/words"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
+	"plugins/ptc":                {project: []string{"ctx", "permission", "plugins/toolregistry", "plugins/sysprompt", "internal/schemawalk", "internal/words"}},
 	// The agent takes models through the interface only, never the provider.
 	"plugins/agent":          {project: []string{"ctx", "secrets", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
 	"plugins/agent/agentapi": {project: []string{"ctx", "permission", "plugins/agent/session", "plugins/remote"}},
-	"plugins/agent/session":  {project: []string{"permission", "plugins/model", "internal/jsonl", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
+	"plugins/agent/session":  {project: []string{"permission", "plugins/model", "internal/jsonl", "internal/suggest", "internal/userdirs", "internal/words"}, not: []string{"plugins/model/openaicompat"}},
 	"gateway":                {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit", "mcpauth"}},
 	// The gateway's shared state in Redis, behind gateway.Store.
 	"gateway/redisstore": {project: []string{"gateway", "gateway/audit"}},
 	// A team's gateway: who signs in and what each may do; the audit trail.
 	"gateway/access":  {project: []string{"ctx", "secrets"}},
-	"gateway/audit":   {project: []string{"internal/jsonl"}, stdOnly: true},
+	"gateway/audit":   {project: []string{"internal/jsonl", "internal/words"}, stdOnly: true},
 	"plugins/console": {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "elicitation", "plugins/mcpresources", "plugins/mcpclient", "plugins/remote"}},
 
 	// The tool-search evaluation set's format and scores, for the retrieval test and
@@ -85,18 +85,18 @@ var rules = map[string]rule{
 	// The host library: what an embedder calls to run a host; the binary (cmd) sits on it,
 	// never the other way. It lists the workspace server in process to seed the catalog
 	// entry of the workspace it adds (the host lists it in process).
-	"host": {project: []string{"ctx", "elicitation", "sampling", "plugins", "profiles", "secrets", "toolsearch", "workspace", "internal/filewatch", "internal/suggest", "internal/termsafe"}},
+	"host": {project: []string{"ctx", "elicitation", "sampling", "plugins", "profiles", "secrets", "toolsearch", "workspace", "internal/filewatch", "internal/suggest", "internal/termsafe", "internal/words"}},
 	// The turn driver (an agent's session over its remote methods, in process or on a host)
 	// and the terminal chat on it.
 	"host/adhoc":       {project: []string{"ctx", "host", "host/mcpsettings", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "internal/redact", "internal/shellwords"}},
 	"host/mcpsettings": {project: []string{"host", "profiles", "plugins/mcpclient", "plugins/mcpclient/serverdoc"}},
 	"hostgateway":      {project: []string{"gateway", "gateway/access", "gateway/audit", "gateway/redisstore", "host", "mcpauth", "internal/loopback", "internal/userdirs"}},
 	"hostclient":       {project: []string{"host", "plugins/mcpmanager", "plugins/remote", "plugins/toolregistry"}},
-	"hostview":         {project: []string{"host", "hostclient", "plugins/agent", "plugins/model", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpprompts", "plugins/mcpresources", "plugins/toolregistry", "toolsearch", "internal/termsafe", "termui"}},
-	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe"}},
+	"hostview":         {project: []string{"host", "hostclient", "plugins/agent", "plugins/model", "plugins/mcpclient", "plugins/mcpmanager", "plugins/mcpprompts", "plugins/mcpresources", "plugins/toolregistry", "toolsearch", "internal/termsafe", "termui", "internal/words"}},
+	"termui":           {project: []string{"ctx", "host", "plugins/mcpclient", "internal/termsafe", "internal/words"}},
 	"termform":         {project: []string{"ctx", "elicitation", "internal/termsafe"}},
 	"turn":             {project: []string{"permission", "plugins/agent/agentapi", "plugins/agent/session", "plugins/remote"}},
-	"termchat":         {project: []string{"host", "hostview", "turn", "termform", "permission", "plugins/agent", "plugins/model", "plugins/remote", "plugins/toolregistry", "internal/suggest", "internal/termsafe"}},
+	"termchat":         {project: []string{"host", "hostview", "turn", "termform", "permission", "plugins/agent", "plugins/model", "plugins/remote", "plugins/toolregistry", "internal/suggest", "internal/termsafe", "internal/words"}},
 	// internal/: the ground floor, leaf libraries that everything may import. They import
 	// the standard library, third-party modules and each other, never ctx, plugins/,
 	// profiles, cmd/, testkit/, tests/ or examples/ (TestGroundFloor checks it too).
@@ -119,6 +119,7 @@ var rules = map[string]rule{
 	"internal/version":     {stdOnly: true},
 	"internal/redact":      {stdOnly: true},
 	"internal/suggest":     {stdOnly: true},
+	"internal/words":       {stdOnly: true},
 	"internal/termsafe":    {stdOnly: true},
 	"internal/userdirs":    {stdOnly: true},
 	"internal/procfs":      {stdOnly: true},
@@ -156,7 +157,7 @@ var rules = map[string]rule{
 	// The workspace server (files, edits, search, a sandboxed shell), served by `harness
 	// workspace-server`: an MCP server that nothing of the host imports; its stdio
 	// processes' groups and environment rule are the stdio transport's.
-	"workspace":           {project: []string{"internal/mcpserve", "internal/loopback", "internal/suggest", "internal/userdirs", "plugins/mcpclient/transport", "workspace/gitignore", "workspace/sandbox"}},
+	"workspace":           {project: []string{"internal/mcpserve", "internal/loopback", "internal/suggest", "internal/userdirs", "plugins/mcpclient/transport", "workspace/gitignore", "workspace/sandbox", "internal/words"}},
 	"workspace/gitignore": {},
 	"workspace/sandbox":   {},
 	"cmd":                 {project: []string{""}},

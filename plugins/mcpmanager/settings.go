@@ -1,6 +1,7 @@
 package mcpmanager
 
 import (
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 )
 
@@ -37,10 +38,4 @@ func readSettings(file string, data []byte) ([]*entry, []string, error) {
 }
 
 // clip shortens text quoted in an error about a malformed name.
-func clip(s string) string {
-	const max = 40
-	if len(s) > max {
-		return s[:max] + "…"
-	}
-	return s
-}
+func clip(s string) string { return words.Clip(s, 41) }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -124,9 +125,7 @@ func purpose(in toolregistry.Info) string {
 			break
 		}
 	}
-	if r := []rune(d); len(r) > 160 {
-		d = string(r[:159]) + "…"
-	}
+	d = words.Clip(d, 160)
 	if ReadOnly(in) {
 		d = strings.TrimSpace(d + " (read-only)")
 	}

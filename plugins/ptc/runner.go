@@ -17,6 +17,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
@@ -431,11 +432,7 @@ func (x *run) thrown(v goja.Value) *Error {
 // withSource fills in the source line of e.
 func (x *run) withSource(e *Error) {
 	if e.Line > 0 && e.Line <= len(x.src) {
-		src := strings.TrimSpace(x.src[e.Line-1])
-		if len(src) > 200 {
-			src = src[:200] + "…"
-		}
-		e.Source = src
+		e.Source = words.Clip(strings.TrimSpace(x.src[e.Line-1]), 201)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/cordisgo/harness/internal/gcpolicy"
 	"github.com/cordisgo/harness/internal/procpolicy"
 	"github.com/cordisgo/harness/internal/syncio"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/mcpclient/transport"
 	"github.com/cordisgo/harness/profiles"
@@ -111,7 +112,7 @@ func Main(opts Options) int {
 		n := transport.KillProcessGroups()
 		termform.Restore() // a terminal form's mode (no echo) must not outlive the process
 		fmt.Fprintf(os.Stderr, "%s: second signal: killed %d MCP server process group%s; exiting without a clean shutdown\n",
-			opts.prog(), n, plural(n))
+			opts.prog(), n, words.Plural(n))
 		os.Exit(ExitFailure)
 	}()
 	return a.run(cx, os.Args[1:])

@@ -15,6 +15,7 @@ import (
 	"github.com/cordisgo/harness/host"
 	"github.com/cordisgo/harness/internal/demoserver"
 	"github.com/cordisgo/harness/internal/version"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/mcpclient/serverdoc"
 	"github.com/cordisgo/harness/profiles"
 )
@@ -239,18 +240,11 @@ func (a *invocation) profileCommand() *cobra.Command {
 				return err
 			}
 			n := host.CountRows(p.Rows)
-			fmt.Fprintf(a.stdout, "profile %q: ok (%d plugin row%s)\n", p.Source, n, plural(n))
+			fmt.Fprintf(a.stdout, "profile %q: ok (%d plugin row%s)\n", p.Source, n, words.Plural(n))
 			return nil
 		}),
 	}
 	return group("profile", "Show or check the merged profile", show, check)
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func (a *invocation) mcpCommand() *cobra.Command {

@@ -11,10 +11,10 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cordisgo/harness/internal/jsonl"
 	"github.com/cordisgo/harness/internal/userdirs"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/model"
 )
 
@@ -379,9 +379,5 @@ func Title(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	if utf8.RuneCountInString(s) > 80 {
-		r := []rune(s)
-		s = string(r[:79]) + "…"
-	}
-	return s
+	return words.Clip(s, 80)
 }

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/internal/yamlnode"
 	"github.com/cordisgo/harness/plugins/mcpclient"
 )
@@ -291,13 +292,7 @@ func lineOfKey(lines map[string]int, key string, def int) int {
 }
 
 // clip shortens text quoted in an error about a malformed name.
-func clip(s string) string {
-	const max = 40
-	if len(s) > max {
-		return s[:max] + "…"
-	}
-	return s
-}
+func clip(s string) string { return words.Clip(s, 41) }
 
 // CheckFile reports everything statically wrong with the settings file at path, all at
 // once: a file that cannot be read or parsed, and every entry that does not validate (the

@@ -20,6 +20,7 @@ import (
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/cordisgo/harness/internal/words"
 	"github.com/cordisgo/harness/plugins/model"
 )
 
@@ -684,12 +685,7 @@ func (c *Chat) scrub(s string) string {
 }
 
 // clip shortens a name quoted in an error.
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
-}
+func clip(s string) string { return words.Clip(s, 81) }
 
 // redactURL drops a URL's user information and query (they may hold credentials).
 func redactURL(raw string) string {
