@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cordisgo/harness/ctx"
+	"github.com/cordisgo/harness/secrets"
 )
 
 // ServerLog is one notifications/message a server sent: its level (MCP's), logger name and
@@ -49,7 +51,7 @@ func (s *supervisor) protocolOptions(g *generation, opts *dialOptions) {
 				withClient(cl)
 			}
 			cl.AddReceivingMiddleware(endWith(g.life))
-			cl.AddReceivingMiddleware(recovering(s.log)) // outermost
+			cl.AddReceivingMiddleware(recovering(s.log, s.scrub)) // outermost
 		}
 	}
 }
@@ -79,13 +81,14 @@ var errSessionClosing = errors.New("the session with the server is closing")
 // recovering is the outermost receiving middleware of a server's session: a bug met while
 // handling one of the server's requests or notifications (its input is untrusted) fails
 // that message with an internal error, logged on log with the panic's stack, instead of
-// taking the host down (the SDK runs handlers without a recover).
-func recovering(log *slog.Logger) mcp.Middleware {
+// taking the host down (the SDK runs handlers without a recover). The panic's value is
+// logged with the configured secrets masked (scrub).
+func recovering(log *slog.Logger, scrub *secrets.Scrubber) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(cx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 			defer func() {
 				if v := recover(); v != nil {
-					log.Error("handling a message of the server panicked", "method", method, "panic", v, "stack", string(debug.Stack()))
+					log.Error("handling a message of the server panicked", "method", method, "panic", scrub.Replace(fmt.Sprint(v)), "stack", string(debug.Stack()))
 					res, err = nil, errHandlerPanicked
 				}
 			}()

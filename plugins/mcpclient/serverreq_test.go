@@ -18,6 +18,7 @@ import (
 	"github.com/cordisgo/harness/elicitation"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/sampling"
+	"github.com/cordisgo/harness/secrets"
 	"github.com/cordisgo/harness/testkit/elicittest"
 	"github.com/cordisgo/harness/testkit/mcptest"
 )
@@ -336,13 +337,20 @@ func TestCallerRootsPanic(t *testing.T) {
 // an internal error for that message, logged with its stack.
 func TestServerMessagePanicContained(t *testing.T) {
 	root, log := ctxtest.NewLogged(t)
-	h := recovering(root.Logger())(func(context.Context, string, mcp.Request) (mcp.Result, error) { panic("a handler bug") })
+	var scrub secrets.Scrubber
+	scrub.AddSecret("hunter2-token-value")
+	h := recovering(root.Logger(), &scrub)(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		panic("a handler bug near hunter2-token-value")
+	})
 	res, err := h(context.Background(), "roots/list", nil)
 	if res != nil || !errors.Is(err, errHandlerPanicked) {
 		t.Fatalf("%v, %v; want the internal error", res, err)
 	}
 	if s := log.String(); !strings.Contains(s, "handling a message of the server panicked") || !strings.Contains(s, "a handler bug") || !strings.Contains(s, "goroutine") {
 		t.Errorf("the log lacks the panic or its stack:\n%s", s)
+	}
+	if strings.Contains(log.String(), "hunter2") {
+		t.Errorf("a configured secret reached the log:\n%s", log.String())
 	}
 }
 
