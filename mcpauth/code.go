@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func (a *Authorizer) resolveClient(cx context.Context, md *Metadata, rec *Record
 			"authorization server %s supports no dynamic client registration and no client ID is configured (set oauth.clientId)", asm.Issuer)}
 	}
 	method := AuthNone
-	if sup := asm.TokenEndpointAuthMethodsSupported; len(sup) > 0 && !contains(sup, AuthNone) {
+	if sup := asm.TokenEndpointAuthMethodsSupported; len(sup) > 0 && !slices.Contains(sup, AuthNone) {
 		method = selectSecretMethod(sup, true)
 	}
 	meta := &oauthex.ClientRegistrationMetadata{
@@ -86,15 +87,6 @@ func registeredMethod(asked string, resp *oauthex.ClientRegistrationResponse) st
 	return m
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // listen opens the loopback redirect listener on 127.0.0.1 only: the configured port, else
 // the port a stored dynamic registration names (so the registration stays valid), else
 // any free port.
@@ -125,7 +117,7 @@ type callbackResult struct {
 // authorizationCode runs the authorization code flow with PKCE (S256), the state check
 // and the RFC 8707 resource parameter in both requests, and stores the token.
 func (a *Authorizer) authorizationCode(cx context.Context, md *Metadata, rec *Record, scopes []string) error {
-	if !contains(md.AS.CodeChallengeMethodsSupported, "S256") && !md.Defaulted {
+	if !slices.Contains(md.AS.CodeChallengeMethodsSupported, "S256") && !md.Defaulted {
 		return &AuthError{Server: a.opts.ServerName, Step: "authorize", Err: fmt.Errorf("authorization server %s does not support PKCE S256", md.AS.Issuer)}
 	}
 	ln, err := a.listen(rec)
@@ -144,7 +136,7 @@ func (a *Authorizer) authorizationCode(cx context.Context, md *Metadata, rec *Re
 	state := rand.Text()
 	verifier := oauth2.GenerateVerifier()
 	authOpts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", md.Resource)}
-	if contains(scopes, "offline_access") {
+	if slices.Contains(scopes, "offline_access") {
 		// OpenID Connect Core §11: offline_access is honoured only with prompt=consent.
 		authOpts = append(authOpts, oauth2.SetAuthURLParam("prompt", "consent"))
 	}

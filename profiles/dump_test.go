@@ -2,6 +2,7 @@ package profiles_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func TestYAMLCallsRedactWithPaths(t *testing.T) {
 		"plugins.gh.config.env", "plugins.gh.config.env.GITHUB_TOKEN", "plugins.api.config.oauth.tokens.1",
 		"plugins.agent.plugins.nested.config.api_key",
 	} {
-		if !contains(paths, want) {
+		if !slices.Contains(paths, want) {
 			t.Errorf("redact not called for %q; called for %v", want, paths)
 		}
 	}
@@ -156,13 +157,4 @@ func TestYAMLOfAHandBuiltProfile(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }

@@ -19,7 +19,7 @@ func (c *Config) templateFields(f func(key string, v *string)) {
 	for i := range c.Args {
 		f(fmt.Sprintf("args[%d]", i), &c.Args[i])
 	}
-	for _, k := range sortedKeys(c.Env) {
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		v := c.Env[k]
 		f("env."+k, &v)
 		if v != c.Env[k] { // a read-only walk (HasReferences) must not write shared maps
@@ -28,7 +28,7 @@ func (c *Config) templateFields(f func(key string, v *string)) {
 	}
 	f("cwd", &c.Cwd)
 	f("url", &c.URL)
-	for _, k := range sortedKeys(c.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		v := c.Headers[k]
 		f("headers."+k, &v)
 		if v != c.Headers[k] {

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -76,7 +77,7 @@ func (c Config) validateStdio(v *validator) {
 			v.addf(fmt.Sprintf("args[%d]", i), "must not contain NUL")
 		}
 	}
-	for _, k := range sortedKeys(c.Env) {
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		if !validEnvName(k) {
 			v.addf("env."+k, "not a valid environment variable name")
 		} else if strings.ContainsRune(c.Env[k], 0) {
@@ -110,10 +111,10 @@ func (c Config) validateHTTP(v *validator) {
 	} else if c.Expanded || !secrets.HasReferences(c.URL) { // a URL with references is checked once resolved
 		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			// Quote the redacted form: a URL may carry credentials.
-			v.addf("url", "expected an http or https URL, got %q", redactURL(c.URL))
+			v.addf("url", "expected an http or https URL, got %q", redact.URL(c.URL))
 		}
 	}
-	for _, k := range sortedKeys(c.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		if !validHeaderName(k) {
 			v.addf("headers."+k, "not a valid HTTP header name")
 		} else if strings.ContainsAny(c.Headers[k], "\r\n\x00") {
@@ -210,17 +211,4 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
-}
-
-// redactURL masks the password and the secret-looking query values of raw (see
-// [redact.URL]).
-func redactURL(raw string) string { return redact.URL(raw) }
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,7 +60,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	})
 	// The values did reach the servers.
 	mu.Lock()
-	if !contains(gotAuth, "Bearer "+fileSecret) || !contains(gotQuery, envSecret) {
+	if !slices.Contains(gotAuth, "Bearer "+fileSecret) || !slices.Contains(gotQuery, envSecret) {
 		t.Fatalf("the HTTP server did not get the resolved header and URL: %q %q", gotAuth, gotQuery)
 	}
 	mu.Unlock()
@@ -107,15 +108,6 @@ func TestSecretsNeverLeak(t *testing.T) {
 	if !strings.Contains(h.log.String(), "MCPM_UNSET_VARIABLE") {
 		t.Fatal("the unresolved variable was not logged")
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // An entry that needs secrets fails clearly, alone, when no credentials provider exists;
