@@ -4,16 +4,11 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto"
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/cdp/jsonv2"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
@@ -63,33 +58,10 @@ func appSettings(t *testing.T, servers []appServer) string {
 	return b.String()
 }
 
-// appView is a session with the document of an app's view: the inner frame of the view's
-// sandbox proxy, which Chromium runs in a process of its own (a sandboxed frame of an
-// opaque origin) and lists as a target whose ID is the frame's. The test only evaluates
-// scripts in it.
-//
-// The session is the browser's own, not flat: Target.attachToTarget without flatten, each
-// command sent in Target.sendMessageToTarget and each reply read from the browser's
-// Target.receivedMessageFromTarget events. chromedp's attach to a target (WithTargetID)
-// does not serve here: it fetches the document on the attaching goroutine and fills the
-// frame's node map there, while the target's event loop reads that map without a lock
-// for each DOM event. An app that changes its root element while the test attaches (it
-// applies the host's styles as it initializes) makes that a data race inside chromedp,
-// and the race detector failed TestChatApps on it in CI. This session enables no domain,
-// so the target sends it no events at all.
-//
-// An appView is used by its test's goroutine only, one call at a time.
-type appView struct {
-	t       *testing.T
-	b       *chromedp.Browser
-	session target.SessionID
-	msgs    <-chan jsonv2.Value // the browser's Target.receivedMessageFromTarget events
-	next    int64               // the last command's id
-}
-
-// openView attaches to the document of the app whose view is inside the element sel, and
-// detaches when the test ends.
-func openView(t *testing.T, bcx context.Context, sel string) *appView {
+// openView attaches to the document of the app whose view is inside the element sel: the
+// inner frame of the view's sandbox proxy, which Chromium runs in a process of its own (a
+// sandboxed frame of an opaque origin) and lists as a target whose ID is the frame's.
+func openView(t *testing.T, bcx context.Context, sel string) *docSession {
 	t.Helper()
 	fcx, cancel := context.WithTimeout(bcx, 30*time.Second)
 	defer cancel()
@@ -101,114 +73,7 @@ func openView(t *testing.T, bcx context.Context, sel string) *appView {
 	if err != nil || len(inner) == 0 || inner[0].FrameID == "" {
 		t.Fatalf("the app's frame in the sandbox proxy: %v", err)
 	}
-	b := chromedp.FromContext(bcx).Browser
-	msgs, unsubscribe := b.Subscribe(cdproto.EventTargetReceivedMessageFromTarget)
-	flat := false
-	res, err := cdp.Call(fcx, b, target.AttachToTarget, target.AttachToTargetParams{TargetID: target.ID(inner[0].FrameID), Flatten: &flat})
-	if err != nil {
-		unsubscribe()
-		t.Fatalf("attaching to the app's frame: %v", err)
-	}
-	t.Cleanup(func() {
-		// The browser's context may have ended first; then the session ended with it.
-		dcx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, _ = cdp.Call(dcx, b, target.DetachFromTarget, target.DetachFromTargetParams(res))
-		unsubscribe()
-	})
-	return &appView{t: t, b: b, session: res.SessionID, msgs: msgs}
-}
-
-// call sends one command to the view's target and decodes its reply's result into res.
-func (v *appView) call(cx context.Context, method string, params, res any) error {
-	v.next++
-	p, err := jsonv2.Marshal(params, chromedp.DefaultMarshalOptions)
-	if err != nil {
-		return err
-	}
-	msg, err := jsonv2.Marshal(cdproto.Message{ID: v.next, Method: cdproto.MethodType(method), Params: p}, chromedp.DefaultMarshalOptions)
-	if err != nil {
-		return err
-	}
-	send := struct {
-		Message   string           `json:"message"`
-		SessionID target.SessionID `json:"sessionId"`
-	}{string(msg), v.session}
-	if err := v.b.Call(cx, "Target.sendMessageToTarget", send, nil); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	for {
-		select {
-		case <-cx.Done():
-			return fmt.Errorf("%s: no reply: %w", method, cx.Err())
-		case ev, ok := <-v.msgs:
-			if !ok {
-				return fmt.Errorf("%s: the browser is gone", method)
-			}
-			var got target.EventReceivedMessageFromTarget
-			if err := jsonv2.Unmarshal(ev, &got, chromedp.DefaultUnmarshalOptions); err != nil {
-				return err
-			}
-			if got.SessionID != v.session {
-				continue
-			}
-			var reply cdproto.Message
-			if err := jsonv2.Unmarshal([]byte(got.Message), &reply, chromedp.DefaultUnmarshalOptions); err != nil {
-				return err
-			}
-			if reply.ID != v.next {
-				continue // a reply to a command whose wait ended, or an event
-			}
-			if reply.Error != nil {
-				return fmt.Errorf("%s: %w", method, reply.Error)
-			}
-			return jsonv2.Unmarshal(reply.Result, res, chromedp.DefaultUnmarshalOptions)
-		}
-	}
-}
-
-// until waits until the JavaScript expression is truthy in the view's document.
-func (v *appView) until(expr string, timeout time.Duration) {
-	v.t.Helper()
-	viewValue[any](v, expr, timeout)
-}
-
-// viewValue waits until the JavaScript expression is truthy in the view's document,
-// evaluating it every 50 ms (a throw counts as not yet), and returns its value.
-func viewValue[T any](v *appView, expr string, timeout time.Duration) T {
-	v.t.Helper()
-	cx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
-	defer cancel()
-	script := fmt.Sprintf(`new Promise((resolve, reject) => {
-	const until = Date.now() + %d;
-	let last;
-	const tick = () => {
-		try {
-			const v = (%s);
-			if (v) return resolve(v);
-		} catch (e) { last = e; }
-		if (Date.now() > until) return reject(new Error("timed out" + (last ? " (last: " + last + ")" : "")));
-		setTimeout(tick, 50);
-	};
-	tick();
-})`, timeout.Milliseconds(), expr)
-	yes := true
-	var res runtime.EvaluateResult
-	if err := v.call(cx, runtime.CommandEvaluate, runtime.EvaluateParams{Expression: script, AwaitPromise: &yes, ReturnByValue: &yes}, &res); err != nil {
-		v.t.Fatalf("in the view, %s: %v", expr, err)
-	}
-	if d := res.ExceptionDetails; d != nil {
-		why := d.Text
-		if d.Exception != nil && d.Exception.Description != "" {
-			why = d.Exception.Description
-		}
-		v.t.Fatalf("in the view, %s: %s", expr, why)
-	}
-	var out T
-	if err := json.Unmarshal(res.Result.Value, &out); err != nil {
-		v.t.Fatalf("in the view, %s: the value %s: %v", expr, res.Result.Value, err)
-	}
-	return out
+	return attachDoc(t, bcx, target.ID(inner[0].FrameID))
 }
 
 // TestApps: the views of the MCP org's example app servers render on the page. For each
@@ -260,7 +125,7 @@ func TestApps(t *testing.T) {
 			until(`document.querySelector('`+form+` .app')?.dataset.state === "initialized"`, 60*time.Second))
 		view := openView(t, b, form)
 		view.until(exampleApps[0].rendered, 20*time.Second)
-		shown := viewValue[string](view, `document.getElementById("server-time")?.textContent`, 20*time.Second)
+		shown := docValue[string](view, `document.getElementById("server-time")?.textContent`, 20*time.Second)
 		before := executions(t, s, "mcp__basic__get-time")
 		view.until(`(document.getElementById("get-time-btn").click(), true)`, 5*time.Second)
 		view.until(`document.getElementById("server-time").textContent !== `+"`"+shown+"`", 20*time.Second)
@@ -338,7 +203,7 @@ func TestChatApps(t *testing.T) {
 	}
 	view := openView(t, b, `#chat-log`)
 	view.until(exampleApps[0].rendered, 20*time.Second)
-	shown := viewValue[string](view, `document.getElementById("server-time")?.textContent`, 20*time.Second)
+	shown := docValue[string](view, `document.getElementById("server-time")?.textContent`, 20*time.Second)
 	before := executions(t, s, tool)
 
 	// The view's call asks, as the permissions say; allowed, it reaches the server.

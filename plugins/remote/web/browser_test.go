@@ -257,6 +257,12 @@ func say(text string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(chromedp.SendKeys(chromedp.ID(`chat-input`), text), click(`#chat-send`))
 }
 
+// openSession chooses the session id in the Chat view's list as a person does: SetValue
+// fires the list's input and change events, so the view opens the session once.
+func openSession(id string) chromedp.Action[chromedp.Void] {
+	return chromedp.SetValue(chromedp.ID(`chat-sessions`), id)
+}
+
 func visible(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.WaitVisible(chromedp.CSS(sel))
 }

@@ -60,8 +60,7 @@ func TestChat(t *testing.T) {
 	id := eval[string](t, b, `document.querySelector('#chat').dataset.session`)
 	run(t, b, chromedp.Navigate(s.srv.URL()+"/"), visible(`#chat`),
 		until(`[...document.querySelectorAll('#chat-sessions option')].some(o => o.value === `+"`"+id+"`"+`)`, 10*time.Second),
-		chromedp.SetValue(chromedp.ID(`chat-sessions`), id),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#chat-sessions').dispatchEvent(new Event("change")); null`, chromedp.EvalAsValue),
+		openSession(id),
 		until(`(document.querySelector('#chat-log')?.innerText || "").includes("The server said: hello from the chat")`, 10*time.Second))
 }
 

@@ -3,7 +3,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -49,31 +48,28 @@ func TestLogin(t *testing.T) {
 	// The click opens the authorization URL in a new tab.
 	tabs := chromedp.WaitNewTarget(b, func(i *target.Info) bool { return i.Type == "page" && i.URL != "" && i.URL != "about:blank" })
 	run(t, b, click(login))
-	var tabcx context.Context
+	var tab *docSession
 	select {
 	case id := <-tabs:
-		var cancel context.CancelFunc
-		tabcx, cancel = chromedp.NewContext(b, chromedp.WithTargetID(id))
-		t.Cleanup(cancel)
-		if err := chromedp.Do(tabcx); err != nil { // attach with tab itself: a shorter context would end the session
-			t.Fatalf("attaching to the new tab: %v", err)
-		}
+		tab = attachDoc(t, b, id)
 	case <-time.After(20 * time.Second):
 		t.Fatal("no tab opened for the authorization URL")
 	}
 	// The user: the login form, then the consent form, until the redirect's answer.
+	tab.until(`location.href !== "about:blank" && document.readyState === "complete"`, 20*time.Second)
 	for step := 0; ; step++ {
 		if step == 6 {
 			t.Fatal("the authorization flow did not end after 6 forms")
 		}
-		before := eval[string](t, tabcx, `location.href`)
+		before := docEval[string](tab, `location.href`)
 		t.Logf("step %d at %s", step, before)
-		if !eval[bool](t, tabcx, fillAndSubmit) {
+		if !docEval[bool](tab, fillAndSubmit) {
 			break
 		}
-		afterNavigation(t, tabcx, before)
+		// The next page, loaded (across the navigation, which the wait survives).
+		tab.until(fmt.Sprintf(`location.href !== %q && document.readyState === "complete"`, before), 20*time.Second)
 	}
-	if body := eval[string](t, tabcx, `document.body.innerText`); strings.Contains(strings.ToLower(body), "error") {
+	if body := docEval[string](tab, `document.body.innerText`); strings.Contains(strings.ToLower(body), "error") {
 		t.Fatalf("the redirect answered: %s", body)
 	}
 
@@ -85,24 +81,5 @@ func TestLogin(t *testing.T) {
 	run(t, b, until(status("hosted", "connected"), 20*time.Second))
 	if log := text(t, b, `#activity`); !strings.Contains(log, "hosted: logged in") && !strings.Contains(log, "hosted: login finished") {
 		t.Fatalf("activity after the login:\n%s", log)
-	}
-}
-
-// afterNavigation waits until the tab has left from and loaded its next page. Polling
-// across a navigation can fail with the old document's context; that is retried.
-func afterNavigation(t *testing.T, tabcx context.Context, from string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		pcx, cancel := context.WithDeadline(tabcx, deadline)
-		err := chromedp.Do(pcx, until(fmt.Sprintf(`location.href !== %q && document.readyState === "complete"`, from), 20*time.Second))
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("leaving %s: %v", from, err)
-		}
-		t.Logf("waiting across the navigation: %v", err)
 	}
 }

@@ -1643,7 +1643,7 @@
   // approvals asked inline with their buttons, usage per turn — and the sessions of the
   // host (open and stored) to reopen.
 
-  const chat = { session: "", sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, autoTop: 0, resize: null, tools: null, views: [], cost: 0 };
+  const chat = { session: "", choice: 0, sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, autoTop: 0, resize: null, tools: null, views: [], cost: 0 };
   // usd writes an amount in US dollars as the terminal does (model.FormatCost).
   const usd = (v) => v < 0.0001 ? "<$0.0001" : "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2));
 
@@ -1713,17 +1713,30 @@
     $("#chat-sessions").replaceChildren(...opts);
   }
 
+  // chatStart and chatOpen follow the session the person chose last: an answer that comes
+  // after a later choice's (two quick picks in the list) is dropped, not shown over it.
   async function chatStart() {
+    const choice = ++chat.choice;
     try {
       const info = await call("agent/start", { agent: $("#chat-agent").value || "" });
+      if (choice !== chat.choice) return;
       chatFollow(info);
       chatSessions();
       $("#chat-input").focus();
-    } catch (e) { chatInfo("new session: " + e.message); }
+    } catch (e) { if (choice === chat.choice) chatInfo("new session: " + e.message); }
   }
 
   async function chatOpen(id) {
-    try { chatFollow(await call("agent/open", { session: id })); } catch (e) { chatInfo("open: " + e.message); }
+    const choice = ++chat.choice;
+    try {
+      const info = await call("agent/open", { session: id });
+      if (choice === chat.choice) chatFollow(info);
+    } catch (e) {
+      if (choice === chat.choice) chatInfo("open: " + e.message);
+    } finally {
+      // How many opens were answered (followed, dropped or failed): a test waits on it.
+      $("#chat").dataset.opens = String(Number($("#chat").dataset.opens || 0) + 1);
+    }
   }
 
   function chatFollow(info) {
