@@ -27,24 +27,12 @@ type loginFlags struct {
 // mcpAuthCommands are mcp login and mcp logout (docs/authorization.md).
 func (a *invocation) mcpAuthCommands() []*cobra.Command {
 	var f loginFlags
-	login := &cobra.Command{
-		Use:   "login NAME",
-		Short: "Log in to an MCP server that asks for OAuth; the token is stored and refreshed (through the running host when there is one)",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			return a.mcpLogin(cmd.Context(), f, argv[0])
-		}),
-	}
+	login := serverCommand("login", "Log in to an MCP server that asks for OAuth; the token is stored and refreshed (through the running host when there is one)",
+		func(cx context.Context, name string) error { return a.mcpLogin(cx, f, name) })
 	login.Flags().BoolVar(&f.noBrowser, "no-browser", false, "print the authorization URL instead of opening a browser ($BROWSER, else the platform's opener)")
 	login.Flags().StringVar(&f.gateway, "gateway", "", "log in to the personal server NAME of the team's gateway at `URL` (https://host/mcp): your login is handed to the gateway, which uses it for your calls only (docs/gateway.md)")
-	logout := &cobra.Command{
-		Use:   "logout NAME",
-		Short: "Forget an MCP server's stored OAuth token (the next connection needs a new login)",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			return a.mcpLogout(cmd.Context(), f, argv[0])
-		}),
-	}
+	logout := serverCommand("logout", "Forget an MCP server's stored OAuth token (the next connection needs a new login)",
+		func(cx context.Context, name string) error { return a.mcpLogout(cx, f, name) })
 	for _, c := range []*cobra.Command{login, logout} {
 		fl := c.Flags()
 		fl.StringVar(&f.endpoint, "endpoint", "", "the running host's endpoint `FILE` (default: the remote plugin's default endpoint file)")

@@ -34,22 +34,10 @@ func (a *invocation) mcpManageCommands() []*cobra.Command {
 			return a.mcpList(cmd.Context(), f)
 		}),
 	}
-	probe := &cobra.Command{
-		Use:   "probe NAME",
-		Short: "Connect to one MCP server afresh, list its tools and disconnect, without touching the live client",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			return a.mcpProbe(cmd.Context(), f, argv[0])
-		}),
-	}
-	restart := &cobra.Command{
-		Use:   "restart NAME",
-		Short: "Restart one MCP server: a new connection (and process) with a fresh reconnect budget",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: action(func(cmd *cobra.Command, argv []string) error {
-			return a.mcpRestart(cmd.Context(), f, argv[0])
-		}),
-	}
+	probe := serverCommand("probe", "Connect to one MCP server afresh, list its tools and disconnect, without touching the live client",
+		func(cx context.Context, name string) error { return a.mcpProbe(cx, f, name) })
+	restart := serverCommand("restart", "Restart one MCP server: a new connection (and process) with a fresh reconnect budget",
+		func(cx context.Context, name string) error { return a.mcpRestart(cx, f, name) })
 	restart.Flags().DurationVar(&f.timeout, "timeout", host.DefaultRestartTimeout, "how long to wait for the server to connect or fail")
 	cmds := []*cobra.Command{list, probe, restart}
 	for _, c := range cmds {
@@ -57,6 +45,28 @@ func (a *invocation) mcpManageCommands() []*cobra.Command {
 		c.Flags().BoolVar(&f.asJSON, "json", false, "print the answer as JSON")
 	}
 	return cmds
+}
+
+// serverCommand is a command on the one MCP server its argument names (probe, restart,
+// login, remove, …): run gets the command's context and the name; a missing name or more
+// than one is a usage error that says so and shows the usage line.
+func serverCommand(use, short string, run func(cx context.Context, name string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use + " NAME",
+		Short: short,
+		Args: args(func(_ *cobra.Command, argv []string) error {
+			switch len(argv) {
+			case 1:
+				return nil
+			case 0:
+				return errors.New("name the MCP server")
+			}
+			return fmt.Errorf("one MCP server at a time, got %d names", len(argv))
+		}),
+		RunE: action(func(cmd *cobra.Command, argv []string) error {
+			return run(cmd.Context(), argv[0])
+		}),
+	}
 }
 
 // explicitProfile reports whether the command line chose the profile itself (-p, --set,

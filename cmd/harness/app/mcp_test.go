@@ -106,7 +106,8 @@ func TestMCPProbe(t *testing.T) {
 		expect(t, ExitFailure, "", `no MCP server "nosuch" in profile "default"; known: demo, workspace`)
 	run(t, nil, append([]string{"-p", "cli", "--set", "plugins.agent.enabled=false", "mcp", "probe", "demo"}, noHost(t)...)...).
 		expect(t, ExitFailure, "", `no MCP server "demo" in profile "cli": it has no MCP servers`)
-	run(t, nil, "mcp", "probe").expect(t, ExitUsage, "", "accepts 1 arg(s)")
+	run(t, nil, "mcp", "probe").expect(t, ExitUsage, "", "harness: mcp probe: name the MCP server (usage: harness mcp probe NAME)")
+	run(t, nil, "mcp", "restart", "a", "b").expect(t, ExitUsage, "", "harness: mcp restart: one MCP server at a time, got 2 names (usage: harness mcp restart NAME)")
 }
 
 func TestMCPRestartInProcess(t *testing.T) {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -134,32 +135,27 @@ key order; the change is validated before it is written, and written atomically.
 	af.StringVar(&addScope, "scope", scopeUser, "which settings file: user or project")
 
 	edit := func(use, short string, fn func(d *serverdoc.Editor, name, scope string) (string, error)) *cobra.Command {
-		c := &cobra.Command{
-			Use:   use + " NAME",
-			Short: short,
-			Args:  args(cobra.ExactArgs(1)),
-			RunE: action(func(_ *cobra.Command, argv []string) error {
-				if err := checkScope(scope, true); err != nil {
-					return err
-				}
-				files, err := a.settingsFiles()
-				if err != nil {
-					return err
-				}
-				d, sc, err := files.Find(argv[0], scope)
-				if err != nil {
-					return failure(err)
-				}
-				msg, err := fn(d, argv[0], sc)
-				if err != nil {
-					return failure(err)
-				}
-				if msg != "" {
-					fmt.Fprintln(a.stdout, msg)
-				}
-				return nil
-			}),
-		}
+		c := serverCommand(use, short, func(_ context.Context, name string) error {
+			if err := checkScope(scope, true); err != nil {
+				return err
+			}
+			files, err := a.settingsFiles()
+			if err != nil {
+				return err
+			}
+			d, sc, err := files.Find(name, scope)
+			if err != nil {
+				return failure(err)
+			}
+			msg, err := fn(d, name, sc)
+			if err != nil {
+				return failure(err)
+			}
+			if msg != "" {
+				fmt.Fprintln(a.stdout, msg)
+			}
+			return nil
+		})
 		c.Flags().StringVar(&scope, "scope", "", "which settings file: user or project (default: the one that has NAME, the project's first)")
 		return c
 	}
