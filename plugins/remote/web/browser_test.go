@@ -463,6 +463,37 @@ func TestPage(t *testing.T) {
 	})
 }
 
+// TestLateFailureOfAnEarlierChoice: the tools of the server chosen last stay on the page
+// when the listing asked for the server chosen before fails late (its connection dropped
+// after the second choice was drawn): an answer is drawn only while no later render of the
+// tab has begun.
+func TestLateFailureOfAnEarlierChoice(t *testing.T) {
+	s := newStack(t, []string{"alpha", "beta"})
+	b := browser(t)
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("alpha", "connected")+" && "+status("beta", "connected"), 30*time.Second),
+		// alpha's listing is answered, but its answer held until beta's tools are drawn, and
+		// then lost as a dropped connection loses it.
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			const f = window.fetch;
+			window.fetch = async (...a) => {
+				const r = await f(...a);
+				if (String(a[0]).endsWith("/v1/call/console/tools") && String(a[1] && a[1].body).includes('"server":"alpha"')) {
+					await new Promise((ok) => { const see = () => document.querySelector('#pane-tools [data-tool^="mcp__beta__"]') ? ok() : setTimeout(see, 10); see(); });
+					window.dropped = true;
+					throw new TypeError("Failed to fetch");
+				}
+				return r;
+			};
+		})(); null`, chromedp.EvalAsValue),
+		click(`tr.server[data-name="alpha"] [data-action="select"]`),
+		click(`tr.server[data-name="beta"] [data-action="select"]`),
+		// Set once beta's tools were drawn; the failure's handling runs in the same task.
+		until(`window.dropped === true`, 20*time.Second))
+	if pane := text(t, b, `#pane-tools`); strings.Contains(pane, "Could not list the tools") || !strings.Contains(pane, "mcp__beta__echo") {
+		t.Fatalf("beta's tools after alpha's late failure:\n%s", pane)
+	}
+}
+
 // TestPageWithoutToken: a browser that never saw the token gets the sign-in note and no
 // data, and the API refuses it.
 func TestPageWithoutToken(t *testing.T) {

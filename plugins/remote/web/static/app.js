@@ -85,6 +85,7 @@
     notes: new Map(),     // name → message of the last failed action
     selected: null,
     tab: "tools",
+    render: 0,            // counts renderTab's renders: an answer for an older one is dropped
     tools: new Map(),     // server → tool infos (console/tools)
     toolFilter: new Map(), // server → the text of its tool filter
   };
@@ -780,16 +781,22 @@
     renderTab();
   }
 
+  // renderTab draws the selected server's open tab. The tabs that ask the host draw its
+  // answer only while current() holds: no later render (another server chosen, another
+  // tab, a re-listing) has begun since, so a slow answer, or a slow failure, never lands
+  // on what the person looks at now.
   function renderTab() {
     const name = state.selected;
     if (!name) return;
     const pane = $("#pane-" + state.tab);
     const v = view(name) || {};
+    const render = ++state.render;
+    const current = () => render === state.render;
     switch (state.tab) {
-      case "tools": renderTools(pane, name, v); break;
-      case "resources": renderResources(pane, name); break;
-      case "prompts": renderPrompts(pane, name); break;
-      case "info": renderInfo(pane, name, v); break;
+      case "tools": renderTools(pane, name, v, current); break;
+      case "resources": renderResources(pane, name, current); break;
+      case "prompts": renderPrompts(pane, name, current); break;
+      case "info": renderInfo(pane, name, v); break; // its late answer lands in a node of its own
       case "stderr":
         pane.replaceChildren(v.stderrTail ? el("pre", { class: "mono" }, v.stderrTail)
           : el("p", { class: "muted" }, v.transport === "stdio" ? "Nothing on stderr yet." : "Only stdio servers have a stderr."));
@@ -797,7 +804,7 @@
     }
   }
 
-  async function renderTools(pane, name, v) {
+  async function renderTools(pane, name, v, current) {
     if (!has("console/tools")) {
       pane.replaceChildren(el("p", { class: "muted" }, "Tools: " + ((v.tools || []).join(", ") || "none")));
       return;
@@ -807,10 +814,10 @@
     try {
       tools = await call("console/tools", { server: name });
     } catch (e) {
-      pane.replaceChildren(el("p", { class: "error" }, "Could not list the tools: " + e.message));
+      if (current()) pane.replaceChildren(el("p", { class: "error" }, "Could not list the tools: " + e.message));
       return;
     }
-    if (state.selected !== name || state.tab !== "tools") return;
+    if (!current()) return;
     if (!tools.length) {
       pane.replaceChildren(el("p", { class: "muted" }, "This server has no registered tools" + (v.status !== "connected" ? " (it is " + v.status + ")." : ".")));
       return;
@@ -1026,7 +1033,7 @@
   // subscribe to (console/subscribe: every update shown live, the resource read again),
   // and its resource templates (list_mcp_resource_templates), each with a form of its URI
   // variables that reads the expanded URI.
-  async function renderResources(pane, name) {
+  async function renderResources(pane, name, current) {
     if (!has("console/callTool")) {
       pane.replaceChildren(el("p", { class: "muted" }, "Resources need the console service (console/*) in the profile."));
       return;
@@ -1039,10 +1046,10 @@
         call("console/callTool", { tool: "list_mcp_resource_templates", args: { server: name } }).catch(() => null),
       ]);
     } catch (e) {
-      pane.replaceChildren(el("p", { class: "error" }, e.message));
+      if (current()) pane.replaceChildren(el("p", { class: "error" }, e.message));
       return;
     }
-    if (state.selected !== name || state.tab !== "resources") return;
+    if (!current()) return;
     if (r.isError) {
       pane.replaceChildren(el("p", { class: "muted" }, (r.content || []).map((c) => c.text).join("\n")));
       return;
@@ -1280,7 +1287,7 @@
   // renderPrompts lists the server's prompt templates (prompts/list), each with a form of
   // its arguments (values completed with prompts/complete as they are typed) that gets the
   // prompt (prompts/get) and shows its messages.
-  async function renderPrompts(pane, name) {
+  async function renderPrompts(pane, name, current) {
     if (!has("prompts/list")) {
       pane.replaceChildren(el("p", { class: "muted" }, "Prompts need the prompts service (mcpprompts) in the profile."));
       return;
@@ -1290,12 +1297,10 @@
     try {
       list = await call("prompts/list", { server: name });
     } catch (e) {
-      if (state.selected === name && state.tab === "prompts") {
-        pane.replaceChildren(el("p", { class: e.code === "unavailable" ? "muted" : "error" }, e.message));
-      }
+      if (current()) pane.replaceChildren(el("p", { class: e.code === "unavailable" ? "muted" : "error" }, e.message));
       return;
     }
-    if (state.selected !== name || state.tab !== "prompts") return;
+    if (!current()) return;
     const prompts = (list && list.prompts) || [];
     if (!prompts.length) {
       pane.replaceChildren(el("p", { class: "muted" }, "This server offers no prompts."));
