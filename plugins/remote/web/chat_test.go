@@ -64,6 +64,38 @@ func TestChat(t *testing.T) {
 		until(`(document.querySelector('#chat-log')?.innerText || "").includes("The server said: hello from the chat")`, 10*time.Second))
 }
 
+// TestChatSessionListLate: the sessions' listing asked for by the first New session,
+// answered only after the second New session's listing was drawn, is dropped: the list
+// keeps the newer session, chosen.
+func TestChatSessionListLate(t *testing.T) {
+	srv := modeltest.New(t, modeltest.Options{})
+	s := newStack(t, nil)
+	withAgent(t, s, srv, nil)
+	b := browser(t)
+	const sessions = `[...document.querySelectorAll('#chat-sessions option')].filter(o => o.value)`
+	run(t, b, chromedp.Navigate(s.srv.PageURL()), chatReady(10*time.Second),
+		until(`document.querySelector('#chat').dataset.listings === "1"`, 10*time.Second),
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			const f = window.fetch;
+			window.fetch = async (...a) => {
+				const r = await f(...a);
+				if (String(a[0]).endsWith("/v1/call/agent/sessions") && !window.held) {
+					window.held = true; // answered with one session; drawn after the list shows two
+					await new Promise((ok) => { const see = () => `+sessions+`.length === 2 ? ok() : setTimeout(see, 10); see(); });
+				}
+				return r;
+			};
+		})(); null`, chromedp.EvalAsValue),
+		click(`#chat-new`),
+		until(`window.held === true`, 10*time.Second),
+		click(`#chat-new`),
+		until(`document.querySelector('#chat').dataset.listings === "3"`, 20*time.Second))
+	got := eval[string](t, b, `(l => l.length + " " + l.filter(o => o.selected).map(o => o.value).join(",") + " " + document.querySelector('#chat').dataset.session)(`+sessions+`)`)
+	if f := strings.Fields(got); len(f) != 3 || f[0] != "2" || f[1] != f[2] {
+		t.Fatalf("the session list after a late listing: %q (count, chosen, the view's session): want both sessions, the view's chosen", got)
+	}
+}
+
 // alphaChat is a stack with the server alpha and the main agent on srv, which asks before
 // alpha's echo runs, and a browser on its page once alpha is connected and the Chat view
 // lists the agent.

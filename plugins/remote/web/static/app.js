@@ -1648,7 +1648,7 @@
   // approvals asked inline with their buttons, usage per turn — and the sessions of the
   // host (open and stored) to reopen.
 
-  const chat = { session: "", choice: 0, sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, autoTop: 0, resize: null, tools: null, views: [], cost: 0 };
+  const chat = { session: "", choice: 0, listing: 0, sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, autoTop: 0, resize: null, tools: null, views: [], cost: 0 };
   // usd writes an amount in US dollars as the terminal does (model.FormatCost).
   const usd = (v) => v < 0.0001 ? "<$0.0001" : "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2));
 
@@ -1699,9 +1699,22 @@
     $("#chat-notice").textContent = problem ? "The agent's model cannot answer yet: " + problem + ". Then restart the host." : "";
   }
 
+  // chatSessions lists the sessions to choose from; a listing answered after a later one
+  // began (a start while the page's first listing is slow) is dropped, so the list never
+  // goes back to one without the newest session.
   async function chatSessions() {
+    const listing = ++chat.listing;
     let list = { open: [], stored: [] };
-    try { list = await call("agent/sessions"); } catch (e) { chatInfo("sessions: " + e.message); return; }
+    try {
+      list = await call("agent/sessions");
+    } catch (e) {
+      if (listing === chat.listing) chatInfo("sessions: " + e.message);
+      return;
+    } finally {
+      // How many listings were answered (drawn, dropped or failed): a test waits on it.
+      $("#chat").dataset.listings = String(Number($("#chat").dataset.listings || 0) + 1);
+    }
+    if (listing !== chat.listing) return;
     const seen = new Set();
     const opts = [el("option", { value: "" }, chat.session ? "—" : "choose a session…")];
     // Newest first (the last change), the open sessions among the stored ones, each named
