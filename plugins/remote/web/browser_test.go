@@ -463,34 +463,44 @@ func TestPage(t *testing.T) {
 	})
 }
 
-// TestLateFailureOfAnEarlierChoice: the tools of the server chosen last stay on the page
-// when the listing asked for the server chosen before fails late (its connection dropped
-// after the second choice was drawn): an answer is drawn only while no later render of the
-// tab has begun.
-func TestLateFailureOfAnEarlierChoice(t *testing.T) {
+// TestLateAnswers: what the person chose last stays on the page when the answer to an
+// earlier choice comes after it (claim). The page's fetch holds one answer until the later
+// choice is drawn: alpha's tool listing, lost then as a dropped connection loses it, while
+// beta's tools are shown; and the read of beta's readme while its config.json is shown.
+func TestLateAnswers(t *testing.T) {
 	s := newStack(t, []string{"alpha", "beta"})
 	b := browser(t)
 	run(t, b, chromedp.Navigate(s.srv.PageURL()), until(status("alpha", "connected")+" && "+status("beta", "connected"), 30*time.Second),
-		// alpha's listing is answered, but its answer held until beta's tools are drawn, and
-		// then lost as a dropped connection loses it.
 		chromedp.Evaluate[chromedp.Void](`(() => {
+			window.holds = [];
 			const f = window.fetch;
 			window.fetch = async (...a) => {
 				const r = await f(...a);
-				if (String(a[0]).endsWith("/v1/call/console/tools") && String(a[1] && a[1].body).includes('"server":"alpha"')) {
-					await new Promise((ok) => { const see = () => document.querySelector('#pane-tools [data-tool^="mcp__beta__"]') ? ok() : setTimeout(see, 10); see(); });
-					window.dropped = true;
-					throw new TypeError("Failed to fetch");
-				}
+				const h = window.holds.find((h) => !h.held && String(a[0]).endsWith(h.path) && String(a[1] && a[1].body).includes(h.body));
+				if (!h) return r;
+				h.held = true;
+				await new Promise((ok) => { const see = () => document.querySelector(h.until) ? ok() : setTimeout(see, 10); see(); });
+				h.released = true; // a failure's handling runs in this task
+				if (h.lose) throw new TypeError("Failed to fetch");
 				return r;
 			};
 		})(); null`, chromedp.EvalAsValue),
+		chromedp.Evaluate[chromedp.Void](`window.holds.push({path: "/v1/call/console/tools", body: '"server":"alpha"', until: '#pane-tools [data-tool^="mcp__beta__"]', lose: true}); null`, chromedp.EvalAsValue),
 		click(`tr.server[data-name="alpha"] [data-action="select"]`),
 		click(`tr.server[data-name="beta"] [data-action="select"]`),
-		// Set once beta's tools were drawn; the failure's handling runs in the same task.
-		until(`window.dropped === true`, 20*time.Second))
+		until(`window.holds[0].released === true`, 20*time.Second))
 	if pane := text(t, b, `#pane-tools`); strings.Contains(pane, "Could not list the tools") || !strings.Contains(pane, "mcp__beta__echo") {
 		t.Fatalf("beta's tools after alpha's late failure:\n%s", pane)
+	}
+
+	readme, config := `#pane-resources tr[data-uri="demo://readme"]`, `#pane-resources tr[data-uri="demo://config.json"]`
+	run(t, b, click(`#tab-resources`), visible(config),
+		chromedp.Evaluate[chromedp.Void](`window.holds.push({path: "/v1/call/console/callTool", body: '"uri":"demo://readme"', until: '#resource-out [data-read="demo://config.json"]'}); null`, chromedp.EvalAsValue),
+		click(readme+` [data-action="read"]`),
+		click(config+` [data-action="read"]`),
+		until(`document.querySelector('#resource-out').dataset.reads === "2"`, 20*time.Second))
+	if shown := eval[string](t, b, `document.querySelector('#resource-out [data-read]')?.dataset.read || ""`); shown != "demo://config.json" {
+		t.Fatalf("the read shown after the readme's late answer: %q, want demo://config.json", shown)
 	}
 }
 

@@ -32,6 +32,16 @@
 
   function call(method, params) { return post("/v1/call/" + method, params); }
 
+  // claim marks a request whose answer will be drawn in node, and returns current(): true
+  // while no later request for the same node has been made. A slow answer, or a slow
+  // failure, is dropped instead of drawn over what a later choice put there.
+  const claims = new WeakMap();
+  function claim(node) {
+    const n = (claims.get(node) || 0) + 1;
+    claims.set(node, n);
+    return () => claims.get(node) === n;
+  }
+
   async function post(path, params) {
     const resp = await fetch(path, {
       method: "POST",
@@ -85,7 +95,6 @@
     notes: new Map(),     // name → message of the last failed action
     selected: null,
     tab: "tools",
-    render: 0,            // counts renderTab's renders: an answer for an older one is dropped
     tools: new Map(),     // server → tool infos (console/tools)
     toolFilter: new Map(), // server → the text of its tool filter
   };
@@ -782,16 +791,15 @@
   }
 
   // renderTab draws the selected server's open tab. The tabs that ask the host draw its
-  // answer only while current() holds: no later render (another server chosen, another
-  // tab, a re-listing) has begun since, so a slow answer, or a slow failure, never lands
-  // on what the person looks at now.
+  // answer only while current() holds (claim): no later render of the same tab (another
+  // server chosen, a re-listing) has begun since, so a slow answer, or a slow failure,
+  // never lands on what the person looks at now.
   function renderTab() {
     const name = state.selected;
     if (!name) return;
     const pane = $("#pane-" + state.tab);
     const v = view(name) || {};
-    const render = ++state.render;
-    const current = () => render === state.render;
+    const current = claim(pane);
     switch (state.tab) {
       case "tools": renderTools(pane, name, v, current); break;
       case "resources": renderResources(pane, name, current); break;
@@ -1275,12 +1283,16 @@
   }
 
   async function readResource(server, uri, out) {
+    const current = claim(out);
     out.replaceChildren(el("p", { class: "muted" }, "Reading " + uri + "…"));
     try {
       const r = await call("console/callTool", { tool: "read_mcp_resource", args: { server, uri } });
-      out.replaceChildren(el("h3", {}, uri), el("div", { dataset: { read: uri, result: r.isError ? "error" : "ok" } }, ...contentsView(r, uri)));
+      if (current()) out.replaceChildren(el("h3", {}, uri), el("div", { dataset: { read: uri, result: r.isError ? "error" : "ok" } }, ...contentsView(r, uri)));
     } catch (e) {
-      out.replaceChildren(el("p", { class: "error" }, e.message));
+      if (current()) out.replaceChildren(el("p", { class: "error" }, e.message));
+    } finally {
+      // How many reads were answered (drawn, dropped or failed): a test waits on it.
+      out.dataset.reads = String(Number(out.dataset.reads || 0) + 1);
     }
   }
 
@@ -1648,7 +1660,7 @@
   // approvals asked inline with their buttons, usage per turn — and the sessions of the
   // host (open and stored) to reopen.
 
-  const chat = { session: "", choice: 0, listing: 0, sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, autoTop: 0, resize: null, tools: null, views: [], cost: 0 };
+  const chat = { session: "", sub: null, seq: 0, live: null, calls: new Map(), running: false, turnOpen: false, sending: false, stick: true, autoTop: 0, resize: null, tools: null, views: [], cost: 0 };
   // usd writes an amount in US dollars as the terminal does (model.FormatCost).
   const usd = (v) => v < 0.0001 ? "<$0.0001" : "$" + (v < 1 ? v.toFixed(4) : v.toFixed(2));
 
@@ -1703,18 +1715,18 @@
   // began (a start while the page's first listing is slow) is dropped, so the list never
   // goes back to one without the newest session.
   async function chatSessions() {
-    const listing = ++chat.listing;
+    const current = claim($("#chat-sessions"));
     let list = { open: [], stored: [] };
     try {
       list = await call("agent/sessions");
     } catch (e) {
-      if (listing === chat.listing) chatInfo("sessions: " + e.message);
+      if (current()) chatInfo("sessions: " + e.message);
       return;
     } finally {
       // How many listings were answered (drawn, dropped or failed): a test waits on it.
       $("#chat").dataset.listings = String(Number($("#chat").dataset.listings || 0) + 1);
     }
-    if (listing !== chat.listing) return;
+    if (!current()) return;
     const seen = new Set();
     const opts = [el("option", { value: "" }, chat.session ? "—" : "choose a session…")];
     // Newest first (the last change), the open sessions among the stored ones, each named
@@ -1734,23 +1746,23 @@
   // chatStart and chatOpen follow the session the person chose last: an answer that comes
   // after a later choice's (two quick picks in the list) is dropped, not shown over it.
   async function chatStart() {
-    const choice = ++chat.choice;
+    const current = claim($("#chat-log"));
     try {
       const info = await call("agent/start", { agent: $("#chat-agent").value || "" });
-      if (choice !== chat.choice) return;
+      if (!current()) return;
       chatFollow(info);
       chatSessions();
       $("#chat-input").focus();
-    } catch (e) { if (choice === chat.choice) chatInfo("new session: " + e.message); }
+    } catch (e) { if (current()) chatInfo("new session: " + e.message); }
   }
 
   async function chatOpen(id) {
-    const choice = ++chat.choice;
+    const current = claim($("#chat-log"));
     try {
       const info = await call("agent/open", { session: id });
-      if (choice === chat.choice) chatFollow(info);
+      if (current()) chatFollow(info);
     } catch (e) {
-      if (choice === chat.choice) chatInfo("open: " + e.message);
+      if (current()) chatInfo("open: " + e.message);
     } finally {
       // How many opens were answered (followed, dropped or failed): a test waits on it.
       $("#chat").dataset.opens = String(Number($("#chat").dataset.opens || 0) + 1);
