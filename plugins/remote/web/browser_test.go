@@ -186,6 +186,9 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium's singleton socket goes under TMPDIR and stays when the process is
+		// killed; a directory of the test's own is removed with it.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.WindowSize(1360, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
