@@ -812,20 +812,27 @@
     }
   }
 
+  // load shows that what is loading in pane while ask() is asked, and returns its answer
+  // while current() holds (claim). It returns undefined when a later render began, and when
+  // ask failed, its failure drawn in pane while current (prefixed with failure; a method the
+  // host does not serve is a muted note, not an error).
+  async function load(pane, current, what, ask, failure = "") {
+    pane.replaceChildren(el("p", { class: "muted" }, "Loading " + what + "…"));
+    try {
+      const answer = await ask();
+      return current() ? answer : undefined;
+    } catch (e) {
+      if (current()) pane.replaceChildren(el("p", { class: e.code === "unavailable" ? "muted" : "error" }, failure + e.message));
+    }
+  }
+
   async function renderTools(pane, name, v, current) {
     if (!has("console/tools")) {
       pane.replaceChildren(el("p", { class: "muted" }, "Tools: " + ((v.tools || []).join(", ") || "none")));
       return;
     }
-    pane.replaceChildren(el("p", { class: "muted" }, "Loading tools…"));
-    let tools;
-    try {
-      tools = await call("console/tools", { server: name });
-    } catch (e) {
-      if (current()) pane.replaceChildren(el("p", { class: "error" }, "Could not list the tools: " + e.message));
-      return;
-    }
-    if (!current()) return;
+    const tools = await load(pane, current, "tools", () => call("console/tools", { server: name }), "Could not list the tools: ");
+    if (tools === undefined) return;
     if (!tools.length) {
       pane.replaceChildren(el("p", { class: "muted" }, "This server has no registered tools" + (v.status !== "connected" ? " (it is " + v.status + ")." : ".")));
       return;
@@ -1046,18 +1053,12 @@
       pane.replaceChildren(el("p", { class: "muted" }, "Resources need the console service (console/*) in the profile."));
       return;
     }
-    pane.replaceChildren(el("p", { class: "muted" }, "Loading resources…"));
-    let r, rt;
-    try {
-      [r, rt] = await Promise.all([
-        call("console/callTool", { tool: "list_mcp_resources", args: { server: name } }),
-        call("console/callTool", { tool: "list_mcp_resource_templates", args: { server: name } }).catch(() => null),
-      ]);
-    } catch (e) {
-      if (current()) pane.replaceChildren(el("p", { class: "error" }, e.message));
-      return;
-    }
-    if (!current()) return;
+    const both = await load(pane, current, "resources", () => Promise.all([
+      call("console/callTool", { tool: "list_mcp_resources", args: { server: name } }),
+      call("console/callTool", { tool: "list_mcp_resource_templates", args: { server: name } }).catch(() => null),
+    ]));
+    if (both === undefined) return;
+    const [r, rt] = both;
     if (r.isError) {
       pane.replaceChildren(el("p", { class: "muted" }, (r.content || []).map((c) => c.text).join("\n")));
       return;
@@ -1304,15 +1305,8 @@
       pane.replaceChildren(el("p", { class: "muted" }, "Prompts need the prompts service (mcpprompts) in the profile."));
       return;
     }
-    pane.replaceChildren(el("p", { class: "muted" }, "Loading prompts…"));
-    let list;
-    try {
-      list = await call("prompts/list", { server: name });
-    } catch (e) {
-      if (current()) pane.replaceChildren(el("p", { class: e.code === "unavailable" ? "muted" : "error" }, e.message));
-      return;
-    }
-    if (!current()) return;
+    const list = await load(pane, current, "prompts", () => call("prompts/list", { server: name }));
+    if (list === undefined) return;
     const prompts = (list && list.prompts) || [];
     if (!prompts.length) {
       pane.replaceChildren(el("p", { class: "muted" }, "This server offers no prompts."));
