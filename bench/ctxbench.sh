@@ -17,27 +17,8 @@
 # machine it ran on. Raw outputs go to bench/results/ (ignored by git).
 set -euo pipefail
 
-usage() {
-	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
-}
-
-check=0
-smoke=0
-for arg in "$@"; do
-	case $arg in
-	--check) check=1 ;;
-	--smoke) smoke=1 ;;
-	-h | --help)
-		usage
-		exit 0
-		;;
-	*)
-		echo "ctxbench: unknown argument: $arg" >&2
-		usage >&2
-		exit 2
-		;;
-	esac
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_flags ctxbench check smoke -- "$@"
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
@@ -47,12 +28,7 @@ if [ "$smoke" -eq 1 ]; then
 	exec go test -run '^$' -bench 'BenchmarkWorkload' -benchtime=1x -count=1 ./bench/ctxbench/
 fi
 
-for tool in node npm go awk; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "ctxbench: $tool not found in PATH" >&2
-		exit 2
-	fi
-done
+bench_need ctxbench node npm go awk
 
 results=bench/results
 mkdir -p "$results"
@@ -120,10 +96,7 @@ go_ns=$(awk '
 	}
 ' "$results/go.txt")
 
-cpu_model=$(awk -F': *' '/^(model name|Hardware|Processor|cpu model)[ \t]*:/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
-if [ -z "$cpu_model" ] && command -v lscpu >/dev/null 2>&1; then
-	cpu_model=$(lscpu | awk -F': *' '/^Model name/ { print $2; exit }')
-fi
+cpu_model=$(bench_cpu)
 
 table=$(CORDIS_NS=$cordis_ns GO_NS=$go_ns awk '
 	function load(text, arr,   lines, i, f) {

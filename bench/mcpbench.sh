@@ -35,29 +35,8 @@
 # on. Raw results go to bench/results/ (ignored by git). About 6–8 minutes on 2 vCPUs.
 set -euo pipefail
 
-usage() {
-	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
-}
-
-check=0
-ctx=0
-smoke=0
-for arg in "$@"; do
-	case $arg in
-	--check) check=1 ;;
-	--smoke) smoke=1 ;;
-	--ctx) ctx=1 ;;
-	-h | --help)
-		usage
-		exit 0
-		;;
-	*)
-		echo "mcpbench: unknown argument: $arg" >&2
-		usage >&2
-		exit 2
-		;;
-	esac
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_flags mcpbench check ctx smoke -- "$@"
 
 rounds=${MCPBENCH_ROUNDS:-5}
 calls_c1=${MCPBENCH_CALLS_C1:-5000}
@@ -81,12 +60,7 @@ cd "$repo"
 
 needs=(go)
 [ "$smoke" -eq 1 ] || needs+=(node npm)
-for tool in "${needs[@]}"; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "mcpbench: $tool not found in PATH" >&2
-		exit 2
-	fi
-done
+bench_need mcpbench "${needs[@]}"
 if [ ! -r /proc/self/status ]; then
 	echo "mcpbench: needs Linux (/proc) to read peak RSS" >&2
 	exit 2
@@ -172,7 +146,7 @@ fi
 
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
-cpu_model=$(awk -F': *' '/^(model name|Hardware|Processor|cpu model)[ \t]*:/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+cpu_model=$(bench_cpu)
 mem_total=$(awk '/^MemTotal:/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null || true)
 
 {
