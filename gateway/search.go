@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/plugins/toolregistry/deferral"
 	"github.com/cordisgo/harness/toolsearch"
 )
 
@@ -35,7 +36,7 @@ const searchOrphanAge = time.Minute
 // Calls go through the registry, as on the aggregated route.
 type searchRoute struct {
 	g *Gateway
-	d *toolsearch.Deferrer
+	d *deferral.Deferrer
 	worker
 
 	mu       sync.Mutex
@@ -57,7 +58,7 @@ func (g *Gateway) newSearchRoute() *searchRoute {
 	r := &searchRoute{g: g, sessions: map[*searchSession]struct{}{}}
 	// Everything is behind the search on this route, whatever the fleet's size: a share of
 	// the smallest context window defers as soon as there is one tool.
-	r.d = toolsearch.NewDeferrer(g.reg, toolsearch.DeferOptions{
+	r.d = deferral.New(g.reg, deferral.Options{
 		ContextShare: math.SmallestNonzeroFloat64,
 		MaxTools:     -1,
 		Session: func(cx context.Context) (any, bool) {
@@ -91,7 +92,7 @@ func (r *searchRoute) newSession() *mcp.Server {
 	}
 	s.srv = mcp.NewServer(impl, &mcp.ServerOptions{
 		Logger: r.g.log,
-		Instructions: "The tools of this gateway's MCP servers are behind a search. Call " + toolsearch.SearchToolName +
+		Instructions: "The tools of this gateway's MCP servers are behind a search. Call " + deferral.SearchToolName +
 			" with what you want to do: the tools it finds are added to your tool list with their schemas " +
 			"(the server sends notifications/tools/list_changed). If your tool list does not change, call a found tool through " +
 			CallToolName + ` with {"name": "<tool>", "arguments": {...}}.`,
@@ -100,13 +101,13 @@ func (r *searchRoute) newSession() *mcp.Server {
 	s.srv.AddReceivingMiddleware(r.g.inFlight(PathSearch)) // a DELETE or a killed client cancels its calls (lifecycle.go)
 	s.srv.AddSendingMiddleware(keepAnswers)
 	r.g.tasks.Serve(s.srv)
-	search := toolOf(toolregistry.Info{Name: toolsearch.SearchToolName, Description: r.d.Tool().Description +
+	search := toolOf(toolregistry.Info{Name: deferral.SearchToolName, Description: r.d.Tool().Description +
 		" If your tool list does not show them, call them through " + CallToolName + ".", Parameters: r.d.Tool().Parameters})
 	s.srv.AddTool(search, func(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return r.searchTool(cx, s, req), nil
 	})
 	s.srv.AddTool(&mcp.Tool{Name: CallToolName,
-		Description: "Call a tool that " + toolsearch.SearchToolName + " found, by the name it returned, with its arguments " +
+		Description: "Call a tool that " + deferral.SearchToolName + " found, by the name it returned, with its arguments " +
 			"(for clients whose tool list does not show the found tools).",
 		InputSchema: json.RawMessage(callToolSchema)}, r.callEntry)
 	r.mu.Lock()
@@ -139,7 +140,7 @@ func (r *searchRoute) pruneLocked() {
 // hits as s's loaded tools; they are added to s's server before the result is returned, and
 // the lazy servers among their owners are started meanwhile.
 func (r *searchRoute) searchTool(cx context.Context, s *searchSession, req *mcp.CallToolRequest) *mcp.CallToolResult {
-	call := &toolregistry.Call{ID: "gateway-search", Tool: toolsearch.SearchToolName, Args: req.Params.Arguments, Caller: r.g.c}
+	call := &toolregistry.Call{ID: "gateway-search", Tool: deferral.SearchToolName, Args: req.Params.Arguments, Caller: r.g.c}
 	if len(call.Args) == 0 {
 		call.Args = json.RawMessage(`{}`)
 	}
@@ -195,9 +196,9 @@ func (r *searchRoute) callEntry(cx context.Context, req *mcp.CallToolRequest) (*
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil || a.Name == "" {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
-			Text: fmt.Sprintf(`Error: %s takes {"name": "<tool>", "arguments": {...}} (name: a tool %s found)`, CallToolName, toolsearch.SearchToolName)}}}, nil
+			Text: fmt.Sprintf(`Error: %s takes {"name": "<tool>", "arguments": {...}} (name: a tool %s found)`, CallToolName, deferral.SearchToolName)}}}, nil
 	}
-	if a.Name == toolsearch.SearchToolName || a.Name == CallToolName {
+	if a.Name == deferral.SearchToolName || a.Name == CallToolName {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
 			Text: fmt.Sprintf("Error: call %s directly, not through %s", a.Name, CallToolName)}}}, nil
 	}
@@ -221,7 +222,7 @@ func (r *searchRoute) syncSession(s *searchSession) {
 	chosen := r.d.Choose(s, visible, 1)
 	infos := chosen[:0:0]
 	for _, in := range chosen {
-		if in.Name != toolsearch.SearchToolName && in.Name != CallToolName {
+		if in.Name != deferral.SearchToolName && in.Name != CallToolName {
 			infos = append(infos, in)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/remote"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/plugins/toolregistry/deferral"
 	"github.com/cordisgo/harness/toolsearch"
 )
 
@@ -94,7 +95,7 @@ func (h *Host) searchTools(_ context.Context, p SearchParams) ([]toolsearch.Quer
 		return nil, err
 	}
 	tools := reg.List(h.root)
-	return SearchTools(toolsearch.FromRegistry(tools, serverInstructions(h.root, tools)), p, fmt.Sprintf("in profile %q", h.profile.Source))
+	return SearchTools(deferral.Servers(tools, serverInstructions(h.root, tools)), p, fmt.Sprintf("in profile %q", h.profile.Source))
 }
 
 // serverInstructions returns the instructions of the MCP servers of tools, as their clients

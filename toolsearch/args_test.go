@@ -145,9 +145,6 @@ func TestTwinsFold(t *testing.T) {
 	if hits := ix.Search("read a file", SearchOptions{Server: "fs2"}); len(hits) == 0 || hits[0].Server != "fs2" || len(hits[0].Also) != 0 {
 		t.Errorf("a search of one server: %+v", hits)
 	}
-	if got := FormatHits("read a file", hits[:1]); !strings.Contains(got, "also on fs2, fs3") {
-		t.Errorf("FormatHits does not name the other servers:\n%s", got)
-	}
 }
 
 // A typo is corrected towards the word as written, and towards the more frequent of equally

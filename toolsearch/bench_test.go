@@ -1,8 +1,6 @@
 package toolsearch_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -10,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/testkit/regtest"
 	"github.com/cordisgo/harness/toolsearch"
 	"github.com/cordisgo/harness/toolsearch/searcheval"
 )
@@ -23,16 +21,7 @@ func largeFleet(tb testing.TB) []toolsearch.Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var out []toolsearch.Server
-	for copyN := 1; copyN <= 4; copyN++ {
-		for _, s := range servers {
-			if copyN > 1 {
-				s.Name = fmt.Sprintf("%s-%d", s.Name, copyN)
-			}
-			out = append(out, s)
-		}
-	}
-	return out
+	return regtest.Grow(servers, 4*toolCount(servers))
 }
 
 // queries are the evaluation tasks' queries.
@@ -108,74 +97,6 @@ func BenchmarkBuildCPU(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
 
-// wireTool is a tool definition as an OpenAI-compatible request carries it.
-type wireTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
-}
-
-func wireBytes(tools []toolregistry.Info) int {
-	defs := make([]wireTool, len(tools))
-	for i, t := range tools {
-		defs[i].Type = "function"
-		defs[i].Function.Name, defs[i].Function.Description, defs[i].Function.Parameters = t.Name, t.Description, t.Parameters
-	}
-	b, err := json.Marshal(defs)
-	if err != nil {
-		panic(err)
-	}
-	return len(b)
-}
-
-// TestRequestBytes measures the tool definitions a 10-turn session sends with 1,260 tools
-// visible: every turn the model searches once (three hits loaded) and then calls a found
-// tool, so a turn is two requests. It prints bytes per request next to sending every
-// schema, and checks the issue's bound: the first request's definitions are at most 3 %
-// of all schemas.
-func TestRequestBytes(t *testing.T) {
-	root, reg, d := registerFleet(t, largeFleet(t), toolsearch.DeferOptions{})
-	visible := reg.List(root)
-	all := wireBytes(slices.DeleteFunc(slices.Clone(visible), func(i toolregistry.Info) bool { return i.Name == toolsearch.SearchToolName }))
-	qs := queries(t)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d tools visible; all schemas: %d bytes per request\n", len(visible)-1, all)
-	fmt.Fprintf(&b, "turn  request  tools  bytes  share-of-all  tool_search-result-bytes\n")
-	total, results := 0, 0
-	var first int
-	for turn := 1; turn <= 10; turn++ {
-		before := d.Choose("bench", reg.List(root), 1_000_000)
-		n := wireBytes(before)
-		if turn == 1 {
-			first = n
-		}
-		total += n
-		fmt.Fprintf(&b, "%4d  %7d  %5d  %5d  %11.2f%%\n", turn, 1, len(before), n, 100*float64(n)/float64(all))
-		args, _ := json.Marshal(map[string]any{"query": qs[turn*7], "limit": 3})
-		res, err := reg.Execute(withSession(context.Background(), "bench"), root, toolsearch.SearchToolName, args, toolregistry.ExecOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		results += len(res.Text())
-		after := d.Choose("bench", reg.List(root), 1_000_000)
-		if !slices.EqualFunc(after[:len(before)], before, func(a, b toolregistry.Info) bool { return a.Name == b.Name }) {
-			t.Fatal("the loaded tools did not extend the previous request's tools")
-		}
-		n = wireBytes(after)
-		total += n
-		fmt.Fprintf(&b, "%4d  %7d  %5d  %5d  %11.2f%%  %d\n", turn, 2, len(after), n, 100*float64(n)/float64(all), len(res.Text()))
-	}
-	fmt.Fprintf(&b, "20 requests: %d bytes of tool definitions (+%d bytes of tool_search results) vs %d with all schemas: %.1f %%\n",
-		total, results, 20*all, 100*float64(total+results)/float64(20*all))
-	t.Log("\n" + b.String())
-	if share := float64(first) / float64(all); share > 0.03 {
-		t.Errorf("first request's tool definitions: %d bytes, %.2f %% of all schemas (%d); want at most 3 %%", first, 100*share, all)
-	}
-}
-
 // scaledFleet is the second evaluation set's catalog (1,933 real tools of 76 servers)
 // copied until it has at least n tools (each copy's servers renamed "name-2", …), cut to n.
 func scaledFleet(tb testing.TB, n int) []toolsearch.Server {
@@ -184,24 +105,7 @@ func scaledFleet(tb testing.TB, n int) []toolsearch.Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var out []toolsearch.Server
-	total := 0
-	for copyN := 1; total < n; copyN++ {
-		for _, s := range servers {
-			if total >= n {
-				break
-			}
-			if copyN > 1 {
-				s.Name = fmt.Sprintf("%s-%d", s.Name, copyN)
-			}
-			if total+len(s.Tools) > n {
-				s.Tools = s.Tools[:n-total]
-			}
-			total += len(s.Tools)
-			out = append(out, s)
-		}
-	}
-	return out
+	return regtest.Grow(servers, n)
 }
 
 // BenchmarkScale builds the index of 1,000 to 10,000 real tools and searches it with the

@@ -8,8 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/cordisgo/harness/plugins/toolregistry"
 )
 
 // Server is one server's tools as the index takes them: plain data, from the live registry
@@ -108,30 +106,4 @@ func ReadCatalog(path string) ([]Server, error) {
 		return nil, fmt.Errorf("%w: %w", ErrCatalog, err)
 	}
 	return ParseCatalog(path, data)
-}
-
-// FromRegistry groups registry listings into servers: a tool whose Meta has "server" (as
-// the MCP client sets it, with "mcpTool" its raw name) joins that server; other tools form
-// the server "". instructions maps server names to their instructions (may be nil). The
-// servers come out sorted by name, their tools in the listing's order.
-func FromRegistry(tools []toolregistry.Info, instructions map[string]string) []Server {
-	idx := map[string]int{}
-	var out []Server
-	for _, info := range tools {
-		server := info.Meta["server"]
-		raw := info.Meta["mcpTool"]
-		if raw == "" {
-			raw = info.Name
-		}
-		i, ok := idx[server]
-		if !ok {
-			i = len(out)
-			idx[server] = i
-			out = append(out, Server{Name: server, Instructions: instructions[server]})
-		}
-		out[i].Tools = append(out[i].Tools, Tool{Name: raw, PublicName: info.Name, Title: info.Meta["title"],
-			Description: info.Description, InputSchema: info.Parameters})
-	}
-	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
-	return out
 }

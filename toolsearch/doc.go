@@ -6,7 +6,9 @@
 //
 // [New] indexes plain data — [Server]s with their [Tool]s (name, public name, title,
 // description, input schema) and the servers' instructions — built from the live registry
-// with [FromRegistry] or read from a catalog file with [ReadCatalog] (the [Catalog] format).
+// by plugins/toolregistry/deferral (its Servers) or read from a catalog file with
+// [ReadCatalog] (the [Catalog] format). The package knows no registry: the deferral of a
+// model's tool definitions, and the tool_search tool, are that package's.
 // [Index.Search] returns [Hit]s, best first: each tool's server, its name as the server
 // lists it, its public name, its one-line purpose, its score and (for the first
 // [SearchOptions.Schemas] hits) its input schema.

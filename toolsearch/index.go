@@ -279,6 +279,12 @@ type Hit struct {
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 }
 
+// QueryHits are the hits of one query of a search.
+type QueryHits struct {
+	Query string `json:"query"`
+	Hits  []Hit  `json:"tools"`
+}
+
 // SearchOptions tune one search. The zero value is valid.
 type SearchOptions struct {
 	// Limit is the most hits returned (0: 5).

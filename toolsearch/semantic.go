@@ -158,6 +158,34 @@ const rrfK = 60
 // semanticDepth is how many of the embeddings' best tools take part in the fusion.
 const semanticDepth = 50
 
+// EmbeddingsOptions configure the embeddings stage of tool_search: an OpenAI-compatible
+// embeddings endpoint. It is a plain value.
+type EmbeddingsOptions struct {
+	// BaseURL is the API's base ("https://api.example.com/v1"); POST BaseURL/embeddings.
+	BaseURL string `json:"baseURL"`
+	// Model is the embedding model.
+	Model string `json:"model"`
+	// APIKeyEnv names the environment variable that holds the API key (none: no key sent).
+	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
+	// Weight is the embeddings' weight in the fusion (0: [DefaultSemanticWeight]).
+	Weight float64 `json:"weight,omitempty"`
+}
+
+// Validate reports a missing base URL or model, naming the key.
+func (o *EmbeddingsOptions) Validate() error {
+	switch {
+	case o == nil:
+		return nil
+	case o.BaseURL == "":
+		return fmt.Errorf("baseURL: required (the OpenAI-compatible API's base, POST {baseURL}/embeddings)")
+	case o.Model == "":
+		return fmt.Errorf("model: required (the embedding model)")
+	case o.Weight < 0:
+		return fmt.Errorf("weight: must be 0 (the default) or more, got %v", o.Weight)
+	}
+	return nil
+}
+
 // Semantic is an [Index] with an embeddings stage: every tool's text (server, name, title,
 // description) is embedded once, the query at each search, and the tools nearest the query
 // are fused with the lexical ranking by reciprocal rank (a tool ranked r in a ranking

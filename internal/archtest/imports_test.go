@@ -35,18 +35,20 @@ var rules = map[string]rule{
 	"ctx/ctxtest": {project: []string{"ctx", "internal/suggest"}, stdOnly: true},
 	// The one vocabulary of permissions (allow/ask/deny, rules, approvals), below the
 	// registry whose policy chain speaks it.
-	"permission":                {project: []string{"ctx"}},
-	"plugins/toolregistry":      {project: []string{"ctx", "permission", "internal/jsoncheck", "internal/schemawalk", "internal/suggest"}},
-	"plugins/sysprompt":         {project: []string{"ctx"}, stdOnly: true},
-	"toolsearch":                {project: []string{"ctx", "plugins/toolregistry", "internal/suggest", "internal/jsonstr"}},
-	"plugins/mcpresources":      {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "internal/jsonstr"}},
-	"plugins/mcpprompts":        {project: []string{"ctx", "plugins/mcpclient", "plugins/remote", "internal/suggest"}},
-	"mcpauth":                   {project: []string{"internal/atomicfile", "internal/userdirs"}},
-	"elicitation":               {project: []string{"ctx", "internal/redact", "internal/schemawalk"}},
-	"sampling":                  {project: []string{"ctx"}},
-	"plugins/mcpclient/catalog": {project: []string{"ctx", "internal/atomicfile", "internal/userdirs"}},
-	"plugins/mcpclient":         {project: []string{"ctx", "secrets", "permission", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpclient/catalog", "mcpauth", "elicitation", "sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/jsoncheck", "internal/userdirs", "internal/syncio", "internal/version"}},
-	"plugins/mcpmanager":        {project: []string{"ctx", "secrets", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "internal/filewatch", "internal/atomicfile", "internal/words"}},
+	"permission":           {project: []string{"ctx"}},
+	"plugins/toolregistry": {project: []string{"ctx", "permission", "internal/jsoncheck", "internal/schemawalk", "internal/suggest"}},
+	"plugins/sysprompt":    {project: []string{"ctx"}, stdOnly: true},
+	// The ranking over plain data knows no registry; the deferral stands between the two.
+	"toolsearch":                    {project: []string{"ctx", "internal/suggest", "internal/jsonstr"}},
+	"plugins/toolregistry/deferral": {project: []string{"plugins/toolregistry", "toolsearch"}},
+	"plugins/mcpresources":          {project: []string{"ctx", "plugins/toolregistry", "plugins/sysprompt", "internal/jsonstr"}},
+	"plugins/mcpprompts":            {project: []string{"ctx", "plugins/mcpclient", "plugins/remote", "internal/suggest"}},
+	"mcpauth":                       {project: []string{"internal/atomicfile", "internal/userdirs"}},
+	"elicitation":                   {project: []string{"ctx", "internal/redact", "internal/schemawalk"}},
+	"sampling":                      {project: []string{"ctx"}},
+	"plugins/mcpclient/catalog":     {project: []string{"ctx", "internal/atomicfile", "internal/userdirs"}},
+	"plugins/mcpclient":             {project: []string{"ctx", "secrets", "permission", "plugins/toolregistry", "plugins/sysprompt", "plugins/mcpresources", "plugins/mcpclient/catalog", "mcpauth", "elicitation", "sampling", "internal/redact", "internal/yamlnode", "internal/jsonstr", "internal/jsoncheck", "internal/userdirs", "internal/syncio", "internal/version"}},
+	"plugins/mcpmanager":            {project: []string{"ctx", "secrets", "plugins/mcpclient", "plugins/mcpclient/serverdoc", "mcpauth", "plugins/toolregistry", "plugins/remote", "internal/redact", "internal/yamlnode", "internal/filewatch", "internal/atomicfile", "internal/words"}},
 	// Server documents sit on top of the client's configuration types; the client never
 	// imports them back.
 	"plugins/mcpclient/serverdoc": {project: []string{"ctx", "plugins/mcpclient", "internal/yamlnode", "internal/atomicfile", "internal/words"}},
@@ -63,10 +65,10 @@ var rules = map[string]rule{
 	"plugins/model/openaicompat": {project: []string{"ctx", "plugins/model", "secrets", "internal/suggest", "internal/jsonstr", "internal/words"}, never: []string{"github.com/modelcontextprotocol/go-sdk"}},
 	"plugins/ptc":                {project: []string{"ctx", "permission", "plugins/toolregistry", "plugins/sysprompt", "internal/schemawalk", "internal/words"}},
 	// The agent takes models through the interface only, never the provider.
-	"plugins/agent":          {project: []string{"ctx", "secrets", "permission", "plugins/model", "plugins/toolregistry", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
+	"plugins/agent":          {project: []string{"ctx", "secrets", "permission", "plugins/model", "plugins/toolregistry", "plugins/toolregistry/deferral", "toolsearch", "plugins/sysprompt", "plugins/ptc", "sampling", "elicitation", "plugins/remote", "internal/redact", "internal/suggest", "internal/userdirs"}, not: []string{"plugins/model/openaicompat"}},
 	"plugins/agent/agentapi": {project: []string{"ctx", "permission", "plugins/agent/session", "plugins/remote"}},
 	"plugins/agent/session":  {project: []string{"permission", "plugins/model", "internal/jsonl", "internal/suggest", "internal/userdirs", "internal/words"}, not: []string{"plugins/model/openaicompat"}},
-	"gateway":                {project: []string{"ctx", "plugins/toolregistry", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit", "mcpauth"}},
+	"gateway":                {project: []string{"ctx", "plugins/toolregistry", "plugins/toolregistry/deferral", "toolsearch", "plugins/mcpclient", "plugins/mcpclient/catalog", "plugins/mcpresources", "plugins/mcpmanager", "plugins/remote", "elicitation", "sampling", "internal/loopback", "internal/redact", "permission", "gateway/access", "gateway/audit", "mcpauth"}},
 	// The gateway's shared state in Redis, behind gateway.Store.
 	"gateway/redisstore": {project: []string{"gateway", "gateway/audit"}},
 	// A team's gateway: who signs in and what each may do; the audit trail.
@@ -136,7 +138,7 @@ var rules = map[string]rule{
 	// testkit/: rigs that tests import (only _test.go files may import them).
 	"testkit/mcptest":     {project: []string{"ctx", "ctx/ctxtest"}},
 	"testkit/demotree":    {project: []string{"ctx", "internal/demoserver", "plugins/mcpclient", "plugins/toolregistry"}},
-	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry"}},
+	"testkit/regtest":     {project: []string{"ctx", "plugins/mcpclient", "plugins/toolregistry", "toolsearch"}},
 	"testkit/gatewaytest": {project: []string{"ctx", "ctx/ctxtest", "gateway", "plugins/toolregistry"}},
 	"testkit/proctest":    {project: []string{"internal/procfs"}, stdOnly: true},
 	"testkit/harnessbin":  {stdOnly: true},

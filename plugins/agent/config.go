@@ -5,7 +5,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/permission"
-	"github.com/cordisgo/harness/toolsearch"
+	"github.com/cordisgo/harness/plugins/toolregistry/deferral"
 )
 
 // Interface guards: the plugin's configuration has defaults and validates itself.
@@ -71,7 +71,7 @@ type Config struct {
 	// instead of every visible tool's definition: contextShare (default 0.1 of the model's
 	// context window), maxTools (default 100), alwaysLoad (server, server/tool or public-name
 	// patterns). See docs/tool-search.md.
-	DeferTools toolsearch.DeferOptions `json:"deferTools"`
+	DeferTools deferral.Options `json:"deferTools"`
 	// Compaction says when and how the conversation is made smaller to fit the model's
 	// context window (see docs/agent.md, "Compaction").
 	Compaction CompactionConfig `json:"compaction"`
@@ -109,7 +109,7 @@ type ToolsFilter struct {
 func (o *Config) Default() {
 	*o = Config{MaxSteps: 50, MaxParallel: 10, LargeResultBytes: 50 << 10, MaxDepth: 3, Sampling: permission.Ask, Mode: ModeBoth,
 		Permissions:  permission.Rules{Default: permission.Ask},
-		DeferTools:   toolsearch.DeferOptions{Calls: toolsearch.CallsProxy},
+		DeferTools:   deferral.Options{Calls: deferral.CallsProxy},
 		Compaction:   CompactionConfig{Threshold: 0.8, Keep: 0.16, PruneBytes: 2048, SummaryTokens: 8192},
 		Instructions: InstructionsConfig{File: "AGENTS.md", MaxBytes: 32 << 10}}
 }
@@ -162,9 +162,9 @@ func (o Config) Validate() error {
 	permission.CheckPatterns(&p, "tools.deny", o.Tools.Deny)
 	permission.CheckPatterns(&p, "deferTools.alwaysLoad", o.DeferTools.AlwaysLoad)
 	switch o.DeferTools.Calls {
-	case toolsearch.CallsProxy, toolsearch.CallsDefinitions:
+	case deferral.CallsProxy, deferral.CallsDefinitions:
 	default:
-		p.Add("deferTools.calls", "expected %q or %q, got %q", toolsearch.CallsProxy, toolsearch.CallsDefinitions, o.DeferTools.Calls)
+		p.Add("deferTools.calls", "expected %q or %q, got %q", deferral.CallsProxy, deferral.CallsDefinitions, o.DeferTools.Calls)
 	}
 	if o.DeferTools.ContextShare > 1 {
 		p.Add("deferTools.contextShare", "must be a share of the context window at most 1 (0.1 is 10 %%), got %g", o.DeferTools.ContextShare)

@@ -12,6 +12,7 @@ import (
 	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/plugins/toolregistry/deferral"
 	"github.com/cordisgo/harness/toolsearch"
 )
 
@@ -61,14 +62,14 @@ func TestDeferredTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := defNames(first.Tools)
-	if !slices.Contains(got, toolsearch.SearchToolName) || !slices.Contains(got, "mcp__files__read_thing_0") ||
+	if !slices.Contains(got, deferral.SearchToolName) || !slices.Contains(got, "mcp__files__read_thing_0") ||
 		slices.Contains(got, "mcp__chat__delete_thing_3") {
 		t.Fatalf("first request's tools: %v", got)
 	}
 
 	// the model searches, in this session's context as the loop runs its calls
 	args := json.RawMessage(`{"query": "remove a chat thing", "limit": 2}`)
-	res, err := reg.Execute(context.WithValue(context.Background(), sessKey{}, s), d.c, toolsearch.SearchToolName, args, toolregistry.ExecOptions{Session: s})
+	res, err := reg.Execute(context.WithValue(context.Background(), sessKey{}, s), d.c, deferral.SearchToolName, args, toolregistry.ExecOptions{Session: s})
 	if err != nil || !strings.Contains(res.Text(), "mcp__chat__delete_thing_") {
 		t.Fatalf("tool_search: %v %q", err, res.Text())
 	}
@@ -103,7 +104,7 @@ func TestDeferredTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := bareSession(svc, false)
-	res, err = reg.Execute(context.WithValue(context.Background(), sessKey{}, s2), d.c, toolsearch.SearchToolName,
+	res, err = reg.Execute(context.WithValue(context.Background(), sessKey{}, s2), d.c, deferral.SearchToolName,
 		json.RawMessage(`{"query": "update the kanban board", "limit": 3}`), toolregistry.ExecOptions{Session: s2})
 	if err != nil || !strings.Contains(res.Text(), "mcp__issues__") || strings.Contains(res.Text(), "mcp__chat__") {
 		t.Fatalf("tool_search over the instructions: %v %q", err, res.Text())
@@ -117,7 +118,7 @@ func TestDeferredTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := defNames(small.Tools); slices.Contains(got, toolsearch.SearchToolName) || !slices.Contains(got, "mcp__files__read_thing_0") {
+	if got := defNames(small.Tools); slices.Contains(got, deferral.SearchToolName) || !slices.Contains(got, "mcp__files__read_thing_0") {
 		t.Fatalf("below the threshold: %v", got)
 	}
 }

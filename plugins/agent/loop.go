@@ -16,8 +16,8 @@ import (
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/sysprompt"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/plugins/toolregistry/deferral"
 	"github.com/cordisgo/harness/sampling"
-	"github.com/cordisgo/harness/toolsearch"
 )
 
 // ToolsRequest is what the [Tools] chain decides on: which function definitions one model
@@ -341,10 +341,10 @@ func (s *Session) runCalls(cx context.Context, d *agentDef, info model.Info, cal
 			}
 		}
 		st.target = tc.Name
-		if tc.Name == toolsearch.CallToolName && !s.ptc && st.badJSON == nil {
+		if tc.Name == deferral.CallToolName && !s.ptc && st.badJSON == nil {
 			// A call through call_tool is the call of the tool it names: its permissions,
 			// approvals, overlap and log entry are that tool's.
-			name, args, err := toolsearch.ParseCall(st.args)
+			name, args, err := deferral.ParseCall(st.args)
 			if err != nil {
 				st.badCall = err
 			} else {

@@ -13,7 +13,7 @@ import (
 	"github.com/cordisgo/harness/plugins/agent"
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/toolregistry"
-	"github.com/cordisgo/harness/toolsearch"
+	"github.com/cordisgo/harness/plugins/toolregistry/deferral"
 )
 
 // fleetTools are 120 tools of three servers, enough to be deferred.
@@ -47,7 +47,7 @@ func searchSession(c *modeltest.Call) modeltest.Reply {
 	last := c.Messages[len(c.Messages)-1]
 	proxy := false
 	for _, t := range c.Tools {
-		proxy = proxy || t == toolsearch.CallToolName
+		proxy = proxy || t == deferral.CallToolName
 	}
 	var turn int
 	for i := len(c.Messages) - 1; i >= 0; i-- {
@@ -61,7 +61,7 @@ func searchSession(c *modeltest.Call) modeltest.Reply {
 	switch {
 	case last.Role == "user" && search:
 		verbs := []string{"delete", "archive", "rename", "copy", "move"}
-		return modeltest.Reply{Reasoning: "I need a tool.", ToolCalls: []modeltest.ToolCall{{Name: toolsearch.SearchToolName,
+		return modeltest.Reply{Reasoning: "I need a tool.", ToolCalls: []modeltest.ToolCall{{Name: deferral.SearchToolName,
 			Arguments: fmt.Sprintf(`{"query":"%s a %s thing","limit":3}`, verbs[turn/4], []string{"chat", "files", "issues"}[turn%3])}}}
 	case last.Role == "user":
 		return modeltest.Reply{Reasoning: "Echo first.", ToolCalls: []modeltest.ToolCall{{Name: "mcp__demo__echo", Arguments: fmt.Sprintf(`{"text":"task %d"}`, turn)}}}
@@ -71,7 +71,7 @@ func searchSession(c *modeltest.Call) modeltest.Reply {
 			return modeltest.Reply{Content: "no tool found"}
 		}
 		if proxy {
-			return modeltest.Reply{Reasoning: "Call it.", ToolCalls: []modeltest.ToolCall{{Name: toolsearch.CallToolName,
+			return modeltest.Reply{Reasoning: "Call it.", ToolCalls: []modeltest.ToolCall{{Name: deferral.CallToolName,
 				Arguments: fmt.Sprintf(`{"name":%q,"arguments":{"id":%d,"reason":"asked"}}`, m[1], turn)}}}
 		}
 		return modeltest.Reply{Reasoning: "Call it.", ToolCalls: []modeltest.ToolCall{{Name: m[1], Arguments: fmt.Sprintf(`{"id":%d,"reason":"asked"}`, turn)}}}
@@ -86,7 +86,7 @@ func searchSession(c *modeltest.Call) modeltest.Reply {
 // of the prompt tokens are cache hits with the default.
 func TestToolSearchKeepsTheCache(t *testing.T) {
 	share := map[string]float64{}
-	for _, calls := range []string{toolsearch.CallsProxy, toolsearch.CallsDefinitions} {
+	for _, calls := range []string{deferral.CallsProxy, deferral.CallsDefinitions} {
 		e := newEnv(t, envOptions{
 			model: modeltest.Options{Reply: searchSession},
 			agent: map[string]any{"permissions": map[string]any{"default": "allow"},
@@ -113,7 +113,7 @@ func TestToolSearchKeepsTheCache(t *testing.T) {
 				continue
 			}
 			switch {
-			case ev.Call.Tool == toolsearch.SearchToolName:
+			case ev.Call.Tool == deferral.SearchToolName:
 				searches++
 			case strings.HasPrefix(ev.Call.Tool, "mcp__") && !strings.HasPrefix(ev.Call.Tool, "mcp__demo__") && ev.Result.Outcome == "ok":
 				found++
@@ -137,10 +137,10 @@ func TestToolSearchKeepsTheCache(t *testing.T) {
 		t.Logf("calls %s: %d requests, %d prompt tokens, %d cache hits: %.1f %%; the requests after the searches: %s tokens",
 			calls, len(acc), prompt, hits, 100*share[calls], strings.Join(after, ", "))
 	}
-	if share[toolsearch.CallsProxy] < 0.9 {
-		t.Errorf("calls proxy: %.1f %% of the prompt tokens were cache hits, want at least 90 %%", 100*share[toolsearch.CallsProxy])
+	if share[deferral.CallsProxy] < 0.9 {
+		t.Errorf("calls proxy: %.1f %% of the prompt tokens were cache hits, want at least 90 %%", 100*share[deferral.CallsProxy])
 	}
-	if share[toolsearch.CallsProxy] <= share[toolsearch.CallsDefinitions] {
-		t.Errorf("proxy %.3f is no better than definitions %.3f", share[toolsearch.CallsProxy], share[toolsearch.CallsDefinitions])
+	if share[deferral.CallsProxy] <= share[deferral.CallsDefinitions] {
+		t.Errorf("proxy %.3f is no better than definitions %.3f", share[deferral.CallsProxy], share[deferral.CallsDefinitions])
 	}
 }

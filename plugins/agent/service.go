@@ -18,6 +18,7 @@ import (
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/plugins/toolregistry/deferral"
 	"github.com/cordisgo/harness/sampling"
 	"github.com/cordisgo/harness/secrets"
 	"github.com/cordisgo/harness/toolsearch"
@@ -74,7 +75,7 @@ type agentDef struct {
 	tools     *toolregistry.Registry
 	svc       *Service // the service of the tree (nil until found)
 	subs      *toolregistry.Set
-	deferrer  *toolsearch.Deferrer // chooses the definitions of a request (deferTools)
+	deferrer  *deferral.Deferrer // chooses the definitions of a request (deferTools)
 	// instructions are the main agent's project instruction files, as read at its start.
 	instructions []*instructionFile
 	// syncing serializes syncSubagents: each run reads the index and replaces the set
@@ -153,7 +154,7 @@ func apply(c *ctx.Context, cfg Config) error {
 		}
 		return ""
 	}
-	d.deferrer = toolsearch.NewDeferrer(d.tools, do)
+	d.deferrer = deferral.New(d.tools, do)
 	if _, err := d.tools.Register(c, d.deferrer.Tool()); err != nil {
 		return err
 	}

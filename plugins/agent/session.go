@@ -12,8 +12,8 @@ import (
 	"github.com/cordisgo/harness/plugins/agent/session"
 	"github.com/cordisgo/harness/plugins/model"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/plugins/toolregistry/deferral"
 	"github.com/cordisgo/harness/sampling"
-	"github.com/cordisgo/harness/toolsearch"
 )
 
 // sessKey is the context value that carries the session a tool call runs for.
@@ -163,8 +163,8 @@ func (svc *Service) resume(d *agentDef, h *session.Header, opts StartOptions) (*
 	// are in the requests' tools, and the model calls them by name).
 	var found []string
 	for _, ev := range events {
-		if ev.Type == session.EventToolResult && ev.Call != nil && ev.Call.Tool == toolsearch.SearchToolName && ev.Message != nil {
-			found = append(found, toolsearch.FoundNames(ev.Message.Content)...)
+		if ev.Type == session.EventToolResult && ev.Call != nil && ev.Call.Tool == deferral.SearchToolName && ev.Message != nil {
+			found = append(found, deferral.FoundNames(ev.Message.Content)...)
 		}
 	}
 	if len(found) > 0 {

@@ -1,7 +1,8 @@
 // Package regtest reads the tool registry as tests check it: the names of the tools a scope
-// sees, and the public names an MCP client gives a server's tools; and it starts a call in
-// the background for tests that act while it runs ([Start]). Only _test.go files may import
-// this package (internal/archtest checks it).
+// sees, and the public names an MCP client gives a server's tools; it starts a call in the
+// background for tests that act while it runs ([Start]); and it fills a registry with a
+// fleet's tools as an MCP client registers them ([Fleet], [Grow]) for the search and
+// deferral tests. Only _test.go files may import this package (internal/archtest checks it).
 package regtest
 
 import (

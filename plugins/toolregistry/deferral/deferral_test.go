@@ -1,19 +1,28 @@
-package toolsearch_test
+package deferral_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cordisgo/harness/ctx"
-	"github.com/cordisgo/harness/ctx/ctxtest"
 	"github.com/cordisgo/harness/internal/modeltest"
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/plugins/toolregistry/deferral"
+	"github.com/cordisgo/harness/testkit/regtest"
 	"github.com/cordisgo/harness/toolsearch"
+	"github.com/cordisgo/harness/toolsearch/searcheval"
+)
+
+// The evaluation's data, which the deferral tests search too.
+const (
+	catalogFile = "../../../toolsearch/testdata/catalog.json"
+	tasksFile   = "../../../toolsearch/testdata/tasks.tsv"
 )
 
 type sessionKey struct{}
@@ -30,9 +39,9 @@ func sessionOf(cx context.Context) (any, bool) {
 
 // fleet mounts a registry with the catalog's tools, a local tool "now", and the deferrer's
 // tool_search (see registerFleet).
-func fleet(t *testing.T, o toolsearch.DeferOptions) (*ctx.Context, *toolregistry.Registry, *toolsearch.Deferrer) {
+func fleet(t *testing.T, o deferral.Options) (*ctx.Context, *toolregistry.Registry, *deferral.Deferrer) {
 	t.Helper()
-	servers, err := toolsearch.ReadCatalog("testdata/catalog.json")
+	servers, err := toolsearch.ReadCatalog(catalogFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,36 +54,17 @@ func echo(_ context.Context, call *toolregistry.Call) (*toolregistry.Result, err
 }
 
 // registerFleet mounts a registry with servers' tools registered as an MCP client would
-// (public names, Meta server and mcpTool; each one an echo), then the tools extra, then the
-// deferrer's tool_search made with o; it returns the root context, the registry and the
-// deferrer.
-func registerFleet(t testing.TB, servers []toolsearch.Server, o toolsearch.DeferOptions, extra ...toolregistry.Tool) (*ctx.Context, *toolregistry.Registry, *toolsearch.Deferrer) {
+// (regtest.Fleet; each one an echo), then the tools extra, then the deferrer's tool_search
+// made with o; it returns the root context, the registry and the deferrer.
+func registerFleet(t testing.TB, servers []toolsearch.Server, o deferral.Options, extra ...toolregistry.Tool) (*ctx.Context, *toolregistry.Registry, *deferral.Deferrer) {
 	t.Helper()
-	root := ctxtest.New(t)
-	reg := ctxtest.MountService(t, root, toolregistry.Plugin, nil, toolregistry.Key)
-	for _, s := range servers {
-		set, err := reg.NewSet(root, s.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tools []toolregistry.Tool
-		for _, tl := range s.Tools {
-			tools = append(tools, toolregistry.Tool{Name: "mcp__" + s.Name + "__" + tl.Name, Description: tl.Description,
-				Parameters: tl.InputSchema, Execute: echo, Meta: map[string]string{"server": s.Name, "mcpTool": tl.Name}})
-		}
-		if err := set.Replace(tools); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tl := range extra {
+	root, reg := regtest.Fleet(t, servers, echo)
+	o.Session = sessionOf
+	d := deferral.New(reg, o)
+	for _, tl := range append(extra, d.Tool()) {
 		if _, err := reg.Register(root, tl); err != nil {
 			t.Fatal(err)
 		}
-	}
-	o.Session = sessionOf
-	d := toolsearch.NewDeferrer(reg, o)
-	if _, err := reg.Register(root, d.Tool()); err != nil {
-		t.Fatal(err)
 	}
 	return root, reg, d
 }
@@ -88,30 +78,30 @@ func names(tools []toolregistry.Info) []string {
 }
 
 func TestBelowThresholdNothingChanges(t *testing.T) {
-	root, reg, d := fleet(t, toolsearch.DeferOptions{MaxTools: 1000, ContextShare: -1})
+	root, reg, d := fleet(t, deferral.Options{MaxTools: 1000, ContextShare: -1})
 	visible := reg.List(root)
 	got := d.Choose("s1", visible, 1_000_000)
-	want := slices.DeleteFunc(slices.Clone(visible), func(i toolregistry.Info) bool { return i.Name == toolsearch.SearchToolName })
+	want := slices.DeleteFunc(slices.Clone(visible), func(i toolregistry.Info) bool { return i.Name == deferral.SearchToolName })
 	if !slices.EqualFunc(got, want, func(a, b toolregistry.Info) bool { return a.Name == b.Name }) {
 		t.Fatalf("below the threshold Choose changed the tools: %d of %d", len(got), len(want))
 	}
 }
 
 func TestDeferredToolsAreFoundLoadedAndCallable(t *testing.T) {
-	root, reg, d := fleet(t, toolsearch.DeferOptions{})
+	root, reg, d := fleet(t, deferral.Options{})
 	visible := reg.List(root)
 	if len(visible) < 300 {
 		t.Fatalf("only %d tools visible", len(visible))
 	}
 	first := d.Choose("s1", visible, 128_000)
-	if got := names(first); !slices.Equal(got, []string{"now", toolsearch.SearchToolName}) {
+	if got := names(first); !slices.Equal(got, []string{"now", deferral.SearchToolName}) {
 		t.Fatalf("first request's tools = %v, want the local tool and tool_search", got)
 	}
 
 	search := func(session, query string) *toolregistry.Result {
 		t.Helper()
 		args, _ := json.Marshal(map[string]any{"query": query, "limit": 3})
-		res, err := reg.Execute(withSession(context.Background(), session), root, toolsearch.SearchToolName, args, toolregistry.ExecOptions{})
+		res, err := reg.Execute(withSession(context.Background(), session), root, deferral.SearchToolName, args, toolregistry.ExecOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,14 +153,14 @@ func TestDeferredToolsAreFoundLoadedAndCallable(t *testing.T) {
 func TestDeferredSearchRanksInstructions(t *testing.T) {
 	instructions := map[string]string{"memory": "Remember the user's zebrafish notes here."}
 	var mu sync.Mutex
-	root, reg, _ := fleet(t, toolsearch.DeferOptions{Instructions: func(server string) string {
+	root, reg, _ := fleet(t, deferral.Options{Instructions: func(server string) string {
 		mu.Lock()
 		defer mu.Unlock()
 		return instructions[server]
 	}})
 	search := func(session string) string {
 		t.Helper()
-		res, err := reg.Execute(withSession(context.Background(), session), root, toolsearch.SearchToolName,
+		res, err := reg.Execute(withSession(context.Background(), session), root, deferral.SearchToolName,
 			json.RawMessage(`{"query": "zebrafish", "limit": 3}`), toolregistry.ExecOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -189,27 +179,27 @@ func TestDeferredSearchRanksInstructions(t *testing.T) {
 }
 
 func TestThresholds(t *testing.T) {
-	root, reg, _ := fleet(t, toolsearch.DeferOptions{})
+	root, reg, _ := fleet(t, deferral.Options{})
 	visible := reg.List(root)
 	bytes := 0
 	for _, v := range visible {
-		bytes += toolsearch.DefinitionBytes(v)
+		bytes += deferral.DefinitionBytes(v)
 	}
-	tokens := bytes / toolsearch.BytesPerToken
+	tokens := bytes / deferral.BytesPerToken
 	for _, tc := range []struct {
 		name   string
-		o      toolsearch.DeferOptions
+		o      deferral.Options
 		window int
 		want   bool
 	}{
-		{"count", toolsearch.DeferOptions{MaxTools: 10, ContextShare: -1}, 0, true},
-		{"count not reached", toolsearch.DeferOptions{MaxTools: 10000, ContextShare: -1}, 0, false},
-		{"share of a small window", toolsearch.DeferOptions{MaxTools: -1}, tokens * 5, true},           // 20 % > 10 %
-		{"share of a large window", toolsearch.DeferOptions{MaxTools: -1}, tokens * 20, false},         // 5 %
-		{"custom share", toolsearch.DeferOptions{MaxTools: -1, ContextShare: 0.04}, tokens * 20, true}, // 5 % > 4 %
-		{"unknown window", toolsearch.DeferOptions{MaxTools: -1}, 0, false},
+		{"count", deferral.Options{MaxTools: 10, ContextShare: -1}, 0, true},
+		{"count not reached", deferral.Options{MaxTools: 10000, ContextShare: -1}, 0, false},
+		{"share of a small window", deferral.Options{MaxTools: -1}, tokens * 5, true},           // 20 % > 10 %
+		{"share of a large window", deferral.Options{MaxTools: -1}, tokens * 20, false},         // 5 %
+		{"custom share", deferral.Options{MaxTools: -1, ContextShare: 0.04}, tokens * 20, true}, // 5 % > 4 %
+		{"unknown window", deferral.Options{MaxTools: -1}, 0, false},
 	} {
-		d := toolsearch.NewDeferrer(reg, tc.o)
+		d := deferral.New(reg, tc.o)
 		if got := d.Exceeds(visible, tc.window); got != tc.want {
 			t.Errorf("%s: Exceeds = %v, want %v", tc.name, got, tc.want)
 		}
@@ -217,9 +207,9 @@ func TestThresholds(t *testing.T) {
 }
 
 func TestAlwaysLoad(t *testing.T) {
-	root, reg, d := fleet(t, toolsearch.DeferOptions{AlwaysLoad: []string{"memory", "github/*_issue", "mcp__slack__slack_post_message"}})
+	root, reg, d := fleet(t, deferral.Options{AlwaysLoad: []string{"memory", "github/*_issue", "mcp__slack__slack_post_message"}})
 	got := names(d.Choose("s", reg.List(root), 0))
-	for _, want := range []string{"mcp__memory__read_graph", "mcp__github__create_issue", "mcp__github__update_issue", "mcp__slack__slack_post_message", "now", toolsearch.SearchToolName} {
+	for _, want := range []string{"mcp__memory__read_graph", "mcp__github__create_issue", "mcp__github__update_issue", "mcp__slack__slack_post_message", "now", deferral.SearchToolName} {
 		if !slices.Contains(got, want) {
 			t.Errorf("%s is not always loaded: %v", want, got)
 		}
@@ -227,7 +217,7 @@ func TestAlwaysLoad(t *testing.T) {
 	if slices.Contains(got, "mcp__github__create_pull_request") {
 		t.Errorf("github/create_pull_request loaded: %v", got)
 	}
-	if got[len(got)-1] != toolsearch.SearchToolName {
+	if got[len(got)-1] != deferral.SearchToolName {
 		t.Errorf("tool_search is not after the always-loaded tools: %v", got)
 	}
 }
@@ -235,9 +225,9 @@ func TestAlwaysLoad(t *testing.T) {
 // tool_search takes several queries at once: one section per query, every hit loaded, a tool
 // found twice shown once with its schema.
 func TestSearchSeveralQueries(t *testing.T) {
-	root, reg, d := fleet(t, toolsearch.DeferOptions{})
+	root, reg, d := fleet(t, deferral.Options{})
 	call := func(args string) (*toolregistry.Result, error) {
-		return reg.Execute(withSession(context.Background(), "s1"), root, toolsearch.SearchToolName, json.RawMessage(args), toolregistry.ExecOptions{})
+		return reg.Execute(withSession(context.Background(), "s1"), root, deferral.SearchToolName, json.RawMessage(args), toolregistry.ExecOptions{})
 	}
 	res, err := call(`{"queries": ["open a bug report on the GitHub repo", "take a screenshot of the page with playwright", "file a GitHub issue"], "limit": 2}`)
 	if err != nil {
@@ -289,12 +279,12 @@ func TestSearchSeveralQueries(t *testing.T) {
 func TestDeferredSearchWithEmbeddings(t *testing.T) {
 	srv := modeltest.New(t, modeltest.Options{ExpectRejections: true})
 	t.Setenv("TOOLSEARCH_TEST_EMBED_KEY", srv.Key)
-	o := toolsearch.DeferOptions{Embeddings: &toolsearch.EmbeddingsOptions{BaseURL: srv.URL + "/v1", Model: modeltest.EmbeddingModel, APIKeyEnv: "TOOLSEARCH_TEST_EMBED_KEY"}}
+	o := deferral.Options{Embeddings: &toolsearch.EmbeddingsOptions{BaseURL: srv.URL + "/v1", Model: modeltest.EmbeddingModel, APIKeyEnv: "TOOLSEARCH_TEST_EMBED_KEY"}}
 	root, reg, _ := fleet(t, o)
 	search := func(q string) *toolregistry.Result {
 		t.Helper()
 		args, _ := json.Marshal(map[string]any{"query": q, "limit": 3})
-		res, err := reg.Execute(withSession(context.Background(), "s"), root, toolsearch.SearchToolName, args, toolregistry.ExecOptions{})
+		res, err := reg.Execute(withSession(context.Background(), "s"), root, deferral.SearchToolName, args, toolregistry.ExecOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +321,7 @@ func TestDeferredSearchWithEmbeddings(t *testing.T) {
 // "agent"), so the gateway does not offer them to its clients, who have no session of the
 // agent for them to load tools into; tool_search stays read-only.
 func TestAgentToolsMarked(t *testing.T) {
-	_, _, d := fleet(t, toolsearch.DeferOptions{MaxTools: 1000, ContextShare: -1})
+	_, _, d := fleet(t, deferral.Options{MaxTools: 1000, ContextShare: -1})
 	for _, tl := range []toolregistry.Tool{d.Tool(), d.CallTool()} {
 		if tl.Meta["harness"] != "agent" {
 			t.Errorf("%s: Meta %v, want harness=agent", tl.Name, tl.Meta)
@@ -340,4 +330,97 @@ func TestAgentToolsMarked(t *testing.T) {
 	if d.Tool().Meta["readOnlyHint"] != "true" {
 		t.Errorf("tool_search is not read-only: %v", d.Tool().Meta)
 	}
+}
+
+// FormatHits names the other servers that offer a hit's tool (the search folds them into
+// the hit: TestTwinsFold in toolsearch).
+func TestFormatHitsNamesOtherServers(t *testing.T) {
+	hit := toolsearch.Hit{Server: "fs", Name: "read_file", PublicName: "mcp__fs__read_file", Purpose: "Read a file.", Also: []string{"fs2", "fs3"}}
+	if got := deferral.FormatHits("read a file", []toolsearch.Hit{hit}); !strings.Contains(got, "also on fs2, fs3") {
+		t.Errorf("FormatHits does not name the other servers:\n%s", got)
+	}
+}
+
+// wireTool is a tool definition as an OpenAI-compatible request carries it.
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+func wireBytes(tools []toolregistry.Info) int {
+	defs := make([]wireTool, len(tools))
+	for i, t := range tools {
+		defs[i].Type = "function"
+		defs[i].Function.Name, defs[i].Function.Description, defs[i].Function.Parameters = t.Name, t.Description, t.Parameters
+	}
+	b, err := json.Marshal(defs)
+	if err != nil {
+		panic(err)
+	}
+	return len(b)
+}
+
+// TestRequestBytes measures the tool definitions a 10-turn session sends with 1,260 tools
+// visible: every turn the model searches once (three hits loaded) and then calls a found
+// tool, so a turn is two requests. It prints bytes per request next to sending every
+// schema, and checks the issue's bound: the first request's definitions are at most 3 %
+// of all schemas.
+func TestRequestBytes(t *testing.T) {
+	servers, err := toolsearch.ReadCatalog(catalogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := searcheval.ReadTasks(tasksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The catalog four times over: 1,260 real tools, each with three near-duplicates.
+	root, reg, d := registerFleet(t, regtest.Grow(servers, 4*toolCount(servers)), deferral.Options{})
+	visible := reg.List(root)
+	all := wireBytes(slices.DeleteFunc(slices.Clone(visible), func(i toolregistry.Info) bool { return i.Name == deferral.SearchToolName }))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tools visible; all schemas: %d bytes per request\n", len(visible)-1, all)
+	fmt.Fprintf(&b, "turn  request  tools  bytes  share-of-all  tool_search-result-bytes\n")
+	total, results := 0, 0
+	var first int
+	for turn := 1; turn <= 10; turn++ {
+		before := d.Choose("bench", reg.List(root), 1_000_000)
+		n := wireBytes(before)
+		if turn == 1 {
+			first = n
+		}
+		total += n
+		fmt.Fprintf(&b, "%4d  %7d  %5d  %5d  %11.2f%%\n", turn, 1, len(before), n, 100*float64(n)/float64(all))
+		args, _ := json.Marshal(map[string]any{"query": tasks[turn*7].Query, "limit": 3})
+		res, err := reg.Execute(withSession(context.Background(), "bench"), root, deferral.SearchToolName, args, toolregistry.ExecOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results += len(res.Text())
+		after := d.Choose("bench", reg.List(root), 1_000_000)
+		if !slices.EqualFunc(after[:len(before)], before, func(a, b toolregistry.Info) bool { return a.Name == b.Name }) {
+			t.Fatal("the loaded tools did not extend the previous request's tools")
+		}
+		n = wireBytes(after)
+		total += n
+		fmt.Fprintf(&b, "%4d  %7d  %5d  %5d  %11.2f%%  %d\n", turn, 2, len(after), n, 100*float64(n)/float64(all), len(res.Text()))
+	}
+	fmt.Fprintf(&b, "20 requests: %d bytes of tool definitions (+%d bytes of tool_search results) vs %d with all schemas: %.1f %%\n",
+		total, results, 20*all, 100*float64(total+results)/float64(20*all))
+	t.Log("\n" + b.String())
+	if share := float64(first) / float64(all); share > 0.03 {
+		t.Errorf("first request's tool definitions: %d bytes, %.2f %% of all schemas (%d); want at most 3 %%", first, 100*share, all)
+	}
+}
+
+func toolCount(servers []toolsearch.Server) int {
+	n := 0
+	for _, s := range servers {
+		n += len(s.Tools)
+	}
+	return n
 }

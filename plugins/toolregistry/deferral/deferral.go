@@ -1,4 +1,16 @@
-package toolsearch
+// Package deferral chooses the tool definitions of a model's requests when a fleet has
+// too many to send them all: below a threshold every visible tool, above it a few tools
+// plus tool_search, which ranks the deferred ones ([toolsearch]) and loads what it finds
+// into the caller's session, or returns them to be called through call_tool. The agent
+// and the gateway each keep a [Deferrer] over their registry.
+//
+// It stands between the registry and the ranking: [toolsearch] ranks plain data and knows
+// no registry; [Servers] turns the registry's listings into that data.
+//
+// # Concurrency
+//
+// A [Deferrer] is safe for concurrent use; the package's functions are too.
+package deferral
 
 import (
 	"context"
@@ -13,6 +25,7 @@ import (
 	"sync"
 
 	"github.com/cordisgo/harness/plugins/toolregistry"
+	"github.com/cordisgo/harness/toolsearch"
 )
 
 // SearchToolName is the name of the tool_search tool.
@@ -22,7 +35,7 @@ const SearchToolName = "tool_search"
 // found, when they are called through one stable tool ([CallsProxy]).
 const CallToolName = "call_tool"
 
-// How the model calls the tools a search found ([DeferOptions].Calls).
+// How the model calls the tools a search found ([Options].Calls).
 const (
 	// CallsProxy: through call_tool ({"name", "arguments"}), with the schemas in the
 	// search's result. The request's tools never change, so a search costs the bytes of its
@@ -34,7 +47,7 @@ const (
 	CallsDefinitions = "definitions"
 )
 
-// The defaults of [DeferOptions].
+// The defaults of [Options].
 const (
 	// DefaultContextShare: defer when the definitions would take more than 10 % of the
 	// model's context window (Claude Code's auto mode uses the same share).
@@ -51,9 +64,9 @@ const (
 	BytesPerToken = 4
 )
 
-// DeferOptions say when a request's tool definitions are deferred and which tools are
+// Options say when a request's tool definitions are deferred and which tools are
 // never deferred. The zero value takes the defaults. It is a plain value.
-type DeferOptions struct {
+type Options struct {
 	// ContextShare defers when the visible definitions' estimated tokens exceed this share of
 	// the model's context window (0: [DefaultContextShare]; negative: never by size; the
 	// rule is skipped when the window is unknown).
@@ -75,10 +88,10 @@ type DeferOptions struct {
 	// Session returns the session a tool_search call runs for, from the call's context (the
 	// agent puts it there). Without it, or when it reports none, a search loads nothing.
 	Session func(context.Context) (any, bool) `json:"-"`
-	// Embeddings, when set, adds the embeddings stage to tool_search (see [Semantic]): the
+	// Embeddings, when set, adds the embeddings stage to tool_search (see [toolsearch.Semantic]): the
 	// deferred tools are embedded when the index is built, each query when it is searched.
 	// Off by default; when the endpoint fails, the search falls back to the lexical ranking.
-	Embeddings *EmbeddingsOptions `json:"embeddings,omitempty"`
+	Embeddings *toolsearch.EmbeddingsOptions `json:"embeddings,omitempty"`
 	// Instructions returns the instructions of an MCP server (its initialize result), which
 	// tool_search ranks with the server's tools at a low weight; nil, or "", for none. It is
 	// called for each server of the deferred tools whenever the index may have to be built
@@ -86,47 +99,19 @@ type DeferOptions struct {
 	Instructions func(server string) string `json:"-"`
 }
 
-// EmbeddingsOptions configure the embeddings stage of tool_search: an OpenAI-compatible
-// embeddings endpoint. It is a plain value.
-type EmbeddingsOptions struct {
-	// BaseURL is the API's base ("https://api.example.com/v1"); POST BaseURL/embeddings.
-	BaseURL string `json:"baseURL"`
-	// Model is the embedding model.
-	Model string `json:"model"`
-	// APIKeyEnv names the environment variable that holds the API key (none: no key sent).
-	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
-	// Weight is the embeddings' weight in the fusion (0: [DefaultSemanticWeight]).
-	Weight float64 `json:"weight,omitempty"`
-}
-
-// Validate reports a missing base URL or model, naming the key.
-func (o *EmbeddingsOptions) Validate() error {
-	switch {
-	case o == nil:
-		return nil
-	case o.BaseURL == "":
-		return fmt.Errorf("baseURL: required (the OpenAI-compatible API's base, POST {baseURL}/embeddings)")
-	case o.Model == "":
-		return fmt.Errorf("model: required (the embedding model)")
-	case o.Weight < 0:
-		return fmt.Errorf("weight: must be 0 (the default) or more, got %v", o.Weight)
-	}
-	return nil
-}
-
-func (o *DeferOptions) share() float64 {
+func (o *Options) share() float64 {
 	if o.ContextShare == 0 {
 		return DefaultContextShare
 	}
 	return o.ContextShare
 }
 
-func (o *DeferOptions) proxy() bool { return o.Calls == CallsProxy }
+func (o *Options) proxy() bool { return o.Calls == CallsProxy }
 
 // special reports whether name is one of the deferrer's own tools.
 func special(name string) bool { return name == SearchToolName || name == CallToolName }
 
-func (o *DeferOptions) maxTools() int {
+func (o *Options) maxTools() int {
 	if o.MaxTools == 0 {
 		return DefaultMaxTools
 	}
@@ -141,17 +126,17 @@ func (o *DeferOptions) maxTools() int {
 // A Deferrer is safe for concurrent use: Choose and tool_search calls of several sessions
 // may run at once.
 type Deferrer struct {
-	opts DeferOptions
+	opts Options
 	reg  *toolregistry.Registry
 
 	mu       sync.Mutex
 	sessions map[any]*deferState
 	cacheKey uint64
-	cacheIx  *Index
+	cacheIx  *toolsearch.Index
 	// the embeddings stage (opts.Embeddings): the tools' vectors kept across rebuilds, and
 	// the Semantic of cacheIx (nil until built, or after its embedding failed)
-	embCache EmbeddingCache
-	cacheSem *Semantic
+	embCache toolsearch.EmbeddingCache
+	cacheSem *toolsearch.Semantic
 }
 
 // deferState is one session's loaded tools, by public name, in the order found.
@@ -160,10 +145,37 @@ type deferState struct {
 	has    map[string]bool
 }
 
-// NewDeferrer returns a Deferrer for the tools of reg (the registry whose tools the agent
+// New returns a Deferrer for the tools of reg (the registry whose tools the agent
 // sees; its tool_search tool lists them from the caller's scope).
-func NewDeferrer(reg *toolregistry.Registry, o DeferOptions) *Deferrer {
+func New(reg *toolregistry.Registry, o Options) *Deferrer {
 	return &Deferrer{opts: o, reg: reg, sessions: map[any]*deferState{}}
+}
+
+// Servers groups registry listings into the servers [toolsearch.New] indexes: a tool whose
+// Meta has "server" (as the MCP client sets it, with "mcpTool" its raw name) joins that
+// server; other tools form the server "". instructions maps server names to their
+// instructions (may be nil). The servers come out sorted by name, their tools in the
+// listing's order.
+func Servers(tools []toolregistry.Info, instructions map[string]string) []toolsearch.Server {
+	idx := map[string]int{}
+	var out []toolsearch.Server
+	for _, info := range tools {
+		server := info.Meta["server"]
+		raw := info.Meta["mcpTool"]
+		if raw == "" {
+			raw = info.Name
+		}
+		i, ok := idx[server]
+		if !ok {
+			i = len(out)
+			idx[server] = i
+			out = append(out, toolsearch.Server{Name: server, Instructions: instructions[server]})
+		}
+		out[i].Tools = append(out[i].Tools, toolsearch.Tool{Name: raw, PublicName: info.Name, Title: info.Meta["title"],
+			Description: info.Description, InputSchema: info.Parameters})
+	}
+	slices.SortFunc(out, func(a, b toolsearch.Server) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // alwaysLoaded reports whether t is sent even when deferring.
@@ -304,7 +316,7 @@ func (d *Deferrer) End(session any) {
 
 // index returns the index over the deferrable tools of visible, rebuilt only when they
 // changed.
-func (d *Deferrer) index(visible []toolregistry.Info) *Index {
+func (d *Deferrer) index(visible []toolregistry.Info) *toolsearch.Index {
 	var h maphash.Hash
 	h.SetSeed(seed)
 	var tools []toolregistry.Info
@@ -341,7 +353,7 @@ func (d *Deferrer) index(visible []toolregistry.Info) *Index {
 		return ix
 	}
 	d.mu.Unlock()
-	ix := New(FromRegistry(tools, instructions))
+	ix := toolsearch.New(Servers(tools, instructions))
 	d.mu.Lock()
 	d.cacheKey, d.cacheIx = key, ix
 	d.mu.Unlock()
@@ -353,23 +365,23 @@ var seed = maphash.MakeSeed()
 // semantic returns the embeddings stage over ix when one is configured: built once per
 // index (the tools' vectors kept across rebuilds), nil with the error when the endpoint
 // failed (the next search tries again).
-func (d *Deferrer) semantic(cx context.Context, ix *Index) (*Semantic, error) {
+func (d *Deferrer) semantic(cx context.Context, ix *toolsearch.Index) (*toolsearch.Semantic, error) {
 	eo := d.opts.Embeddings
 	if eo == nil {
 		return nil, nil
 	}
 	d.mu.Lock()
-	if d.cacheSem != nil && d.cacheSem.ix == ix {
+	if d.cacheSem != nil && d.cacheSem.Index() == ix {
 		s := d.cacheSem
 		d.mu.Unlock()
 		return s, nil
 	}
 	d.mu.Unlock()
-	client := &EmbeddingsClient{BaseURL: eo.BaseURL, Model: eo.Model}
+	client := &toolsearch.EmbeddingsClient{BaseURL: eo.BaseURL, Model: eo.Model}
 	if eo.APIKeyEnv != "" {
 		client.APIKey = os.Getenv(eo.APIKeyEnv)
 	}
-	s, err := NewSemantic(cx, ix, client, SemanticOptions{Weight: eo.Weight, Cache: &d.embCache})
+	s, err := toolsearch.NewSemantic(cx, ix, client, toolsearch.SemanticOptions{Weight: eo.Weight, Cache: &d.embCache})
 	if err != nil {
 		return nil, err
 	}
@@ -478,12 +490,6 @@ func ParseCall(raw json.RawMessage) (string, json.RawMessage, error) {
 	return a.Name, args, nil
 }
 
-// QueryHits are the hits of one query of a search.
-type QueryHits struct {
-	Query string `json:"query"`
-	Hits  []Hit  `json:"tools"`
-}
-
 func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolregistry.Result, error) {
 	var a searchArgs
 	if err := json.Unmarshal(call.Args, &a); err != nil {
@@ -508,15 +514,15 @@ func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolre
 	limit = min(limit, MaxSearchLimit)
 	ix := d.index(d.reg.List(call.Caller))
 	sem, semErr := d.semantic(cx, ix)
-	results := make([]QueryHits, len(queries))
-	var all []Hit
+	results := make([]toolsearch.QueryHits, len(queries))
+	var all []toolsearch.Hit
 	seen := map[string]bool{}
 	for i, q := range queries {
-		o := SearchOptions{Limit: limit, Server: a.Server, Schemas: DefaultSchemaHits}
+		o := toolsearch.SearchOptions{Limit: limit, Server: a.Server, Schemas: DefaultSchemaHits}
 		if d.opts.proxy() {
 			o.Schemas = limit // the result is the only place the model reads a schema
 		}
-		var hits []Hit
+		var hits []toolsearch.Hit
 		if sem != nil {
 			var err error
 			if hits, err = sem.Search(cx, q, o); err != nil && semErr == nil {
@@ -533,7 +539,7 @@ func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolre
 			seen[hits[j].PublicName] = true
 			all = append(all, hits[j])
 		}
-		results[i] = QueryHits{Query: q, Hits: hits}
+		results[i] = toolsearch.QueryHits{Query: q, Hits: hits}
 	}
 	if d.opts.Session != nil {
 		if s, ok := d.opts.Session(cx); ok {
@@ -570,7 +576,7 @@ func (d *Deferrer) execute(cx context.Context, call *toolregistry.Call) (*toolre
 // FormatQueryHits renders the hits of several queries, one section per query as
 // [FormatHits] renders it; a tool found by an earlier query is named again without its
 // schema.
-func FormatQueryHits(results []QueryHits) string {
+func FormatQueryHits(results []toolsearch.QueryHits) string {
 	var b strings.Builder
 	for i, r := range results {
 		if i > 0 {
@@ -608,7 +614,7 @@ const maxShownSchema = 8 << 10
 // FormatHits renders hits as tool_search shows them to the model: one line per tool (its
 // public name, server and raw name, the other servers that offer it, purpose), each schema
 // (up to 8 KiB) on the line below its tool.
-func FormatHits(query string, hits []Hit) string {
+func FormatHits(query string, hits []toolsearch.Hit) string {
 	var b strings.Builder
 	if len(hits) == 0 {
 		fmt.Fprintf(&b, "No tool matches %q. Try other words, or fewer.", query)
