@@ -99,9 +99,12 @@ func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, s
 		if answers != nil {
 			answer = answers[inputKey]
 		}
+		// The progress the answer causes goes to this round's request: routed before the
+		// server has the answer, or it could come before the route and be lost.
+		defer rc.route(ss, token)()
 		rc.asked.answer <- answer
 		rc.asked = nil
-		return rc.wait(cx, ss, token)
+		return rc.wait(cx)
 	}
 	rc := &roundCall{g: g, what: what, caps: ss.InitializeParams().Capabilities, asks: make(chan *question), result: make(chan roundEnd, 1),
 		progress: fmt.Sprintf("gw-%d", g.tokenSeq.Add(1))}
@@ -114,6 +117,7 @@ func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, s
 	bcx = elicitation.WithResponder(bcx, rc)
 	bcx = sampling.WithSampler(bcx, rc)
 	bcx = mcpclient.WithRoots(bcx, rc.roots)
+	defer rc.route(ss, token)() // before the call starts: its first progress may come at once
 	if _, err := g.life.Go("gateway:round:"+rc.progress, func(runcx context.Context) error {
 		defer cancel()
 		defer context.AfterFunc(runcx, cancel)() // the gateway's close ends the call
@@ -124,7 +128,7 @@ func (g *Gateway) runInRounds(cx context.Context, ss *mcp.ServerSession, what, s
 		cancel()
 		return nil, nil, fmt.Errorf("%s: %w", what, errClosed)
 	}
-	return rc.wait(cx, ss, token)
+	return rc.wait(cx)
 }
 
 // typedRounds is runInRounds for a request whose result is an R: work's result, or the
@@ -214,14 +218,19 @@ func withMeta(base, extra mcp.Meta) mcp.Meta {
 	return out
 }
 
-// wait ends the round of ss: with the call's outcome, or with an input-required round for
-// the call's next server request. The server's progress meanwhile goes to ss with token
-// (none without one). The downstream request's end cancels the call.
-func (rc *roundCall) wait(cx context.Context, ss *mcp.ServerSession, token any) (mcp.Result, *roundAsk, error) {
-	if token != nil {
-		rc.g.tokens.Store(rc.progress, progressTarget{ss: ss, token: token})
-		defer rc.g.tokens.Delete(rc.progress)
+// route sends the server's progress on the call to ss with token (none without one) until
+// the function it returns is called: for as long as one round's request waits.
+func (rc *roundCall) route(ss *mcp.ServerSession, token any) (end func()) {
+	if token == nil {
+		return func() {}
 	}
+	rc.g.tokens.Store(rc.progress, progressTarget{ss: ss, token: token})
+	return func() { rc.g.tokens.Delete(rc.progress) }
+}
+
+// wait ends a round: with the call's outcome, or with an input-required round for the
+// call's next server request. The downstream request's end cancels the call.
+func (rc *roundCall) wait(cx context.Context) (mcp.Result, *roundAsk, error) {
 	select {
 	case end := <-rc.result:
 		return end.res, nil, end.err
