@@ -21,7 +21,7 @@ func largeFleet(tb testing.TB) []toolsearch.Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return regtest.Grow(servers, 4*toolCount(servers))
+	return regtest.Grow(servers, 4*regtest.ToolCount(servers))
 }
 
 // queries are the evaluation tasks' queries.
@@ -38,18 +38,10 @@ func queries(tb testing.TB) []string {
 	return out
 }
 
-func toolCount(servers []toolsearch.Server) int {
-	n := 0
-	for _, s := range servers {
-		n += len(s.Tools)
-	}
-	return n
-}
-
 // BenchmarkBuild indexes 1,260 tools.
 func BenchmarkBuild(b *testing.B) {
 	servers := largeFleet(b)
-	b.ReportMetric(float64(toolCount(servers)), "tools")
+	b.ReportMetric(float64(regtest.ToolCount(servers)), "tools")
 	b.ReportAllocs()
 	for b.Loop() {
 		toolsearch.New(servers)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cordisgo/harness/ctx"
 	"github.com/cordisgo/harness/ctx/ctxtest"
+	"github.com/cordisgo/harness/plugins/mcpclient"
 	"github.com/cordisgo/harness/plugins/toolregistry"
 	"github.com/cordisgo/harness/toolsearch"
 )
@@ -15,6 +16,9 @@ import (
 // ("name-2", "name-3", …) and the last copy cut at n: a fleet of real tools larger than
 // the catalog it comes from, each tool with near-duplicates on other servers.
 func Grow(servers []toolsearch.Server, n int) []toolsearch.Server {
+	if ToolCount(servers) == 0 {
+		return nil // nothing to copy: no number of copies reaches n
+	}
 	var out []toolsearch.Server
 	total := 0
 	for copyN := 1; total < n; copyN++ {
@@ -35,9 +39,19 @@ func Grow(servers []toolsearch.Server, n int) []toolsearch.Server {
 	return out
 }
 
+// ToolCount returns how many tools servers hold.
+func ToolCount(servers []toolsearch.Server) int {
+	n := 0
+	for _, s := range servers {
+		n += len(s.Tools)
+	}
+	return n
+}
+
 // Fleet mounts a tool registry on a new root (disposed when the test ends) and registers
 // servers' tools in it as an MCP client registers a server's: one set per server, the
-// public names mcp__<server>__<tool>, Meta "server" and "mcpTool"; each tool runs execute.
+// public names the client gives them ([mcpclient.PublicToolName]), Meta "server" and
+// "mcpTool"; each tool runs execute.
 func Fleet(t testing.TB, servers []toolsearch.Server, execute func(context.Context, *toolregistry.Call) (*toolregistry.Result, error)) (*ctx.Context, *toolregistry.Registry) {
 	t.Helper()
 	root := ctxtest.New(t)
@@ -49,7 +63,7 @@ func Fleet(t testing.TB, servers []toolsearch.Server, execute func(context.Conte
 		}
 		tools := make([]toolregistry.Tool, len(s.Tools))
 		for i, tl := range s.Tools {
-			tools[i] = toolregistry.Tool{Name: "mcp__" + s.Name + "__" + tl.Name, Description: tl.Description,
+			tools[i] = toolregistry.Tool{Name: mcpclient.PublicToolName(s.Name, tl.Name), Description: tl.Description,
 				Parameters: tl.InputSchema, Execute: execute, Meta: map[string]string{"server": s.Name, "mcpTool": tl.Name}}
 		}
 		if err := set.Replace(tools); err != nil {

@@ -379,7 +379,7 @@ func TestRequestBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The catalog four times over: 1,260 real tools, each with three near-duplicates.
-	root, reg, d := registerFleet(t, regtest.Grow(servers, 4*toolCount(servers)), deferral.Options{})
+	root, reg, d := registerFleet(t, regtest.Grow(servers, 4*regtest.ToolCount(servers)), deferral.Options{})
 	visible := reg.List(root)
 	all := wireBytes(slices.DeleteFunc(slices.Clone(visible), func(i toolregistry.Info) bool { return i.Name == deferral.SearchToolName }))
 	var b strings.Builder
@@ -415,12 +415,4 @@ func TestRequestBytes(t *testing.T) {
 	if share := float64(first) / float64(all); share > 0.03 {
 		t.Errorf("first request's tool definitions: %d bytes, %.2f %% of all schemas (%d); want at most 3 %%", first, 100*share, all)
 	}
-}
-
-func toolCount(servers []toolsearch.Server) int {
-	n := 0
-	for _, s := range servers {
-		n += len(s.Tools)
-	}
-	return n
 }
