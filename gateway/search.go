@@ -23,7 +23,7 @@ const PathSearch = "/mcp/search"
 
 // CallToolName is the search route's entry for calling a found tool by name, for clients
 // that do not refresh their tool list when the server says it changed.
-const CallToolName = "call_tool"
+const CallToolName = deferral.CallToolName
 
 // searchOrphanAge is how long a search route's server may go without a session before it
 // is forgotten: a server is made for a session that has not connected yet.
@@ -109,7 +109,7 @@ func (r *searchRoute) newSession() *mcp.Server {
 	s.srv.AddTool(&mcp.Tool{Name: CallToolName,
 		Description: "Call a tool that " + deferral.SearchToolName + " found, by the name it returned, with its arguments " +
 			"(for clients whose tool list does not show the found tools).",
-		InputSchema: json.RawMessage(callToolSchema)}, r.callEntry)
+		InputSchema: r.d.CallTool().Parameters}, r.callEntry)
 	r.mu.Lock()
 	r.pruneLocked()
 	r.sessions[s] = struct{}{}
@@ -117,11 +117,6 @@ func (r *searchRoute) newSession() *mcp.Server {
 	r.syncSession(s)
 	return s.srv
 }
-
-const callToolSchema = `{"type":"object","properties":{` +
-	`"name":{"type":"string","description":"The tool's name as tool_search returned it."},` +
-	`"arguments":{"type":"object","description":"The tool's arguments, as its input schema says."}},` +
-	`"required":["name"],"additionalProperties":false}`
 
 // pruneLocked forgets the servers whose session has ended (or never came).
 func (r *searchRoute) pruneLocked() {
@@ -190,24 +185,19 @@ func (r *searchRoute) startServers(res *toolregistry.Result) {
 
 // callEntry is call_tool: the named tool through the registry, as if called directly.
 func (r *searchRoute) callEntry(cx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil || a.Name == "" {
+	// As the agent reads call_tool (deferral.ParseCall): arguments given as a JSON string are
+	// taken as the object, and the search's own tools are called directly.
+	name, args, err := deferral.ParseCall(req.Params.Arguments)
+	if err != nil {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
-			Text: fmt.Sprintf(`Error: %s takes {"name": "<tool>", "arguments": {...}} (name: a tool %s found)`, CallToolName, deferral.SearchToolName)}}}, nil
+			Text: fmt.Sprintf(`Error: %v; %s takes {"name": "<tool>", "arguments": {...}} (name: a tool %s found)`, err, CallToolName, deferral.SearchToolName)}}}, nil
 	}
-	if a.Name == deferral.SearchToolName || a.Name == CallToolName {
+	if in, ok := r.g.reg.Lookup(r.g.c, name); ok && !offered(in) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
-			Text: fmt.Sprintf("Error: call %s directly, not through %s", a.Name, CallToolName)}}}, nil
+			Text: fmt.Sprintf("Error: %s is the agent's own tool, for its models: the gateway does not offer it", name)}}}, nil
 	}
-	if in, ok := r.g.reg.Lookup(r.g.c, a.Name); ok && !offered(in) {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
-			Text: fmt.Sprintf("Error: %s is the agent's own tool, for its models: the gateway does not offer it", a.Name)}}}, nil
-	}
-	p := &mcp.CallToolParamsRaw{Meta: req.Params.Meta, Name: a.Name, Arguments: a.Arguments}
-	return r.g.execute(cx, r.g.c, req.Session, p, a.Name)
+	p := &mcp.CallToolParamsRaw{Meta: req.Params.Meta, Name: name, Arguments: args}
+	return r.g.execute(cx, r.g.c, req.Session, p, name)
 }
 
 // callLoaded is the handler of a found tool shown with its own schema.

@@ -57,6 +57,13 @@ func TestSearchRoute(t *testing.T) {
 	if res := callTool(t, cs, gateway.CallToolName, map[string]any{"name": "mcp__demo__echo", "arguments": map[string]any{"text": "through the entry"}}); text(res) != "through the entry" {
 		t.Errorf("call_tool: %q", text(res))
 	}
+	// Arguments written as a JSON string, as models sometimes write them, are the object.
+	if res := callTool(t, cs, gateway.CallToolName, map[string]any{"name": "mcp__demo__echo", "arguments": `{"text": "as a string"}`}); text(res) != "as a string" {
+		t.Errorf("call_tool with its arguments as a string: %q", text(res))
+	}
+	if self, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: gateway.CallToolName, Arguments: map[string]any{"name": "tool_search"}}); err != nil || !self.IsError || !strings.Contains(text(self), "call tool_search directly") {
+		t.Errorf("call_tool of tool_search: %v %q", err, text(self))
+	}
 	bad, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: gateway.CallToolName, Arguments: map[string]any{"name": "mcp__demo__add", "arguments": map[string]any{"a": "x"}}})
 	if err != nil || !bad.IsError {
 		t.Errorf("call_tool with invalid arguments: %v %+v", err, bad)
